@@ -1,0 +1,271 @@
+//! A conversation that owns its parsed messages and their token counts.
+//!
+//! Appending is O(new messages): each message is parsed and counted once, and the totals by role
+//! and by tool are updated incrementally.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::formats;
+use crate::model::{Body, Format, Message, Role};
+use crate::tokens::{self, Encoding, MessageTokens, ToolSide};
+
+/// Name used in per-tool totals for a result whose call is not in the conversation.
+pub const UNKNOWN_TOOL: &str = "(unknown)";
+
+/// Calls, and tokens of calls plus results, of one tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolTotals {
+    pub calls: usize,
+    pub results: usize,
+    pub tokens: usize,
+}
+
+/// Running totals over a list of messages and their counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub total: usize,
+    /// Indexed by [`Role::index`]. Tool-result blocks count as `tool` in every format (in
+    /// Anthropic they travel inside user messages).
+    pub by_role: [usize; 5],
+    pub messages_by_role: [usize; 5],
+    pub by_tool: BTreeMap<String, ToolTotals>,
+    pub tool_calls: usize,
+    /// Tool call id → tool name, to attribute results.
+    names: HashMap<String, String>,
+}
+
+impl Tally {
+    pub fn of(messages: &[Message], counts: &[MessageTokens]) -> Tally {
+        let mut t = Tally::default();
+        for (m, c) in messages.iter().zip(counts) {
+            t.add(m, c);
+        }
+        t
+    }
+
+    pub fn add(&mut self, m: &Message, c: &MessageTokens) {
+        self.apply(m, c, true);
+    }
+
+    pub fn remove(&mut self, m: &Message, c: &MessageTokens) {
+        self.apply(m, c, false);
+    }
+
+    fn apply(&mut self, m: &Message, c: &MessageTokens, add: bool) {
+        let step = |v: &mut usize, n: usize| {
+            if add {
+                *v += n;
+            } else {
+                *v -= n;
+            }
+        };
+        for b in &m.blocks {
+            if let Body::ToolUse { id, name, .. } = &b.body {
+                if add {
+                    self.names.insert(id.clone(), name.clone());
+                }
+            }
+        }
+        step(&mut self.total, c.total);
+        step(&mut self.messages_by_role[m.role.index()], 1);
+        let mut tool_tokens = 0;
+        for (id, n, side) in &c.tools {
+            let name = self.names.get(id).map_or(UNKNOWN_TOOL, String::as_str).to_owned();
+            let entry = self.by_tool.entry(name).or_default();
+            step(&mut entry.tokens, *n);
+            match side {
+                ToolSide::Call => {
+                    step(&mut entry.calls, 1);
+                    step(&mut self.tool_calls, 1);
+                }
+                ToolSide::Result => {
+                    step(&mut entry.results, 1);
+                    tool_tokens += n;
+                }
+            }
+        }
+        step(&mut self.by_role[Role::Tool.index()], tool_tokens);
+        step(&mut self.by_role[m.role.index()], c.total - tool_tokens);
+        if !add {
+            self.by_tool.retain(|_, t| t.calls + t.results > 0);
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Conversation {
+    format: Format,
+    encoding: Encoding,
+    messages: Vec<Message>,
+    counts: Vec<MessageTokens>,
+    tally: Tally,
+}
+
+impl Conversation {
+    pub fn new(format: Format, encoding: Encoding) -> Self {
+        Conversation {
+            format,
+            encoding,
+            messages: Vec::new(),
+            counts: Vec::new(),
+            tally: Tally::default(),
+        }
+    }
+
+    pub fn from_messages(format: Format, encoding: Encoding, messages: Vec<Message>) -> Self {
+        let mut c = Conversation::new(format, encoding);
+        c.extend(messages);
+        c
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn counts(&self) -> &[MessageTokens] {
+        &self.counts
+    }
+
+    pub fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    pub fn total_tokens(&self) -> usize {
+        self.tally.total
+    }
+
+    pub fn get(&self, index: usize) -> Result<&Message> {
+        self.messages.get(index).ok_or(Error::IndexOutOfRange {
+            index,
+            len: self.messages.len(),
+        })
+    }
+
+    /// Parse `values` in the conversation's format and append them.
+    pub fn extend_values(&mut self, values: Vec<Value>) -> Result<()> {
+        let parsed = formats::read(self.format, values)?;
+        self.extend(parsed);
+        Ok(())
+    }
+
+    /// Append parsed messages, counting only them. A Responses assistant turn that arrives item by
+    /// item is merged into the open assistant message, which is then recounted alone.
+    pub fn extend(&mut self, mut messages: Vec<Message>) {
+        if messages.is_empty() {
+            return;
+        }
+        let merge = matches!(
+            (self.messages.last(), messages.first()),
+            (Some(last), Some(first)) if formats::responses::is_open_group(last) && formats::responses::is_open_group(first)
+        );
+        if merge {
+            let first = messages.remove(0);
+            let last = self.messages.len() - 1;
+            let old = self.counts.pop().expect("counts follow messages");
+            self.tally.remove(&self.messages[last], &old);
+            self.messages[last].blocks.extend(first.blocks);
+            let new = tokens::count_message(self.encoding, &self.messages[last]);
+            self.tally.add(&self.messages[last], &new);
+            self.counts.push(new);
+        }
+        let counts = tokens::count_messages(self.encoding, &messages);
+        for (m, c) in messages.iter().zip(&counts) {
+            self.tally.add(m, c);
+        }
+        self.messages.extend(messages);
+        self.counts.extend(counts);
+    }
+
+    /// Write the conversation in `format`.
+    pub fn to_format(&self, format: Format) -> Result<Vec<Value>> {
+        formats::write(format, &self.messages)
+    }
+
+    /// Write the conversation as an Anthropic request: `(system, messages)`.
+    pub fn to_anthropic(&self) -> Result<(Option<Value>, Vec<Value>)> {
+        formats::anthropic::write(&self.messages)
+    }
+
+    /// Totals under another encoding (counted now, not cached).
+    pub fn tally_with(&self, encoding: Encoding) -> Tally {
+        if encoding == self.encoding {
+            return self.tally.clone();
+        }
+        let counts = tokens::count_messages(encoding, &self.messages);
+        Tally::of(&self.messages, &counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chat(values: Vec<Value>) -> Conversation {
+        let mut c = Conversation::new(Format::OpenAiChat, Encoding::O200k);
+        c.extend_values(values).unwrap();
+        c
+    }
+
+    #[test]
+    fn incremental_totals_match_a_full_recount() {
+        let msgs = vec![
+            json!({"role": "system", "content": "You are terse."}),
+            json!({"role": "user", "content": "List the files."}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"ls\"}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"}),
+            json!({"role": "assistant", "content": "Two files."}),
+        ];
+        let mut inc = Conversation::new(Format::OpenAiChat, Encoding::O200k);
+        for m in &msgs {
+            inc.extend_values(vec![m.clone()]).unwrap();
+        }
+        let full = chat(msgs);
+        assert_eq!(inc.tally(), full.tally());
+        let t = full.tally();
+        assert_eq!(t.tool_calls, 1);
+        assert_eq!(t.by_tool["bash"].calls, 1);
+        assert_eq!(t.by_tool["bash"].results, 1);
+        assert_eq!(t.by_role.iter().sum::<usize>(), t.total);
+        assert_eq!(t.total, full.counts().iter().map(|c| c.total).sum::<usize>());
+    }
+
+    #[test]
+    fn responses_items_one_by_one_merge_like_a_batch() {
+        let items = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]}),
+            json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        ];
+        let mut one = Conversation::new(Format::Responses, Encoding::O200k);
+        for it in &items {
+            one.extend_values(vec![it.clone()]).unwrap();
+        }
+        let mut batch = Conversation::new(Format::Responses, Encoding::O200k);
+        batch.extend_values(items.clone()).unwrap();
+        assert_eq!(one.len(), 3);
+        assert_eq!(one.messages(), batch.messages());
+        assert_eq!(one.tally(), batch.tally());
+        assert_eq!(one.to_format(Format::Responses).unwrap(), items);
+    }
+}

@@ -1,0 +1,94 @@
+//! The one error type of the core. Every variant carries the data a caller needs to act on it
+//! (which message, which file and line); the messages are written for the user.
+
+use std::fmt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A message (or item) does not have the shape its format requires.
+    #[error("message {index}: {reason}")]
+    InvalidMessage { index: usize, reason: String },
+
+    /// A valid message has no representation in the requested target format.
+    #[error("message {index}: cannot convert to {format}: {reason}")]
+    Conversion {
+        index: usize,
+        format: &'static str,
+        reason: String,
+    },
+
+    /// A transcript file could not be parsed; `line` is 1-based for JSON Lines files and the
+    /// message index (0-based) for JSON arrays, as `location` says.
+    #[error("{path}: {location} {position}: {reason}")]
+    InvalidFile {
+        path: String,
+        location: Location,
+        position: usize,
+        reason: String,
+    },
+
+    /// A transcript file could not be read at all.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// An option value is not one of the accepted names.
+    #[error("unknown {what} {value:?} (expected one of: {expected})")]
+    UnknownOption {
+        what: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+
+    /// An index outside the conversation.
+    #[error("message index {index} out of range for a conversation of {len} messages")]
+    IndexOutOfRange { index: usize, len: usize },
+}
+
+/// Where in a file an [`Error::InvalidFile`] points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Line,
+    Message,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Location::Line => "line",
+            Location::Message => "message",
+        })
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn invalid(index: usize, reason: impl Into<String>) -> Self {
+        Error::InvalidMessage {
+            index,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shift the message index of an invalid-message error (used when a batch is appended to a
+    /// conversation that already holds messages, so the index names the whole conversation).
+    #[must_use]
+    pub fn offset_index(self, by: usize) -> Self {
+        match self {
+            Error::InvalidMessage { index, reason } => Error::InvalidMessage {
+                index: index + by,
+                reason,
+            },
+            Error::Conversion { index, format, reason } => Error::Conversion {
+                index: index + by,
+                format,
+                reason,
+            },
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Transcript files: a JSON array of messages, a request body (`{"system", "messages"}` or
+//! `{"input"}`), or JSON Lines with one message per line. Parsed from bytes with no Python objects
+//! involved; errors name the file and the line (JSON Lines) or message index (JSON arrays).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::detect::detect;
+use crate::error::{Error, Location, Result};
+use crate::model::{Format, Message};
+
+/// A parsed transcript and the format it was read in.
+#[derive(Debug)]
+pub struct Transcript {
+    pub format: Format,
+    pub messages: Vec<Message>,
+}
+
+pub fn read_path(path: &Path, format: Option<Format>) -> Result<Transcript> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: name.clone(),
+        source,
+    })?;
+    read_bytes(&bytes, &name, format)
+}
+
+/// The layout of the values in a file, so errors can point at the right place.
+enum Layout {
+    /// JSON Lines: the 1-based line of each value.
+    Lines(Vec<usize>),
+    /// A JSON array or a request body: values are addressed by index.
+    Array,
+}
+
+pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Transcript> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    let invalid = |location, position, reason: String| Error::InvalidFile {
+        path: name.to_owned(),
+        location,
+        position,
+        reason,
+    };
+    let Some(start) = start else {
+        return Err(invalid(Location::Line, 1, "the file is empty".into()));
+    };
+    let mut system = None;
+    let mut implied = None;
+    let (values, layout) = match bytes[start] {
+        b'[' => match serde_json::from_slice::<Vec<Value>>(bytes) {
+            Ok(values) => (values, Layout::Array),
+            Err(e) => return Err(invalid(Location::Line, e.line(), format!("not valid JSON: {e}"))),
+        },
+        b'{' => match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(mut body)) if body.get("messages").is_some_and(Value::is_array) => {
+                system = body.shift_remove("system");
+                if system.is_some() {
+                    implied = Some(Format::Anthropic);
+                }
+                let Some(Value::Array(values)) = body.shift_remove("messages") else { unreachable!() };
+                (values, Layout::Array)
+            }
+            Ok(Value::Object(mut body)) if body.get("input").is_some_and(Value::is_array) => {
+                implied = Some(Format::Responses);
+                let Some(Value::Array(values)) = body.shift_remove("input") else { unreachable!() };
+                (values, Layout::Array)
+            }
+            Ok(single @ Value::Object(_)) => (vec![single], Layout::Lines(vec![line_of(bytes, start)])),
+            Ok(_) => unreachable!("a document starting with '{{' is an object"),
+            Err(e) if e.to_string().starts_with("trailing characters") => {
+                read_lines(bytes).map_err(|(line, reason)| invalid(Location::Line, line, reason))?
+            }
+            Err(e) => return Err(invalid(Location::Line, e.line(), format!("not valid JSON: {e}"))),
+        },
+        _ => return Err(invalid(
+            Location::Line,
+            line_of(bytes, start),
+            "not a transcript: expected a JSON array, a JSON object or JSON Lines".into(),
+        )),
+    };
+    let fallback = match layout {
+        Layout::Lines(_) => Format::Native,
+        Layout::Array => Format::OpenAiChat,
+    };
+    let format = format.or(implied).or_else(|| detect(&values)).unwrap_or(fallback);
+    let result = match format {
+        Format::Anthropic => super::anthropic::read(values, system),
+        other => super::read(other, values),
+    };
+    let messages = result.map_err(|e| match e {
+        Error::InvalidMessage { index, reason } => match &layout {
+            Layout::Lines(lines) => invalid(Location::Line, lines.get(index).copied().unwrap_or(0), reason),
+            Layout::Array => invalid(Location::Message, index, reason),
+        },
+        other => other,
+    })?;
+    Ok(Transcript { format, messages })
+}
+
+fn line_of(bytes: &[u8], offset: usize) -> usize {
+    1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
+}
+
+fn read_lines(bytes: &[u8]) -> std::result::Result<(Vec<Value>, Layout), (usize, String)> {
+    let mut values = Vec::new();
+    let mut lines = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v @ Value::Object(_)) => {
+                values.push(v);
+                lines.push(i + 1);
+            }
+            Ok(other) => {
+                return Err((
+                    i + 1,
+                    format!("expected one JSON object per line, got {}", super::type_name(&other)),
+                ));
+            }
+            Err(e) => return Err((i + 1, format!("not valid JSON: {e}"))),
+        }
+    }
+    Ok((values, Layout::Lines(lines)))
+}

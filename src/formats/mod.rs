@@ -1,0 +1,144 @@
+//! Readers and writers for every supported wire format.
+//!
+//! Readers take owned `serde_json::Value`s (so strings move into the model without copies) and
+//! report the index of the offending message. Writers never fail except where a target format has
+//! no way to express a message (an Anthropic system message in the middle of a conversation).
+
+pub mod anthropic;
+pub mod detect;
+pub mod file;
+pub mod native;
+pub mod openai_chat;
+pub mod responses;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::{Block, Body, ContentForm, Extra, Format, Message};
+
+/// Read `values` in `format` into messages.
+pub fn read(format: Format, values: Vec<Value>) -> Result<Vec<Message>> {
+    match format {
+        Format::Native => native::read(values),
+        Format::OpenAiChat => openai_chat::read(values),
+        Format::Responses => responses::read(values),
+        Format::Anthropic => anthropic::read(values, None),
+    }
+}
+
+/// Write `messages` in `format`. For Anthropic the system messages at the start are written as
+/// the first element of the result only when `anthropic_system_inline` is set; use
+/// [`anthropic::write`] to get the separate `system` parameter.
+pub fn write(format: Format, messages: &[Message]) -> Result<Vec<Value>> {
+    Ok(match format {
+        Format::Native => native::write(messages),
+        Format::OpenAiChat => openai_chat::write(messages),
+        Format::Responses => responses::write(messages),
+        Format::Anthropic => {
+            let (system, mut msgs) = anthropic::write(messages)?;
+            if let Some(system) = system {
+                let mut m = Map::new();
+                m.insert("role".into(), Value::String("system".into()));
+                m.insert("content".into(), system);
+                msgs.insert(0, Value::Object(m));
+            }
+            msgs
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers for readers.
+
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn into_object(v: Value, index: usize, what: &str) -> Result<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(Error::invalid(
+            index,
+            format!("{what} must be an object, got {}", type_name(&other)),
+        )),
+    }
+}
+
+/// Remove `key` and require a string when present.
+pub(crate) fn take_opt_str(map: &mut Map<String, Value>, key: &str, index: usize, what: &str) -> Result<Option<String>> {
+    match map.shift_remove(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Error::invalid(
+            index,
+            format!("{what}`{key}` must be a string, got {}", type_name(&other)),
+        )),
+    }
+}
+
+/// Remove `key` and require a string.
+pub(crate) fn take_str(map: &mut Map<String, Value>, key: &str, index: usize, what: &str) -> Result<String> {
+    take_opt_str(map, key, index, what)?.ok_or_else(|| Error::invalid(index, format!("{what}missing `{key}`")))
+}
+
+pub(crate) fn take_opt_bool(map: &mut Map<String, Value>, key: &str, index: usize, what: &str) -> Result<Option<bool>> {
+    match map.shift_remove(key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(other) => Err(Error::invalid(
+            index,
+            format!("{what}`{key}` must be a boolean, got {}", type_name(&other)),
+        )),
+    }
+}
+
+pub(crate) fn take_role(map: &mut Map<String, Value>, index: usize) -> Result<String> {
+    match map.shift_remove("role") {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(Error::invalid(
+            index,
+            format!("`role` must be a string, got {}", type_name(&other)),
+        )),
+        None => Err(Error::invalid(index, "missing `role`")),
+    }
+}
+
+pub(crate) fn obj(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
+    let mut m = Map::with_capacity(pairs.len() + 2);
+    for (k, v) in pairs {
+        m.insert(k.to_owned(), v);
+    }
+    m
+}
+
+/// Append `extra` to `out` without overwriting the keys the writer set.
+pub(crate) fn merge_extra(out: &mut Map<String, Value>, extra: &Extra) {
+    for (k, v) in extra {
+        if !out.contains_key(k) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// The blocks of a message that go into `content` (everything but tool calls and results).
+pub(crate) fn content_blocks(m: &Message) -> impl Iterator<Item = &Block> {
+    m.blocks
+        .iter()
+        .filter(|b| !matches!(b.body, Body::ToolUse { .. } | Body::ToolResult { .. }))
+}
+
+/// The text to write as a plain-string `content`, if the content blocks allow it: exactly one text
+/// block, and either the source wrote a string (same format) or the message came from another
+/// format (where its form carries no meaning and a string is the most natural rendering).
+pub(crate) fn single_text<'a>(blocks: &[&'a Block], form: ContentForm, same_origin: bool) -> Option<&'a str> {
+    let [only] = blocks else { return None };
+    let Body::Text { text } = &only.body else { return None };
+    (!same_origin || form == ContentForm::String).then_some(text.as_str())
+}

@@ -1,0 +1,252 @@
+//! The library's own JSON Lines format: one message per line.
+//!
+//! It is the normalized format of the shared transcript corpus, extended so that every message of
+//! every other format fits without loss:
+//!
+//! ```text
+//! {"role": "system"|"developer"|"user"|"assistant"|"tool",
+//!  "content": "<str>" | null | [<block>, ...],
+//!  "tool_calls": [{"id": "<str>", "name": "<str>", "arguments": "<JSON text>"}],   # assistant
+//!  "tool_call_id": "<str>", "is_error": true|false,                               # tool
+//!  ...any other key, kept as is}
+//! ```
+//!
+//! Blocks use the Anthropic vocabulary (`text`, `image`, `thinking` with its `signature`,
+//! `redacted_thinking`, `tool_use`, `tool_result`); any other block is kept verbatim. Tool calls
+//! are written in `tool_calls` when they follow all other content (the usual case) and inline as
+//! `tool_use` blocks otherwise, so their order is never lost.
+
+use serde_json::{Map, Value};
+
+use super::anthropic::{read_content, read_result_content, write_block};
+use super::{content_blocks, into_object, merge_extra, single_text, take_opt_bool, take_role, take_str, type_name};
+use crate::error::{Error, Result};
+use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
+
+pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
+    values.into_iter().enumerate().map(|(i, v)| read_message(v, i)).collect()
+}
+
+pub fn read_message(v: Value, index: usize) -> Result<Message> {
+    let mut map = into_object(v, index, "a message")?;
+    let role_name = take_role(&mut map, index)?;
+    let Some(role) = Role::parse(&role_name) else {
+        return Err(Error::invalid(
+            index,
+            format!(
+                "unknown role {role_name:?} (expected \"system\", \"developer\", \"user\", \"assistant\" or \"tool\")"
+            ),
+        ));
+    };
+    if role == Role::Tool {
+        let tool_use_id = match map.shift_remove("tool_call_id") {
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(Error::invalid(
+                    index,
+                    format!("tool message: `tool_call_id` must be a string, got {}", type_name(&other)),
+                ));
+            }
+            None => return Err(Error::invalid(index, "tool message without `tool_call_id`")),
+        };
+        let raw = map.shift_remove("content");
+        let form = match &raw {
+            Some(Value::String(_)) => ContentForm::String,
+            Some(Value::Null) => ContentForm::Null,
+            None => ContentForm::Absent,
+            _ => ContentForm::Parts,
+        };
+        let content = match raw {
+            Some(Value::Null) => ResultContent::Text(String::new()),
+            other => read_result_content(other, index, Format::Native)?,
+        };
+        let is_error = take_opt_bool(&mut map, "is_error", index, "tool message: ")?;
+        return Ok(Message {
+            role,
+            blocks: vec![Block::new(Body::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            })],
+            form,
+            origin: Format::Native,
+            extra: map,
+        });
+    }
+    let (mut blocks, form) = read_content(map.shift_remove("content"), index, Format::Native)?;
+    match map.shift_remove("tool_calls") {
+        None => {}
+        Some(Value::Array(calls)) if !calls.is_empty() => {
+            for call in calls {
+                blocks.push(read_flat_call(call, index)?);
+            }
+        }
+        Some(other @ (Value::Array(_) | Value::Null)) => {
+            map.insert("tool_calls".into(), other);
+        }
+        Some(other) => {
+            return Err(Error::invalid(
+                index,
+                format!("`tool_calls` must be a list, got {}", type_name(&other)),
+            ));
+        }
+    }
+    Ok(Message {
+        role,
+        blocks,
+        form,
+        origin: Format::Native,
+        extra: map,
+    })
+}
+
+fn read_flat_call(call: Value, index: usize) -> Result<Block> {
+    let mut map = into_object(call, index, "a tool call")?;
+    // Accept OpenAI's nested `function` too, so a Chat message pasted into a JSONL file loads.
+    if let Some(Value::Object(function)) = map.shift_remove("function") {
+        for (k, v) in function {
+            map.entry(k).or_insert(v);
+        }
+        map.shift_remove("type");
+    }
+    let id = take_str(&mut map, "id", index, "tool call: ")?;
+    let name = take_str(&mut map, "name", index, "tool call: ")?;
+    let input = match map.shift_remove("arguments") {
+        Some(Value::String(s)) => ToolInput::Raw(s),
+        Some(v @ Value::Object(_)) => ToolInput::Json(v),
+        Some(other) => {
+            return Err(Error::invalid(
+                index,
+                format!(
+                    "tool call {id:?}: `arguments` must be a JSON string or an object, got {}",
+                    type_name(&other)
+                ),
+            ));
+        }
+        None => return Err(Error::invalid(index, format!("tool call {id:?}: missing `arguments`"))),
+    };
+    Ok(Block {
+        body: Body::ToolUse { id, name, input },
+        extra: map,
+        item: None,
+    })
+}
+
+
+// ---------------------------------------------------------------------------------------------
+
+pub fn write(messages: &[Message]) -> Vec<Value> {
+    messages.iter().map(write_message).collect()
+}
+
+pub fn write_message(m: &Message) -> Value {
+    let same = m.origin == Format::Native;
+    let mut out = Map::with_capacity(3 + m.extra.len());
+    out.insert("role".into(), Value::String(m.role.as_str().into()));
+    if m.role == Role::Tool && m.blocks.len() == 1 {
+        if let Body::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } = &m.blocks[0].body
+        {
+            match content {
+                ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
+                    out.insert("content".into(), Value::Null);
+                }
+                ResultContent::Text(s) => {
+                    out.insert("content".into(), Value::String(s.clone()));
+                }
+                ResultContent::Parts(parts) => {
+                    out.insert(
+                        "content".into(),
+                        Value::Array(parts.iter().filter_map(|p| write_block(p, true)).collect()),
+                    );
+                }
+                ResultContent::Absent => {
+                    if !same {
+                        out.insert("content".into(), Value::String(String::new()));
+                    }
+                }
+            }
+            out.insert("tool_call_id".into(), Value::String(tool_use_id.clone()));
+            if let Some(e) = is_error {
+                out.insert("is_error".into(), Value::Bool(*e));
+            }
+            merge_extra(&mut out, &m.extra);
+            return Value::Object(out);
+        }
+    }
+    // Tool calls go into `tool_calls` when they all come after the other blocks.
+    let first_call = m.blocks.iter().position(|b| matches!(b.body, Body::ToolUse { .. }));
+    let calls_trail = first_call.is_none_or(|i| m.blocks[i..].iter().all(|b| matches!(b.body, Body::ToolUse { .. })));
+    let content: Vec<&Block> = if calls_trail {
+        content_blocks(m).collect()
+    } else {
+        m.blocks.iter().collect()
+    };
+    let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
+    if let Some(text) = single_text(&content, m.form, same).filter(|_| !has_results) {
+        out.insert("content".into(), Value::String(text.to_owned()));
+    } else if content.is_empty() && !has_results {
+        match (m.form, same) {
+            (ContentForm::Absent, true) => {}
+            (ContentForm::Null, true) => {
+                out.insert("content".into(), Value::Null);
+            }
+            (ContentForm::Parts, true) => {
+                out.insert("content".into(), Value::Array(Vec::new()));
+            }
+            _ => {
+                out.insert("content".into(), Value::String(String::new()));
+            }
+        }
+    } else {
+        // Tool results (from Anthropic user messages) stay inline as tool_result blocks.
+        let blocks: Vec<Value> = m
+            .blocks
+            .iter()
+            .filter(|b| !calls_trail || !matches!(b.body, Body::ToolUse { .. }))
+            .filter_map(|b| write_native_block(b))
+            .collect();
+        out.insert("content".into(), Value::Array(blocks));
+    }
+    if calls_trail && first_call.is_some() {
+        let calls = m
+            .blocks
+            .iter()
+            .filter_map(|b| match &b.body {
+                Body::ToolUse { id, name, input } => {
+                    let mut call = Map::new();
+                    call.insert("id".into(), Value::String(id.clone()));
+                    call.insert("name".into(), Value::String(name.clone()));
+                    call.insert("arguments".into(), Value::String(input.to_arguments()));
+                    if same {
+                        merge_extra(&mut call, &b.extra);
+                    }
+                    Some(Value::Object(call))
+                }
+                _ => None,
+            })
+            .collect();
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    merge_extra(&mut out, &m.extra);
+    Value::Object(out)
+}
+
+fn write_native_block(b: &Block) -> Option<Value> {
+    // Thinking without a signature (OpenAI reasoning summaries) still has a native form.
+    if let Body::Thinking {
+        thinking,
+        signature: None,
+    } = &b.body
+    {
+        let mut out = Map::new();
+        out.insert("type".into(), "thinking".into());
+        out.insert("thinking".into(), Value::String(thinking.clone()));
+        merge_extra(&mut out, &b.extra);
+        return Some(Value::Object(out));
+    }
+    write_block(b, true)
+}

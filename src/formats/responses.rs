@@ -1,0 +1,431 @@
+//! OpenAI Responses API input items.
+//!
+//! Items are a flat list: `message` items (or `{role, content}` shorthand), `function_call` /
+//! `custom_tool_call`, their `*_output` items, `reasoning`, and many others. Consecutive items the
+//! model produced (assistant messages, calls, reasoning, unknown output items) are grouped into one
+//! assistant [`Message`], each block remembering the item it came from ([`ItemMeta`]), so the
+//! conversation has the same shape as in the other formats and still writes back item by item.
+
+use serde_json::{Map, Value};
+
+use super::{into_object, merge_extra, obj, take_opt_str, take_str, type_name};
+use crate::error::{Error, Result};
+use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, ItemMeta, Message, ResultContent, Role, ToolInput};
+
+pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
+    let mut out: Vec<Message> = Vec::with_capacity(values.len());
+    let mut group_open = false;
+    for (index, v) in values.into_iter().enumerate() {
+        let map = into_object(v, index, "a Responses item")?;
+        match read_item(map, index)? {
+            Item::Standalone(m) => {
+                out.push(m);
+                group_open = false;
+            }
+            Item::AssistantSide(blocks) => {
+                match out.last_mut() {
+                    Some(last) if group_open => last.blocks.extend(blocks),
+                    _ => out.push(Message {
+                        role: Role::Assistant,
+                        blocks,
+                        form: ContentForm::Parts,
+                        origin: Format::Responses,
+                        extra: Extra::new(),
+                    }),
+                }
+                group_open = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a message may absorb the next assistant-side item (used when items arrive one at a
+/// time): a Responses assistant message.
+pub fn is_open_group(m: &Message) -> bool {
+    m.origin == Format::Responses && m.role == Role::Assistant && m.extra.is_empty()
+}
+
+pub enum Item {
+    Standalone(Message),
+    AssistantSide(Vec<Block>),
+}
+
+pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
+    let kind = match map.get("type") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(Error::invalid(
+                index,
+                format!("`type` must be a string, got {}", type_name(other)),
+            ));
+        }
+    };
+    match kind.as_deref() {
+        None | Some("message") => read_message_item(map, index),
+        Some("function_call") => {
+            let id = take_str(&mut map, "call_id", index, "function_call: ")?;
+            let name = take_str(&mut map, "name", index, "function_call: ")?;
+            let arguments = take_str(&mut map, "arguments", index, "function_call: ")?;
+            Ok(Item::AssistantSide(vec![opening(
+                Body::ToolUse {
+                    id,
+                    name,
+                    input: ToolInput::Raw(arguments),
+                },
+                map,
+                ContentForm::Absent,
+            )]))
+        }
+        Some("custom_tool_call") => {
+            let id = take_str(&mut map, "call_id", index, "custom_tool_call: ")?;
+            let name = take_str(&mut map, "name", index, "custom_tool_call: ")?;
+            let input = take_str(&mut map, "input", index, "custom_tool_call: ")?;
+            Ok(Item::AssistantSide(vec![opening(
+                Body::ToolUse {
+                    id,
+                    name,
+                    input: ToolInput::Freeform(input),
+                },
+                map,
+                ContentForm::Absent,
+            )]))
+        }
+        Some("reasoning") => {
+            let thinking = reasoning_text(&map);
+            Ok(Item::AssistantSide(vec![opening(
+                Body::Thinking {
+                    thinking,
+                    signature: None,
+                },
+                map,
+                ContentForm::Absent,
+            )]))
+        }
+        Some(k) if k.ends_with("_output") && map.contains_key("call_id") => {
+            let what = format!("{k}: ");
+            let tool_use_id = take_str(&mut map, "call_id", index, &what)?;
+            let (content, form) = match map.shift_remove("output") {
+                Some(Value::String(s)) => (ResultContent::Text(s), ContentForm::String),
+                Some(Value::Array(parts)) => (
+                    ResultContent::Parts(parts.into_iter().map(|p| read_part(p, index)).collect::<Result<_>>()?),
+                    ContentForm::Parts,
+                ),
+                Some(other) => {
+                    // Structured outputs of built-in tools (computer screenshots, shell results).
+                    map.insert("output".into(), other);
+                    (ResultContent::Absent, ContentForm::Absent)
+                }
+                None => (ResultContent::Absent, ContentForm::Absent),
+            };
+            Ok(Item::Standalone(Message {
+                role: Role::Tool,
+                blocks: vec![Block::new(Body::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error: None,
+                })],
+                form,
+                origin: Format::Responses,
+                extra: map,
+            }))
+        }
+        // Everything else the model produced (web search calls, compaction items, ...) or that
+        // only references one: kept verbatim in the assistant turn.
+        Some(_) => Ok(Item::AssistantSide(vec![opening(
+            Body::Opaque { value: Value::Object(map) },
+            Extra::new(),
+            ContentForm::Absent,
+        )])),
+    }
+}
+
+fn opening(body: Body, fields: Extra, form: ContentForm) -> Block {
+    Block {
+        body,
+        extra: Extra::new(),
+        item: Some(Box::new(ItemMeta { fields, form })),
+    }
+}
+
+fn reasoning_text(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    for key in ["summary", "content"] {
+        if let Some(Value::Array(parts)) = map.get(key) {
+            for p in parts {
+                if let Some(t) = p.get("text").and_then(Value::as_str) {
+                    if !out.is_empty() {
+                        out.push_str("\n\n");
+                    }
+                    out.push_str(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
+    let role_name = match map.shift_remove("role") {
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(Error::invalid(
+                index,
+                format!("`role` must be a string, got {}", type_name(&other)),
+            ));
+        }
+        None => return Err(Error::invalid(index, "a message item needs a `role`")),
+    };
+    let role = match Role::parse(&role_name) {
+        Some(r) if r != Role::Tool => r,
+        _ => {
+            return Err(Error::invalid(
+                index,
+                format!(
+                    "unknown role {role_name:?} for a Responses message (expected \"system\", \"developer\", \"user\" or \"assistant\")"
+                ),
+            ));
+        }
+    };
+    let (blocks, form) = match map.shift_remove("content") {
+        Some(Value::String(text)) => (vec![Block::new(Body::Text { text })], ContentForm::String),
+        Some(Value::Array(parts)) => (
+            parts.into_iter().map(|p| read_part(p, index)).collect::<Result<Vec<_>>>()?,
+            ContentForm::Parts,
+        ),
+        Some(other) => {
+            return Err(Error::invalid(
+                index,
+                format!("`content` must be a string or a list of parts, got {}", type_name(&other)),
+            ));
+        }
+        None => return Err(Error::invalid(index, "a message item needs `content`")),
+    };
+    if role == Role::Assistant {
+        let mut blocks = blocks;
+        if blocks.is_empty() {
+            // Nothing to hang the item on: keep the item itself.
+            map.insert("role".into(), Value::String(role_name));
+            map.insert("content".into(), Value::Array(Vec::new()));
+            return Ok(Item::AssistantSide(vec![opening(
+                Body::Opaque { value: Value::Object(map) },
+                Extra::new(),
+                ContentForm::Absent,
+            )]));
+        }
+        blocks[0].item = Some(Box::new(ItemMeta { fields: map, form }));
+        return Ok(Item::AssistantSide(blocks));
+    }
+    Ok(Item::Standalone(Message {
+        role,
+        blocks,
+        form,
+        origin: Format::Responses,
+        extra: map,
+    }))
+}
+
+fn read_part(part: Value, index: usize) -> Result<Block> {
+    let mut map = into_object(part, index, "a content part")?;
+    let kind = match map.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        _ => return Err(Error::invalid(index, "a content part needs a string `type`")),
+    };
+    match kind {
+        // `type` stays in `extra`: input_text and output_text both appear in inputs.
+        "input_text" | "output_text" => {
+            let text = take_str(&mut map, "text", index, "text part: ")?;
+            Ok(Block {
+                body: Body::Text { text },
+                extra: map,
+                item: None,
+            })
+        }
+        "input_image" if matches!(map.get("image_url"), Some(Value::String(_))) => {
+            let url = take_opt_str(&mut map, "image_url", index, "image part: ")?.unwrap_or_default();
+            Ok(Block {
+                body: Body::Image {
+                    source: ImageSource::from_url(&url),
+                },
+                extra: map,
+                item: None,
+            })
+        }
+        _ => Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+pub fn write(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        write_message(m, &mut out);
+    }
+    out
+}
+
+fn write_message(m: &Message, out: &mut Vec<Value>) {
+    let same = m.origin == Format::Responses;
+    match m.role {
+        Role::Assistant => write_assistant(m, same, out),
+        _ => {
+            let mut rest: Vec<&Block> = Vec::new();
+            for b in &m.blocks {
+                if let Body::ToolResult {
+                    tool_use_id, content, ..
+                } = &b.body
+                {
+                    let mut item = Map::new();
+                    if !(same && m.extra.contains_key("type")) {
+                        item.insert("type".into(), "function_call_output".into());
+                    }
+                    item.insert("call_id".into(), Value::String(tool_use_id.clone()));
+                    match content {
+                        ResultContent::Text(s) => {
+                            item.insert("output".into(), Value::String(s.clone()));
+                        }
+                        ResultContent::Parts(parts) => {
+                            item.insert(
+                                "output".into(),
+                                Value::Array(parts.iter().filter_map(|p| write_part(p, "input_text", same)).collect()),
+                            );
+                        }
+                        ResultContent::Absent => {
+                            if !(same && m.extra.contains_key("output")) {
+                                item.insert("output".into(), Value::String(String::new()));
+                            }
+                        }
+                    }
+                    if same {
+                        merge_extra(&mut item, &m.extra);
+                    }
+                    out.push(Value::Object(item));
+                } else {
+                    rest.push(b);
+                }
+            }
+            if m.role == Role::Tool || (rest.is_empty() && m.is_tool_results_only()) {
+                return;
+            }
+            let mut item = Map::new();
+            item.insert("role".into(), Value::String(m.role.as_str().into()));
+            let single = super::single_text(&rest, m.form, same);
+            if let Some(text) = single {
+                item.insert("content".into(), Value::String(text.to_owned()));
+            } else {
+                if !same {
+                    item.insert("type".into(), "message".into());
+                }
+                item.insert(
+                    "content".into(),
+                    Value::Array(rest.iter().filter_map(|p| write_part(p, "input_text", same)).collect()),
+                );
+            }
+            if same {
+                merge_extra(&mut item, &m.extra);
+            }
+            out.push(Value::Object(item));
+        }
+    }
+}
+
+fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
+    // The message item being filled with parts, and whether it was written as a string.
+    let mut open: Option<Map<String, Value>> = None;
+    let flush = |open: &mut Option<Map<String, Value>>, out: &mut Vec<Value>| {
+        if let Some(item) = open.take() {
+            out.push(Value::Object(item));
+        }
+    };
+    for b in &m.blocks {
+        let meta = if same { b.item.as_deref() } else { None };
+        match (&b.body, meta) {
+            (Body::ToolUse { id, name, input }, meta) => {
+                flush(&mut open, out);
+                let mut item = Map::new();
+                let freeform = matches!(input, ToolInput::Freeform(_));
+                if meta.is_none_or(|mm| !mm.fields.contains_key("type")) {
+                    item.insert(
+                        "type".into(),
+                        if freeform { "custom_tool_call" } else { "function_call" }.into(),
+                    );
+                }
+                item.insert("call_id".into(), Value::String(id.clone()));
+                item.insert("name".into(), Value::String(name.clone()));
+                match input {
+                    ToolInput::Freeform(s) => item.insert("input".into(), Value::String(s.clone())),
+                    other => item.insert("arguments".into(), Value::String(other.to_arguments())),
+                };
+                if let Some(mm) = meta {
+                    merge_extra(&mut item, &mm.fields);
+                }
+                out.push(Value::Object(item));
+            }
+            (Body::Thinking { .. }, Some(mm)) => {
+                flush(&mut open, out);
+                out.push(Value::Object(mm.fields.clone()));
+            }
+            (Body::Thinking { .. } | Body::RedactedThinking { .. }, _) => {}
+            (Body::Opaque { value }, Some(_)) => {
+                flush(&mut open, out);
+                out.push(value.clone());
+            }
+            (_, Some(mm)) => {
+                flush(&mut open, out);
+                let mut item = Map::new();
+                item.insert("role".into(), "assistant".into());
+                if mm.form == ContentForm::String {
+                    if let Body::Text { text } = &b.body {
+                        item.insert("content".into(), Value::String(text.clone()));
+                    }
+                } else {
+                    let part = write_part(b, "output_text", true);
+                    item.insert("content".into(), Value::Array(part.into_iter().collect()));
+                }
+                merge_extra(&mut item, &mm.fields);
+                open = Some(item);
+            }
+            (Body::Opaque { .. }, None) if !same => {}
+            (_, None) => {
+                // A part continuing the open message item, or (from another format) text that
+                // starts a new assistant message item.
+                let Some(part) = write_part(b, "output_text", same) else { continue };
+                if let Some(Value::Array(parts)) = open.as_mut().and_then(|i| i.get_mut("content")) {
+                    parts.push(part);
+                } else {
+                    flush(&mut open, out);
+                    let mut item = obj(vec![("type", "message".into()), ("role", "assistant".into())]);
+                    item.insert("content".into(), Value::Array(vec![part]));
+                    open = Some(item);
+                }
+            }
+        }
+    }
+    flush(&mut open, out);
+}
+
+fn write_part(b: &Block, text_type: &str, same: bool) -> Option<Value> {
+    let mut out = Map::new();
+    match &b.body {
+        Body::Text { text } => {
+            if !(same && b.extra.contains_key("type")) {
+                out.insert("type".into(), Value::String(text_type.into()));
+            }
+            out.insert("text".into(), Value::String(text.clone()));
+        }
+        Body::Image { source } => {
+            if !(same && b.extra.contains_key("type")) {
+                out.insert("type".into(), "input_image".into());
+            }
+            out.insert("image_url".into(), Value::String(source.to_url()));
+        }
+        Body::Opaque { value } => return same.then(|| value.clone()),
+        _ => return None,
+    }
+    if same {
+        merge_extra(&mut out, &b.extra);
+    }
+    Some(Value::Object(out))
+}

@@ -1,0 +1,16 @@
+//! agentcontext's core: the conversation model, wire formats, token counting and the pure
+//! operations over conversations. Nothing here knows about Python; the bindings live in
+//! [`python`] and are the only code that touches pyo3.
+
+pub mod conversation;
+pub mod error;
+pub mod formats;
+pub mod model;
+pub mod tokens;
+
+mod python;
+
+pub use conversation::Conversation;
+pub use error::{Error, Result};
+pub use model::{Block, Body, Format, Message, Role};
+pub use tokens::Encoding;

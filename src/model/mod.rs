@@ -1,0 +1,363 @@
+//! The typed conversation model shared by every format.
+//!
+//! A [`Message`] has a [`Role`] and a list of [`Block`]s. Whatever a source format carries that the
+//! model does not understand is kept in `extra` maps (per message, per block, and per Responses
+//! item), so a message the library did not change is written back exactly as it came in.
+
+use serde_json::{Map, Value};
+
+/// Unknown fields of a message, block or item, kept in their original order.
+pub type Extra = Map<String, Value>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub const ALL: [Role; 5] = [Role::System, Role::Developer, Role::User, Role::Assistant, Role::Tool];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// System and developer messages carry instructions rather than conversation.
+    pub fn is_instruction(self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+/// The wire formats the library reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The library's own JSON Lines format (a superset of the shared corpus' normalized format).
+    Native,
+    /// OpenAI Chat Completions messages.
+    OpenAiChat,
+    /// OpenAI Responses input items.
+    Responses,
+    /// Anthropic Messages API messages.
+    Anthropic,
+}
+
+impl Format {
+    pub const NAMES: &'static str = "\"openai\", \"responses\", \"anthropic\", \"jsonl\"";
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Native => "jsonl",
+            Format::OpenAiChat => "openai",
+            Format::Responses => "responses",
+            Format::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "jsonl" | "native" => Format::Native,
+            "openai" | "chat" | "openai_chat" => Format::OpenAiChat,
+            "responses" | "openai_responses" => Format::Responses,
+            "anthropic" => Format::Anthropic,
+            _ => return None,
+        })
+    }
+}
+
+/// How a `content` field was written at the source, so it can be written back the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ContentForm {
+    /// A plain string.
+    #[default]
+    String,
+    /// A list of parts / blocks.
+    Parts,
+    /// An explicit `null`.
+    Null,
+    /// No `content` key at all.
+    Absent,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub blocks: Vec<Block>,
+    pub form: ContentForm,
+    /// The format this message was read from; its `extra` fields are written back only to it.
+    pub origin: Format,
+    pub extra: Extra,
+}
+
+impl Message {
+    pub fn new(role: Role, blocks: Vec<Block>, origin: Format) -> Self {
+        Message {
+            role,
+            blocks,
+            form: ContentForm::Parts,
+            origin,
+            extra: Extra::new(),
+        }
+    }
+
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Message {
+            role,
+            blocks: vec![Block::new(Body::Text { text: text.into() })],
+            form: ContentForm::String,
+            origin: Format::Native,
+            extra: Extra::new(),
+        }
+    }
+
+    /// The tool_use blocks of this message.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &ToolInput)> {
+        self.blocks.iter().filter_map(|b| match &b.body {
+            Body::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    /// The tool_result blocks of this message, as `(tool_use_id, content, is_error)`.
+    pub fn tool_results(&self) -> impl Iterator<Item = (&str, &ResultContent, Option<bool>)> {
+        self.blocks.iter().filter_map(|b| match &b.body {
+            Body::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some((tool_use_id.as_str(), content, *is_error)),
+            _ => None,
+        })
+    }
+
+    /// True for a message that only carries tool results (an OpenAI `tool` message, or an
+    /// Anthropic user message whose blocks are all tool_result blocks).
+    pub fn is_tool_results_only(&self) -> bool {
+        !self.blocks.is_empty() && self.blocks.iter().all(|b| matches!(b.body, Body::ToolResult { .. }))
+    }
+
+    /// All visible text of the message joined by newlines (text blocks only).
+    pub fn joined_text(&self) -> String {
+        let mut out = String::new();
+        for b in &self.blocks {
+            if let Body::Text { text } = &b.body {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub body: Body,
+    /// Unknown fields of this block or part (`cache_control`, `citations`, `annotations`, ...).
+    pub extra: Extra,
+    /// Responses only: the fields of the item this block opens. Blocks that continue the item
+    /// opened by an earlier block (more parts of one `message` item) have `None`.
+    pub item: Option<Box<ItemMeta>>,
+}
+
+impl Block {
+    pub fn new(body: Body) -> Self {
+        Block {
+            body,
+            extra: Extra::new(),
+            item: None,
+        }
+    }
+}
+
+/// The item-level fields of an OpenAI Responses item that was grouped into an assistant message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemMeta {
+    /// Every field of the item except the ones the block models (`content`, `call_id`, `name`,
+    /// `arguments`, `input`).
+    pub fields: Extra,
+    /// How the item's `content` was written (for `message` items).
+    pub form: ContentForm,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: ToolInput,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: ResultContent,
+        is_error: Option<bool>,
+    },
+    Thinking {
+        thinking: String,
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    /// A block or item the model does not interpret (documents, server tool calls, compaction
+    /// blocks, web search results, ...). Kept verbatim and written back only to its origin format.
+    Opaque {
+        value: Value,
+    },
+}
+
+impl Body {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Body::Text { .. } => "text",
+            Body::ToolUse { .. } => "tool_use",
+            Body::ToolResult { .. } => "tool_result",
+            Body::Thinking { .. } => "thinking",
+            Body::RedactedThinking { .. } => "redacted_thinking",
+            Body::Image { .. } => "image",
+            Body::Opaque { .. } => "opaque",
+        }
+    }
+}
+
+/// The input of a tool call, kept in the form it arrived in.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolInput {
+    /// A JSON document as text (OpenAI `arguments`), kept byte for byte and parsed only on demand.
+    Raw(String),
+    /// A JSON value (Anthropic `input`).
+    Json(Value),
+    /// Free-form text input (OpenAI Responses `custom_tool_call`, e.g. Codex `apply_patch`).
+    Freeform(String),
+}
+
+impl ToolInput {
+    /// The input as the JSON text a model sees (for counting and previews).
+    pub fn as_text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ToolInput::Raw(s) | ToolInput::Freeform(s) => std::borrow::Cow::Borrowed(s),
+            ToolInput::Json(v) => std::borrow::Cow::Owned(v.to_string()),
+        }
+    }
+
+    /// The input as a JSON object for formats that require one (Anthropic `input`).
+    ///
+    /// `Raw` text that is not a JSON object is wrapped as `{"input": <text>}`, and so is free-form
+    /// input, the same rule the shared corpus uses for free-form tools.
+    pub fn to_object(&self) -> Value {
+        match self {
+            ToolInput::Json(v) => v.clone(),
+            ToolInput::Raw(s) => match serde_json::from_str::<Value>(s) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => wrap_input(s),
+            },
+            ToolInput::Freeform(s) => wrap_input(s),
+        }
+    }
+
+    /// The input as an OpenAI `arguments` string.
+    pub fn to_arguments(&self) -> String {
+        match self {
+            ToolInput::Raw(s) => s.clone(),
+            ToolInput::Json(v) => v.to_string(),
+            ToolInput::Freeform(s) => wrap_input(s).to_string(),
+        }
+    }
+}
+
+fn wrap_input(s: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("input".to_owned(), Value::String(s.to_owned()));
+    Value::Object(m)
+}
+
+/// The content of a tool result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultContent {
+    Text(String),
+    Parts(Vec<Block>),
+    /// No content key (Anthropic allows a tool_result without content).
+    Absent,
+}
+
+impl ResultContent {
+    /// The text of the result: the string, or the text parts joined by newlines.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ResultContent::Text(s) => std::borrow::Cow::Borrowed(s),
+            ResultContent::Absent => std::borrow::Cow::Borrowed(""),
+            ResultContent::Parts(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    if let Body::Text { text } = &p.body {
+                        if !out.is_empty() {
+                            out.push('\n');
+                        }
+                        out.push_str(text);
+                    }
+                }
+                std::borrow::Cow::Owned(out)
+            }
+        }
+    }
+}
+
+/// An image, as base64 data or a URL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImageSource {
+    Base64 { media_type: String, data: String },
+    Url(String),
+}
+
+impl ImageSource {
+    /// Parse an OpenAI-style URL, which may be a `data:` URL holding base64 data.
+    pub fn from_url(url: &str) -> ImageSource {
+        if let Some(rest) = url.strip_prefix("data:") {
+            if let Some((media, data)) = rest.split_once(";base64,") {
+                return ImageSource::Base64 {
+                    media_type: media.to_owned(),
+                    data: data.to_owned(),
+                };
+            }
+        }
+        ImageSource::Url(url.to_owned())
+    }
+
+    /// The image as an OpenAI-style URL (`data:` URL for base64 data).
+    pub fn to_url(&self) -> String {
+        match self {
+            ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+            ImageSource::Url(u) => u.clone(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Python objects ⇄ `serde_json::Value`, written by hand for speed: one type check per object,
+//! strings copied once, and a depth limit so hostile input cannot exhaust the stack.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+use crate::error::Error;
+
+/// Deepest nesting accepted in a message (serde_json's own parser stops at 128 too).
+pub const MAX_DEPTH: usize = 128;
+
+/// Convert one Python object (a message or item) into a JSON value; failures name `index`.
+pub fn to_value(obj: &Bound<'_, PyAny>, index: usize) -> Result<Value, Error> {
+    convert(obj, 0).map_err(|reason| Error::InvalidMessage { index, reason })
+}
+
+fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return py_str(s).map(Value::String);
+    }
+    if depth >= MAX_DEPTH {
+        return Err(format!("nested deeper than {MAX_DEPTH} levels"));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let Ok(key) = k.cast::<PyString>() else {
+                return Err(format!("dict keys must be strings, got {}", type_name(&k)));
+            };
+            let key = py_str(key)?;
+            let value = convert(&v, depth + 1).map_err(|e| format!("{key}: {e}"))?;
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        let mut out = Vec::with_capacity(l.len());
+        for (i, v) in l.iter().enumerate() {
+            out.push(convert(&v, depth + 1).map_err(|e| format!("[{i}]: {e}"))?);
+        }
+        return Ok(Value::Array(out));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Value::Number(v.into()));
+        }
+        if let Ok(v) = i.extract::<u64>() {
+            return Ok(Value::Number(v.into()));
+        }
+        return Err("integer out of the 64-bit range".into());
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| format!("{} is not a JSON number", f.value()));
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let mut out = Vec::with_capacity(t.len());
+        for (i, v) in t.iter().enumerate() {
+            out.push(convert(&v, depth + 1).map_err(|e| format!("[{i}]: {e}"))?);
+        }
+        return Ok(Value::Array(out));
+    }
+    Err(format!("{} is not JSON data", type_name(obj)))
+}
+
+fn py_str(s: &Bound<'_, PyString>) -> Result<String, String> {
+    s.to_str()
+        .map(str::to_owned)
+        .map_err(|_| "string is not valid Unicode (lone surrogate)".to_owned())
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "object".to_owned(), |n| format!("{n}"))
+}
+
+/// The items of a list or tuple (or any iterable) of messages as JSON values.
+pub fn to_values(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
+        return Err(PyTypeError::new_err(format!(
+            "expected a list of messages, got {}",
+            type_name(obj)
+        )));
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        let mut out = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            out.push(to_value(&item, i)?);
+        }
+        return Ok(out);
+    }
+    let iter = obj
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err(format!("expected a list of messages, got {}", type_name(obj))))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        out.push(to_value(&item?, i)?);
+    }
+    Ok(out)
+}
+
+/// A JSON value as Python objects (dict, list, str, int, float, bool, None).
+pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, item) in map {
+                dict.set_item(k, to_py(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A list of JSON values as a Python list.
+pub fn to_py_list<'py>(py: Python<'py>, values: &[Value]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for v in values {
+        list.append(to_py(py, v)?)?;
+    }
+    Ok(list)
+}

@@ -1,0 +1,25 @@
+//! Python bindings: the only module that touches pyo3. Everything here converts at the edge and
+//! calls the core with the GIL released for anything that takes time.
+
+mod conversation;
+mod convert;
+mod errors;
+mod functions;
+
+#[pyo3::pymodule(gil_used = false)]
+mod _core {
+    #[pymodule_export]
+    use super::conversation::PyConversation;
+    #[pymodule_export]
+    use super::functions::{convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens};
+
+    #[pymodule_init]
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        m.add("MESSAGE_OVERHEAD", crate::tokens::MESSAGE_OVERHEAD)?;
+        m.add("TOOL_BLOCK_OVERHEAD", crate::tokens::TOOL_BLOCK_OVERHEAD)?;
+        m.add("MAX_IMAGE_TOKENS", crate::tokens::image::MAX_IMAGE_TOKENS)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,149 @@
+//! Token counting: exact BPE counts for OpenAI's public encodings (offline, ranks embedded in
+//! the binary), a fast class-aware heuristic for providers without a public tokenizer, and the
+//! per-message accounting rules shared by every counter.
+
+pub mod heuristic;
+pub mod image;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::model::{Block, Body, Message, ResultContent};
+
+/// What to count tokens with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// Exact `o200k_base` (GPT-4o, GPT-4.1, o-series, GPT-5).
+    O200k,
+    /// Exact `cl100k_base` (GPT-4, GPT-3.5).
+    Cl100k,
+    /// The class-aware heuristic of [`heuristic`]; no tokenizer involved.
+    Heuristic,
+}
+
+impl Encoding {
+    pub const NAMES: &'static str = "\"o200k_base\", \"cl100k_base\", \"heuristic\"";
+
+    pub fn parse(name: &str) -> Result<Encoding> {
+        match name {
+            "o200k_base" | "o200k" => Ok(Encoding::O200k),
+            "cl100k_base" | "cl100k" => Ok(Encoding::Cl100k),
+            "heuristic" | "approximate" => Ok(Encoding::Heuristic),
+            other => Err(Error::UnknownOption {
+                what: "encoding",
+                value: other.to_owned(),
+                expected: Self::NAMES,
+            }),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::O200k => "o200k_base",
+            Encoding::Cl100k => "cl100k_base",
+            Encoding::Heuristic => "heuristic",
+        }
+    }
+
+    /// Tokens in `text` (no special tokens: text that looks like `<|endoftext|>` counts as text).
+    pub fn count(self, text: &str) -> usize {
+        match self {
+            Encoding::O200k => tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len(),
+            Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len(),
+            Encoding::Heuristic => heuristic::estimate(text, heuristic::Profile::for_encoding(self)),
+        }
+    }
+
+    /// Token ids of `text` (exact encodings only; the heuristic has no ids).
+    pub fn encode(self, text: &str) -> Option<Vec<u32>> {
+        match self {
+            Encoding::O200k => Some(tiktoken_rs::o200k_base_singleton().encode_ordinary(text)),
+            Encoding::Cl100k => Some(tiktoken_rs::cl100k_base_singleton().encode_ordinary(text)),
+            Encoding::Heuristic => None,
+        }
+    }
+
+    /// Count many texts, in parallel when the batch is large enough to pay for it.
+    pub fn count_many(self, texts: &[&str]) -> Vec<usize> {
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        if total < PARALLEL_MIN_BYTES || texts.len() < 2 {
+            texts.iter().map(|t| self.count(t)).collect()
+        } else {
+            texts.par_iter().map(|t| self.count(t)).collect()
+        }
+    }
+}
+
+/// Below this many bytes a batch is counted on the calling thread (rayon's hand-off costs more).
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+
+/// Tokens every message costs beyond its content: the role and the message delimiters
+/// (OpenAI's published accounting for chat messages: 3 per message plus the role).
+pub const MESSAGE_OVERHEAD: usize = 4;
+/// Tokens a tool call or tool result block costs beyond its name, arguments or content (the
+/// delimiters and the id that the provider renders around it).
+pub const TOOL_BLOCK_OVERHEAD: usize = 3;
+
+/// The token count of one message, with the share of each tool call and result so totals per
+/// tool can be kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageTokens {
+    pub total: usize,
+    /// `(tool_use_id, tokens)` for each tool_use and tool_result block, overhead included.
+    pub tools: Vec<(String, usize, ToolSide)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolSide {
+    Call,
+    Result,
+}
+
+/// Count one message: content, tool calls, tool results, thinking, images and opaque blocks,
+/// plus [`MESSAGE_OVERHEAD`].
+pub fn count_message(enc: Encoding, m: &Message) -> MessageTokens {
+    let mut out = MessageTokens {
+        total: MESSAGE_OVERHEAD,
+        tools: Vec::new(),
+    };
+    for b in &m.blocks {
+        let n = count_block(enc, b);
+        out.total += n;
+        match &b.body {
+            Body::ToolUse { id, .. } => out.tools.push((id.clone(), n, ToolSide::Call)),
+            Body::ToolResult { tool_use_id, .. } => out.tools.push((tool_use_id.clone(), n, ToolSide::Result)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Count one block (see the module docs for the rules).
+pub fn count_block(enc: Encoding, b: &Block) -> usize {
+    match &b.body {
+        Body::Text { text } => enc.count(text),
+        Body::ToolUse { name, input, .. } => TOOL_BLOCK_OVERHEAD + enc.count(name) + enc.count(&input.as_text()),
+        Body::ToolResult { content, .. } => {
+            TOOL_BLOCK_OVERHEAD
+                + match content {
+                    ResultContent::Text(s) => enc.count(s),
+                    ResultContent::Parts(parts) => parts.iter().map(|p| count_block(enc, p)).sum(),
+                    ResultContent::Absent => 0,
+                }
+        }
+        Body::Thinking { thinking, .. } => enc.count(thinking),
+        // Encrypted: its length is all there is to go on (base64, about 4 characters a token).
+        Body::RedactedThinking { data } => data.len().div_ceil(4),
+        Body::Image { source } => image::tokens(source),
+        Body::Opaque { value } => enc.count(&value.to_string()),
+    }
+}
+
+/// Count many messages, in parallel for large batches.
+pub fn count_messages(enc: Encoding, messages: &[Message]) -> Vec<MessageTokens> {
+    if messages.len() < 16 {
+        messages.iter().map(|m| count_message(enc, m)).collect()
+    } else {
+        messages.par_iter().map(|m| count_message(enc, m)).collect()
+    }
+}
