@@ -175,7 +175,9 @@ impl Conversation {
         }
         let merge = matches!(
             (self.messages.last(), messages.first()),
-            (Some(last), Some(first)) if formats::responses::is_open_group(last) && formats::responses::is_open_group(first)
+            (Some(last), Some(first)) if formats::responses::is_open_group(last)
+                && formats::responses::is_open_group(first)
+                && first.blocks.first().is_some_and(|b| formats::responses::joins(last, b))
         );
         if merge {
             let first = messages.remove(0);

@@ -12,7 +12,7 @@ use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message
 pub fn read(values: Vec<Value>, system: Option<Value>) -> Result<Vec<Message>> {
     let mut out = Vec::with_capacity(values.len() + 1);
     if let Some(system) = system {
-        out.push(read_system(system)?);
+        out.extend(read_system(system)?);
     }
     let shift = out.len();
     for (i, v) in values.into_iter().enumerate() {
@@ -21,14 +21,20 @@ pub fn read(values: Vec<Value>, system: Option<Value>) -> Result<Vec<Message>> {
     Ok(out)
 }
 
-fn read_system(system: Value) -> Result<Message> {
+/// The `system` parameter: a string is one system message; a list of blocks is one system
+/// message per block, so several system messages written as one list read back as they were.
+fn read_system(system: Value) -> Result<Vec<Message>> {
     let (blocks, form) = read_content(Some(system), 0, Format::Anthropic)?;
-    Ok(Message {
+    let message = |blocks, form| Message {
         role: Role::System,
         blocks,
         form,
         origin: Format::Anthropic,
         extra: Extra::new(),
+    };
+    Ok(match form {
+        ContentForm::Parts => blocks.into_iter().map(|b| message(vec![b], ContentForm::Parts)).collect(),
+        _ => vec![message(blocks, form)],
     })
 }
 
@@ -296,6 +302,14 @@ fn write_message(m: &Message) -> Value {
 /// Write one block in the Anthropic vocabulary. `same` says whether the block came from a format
 /// whose extra fields and provider-bound blocks (thinking, opaque) are valid here.
 pub(crate) fn write_block(b: &Block, same: bool) -> Option<Value> {
+    write_block_opts(b, same, same)
+}
+
+/// [`write_block`] with the two meanings of "same format" apart: `extras` writes the block's
+/// unknown fields, `bound` writes blocks that only their own provider accepts (redacted thinking,
+/// opaque blocks).
+pub(crate) fn write_block_opts(b: &Block, extras: bool, bound: bool) -> Option<Value> {
+    let same = bound;
     let mut out = Map::new();
     match &b.body {
         Body::Text { text } => {
@@ -322,7 +336,7 @@ pub(crate) fn write_block(b: &Block, same: bool) -> Option<Value> {
                 ResultContent::Parts(parts) => {
                     out.insert(
                         "content".into(),
-                        Value::Array(parts.iter().filter_map(|p| write_block(p, same)).collect()),
+                        Value::Array(parts.iter().filter_map(|p| write_block_opts(p, extras, bound)).collect()),
                     );
                 }
                 ResultContent::Absent => {}
@@ -360,7 +374,7 @@ pub(crate) fn write_block(b: &Block, same: bool) -> Option<Value> {
             return same.then(|| value.clone());
         }
     }
-    if same {
+    if extras {
         merge_extra(&mut out, &b.extra);
     }
     Some(Value::Object(out))

@@ -18,8 +18,8 @@
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{read_content, read_result_content, write_block};
-use super::{content_blocks, into_object, merge_extra, single_text, take_opt_bool, take_role, take_str, type_name};
+use super::anthropic::{read_content, read_result_content, write_block_opts};
+use super::{into_object, merge_extra, single_text, take_opt_bool, take_role, take_str, type_name};
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
 
@@ -136,84 +136,107 @@ fn read_flat_call(call: Value, index: usize) -> Result<Block> {
 // ---------------------------------------------------------------------------------------------
 
 pub fn write(messages: &[Message]) -> Vec<Value> {
-    messages.iter().map(write_message).collect()
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        write_into(m, &mut out);
+    }
+    out
 }
 
+/// One message in the native form. A message that holds tool results next to other content (an
+/// Anthropic user message) becomes several native messages; this returns the first of them.
 pub fn write_message(m: &Message) -> Value {
+    let mut out = Vec::with_capacity(1);
+    write_into(m, &mut out);
+    out.into_iter().next().unwrap_or(Value::Null)
+}
+
+/// Write `m` as native messages: one `tool` message per tool result, then the rest of the
+/// message (if anything is left), like OpenAI Chat.
+fn write_into(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Native;
-    let mut out = Map::with_capacity(3 + m.extra.len());
-    out.insert("role".into(), Value::String(m.role.as_str().into()));
-    if m.role == Role::Tool && m.blocks.len() == 1 {
-        if let Body::ToolResult {
+    let mut results = 0;
+    for b in &m.blocks {
+        let Body::ToolResult {
             tool_use_id,
             content,
             is_error,
-        } = &m.blocks[0].body
-        {
-            match content {
-                ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
-                    out.insert("content".into(), Value::Null);
-                }
-                ResultContent::Text(s) => {
-                    out.insert("content".into(), Value::String(s.clone()));
-                }
-                ResultContent::Parts(parts) => {
-                    out.insert(
-                        "content".into(),
-                        Value::Array(parts.iter().filter_map(|p| write_block(p, true)).collect()),
-                    );
-                }
-                ResultContent::Absent => {
-                    if !same {
-                        out.insert("content".into(), Value::String(String::new()));
-                    }
+        } = &b.body
+        else {
+            continue;
+        };
+        results += 1;
+        let mut msg = Map::new();
+        msg.insert("role".into(), "tool".into());
+        match content {
+            ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
+                msg.insert("content".into(), Value::Null);
+            }
+            ResultContent::Text(s) => {
+                msg.insert("content".into(), Value::String(s.clone()));
+            }
+            ResultContent::Parts(parts) => {
+                msg.insert(
+                    "content".into(),
+                    Value::Array(parts.iter().filter_map(|p| write_native_block(p, same)).collect()),
+                );
+            }
+            ResultContent::Absent => {
+                if !same {
+                    msg.insert("content".into(), Value::String(String::new()));
                 }
             }
-            out.insert("tool_call_id".into(), Value::String(tool_use_id.clone()));
-            if let Some(e) = is_error {
-                out.insert("is_error".into(), Value::Bool(*e));
-            }
-            merge_extra(&mut out, &m.extra);
-            return Value::Object(out);
         }
+        msg.insert("tool_call_id".into(), Value::String(tool_use_id.clone()));
+        if let Some(e) = is_error {
+            msg.insert("is_error".into(), Value::Bool(*e));
+        }
+        if same {
+            merge_extra(&mut msg, &m.extra);
+            merge_extra(&mut msg, &b.extra);
+        }
+        out.push(Value::Object(msg));
     }
+    let rest: Vec<&Block> = m
+        .blocks
+        .iter()
+        .filter(|b| !matches!(b.body, Body::ToolResult { .. }))
+        .collect();
+    if results > 0 && rest.is_empty() {
+        return;
+    }
+    let mut msg = Map::with_capacity(3 + m.extra.len());
+    let role = if m.role == Role::Tool { Role::User } else { m.role };
+    msg.insert("role".into(), Value::String(role.as_str().into()));
     // Tool calls go into `tool_calls` when they all come after the other blocks.
-    let first_call = m.blocks.iter().position(|b| matches!(b.body, Body::ToolUse { .. }));
-    let calls_trail = first_call.is_none_or(|i| m.blocks[i..].iter().all(|b| matches!(b.body, Body::ToolUse { .. })));
+    let first_call = rest.iter().position(|b| matches!(b.body, Body::ToolUse { .. }));
+    let calls_trail = first_call.is_none_or(|i| rest[i..].iter().all(|b| matches!(b.body, Body::ToolUse { .. })));
     let content: Vec<&Block> = if calls_trail {
-        content_blocks(m).collect()
+        rest.iter().copied().filter(|b| !matches!(b.body, Body::ToolUse { .. })).collect()
     } else {
-        m.blocks.iter().collect()
+        rest.clone()
     };
-    let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
-    if let Some(text) = single_text(&content, m.form, same).filter(|_| !has_results) {
-        out.insert("content".into(), Value::String(text.to_owned()));
-    } else if content.is_empty() && !has_results {
+    if let Some(text) = single_text(&content, m.form, same) {
+        msg.insert("content".into(), Value::String(text.to_owned()));
+    } else if content.is_empty() {
         match (m.form, same) {
             (ContentForm::Absent, true) => {}
             (ContentForm::Null, true) => {
-                out.insert("content".into(), Value::Null);
+                msg.insert("content".into(), Value::Null);
             }
             (ContentForm::Parts, true) => {
-                out.insert("content".into(), Value::Array(Vec::new()));
+                msg.insert("content".into(), Value::Array(Vec::new()));
             }
             _ => {
-                out.insert("content".into(), Value::String(String::new()));
+                msg.insert("content".into(), Value::String(String::new()));
             }
         }
     } else {
-        // Tool results (from Anthropic user messages) stay inline as tool_result blocks.
-        let blocks: Vec<Value> = m
-            .blocks
-            .iter()
-            .filter(|b| !calls_trail || !matches!(b.body, Body::ToolUse { .. }))
-            .filter_map(|b| write_native_block(b))
-            .collect();
-        out.insert("content".into(), Value::Array(blocks));
+        let blocks = content.iter().filter_map(|b| write_native_block(b, same)).collect();
+        msg.insert("content".into(), Value::Array(blocks));
     }
     if calls_trail && first_call.is_some() {
-        let calls = m
-            .blocks
+        let calls = rest
             .iter()
             .filter_map(|b| match &b.body {
                 Body::ToolUse { id, name, input } => {
@@ -229,13 +252,16 @@ pub fn write_message(m: &Message) -> Value {
                 _ => None,
             })
             .collect();
-        out.insert("tool_calls".into(), Value::Array(calls));
+        msg.insert("tool_calls".into(), Value::Array(calls));
     }
-    merge_extra(&mut out, &m.extra);
-    Value::Object(out)
+    if same {
+        merge_extra(&mut msg, &m.extra);
+    }
+    out.push(Value::Object(msg));
 }
 
-fn write_native_block(b: &Block) -> Option<Value> {
+/// A block in the native vocabulary: Anthropic's blocks, with extras only from native blocks.
+fn write_native_block(b: &Block, same: bool) -> Option<Value> {
     // Thinking without a signature (OpenAI reasoning summaries) still has a native form.
     if let Body::Thinking {
         thinking,
@@ -245,8 +271,10 @@ fn write_native_block(b: &Block) -> Option<Value> {
         let mut out = Map::new();
         out.insert("type".into(), "thinking".into());
         out.insert("thinking".into(), Value::String(thinking.clone()));
-        merge_extra(&mut out, &b.extra);
+        if same {
+            merge_extra(&mut out, &b.extra);
+        }
         return Some(Value::Object(out));
     }
-    write_block(b, true)
+    write_block_opts(b, same, true)
 }

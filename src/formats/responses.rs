@@ -24,7 +24,7 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
             }
             Item::AssistantSide(blocks) => {
                 match out.last_mut() {
-                    Some(last) if group_open => last.blocks.extend(blocks),
+                    Some(last) if group_open && joins(last, &blocks[0]) => last.blocks.extend(blocks),
                     _ => out.push(Message {
                         role: Role::Assistant,
                         blocks,
@@ -44,6 +44,25 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
 /// time): a Responses assistant message.
 pub fn is_open_group(m: &Message) -> bool {
     m.origin == Format::Responses && m.role == Role::Assistant && m.extra.is_empty()
+}
+
+/// Whether an assistant-side item opening with `first` belongs to the assistant turn `group`.
+///
+/// Consecutive items the model produced form one turn, except that a new message or reasoning
+/// item after a turn that already said something and called nothing starts a new turn: that is
+/// how two consecutive assistant messages are written, and it keeps them apart on the way back.
+pub fn joins(group: &Message, first: &Block) -> bool {
+    let opens_turn = match (&first.body, first.item.as_deref()) {
+        (Body::Thinking { .. }, Some(_)) => true,
+        (_, Some(meta)) => meta.fields.contains_key("role"),
+        _ => false,
+    };
+    if !opens_turn {
+        return true;
+    }
+    let said = group.blocks.iter().any(|b| matches!(b.body, Body::Text { .. }));
+    let called = group.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
+    !(said && !called)
 }
 
 pub enum Item {
@@ -204,9 +223,9 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
     };
     if role == Role::Assistant {
         let mut blocks = blocks;
+        map.insert("role".into(), Value::String(role_name));
         if blocks.is_empty() {
             // Nothing to hang the item on: keep the item itself.
-            map.insert("role".into(), Value::String(role_name));
             map.insert("content".into(), Value::Array(Vec::new()));
             return Ok(Item::AssistantSide(vec![opening(
                 Body::Opaque { value: Value::Object(map) },
