@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{content_blocks, into_object, merge_extra, obj, single_text, take_opt_bool, take_opt_str, take_role, take_str, type_name};
+use super::{
+    content_blocks, into_object, merge_extra, obj, single_text, take_opt_bool, take_opt_str, take_role, take_str,
+    type_name,
+};
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message, ResultContent, Role, ToolInput};
 
@@ -33,7 +36,10 @@ fn read_system(system: Value) -> Result<Vec<Message>> {
         extra: Extra::new(),
     };
     Ok(match form {
-        ContentForm::Parts => blocks.into_iter().map(|b| message(vec![b], ContentForm::Parts)).collect(),
+        ContentForm::Parts => blocks
+            .into_iter()
+            .map(|b| message(vec![b], ContentForm::Parts))
+            .collect(),
         _ => vec![message(blocks, form)],
     })
 }
@@ -78,7 +84,10 @@ pub(crate) fn read_content(content: Option<Value>, index: usize, origin: Format)
         }
         Some(other) => Err(Error::invalid(
             index,
-            format!("`content` must be a string or a list of blocks, got {}", type_name(&other)),
+            format!(
+                "`content` must be a string or a list of blocks, got {}",
+                type_name(&other)
+            ),
         )),
     }
 }
@@ -143,9 +152,17 @@ pub(crate) fn read_block(v: Value, index: usize, origin: Format) -> Result<Block
                 map.shift_remove("source");
                 Body::Image { source }
             }
-            None => return Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+            None => {
+                return Ok(Block::new(Body::Opaque {
+                    value: Value::Object(map),
+                }));
+            }
         },
-        _ => return Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+        _ => {
+            return Ok(Block::new(Body::Opaque {
+                value: Value::Object(map),
+            }));
+        }
     };
     Ok(Block {
         body,
@@ -241,7 +258,10 @@ pub fn write(messages: &[Message]) -> Result<(Option<Value>, Vec<Value>)> {
 }
 
 fn user_with_blocks(blocks: Vec<Value>) -> Value {
-    Value::Object(obj(vec![("role", Value::String("user".into())), ("content", Value::Array(blocks))]))
+    Value::Object(obj(vec![
+        ("role", Value::String("user".into())),
+        ("content", Value::Array(blocks)),
+    ]))
 }
 
 fn write_system(parts: &[&Message]) -> Option<Value> {
@@ -261,7 +281,11 @@ fn write_system(parts: &[&Message]) -> Option<Value> {
         }
         many => Some(Value::Array(
             many.iter()
-                .flat_map(|m| m.blocks.iter().filter_map(|b| write_block(b, m.origin == Format::Anthropic)))
+                .flat_map(|m| {
+                    m.blocks
+                        .iter()
+                        .filter_map(|b| write_block(b, m.origin == Format::Anthropic))
+                })
                 .collect(),
         )),
     }
@@ -272,9 +296,16 @@ fn write_message(m: &Message) -> Value {
     let role = if m.role == Role::Assistant { "assistant" } else { "user" };
     let mut out = Map::with_capacity(2 + m.extra.len());
     out.insert("role".into(), Value::String(role.into()));
-    let has_tools = m.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. } | Body::ToolResult { .. }));
+    let has_tools = m
+        .blocks
+        .iter()
+        .any(|b| matches!(b.body, Body::ToolUse { .. } | Body::ToolResult { .. }));
     let content_only: Vec<&Block> = content_blocks(m).collect();
-    let as_string = if has_tools { None } else { single_text(&content_only, m.form, same) };
+    let as_string = if has_tools {
+        None
+    } else {
+        single_text(&content_only, m.form, same)
+    };
     match (as_string, m.form) {
         (Some(text), _) => {
             out.insert("content".into(), Value::String(text.to_owned()));
@@ -336,7 +367,12 @@ pub(crate) fn write_block_opts(b: &Block, extras: bool, bound: bool) -> Option<V
                 ResultContent::Parts(parts) => {
                     out.insert(
                         "content".into(),
-                        Value::Array(parts.iter().filter_map(|p| write_block_opts(p, extras, bound)).collect()),
+                        Value::Array(
+                            parts
+                                .iter()
+                                .filter_map(|p| write_block_opts(p, extras, bound))
+                                .collect(),
+                        ),
                     );
                 }
                 ResultContent::Absent => {}

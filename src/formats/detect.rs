@@ -32,7 +32,9 @@ pub fn detect(values: &[Value]) -> Option<Format> {
         if let Some(Value::Array(parts)) = m.get("content") {
             for p in parts {
                 match p.get("type").and_then(Value::as_str) {
-                    Some("input_text" | "output_text" | "input_image" | "input_file") => return Some(Format::Responses),
+                    Some("input_text" | "output_text" | "input_image" | "input_file") => {
+                        return Some(Format::Responses);
+                    }
                     Some("image_url") => chat += 1,
                     Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "image") => anthropic += 1,
                     _ => {}
@@ -58,16 +60,23 @@ mod tests {
 
     #[test]
     fn tells_formats_apart() {
-        let chat = vec![json!({"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})];
+        let chat = vec![
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+        ];
         assert_eq!(detect(&chat), Some(Format::OpenAiChat));
-        let native = vec![json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": "f", "arguments": "{}"}]})];
+        let native = vec![
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": "f", "arguments": "{}"}]}),
+        ];
         assert_eq!(detect(&native), Some(Format::Native));
-        let anthropic = vec![json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]})];
+        let anthropic =
+            vec![json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]})];
         assert_eq!(detect(&anthropic), Some(Format::Anthropic));
         let responses = vec![json!({"type": "function_call_output", "call_id": "a", "output": "x"})];
         assert_eq!(detect(&responses), Some(Format::Responses));
         assert_eq!(detect(&[json!({"role": "user", "content": "hi"})]), None);
-        let anthropic_response = vec![json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]})];
+        let anthropic_response = vec![
+            json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}),
+        ];
         assert_eq!(detect(&anthropic_response), Some(Format::Anthropic));
     }
 }

@@ -59,12 +59,16 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
                 if system.is_some() {
                     implied = Some(Format::Anthropic);
                 }
-                let Some(Value::Array(values)) = body.shift_remove("messages") else { unreachable!() };
+                let Some(Value::Array(values)) = body.shift_remove("messages") else {
+                    unreachable!()
+                };
                 (values, Layout::Array)
             }
             Ok(Value::Object(mut body)) if body.get("input").is_some_and(Value::is_array) => {
                 implied = Some(Format::Responses);
-                let Some(Value::Array(values)) = body.shift_remove("input") else { unreachable!() };
+                let Some(Value::Array(values)) = body.shift_remove("input") else {
+                    unreachable!()
+                };
                 (values, Layout::Array)
             }
             Ok(single @ Value::Object(_)) => (vec![single], Layout::Lines(vec![line_of(bytes, start)])),
@@ -74,11 +78,13 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
             }
             Err(e) => return Err(invalid(Location::Line, e.line(), format!("not valid JSON: {e}"))),
         },
-        _ => return Err(invalid(
-            Location::Line,
-            line_of(bytes, start),
-            "not a transcript: expected a JSON array, a JSON object or JSON Lines".into(),
-        )),
+        _ => {
+            return Err(invalid(
+                Location::Line,
+                line_of(bytes, start),
+                "not a transcript: expected a JSON array, a JSON object or JSON Lines".into(),
+            ));
+        }
     };
     let fallback = match layout {
         Layout::Lines(_) => Format::Native,
@@ -99,6 +105,8 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
     Ok(Transcript { format, messages })
 }
 
+// Only on error paths: not worth a bytecount dependency.
+#[allow(clippy::naive_bytecount)]
 fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
 }

@@ -72,7 +72,12 @@ pub(crate) fn into_object(v: Value, index: usize, what: &str) -> Result<Map<Stri
 }
 
 /// Remove `key` and require a string when present.
-pub(crate) fn take_opt_str(map: &mut Map<String, Value>, key: &str, index: usize, what: &str) -> Result<Option<String>> {
+pub(crate) fn take_opt_str(
+    map: &mut Map<String, Value>,
+    key: &str,
+    index: usize,
+    what: &str,
+) -> Result<Option<String>> {
     match map.shift_remove(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),

@@ -24,7 +24,11 @@ use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
-    values.into_iter().enumerate().map(|(i, v)| read_message(v, i)).collect()
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| read_message(v, i))
+        .collect()
 }
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
@@ -44,7 +48,10 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             Some(other) => {
                 return Err(Error::invalid(
                     index,
-                    format!("tool message: `tool_call_id` must be a string, got {}", type_name(&other)),
+                    format!(
+                        "tool message: `tool_call_id` must be a string, got {}",
+                        type_name(&other)
+                    ),
                 ));
             }
             None => return Err(Error::invalid(index, "tool message without `tool_call_id`")),
@@ -132,7 +139,6 @@ fn read_flat_call(call: Value, index: usize) -> Result<Block> {
     })
 }
 
-
 // ---------------------------------------------------------------------------------------------
 
 pub fn write(messages: &[Message]) -> Vec<Value> {
@@ -212,7 +218,10 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
     let first_call = rest.iter().position(|b| matches!(b.body, Body::ToolUse { .. }));
     let calls_trail = first_call.is_none_or(|i| rest[i..].iter().all(|b| matches!(b.body, Body::ToolUse { .. })));
     let content: Vec<&Block> = if calls_trail {
-        rest.iter().copied().filter(|b| !matches!(b.body, Body::ToolUse { .. })).collect()
+        rest.iter()
+            .copied()
+            .filter(|b| !matches!(b.body, Body::ToolUse { .. }))
+            .collect()
     } else {
         rest.clone()
     };
@@ -221,7 +230,7 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
     } else if content.is_empty() {
         match (m.form, same) {
             (ContentForm::Absent, true) => {}
-            (ContentForm::Null, true) => {
+            (ContentForm::Null, _) => {
                 msg.insert("content".into(), Value::Null);
             }
             (ContentForm::Parts, true) => {

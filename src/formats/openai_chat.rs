@@ -8,7 +8,11 @@ use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message, ResultContent, Role, ToolInput};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
-    values.into_iter().enumerate().map(|(i, v)| read_message(v, i)).collect()
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| read_message(v, i))
+        .collect()
 }
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
@@ -28,7 +32,10 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             Some(other) => {
                 return Err(Error::invalid(
                     index,
-                    format!("tool message: `tool_call_id` must be a string, got {}", type_name(&other)),
+                    format!(
+                        "tool message: `tool_call_id` must be a string, got {}",
+                        type_name(&other)
+                    ),
                 ));
             }
             None => return Err(Error::invalid(index, "tool message without `tool_call_id`")),
@@ -41,7 +48,10 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             Some(other) => {
                 return Err(Error::invalid(
                     index,
-                    format!("tool message: `content` must be a string or a list of parts, got {}", type_name(&other)),
+                    format!(
+                        "tool message: `content` must be a string or a list of parts, got {}",
+                        type_name(&other)
+                    ),
                 ));
             }
         };
@@ -119,7 +129,10 @@ fn read_content(content: Option<Value>, index: usize) -> Result<(Vec<Block>, Con
         Some(Value::Array(parts)) => Ok((read_parts(parts, index)?, ContentForm::Parts)),
         Some(other) => Err(Error::invalid(
             index,
-            format!("`content` must be a string, a list of parts or null, got {}", type_name(&other)),
+            format!(
+                "`content` must be a string, a list of parts or null, got {}",
+                type_name(&other)
+            ),
         )),
     }
 }
@@ -165,10 +178,14 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                         item: None,
                     })
                 }
-                None => Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+                None => Ok(Block::new(Body::Opaque {
+                    value: Value::Object(map),
+                })),
             }
         }
-        _ => Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+        _ => Ok(Block::new(Body::Opaque {
+            value: Value::Object(map),
+        })),
     }
 }
 
@@ -200,10 +217,10 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
             ]);
             match content {
                 ResultContent::Text(s) => {
-                    if !(same && m.form == ContentForm::Null && s.is_empty()) {
-                        msg.insert("content".into(), Value::String(s.clone()));
-                    } else {
+                    if same && m.form == ContentForm::Null && s.is_empty() {
                         msg.insert("content".into(), Value::Null);
+                    } else {
+                        msg.insert("content".into(), Value::String(s.clone()));
                     }
                 }
                 ResultContent::Parts(parts) => {
@@ -268,7 +285,7 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
     } else if content.is_empty() {
         match (m.form, same) {
             (ContentForm::Absent, true) => {}
-            (ContentForm::Null, true) => {
+            (ContentForm::Null, _) => {
                 msg.insert("content".into(), Value::Null);
             }
             (ContentForm::Parts, true) => {

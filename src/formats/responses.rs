@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 use super::{into_object, merge_extra, obj, take_opt_str, take_str, type_name};
 use crate::error::{Error, Result};
-use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, ItemMeta, Message, ResultContent, Role, ToolInput};
+use crate::model::{
+    Block, Body, ContentForm, Extra, Format, ImageSource, ItemMeta, Message, ResultContent, Role, ToolInput,
+};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
     let mut out: Vec<Message> = Vec::with_capacity(values.len());
@@ -62,7 +64,7 @@ pub fn joins(group: &Message, first: &Block) -> bool {
     }
     let said = group.blocks.iter().any(|b| matches!(b.body, Body::Text { .. }));
     let called = group.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
-    !(said && !called)
+    !said || called
 }
 
 pub enum Item {
@@ -153,7 +155,9 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
         // Everything else the model produced (web search calls, compaction items, ...) or that
         // only references one: kept verbatim in the assistant turn.
         Some(_) => Ok(Item::AssistantSide(vec![opening(
-            Body::Opaque { value: Value::Object(map) },
+            Body::Opaque {
+                value: Value::Object(map),
+            },
             Extra::new(),
             ContentForm::Absent,
         )])),
@@ -210,13 +214,19 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
     let (blocks, form) = match map.shift_remove("content") {
         Some(Value::String(text)) => (vec![Block::new(Body::Text { text })], ContentForm::String),
         Some(Value::Array(parts)) => (
-            parts.into_iter().map(|p| read_part(p, index)).collect::<Result<Vec<_>>>()?,
+            parts
+                .into_iter()
+                .map(|p| read_part(p, index))
+                .collect::<Result<Vec<_>>>()?,
             ContentForm::Parts,
         ),
         Some(other) => {
             return Err(Error::invalid(
                 index,
-                format!("`content` must be a string or a list of parts, got {}", type_name(&other)),
+                format!(
+                    "`content` must be a string or a list of parts, got {}",
+                    type_name(&other)
+                ),
             ));
         }
         None => return Err(Error::invalid(index, "a message item needs `content`")),
@@ -228,7 +238,9 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
             // Nothing to hang the item on: keep the item itself.
             map.insert("content".into(), Value::Array(Vec::new()));
             return Ok(Item::AssistantSide(vec![opening(
-                Body::Opaque { value: Value::Object(map) },
+                Body::Opaque {
+                    value: Value::Object(map),
+                },
                 Extra::new(),
                 ContentForm::Absent,
             )]));
@@ -271,7 +283,9 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                 item: None,
             })
         }
-        _ => Ok(Block::new(Body::Opaque { value: Value::Object(map) })),
+        _ => Ok(Block::new(Body::Opaque {
+            value: Value::Object(map),
+        })),
     }
 }
 
@@ -287,9 +301,10 @@ pub fn write(messages: &[Message]) -> Vec<Value> {
 
 fn write_message(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Responses;
-    match m.role {
-        Role::Assistant => write_assistant(m, same, out),
-        _ => {
+    if m.role == Role::Assistant {
+        write_assistant(m, same, out);
+    } else {
+        {
             let mut rest: Vec<&Block> = Vec::new();
             for b in &m.blocks {
                 if let Body::ToolResult {
@@ -410,7 +425,9 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
             (_, None) => {
                 // A part continuing the open message item, or (from another format) text that
                 // starts a new assistant message item.
-                let Some(part) = write_part(b, "output_text", same) else { continue };
+                let Some(part) = write_part(b, "output_text", same) else {
+                    continue;
+                };
                 if let Some(Value::Array(parts)) = open.as_mut().and_then(|i| i.get_mut("content")) {
                     parts.push(part);
                 } else {

@@ -127,12 +127,14 @@ impl PyConversation {
     }
 
     /// Append one message in the conversation's format.
+    #[pyo3(signature = (message, /))]
     fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = to_value(message, 0)?;
         self.extend_parsed(py, vec![value])
     }
 
     /// Append messages in the conversation's format.
+    #[pyo3(signature = (messages, /))]
     fn extend(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = to_values(messages)?;
         self.extend_parsed(py, values)
@@ -179,7 +181,8 @@ impl PyConversation {
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
         let value = self.with(|c| -> Result<Value, Error> {
             let len = c.len();
-            let i = if index < 0 { index + len as isize } else { index };
+            let signed_len = isize::try_from(len).unwrap_or(isize::MAX);
+            let i = if index < 0 { index + signed_len } else { index };
             let i = usize::try_from(i).map_err(|_| Error::IndexOutOfRange {
                 index: index.unsigned_abs(),
                 len,

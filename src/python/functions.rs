@@ -31,9 +31,9 @@ pub fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &s
     let mut owned: Vec<String> = Vec::new();
     for (i, item) in texts.try_iter()?.enumerate() {
         let item = item?;
-        let s = item.cast::<PyString>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(format!("texts[{i}] is not a string"))
-        })?;
+        let s = item
+            .cast::<PyString>()
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("texts[{i}] is not a string")))?;
         owned.push(
             s.to_str()
                 .map_err(|_| Error::InvalidMessage {
@@ -76,25 +76,29 @@ pub fn convert<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let source = parse_format(source)?;
     let Some(target) = parse_format(to)? else {
-        return Err(pyo3::exceptions::PyValueError::new_err("`to` must name a format, not \"auto\""));
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "`to` must name a format, not \"auto\"",
+        ));
     };
     let values = to_values(messages)?;
     let system = system.map(|s| to_value(s, 0)).transpose()?;
-    let out = py.detach(move || -> Result<(Option<serde_json::Value>, Vec<serde_json::Value>), Error> {
-        let source = source
-            .or_else(|| system.as_ref().map(|_| Format::Anthropic))
-            .or_else(|| formats::detect::detect(&values))
-            .unwrap_or(Format::OpenAiChat);
-        let parsed = match source {
-            Format::Anthropic => formats::anthropic::read(values, system)?,
-            other => formats::read(other, values)?,
-        };
-        if target == Format::Anthropic {
-            formats::anthropic::write(&parsed)
-        } else {
-            Ok((None, formats::write(target, &parsed)?))
-        }
-    })?;
+    let out = py.detach(
+        move || -> Result<(Option<serde_json::Value>, Vec<serde_json::Value>), Error> {
+            let source = source
+                .or_else(|| system.as_ref().map(|_| Format::Anthropic))
+                .or_else(|| formats::detect::detect(&values))
+                .unwrap_or(Format::OpenAiChat);
+            let parsed = match source {
+                Format::Anthropic => formats::anthropic::read(values, system)?,
+                other => formats::read(other, values)?,
+            };
+            if target == Format::Anthropic {
+                formats::anthropic::write(&parsed)
+            } else {
+                Ok((None, formats::write(target, &parsed)?))
+            }
+        },
+    )?;
     if target == Format::Anthropic {
         let d = PyDict::new(py);
         if let Some(system) = out.0 {
@@ -105,4 +109,15 @@ pub fn convert<'py>(
     }
     let list: Bound<'py, PyList> = to_py_list(py, &out.1)?;
     Ok(list.into_any())
+}
+
+/// The heuristic's regressors for each text (for `benches/calibrate_heuristic.py`).
+#[pyfunction]
+#[pyo3(signature = (texts, /))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
+pub fn _heuristic_features(texts: Vec<String>) -> Vec<Vec<f64>> {
+    texts
+        .iter()
+        .map(|t| heuristic::Features::of(t).regressors().to_vec())
+        .collect()
 }

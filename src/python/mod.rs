@@ -11,7 +11,9 @@ mod _core {
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]
-    use super::functions::{convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens};
+    use super::functions::{
+        _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
+    };
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -1,5 +1,5 @@
 //! Token counting: exact BPE counts for OpenAI's public encodings (offline, ranks embedded in
-//! the binary), a fast class-aware heuristic for providers without a public tokenizer, and the
+//! the binary by `bpe-openai`, whose counts equal tiktoken's), a fast class-aware heuristic for providers without a public tokenizer, and the
 //! per-message accounting rules shared by every counter.
 
 pub mod heuristic;
@@ -48,8 +48,8 @@ impl Encoding {
     /// Tokens in `text` (no special tokens: text that looks like `<|endoftext|>` counts as text).
     pub fn count(self, text: &str) -> usize {
         match self {
-            Encoding::O200k => tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len(),
-            Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len(),
+            Encoding::O200k => bpe_openai::o200k_base().count(text),
+            Encoding::Cl100k => bpe_openai::cl100k_base().count(text),
             Encoding::Heuristic => heuristic::estimate(text, heuristic::Profile::for_encoding(self)),
         }
     }
@@ -57,8 +57,8 @@ impl Encoding {
     /// Token ids of `text` (exact encodings only; the heuristic has no ids).
     pub fn encode(self, text: &str) -> Option<Vec<u32>> {
         match self {
-            Encoding::O200k => Some(tiktoken_rs::o200k_base_singleton().encode_ordinary(text)),
-            Encoding::Cl100k => Some(tiktoken_rs::cl100k_base_singleton().encode_ordinary(text)),
+            Encoding::O200k => Some(bpe_openai::o200k_base().encode(text)),
+            Encoding::Cl100k => Some(bpe_openai::cl100k_base().encode(text)),
             Encoding::Heuristic => None,
         }
     }

@@ -1,0 +1,135 @@
+"""The ``agentcontext`` command line.
+
+``agentcontext inspect FILE`` prints the token counts of a transcript per role and per tool, exact
+(``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, get_args
+
+from agentcontext import Conversation
+from agentcontext.errors import AgentContextError
+from agentcontext.types import Encoding, FormatOrAuto
+
+ENCODINGS: tuple[Encoding, ...] = get_args(Encoding)
+ROLES = ("system", "developer", "user", "assistant", "tool")
+FORMATS: tuple[FormatOrAuto, ...] = ("auto", "openai", "responses", "anthropic", "jsonl")
+
+#: Exit status for a file that cannot be read or parsed.
+EXIT_BAD_INPUT = 2
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentcontext",
+        description="Inspect and compile the context an LLM agent sends on every call.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    inspect = sub.add_parser(
+        "inspect",
+        help="token counts of a transcript per role and per tool",
+        description="Count the tokens of a transcript file (a JSON array, a request body or JSON Lines "
+        "in any supported format) per role and per tool, exactly and with the heuristic.",
+    )
+    inspect.add_argument("file", help="transcript file")
+    inspect.add_argument("--format", choices=FORMATS, default="auto", help="message format (default: detect)")
+    inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    return parser
+
+
+def inspect_report(path: str, fmt: FormatOrAuto = "auto") -> dict[str, Any]:
+    """The figures ``agentcontext inspect`` prints, as a dict."""
+    conv = Conversation.from_file(path, format=fmt)
+    stats = {enc: conv.stats(encoding=enc) for enc in ENCODINGS}
+    first = stats[ENCODINGS[0]]
+    by_tool: dict[str, Any] = {}
+    for name, tool in first["by_tool"].items():
+        by_tool[name] = {
+            "calls": tool["calls"],
+            "results": tool["results"],
+            "tokens": {enc: stats[enc]["by_tool"][name]["tokens"] for enc in ENCODINGS},
+        }
+    return {
+        "path": path,
+        "format": conv.format,
+        "messages": len(conv),
+        "tool_calls": first["tool_calls"],
+        "tokens": {enc: stats[enc]["tokens"] for enc in ENCODINGS},
+        "by_role": {role: {enc: stats[enc]["by_role"][role] for enc in ENCODINGS} for role in ROLES},
+        "messages_by_role": first["messages_by_role"],
+        "by_tool": by_tool,
+    }
+
+
+def _table(rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_inspect(report: dict[str, Any]) -> str:
+    total = report["tokens"][ENCODINGS[0]] or 1
+    out = [
+        (
+            f"{report['path']}: {report['format']} format, {report['messages']:,} messages, "
+            f"{report['tool_calls']:,} tool calls"
+        ),
+        "",
+    ]
+    rows = [["role", "messages", *ENCODINGS, "share"]]
+    for role in ROLES:
+        counts = report["by_role"][role]
+        if report["messages_by_role"][role] == 0 and counts[ENCODINGS[0]] == 0:
+            continue
+        rows.append(
+            [
+                role,
+                f"{report['messages_by_role'][role]:,}",
+                *(f"{counts[e]:,}" for e in ENCODINGS),
+                f"{counts[ENCODINGS[0]] / total:.1%}",
+            ]
+        )
+    rows.append(["total", f"{report['messages']:,}", *(f"{report['tokens'][e]:,}" for e in ENCODINGS), "100.0%"])
+    out.append(_table(rows, right=set(range(1, len(rows[0])))))
+    if report["by_tool"]:
+        out.append("")
+        tools = sorted(report["by_tool"].items(), key=lambda kv: -kv[1]["tokens"][ENCODINGS[0]])
+        rows = [["tool", "calls", *ENCODINGS, "share"]]
+        for name, tool in tools:
+            rows.append(
+                [
+                    name,
+                    f"{tool['calls']:,}",
+                    *(f"{tool['tokens'][e]:,}" for e in ENCODINGS),
+                    f"{tool['tokens'][ENCODINGS[0]] / total:.1%}",
+                ]
+            )
+        out.append(_table(rows, right=set(range(1, len(rows[0])))))
+        out.append("(tool tokens are calls and their results together)")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "inspect":
+            report = inspect_report(args.file, args.format)
+            print(json.dumps(report, indent=2) if args.json else format_inspect(report))
+    except AgentContextError as exc:
+        print(f"agentcontext: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

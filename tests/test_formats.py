@@ -1,0 +1,333 @@
+"""Reading and writing every format: lossless round trips on the shared corpus, on real Claude
+Code sessions and on generated conversations."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentcontext as ac
+from tests import support
+
+
+def canonical_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic carries tool input as a JSON object, so the spelling of an OpenAI ``arguments``
+    string (spaces, escapes) does not survive a trip through it; its value does."""
+    out = []
+    for m in messages:
+        m = dict(m)
+        if m.get("tool_calls"):
+            m["tool_calls"] = [
+                {**c, "arguments": json.loads(c["arguments"])}
+                if "arguments" in c
+                else {**c, "function": {**c["function"], "arguments": json.loads(c["function"]["arguments"])}}
+                for c in m["tool_calls"]
+            ]
+        out.append(m)
+    return out
+
+
+def normalized_ids() -> list[Path]:
+    return support.normalized_files()
+
+
+@pytest.mark.parametrize("path", normalized_ids(), ids=lambda p: f"{p.parent.name}/{p.stem[:40]}")
+def test_corpus_round_trips_through_every_format(path: Path, transcripts: Path) -> None:
+    original = support.read_jsonl(path)
+    conv = ac.Conversation.from_file(path)
+    assert conv.format == "jsonl"
+    assert len(conv) == len(original)
+    assert conv.to_jsonl() == original
+
+    request = conv.to_anthropic()
+    back = ac.Conversation(request["messages"], format="anthropic", system=request.get("system"))
+    assert canonical_arguments(back.to_jsonl()) == canonical_arguments(original)
+
+    items = conv.to_responses()
+    assert ac.Conversation(items, format="responses").to_jsonl() == original
+
+    chat = conv.to_openai()
+    assert ac.Conversation(chat, format="openai").to_jsonl() == original
+    # Tool pairings survive every format: same ids, same number of calls.
+    assert ac.Conversation(items, format="responses").tool_calls == conv.tool_calls
+    assert back.tool_calls == conv.tool_calls
+
+
+def claude_code_messages(root: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted((root / "raw" / "codemie").rglob("session-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            message = entry.get("message")
+            if isinstance(message, dict) and "role" in message:
+                out.append(message)
+    return out
+
+
+def test_claude_code_messages_round_trip_dict_equal(transcripts: Path) -> None:
+    messages = claude_code_messages(transcripts)
+    assert len(messages) > 600
+    kinds = {b["type"] for m in messages if isinstance(m["content"], list) for b in m["content"]}
+    assert {"thinking", "tool_use", "tool_result", "text"} <= kinds
+    for i, m in enumerate(messages):
+        conv = ac.Conversation([m], format="anthropic")
+        assert conv.to_anthropic()["messages"] == [m], f"message {i}"
+        assert conv.to_format("anthropic") == [m]
+    # The whole list at once, too (one conversation).
+    assert ac.convert(messages, source="anthropic", to="anthropic")["messages"] == messages
+
+
+def test_unknown_fields_survive_in_their_own_format() -> None:
+    anthropic = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}},
+            ],
+        },
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "abc"},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "read",
+                    "input": {"path": "a"},
+                    "cache_control": {"type": "ephemeral"},
+                },
+            ],
+            "usage": {"input_tokens": 3},
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [{"type": "text", "text": "ok"}],
+                    "is_error": False,
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "compaction", "content": "summary so far"}]},
+    ]
+    assert ac.Conversation(anthropic, format="anthropic").to_anthropic()["messages"] == anthropic
+
+    chat = [
+        {"role": "developer", "content": "be brief", "name": "policy"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "done", "name": "f"},
+        {"role": "assistant", "content": "ok", "tool_calls": []},
+    ]
+    assert ac.Conversation(chat, format="openai").to_openai() == chat
+
+    items = [
+        {"role": "user", "content": "hi"},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"},
+            ],
+        },
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": "gAAA",
+        },
+        {
+            "type": "message",
+            "id": "msg_1",
+            "status": "completed",
+            "role": "assistant",
+            "content": [
+                {"type": "output_text", "text": "a", "annotations": []},
+                {"type": "output_text", "text": "b", "annotations": []},
+            ],
+        },
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}", "status": "completed"},
+        {"type": "custom_tool_call", "id": "ctc_1", "call_id": "c2", "name": "apply_patch", "input": "*** Begin Patch"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
+        {"type": "function_call_output", "call_id": "c1", "output": "42"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "patched"},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "zzz"},
+        {"role": "assistant", "content": "done"},
+    ]
+    conv = ac.Conversation(items, format="responses")
+    assert conv.to_responses() == items
+    assert conv.tool_calls == 2
+
+
+def test_cross_format_conversion_keeps_text_and_pairs() -> None:
+    chat = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "do it"},
+        {
+            "role": "assistant",
+            "content": "on it",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+                {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "user", "content": "thanks"},
+    ]
+    request = ac.convert(chat, to="anthropic")
+    assert request["system"] == "sys"
+    assert request["messages"][2] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "1"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "2"},
+        ],
+    }
+    assert request["messages"][3] == {"role": "user", "content": "thanks"}
+    assert canonical_arguments(
+        ac.convert(request["messages"], source="anthropic", system="sys", to="openai")
+    ) == canonical_arguments(chat)
+    items = ac.convert(chat, to="responses")
+    assert [i.get("type") for i in items[2:5]] == ["message", "function_call", "function_call"]
+    assert ac.convert(items, to="openai") == chat
+
+
+def test_mid_conversation_system_message_cannot_go_to_anthropic() -> None:
+    chat = [{"role": "user", "content": "a"}, {"role": "system", "content": "late"}]
+    with pytest.raises(ac.ConversionError) as info:
+        ac.convert(chat, to="anthropic")
+    assert info.value.index == 1
+    assert info.value.format == "anthropic"
+    assert "message 1" in str(info.value)
+
+
+def test_detect_format() -> None:
+    assert ac.detect_format([{"role": "tool", "tool_call_id": "x", "content": "y"}]) is None
+    assert ac.detect_format([{"type": "function_call_output", "call_id": "x", "output": "y"}]) == "responses"
+    assert ac.detect_format([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]}]) == "anthropic"
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated conversations.
+
+text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=40)
+ident = st.text("abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
+json_args = st.dictionaries(ident, st.one_of(st.integers(-1000, 1000), text, st.booleans(), st.none()), max_size=4)
+
+
+@st.composite
+def chat_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(text)})
+    n_turns = draw(st.integers(1, 5))
+    call = 0
+    for _ in range(n_turns):
+        messages.append({"role": "user", "content": draw(text)})
+        for _ in range(draw(st.integers(0, 3))):
+            n_calls = draw(st.integers(0, 3))
+            content = draw(st.one_of(st.none(), text)) if n_calls else draw(text)
+            msg: dict[str, Any] = {"role": "assistant", "content": content}
+            ids = []
+            if n_calls:
+                msg["tool_calls"] = []
+                for _ in range(n_calls):
+                    call += 1
+                    ids.append(f"call_{call}")
+                    msg["tool_calls"].append(
+                        {
+                            "id": ids[-1],
+                            "type": "function",
+                            "function": {"name": draw(ident), "arguments": json.dumps(draw(json_args))},
+                        }
+                    )
+            messages.append(msg)
+            for cid in ids:
+                messages.append({"role": "tool", "tool_call_id": cid, "content": draw(text)})
+    return messages
+
+
+def has_adjacent_assistant_turns(chat: list[dict[str, Any]]) -> bool:
+    """Responses items have no boundary between a text-only assistant message and an assistant
+    message with tool calls right after it: read back, the two are one turn (text, then calls),
+    which is how the Responses API itself would produce them."""
+    return any(
+        a["role"] == "assistant" and not a.get("tool_calls") and b["role"] == "assistant" and b.get("tool_calls")
+        for a, b in itertools.pairwise(chat)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(chat_conversations())
+def test_generated_conversations_round_trip(chat: list[dict[str, Any]]) -> None:
+    conv = ac.Conversation(chat, format="openai")
+    assert conv.to_openai() == chat
+    items = conv.to_responses()
+    assert ac.Conversation(items, format="responses").to_responses() == items
+    if not has_adjacent_assistant_turns(chat):
+        assert ac.Conversation(items, format="responses").to_openai() == chat
+    request = conv.to_anthropic()
+    back = ac.Conversation(request["messages"], format="anthropic", system=request.get("system"))
+    assert canonical_arguments(back.to_openai()) == canonical_arguments(chat)
+    assert back.to_anthropic() == request
+    native = conv.to_jsonl()
+    assert ac.Conversation(native, format="jsonl").to_openai() == chat
+
+
+@settings(max_examples=100, deadline=None)
+@given(chat_conversations())
+def test_appending_one_by_one_equals_building_at_once(chat: list[dict[str, Any]]) -> None:
+    whole = ac.Conversation(chat, format="openai")
+    grown = ac.Conversation(format="openai")
+    for m in chat:
+        grown.append(m)
+    assert grown.to_openai() == whole.to_openai()
+    assert grown.message_tokens() == whole.message_tokens()
+    assert grown.stats() == whole.stats()
+    items = whole.to_responses()
+    grown_items = ac.Conversation(format="responses")
+    for item in items:
+        grown_items.append(item)
+    assert grown_items.to_responses() == items
+    assert len(grown_items) == len(ac.Conversation(items, format="responses"))
+
+
+def test_input_is_never_mutated() -> None:
+    chat = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        }
+    ]
+    snapshot = json.loads(json.dumps(chat))
+    conv = ac.Conversation(chat)
+    conv.to_anthropic()
+    conv.to_responses()
+    assert chat == snapshot
