@@ -1,0 +1,176 @@
+"""End-to-end benchmarks from Python: the numbers users feel, each beside its named baseline in
+one run, as ratios.
+
+    python benches/bench_e2e.py            # everything
+    python benches/bench_e2e.py tokens     # one section
+
+Needs the test extras (``pip install -e '.[test]'``: tiktoken is the baseline) and a release
+build. Python tiktoken runs offline from the rank files that ship inside the Rust crates. Times
+are medians of several runs on whatever machine this is; compare ratios, not absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import agentcontext as ac
+from tests import support
+
+
+def median_time(fn: Callable[[], Any], repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(
+        "  "
+        + "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=True)))
+    )
+    for r in rows:
+        print(
+            "  "
+            + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        )
+
+
+def tiktoken_encoding(name: str = "o200k_base") -> Any:
+    cache = support.tiktoken_cache_dir()
+    if cache is None:
+        sys.exit("no tiktoken rank files in the cargo registry: build the project first")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def inputs() -> dict[str, list[str]]:
+    corpus = [t for p in support.normalized_files() for _, t in support.message_texts(p)]
+    synthetic = [m["content"] for m in support.synthetic_session(2000) if m.get("content")]
+    out = {"synthetic 2k": synthetic}
+    if corpus:
+        out = {"shared corpus": corpus, **out}
+    return out
+
+
+def bench_tokens() -> None:
+    enc = tiktoken_encoding()
+    print("\n[tokens] exact o200k_base, one call per message, one thread")
+    rows = []
+    for name, texts in inputs().items():
+        size = sum(len(t.encode()) for t in texts)
+        assert [ac.count_tokens(t) for t in texts] == [len(enc.encode_ordinary(t)) for t in texts]
+        ours = median_time(lambda texts=texts: [ac.count_tokens(t) for t in texts])
+        theirs = median_time(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts])
+        rows.append(
+            [
+                name,
+                f"{size / 1e6:.2f} MB",
+                f"{size / ours / 1e6:.1f} MB/s",
+                f"{size / theirs / 1e6:.1f} MB/s",
+                f"{theirs / ours:.2f}x",
+            ]
+        )
+    table(["input", "size", "agentcontext", "tiktoken", "ratio"], rows)
+    print("  (identical counts checked first; ratio = tiktoken time / agentcontext time)")
+
+    print("\n[heuristic] estimate_tokens per message vs len/4, error against exact o200k (texts > 40 chars)")
+    rows = []
+    cjk = ["上下文窗口管理成为关键。模型是个能力超强、但只能看桌面、而且记性只到桌面的专家。" * 8]
+    for name, texts in [*inputs().items(), ("CJK sample", cjk)]:
+        texts = [t for t in texts if len(t) > 40]
+        size = sum(len(t.encode()) for t in texts)
+        exact = ac.count_tokens_batch(texts)
+        heur_errors = sorted(abs(ac.estimate_tokens(t) - n) / n for t, n in zip(texts, exact, strict=True))
+        quarter_errors = sorted(abs(len(t) / 4 - n) / n for t, n in zip(texts, exact, strict=True))
+        ours = median_time(lambda texts=texts: [ac.estimate_tokens(t) for t in texts])
+        p90 = int(0.9 * (len(texts) - 1))
+        under = statistics.median(n / (len(t) / 4) for t, n in zip(texts, exact, strict=True))
+        rows.append(
+            [
+                name,
+                f"{size / ours / 1e6:,.0f} MB/s",
+                f"{statistics.median(heur_errors):.1%}",
+                f"{heur_errors[p90]:.1%}",
+                f"{statistics.median(quarter_errors):.1%}",
+                f"{quarter_errors[p90]:.1%}",
+                f"{under:.2f}x",
+            ]
+        )
+    table(["input", "heuristic", "median err", "p90 err", "len/4 median", "len/4 p90", "exact/(len/4)"], rows)
+    print(
+        "  (MB/s here includes one Python call per message; the core alone runs at >1 GB/s: cargo bench --bench tokens)"
+    )
+
+
+def bench_conversation() -> None:
+    enc = tiktoken_encoding()
+    session = support.synthetic_session(2000)
+    new = {"role": "user", "content": "Please run the tests again and show me the failing ones."}
+    print(f"\n[conversation] one turn at {len(session):,} messages ({ac.Conversation(session).tokens:,} o200k tokens)")
+    conv = ac.Conversation(session)
+    n = 2000
+    t = time.perf_counter()
+    for _ in range(n):
+        conv.append(new)
+    append = (time.perf_counter() - t) / n
+
+    def stateless_tiktoken() -> int:
+        total = 0
+        for m in [*session, new]:
+            total += len(enc.encode_ordinary(m["content"] or ""))
+            for c in m.get("tool_calls") or []:
+                total += len(enc.encode_ordinary(c["function"]["arguments"]))
+        return total
+
+    whole_list = median_time(lambda: ac.Conversation([*session, new]).tokens)
+    tiktoken_turn = median_time(stateless_tiktoken)
+    boundary = median_time(lambda: ac.detect_format(session)) / len(session)
+    rows = [
+        [
+            "append 1 message, exact count (Conversation)",
+            f"{append * 1e6:.1f} µs",
+            f"{tiktoken_turn * 1e3:.1f} ms",
+            f"{tiktoken_turn / append:,.0f}x",
+        ],
+        [
+            "whole list per turn: Conversation(list)",
+            f"{whole_list * 1e3:.1f} ms",
+            f"{tiktoken_turn * 1e3:.1f} ms",
+            f"{tiktoken_turn / whole_list:.1f}x",
+        ],
+        ["boundary only: list[dict] -> Rust, per message", f"{boundary * 1e6:.2f} µs", "", ""],
+    ]
+    table(["operation", "agentcontext", "tiktoken recount", "ratio"], rows)
+    print("  (baseline: a stateless harness recounting every message with tiktoken each turn)")
+
+
+SECTIONS = {"tokens": bench_tokens, "conversation": bench_conversation}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sections", nargs="*", choices=[*SECTIONS, []], help="sections to run (default: all)")
+    args = parser.parse_args()
+    print(f"agentcontext {ac.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    for name in args.sections or SECTIONS:
+        SECTIONS[name]()
+
+
+if __name__ == "__main__":
+    main()
