@@ -1,6 +1,6 @@
 //! agentcontext's core: the conversation model, wire formats, token counting and the pure
 //! operations over conversations. Nothing here knows about Python; the bindings live in
-//! [`python`] and are the only code that touches pyo3.
+//! [`python`], the only module that touches the Python binding crates.
 
 pub mod conversation;
 pub mod error;
