@@ -43,6 +43,23 @@ pub enum Error {
         expected: &'static str,
     },
 
+    /// A budget smaller than the marker that must fit in it.
+    #[error("a budget of {limit} {unit} cannot hold the truncation marker ({needed} {unit} needed)")]
+    BudgetTooSmall {
+        limit: usize,
+        unit: &'static str,
+        needed: usize,
+    },
+
+    /// A file read refused or failed; `message` is written to be shown to the model as the
+    /// tool's answer (it says what to do instead).
+    #[error("{message}")]
+    FileRead {
+        path: String,
+        kind: &'static str,
+        message: String,
+    },
+
     /// An index outside the conversation.
     #[error("message index {index} out of range for a conversation of {len} messages")]
     IndexOutOfRange { index: usize, len: usize },

@@ -2,6 +2,7 @@
 //! operations over conversations. Nothing here knows about Python; the bindings live in
 //! [`python`], the only module that touches the Python binding crates.
 
+pub mod budget;
 pub mod conversation;
 pub mod error;
 pub mod formats;

@@ -14,6 +14,8 @@ from agentcontext.types import (
     Stats,
     Target,
     ToolTotals,
+    TruncateStrategy,
+    Unit,
 )
 
 __all__ = [
@@ -21,6 +23,8 @@ __all__ = [
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
     "Conversation",
+    "Page",
+    "Truncation",
     "__version__",
     "_heuristic_features",
     "convert",
@@ -28,6 +32,11 @@ __all__ = [
     "count_tokens_batch",
     "detect_format",
     "estimate_tokens",
+    "important_tail",
+    "json_preview",
+    "page_text",
+    "read_page",
+    "truncate",
 ]
 
 __version__: str
@@ -178,3 +187,142 @@ def convert(
 ) -> list[JsonDict]: ...
 def _heuristic_features(texts: list[str], /) -> list[list[float]]:
     """The heuristic's regressors per text (used by ``benches/calibrate_heuristic.py``)."""
+
+@final
+class Truncation:
+    """The result of :func:`truncate`. ``str(t)`` is ``t.text``."""
+
+    @property
+    def text(self) -> str:
+        """The text to use: the original when it fits, else head + marker + tail."""
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def kept(self) -> Literal["all", "head", "tail", "head_tail"]:
+        """What was kept (``"auto"`` resolves to ``"head"`` or ``"head_tail"``)."""
+    @property
+    def tail_rule(self) -> str | None:
+        """The tail-importance rule that made ``"auto"`` keep the tail, if any."""
+    @property
+    def head_chars(self) -> int:
+        """Characters of the original kept at the start: ``text`` starts with ``original[:head_chars]``."""
+    @property
+    def tail_chars(self) -> int:
+        """Characters of the original kept at the end."""
+    @property
+    def original_chars(self) -> int: ...
+    @property
+    def original_bytes(self) -> int: ...
+    @property
+    def original_lines(self) -> int:
+        """Line breaks in the original."""
+    @property
+    def omitted_chars(self) -> int: ...
+    @property
+    def omitted_bytes(self) -> int: ...
+    @property
+    def omitted_lines(self) -> int:
+        """Line breaks in the omitted text."""
+    @property
+    def omitted_tokens(self) -> int | None:
+        """Tokens omitted, for token budgets with ``count_omitted_tokens=True``."""
+
+def truncate(
+    text: str,
+    limit: int,
+    /,
+    *,
+    unit: Unit = "chars",
+    strategy: TruncateStrategy = "auto",
+    head_share: float = 0.5,
+    encoding: Encoding = "o200k_base",
+    recall_id: str | None = None,
+    path: str | None = None,
+    count_omitted_tokens: bool = False,
+) -> Truncation:
+    """Fit ``text`` into ``limit`` units (chars, bytes, lines or tokens of ``encoding``).
+
+    Over budget, the result is head + marker + tail: ``"head"`` and ``"tail"`` keep one end,
+    ``"head_tail"`` both (``head_share`` of the room to the head), ``"auto"`` both when the tail
+    holds what matters (tracebacks, errors, test summaries, exit status, closing JSON brackets;
+    see :func:`important_tail`) and the head otherwise. The marker sits where text was removed
+    and states the lines and characters omitted, and how to get them back when ``recall_id`` or
+    ``path`` is given. Cuts fall on line boundaries when that keeps at least half of the room and
+    never inside a character; the output, marker included, never exceeds ``limit``. Token budgets
+    count only the kept lines, not the whole text.
+
+    Raises:
+        BudgetError: ``limit`` cannot hold the marker itself.
+        OptionError: an unknown ``unit``, ``strategy`` or ``encoding``.
+    """
+
+def important_tail(text: str, /) -> str | None:
+    """The name of the tail-importance rule that fires on the end of ``text`` (``"traceback"``,
+    ``"error"``, ``"test summary"``, ``"exit status"``, ``"summary"``, ``"json close"``), or None."""
+
+def json_preview(text: str, /, *, max_chars: int = 2000) -> str | None:
+    """A structural preview of a JSON object or array (keys, types, array lengths, first items)
+    of at most ``max_chars`` characters; None when ``text`` is not one."""
+
+@final
+class Page:
+    """One page of a file. ``str(p)`` is ``p.text``."""
+
+    @property
+    def text(self) -> str:
+        """The lines, then ``[Showing lines A-B of N. Use offset=B+1 to continue.]`` when more follow."""
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def file_bytes(self) -> int: ...
+    @property
+    def long_lines_cut(self) -> int: ...
+    @property
+    def more(self) -> bool: ...
+    @property
+    def content_hash(self) -> str:
+        """A hash of the whole file, to tell a changed file from an unchanged one."""
+
+def read_page(
+    path: str | PathLike[str],
+    /,
+    offset: int | None = None,
+    limit: int | None = None,
+    *,
+    max_lines: int = 2000,
+    max_bytes: int = 51200,
+    line_max_chars: int = 2000,
+    byte_gate: int | None = 262144,
+    token_gate: int | None = 25000,
+    encoding: Encoding = "o200k_base",
+    line_numbers: bool = True,
+) -> Page:
+    """Read one page of a text file: at most ``max_lines`` lines (or ``limit``) or ``max_bytes``
+    bytes, whichever comes first, from line ``offset`` (1-based); lines longer than
+    ``line_max_chars`` are cut with a marker.
+
+    Raises:
+        FileReadError: with a message written for the model — the file is over ``byte_gate``
+            bytes and no offset/limit was given, the page is over ``token_gate`` tokens, the file
+            is binary or not UTF-8, the offset is past the end, or it cannot be read.
+    """
+
+def page_text(
+    text: str,
+    /,
+    offset: int | None = None,
+    limit: int | None = None,
+    *,
+    name: str = "text",
+    max_lines: int = 2000,
+    max_bytes: int = 51200,
+    line_max_chars: int = 2000,
+    token_gate: int | None = None,
+    encoding: Encoding = "o200k_base",
+    line_numbers: bool = False,
+) -> Page:
+    """:func:`read_page` over text in memory."""

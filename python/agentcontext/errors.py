@@ -11,10 +11,13 @@ from __future__ import annotations
 
 __all__ = [
     "AgentContextError",
+    "BudgetError",
     "ConversionError",
+    "FileReadError",
     "InvalidMessageError",
     "MessageIndexError",
     "OptionError",
+    "RecallError",
     "TranscriptError",
     "TranscriptReadError",
 ]
@@ -90,3 +93,42 @@ class OptionError(AgentContextError, ValueError):
 
 class MessageIndexError(AgentContextError, IndexError):
     """A message index outside the conversation."""
+
+
+class BudgetError(AgentContextError, ValueError):
+    """A budget too small to hold the truncation marker; ``needed`` is the smallest that works."""
+
+    def __init__(self, message: str, needed: int) -> None:
+        super().__init__(message, needed)
+        self.needed = needed
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class FileReadError(AgentContextError):
+    """A file read that was refused or failed.
+
+    The message is written for the model, as the read tool's answer: it says what happened and
+    what to do instead. ``kind`` is one of ``"too_large"`` (over the byte gate), ``"token_gate"``,
+    ``"binary"``, ``"not_utf8"``, ``"offset_past_end"``, ``"directory"`` or ``"io"``.
+    """
+
+    def __init__(self, message: str, path: str, kind: str) -> None:
+        super().__init__(message, path, kind)
+        self.path = path
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class RecallError(AgentContextError, KeyError):
+    """A recall id that the store does not hold."""
+
+    def __init__(self, message: str, recall_id: str) -> None:
+        super().__init__(message, recall_id)
+        self.recall_id = recall_id
+
+    def __str__(self) -> str:
+        return str(self.args[0])

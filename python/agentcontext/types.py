@@ -15,6 +15,8 @@ __all__ = [
     "Stats",
     "Target",
     "ToolTotals",
+    "TruncateStrategy",
+    "Unit",
 ]
 
 Encoding: TypeAlias = Literal["o200k_base", "cl100k_base", "heuristic"]
@@ -25,6 +27,10 @@ Format: TypeAlias = Literal["openai", "responses", "anthropic", "jsonl"]
 """``openai``: Chat Completions messages; ``responses``: Responses input items; ``anthropic``:
 Messages API messages (system separate); ``jsonl``: the library's own format, one message per line."""
 FormatOrAuto: TypeAlias = Literal["openai", "responses", "anthropic", "jsonl", "auto"]
+Unit: TypeAlias = Literal["chars", "bytes", "lines", "tokens"]
+"""What a truncation budget is measured in."""
+TruncateStrategy: TypeAlias = Literal["auto", "head", "tail", "head_tail"]
+"""Which part of an over-budget text to keep."""
 Message: TypeAlias = Mapping[str, Any]
 JsonDict: TypeAlias = dict[str, Any]
 

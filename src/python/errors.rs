@@ -10,6 +10,8 @@ pyo3::import_exception!(agentcontext.errors, TranscriptError);
 pyo3::import_exception!(agentcontext.errors, TranscriptReadError);
 pyo3::import_exception!(agentcontext.errors, OptionError);
 pyo3::import_exception!(agentcontext.errors, MessageIndexError);
+pyo3::import_exception!(agentcontext.errors, BudgetError);
+pyo3::import_exception!(agentcontext.errors, FileReadError);
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -34,6 +36,8 @@ impl From<Error> for PyErr {
             }
             Error::UnknownOption { .. } => OptionError::new_err(message),
             Error::IndexOutOfRange { .. } => MessageIndexError::new_err(message),
+            Error::BudgetTooSmall { needed, .. } => BudgetError::new_err((message, needed)),
+            Error::FileRead { path, kind, .. } => FileReadError::new_err((message, path, kind)),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Python bindings: the only module that touches pyo3. Everything here converts at the edge and
 //! calls the core with the GIL released for anything that takes time.
 
+mod budget;
 mod conversation;
 mod convert;
 mod errors;
@@ -8,6 +9,8 @@ mod functions;
 
 #[pyo3::pymodule(gil_used = false)]
 mod _core {
+    #[pymodule_export]
+    use super::budget::{PyPage, PyTruncation, important_tail, json_preview, page_text, read_page, truncate};
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]

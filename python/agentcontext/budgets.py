@@ -1,0 +1,611 @@
+"""Budgets on what enters the context: tool results, project files and file reads.
+
+The cutting itself (head + marker + tail, tail importance, token fitting, JSON previews, paging)
+runs in the Rust core; this module holds the policies, the store that keeps what was cut out,
+and the stateful helpers (read dedup, open-file views).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from agentcontext._core import Page, Truncation, json_preview, page_text, read_page, truncate
+from agentcontext.errors import FileReadError, OptionError, RecallError
+from agentcontext.types import TruncateStrategy as Strategy
+
+__all__ = [
+    "PRESETS",
+    "BudgetPreset",
+    "BudgetedResult",
+    "FileReader",
+    "OpenFiles",
+    "ResultStore",
+    "ToolResultPolicy",
+    "fit_project_files",
+    "open_file_limits",
+    "read_file_tool",
+    "recall_tool",
+]
+
+
+#: Characters per token used to turn a window in tokens into a budget in characters.
+CHARS_PER_TOKEN = 4
+
+
+# ---------------------------------------------------------------------------------------------
+# The store of full results.
+
+
+class ResultStore:
+    """A content-addressed store of full tool results, one file per result under ``directory``.
+
+    The id of a text is derived from its SHA-256, so storing the same text twice gives the same
+    id and one file. Writes go to a temporary file in the same directory and are renamed into
+    place, so concurrent writers (threads or processes) of the same result leave one intact file
+    and a reader never sees a partial one.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def id_for(text: str) -> str:
+        return "r-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+    def path_for(self, recall_id: str) -> Path:
+        if not recall_id.startswith("r-") or not recall_id[2:].isalnum():
+            raise RecallError(f"not a recall id: {recall_id!r}", recall_id)
+        return self.directory / f"{recall_id}.txt"
+
+    def put(self, text: str) -> str:
+        """Store ``text`` and return its recall id."""
+        recall_id = self.id_for(text)
+        path = self.path_for(recall_id)
+        if path.exists():
+            return recall_id
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{recall_id}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return recall_id
+
+    def get(self, recall_id: str) -> str:
+        """The full text stored under ``recall_id``."""
+        path = self.path_for(recall_id)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id) from None
+
+    def __contains__(self, recall_id: object) -> bool:
+        return isinstance(recall_id, str) and recall_id.startswith("r-") and self.path_for(recall_id).exists()
+
+    def recall(self, recall_id: str, offset: int = 1, limit: int = 500) -> str:
+        """Lines ``offset`` .. ``offset + limit - 1`` of a stored result, with a continuation hint
+        when more follow: the answer of the ``recall`` tool."""
+        page = page_text(self.get(recall_id), offset, limit, name=f"result {recall_id}", line_numbers=False)
+        return page.text
+
+
+def recall_tool(style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
+    """The definition of a ``recall`` tool that pages a stored result back, for a tool list."""
+    description = (
+        "Read back the full text of a tool result that was shortened or cleared from the conversation. "
+        "Pass the recall id shown in its marker; use offset and limit to page through long results."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The recall id from the marker, like r-3fa2..."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line to show (1-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show."},
+        },
+        "required": ["id"],
+    }
+    return _tool("recall", description, schema, style)
+
+
+def _tool(name: str, description: str, schema: dict[str, Any], style: str) -> dict[str, Any]:
+    if style == "anthropic":
+        return {"name": name, "description": description, "input_schema": schema}
+    if style == "openai":
+        return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+    raise OptionError(f'unknown tool style {style!r} (expected "openai" or "anthropic")')
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool-result policy.
+
+
+@dataclass(frozen=True)
+class BudgetedResult:
+    """What became of one tool result."""
+
+    text: str
+    #: ``"kept"`` (fit as is), ``"truncated"`` (head/tail with a marker) or ``"persisted"``
+    #: (stored in full, replaced by a preview with its recall id).
+    action: Literal["kept", "truncated", "persisted"]
+    original_chars: int
+    recall_id: str | None = None
+    truncation: Truncation | None = None
+
+
+@dataclass(frozen=True)
+class ToolResultPolicy:
+    """The budget every tool result gets when it enters the conversation.
+
+    - A result over ``budget_chars`` is cut to head + marker + tail (``strategy="auto"`` keeps the
+      tail when it holds errors, tracebacks, test summaries, exit status or closing brackets).
+      The default budget is min(16,000 chars, 30% of the context window).
+    - A result over ``persist_over_chars`` is stored in full in ``store`` and replaced by a
+      ``preview_chars`` preview (a structural one for JSON) with its size and recall id.
+    - Across the parallel results of one message, at most ``message_limit_chars`` enter; the
+      largest are persisted first until the rest fit.
+    - ``per_tool`` overrides ``budget_chars`` for named tools.
+    """
+
+    context_window: int = 200_000
+    budget_chars: int | None = None
+    per_tool: Mapping[str, int] = field(default_factory=dict)
+    persist_over_chars: int | None = 50_000
+    preview_chars: int = 2_000
+    message_limit_chars: int | None = 200_000
+    strategy: Strategy = "auto"
+    head_share: float = 0.5
+    store: ResultStore | None = None
+
+    @property
+    def default_budget(self) -> int:
+        if self.budget_chars is not None:
+            return self.budget_chars
+        return min(16_000, int(0.3 * self.context_window * CHARS_PER_TOKEN))
+
+    def budget_for(self, tool: str | None) -> int:
+        return self.per_tool.get(tool or "", self.default_budget)
+
+    def apply(self, content: str, tool: str | None = None) -> BudgetedResult:
+        """Budget one tool result."""
+        if self.persist_over_chars is not None and len(content) > self.persist_over_chars:
+            return self.persist(content)
+        return self._cut(content, self.budget_for(tool))
+
+    def apply_message(self, results: Iterable[tuple[str | None, str]]) -> list[BudgetedResult]:
+        """Budget the parallel results of one message, given as ``(tool_name, content)``, in order."""
+        items = list(results)
+        persist = {
+            i
+            for i, (_, c) in enumerate(items)
+            if self.persist_over_chars is not None and len(c) > self.persist_over_chars
+        }
+        if self.message_limit_chars is not None:
+            sizes = {i: min(len(c), self.budget_for(t)) for i, (t, c) in enumerate(items)}
+            total = sum(self.preview_chars if i in persist else sizes[i] for i in range(len(items)))
+            for i in sorted(range(len(items)), key=lambda i: -len(items[i][1])):
+                if total <= self.message_limit_chars:
+                    break
+                if i not in persist:
+                    persist.add(i)
+                    total -= sizes[i] - self.preview_chars
+        return [self.persist(c) if i in persist else self._cut(c, self.budget_for(t)) for i, (t, c) in enumerate(items)]
+
+    def persist(self, content: str) -> BudgetedResult:
+        """Store ``content`` in full and return its preview."""
+        if self.store is None:
+            # Nowhere to keep it: the best is a marked cut to the preview size.
+            return self._cut(content, self.preview_chars)
+        recall_id = self.store.put(content)
+        header = f"[Full result stored: {len(content):,} chars, {content.count(chr(10)) + 1:,} lines; recall id {recall_id}]\n"
+        room = max(self.preview_chars - len(header), 200)
+        preview = json_preview(content, max_chars=room)
+        if preview is None:
+            preview = truncate(
+                content, room, unit="chars", strategy=self.strategy, head_share=self.head_share, recall_id=recall_id
+            ).text
+        return BudgetedResult(
+            text=header + preview, action="persisted", original_chars=len(content), recall_id=recall_id
+        )
+
+    def _cut(self, content: str, budget: int) -> BudgetedResult:
+        if len(content) <= budget:
+            return BudgetedResult(text=content, action="kept", original_chars=len(content))
+        recall_id = self.store.put(content) if self.store is not None else None
+        t = truncate(
+            content, budget, unit="chars", strategy=self.strategy, head_share=self.head_share, recall_id=recall_id
+        )
+        return BudgetedResult(
+            text=t.text, action="truncated", original_chars=len(content), recall_id=recall_id, truncation=t
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Project / bootstrap files.
+
+
+def fit_project_files(
+    files: Mapping[str, str],
+    *,
+    per_file_chars: int = 12_000,
+    total_chars: int = 60_000,
+    head_share: float = 0.75,
+) -> dict[str, str]:
+    """Fit project instruction files (AGENTS.md and the like) into the system prompt: each file
+    at most ``per_file_chars`` (keeping ``head_share`` head and the rest tail), all together at
+    most ``total_chars``, in the order given. A file that no longer fits at all is replaced by a
+    one-line note, so the model knows it exists."""
+
+    def note(name: str, text: str) -> str:
+        return f"[{name} omitted: {len(text):,} chars, over the {total_chars:,}-char total for project files]"
+
+    names = list(files)
+    # Room is kept for a note on every later file, so the total holds even when files are dropped.
+    notes = [len(note(n, files[n])) for n in names]
+    out: dict[str, str] = {}
+    left = total_chars
+    for i, name in enumerate(names):
+        text = files[name]
+        budget = min(per_file_chars, left - sum(notes[i + 1 :]))
+        if len(text) <= budget:
+            out[name] = text
+        elif budget >= 200:
+            out[name] = truncate(
+                text, budget, unit="chars", strategy="head_tail", head_share=head_share, path=name
+            ).text
+        else:
+            out[name] = note(name, text)
+        left -= len(out[name])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# File reads.
+
+
+def read_file_tool(style: Literal["openai", "anthropic"] = "openai", *, max_lines: int = 2000) -> dict[str, Any]:
+    """The definition of a ``read_file`` tool matching :class:`FileReader`."""
+    description = (
+        f"Read a text file. Returns at most {max_lines} lines or 50 KB, whichever comes first, with line numbers; "
+        "longer output ends with a hint telling the offset to continue from. Use offset and limit to read large "
+        "files in parts, and grep to find what you need in very large ones."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path of the file."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
+        },
+        "required": ["path"],
+    }
+    return _tool("read_file", description, schema, style)
+
+
+@dataclass
+class _ReadRecord:
+    number: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+    start_line: int
+    end_line: int
+
+
+class FileReader:
+    """File reads for an agent: :func:`agentcontext.read_page` with the given limits, plus dedup —
+    reading the same range of an unchanged file again (same size, modification time and content
+    hash) answers with a short stub naming the earlier read instead of the content."""
+
+    def __init__(
+        self,
+        *,
+        max_lines: int = 2000,
+        max_bytes: int = 50 * 1024,
+        line_max_chars: int = 2000,
+        byte_gate: int | None = 256 * 1024,
+        token_gate: int | None = 25_000,
+        dedup: bool = True,
+    ) -> None:
+        self.limits: dict[str, Any] = {
+            "max_lines": max_lines,
+            "max_bytes": max_bytes,
+            "line_max_chars": line_max_chars,
+            "byte_gate": byte_gate,
+            "token_gate": token_gate,
+        }
+        self.dedup = dedup
+        self.reads = 0
+        self._seen: dict[tuple[str, int | None, int | None], _ReadRecord] = {}
+
+    def read(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+        """The answer to a read: the page, or a stub for a repeated read of an unchanged file.
+
+        Raises:
+            FileReadError: the read was refused (too large, binary, not UTF-8, past the end, ...);
+                its message is the answer to give the model.
+        """
+        real = os.path.realpath(path)
+        page: Page = read_page(path, offset, limit, **self.limits)
+        stat = os.stat(real)
+        self.reads += 1
+        key = (real, offset, limit)
+        previous = self._seen.get(key)
+        record = _ReadRecord(
+            self.reads, stat.st_size, stat.st_mtime_ns, page.content_hash, page.start_line, page.end_line
+        )
+        self._seen[key] = record
+        if (
+            self.dedup
+            and previous is not None
+            and (previous.size, previous.mtime_ns, previous.content_hash)
+            == (record.size, record.mtime_ns, record.content_hash)
+        ):
+            record.number = previous.number
+            return (
+                f"[{os.fspath(path)} is unchanged since read #{previous.number} "
+                f"(lines {previous.start_line}-{previous.end_line} of {page.total_lines}); "
+                "that content is still above in this conversation, so it is not repeated.]"
+            )
+        return page.text
+
+    def answer(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+        """Like :meth:`read`, but a refused read is answered with its message instead of raising."""
+        try:
+            return self.read(path, offset, limit)
+        except FileReadError as exc:
+            return str(exc)
+
+    def forget(self, path: str | os.PathLike[str] | None = None) -> None:
+        """Forget earlier reads (of one file, or all), e.g. after the conversation was compacted and
+        the earlier content is no longer in context."""
+        if path is None:
+            self._seen.clear()
+            return
+        real = os.path.realpath(path)
+        for key in [k for k in self._seen if k[0] == real]:
+            del self._seen[key]
+
+
+def open_file_limits(context_window: int) -> tuple[int, int]:
+    """``(chars per open file, max open files)`` for a context window in tokens, scaled the way
+    Letta scales them: 8K → 5,000 chars and 3 files; 32K → 15,000 and 5; 128K → 25,000 and 10;
+    200K and above → 40,000 and 15."""
+    if context_window >= 200_000:
+        return 40_000, 15
+    if context_window >= 128_000:
+        return 25_000, 10
+    if context_window >= 32_000:
+        return 15_000, 5
+    return 5_000, 3
+
+
+class OpenFiles:
+    """Open-file views: files the agent keeps open, each shown up to a per-file character limit,
+    at most ``max_open`` at a time, the least recently used closed first."""
+
+    def __init__(
+        self, context_window: int = 128_000, *, max_open: int | None = None, per_file_chars: int | None = None
+    ) -> None:
+        chars, count = open_file_limits(context_window)
+        self.per_file_chars = per_file_chars or chars
+        self.max_open = max_open or count
+        if self.max_open < 1:
+            raise OptionError("max_open must be at least 1")
+        self._files: OrderedDict[str, str] = OrderedDict()
+
+    def open(self, name: str, content: str) -> list[str]:
+        """Open (or refresh) a file; returns the names closed to make room."""
+        self._files[name] = content
+        self._files.move_to_end(name)
+        closed = []
+        while len(self._files) > self.max_open:
+            old, _ = self._files.popitem(last=False)
+            closed.append(old)
+        return closed
+
+    def touch(self, name: str) -> None:
+        """Mark a file as used now."""
+        self._files.move_to_end(name)
+
+    def close(self, name: str) -> None:
+        self._files.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._files
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    @property
+    def names(self) -> list[str]:
+        """Open files, least recently used first."""
+        return list(self._files)
+
+    def view(self, name: str) -> str:
+        content = self._files[name]
+        if len(content) <= self.per_file_chars:
+            return content
+        return truncate(content, self.per_file_chars, unit="chars", strategy="head", path=name).text
+
+    def render(self) -> str:
+        """All open files as one block for the context, most recently used last."""
+        return "\n\n".join(f'<file name="{name}">\n{self.view(name)}\n</file>' for name in self._files)
+
+
+# ---------------------------------------------------------------------------------------------
+# Presets.
+
+
+@dataclass(frozen=True)
+class BudgetPreset:
+    """The budget numbers of a well-known harness, for comparison on the same transcripts."""
+
+    name: str
+    #: Per tool-result budget in chars (``None``: the policy default, min(16,000, 30% of window)).
+    result_chars: int | None
+    strategy: Strategy
+    head_share: float
+    persist_over_chars: int | None
+    preview_chars: int
+    message_limit_chars: int | None
+    read_max_lines: int
+    read_max_bytes: int
+    read_line_max_chars: int | None
+    read_byte_gate: int | None
+    read_token_gate: int | None
+    read_dedup: bool
+    project_file_chars: int | None
+    project_total_chars: int | None
+    note: str = ""
+
+    def result_policy(self, context_window: int = 200_000, store: ResultStore | None = None) -> ToolResultPolicy:
+        return ToolResultPolicy(
+            context_window=context_window,
+            budget_chars=self.result_chars,
+            persist_over_chars=self.persist_over_chars,
+            preview_chars=self.preview_chars,
+            message_limit_chars=self.message_limit_chars,
+            strategy=self.strategy,
+            head_share=self.head_share,
+            store=store,
+        )
+
+    def file_reader(self) -> FileReader:
+        return FileReader(
+            max_lines=self.read_max_lines,
+            max_bytes=self.read_max_bytes,
+            line_max_chars=self.read_line_max_chars or 1_000_000,
+            byte_gate=self.read_byte_gate,
+            token_gate=self.read_token_gate,
+            dedup=self.read_dedup,
+        )
+
+    def with_(self, **changes: Any) -> BudgetPreset:
+        return replace(self, **changes)
+
+
+PRESETS: dict[str, BudgetPreset] = {
+    preset.name: preset
+    for preset in [
+        BudgetPreset(
+            "openharness",
+            None,
+            "head_tail",
+            0.5,
+            50_000,
+            2_000,
+            200_000,
+            2_000,
+            50 * 1024,
+            2_000,
+            256 * 1024,
+            25_000,
+            True,
+            12_000,
+            60_000,
+            "the seed design: head + marker + tail on every result",
+        ),
+        BudgetPreset(
+            "pi",
+            50 * 1024,
+            "tail",
+            0.0,
+            None,
+            2_000,
+            None,
+            2_000,
+            50 * 1024,
+            None,
+            None,
+            None,
+            False,
+            None,
+            None,
+            "reads keep the head (2,000 lines / 50 KB); bash output keeps the tail",
+        ),
+        BudgetPreset(
+            "openclaw",
+            None,
+            "auto",
+            0.5,
+            None,
+            2_000,
+            None,
+            2_000,
+            50 * 1024,
+            None,
+            None,
+            None,
+            False,
+            12_000,
+            60_000,
+            "min(16,000 chars, 30% of window); head+tail when the tail is important",
+        ),
+        BudgetPreset(
+            "claude-code",
+            30_000,
+            "head",
+            1.0,
+            50_000,
+            2_000,
+            200_000,
+            2_000,
+            1 << 30,
+            2_000,
+            256 * 1024,
+            25_000,
+            True,
+            None,
+            None,
+            "persist >50,000 chars with a 2 KB preview; 200,000 per message; read dedup",
+        ),
+        BudgetPreset(
+            "codex",
+            40_000,
+            "head_tail",
+            0.5,
+            None,
+            2_000,
+            None,
+            2_000,
+            50 * 1024,
+            None,
+            None,
+            None,
+            False,
+            None,
+            None,
+            "head and tail halves of about 10,000 tokens (~40,000 chars)",
+        ),
+        BudgetPreset(
+            "letta",
+            5_000,
+            "head",
+            1.0,
+            None,
+            2_000,
+            None,
+            2_000,
+            50 * 1024,
+            None,
+            None,
+            None,
+            False,
+            None,
+            None,
+            "tool returns cut to 5,000 chars; open files scale with the window",
+        ),
+    ]
+}

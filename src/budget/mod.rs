@@ -1,0 +1,559 @@
+//! Budgets on text entering the context: head + marker + tail truncation, tail importance,
+//! token-budget fitting, JSON previews and file-read paging.
+
+pub mod count;
+pub mod json_preview;
+pub mod paging;
+pub mod tail;
+
+use std::fmt::Write as _;
+
+use crate::error::{Error, Result};
+use crate::tokens::Encoding;
+use count::text_counts;
+
+/// What a budget is measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Chars,
+    Bytes,
+    Lines,
+    Tokens(Encoding),
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Chars => "chars",
+            Unit::Bytes => "bytes",
+            Unit::Lines => "lines",
+            Unit::Tokens(_) => "tokens",
+        }
+    }
+}
+
+/// Which part of an over-budget text to keep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Strategy {
+    Head,
+    Tail,
+    /// Keep both ends; `head_share` of the room goes to the head.
+    HeadTail {
+        head_share: f64,
+    },
+    /// Head and tail when the tail looks important (see [`tail`]), else the head.
+    Auto {
+        head_share: f64,
+    },
+}
+
+/// What the marker may say about getting the omitted text back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Retrieval {
+    /// A recall id for the stored full text.
+    pub recall_id: Option<String>,
+    /// A file holding the full text.
+    pub path: Option<String>,
+}
+
+/// Sizes of a piece of text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Size {
+    pub bytes: usize,
+    pub chars: usize,
+    /// Line breaks (`\n`).
+    pub lines: usize,
+}
+
+impl Size {
+    pub fn of(text: &str) -> Size {
+        let c = text_counts(text.as_bytes());
+        Size {
+            bytes: text.len(),
+            chars: c.chars,
+            lines: c.newlines,
+        }
+    }
+}
+
+/// The result of [`truncate`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Truncation {
+    /// The text to use: the original when it fits, else head + marker + tail.
+    pub text: String,
+    pub truncated: bool,
+    /// Bytes of the original kept at the start (a prefix).
+    pub head_bytes: usize,
+    /// Bytes of the original kept at the end (a suffix).
+    pub tail_bytes: usize,
+    pub original: Size,
+    pub omitted: Size,
+    /// Tokens omitted, when the budget is in tokens and counting them was asked for.
+    pub omitted_tokens: Option<usize>,
+    /// The strategy that was applied (`Auto` resolves to head or head_tail).
+    pub kept: Kept,
+    /// The tail-importance rule that fired, for `Auto`.
+    pub tail_rule: Option<&'static str>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    All,
+    Head,
+    Tail,
+    HeadTail,
+}
+
+impl Kept {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kept::All => "all",
+            Kept::Head => "head",
+            Kept::Tail => "tail",
+            Kept::HeadTail => "head_tail",
+        }
+    }
+}
+
+/// Options of [`truncate`] beyond the budget itself.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub retrieval: Retrieval,
+    /// For token budgets: also count the omitted tokens (costs tokenizing the omitted text).
+    pub count_omitted_tokens: bool,
+}
+
+/// A cut never keeps less than this share of the room just to land on a line boundary.
+const MIN_LINE_CUT_SHARE: f64 = 0.5;
+
+/// Truncate `text` to `limit` units.
+///
+/// Over budget, the result is head + marker + tail (or head + marker, or marker + tail). The marker
+/// sits where text was removed and states how many lines and characters were omitted (and tokens,
+/// when counted) and how to get them back when `options.retrieval` names a recall id or a path.
+/// Cuts fall on line boundaries when that keeps at least half of the room, and never inside a
+/// UTF-8 character. The output, marker included, never exceeds `limit`.
+pub fn truncate(text: &str, limit: usize, unit: Unit, strategy: Strategy, options: &Options) -> Result<Truncation> {
+    let original = Size::of(text);
+    let fits = match unit {
+        Unit::Chars => original.chars <= limit,
+        Unit::Bytes => original.bytes <= limit,
+        // A text of N line breaks spans N + 1 lines unless it ends with one.
+        Unit::Lines => line_count(text, original) <= limit,
+        Unit::Tokens(enc) => fits_tokens(text, limit, enc),
+    };
+    if fits {
+        return Ok(Truncation {
+            text: text.to_owned(),
+            truncated: false,
+            head_bytes: text.len(),
+            tail_bytes: 0,
+            original,
+            omitted: Size::default(),
+            omitted_tokens: Some(0).filter(|_| options.count_omitted_tokens),
+            kept: Kept::All,
+            tail_rule: None,
+        });
+    }
+    let (kept, head_share, tail_rule) = match strategy {
+        Strategy::Head => (Kept::Head, 1.0, None),
+        Strategy::Tail => (Kept::Tail, 0.0, None),
+        Strategy::HeadTail { head_share } => (Kept::HeadTail, head_share.clamp(0.0, 1.0), None),
+        Strategy::Auto { head_share } => match tail::important_tail(text) {
+            Some(rule) => (Kept::HeadTail, head_share.clamp(0.0, 1.0), Some(rule)),
+            None => (Kept::Head, 1.0, None),
+        },
+    };
+    // The worst-case marker: every count at its largest.
+    let worst = marker(original, Some(original.chars), &options.retrieval);
+    let reserve = measure(&worst, unit);
+    if reserve > limit {
+        return Err(Error::BudgetTooSmall {
+            limit,
+            unit: unit.name(),
+            needed: reserve,
+        });
+    }
+    let room = limit - reserve;
+    let head_room = (room as f64 * head_share).floor() as usize;
+    let tail_room = room - head_room;
+    let (head_end, tail_start) = match unit {
+        Unit::Tokens(enc) => fit_tokens(text, head_room, tail_room, enc),
+        _ => (cut_head(text, head_room, unit), cut_tail(text, tail_room, unit)),
+    };
+    let tail_start = tail_start.max(head_end);
+    let omitted_text = &text[head_end..tail_start];
+    let omitted = Size::of(omitted_text);
+    let omitted_tokens = match unit {
+        Unit::Tokens(enc) if options.count_omitted_tokens => Some(enc.count(omitted_text)),
+        _ => None,
+    };
+    let mark = marker(omitted, omitted_tokens, &options.retrieval);
+    let out = compose(text, head_end, tail_start, &mark);
+    let mut result = Truncation {
+        text: out,
+        truncated: true,
+        head_bytes: head_end,
+        tail_bytes: text.len() - tail_start,
+        original,
+        omitted,
+        omitted_tokens,
+        kept,
+        tail_rule,
+    };
+    if let Unit::Tokens(enc) = unit {
+        // Token counts are not exactly additive across cut points: verify, and give back whole
+        // lines from the larger side until the result fits.
+        shrink_to_tokens(text, &mut result, limit, enc, &options.retrieval);
+    }
+    Ok(result)
+}
+
+fn line_count(text: &str, size: Size) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        size.lines + usize::from(!text.ends_with('\n'))
+    }
+}
+
+/// The room a marker takes, with the two line breaks that may set it apart.
+fn measure(marker: &str, unit: Unit) -> usize {
+    match unit {
+        Unit::Chars => marker.chars().count() + 2,
+        Unit::Bytes => marker.len() + 2,
+        Unit::Lines => 1,
+        Unit::Tokens(enc) => enc.count(marker) + 2,
+    }
+}
+
+/// Head + marker + tail, the marker on a line of its own.
+fn compose(text: &str, head_end: usize, tail_start: usize, mark: &str) -> String {
+    let head = &text[..head_end];
+    let tail = &text[tail_start..];
+    let mut out = String::with_capacity(head.len() + mark.len() + tail.len() + 2);
+    out.push_str(head);
+    if !head.is_empty() && !head.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(mark);
+    if !tail.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(tail);
+    out
+}
+
+/// The marker: what and how much was omitted, and how to get it back.
+pub fn marker(omitted: Size, tokens: Option<usize>, retrieval: &Retrieval) -> String {
+    let mut m = String::from("[... ");
+    let _ = write!(m, "{} lines, {} chars", omitted.lines, omitted.chars);
+    if let Some(t) = tokens {
+        let _ = write!(m, ", {t} tokens");
+    }
+    m.push_str(" omitted");
+    match (&retrieval.recall_id, &retrieval.path) {
+        (Some(id), _) => {
+            let _ = write!(m, "; full text: recall(id=\"{id}\")");
+        }
+        (None, Some(path)) => {
+            let _ = write!(m, "; full text in {path}");
+        }
+        (None, None) => {}
+    }
+    m.push_str(" ...]");
+    m
+}
+
+/// The byte index where a head of at most `room` units ends.
+fn cut_head(text: &str, room: usize, unit: Unit) -> usize {
+    if room == 0 {
+        return 0;
+    }
+    let end = match unit {
+        Unit::Bytes => floor_char_boundary(text, room.min(text.len())),
+        Unit::Chars => text.char_indices().nth(room).map_or(text.len(), |(i, _)| i),
+        Unit::Lines => {
+            return text
+                .match_indices('\n')
+                .nth(room - 1)
+                .map_or(text.len(), |(i, _)| i + 1);
+        }
+        Unit::Tokens(_) => unreachable!("token budgets are fitted by fit_tokens"),
+    };
+    if end == text.len() {
+        return end;
+    }
+    // Prefer to end after a line break, if that keeps enough of the room.
+    match text[..end].rfind('\n') {
+        Some(nl) if (nl + 1) as f64 >= end as f64 * MIN_LINE_CUT_SHARE => nl + 1,
+        _ => end,
+    }
+}
+
+/// The byte index where a tail of at most `room` units starts.
+fn cut_tail(text: &str, room: usize, unit: Unit) -> usize {
+    if room == 0 {
+        return text.len();
+    }
+    let start = match unit {
+        Unit::Bytes => ceil_char_boundary(text, text.len().saturating_sub(room)),
+        Unit::Chars => text.char_indices().rev().nth(room - 1).map_or(0, |(i, _)| i),
+        Unit::Lines => {
+            // The last `room` lines: skip a final line break, then find `room` more.
+            let body = text.strip_suffix('\n').unwrap_or(text);
+            return body.rmatch_indices('\n').nth(room - 1).map_or(0, |(i, _)| i + 1);
+        }
+        Unit::Tokens(_) => unreachable!("token budgets are fitted by fit_tokens"),
+    };
+    if start == 0 {
+        return 0;
+    }
+    let kept = text.len() - start;
+    // Prefer to start at the beginning of a line, if that keeps enough of the room.
+    match text[start..].find('\n') {
+        Some(nl) if (kept - nl - 1) as f64 >= kept as f64 * MIN_LINE_CUT_SHARE && start + nl + 1 < text.len() => {
+            start + nl + 1
+        }
+        _ => start,
+    }
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `text` fits `limit` tokens, without tokenizing all of a text that is obviously larger.
+fn fits_tokens(text: &str, limit: usize, enc: Encoding) -> bool {
+    // No token is longer than ~128 bytes and none is shorter than one byte; a text over
+    // 128 * limit bytes cannot fit, and counting it whole would be wasted work.
+    if text.len() > limit.saturating_mul(128) {
+        return false;
+    }
+    enc.count(text) <= limit
+}
+
+/// Find head end and tail start for token budgets by walking lines from each end and counting
+/// only the lines that are kept (plus one), then splitting the last line by binary search.
+fn fit_tokens(text: &str, head_room: usize, tail_room: usize, enc: Encoding) -> (usize, usize) {
+    let head_end = fit_head_tokens(text, head_room, enc);
+    let tail_start = fit_tail_tokens(&text[head_end..], tail_room, enc) + head_end;
+    (head_end, tail_start)
+}
+
+fn fit_head_tokens(text: &str, room: usize, enc: Encoding) -> usize {
+    let mut used = 0;
+    let mut end = 0;
+    for line in text.split_inclusive('\n') {
+        let n = enc.count(line);
+        if used + n > room {
+            // Part of this line, if that keeps enough of the room.
+            let part = largest_prefix(line, room - used, enc);
+            if end == 0 || used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
+                return if end == 0 { part } else { end };
+            }
+            return end + part;
+        }
+        used += n;
+        end += line.len();
+    }
+    end
+}
+
+fn fit_tail_tokens(text: &str, room: usize, enc: Encoding) -> usize {
+    let mut used = 0;
+    let mut start = text.len();
+    for line in text.rsplit_terminator('\n') {
+        // Each line with its line break (the last line may have none).
+        let line_start = start.saturating_sub(line.len() + usize::from(start < text.len() || text.ends_with('\n')));
+        let piece = &text[line_start..start];
+        let n = enc.count(piece);
+        if used + n > room {
+            let part = largest_suffix(piece, room - used, enc);
+            if start == text.len() || used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
+                return if start == text.len() { line_start + part } else { start };
+            }
+            return line_start + part;
+        }
+        used += n;
+        start = line_start;
+    }
+    start
+}
+
+/// The byte length of the longest prefix of `s` that fits `room` tokens (binary search over
+/// character boundaries, counting only the candidate prefix).
+fn largest_prefix(s: &str, room: usize, enc: Encoding) -> usize {
+    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    let (mut lo, mut hi) = (0usize, bounds.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if enc.count(&s[..bounds[mid]]) <= room {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    bounds[lo]
+}
+
+/// The byte offset where the longest suffix of `s` that fits `room` tokens starts.
+fn largest_suffix(s: &str, room: usize, enc: Encoding) -> usize {
+    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    let (mut lo, mut hi) = (0usize, bounds.len() - 1);
+    // Find the smallest index whose suffix fits.
+    while lo < hi {
+        let mid = usize::midpoint(lo, hi);
+        if enc.count(&s[bounds[mid]..]) <= room {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    bounds[lo]
+}
+
+fn shrink_to_tokens(text: &str, r: &mut Truncation, limit: usize, enc: Encoding, retrieval: &Retrieval) {
+    for _ in 0..64 {
+        if enc.count(&r.text) <= limit {
+            return;
+        }
+        let (mut head_end, mut tail_start) = (r.head_bytes, text.len() - r.tail_bytes);
+        if r.head_bytes >= r.tail_bytes && head_end > 0 {
+            head_end = text[..head_end - 1].rfind('\n').map_or(0, |i| i + 1);
+            head_end = head_end.min(floor_char_boundary(text, r.head_bytes * 9 / 10));
+        } else if tail_start < text.len() {
+            tail_start = match text[tail_start..].find('\n') {
+                Some(i) if tail_start + i + 1 < text.len() => tail_start + i + 1,
+                _ => ceil_char_boundary(text, tail_start + (text.len() - tail_start) / 10 + 1),
+            };
+        } else {
+            break;
+        }
+        let omitted = Size::of(&text[head_end..tail_start]);
+        let tokens = r.omitted_tokens.map(|_| enc.count(&text[head_end..tail_start]));
+        let mark = marker(omitted, tokens, retrieval);
+        r.text = compose(text, head_end, tail_start, &mark);
+        r.head_bytes = head_end;
+        r.tail_bytes = text.len() - tail_start;
+        r.omitted = omitted;
+        r.omitted_tokens = tokens;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::format_collect)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> String {
+        (0..n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    fn check(text: &str, limit: usize, unit: Unit, strategy: Strategy) -> Truncation {
+        let r = truncate(text, limit, unit, strategy, &Options::default()).unwrap();
+        let size = match unit {
+            Unit::Chars => r.text.chars().count(),
+            Unit::Bytes => r.text.len(),
+            Unit::Lines => line_count(&r.text, Size::of(&r.text)),
+            Unit::Tokens(enc) => enc.count(&r.text),
+        };
+        assert!(size <= limit, "{size} > {limit} for {unit:?} {strategy:?}");
+        assert!(r.text.starts_with(&text[..r.head_bytes]));
+        assert!(r.text.ends_with(&text[text.len() - r.tail_bytes..]));
+        if r.truncated {
+            let kept = Size::of(&text[..r.head_bytes]);
+            let tail = Size::of(&text[text.len() - r.tail_bytes..]);
+            assert_eq!(kept.chars + tail.chars + r.omitted.chars, r.original.chars);
+            assert_eq!(kept.lines + tail.lines + r.omitted.lines, r.original.lines);
+        }
+        r
+    }
+
+    #[test]
+    fn fits_untouched() {
+        let r = check("short", 100, Unit::Chars, Strategy::Head);
+        assert!(!r.truncated);
+        assert_eq!(r.text, "short");
+    }
+
+    #[test]
+    fn head_tail_on_line_boundaries() {
+        let text = lines(1000);
+        let r = check(&text, 400, Unit::Chars, Strategy::HeadTail { head_share: 0.5 });
+        assert!(r.truncated);
+        assert!(r.text.starts_with("line 0\n"));
+        assert!(r.text.ends_with("line 999\n"));
+        assert!(text[..r.head_bytes].ends_with('\n'));
+        assert!(text[text.len() - r.tail_bytes..].starts_with("line "));
+        assert!(r.text.contains(" lines, "));
+    }
+
+    #[test]
+    fn every_unit_and_strategy_stays_in_budget() {
+        let text = format!("{}Traceback (most recent call last):\nValueError: x\n", lines(300));
+        for unit in [Unit::Chars, Unit::Bytes, Unit::Lines, Unit::Tokens(Encoding::O200k)] {
+            for strategy in [
+                Strategy::Head,
+                Strategy::Tail,
+                Strategy::HeadTail { head_share: 0.3 },
+                Strategy::Auto { head_share: 0.5 },
+            ] {
+                let limit = if unit == Unit::Lines { 20 } else { 300 };
+                check(&text, limit, unit, strategy);
+            }
+        }
+        let r = check(&text, 300, Unit::Chars, Strategy::Auto { head_share: 0.5 });
+        assert_eq!(r.kept, Kept::HeadTail);
+        assert_eq!(r.tail_rule, Some("traceback"));
+        assert!(r.text.ends_with("ValueError: x\n"));
+    }
+
+    #[test]
+    fn never_splits_a_character() {
+        let text = "漢字🎉".repeat(500);
+        for limit in [60, 61, 62, 63, 100, 257] {
+            for unit in [Unit::Chars, Unit::Bytes, Unit::Tokens(Encoding::O200k)] {
+                check(&text, limit, unit, Strategy::HeadTail { head_share: 0.5 });
+            }
+        }
+    }
+
+    #[test]
+    fn too_small_a_budget_is_an_error() {
+        let err = truncate(&lines(100), 10, Unit::Chars, Strategy::Head, &Options::default()).unwrap_err();
+        assert!(matches!(err, Error::BudgetTooSmall { limit: 10, .. }));
+    }
+
+    #[test]
+    fn marker_names_the_retrieval() {
+        let options = Options {
+            retrieval: Retrieval {
+                recall_id: Some("r-1".into()),
+                path: None,
+            },
+            count_omitted_tokens: true,
+        };
+        let r = truncate(
+            &lines(500),
+            200,
+            Unit::Tokens(Encoding::O200k),
+            Strategy::Head,
+            &options,
+        )
+        .unwrap();
+        assert!(r.text.contains("recall(id=\"r-1\")"));
+        assert!(r.omitted_tokens.unwrap() > 0);
+        assert!(Encoding::O200k.count(&r.text) <= 200);
+    }
+}
