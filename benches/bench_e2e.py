@@ -160,7 +160,93 @@ def bench_conversation() -> None:
     print("  (baseline: a stateless harness recounting every message with tiktoken each turn)")
 
 
-SECTIONS = {"tokens": bench_tokens, "conversation": bench_conversation}
+def build_log(size: int) -> str:
+    lines = []
+    total = 0
+    i = 0
+    while total < size:
+        i += 1
+        line = f"[{i:>8}] compiling module_{i % 97} from src/pkg_{i % 13}/file_{i % 211}.rs ... ok (0.{i % 1000:03}s)\n"
+        lines.append(line)
+        total += len(line)
+    lines.append("test result: FAILED. 411 passed; 2 failed; 0 ignored\n")
+    return "".join(lines)
+
+
+def python_head_tail(text: str, limit: int) -> str:
+    """A careful plain-Python head + marker + tail: line-boundary cuts, counts in the marker."""
+    if len(text) <= limit:
+        return text
+    room = limit - 80
+    head_end = text.rfind("\n", 0, room // 2) + 1 or room // 2
+    tail_start = text.find("\n", len(text) - (room - head_end)) + 1 or len(text) - (room - head_end)
+    omitted = text[head_end:tail_start]
+    return (
+        f"{text[:head_end]}[... {omitted.count(chr(10))} lines, {len(omitted)} chars omitted ...]\n{text[tail_start:]}"
+    )
+
+
+def bench_budgets() -> None:
+    enc = tiktoken_encoding()
+    print("\n[budgets] head + marker + tail, against a plain Python implementation")
+    rows = []
+    for label, size in [("1 MB", 1 << 20), ("10 MB", 10 << 20), ("100 MB", 100 << 20)]:
+        text = build_log(size)
+        ours = median_time(lambda text=text: ac.truncate(text, 16_000), 7)
+        theirs = median_time(lambda text=text: python_head_tail(text, 16_000), 7)
+        rows.append(
+            [
+                f"truncate {label} to 16,000 chars",
+                f"{ours * 1e3:.3f} ms",
+                f"{theirs * 1e3:.3f} ms",
+                f"{theirs / ours:.1f}x",
+            ]
+        )
+    text = build_log(10 << 20)
+    ours = median_time(lambda: ac.truncate(text, 16_000, strategy="head"), 7)
+    theirs = median_time(lambda: (text.count("\n"), len(text.encode())), 7)
+    rows.append(
+        [
+            "count lines, chars, bytes of 10 MB (in truncate)",
+            f"{len(text) / ours / 1e9:.1f} GB/s",
+            f"{len(text) / theirs / 1e9:.1f} GB/s",
+            f"{theirs / ours:.1f}x",
+        ]
+    )
+    mb = build_log(1 << 20)
+    fitted = ac.truncate(mb, 4_000, unit="tokens")
+    kept = mb[: fitted.head_chars] + mb[len(mb) - fitted.tail_chars :]
+    ours = median_time(lambda: ac.truncate(mb, 4_000, unit="tokens"), 7)
+
+    def tiktoken_fit() -> str:
+        ids = enc.encode_ordinary(mb)
+        return enc.decode(ids[:1_980]) + "\n[...]\n" + enc.decode(ids[-1_980:])
+
+    theirs = median_time(tiktoken_fit, 3)
+    kept_only = median_time(lambda: enc.encode_ordinary(kept), 7)
+    rows.append(
+        [
+            "fit 1 MB to 4,000 tokens (vs tiktoken: encode all, slice)",
+            f"{ours * 1e3:.2f} ms",
+            f"{theirs * 1e3:.1f} ms",
+            f"{theirs / ours:.0f}x",
+        ]
+    )
+    rows.append(
+        [
+            "  same, vs tiktoken encoding only the kept text",
+            f"{ours * 1e3:.2f} ms",
+            f"{kept_only * 1e3:.2f} ms",
+            f"{kept_only / ours:.2f}x",
+        ]
+    )
+    table(["operation", "agentcontext", "plain Python", "ratio"], rows)
+    print(
+        "  (ratio = baseline time / agentcontext time; the Python version keeps no line-boundary or UTF-8 guarantees)"
+    )
+
+
+SECTIONS = {"tokens": bench_tokens, "conversation": bench_conversation, "budgets": bench_budgets}
 
 
 def main() -> None:

@@ -174,16 +174,29 @@ pub fn truncate(text: &str, limit: usize, unit: Unit, strategy: Strategy, option
             needed: reserve,
         });
     }
-    let room = limit - reserve;
+    // Token counts of pieces do not add up exactly once joined; a token budget keeps a small
+    // margin so the sum of the pieces can stand without counting the result again.
+    let margin = match unit {
+        Unit::Tokens(_) => token_margin(limit).min(limit - reserve),
+        _ => 0,
+    };
+    let room = limit - reserve - margin;
     let head_room = (room as f64 * head_share).floor() as usize;
     let tail_room = room - head_room;
-    let (head_end, tail_start) = match unit {
+    // For token budgets, an upper bound on the tokens of the kept head and tail.
+    let (head_end, tail_start, kept_tokens) = match unit {
         Unit::Tokens(enc) => fit_tokens(text, head_room, tail_room, enc),
-        _ => (cut_head(text, head_room, unit), cut_tail(text, tail_room, unit)),
+        _ => (cut_head(text, head_room, unit), cut_tail(text, tail_room, unit), 0),
     };
     let tail_start = tail_start.max(head_end);
     let omitted_text = &text[head_end..tail_start];
-    let omitted = Size::of(omitted_text);
+    // Only the kept ends are measured; the omitted middle is what is left of the original.
+    let (head_size, tail_size) = (Size::of(&text[..head_end]), Size::of(&text[tail_start..]));
+    let omitted = Size {
+        bytes: original.bytes - head_size.bytes - tail_size.bytes,
+        chars: original.chars - head_size.chars - tail_size.chars,
+        lines: original.lines - head_size.lines - tail_size.lines,
+    };
     let omitted_tokens = match unit {
         Unit::Tokens(enc) if options.count_omitted_tokens => Some(enc.count(omitted_text)),
         _ => None,
@@ -202,11 +215,20 @@ pub fn truncate(text: &str, limit: usize, unit: Unit, strategy: Strategy, option
         tail_rule,
     };
     if let Unit::Tokens(enc) = unit {
-        // Token counts are not exactly additive across cut points: verify, and give back whole
-        // lines from the larger side until the result fits.
-        shrink_to_tokens(text, &mut result, limit, enc, &options.retrieval);
+        // The kept lines were counted one by one and BPE counts are not exactly additive where
+        // pieces are joined. With a clear margin the sum stands; near the limit the result is
+        // counted as a whole and whole lines are given back until it fits.
+        let estimate = kept_tokens + enc.count(&mark) + 2;
+        if estimate + token_margin(limit) > limit {
+            shrink_to_tokens(text, &mut result, limit, enc, &options.retrieval);
+        }
     }
     Ok(result)
+}
+
+/// The margin a token budget keeps for joins: 2% of it, at least 4 tokens.
+fn token_margin(limit: usize) -> usize {
+    (limit / 50).max(4)
 }
 
 fn line_count(text: &str, size: Size) -> usize {
@@ -345,32 +367,33 @@ fn fits_tokens(text: &str, limit: usize, enc: Encoding) -> bool {
 
 /// Find head end and tail start for token budgets by walking lines from each end and counting
 /// only the lines that are kept (plus one), then splitting the last line by binary search.
-fn fit_tokens(text: &str, head_room: usize, tail_room: usize, enc: Encoding) -> (usize, usize) {
-    let head_end = fit_head_tokens(text, head_room, enc);
-    let tail_start = fit_tail_tokens(&text[head_end..], tail_room, enc) + head_end;
-    (head_end, tail_start)
+/// Returns head end, tail start and an upper bound on the tokens of both (the sum of what was
+/// counted piece by piece).
+fn fit_tokens(text: &str, head_room: usize, tail_room: usize, enc: Encoding) -> (usize, usize, usize) {
+    let (head_end, head_used) = fit_head_tokens(text, head_room, enc);
+    let (tail_start, tail_used) = fit_tail_tokens(&text[head_end..], tail_room, enc);
+    (head_end, tail_start + head_end, head_used + tail_used)
 }
 
-fn fit_head_tokens(text: &str, room: usize, enc: Encoding) -> usize {
+fn fit_head_tokens(text: &str, room: usize, enc: Encoding) -> (usize, usize) {
     let mut used = 0;
     let mut end = 0;
     for line in text.split_inclusive('\n') {
         let n = enc.count(line);
         if used + n > room {
-            // Part of this line, if that keeps enough of the room.
-            let part = largest_prefix(line, room - used, enc);
-            if end == 0 || used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
-                return if end == 0 { part } else { end };
+            // Part of this line, unless whole lines already fill enough of the room.
+            if end > 0 && used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
+                return (end, used);
             }
-            return end + part;
+            return (end + largest_prefix(line, room - used, enc), room);
         }
         used += n;
         end += line.len();
     }
-    end
+    (end, used)
 }
 
-fn fit_tail_tokens(text: &str, room: usize, enc: Encoding) -> usize {
+fn fit_tail_tokens(text: &str, room: usize, enc: Encoding) -> (usize, usize) {
     let mut used = 0;
     let mut start = text.len();
     for line in text.rsplit_terminator('\n') {
@@ -379,16 +402,15 @@ fn fit_tail_tokens(text: &str, room: usize, enc: Encoding) -> usize {
         let piece = &text[line_start..start];
         let n = enc.count(piece);
         if used + n > room {
-            let part = largest_suffix(piece, room - used, enc);
-            if start == text.len() || used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
-                return if start == text.len() { line_start + part } else { start };
+            if start < text.len() && used as f64 >= room as f64 * MIN_LINE_CUT_SHARE {
+                return (start, used);
             }
-            return line_start + part;
+            return (line_start + largest_suffix(piece, room - used, enc), room);
         }
         used += n;
         start = line_start;
     }
-    start
+    (start, used)
 }
 
 /// The byte length of the longest prefix of `s` that fits `room` tokens (binary search over
