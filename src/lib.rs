@@ -3,6 +3,7 @@
 //! [`python`], the only module that touches the Python binding crates.
 
 pub mod budget;
+pub mod compact;
 pub mod conversation;
 pub mod error;
 pub mod formats;

@@ -1,0 +1,16 @@
+//! Conversation surgery: the deterministic half of compaction. Pairing and structure, validation,
+//! repair, the protected set, clearing, recent-suffix selection, splitting by token share and
+//! dedup — all over parsed messages with cached counts, never separating a tool call from its
+//! result.
+
+pub mod clear;
+pub mod repair;
+pub mod select;
+pub mod structure;
+pub mod validate;
+
+pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls};
+pub use repair::{Change, ChangeKind, repair};
+pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
+pub use structure::{Pairing, groups, rounds};
+pub use validate::{Violation, ViolationKind, validate};

@@ -1,0 +1,326 @@
+//! Repair: turn any conversation into one every provider accepts, reporting each change.
+//!
+//! Results move right after their calls, a call without a result gets a clearly marked error
+//! result, orphan and duplicate results are dropped, reused call ids are renamed (with their
+//! results), thinking moves before the rest of its turn, and empty messages are dropped. A valid
+//! conversation comes back unchanged, so repair is idempotent.
+
+use std::collections::HashMap;
+
+use super::structure::Pairing;
+use super::validate::validate_with;
+use crate::model::{Block, Body, ContentForm, Extra, Format, Message, ResultContent, Role};
+
+/// The content of the result synthesized for a call that has none.
+pub const INTERRUPTED: &str = "[no result: the tool call was interrupted before it returned]";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    MovedResult,
+    SynthesizedResult,
+    DroppedOrphan,
+    DroppedDuplicate,
+    RenamedId,
+    ReorderedThinking,
+    DroppedEmpty,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::MovedResult => "moved_result",
+            ChangeKind::SynthesizedResult => "synthesized_result",
+            ChangeKind::DroppedOrphan => "dropped_orphan",
+            ChangeKind::DroppedDuplicate => "dropped_duplicate",
+            ChangeKind::RenamedId => "renamed_id",
+            ChangeKind::ReorderedThinking => "reordered_thinking",
+            ChangeKind::DroppedEmpty => "dropped_empty",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub kind: ChangeKind,
+    /// The message of the input the change is about.
+    pub index: usize,
+    pub id: Option<String>,
+}
+
+/// Repair `messages`; returns the repaired messages and what was changed (empty when the input
+/// was valid, in which case the output equals the input).
+pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
+    let pairing = Pairing::of(messages);
+    if validate_with(messages, &pairing).is_empty() {
+        return (messages.to_vec(), Vec::new());
+    }
+    let mut changes = Vec::new();
+
+    // New ids for calls that reuse an id, and the result that follows each call.
+    let mut renamed: HashMap<usize, String> = HashMap::new();
+    let mut used: HashMap<String, usize> = HashMap::new();
+    for c in &pairing.calls {
+        *used.entry(c.id.clone()).or_default() += 1;
+    }
+    for &ci in &pairing.reused_ids {
+        let base = &pairing.calls[ci].id;
+        let mut n = 2;
+        let mut candidate = format!("{base}~{n}");
+        while used.contains_key(&candidate) {
+            n += 1;
+            candidate = format!("{base}~{n}");
+        }
+        used.insert(candidate.clone(), 1);
+        renamed.insert(ci, candidate);
+        changes.push(Change {
+            kind: ChangeKind::RenamedId,
+            index: pairing.calls[ci].at.0,
+            id: Some(base.clone()),
+        });
+    }
+    let call_at: HashMap<(usize, usize), usize> = pairing.calls.iter().enumerate().map(|(i, c)| (c.at, i)).collect();
+    let result_of: HashMap<(usize, usize), usize> = pairing
+        .calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.result.map(|r| (r, i)))
+        .collect();
+    for &at in &pairing.orphans {
+        changes.push(Change {
+            kind: ChangeKind::DroppedOrphan,
+            index: at.0,
+            id: result_id(messages, at),
+        });
+    }
+    for &at in &pairing.duplicate_results {
+        changes.push(Change {
+            kind: ChangeKind::DroppedDuplicate,
+            index: at.0,
+            id: result_id(messages, at),
+        });
+    }
+
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
+    for (mi, m) in messages.iter().enumerate() {
+        let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
+        let has_calls = m.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
+        if !has_results && !has_calls {
+            if is_empty(m) && !m.role.is_instruction() {
+                changes.push(Change {
+                    kind: ChangeKind::DroppedEmpty,
+                    index: mi,
+                    id: None,
+                });
+                continue;
+            }
+            out.push(m.clone());
+            continue;
+        }
+        // Results leave their carrier; they are written again right after their calls.
+        let mut kept = m.clone();
+        if has_results {
+            kept.blocks.retain(|b| !matches!(b.body, Body::ToolResult { .. }));
+        }
+        if has_calls {
+            for (bi, b) in kept.blocks.iter_mut().enumerate() {
+                if let Body::ToolUse { id, .. } = &mut b.body {
+                    if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
+                        id.clone_from(new);
+                    }
+                }
+            }
+            if reorder_thinking(&mut kept) {
+                changes.push(Change {
+                    kind: ChangeKind::ReorderedThinking,
+                    index: mi,
+                    id: None,
+                });
+            }
+        }
+        if !kept.blocks.is_empty() {
+            out.push(kept);
+        }
+        if has_calls {
+            emit_results(messages, &pairing, mi, &call_at, &result_of, &renamed, &mut out, &mut changes);
+        }
+    }
+    (out, changes)
+}
+
+fn result_id(messages: &[Message], at: (usize, usize)) -> Option<String> {
+    match &messages[at.0].blocks[at.1].body {
+        Body::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+        _ => None,
+    }
+}
+
+fn is_empty(m: &Message) -> bool {
+    m.blocks.iter().all(|b| matches!(&b.body, Body::Text { text } if text.trim().is_empty()))
+}
+
+/// Move thinking blocks before the other blocks of an assistant turn; true if anything moved.
+fn reorder_thinking(m: &mut Message) -> bool {
+    let is_thinking = |b: &Block| matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. });
+    let first_other = m.blocks.iter().position(|b| !is_thinking(b));
+    let misplaced = first_other.is_some_and(|i| m.blocks[i..].iter().any(is_thinking));
+    if misplaced {
+        let (thinking, rest): (Vec<Block>, Vec<Block>) = m.blocks.drain(..).partition(is_thinking);
+        m.blocks = thinking.into_iter().chain(rest).collect();
+    }
+    misplaced
+}
+
+/// Write the results of the calls in message `mi` right after it, in call order.
+#[allow(clippy::too_many_arguments)]
+fn emit_results(
+    messages: &[Message],
+    pairing: &Pairing,
+    mi: usize,
+    call_at: &HashMap<(usize, usize), usize>,
+    result_of: &HashMap<(usize, usize), usize>,
+    renamed: &HashMap<usize, String>,
+    out: &mut Vec<Message>,
+    changes: &mut Vec<Change>,
+) {
+    let m = &messages[mi];
+    let anthropic = m.origin == Format::Anthropic;
+    let mut blocks: Vec<(Block, Option<usize>)> = Vec::new();
+    for (bi, b) in m.blocks.iter().enumerate() {
+        if !matches!(b.body, Body::ToolUse { .. }) {
+            continue;
+        }
+        let ci = call_at[&(mi, bi)];
+        let call = &pairing.calls[ci];
+        let id = renamed.get(&ci).unwrap_or(&call.id).clone();
+        match call.result {
+            Some(at) => {
+                let mut block = messages[at.0].blocks[at.1].clone();
+                if let Body::ToolResult { tool_use_id, .. } = &mut block.body {
+                    tool_use_id.clone_from(&id);
+                }
+                if !in_place(messages, mi, at) {
+                    changes.push(Change {
+                        kind: ChangeKind::MovedResult,
+                        index: at.0,
+                        id: Some(call.id.clone()),
+                    });
+                }
+                debug_assert_eq!(result_of.get(&at), Some(&ci));
+                blocks.push((block, Some(at.0)));
+            }
+            None => {
+                changes.push(Change {
+                    kind: ChangeKind::SynthesizedResult,
+                    index: mi,
+                    id: Some(call.id.clone()),
+                });
+                let block = Block::new(Body::ToolResult {
+                    tool_use_id: id,
+                    content: ResultContent::Text(INTERRUPTED.to_owned()),
+                    is_error: Some(true),
+                });
+                blocks.push((block, None));
+            }
+        }
+    }
+    if anthropic {
+        // One user message; it keeps the fields of the message the results came from when that
+        // message carried nothing else.
+        let sources: Vec<usize> = blocks.iter().filter_map(|(_, s)| *s).collect();
+        let template = sources
+            .first()
+            .filter(|&&s| sources.iter().all(|&x| x == s) && messages[s].is_tool_results_only())
+            .map(|&s| &messages[s]);
+        out.push(Message {
+            role: Role::User,
+            blocks: blocks.into_iter().map(|(b, _)| b).collect(),
+            form: ContentForm::Parts,
+            origin: Format::Anthropic,
+            extra: template.map(|t| t.extra.clone()).unwrap_or_default(),
+        });
+    } else {
+        for (block, source) in blocks {
+            // A tool message that carried just this result moves whole, keeping its fields.
+            let original = source
+                .map(|s| &messages[s])
+                .filter(|s| s.role == Role::Tool && s.blocks.len() == 1);
+            out.push(match original {
+                Some(orig) => Message {
+                    blocks: vec![block],
+                    ..orig.clone()
+                },
+                None => Message {
+                    role: Role::Tool,
+                    form: if matches!(
+                        &block.body,
+                        Body::ToolResult {
+                            content: ResultContent::Parts(_),
+                            ..
+                        }
+                    ) {
+                        ContentForm::Parts
+                    } else {
+                        ContentForm::String
+                    },
+                    blocks: vec![block],
+                    origin: m.origin,
+                    extra: Extra::new(),
+                },
+            });
+        }
+    }
+}
+
+/// Whether the result at `at` already sits right after its call message `mi`.
+fn in_place(messages: &[Message], mi: usize, at: (usize, usize)) -> bool {
+    if at.0 <= mi {
+        return false;
+    }
+    messages[mi + 1..at.0].iter().all(super::structure::is_result_carrier)
+        && (messages[mi].origin != Format::Anthropic || at.0 == mi + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::validate::validate;
+    use crate::formats;
+    use serde_json::json;
+
+    fn chat(v: serde_json::Value) -> Vec<Message> {
+        formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap()
+    }
+
+    fn call(id: &str) -> serde_json::Value {
+        json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
+    }
+
+    #[test]
+    fn repairs_every_kind_and_is_idempotent() {
+        let m = chat(json!([
+            {"role": "user", "content": "a"},
+            {"role": "tool", "tool_call_id": "ghost", "content": "orphan"},
+            {"role": "assistant", "content": null, "tool_calls": [call("1"), call("2")]},
+            {"role": "user", "content": "interrupting"},
+            {"role": "tool", "tool_call_id": "1", "content": "late"},
+            {"role": "assistant", "content": null, "tool_calls": [call("1")]},
+            {"role": "tool", "tool_call_id": "1", "content": "reused"},
+            {"role": "assistant", "content": ""},
+        ]));
+        assert!(!validate(&m).is_empty());
+        let (fixed, changes) = repair(&m);
+        assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
+        let kinds: Vec<&str> = changes.iter().map(|c| c.kind.as_str()).collect();
+        for k in ["dropped_orphan", "moved_result", "synthesized_result", "renamed_id", "dropped_empty"] {
+            assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
+        }
+        let (again, none) = repair(&fixed);
+        assert_eq!(again, fixed);
+        assert!(none.is_empty());
+        let out = formats::openai_chat::write(&fixed);
+        assert_eq!(out[2]["content"], "late");
+        assert_eq!(out[3]["content"], INTERRUPTED);
+        assert_eq!(out[5]["tool_calls"][0]["id"], "1~2");
+        assert_eq!(out[6]["tool_call_id"], "1~2");
+    }
+}

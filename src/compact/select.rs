@@ -1,0 +1,179 @@
+//! Selection over a conversation with cached counts: the protected set, the longest recent
+//! suffix that fits a budget, and splitting into parts of equal token share — all at boundaries
+//! that never separate a tool call from its result.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use super::structure::{Pairing, groups, preamble_len, rounds, safe_cuts};
+use crate::model::Message;
+
+/// Messages and tool interactions that clearing and summarizing must leave alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Protected {
+    /// Message indices: the union of the last N messages, the messages of the last K completed
+    /// tool interactions, and the pinned messages.
+    pub messages: BTreeSet<usize>,
+    /// Indices (into `Pairing::calls`) of the protected completed calls.
+    pub calls: BTreeSet<usize>,
+}
+
+/// The union of the last `recent_messages` messages and the last `recent_tools` completed tool
+/// interactions (call and result, paired by id), each computed over the whole conversation, plus
+/// `pinned` messages.
+pub fn protected(
+    messages: &[Message],
+    pairing: &Pairing,
+    recent_messages: usize,
+    recent_tools: usize,
+    pinned: &BTreeSet<usize>,
+) -> Protected {
+    let n = messages.len();
+    let mut p = Protected::default();
+    p.messages.extend(n.saturating_sub(recent_messages)..n);
+    p.messages.extend(pinned.iter().copied().filter(|&i| i < n));
+    let mut completed: Vec<usize> = (0..pairing.calls.len())
+        .filter(|&i| pairing.calls[i].result.is_some())
+        .collect();
+    // The most recent interactions are the ones whose results came last.
+    completed.sort_by_key(|&i| pairing.calls[i].result);
+    for &ci in completed.iter().rev().take(recent_tools) {
+        let c = &pairing.calls[ci];
+        p.calls.insert(ci);
+        p.messages.insert(c.at.0);
+        if let Some(r) = c.result {
+            p.messages.insert(r.0);
+        }
+    }
+    // A call or result inside a protected message protects its pair too.
+    for (ci, c) in pairing.calls.iter().enumerate() {
+        if let Some(r) = c.result {
+            if p.messages.contains(&c.at.0) || p.messages.contains(&r.0) {
+                p.calls.insert(ci);
+            }
+        }
+    }
+    p
+}
+
+/// Where a suffix starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// At the start of an interaction group (a real user message).
+    Group,
+    /// Between API rounds inside a group too large to keep whole.
+    Round,
+    /// Nothing fits (see `overflow`).
+    None,
+}
+
+impl Boundary {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Boundary::Group => "group",
+            Boundary::Round => "round",
+            Boundary::None => "none",
+        }
+    }
+}
+
+/// The result of [`recent_suffix`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suffix {
+    /// First message of the kept suffix (`messages.len()` when nothing is kept).
+    pub start: usize,
+    pub tokens: usize,
+    pub boundary: Boundary,
+    /// The last indivisible round when even it is larger than the budget: it is never split.
+    pub overflow: Option<Range<usize>>,
+    /// Number of leading system/developer messages, kept out of the selection.
+    pub preamble: usize,
+}
+
+/// The longest contiguous suffix of history (after the preamble) whose tokens fit `budget`,
+/// cut at a group boundary, or between rounds inside the last group when that group alone is too
+/// large, and never between a tool call and its result.
+pub fn recent_suffix(messages: &[Message], counts: &[usize], pairing: &Pairing, budget: usize) -> Suffix {
+    let n = messages.len();
+    let pre = preamble_len(messages);
+    let safe = safe_cuts(messages, pairing);
+    let mut suffix_tokens = vec![0usize; n + 1];
+    for i in (0..n).rev() {
+        suffix_tokens[i] = suffix_tokens[i + 1] + counts[i];
+    }
+    let group_starts: Vec<usize> = groups(messages).iter().map(|g| g.start).filter(|&s| safe[s]).collect();
+    if let Some(&start) = group_starts.iter().find(|&&s| suffix_tokens[s] <= budget) {
+        return Suffix {
+            start,
+            tokens: suffix_tokens[start],
+            boundary: Boundary::Group,
+            overflow: None,
+            preamble: pre,
+        };
+    }
+    // The last group alone is too large: keep its latest rounds that fit.
+    let round_starts: Vec<usize> = rounds(messages)
+        .iter()
+        .map(|r| r.start)
+        .chain(group_starts.iter().copied())
+        .filter(|&s| safe[s])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if let Some(&start) = round_starts.iter().find(|&&s| suffix_tokens[s] <= budget && s < n) {
+        return Suffix {
+            start,
+            tokens: suffix_tokens[start],
+            boundary: Boundary::Round,
+            overflow: None,
+            preamble: pre,
+        };
+    }
+    let last = round_starts.last().copied().unwrap_or(pre);
+    Suffix {
+        start: n,
+        tokens: 0,
+        boundary: Boundary::None,
+        overflow: (last < n).then_some(last..n),
+        preamble: pre,
+    }
+}
+
+/// Split history (after the preamble) into at most `parts` contiguous ranges of about equal token
+/// share, at safe group boundaries (or round boundaries when groups are too coarse).
+pub fn split_by_share(messages: &[Message], counts: &[usize], pairing: &Pairing, parts: usize) -> Vec<Range<usize>> {
+    let n = messages.len();
+    let pre = preamble_len(messages);
+    if parts <= 1 || n <= pre {
+        return if n > pre { vec![pre..n] } else { Vec::new() };
+    }
+    let safe = safe_cuts(messages, pairing);
+    let mut cuts: BTreeSet<usize> = groups(messages).iter().map(|g| g.start).filter(|&s| safe[s]).collect();
+    if cuts.len() < parts {
+        cuts.extend(rounds(messages).iter().map(|r| r.start).filter(|&s| safe[s]));
+    }
+    let total: usize = counts[pre..].iter().sum();
+    let mut prefix = vec![0usize; n + 1];
+    for i in 0..n {
+        prefix[i + 1] = prefix[i] + counts[i];
+    }
+    let mut chosen = vec![pre];
+    for k in 1..parts {
+        let target = prefix[pre] + total * k / parts;
+        let last = *chosen.last().expect("starts with the preamble end");
+        let best = cuts
+            .iter()
+            .copied()
+            .filter(|&c| c > last && c < n)
+            .min_by_key(|&c| prefix[c].abs_diff(target));
+        if let Some(c) = best {
+            chosen.push(c);
+        }
+    }
+    chosen.dedup();
+    chosen
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| s..chosen.get(i + 1).copied().unwrap_or(n))
+        .collect()
+}
