@@ -3,7 +3,7 @@
 //! Appending is O(new messages): each message is parsed and counted once, and the totals by role
 //! and by tool are updated incrementally.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -102,6 +102,8 @@ pub struct Conversation {
     messages: Vec<Message>,
     counts: Vec<MessageTokens>,
     tally: Tally,
+    /// Messages that are never cleared or summarized and always rendered.
+    pinned: BTreeSet<usize>,
 }
 
 impl Conversation {
@@ -112,7 +114,88 @@ impl Conversation {
             messages: Vec::new(),
             counts: Vec::new(),
             tally: Tally::default(),
+            pinned: BTreeSet::new(),
         }
+    }
+
+    /// A conversation of `messages` in the same format and encoding, reusing the counts of the
+    /// messages at `unchanged` positions (`messages[i]` is `self.messages()[i]` for each) and
+    /// counting the rest. Pins carry over to unchanged positions.
+    #[must_use]
+    pub fn derive(&self, messages: Vec<Message>, unchanged: impl Fn(usize) -> bool) -> Conversation {
+        let unchanged = |i: usize| i < self.messages.len() && unchanged(i);
+        let fresh: Vec<usize> = (0..messages.len()).filter(|&i| !unchanged(i)).collect();
+        let new_counts = tokens::count_messages(
+            self.encoding,
+            &fresh.iter().map(|&i| messages[i].clone()).collect::<Vec<_>>(),
+        );
+        let mut fresh_counts = new_counts.into_iter();
+        let counts: Vec<MessageTokens> = (0..messages.len())
+            .map(|i| {
+                if unchanged(i) {
+                    self.counts[i].clone()
+                } else {
+                    fresh_counts.next().expect("one count per fresh message")
+                }
+            })
+            .collect();
+        let tally = Tally::of(&messages, &counts);
+        let pinned = self
+            .pinned
+            .iter()
+            .copied()
+            .filter(|&i| i < messages.len() && unchanged(i))
+            .collect();
+        Conversation {
+            format: self.format,
+            encoding: self.encoding,
+            messages,
+            counts,
+            tally,
+            pinned,
+        }
+    }
+
+    /// Messages `start..stop` as a conversation, with their counts and pins.
+    #[must_use]
+    pub fn from_counted(other: &Conversation, start: usize, stop: usize) -> Conversation {
+        let messages = other.messages[start..stop].to_vec();
+        let counts = other.counts[start..stop].to_vec();
+        let tally = Tally::of(&messages, &counts);
+        Conversation {
+            format: other.format,
+            encoding: other.encoding,
+            messages,
+            counts,
+            tally,
+            pinned: other
+                .pinned
+                .iter()
+                .filter(|&&i| (start..stop).contains(&i))
+                .map(|i| i - start)
+                .collect(),
+        }
+    }
+
+    /// Messages never cleared or summarized.
+    pub fn pinned(&self) -> &BTreeSet<usize> {
+        &self.pinned
+    }
+
+    /// Pin (or unpin) a message.
+    pub fn set_pinned(&mut self, index: usize, pinned: bool) -> Result<()> {
+        self.get(index)?;
+        if pinned {
+            self.pinned.insert(index);
+        } else {
+            self.pinned.remove(&index);
+        }
+        Ok(())
+    }
+
+    /// Token counts per message (totals only).
+    pub fn totals(&self) -> Vec<usize> {
+        self.counts.iter().map(|c| c.total).collect()
     }
 
     pub fn from_messages(format: Format, encoding: Encoding, messages: Vec<Message>) -> Self {

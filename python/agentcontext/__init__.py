@@ -22,7 +22,10 @@ from agentcontext._core import (
     json_preview,
     page_text,
     read_page,
+    repair,
+    trim_messages,
     truncate,
+    validate,
 )
 from agentcontext.budgets import (
     PRESETS,
@@ -80,5 +83,8 @@ __all__ = [
     "json_preview",
     "page_text",
     "read_page",
+    "repair",
+    "trim_messages",
     "truncate",
+    "validate",
 ]

@@ -2,20 +2,24 @@
 
 from collections.abc import Iterable
 from os import PathLike
-from typing import Literal, final, overload
+from typing import Any, Literal, final, overload
 
 from agentcontext.types import (
     AnthropicRequest,
+    Change,
+    ClearReport,
     Encoding,
     Format,
     FormatOrAuto,
     JsonDict,
     Message,
     Stats,
+    Suffix,
     Target,
     ToolTotals,
     TruncateStrategy,
     Unit,
+    Violation,
 )
 
 __all__ = [
@@ -36,7 +40,10 @@ __all__ = [
     "json_preview",
     "page_text",
     "read_page",
+    "repair",
+    "trim_messages",
     "truncate",
+    "validate",
 ]
 
 __version__: str
@@ -153,6 +160,71 @@ class Conversation:
     def to_format(self, format: FormatOrAuto, /) -> list[JsonDict]:
         """Messages in the named format; for ``"anthropic"`` a system prompt is the first element
         with role ``"system"``."""
+
+    # -- surgery ----------------------------------------------------------------------------
+    def validate(self) -> list[Violation]:
+        """Protocol violations with the message index of each: orphan, missing, misplaced and
+        duplicate results, reused call ids, thinking after text or a call, empty messages. Empty
+        when the conversation is valid for its format."""
+
+    def repair(self) -> tuple[Conversation, list[Change]]:
+        """A repaired copy and what changed: results moved right after their calls, an error result
+        synthesized for an interrupted call, orphan and duplicate results dropped, reused ids renamed
+        (``id~2``) with their results, thinking moved first, empty messages dropped. A valid
+        conversation comes back equal with no changes, so ``repair`` is idempotent."""
+
+    def groups(self) -> list[tuple[int, int]]:
+        """Interaction groups after the system messages: each starts at a real user message (not
+        one that only carries tool results) and holds everything up to the next one."""
+
+    def rounds(self) -> list[tuple[int, int]]:
+        """API rounds: each assistant message with the tool results that follow it."""
+
+    def protected(self, *, recent_messages: int = 12, recent_tools: int = 3) -> list[int]:
+        """Protected message indices: the union of the last ``recent_messages`` messages, the
+        messages of the last ``recent_tools`` completed tool interactions (paired by id), and the
+        pinned messages — each computed over the whole conversation."""
+
+    def pin(self, index: int, /, pinned: bool = True) -> None:
+        """Pin a message: it is never cleared or summarized and is always rendered."""
+
+    @property
+    def pinned(self) -> list[int]: ...
+    def clear_tool_results(
+        self,
+        *,
+        recent_messages: int = 12,
+        recent_tools: int = 3,
+        exclude_tools: list[str] = ...,
+        clear_tool_inputs: bool = False,
+        clear_at_least: int = 0,
+        keep_thinking: bool = True,
+    ) -> tuple[Conversation, ClearReport]:
+        """A copy where every completed, paired tool result outside the protected set becomes
+        ``[cleared: result of read_file(path=src/app.py), 12,345 tokens; recall id <call id>]``.
+        The call (name and input) stays; user and assistant text is never rewritten; results of
+        ``exclude_tools`` stay; ``clear_tool_inputs`` also shortens the inputs of cleared calls;
+        nothing changes unless at least ``clear_at_least`` tokens are freed;
+        ``keep_thinking=False`` drops thinking blocks of unprotected assistant turns."""
+
+    def dedup_reads(
+        self, read_only_tools: list[str], /, *, recent_messages: int = 12
+    ) -> tuple[Conversation, list[JsonDict]]:
+        """A copy where earlier results of a read-only tool called again with the same input are
+        short stubs pointing to the latest call."""
+
+    def recent_suffix(self, budget: int, /, *, reserved_output: int = 0, safety_margin: int = 0) -> Suffix:
+        """The longest contiguous, protocol-complete suffix of history that fits ``budget`` once the
+        system messages, ``reserved_output`` and ``safety_margin`` are taken off: cut between
+        interaction groups, or between rounds inside a last group too large to keep whole. A single
+        round larger than the budget is reported in ``overflow`` (``fits`` is False), never split."""
+
+    def split(self, parts: int, /) -> list[tuple[int, int]]:
+        """History split into at most ``parts`` contiguous ranges of about equal token share, at
+        boundaries that never separate a call from its result (for staged summaries)."""
+
+    def slice(self, start: int, stop: int | None = None, /) -> Conversation:
+        """Messages ``start:stop`` as a new conversation (their counts and pins carried over)."""
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
@@ -326,3 +398,36 @@ def page_text(
     line_numbers: bool = False,
 ) -> Page:
     """:func:`read_page` over text in memory."""
+
+def validate(
+    messages: Iterable[Message], /, *, format: FormatOrAuto = "auto", system: str | Iterable[Message] | None = None
+) -> list[Violation]:
+    """:meth:`Conversation.validate` for a whole list of messages."""
+
+def repair(
+    messages: Iterable[Message], /, *, format: FormatOrAuto = "auto", system: str | Iterable[Message] | None = None
+) -> tuple[Any, list[Change]]:
+    """:meth:`Conversation.repair` for a whole list: ``(messages, changes)``, the messages in the
+    same format (for ``"anthropic"``, ``{"system", "messages"}``)."""
+
+def trim_messages(
+    messages: Iterable[Message],
+    max_tokens: int,
+    /,
+    *,
+    format: FormatOrAuto = "auto",
+    system: str | Iterable[Message] | None = None,
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> Any:
+    """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages
+    and the longest recent protocol-complete suffix that fits. Returned in the same format.
+
+    Raises:
+        BudgetError: the last indivisible round alone does not fit (``needed`` says how much would).
+    """

@@ -7,16 +7,21 @@ from typing import Any, Literal, TypeAlias, TypedDict
 
 __all__ = [
     "AnthropicRequest",
+    "Change",
+    "ClearReport",
+    "ClearedResult",
     "Encoding",
     "Format",
     "FormatOrAuto",
     "JsonDict",
     "Message",
     "Stats",
+    "Suffix",
     "Target",
     "ToolTotals",
     "TruncateStrategy",
     "Unit",
+    "Violation",
 ]
 
 Encoding: TypeAlias = Literal["o200k_base", "cl100k_base", "heuristic"]
@@ -54,3 +59,68 @@ class Stats(TypedDict):
 class AnthropicRequest(TypedDict, total=False):
     system: str | list[JsonDict]
     messages: list[JsonDict]
+
+
+class Violation(TypedDict):
+    """A protocol violation found by ``validate``."""
+
+    kind: Literal[
+        "orphan_result",
+        "missing_result",
+        "misplaced_result",
+        "duplicate_result",
+        "duplicate_id",
+        "thinking_order",
+        "empty_message",
+    ]
+    index: int
+    id: str | None
+    detail: str
+
+
+class Change(TypedDict):
+    """One change made by ``repair``."""
+
+    kind: Literal[
+        "moved_result",
+        "synthesized_result",
+        "dropped_orphan",
+        "dropped_duplicate",
+        "renamed_id",
+        "reordered_thinking",
+        "dropped_empty",
+    ]
+    index: int
+    id: str | None
+
+
+class ClearedResult(TypedDict):
+    index: int
+    tool_use_id: str
+    tool_name: str
+    tokens_before: int
+    tokens_after: int
+
+
+class ClearReport(TypedDict):
+    """What ``clear_tool_results`` did."""
+
+    cleared: list[ClearedResult]
+    inputs_cleared: list[int]
+    thinking_dropped: list[int]
+    tokens_freed: int
+    skipped_below_minimum: bool
+    tokens_before: int
+    tokens_after: int
+
+
+class Suffix(TypedDict):
+    """The recent suffix chosen by ``recent_suffix``."""
+
+    start: int
+    tokens: int
+    available: int
+    boundary: Literal["group", "round", "none"]
+    fits: bool
+    overflow: tuple[int, int] | None
+    preamble: int

@@ -50,6 +50,8 @@ pub struct Cleared {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClearReport {
     pub cleared: Vec<Cleared>,
+    /// Messages whose tool-call inputs were cleared (`clear_tool_inputs`).
+    pub inputs_cleared: Vec<usize>,
     /// Messages whose old thinking blocks were dropped.
     pub thinking_dropped: Vec<usize>,
     pub tokens_freed: usize,
@@ -167,18 +169,17 @@ pub fn clear_tool_results(
             item: block.item.clone(),
         };
         let after = result_tokens(enc, &new);
-        if after >= before {
-            continue;
+        if after < before {
+            report.tokens_freed += before - after;
+            report.cleared.push(Cleared {
+                index: at.0,
+                tool_use_id: c.id.clone(),
+                tool_name: c.name.clone(),
+                tokens_before: before,
+                tokens_after: after,
+            });
+            replace.insert(at, new);
         }
-        report.tokens_freed += before - after;
-        report.cleared.push(Cleared {
-            index: at.0,
-            tool_use_id: c.id.clone(),
-            tool_name: c.name.clone(),
-            tokens_before: before,
-            tokens_after: after,
-        });
-        replace.insert(at, new);
         if options.clear_tool_inputs {
             let call_block = &messages[c.at.0].blocks[c.at.1];
             if let Body::ToolUse { id, name, input } = &call_block.body {
@@ -194,9 +195,12 @@ pub fn clear_tool_results(
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
                 };
-                let freed = result_tokens(enc, call_block).saturating_sub(result_tokens(enc, &cleared));
-                report.tokens_freed += freed;
-                inputs.insert(c.at, cleared);
+                let (was, now) = (result_tokens(enc, call_block), result_tokens(enc, &cleared));
+                if now < was {
+                    report.tokens_freed += was - now;
+                    report.inputs_cleared.push(c.at.0);
+                    inputs.insert(c.at, cleared);
+                }
             }
         }
     }
@@ -246,7 +250,8 @@ pub fn clear_tool_results(
                 .iter()
                 .enumerate()
                 .filter(|(_, b)| {
-                    !(drop_thinking.contains(&mi) && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
+                    !(drop_thinking.contains(&mi)
+                        && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
                 })
                 .map(|(bi, b)| {
                     replace
@@ -298,7 +303,9 @@ pub fn dedup_repeated_calls(
     let mut replace: HashMap<(usize, usize), Block> = HashMap::new();
     let mut stubbed = Vec::new();
     for (ci, c) in pairing.calls.iter().enumerate() {
-        let (Some(at), Some(input)) = (c.result, input_of(ci)) else { continue };
+        let (Some(at), Some(input)) = (c.result, input_of(ci)) else {
+            continue;
+        };
         if !read_only.contains(&c.name) || protected.messages.contains(&at.0) {
             continue;
         }
@@ -372,7 +379,10 @@ mod tests {
     #[test]
     fn describes_calls_briefly() {
         let input = ToolInput::Raw(r#"{"path": "src/app.py", "limit": 200}"#.into());
-        assert_eq!(describe_call("read_file", &input), "read_file(path=src/app.py, limit=200)");
+        assert_eq!(
+            describe_call("read_file", &input),
+            "read_file(path=src/app.py, limit=200)"
+        );
         let long = ToolInput::Raw(format!(r#"{{"command": "{}"}}"#, "x".repeat(500)));
         assert!(describe_call("bash", &long).chars().count() <= 100);
         assert_eq!(

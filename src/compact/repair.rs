@@ -113,35 +113,58 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
                 });
                 continue;
             }
-            out.push(m.clone());
-            continue;
-        }
-        // Results leave their carrier; they are written again right after their calls.
-        let mut kept = m.clone();
-        if has_results {
-            kept.blocks.retain(|b| !matches!(b.body, Body::ToolResult { .. }));
-        }
-        if has_calls {
-            for (bi, b) in kept.blocks.iter_mut().enumerate() {
-                if let Body::ToolUse { id, .. } = &mut b.body {
-                    if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
-                        id.clone_from(new);
-                    }
-                }
-            }
-            if reorder_thinking(&mut kept) {
+            let mut kept = m.clone();
+            if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
                 changes.push(Change {
                     kind: ChangeKind::ReorderedThinking,
                     index: mi,
                     id: None,
                 });
             }
-        }
-        if !kept.blocks.is_empty() {
             out.push(kept);
+            continue;
+        }
+        // Results leave their carrier; they are written again right after their calls.
+        let mut kept = m.clone();
+        // Rename reused call ids first, while block indices still match the pairing.
+        for (bi, b) in kept.blocks.iter_mut().enumerate() {
+            if let Body::ToolUse { id, .. } = &mut b.body {
+                if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
+                    id.clone_from(new);
+                }
+            }
+        }
+        if has_results {
+            kept.blocks.retain(|b| !matches!(b.body, Body::ToolResult { .. }));
+        }
+        if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
+            changes.push(Change {
+                kind: ChangeKind::ReorderedThinking,
+                index: mi,
+                id: None,
+            });
+        }
+        let emptied = is_empty(&kept) && !kept.role.is_instruction();
+        if !kept.blocks.is_empty() && !emptied {
+            out.push(kept);
+        } else if !kept.blocks.is_empty() {
+            changes.push(Change {
+                kind: ChangeKind::DroppedEmpty,
+                index: mi,
+                id: None,
+            });
         }
         if has_calls {
-            emit_results(messages, &pairing, mi, &call_at, &result_of, &renamed, &mut out, &mut changes);
+            emit_results(
+                messages,
+                &pairing,
+                mi,
+                &call_at,
+                &result_of,
+                &renamed,
+                &mut out,
+                &mut changes,
+            );
         }
     }
     (out, changes)
@@ -155,7 +178,9 @@ fn result_id(messages: &[Message], at: (usize, usize)) -> Option<String> {
 }
 
 fn is_empty(m: &Message) -> bool {
-    m.blocks.iter().all(|b| matches!(&b.body, Body::Text { text } if text.trim().is_empty()))
+    m.blocks
+        .iter()
+        .all(|b| matches!(&b.body, Body::Text { text } if text.trim().is_empty()))
 }
 
 /// Move thinking blocks before the other blocks of an assistant turn; true if anything moved.
@@ -192,8 +217,8 @@ fn emit_results(
         let ci = call_at[&(mi, bi)];
         let call = &pairing.calls[ci];
         let id = renamed.get(&ci).unwrap_or(&call.id).clone();
-        match call.result {
-            Some(at) => {
+        if let Some(at) = call.result {
+            {
                 let mut block = messages[at.0].blocks[at.1].clone();
                 if let Body::ToolResult { tool_use_id, .. } = &mut block.body {
                     tool_use_id.clone_from(&id);
@@ -208,7 +233,8 @@ fn emit_results(
                 debug_assert_eq!(result_of.get(&at), Some(&ci));
                 blocks.push((block, Some(at.0)));
             }
-            None => {
+        } else {
+            {
                 changes.push(Change {
                     kind: ChangeKind::SynthesizedResult,
                     index: mi,
@@ -271,9 +297,10 @@ fn emit_results(
     }
 }
 
-/// Whether the result at `at` already sits right after its call message `mi`.
+/// Whether the result at `at` already sits right after its call message `mi`, in a message that
+/// carries only results (a carrier with other content is split by the repair).
 fn in_place(messages: &[Message], mi: usize, at: (usize, usize)) -> bool {
-    if at.0 <= mi {
+    if at.0 <= mi || !messages[at.0].is_tool_results_only() {
         return false;
     }
     messages[mi + 1..at.0].iter().all(super::structure::is_result_carrier)
@@ -311,7 +338,13 @@ mod tests {
         let (fixed, changes) = repair(&m);
         assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
         let kinds: Vec<&str> = changes.iter().map(|c| c.kind.as_str()).collect();
-        for k in ["dropped_orphan", "moved_result", "synthesized_result", "renamed_id", "dropped_empty"] {
+        for k in [
+            "dropped_orphan",
+            "moved_result",
+            "synthesized_result",
+            "renamed_id",
+            "dropped_empty",
+        ] {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
         let (again, none) = repair(&fixed);

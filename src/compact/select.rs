@@ -145,7 +145,7 @@ pub fn split_by_share(messages: &[Message], counts: &[usize], pairing: &Pairing,
     let n = messages.len();
     let pre = preamble_len(messages);
     if parts <= 1 || n <= pre {
-        return if n > pre { vec![pre..n] } else { Vec::new() };
+        return std::iter::once(pre..n).filter(|r| !r.is_empty()).collect();
     }
     let safe = safe_cuts(messages, pairing);
     let mut cuts: BTreeSet<usize> = groups(messages).iter().map(|g| g.start).filter(|&s| safe[s]).collect();

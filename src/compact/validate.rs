@@ -119,14 +119,13 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
             }),
             Some((rm, rb)) => {
                 let zone = result_zone(messages, c.at.0);
-                let misplaced = if !zone.contains(&rm) {
-                    true
-                } else {
-                    // Anthropic: tool results open the user message that carries them.
-                    let m = &messages[rm];
-                    m.origin == Format::Anthropic
-                        && m.blocks[..rb].iter().any(|b| !matches!(b.body, Body::ToolResult { .. }))
-                };
+                // Anthropic: tool results also open the user message that carries them.
+                let m = &messages[rm];
+                let misplaced = !zone.contains(&rm)
+                    || (m.origin == Format::Anthropic
+                        && m.blocks[..rb]
+                            .iter()
+                            .any(|b| !matches!(b.body, Body::ToolResult { .. })));
                 if misplaced {
                     out.push(Violation {
                         kind: ViolationKind::MisplacedResult,

@@ -9,6 +9,8 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
 use super::convert::{to_py, to_py_list, to_value, to_values};
+use super::surgery::{self, Protection};
+use crate::compact::{self, ClearOptions, Pairing};
 use crate::conversation::{Conversation, Tally};
 use crate::error::Error;
 use crate::formats;
@@ -254,6 +256,180 @@ impl PyConversation {
         }
         d.set_item("messages", to_py_list(py, &messages)?)?;
         Ok(d)
+    }
+
+    /// Protocol violations, as dicts `{kind, index, id, detail}` (empty when valid).
+    fn validate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let found = py.detach(|| self.with(|c| compact::validate(c.messages())));
+        surgery::violations(py, found)
+    }
+
+    /// A repaired copy and the list of changes (`{kind, index, id}`); a valid conversation comes
+    /// back equal, with no changes.
+    fn repair<'py>(&self, py: Python<'py>) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
+        let (conv, changes) = py.detach(|| {
+            self.with(|c| {
+                let (messages, changes) = compact::repair(c.messages());
+                let same = changes.is_empty();
+                (c.derive(messages, |_| same), changes)
+            })
+        });
+        Ok((Self::wrap(conv), surgery::changes(py, &changes)?))
+    }
+
+    /// Interaction groups after the system messages, as `(start, end)` message ranges.
+    fn groups(&self) -> Vec<(usize, usize)> {
+        self.with(|c| {
+            compact::groups(c.messages())
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect()
+        })
+    }
+
+    /// API rounds (an assistant message and the tool results after it), as `(start, end)`.
+    fn rounds(&self) -> Vec<(usize, usize)> {
+        self.with(|c| {
+            compact::rounds(c.messages())
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect()
+        })
+    }
+
+    /// Indices of the protected messages: the last `recent_messages`, the messages of the last
+    /// `recent_tools` completed tool interactions, and the pinned ones.
+    #[pyo3(signature = (*, recent_messages = 12, recent_tools = 3))]
+    fn protected(&self, recent_messages: usize, recent_tools: usize) -> Vec<usize> {
+        self.with(|c| {
+            let pairing = Pairing::of(c.messages());
+            compact::protected(c.messages(), &pairing, recent_messages, recent_tools, c.pinned())
+                .messages
+                .into_iter()
+                .collect()
+        })
+    }
+
+    /// Pin a message (never cleared or summarized, always rendered), or unpin it.
+    #[pyo3(signature = (index, /, pinned = true))]
+    fn pin(&self, index: usize, pinned: bool) -> PyResult<()> {
+        let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(conv.set_pinned(index, pinned)?)
+    }
+
+    #[getter]
+    fn pinned(&self) -> Vec<usize> {
+        self.with(|c| c.pinned().iter().copied().collect())
+    }
+
+    /// A copy with old tool results cleared, and a report.
+    #[pyo3(signature = (
+        *, recent_messages = 12, recent_tools = 3, exclude_tools = Vec::new(), clear_tool_inputs = false,
+        clear_at_least = 0, keep_thinking = true
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn clear_tool_results<'py>(
+        &self,
+        py: Python<'py>,
+        recent_messages: usize,
+        recent_tools: usize,
+        exclude_tools: Vec<String>,
+        clear_tool_inputs: bool,
+        clear_at_least: usize,
+        keep_thinking: bool,
+    ) -> PyResult<(PyConversation, Bound<'py, PyDict>)> {
+        let options = ClearOptions {
+            exclude_tools: exclude_tools.into_iter().collect(),
+            clear_tool_inputs,
+            clear_at_least,
+            keep_thinking,
+        };
+        let protection = Protection {
+            recent_messages,
+            recent_tools,
+        };
+        let (before, conv, report) = py.detach(|| {
+            self.with(|c| {
+                let (conv, report) = surgery::clear(c, protection, &options);
+                (c.total_tokens(), conv, report)
+            })
+        });
+        let after = conv.total_tokens();
+        Ok((Self::wrap(conv), surgery::clear_report(py, &report, before, after)?))
+    }
+
+    /// A copy where earlier results of repeated read-only calls (same tool, same input) are
+    /// stubs pointing to the latest one, and the list of stubbed results.
+    #[pyo3(signature = (read_only_tools, /, *, recent_messages = 12))]
+    fn dedup_reads<'py>(
+        &self,
+        py: Python<'py>,
+        read_only_tools: Vec<String>,
+        recent_messages: usize,
+    ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
+        let tools = read_only_tools.into_iter().collect();
+        let protection = Protection {
+            recent_messages,
+            recent_tools: 0,
+        };
+        let (conv, stubbed) = py.detach(|| self.with(|c| surgery::dedup(c, &tools, protection)));
+        let list = PyList::empty(py);
+        for s in stubbed {
+            let d = PyDict::new(py);
+            d.set_item("index", s.index)?;
+            d.set_item("tool_use_id", s.tool_use_id)?;
+            d.set_item("tool_name", s.tool_name)?;
+            list.append(d)?;
+        }
+        Ok((Self::wrap(conv), list))
+    }
+
+    /// The longest recent suffix that fits `budget` tokens once the system messages,
+    /// `reserved_output` and `safety_margin` are taken off; a dict with `start`, `tokens`,
+    /// `available`, `boundary` (`group`, `round` or `none`), `fits` and `overflow`.
+    #[pyo3(signature = (budget, /, *, reserved_output = 0, safety_margin = 0))]
+    fn recent_suffix<'py>(
+        &self,
+        py: Python<'py>,
+        budget: usize,
+        reserved_output: usize,
+        safety_margin: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (s, available) = py.detach(|| {
+            self.with(|c| {
+                let totals = c.totals();
+                let pre = compact::structure::preamble_len(c.messages());
+                let system: usize = totals[..pre].iter().sum();
+                let available = budget.saturating_sub(system + reserved_output + safety_margin);
+                let pairing = Pairing::of(c.messages());
+                (
+                    compact::recent_suffix(c.messages(), &totals, &pairing, available),
+                    available,
+                )
+            })
+        });
+        surgery::suffix(py, &s, available)
+    }
+
+    /// History split into at most `parts` ranges of about equal token share, at safe boundaries.
+    #[pyo3(signature = (parts, /))]
+    fn split(&self, parts: usize) -> Vec<(usize, usize)> {
+        self.with(|c| {
+            let pairing = Pairing::of(c.messages());
+            compact::split_by_share(c.messages(), &c.totals(), &pairing, parts)
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect()
+        })
+    }
+
+    /// A new conversation of messages `start..stop` (counts reused).
+    #[pyo3(signature = (start, stop = None, /))]
+    fn slice(&self, start: usize, stop: Option<usize>) -> PyConversation {
+        Self::wrap(self.with(|c| {
+            let stop = stop.unwrap_or(c.len()).min(c.len());
+            Conversation::from_counted(c, start.min(stop), stop)
+        }))
     }
 
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).

@@ -121,3 +121,161 @@ pub fn _heuristic_features(texts: Vec<String>) -> Vec<Vec<f64>> {
         .map(|t| heuristic::Features::of(t).regressors().to_vec())
         .collect()
 }
+
+/// Parse a whole list in a named (or detected) format.
+fn parse_list(
+    messages: &Bound<'_, PyAny>,
+    source: &str,
+    system: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Format, Vec<crate::model::Message>)> {
+    let source = parse_format(source)?;
+    let values = to_values(messages)?;
+    let system = system.map(|s| to_value(s, 0)).transpose()?;
+    let py = messages.py();
+    Ok(
+        py.detach(move || -> Result<(Format, Vec<crate::model::Message>), Error> {
+            let format = source
+                .or_else(|| system.as_ref().map(|_| Format::Anthropic))
+                .or_else(|| formats::detect::detect(&values))
+                .unwrap_or(Format::OpenAiChat);
+            let parsed = match format {
+                Format::Anthropic => formats::anthropic::read(values, system)?,
+                other => formats::read(other, values)?,
+            };
+            Ok((format, parsed))
+        })?,
+    )
+}
+
+/// Messages out in `format`: a list, or for Anthropic `{"system", "messages"}`.
+fn export<'py>(py: Python<'py>, format: Format, messages: &[crate::model::Message]) -> PyResult<Bound<'py, PyAny>> {
+    if format == Format::Anthropic {
+        let (system, msgs) = py.detach(|| formats::anthropic::write(messages))?;
+        let d = PyDict::new(py);
+        if let Some(system) = system {
+            d.set_item("system", to_py(py, &system)?)?;
+        }
+        d.set_item("messages", to_py_list(py, &msgs)?)?;
+        return Ok(d.into_any());
+    }
+    let values = py.detach(|| formats::write(format, messages))?;
+    Ok(to_py_list(py, &values)?.into_any())
+}
+
+/// Protocol violations of a whole list of messages.
+#[pyfunction]
+#[pyo3(name = "validate", signature = (messages, /, *, format = "auto", system = None))]
+pub fn validate_messages<'py>(
+    py: Python<'py>,
+    messages: &Bound<'py, PyAny>,
+    format: &str,
+    system: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let (_, parsed) = parse_list(messages, format, system)?;
+    let found = py.detach(|| crate::compact::validate(&parsed));
+    super::surgery::violations(py, found)
+}
+
+/// Repair a whole list of messages: `(messages, changes)` in the same format.
+#[pyfunction]
+#[pyo3(name = "repair", signature = (messages, /, *, format = "auto", system = None))]
+pub fn repair_messages<'py>(
+    py: Python<'py>,
+    messages: &Bound<'py, PyAny>,
+    format: &str,
+    system: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyList>)> {
+    let (format, parsed) = parse_list(messages, format, system)?;
+    let (fixed, changes) = py.detach(|| crate::compact::repair(&parsed));
+    Ok((export(py, format, &fixed)?, super::surgery::changes(py, &changes)?))
+}
+
+/// Fit a whole list of messages into `max_tokens`: clear old tool results, then keep the
+/// longest recent suffix that fits after the system messages, `reserved_output` and
+/// `safety_margin`; returned in the same format.
+#[pyfunction]
+#[pyo3(signature = (
+    messages, max_tokens, /, *, format = "auto", system = None, encoding = "o200k_base", clear = true,
+    recent_messages = 12, recent_tools = 3, clear_at_least = 0, reserved_output = 0, safety_margin = 0
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn trim_messages<'py>(
+    py: Python<'py>,
+    messages: &Bound<'py, PyAny>,
+    max_tokens: usize,
+    format: &str,
+    system: Option<&Bound<'py, PyAny>>,
+    encoding: &str,
+    clear: bool,
+    recent_messages: usize,
+    recent_tools: usize,
+    clear_at_least: usize,
+    reserved_output: usize,
+    safety_margin: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let encoding = Encoding::parse(encoding)?;
+    let (format, parsed) = parse_list(messages, format, system)?;
+    let kept = py.detach(move || -> Result<Vec<crate::model::Message>, Error> {
+        let conv = crate::conversation::Conversation::from_messages(format, encoding, parsed);
+        trim(
+            &conv,
+            max_tokens,
+            clear,
+            super::surgery::Protection {
+                recent_messages,
+                recent_tools,
+            },
+            clear_at_least,
+            reserved_output + safety_margin,
+        )
+    })?;
+    export(py, format, &kept)
+}
+
+/// Clear, then select the recent suffix; the preamble (system messages) always stays.
+pub(crate) fn trim(
+    conv: &crate::conversation::Conversation,
+    max_tokens: usize,
+    clear: bool,
+    protection: super::surgery::Protection,
+    clear_at_least: usize,
+    reserve: usize,
+) -> Result<Vec<crate::model::Message>, Error> {
+    if conv.total_tokens() + reserve <= max_tokens {
+        return Ok(conv.messages().to_vec());
+    }
+    let cleared;
+    let conv = if clear {
+        let options = crate::compact::ClearOptions {
+            clear_at_least,
+            ..crate::compact::ClearOptions::default()
+        };
+        cleared = super::surgery::clear(conv, protection, &options).0;
+        if cleared.total_tokens() + reserve <= max_tokens {
+            return Ok(cleared.messages().to_vec());
+        }
+        &cleared
+    } else {
+        conv
+    };
+    let totals = conv.totals();
+    let messages = conv.messages();
+    let pre = crate::compact::structure::preamble_len(messages);
+    let system: usize = totals[..pre].iter().sum();
+    let available = max_tokens.saturating_sub(system + reserve);
+    let pairing = crate::compact::Pairing::of(messages);
+    let suffix = crate::compact::recent_suffix(messages, &totals, &pairing, available);
+    if let Some(overflow) = suffix.overflow {
+        let needed: usize = system + reserve + totals[overflow.clone()].iter().sum::<usize>();
+        return Err(Error::BudgetTooSmall {
+            limit: max_tokens,
+            unit: "tokens",
+            needed,
+        });
+    }
+    Ok(messages[..pre]
+        .iter()
+        .chain(&messages[suffix.start..])
+        .cloned()
+        .collect())
+}

@@ -6,6 +6,7 @@ mod conversation;
 mod convert;
 mod errors;
 mod functions;
+mod surgery;
 
 #[pyo3::pymodule(gil_used = false)]
 mod _core {
@@ -16,6 +17,7 @@ mod _core {
     #[pymodule_export]
     use super::functions::{
         _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
+        repair_messages, trim_messages, validate_messages,
     };
 
     #[pymodule_init]
