@@ -246,7 +246,44 @@ def bench_budgets() -> None:
     )
 
 
-SECTIONS = {"tokens": bench_tokens, "conversation": bench_conversation, "budgets": bench_budgets}
+def bench_surgery() -> None:
+    try:
+        from langchain_core.messages import trim_messages as lc_trim
+        from langchain_core.messages.utils import count_tokens_approximately
+    except ImportError:
+        print("\n[surgery] skipped: pip install langchain-core (the baseline) to run it")
+        return
+    session = support.synthetic_session(2000)
+    budget = ac.Conversation(session).tokens // 4
+    print(f"\n[surgery] whole list of {len(session):,} dicts in, trimmed list out (budget {budget:,} tokens)")
+
+    def langchain() -> Any:
+        return lc_trim(
+            session,
+            max_tokens=budget,
+            strategy="last",
+            token_counter=count_tokens_approximately,
+            include_system=True,
+            start_on="human",
+        )
+
+    theirs = median_time(langchain, 7)
+    rows = []
+    for encoding, clear in [("approximate", False), ("approximate", True), ("heuristic", True), ("o200k_base", True)]:
+        ours = median_time(lambda e=encoding, c=clear: ac.trim_messages(session, budget, encoding=e, clear=c), 7)
+        what = f"trim_messages(encoding={encoding!r}{'' if clear else ', clear=False'})"
+        rows.append([what, f"{ours * 1e3:.2f} ms", f"{theirs * 1e3:.1f} ms", f"{theirs / ours:.1f}x"])
+    table(["agentcontext", "time", "LangChain trim_messages", "ratio"], rows)
+    print("  (LangChain: strategy='last', count_tokens_approximately, which only selects; agentcontext also")
+    print("   validates pairing, clears old tool results first, and never splits a call from its result)")
+
+
+SECTIONS = {
+    "tokens": bench_tokens,
+    "conversation": bench_conversation,
+    "budgets": bench_budgets,
+    "surgery": bench_surgery,
+}
 
 
 def main() -> None:

@@ -417,6 +417,28 @@ def test_trim_messages_keeps_system_and_a_valid_recent_suffix() -> None:
     assert request["system"] == "rules" and ac.validate(request["messages"], format="anthropic") == []
 
 
+@pytest.mark.parametrize("encoding", ["approximate", "heuristic", "o200k_base"])
+def test_trim_fast_path_matches_the_general_path(encoding: str) -> None:
+    session = support.synthetic_session(600, seed=8)
+    total = ac.Conversation(session, encoding=encoding).tokens  # type: ignore[arg-type]
+    for share in (0.05, 0.2, 0.5, 0.9, 1.1):
+        for clear in (True, False):
+            budget = int(total * share)
+            try:
+                fast = ac.trim_messages(session, budget, encoding=encoding, clear=clear)  # type: ignore[arg-type]
+            except ac.BudgetError as e:
+                with pytest.raises(ac.BudgetError) as again:
+                    ac.trim_messages(tuple(session), budget, encoding=encoding, clear=clear)  # type: ignore[arg-type]
+                assert again.value.needed == e.needed
+                continue
+            general = ac.trim_messages(tuple(session), budget, encoding=encoding, clear=clear)  # type: ignore[arg-type]
+            assert fast == general, (share, clear)
+            by_id = {id(m) for m in session}
+            untouched = [m for m in fast if not str(m.get("content", "")).startswith("[cleared:")]
+            assert all(id(m) in by_id for m in untouched), "untouched messages are the caller's own objects"
+    assert session == support.synthetic_session(600, seed=8), "the input is never mutated"
+
+
 # ---------------------------------------------------------------------------------------------
 # The shared corpus.
 

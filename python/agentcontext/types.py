@@ -24,8 +24,9 @@ __all__ = [
     "Violation",
 ]
 
-Encoding: TypeAlias = Literal["o200k_base", "cl100k_base", "heuristic"]
-"""What to count with: OpenAI's exact encodings, or the class-aware heuristic."""
+Encoding: TypeAlias = Literal["o200k_base", "cl100k_base", "heuristic", "approximate"]
+"""What to count with: OpenAI's exact encodings, the class-aware heuristic, or ``approximate``
+(one token per four characters, computable from lengths alone)."""
 Target: TypeAlias = Literal["o200k_base", "cl100k_base"]
 """The tokenizer an estimate aims at."""
 Format: TypeAlias = Literal["openai", "responses", "anthropic", "jsonl"]

@@ -129,6 +129,28 @@ pub fn clear_tool_results(
     enc: Encoding,
     options: &ClearOptions,
 ) -> (Vec<Message>, ClearReport) {
+    let (changed, report) = plan_clear(messages, pairing, protected, enc, options);
+    (apply(messages, changed), report)
+}
+
+/// `messages` with the messages at the given positions replaced.
+pub fn apply(messages: &[Message], changed: Vec<(usize, Message)>) -> Vec<Message> {
+    let mut out = messages.to_vec();
+    for (i, m) in changed {
+        out[i] = m;
+    }
+    out
+}
+
+/// What [`clear_tool_results`] would change, without copying the rest: the new versions of the
+/// changed messages (by position) and the report.
+pub fn plan_clear(
+    messages: &[Message],
+    pairing: &Pairing,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+) -> (Vec<(usize, Message)>, ClearReport) {
     let mut report = ClearReport::default();
     // (message, block) → replacement block
     let mut replace: HashMap<(usize, usize), Block> = HashMap::new();
@@ -138,7 +160,7 @@ pub fn clear_tool_results(
         if protected.calls.contains(&ci)
             || protected.messages.contains(&at.0)
             || protected.messages.contains(&c.at.0)
-            || options.exclude_tools.contains(&c.name)
+            || options.exclude_tools.contains(c.name)
         {
             continue;
         }
@@ -158,7 +180,7 @@ pub fn clear_tool_results(
             continue;
         };
         let before = result_tokens(enc, block);
-        let text = placeholder(&c.name, input, before, &c.id);
+        let text = placeholder(c.name, input, before, c.id);
         let new = Block {
             body: Body::ToolResult {
                 tool_use_id: tool_use_id.clone(),
@@ -173,8 +195,8 @@ pub fn clear_tool_results(
             report.tokens_freed += before - after;
             report.cleared.push(Cleared {
                 index: at.0,
-                tool_use_id: c.id.clone(),
-                tool_name: c.name.clone(),
+                tool_use_id: c.id.to_owned(),
+                tool_name: c.name.to_owned(),
                 tokens_before: before,
                 tokens_after: after,
             });
@@ -224,7 +246,7 @@ pub fn clear_tool_results(
     if report.tokens_freed < options.clear_at_least || report.tokens_freed == 0 {
         let skipped = report.tokens_freed > 0;
         return (
-            messages.to_vec(),
+            Vec::new(),
             ClearReport {
                 skipped_below_minimum: skipped,
                 ..ClearReport::default()
@@ -232,20 +254,17 @@ pub fn clear_tool_results(
         );
     }
     report.thinking_dropped = drop_thinking.iter().copied().collect();
-    let out = messages
-        .iter()
-        .enumerate()
-        .map(|(mi, m)| {
-            let touched = drop_thinking.contains(&mi)
-                || m.blocks
-                    .iter()
-                    .enumerate()
-                    .any(|(bi, _)| replace.contains_key(&(mi, bi)) || inputs.contains_key(&(mi, bi)));
-            if !touched {
-                return m.clone();
-            }
-            let mut new = m.clone();
-            new.blocks = m
+    let touched: BTreeSet<usize> = replace
+        .keys()
+        .chain(inputs.keys())
+        .map(|&(mi, _)| mi)
+        .chain(drop_thinking.iter().copied())
+        .collect();
+    let changed = touched
+        .into_iter()
+        .map(|mi| {
+            let m = &messages[mi];
+            let blocks = m
                 .blocks
                 .iter()
                 .enumerate()
@@ -261,10 +280,19 @@ pub fn clear_tool_results(
                         .unwrap_or_else(|| b.clone())
                 })
                 .collect();
-            new
+            (
+                mi,
+                Message {
+                    role: m.role,
+                    blocks,
+                    form: m.form,
+                    origin: m.origin,
+                    extra: m.extra.clone(),
+                },
+            )
         })
         .collect();
-    (out, report)
+    (changed, report)
 }
 
 /// Whether a result was already cleared or deduplicated by this module.
@@ -294,9 +322,9 @@ pub fn dedup_repeated_calls(
         }
     };
     for (ci, c) in pairing.calls.iter().enumerate() {
-        if c.result.is_some() && read_only.contains(&c.name) {
+        if c.result.is_some() && read_only.contains(c.name) {
             if let Some(input) = input_of(ci) {
-                latest.insert((c.name.clone(), canonical(input)), ci);
+                latest.insert((c.name.to_owned(), canonical(input)), ci);
             }
         }
     }
@@ -306,10 +334,10 @@ pub fn dedup_repeated_calls(
         let (Some(at), Some(input)) = (c.result, input_of(ci)) else {
             continue;
         };
-        if !read_only.contains(&c.name) || protected.messages.contains(&at.0) {
+        if !read_only.contains(c.name) || protected.messages.contains(&at.0) {
             continue;
         }
-        let later = latest[&(c.name.clone(), canonical(input))];
+        let later = latest[&(c.name.to_owned(), canonical(input))];
         if later == ci {
             continue;
         }
@@ -327,7 +355,7 @@ pub fn dedup_repeated_calls(
         }
         let text = format!(
             "[superseded: {} was called again later (call {}); its latest result is the current one]",
-            describe_call(&c.name, input),
+            describe_call(c.name, input),
             pairing.calls[later].id
         );
         let before = tokens::count_block(Encoding::Heuristic, block);
@@ -346,8 +374,8 @@ pub fn dedup_repeated_calls(
         }
         stubbed.push(Cleared {
             index: at.0,
-            tool_use_id: c.id.clone(),
-            tool_name: c.name.clone(),
+            tool_use_id: c.id.to_owned(),
+            tool_name: c.name.to_owned(),
             tokens_before: before,
             tokens_after: after,
         });

@@ -60,7 +60,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     let mut renamed: HashMap<usize, String> = HashMap::new();
     let mut used: HashMap<String, usize> = HashMap::new();
     for c in &pairing.calls {
-        *used.entry(c.id.clone()).or_default() += 1;
+        *used.entry(c.id.to_owned()).or_default() += 1;
     }
     for &ci in &pairing.reused_ids {
         let base = &pairing.calls[ci].id;
@@ -75,7 +75,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         changes.push(Change {
             kind: ChangeKind::RenamedId,
             index: pairing.calls[ci].at.0,
-            id: Some(base.clone()),
+            id: Some((*base).to_owned()),
         });
     }
     let call_at: HashMap<(usize, usize), usize> = pairing.calls.iter().enumerate().map(|(i, c)| (c.at, i)).collect();
@@ -216,7 +216,7 @@ fn emit_results(
         }
         let ci = call_at[&(mi, bi)];
         let call = &pairing.calls[ci];
-        let id = renamed.get(&ci).unwrap_or(&call.id).clone();
+        let id = renamed.get(&ci).map_or_else(|| call.id.to_owned(), Clone::clone);
         if let Some(at) = call.result {
             {
                 let mut block = messages[at.0].blocks[at.1].clone();
@@ -227,7 +227,7 @@ fn emit_results(
                     changes.push(Change {
                         kind: ChangeKind::MovedResult,
                         index: at.0,
-                        id: Some(call.id.clone()),
+                        id: Some(call.id.to_owned()),
                     });
                 }
                 debug_assert_eq!(result_of.get(&at), Some(&ci));
@@ -238,7 +238,7 @@ fn emit_results(
                 changes.push(Change {
                     kind: ChangeKind::SynthesizedResult,
                     index: mi,
-                    id: Some(call.id.clone()),
+                    id: Some(call.id.to_owned()),
                 });
                 let block = Block::new(Body::ToolResult {
                     tool_use_id: id,

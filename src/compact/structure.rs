@@ -2,15 +2,37 @@
 //! positions where it may be cut without separating a tool_use from its tool_result.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::model::{Body, Message, Role};
 
+/// FNV-1a: call ids are short and attacker-chosen collisions cost only speed here, so a
+/// simple fast hash beats the default SipHash for pairing.
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
 /// A tool call and where its result is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Call {
-    pub id: String,
-    pub name: String,
+pub struct Call<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
     /// Message and block index of the tool_use.
     pub at: (usize, usize),
     /// Message and block index of the first result with this id after the call.
@@ -19,8 +41,8 @@ pub struct Call {
 
 /// Every tool call with its result, plus the results and ids that break the protocol.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pairing {
-    pub calls: Vec<Call>,
+pub struct Pairing<'a> {
+    pub calls: Vec<Call<'a>>,
     /// Results with no earlier call of their id.
     pub orphans: Vec<(usize, usize)>,
     /// Second and later results for a call that already has one.
@@ -29,13 +51,13 @@ pub struct Pairing {
     pub reused_ids: Vec<usize>,
 }
 
-impl Pairing {
-    pub fn of(messages: &[Message]) -> Pairing {
+impl<'a> Pairing<'a> {
+    pub fn of(messages: &'a [Message]) -> Pairing<'a> {
         let mut p = Pairing::default();
         // id → index of the call waiting for its result
-        let mut open: HashMap<&str, usize> = HashMap::new();
+        let mut open: FastMap<&str, usize> = FastMap::default();
         // id → the call that last used it (answered or not)
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: FastMap<&str, usize> = FastMap::default();
         for (mi, m) in messages.iter().enumerate() {
             for (bi, b) in m.blocks.iter().enumerate() {
                 match &b.body {
@@ -46,8 +68,8 @@ impl Pairing {
                         }
                         open.insert(id.as_str(), ci);
                         p.calls.push(Call {
-                            id: id.clone(),
-                            name: name.clone(),
+                            id,
+                            name,
                             at: (mi, bi),
                             result: None,
                         });
@@ -69,7 +91,7 @@ impl Pairing {
     }
 
     /// The call answered by the result at `(message, block)`, if it pairs with one.
-    pub fn call_of_result(&self, at: (usize, usize)) -> Option<&Call> {
+    pub fn call_of_result(&self, at: (usize, usize)) -> Option<&Call<'a>> {
         self.calls.iter().find(|c| c.result == Some(at))
     }
 }

@@ -105,7 +105,7 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
         out.push(Violation {
             kind: ViolationKind::DuplicateId,
             index: c.at.0,
-            id: Some(c.id.clone()),
+            id: Some(c.id.to_owned()),
             detail: "tool call id already used by an earlier call".into(),
         });
     }
@@ -114,7 +114,7 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
             None => out.push(Violation {
                 kind: ViolationKind::MissingResult,
                 index: c.at.0,
-                id: Some(c.id.clone()),
+                id: Some(c.id.to_owned()),
                 detail: format!("tool call {} ({}) has no result", c.id, c.name),
             }),
             Some((rm, rb)) => {
@@ -130,7 +130,7 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
                     out.push(Violation {
                         kind: ViolationKind::MisplacedResult,
                         index: rm,
-                        id: Some(c.id.clone()),
+                        id: Some(c.id.to_owned()),
                         detail: format!(
                             "the result of {} (message {}) is not right after its call",
                             c.id, c.at.0

@@ -214,22 +214,62 @@ pub fn trim_messages<'py>(
     safety_margin: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
+    let protection = super::surgery::Protection {
+        recent_messages,
+        recent_tools,
+    };
+    let reserve = reserved_output + safety_margin;
+    // The fast path: a list of plain Chat (or native) dicts is never converted.
+    if system.is_none() {
+        if let Ok(list) = messages.cast::<PyList>() {
+            let requested = parse_format(format)?;
+            let guess = requested.or_else(|| quick_detect(list));
+            if let Some(fmt) = guess {
+                if let Some(out) = super::fast::trim(
+                    list,
+                    fmt,
+                    encoding,
+                    max_tokens,
+                    clear,
+                    protection,
+                    clear_at_least,
+                    reserve,
+                )? {
+                    return Ok(out.into_any());
+                }
+            }
+        }
+    }
     let (format, parsed) = parse_list(messages, format, system)?;
     let kept = py.detach(move || -> Result<Vec<crate::model::Message>, Error> {
         let conv = crate::conversation::Conversation::from_messages(format, encoding, parsed);
-        trim(
-            &conv,
-            max_tokens,
-            clear,
-            super::surgery::Protection {
-                recent_messages,
-                recent_tools,
-            },
-            clear_at_least,
-            reserved_output + safety_margin,
-        )
+        trim(&conv, max_tokens, clear, protection, clear_at_least, reserve)
     })?;
     export(py, format, &kept)
+}
+
+/// Chat or native from the first message with tool calls (`function` nested or flat); `None`
+/// when the list has none or looks like another format (the general path then detects it).
+fn quick_detect(list: &Bound<'_, PyList>) -> Option<Format> {
+    let py = list.py();
+    for item in list.iter() {
+        let d = item.cast_into::<PyDict>().ok()?;
+        if d.contains(pyo3::intern!(py, "type")).ok()? {
+            return None;
+        }
+        if let Some(calls) = d.get_item(pyo3::intern!(py, "tool_calls")).ok()? {
+            if let Ok(calls) = calls.cast::<PyList>() {
+                if let Some(first) = calls.iter().next() {
+                    return Some(if first.get_item("function").is_ok() {
+                        Format::OpenAiChat
+                    } else {
+                        Format::Native
+                    });
+                }
+            }
+        }
+    }
+    Some(Format::OpenAiChat)
 }
 
 /// Clear, then select the recent suffix; the preamble (system messages) always stays.

@@ -5,6 +5,7 @@ mod budget;
 mod conversation;
 mod convert;
 mod errors;
+mod fast;
 mod functions;
 mod surgery;
 

@@ -203,7 +203,7 @@ impl Profile {
     pub fn for_encoding(enc: Encoding) -> Profile {
         match enc {
             Encoding::Cl100k => Profile::CL100K,
-            Encoding::O200k | Encoding::Heuristic => Profile::O200K,
+            Encoding::O200k | Encoding::Heuristic | Encoding::Approximate => Profile::O200K,
         }
     }
 

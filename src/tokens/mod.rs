@@ -19,16 +19,20 @@ pub enum Encoding {
     Cl100k,
     /// The class-aware heuristic of [`heuristic`]; no tokenizer involved.
     Heuristic,
+    /// One token per four characters, rounded up: the cheapest estimate (what LangChain's
+    /// `count_tokens_approximately` does), computable from a string's length alone.
+    Approximate,
 }
 
 impl Encoding {
-    pub const NAMES: &'static str = "\"o200k_base\", \"cl100k_base\", \"heuristic\"";
+    pub const NAMES: &'static str = "\"o200k_base\", \"cl100k_base\", \"heuristic\", \"approximate\"";
 
     pub fn parse(name: &str) -> Result<Encoding> {
         match name {
             "o200k_base" | "o200k" => Ok(Encoding::O200k),
             "cl100k_base" | "cl100k" => Ok(Encoding::Cl100k),
-            "heuristic" | "approximate" => Ok(Encoding::Heuristic),
+            "heuristic" => Ok(Encoding::Heuristic),
+            "approximate" => Ok(Encoding::Approximate),
             other => Err(Error::UnknownOption {
                 what: "encoding",
                 value: other.to_owned(),
@@ -42,6 +46,7 @@ impl Encoding {
             Encoding::O200k => "o200k_base",
             Encoding::Cl100k => "cl100k_base",
             Encoding::Heuristic => "heuristic",
+            Encoding::Approximate => "approximate",
         }
     }
 
@@ -51,7 +56,13 @@ impl Encoding {
             Encoding::O200k => bpe_openai::o200k_base().count(text),
             Encoding::Cl100k => bpe_openai::cl100k_base().count(text),
             Encoding::Heuristic => heuristic::estimate(text, heuristic::Profile::for_encoding(self)),
+            Encoding::Approximate => Self::approximate(text.chars().count()),
         }
+    }
+
+    /// The `Approximate` count of a text of `chars` characters.
+    pub fn approximate(chars: usize) -> usize {
+        chars.div_ceil(4)
     }
 
     /// Token ids of `text` (exact encodings only; the heuristic has no ids).
@@ -59,7 +70,7 @@ impl Encoding {
         match self {
             Encoding::O200k => Some(bpe_openai::o200k_base().encode(text)),
             Encoding::Cl100k => Some(bpe_openai::cl100k_base().encode(text)),
-            Encoding::Heuristic => None,
+            Encoding::Heuristic | Encoding::Approximate => None,
         }
     }
 
