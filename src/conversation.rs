@@ -177,6 +177,22 @@ impl Conversation {
         }
     }
 
+    /// The conversations one after the other, counts reused (formats and encodings must match;
+    /// the caller checks).
+    #[must_use]
+    pub fn concat(parts: &[&Conversation]) -> Conversation {
+        let first = parts[0];
+        let mut out = Conversation::new(first.format, first.encoding);
+        for p in parts {
+            let offset = out.messages.len();
+            out.pinned.extend(p.pinned.iter().map(|i| i + offset));
+            out.messages.extend(p.messages.iter().cloned());
+            out.counts.extend(p.counts.iter().cloned());
+        }
+        out.tally = Tally::of(&out.messages, &out.counts);
+        out
+    }
+
     /// Messages never cleared or summarized.
     pub fn pinned(&self) -> &BTreeSet<usize> {
         &self.pinned

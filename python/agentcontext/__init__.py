@@ -36,6 +36,8 @@ from agentcontext.budgets import (
     ToolResultPolicy,
     fit_project_files,
 )
+from agentcontext.compaction import PRESETS as STRATEGIES
+from agentcontext.compaction import CompactionError, CompactionPolicy, CompactionResult, Compactor, StageEvent
 from agentcontext.errors import (
     AgentContextError,
     BudgetError,
@@ -48,26 +50,38 @@ from agentcontext.errors import (
     TranscriptError,
     TranscriptReadError,
 )
+from agentcontext.session_log import SessionLog
+from agentcontext.summarize import OfflineSummarizer, Summarizer, SummaryRequest
 
 __all__ = [
     "MAX_IMAGE_TOKENS",
     "MESSAGE_OVERHEAD",
     "PRESETS",
+    "STRATEGIES",
     "TOOL_BLOCK_OVERHEAD",
     "AgentContextError",
     "BudgetError",
     "BudgetPreset",
+    "CompactionError",
+    "CompactionPolicy",
+    "CompactionResult",
+    "Compactor",
     "Conversation",
     "ConversionError",
     "FileReadError",
     "FileReader",
     "InvalidMessageError",
     "MessageIndexError",
+    "OfflineSummarizer",
     "OpenFiles",
     "OptionError",
     "Page",
     "RecallError",
     "ResultStore",
+    "SessionLog",
+    "StageEvent",
+    "Summarizer",
+    "SummaryRequest",
     "ToolResultPolicy",
     "TranscriptError",
     "TranscriptReadError",

@@ -226,6 +226,38 @@ class Conversation:
     def slice(self, start: int, stop: int | None = None, /) -> Conversation:
         """Messages ``start:stop`` as a new conversation (their counts and pins carried over)."""
 
+    def truncate_tool_results(
+        self,
+        limit_chars: int,
+        /,
+        *,
+        per_tool: dict[str, int] | None = None,
+        strategy: TruncateStrategy = "auto",
+        head_share: float = 0.5,
+    ) -> tuple[Conversation, list[JsonDict]]:
+        """A copy where every text tool result over its budget (``per_tool`` overrides by tool
+        name) is cut to head + marker + tail; the marker names the call id, by which the original
+        can be recalled from the session log. Returns what was cut."""
+
+    def cut_points(self) -> list[int]:
+        """Message indices where history may be cut: starts of groups and rounds that keep every
+        tool call with its result."""
+
+    def export_each(self) -> list[list[JsonDict]]:
+        """Each message in the conversation's format, as the list of dicts it is written as."""
+
+    def handoff(self) -> JsonDict:
+        """What the offline summarizer extracts from this history: user requests (latest first),
+        files read and modified, commands with their last outcome, errors (resolved or not),
+        identifiers, TODOs, decisions, the last assistant text and earlier summaries."""
+
+    def summaries(self) -> list[str]:
+        """Texts of summary messages in this history (from this library or Claude Code), oldest first."""
+
+    @staticmethod
+    def concat(parts: list[Conversation], /) -> Conversation:
+        """The conversations one after the other (one format and encoding), counts reused."""
+
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
 

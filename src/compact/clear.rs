@@ -419,3 +419,70 @@ mod tests {
         );
     }
 }
+
+/// One tool result cut to its budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budgeted {
+    pub index: usize,
+    pub tool_use_id: String,
+    pub tool_name: String,
+    pub chars_before: usize,
+    pub chars_after: usize,
+}
+
+/// Cut every text tool result over its budget (`limit_for(tool name)` chars) to head + marker +
+/// tail, the marker naming the call id as the recall id (the original stays in the session log).
+/// Results already cut or cleared are left alone. Returns the changed messages and what was cut.
+pub fn plan_result_budgets(
+    messages: &[Message],
+    pairing: &Pairing,
+    limit_for: impl Fn(&str) -> usize,
+    strategy: crate::budget::Strategy,
+) -> (Vec<(usize, Message)>, Vec<Budgeted>) {
+    let mut changed: HashMap<usize, Message> = HashMap::new();
+    let mut report = Vec::new();
+    for c in &pairing.calls {
+        let Some(at) = c.result else { continue };
+        let limit = limit_for(c.name);
+        let Body::ToolResult {
+            content: ResultContent::Text(text),
+            ..
+        } = &messages[at.0].blocks[at.1].body
+        else {
+            continue;
+        };
+        if text.len() <= limit
+            || text.chars().count() <= limit
+            || text.contains("\n[... ") && text.contains(" omitted; full text: recall(id=")
+        {
+            continue;
+        }
+        let options = crate::budget::Options {
+            retrieval: crate::budget::Retrieval {
+                recall_id: Some(c.id.to_owned()),
+                path: None,
+            },
+            count_omitted_tokens: false,
+        };
+        let Ok(cut) = crate::budget::truncate(text, limit, crate::budget::Unit::Chars, strategy, &options) else {
+            continue;
+        };
+        if !cut.truncated {
+            continue;
+        }
+        report.push(Budgeted {
+            index: at.0,
+            tool_use_id: c.id.to_owned(),
+            tool_name: c.name.to_owned(),
+            chars_before: cut.original.chars,
+            chars_after: cut.text.chars().count(),
+        });
+        let message = changed.entry(at.0).or_insert_with(|| messages[at.0].clone());
+        if let Body::ToolResult { content, .. } = &mut message.blocks[at.1].body {
+            *content = ResultContent::Text(cut.text);
+        }
+    }
+    let mut changed: Vec<(usize, Message)> = changed.into_iter().collect();
+    changed.sort_by_key(|(i, _)| *i);
+    (changed, report)
+}

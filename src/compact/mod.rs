@@ -4,6 +4,7 @@
 //! result.
 
 pub mod clear;
+pub mod handoff;
 pub mod repair;
 pub mod select;
 pub mod structure;

@@ -432,6 +432,155 @@ impl PyConversation {
         }))
     }
 
+    /// A copy where every text tool result over its budget is cut to head + marker + tail (the
+    /// marker names the call id, by which the original can be recalled), and what was cut.
+    #[pyo3(signature = (limit_chars, /, *, per_tool = None, strategy = "auto", head_share = 0.5))]
+    fn truncate_tool_results<'py>(
+        &self,
+        py: Python<'py>,
+        limit_chars: usize,
+        per_tool: Option<std::collections::HashMap<String, usize>>,
+        strategy: &str,
+        head_share: f64,
+    ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
+        let strategy = super::budget::parse_strategy(strategy, head_share)?;
+        let per_tool = per_tool.unwrap_or_default();
+        let (conv, report) = py.detach(|| {
+            self.with(|c| {
+                let pairing = Pairing::of(c.messages());
+                let (changed, report) = compact::clear::plan_result_budgets(
+                    c.messages(),
+                    &pairing,
+                    |name| per_tool.get(name).copied().unwrap_or(limit_chars),
+                    strategy,
+                );
+                let touched: std::collections::BTreeSet<usize> = changed.iter().map(|(i, _)| *i).collect();
+                let messages = compact::clear::apply(c.messages(), changed);
+                (c.derive(messages, |i| !touched.contains(&i)), report)
+            })
+        });
+        let list = PyList::empty(py);
+        for r in report {
+            let d = PyDict::new(py);
+            d.set_item("index", r.index)?;
+            d.set_item("tool_use_id", r.tool_use_id)?;
+            d.set_item("tool_name", r.tool_name)?;
+            d.set_item("chars_before", r.chars_before)?;
+            d.set_item("chars_after", r.chars_after)?;
+            list.append(d)?;
+        }
+        Ok((Self::wrap(conv), list))
+    }
+
+    /// Message indices where history may be cut: starts of groups and rounds that do not
+    /// separate a tool call from its result.
+    fn cut_points(&self) -> Vec<usize> {
+        self.with(|c| {
+            let m = c.messages();
+            let pairing = Pairing::of(m);
+            let safe = compact::structure::safe_cuts(m, &pairing);
+            let mut points: Vec<usize> = compact::groups(m)
+                .iter()
+                .map(|g| g.start)
+                .chain(compact::rounds(m).iter().map(|r| r.start))
+                .filter(|&i| safe[i])
+                .collect();
+            points.sort_unstable();
+            points.dedup();
+            points
+        })
+    }
+
+    /// Each message in the conversation's format, as the list of dicts it is written as (one
+    /// dict, or several for a Responses assistant turn or an Anthropic message carrying tool
+    /// results next to text when written to another format).
+    fn export_each<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let per_message = py.detach(|| {
+            self.with(|c| {
+                c.messages()
+                    .iter()
+                    .map(|m| crate::formats::write(c.format(), std::slice::from_ref(m)))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+        })?;
+        let list = PyList::empty(py);
+        for values in &per_message {
+            list.append(to_py_list(py, values)?)?;
+        }
+        Ok(list)
+    }
+
+    /// What the offline summarizer needs from this history (see `agentcontext.summarize`).
+    fn handoff<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let h = py.detach(|| self.with(|c| compact::handoff::extract(c.messages())));
+        let d = PyDict::new(py);
+        d.set_item("user_requests", h.user_requests)?;
+        d.set_item("previous_summaries", h.previous_summaries)?;
+        d.set_item("files_read", h.files_read)?;
+        d.set_item("files_modified", h.files_modified)?;
+        let commands = PyList::empty(py);
+        for c in h.commands {
+            let e = PyDict::new(py);
+            e.set_item("command", c.command)?;
+            e.set_item("outcome", c.outcome)?;
+            e.set_item("ok", c.ok)?;
+            e.set_item("index", c.index)?;
+            commands.append(e)?;
+        }
+        d.set_item("commands", commands)?;
+        let errors = PyList::empty(py);
+        for e in h.errors {
+            let x = PyDict::new(py);
+            x.set_item("text", e.text)?;
+            x.set_item("index", e.index)?;
+            x.set_item("resolved", e.resolved)?;
+            errors.append(x)?;
+        }
+        d.set_item("errors", errors)?;
+        d.set_item("identifiers", h.identifiers)?;
+        d.set_item("todos", h.todos)?;
+        d.set_item("decisions", h.decisions)?;
+        d.set_item("last_assistant", h.last_assistant)?;
+        d.set_item("messages", h.messages)?;
+        d.set_item("tool_calls", h.tool_calls)?;
+        Ok(d)
+    }
+
+    /// Texts of the summary messages in this history (written by this library or a well-known
+    /// harness), oldest first.
+    fn summaries(&self) -> Vec<String> {
+        self.with(|c| {
+            c.messages()
+                .iter()
+                .filter(|m| m.role == Role::User)
+                .map(crate::model::Message::joined_text)
+                .filter(|t| compact::handoff::SUMMARY_PREFIXES.iter().any(|p| t.starts_with(p)))
+                .collect()
+        })
+    }
+
+    /// The conversations one after the other (same format and encoding), counts reused.
+    #[staticmethod]
+    #[pyo3(signature = (parts, /))]
+    fn concat(parts: Vec<PyRef<'_, PyConversation>>) -> PyResult<PyConversation> {
+        let convs: Vec<Conversation> = parts.iter().map(|p| p.with(Conversation::clone)).collect();
+        let Some(first) = convs.first() else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "concat needs at least one conversation",
+            ));
+        };
+        if convs
+            .iter()
+            .any(|c| c.format() != first.format() || c.encoding() != first.encoding())
+        {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "concat needs conversations of one format and one encoding",
+            ));
+        }
+        let refs: Vec<&Conversation> = convs.iter().collect();
+        Ok(Self::wrap(Conversation::concat(&refs)))
+    }
+
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).
     /// For `"anthropic"` a leading system prompt is the first element, with role `"system"`.
     #[pyo3(signature = (format, /))]

@@ -1,0 +1,578 @@
+"""The compaction engine: one ladder from the cheapest step to the most lossy, driven by one
+policy, with an event per stage.
+
+(a) tool-result budgets → (b) clear old tool results → (c) summarize older history (staged when
+the summarizer's own window is too small) → (e) drop the oldest whole groups as a last resort.
+Each stage stops the ladder once the conversation is under the target. Recent messages are kept
+raw, taken from the original conversation; the originals of everything that leaves stay in the
+session log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+from agentcontext._core import Conversation, count_tokens
+from agentcontext.budgets import FileReader
+from agentcontext.errors import AgentContextError, FileReadError, OptionError
+from agentcontext.summarize import (
+    HANDOFF_PROMPT,
+    OfflineSummarizer,
+    Summarizer,
+    SummaryRequest,
+    join_summaries,
+    strip_scratchpad,
+    summary_message,
+)
+from agentcontext.types import Encoding
+
+__all__ = [
+    "PRESETS",
+    "CompactionError",
+    "CompactionPolicy",
+    "CompactionResult",
+    "Compactor",
+    "StageEvent",
+]
+
+ENV_PREFIX = "AGENTCONTEXT_COMPACT__"
+
+
+class CompactionError(AgentContextError):
+    """A manual compaction that could not be done; the history is left unchanged."""
+
+
+@dataclass(frozen=True)
+class CompactionPolicy:
+    """Everything the ladder needs to know. Sizes are tokens unless named ``_chars``; ``trigger``
+    and ``target`` are tokens, or fractions of the context window when below 1.
+
+    Every field can be overridden by an environment variable ``AGENTCONTEXT_COMPACT__<FIELD>``
+    (for example ``AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES=20``) through :meth:`from_env`,
+    which :class:`Compactor` applies by default.
+    """
+
+    name: str = "openharness"
+    context_window: int = 200_000
+    reserved_output: int = 8_192
+    safety_margin: int = 2_000
+    #: Compact when the conversation is over this (auto mode).
+    trigger: float = 0.85
+    #: Aim below this, so one compaction buys many turns (hysteresis).
+    target: float = 0.6
+    preserve_recent_messages: int = 12
+    preserve_recent_tools: int = 3
+    #: Keep at least this many recent tokens raw as well (0: messages count only).
+    keep_recent_tokens: int = 0
+    manual_keep_messages: int = 2
+    #: Stage (a): cut every tool result to this many chars (None: min(16,000, 30% of window)).
+    result_budget_chars: int | None = None
+    per_tool_budget_chars: Mapping[str, int] = field(default_factory=dict)
+    tool_result_budgets: bool = True
+    #: Stage (b).
+    clear_tool_results: bool = True
+    clear_at_least: int = 0
+    #: Stage (c).
+    summarize: bool = True
+    summary_max_tokens: int = 6_000
+    #: The summarizer's own context window, for staging (c) when older history is larger.
+    summarizer_window: int = 200_000
+    #: Re-attach up to this many recently read files after a summary, within this many tokens.
+    reattach_files: int = 5
+    reattach_tokens: int = 20_000
+    #: Stage (e).
+    drop_oldest_groups: bool = True
+    #: Anti-loop: auto compaction waits this many turns after the previous one.
+    cooldown_turns: int = 0
+    encoding: Encoding = "o200k_base"
+    note: str = ""
+
+    def _tokens(self, value: float) -> int:
+        return int(value * self.context_window) if value <= 1 else int(value)
+
+    @property
+    def available(self) -> int:
+        """The most the conversation may take: the window less reserved output and margin."""
+        return max(0, self.context_window - self.reserved_output - self.safety_margin)
+
+    @property
+    def trigger_tokens(self) -> int:
+        return min(self._tokens(self.trigger), self.available)
+
+    @property
+    def target_tokens(self) -> int:
+        return min(self._tokens(self.target), self.trigger_tokens)
+
+    @property
+    def result_budget(self) -> int:
+        if self.result_budget_chars is not None:
+            return self.result_budget_chars
+        return min(16_000, int(0.3 * self.context_window * 4))
+
+    def for_budget(self, budget: int) -> CompactionPolicy:
+        """This policy with a hard token budget: the conversation must end up within ``budget``."""
+        return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
+                       result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
+
+    def from_env(self, environ: Mapping[str, str] | None = None) -> CompactionPolicy:
+        """This policy with every ``AGENTCONTEXT_COMPACT__<FIELD>`` variable applied."""
+        environ = os.environ if environ is None else environ
+        changes: dict[str, Any] = {}
+        for f in fields(self):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is None:
+                continue
+            current = getattr(self, f.name)
+            try:
+                if isinstance(current, bool):
+                    if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                        raise ValueError(raw)
+                    changes[f.name] = raw.lower() in ("1", "true", "yes")
+                elif isinstance(current, int) and f.name not in ("trigger", "target"):
+                    changes[f.name] = int(raw)
+                elif f.name in ("trigger", "target"):
+                    changes[f.name] = float(raw)
+                elif f.name == "result_budget_chars":
+                    changes[f.name] = None if raw.lower() in ("", "none") else int(raw)
+                elif isinstance(current, str):
+                    changes[f.name] = raw
+                else:
+                    raise OptionError(f"{ENV_PREFIX}{f.name.upper()} cannot be set from the environment")
+            except ValueError:
+                raise OptionError(
+                    f"{ENV_PREFIX}{f.name.upper()}={raw!r} is not a valid {type(current).__name__}"
+                ) from None
+        return replace(self, **changes) if changes else self
+
+
+PRESETS: dict[str, CompactionPolicy] = {
+    p.name: p
+    for p in [
+        CompactionPolicy(
+            "openharness",
+            trigger=0.85, target=0.6, preserve_recent_messages=12, preserve_recent_tools=3, manual_keep_messages=2,
+            note="the seed design: clear old tool results first, then summarize all but the last 12 messages",
+        ),
+        CompactionPolicy(
+            "pi",
+            reserved_output=16_384, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
+            keep_recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False,
+            note="trigger at window - 16,384; keep the last ~20,000 tokens raw; summary as a user message",
+        ),
+        CompactionPolicy(
+            "openclaw",
+            trigger=0.5, target=0.4, preserve_recent_messages=12, preserve_recent_tools=3, summarizer_window=32_000,
+            note="history over 50% of the window; equal-token-share parts summarized in stages, then merged",
+        ),
+        CompactionPolicy(
+            "claude-code",
+            reserved_output=13_000, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
+            preserve_recent_tools=0, clear_tool_results=False, reattach_files=5, reattach_tokens=50_000,
+            note="trigger at window - 13,000; nine-section summary of everything; re-attach 5 read files",
+        ),
+        CompactionPolicy(
+            "codex",
+            trigger=0.9, target=0.9, preserve_recent_messages=0, keep_recent_tokens=20_000,
+            clear_tool_results=False, result_budget_chars=40_000,
+            note="auto-compact near 90%; summary replaces history, the last ~20,000 tokens stay",
+        ),
+        CompactionPolicy(
+            "letta",
+            trigger=0.9, target=0.7, preserve_recent_messages=0, keep_recent_tokens=0, result_budget_chars=5_000,
+            clear_tool_results=False,
+            note="trigger at 90%; tool returns cut to 5,000 chars; evict the oldest ~30% of messages into a summary",
+        ),
+        CompactionPolicy(
+            "goose",
+            trigger=0.8, target=0.5, preserve_recent_messages=2, clear_tool_results=False,
+            note="auto-compact at 80%; summarize all but the latest exchange",
+        ),
+    ]
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StageEvent:
+    """One stage of the ladder: what it did and the tokens before and after."""
+
+    stage: Literal["budgets", "clear", "summarize", "drop", "skip"]
+    tokens_before: int
+    tokens_after: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """The compiled working set and how it came about."""
+
+    conversation: Conversation
+    original: Conversation
+    stages: list[StageEvent]
+    tokens_before: int
+    tokens_after: int
+    budget: int
+    fits: bool
+    #: For each message of ``conversation``: its position in ``original``, or None when new or changed.
+    provenance: list[int | None]
+    summary: str | None = None
+    #: The first message of ``original`` kept raw after a summary or a drop.
+    first_kept: int | None = None
+    reason: str | None = None
+
+    @property
+    def compacted(self) -> bool:
+        return any(s.stage != "skip" for s in self.stages)
+
+    def fates(self) -> list[str]:
+        """The fate of each original message: ``kept``, ``changed`` (cut or cleared), ``summarized``
+        or ``dropped``."""
+        seen = {p for p in self.provenance if p is not None}
+        summarized = self.summary is not None
+        cut = self.first_kept if self.first_kept is not None else 0
+        out = []
+        for i in range(len(self.original)):
+            if i in seen:
+                out.append("kept")
+            elif i >= cut:
+                out.append("changed")
+            else:
+                out.append("summarized" if summarized else "dropped")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        fates = self.fates()
+        return {
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "budget": self.budget,
+            "fits": self.fits,
+            "reason": self.reason,
+            "messages_before": len(self.original),
+            "messages_after": len(self.conversation),
+            "kept": fates.count("kept"),
+            "changed": fates.count("changed"),
+            "summarized": fates.count("summarized"),
+            "dropped": fates.count("dropped"),
+            "first_kept": self.first_kept,
+            "summary": self.summary,
+            "stages": [s.to_dict() for s in self.stages],
+        }
+
+
+class Compactor:
+    """Runs the ladder. ``summarizer`` is used for stage (c) (default: the offline summarizer);
+    ``fallback`` replaces it when it fails in auto mode (default: the offline summarizer; None for
+    no fallback). ``files`` re-reads recently read files after a summary (None: no re-attach)."""
+
+    def __init__(
+        self,
+        policy: CompactionPolicy | str = "openharness",
+        *,
+        summarizer: Summarizer | None = None,
+        fallback: Summarizer | None = OfflineSummarizer(),  # noqa: B008 - stateless default
+        files: FileReader | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        if isinstance(policy, str):
+            if policy not in PRESETS:
+                raise OptionError(f"unknown strategy {policy!r} (expected one of: {', '.join(PRESETS)})")
+            policy = PRESETS[policy]
+        self.policy = policy.from_env(environ)
+        self.summarizer: Summarizer = summarizer or OfflineSummarizer()
+        self.fallback = fallback
+        self.files = files
+        self.last: CompactionResult | None = None
+        self._turns_since = 0
+
+    # -- auto ------------------------------------------------------------------------------
+
+    def maybe_compact(self, conv: Conversation) -> CompactionResult | None:
+        """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
+        the cooldown has not passed, or the previous compaction did not shrink the context and
+        nothing has grown since. Call it before every model call."""
+        self._turns_since += 1
+        p = self.policy
+        if conv.tokens <= p.trigger_tokens:
+            return None
+        last = self.last
+        if last is not None:
+            if self._turns_since <= p.cooldown_turns and conv.tokens <= p.available:
+                return None
+            if last.tokens_after >= last.tokens_before and conv.tokens <= last.tokens_after:
+                return None
+        result = self.compact(conv)
+        self.last = result
+        self._turns_since = 0
+        return result
+
+    # -- the ladder ------------------------------------------------------------------------
+
+    def compact(self, conv: Conversation, *, manual: bool = False, budget: int | None = None) -> CompactionResult:
+        """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
+        conversation under the target and keeps the cleared conversation when summarizing fails;
+        ``manual`` (a user's /compact) always summarizes, keeps only the last
+        ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
+        history unchanged. Token counts are recomputed after every stage."""
+        p = self.policy if budget is None else self.policy.for_budget(budget)
+        limit = p.available
+        target = limit if manual else p.target_tokens
+        before = conv.tokens
+        stages: list[StageEvent] = []
+        work = conv
+        provenance: list[int | None] = list(range(len(conv)))
+
+        def done(result_conv: Conversation, prov: list[int | None], **kw: Any) -> CompactionResult:
+            fits = result_conv.tokens <= limit
+            reason = kw.pop("reason", None)
+            if not fits and reason is None:
+                reason = f"{result_conv.tokens:,} tokens remain over the budget of {limit:,}"
+            return CompactionResult(
+                result_conv, conv, stages, before, result_conv.tokens, limit, fits, prov, reason=reason, **kw
+            )
+
+        if not manual and before <= target:
+            stages.append(StageEvent("skip", before, before, {"why": "under the target"}))
+            return done(conv, provenance)
+
+        # (a) tool-result budgets
+        if p.tool_result_budgets:
+            cut_conv, cut = work.truncate_tool_results(p.result_budget, per_tool=dict(p.per_tool_budget_chars))
+            if cut:
+                changed = {c["index"] for c in cut}
+                provenance = [None if i in changed else provenance[i] for i in range(len(cut_conv))]
+                stages.append(StageEvent("budgets", work.tokens, cut_conv.tokens, {"results_cut": len(cut)}))
+                work = cut_conv
+                if not manual and work.tokens <= target:
+                    return done(work, provenance)
+
+        # (b) clear old tool results
+        if p.clear_tool_results and not manual:
+            cleared_conv, report = work.clear_tool_results(
+                recent_messages=p.preserve_recent_messages,
+                recent_tools=p.preserve_recent_tools,
+                clear_at_least=p.clear_at_least,
+            )
+            if report["cleared"]:
+                changed = {c["index"] for c in report["cleared"]}
+                provenance = [None if i in changed else provenance[i] for i in range(len(cleared_conv))]
+                stages.append(
+                    StageEvent(
+                        "clear",
+                        work.tokens,
+                        cleared_conv.tokens,
+                        {"results_cleared": len(report["cleared"]), "tokens_freed": report["tokens_freed"]},
+                    )
+                )
+                work = cleared_conv
+                if work.tokens <= target:
+                    return done(work, provenance)
+
+        # (c) summarize older history
+        if p.summarize or manual:
+            outcome = self._summarize(conv, work, provenance, p, manual, stages, target)
+            if outcome is not None:
+                work, provenance, summary, first_kept = outcome
+                if work.tokens <= limit or not p.drop_oldest_groups:
+                    return done(work, provenance, summary=summary, first_kept=first_kept)
+                return self._drop(conv, work, provenance, p, limit, stages, done, summary=summary)
+
+        # (e) last resort: drop the oldest whole groups
+        if p.drop_oldest_groups and work.tokens > limit:
+            return self._drop(conv, work, provenance, p, limit, stages, done, summary=None)
+        return done(work, provenance)
+
+    @staticmethod
+    def _cut_point(work: Conversation, preamble: int, keep_messages: int, keep_tokens: int) -> int:
+        """The start of the raw recent tail: the latest point that keeps at least
+        ``keep_messages`` messages and ``keep_tokens`` tokens and never separates a call from its
+        result; ``preamble`` when there is none (nothing older to summarize)."""
+        n = len(work)
+        totals = work.message_tokens()
+        suffix = [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + totals[i]
+        ok = [c for c in work.cut_points() if preamble < c <= n - keep_messages and suffix[c] >= keep_tokens]
+        return max(ok) if ok else preamble
+
+    def _summarize(
+        self,
+        original: Conversation,
+        work: Conversation,
+        provenance: list[int | None],
+        p: CompactionPolicy,
+        manual: bool,
+        stages: list[StageEvent],
+        target: int,
+    ) -> tuple[Conversation, list[int | None], str, int] | None:
+        preamble = work.recent_suffix(0)["preamble"]
+        keep = p.manual_keep_messages if manual else p.preserve_recent_messages
+        cut = self._cut_point(work, preamble, keep, 0 if manual else p.keep_recent_tokens)
+        if cut <= preamble:
+            why = "nothing older than the recent messages to summarize"
+            if manual:
+                raise CompactionError(why)
+            stages.append(StageEvent("summarize", work.tokens, work.tokens, {"failed": why}))
+            return None
+        older = work.slice(preamble, cut)
+        # Earlier summaries in `older` are updated, not nested.
+        previous = next(reversed(older.summaries()), None)
+        max_tokens = max(64, min(p.summary_max_tokens, older.tokens - 1))
+        older_original = original.slice(preamble, cut)
+        summary, failure = self._run_summarizer(self.summarizer, older, previous, max_tokens, p, older_original)
+        used = type(self.summarizer).__name__
+        if summary is None and not manual and self.fallback is not None and self.fallback is not self.summarizer:
+            summary, fallback_failure = self._run_summarizer(
+                self.fallback, older, previous, max_tokens, p, older_original
+            )
+            used = type(self.fallback).__name__
+            failure = failure if summary is None else f"{failure}; used the fallback"
+            if summary is None:
+                failure = f"{failure}; fallback: {fallback_failure}"
+        if summary is None:
+            if manual:
+                raise CompactionError(f"summary failed: {failure}; history unchanged")
+            stages.append(StageEvent("summarize", work.tokens, work.tokens, {"failed": failure}))
+            return None
+        # The new working set: system messages, the summary, re-attached files, pinned messages
+        # from the older part, then the recent messages taken from the ORIGINAL conversation.
+        # The ladder's earlier stages change contents, never positions: `cut` is also the
+        # position in the original.
+        first_kept = cut
+        recent = original.slice(first_kept)
+        message = summary_message(summary, messages=len(older), tokens=older.tokens)
+        head = [message, *self._reattach(older, p)]
+        parts = [original.slice(0, preamble), Conversation(head, format=work.format, encoding=work.encoding)]
+        new_prov: list[int | None] = list(range(preamble)) + [None] * len(head)
+        for i in original.pinned:
+            if preamble <= i < first_kept and not original[i].get("tool_calls") and original[i]["role"] != "tool":
+                parts.append(original.slice(i, i + 1))
+                new_prov.append(i)
+        parts.append(recent)
+        new_prov += list(range(first_kept, len(original)))
+        new = Conversation.concat(parts)
+        detail = {
+            "summarized_messages": len(older),
+            "summarized_tokens": older.tokens,
+            "summary_tokens": count_tokens(summary, encoding=p.encoding),
+            "summarizer": used,
+            "kept_raw": len(recent),
+        }
+        if failure:
+            detail["note"] = failure
+        stages.append(StageEvent("summarize", work.tokens, new.tokens, detail))
+        return new, new_prov, summary, first_kept
+
+    def _run_summarizer(
+        self,
+        summarizer: Summarizer,
+        older: Conversation,
+        previous: str | None,
+        max_tokens: int,
+        p: CompactionPolicy,
+        older_original: Conversation | None = None,
+    ) -> tuple[str | None, str | None]:
+        """The accepted summary, or None and why not. Staged when older history does not fit the
+        summarizer's window; accepted only if non-empty and smaller than what it replaces."""
+        room = p.summarizer_window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
+        try:
+            if older.tokens <= room:
+                raw = summarizer.summarize(
+                    SummaryRequest(older, previous, max_tokens, encoding=p.encoding, original=older_original)
+                )
+            else:
+                parts = older.split(max(2, math.ceil(older.tokens / max(room, 1))))
+                partial = [
+                    summarizer.summarize(
+                        SummaryRequest(
+                            older.slice(lo, hi),
+                            previous if k == 0 else None,
+                            max_tokens,
+                            encoding=p.encoding,
+                            context={"part": k + 1, "parts": len(parts)},
+                        )
+                    )
+                    for k, (lo, hi) in enumerate(parts)
+                ]
+                merged_input = Conversation(
+                    [{"role": "user", "content": join_summaries([strip_scratchpad(x) for x in partial])}],
+                    encoding=p.encoding,
+                )
+                raw = summarizer.summarize(
+                    SummaryRequest(merged_input, None, max_tokens, encoding=p.encoding, context={"merge": True})
+                )
+        except Exception as exc:  # noqa: BLE001 - any summarizer failure is a reported fallback, not a crash
+            return None, f"{type(exc).__name__}: {exc}"
+        summary = strip_scratchpad(raw or "")
+        if not summary:
+            return None, "the summary was empty"
+        tokens = count_tokens(summary, encoding=p.encoding)
+        if tokens >= older.tokens:
+            return None, f"the summary ({tokens:,} tokens) is not smaller than what it replaces ({older.tokens:,})"
+        if tokens > max_tokens:
+            from agentcontext._core import truncate
+
+            summary = truncate(
+                summary, max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
+            ).text
+        return summary, None
+
+    def _reattach(self, older: Conversation, p: CompactionPolicy) -> list[dict[str, str]]:
+        """Up to ``reattach_files`` files read in the older history, re-read now, within
+        ``reattach_tokens``."""
+        if self.files is None or p.reattach_files <= 0:
+            return []
+        out: list[dict[str, str]] = []
+        used = 0
+        for path in reversed(older.handoff()["files_read"]):
+            if len(out) >= p.reattach_files:
+                break
+            try:
+                text = self.files.read(path)
+            except (FileReadError, OSError):
+                continue
+            tokens = count_tokens(text, encoding=p.encoding)
+            if used + tokens > p.reattach_tokens:
+                continue
+            used += tokens
+            out.append(
+                {"role": "user", "content": f"[Re-attached after compaction: current content of {path}]\n{text}"}
+            )
+        return out
+
+    def _drop(
+        self,
+        original: Conversation,
+        work: Conversation,
+        provenance: list[int | None],
+        p: CompactionPolicy,
+        limit: int,
+        stages: list[StageEvent],
+        done: Callable[..., CompactionResult],
+        summary: str | None,
+    ) -> CompactionResult:
+        s = work.recent_suffix(limit)
+        overflow = s["overflow"]
+        if overflow is not None:
+            lo, hi = overflow
+            need = work.slice(lo, hi).tokens
+            stages.append(StageEvent("drop", work.tokens, work.tokens, {"failed": "the last round does not fit"}))
+            return done(
+                work,
+                provenance,
+                summary=summary,
+                reason=f"the last round alone ({need:,} tokens) is larger than the budget of {limit:,}; it is never split",
+            )
+        pre = s["preamble"]
+        kept = Conversation.concat([work.slice(0, pre), work.slice(s["start"])])
+        new_prov = provenance[:pre] + provenance[s["start"] :]
+        stages.append(StageEvent("drop", work.tokens, kept.tokens, {"dropped_messages": s["start"] - pre}))
+        first = next((q for q in new_prov[pre:] if q is not None), len(original))
+        return done(kept, new_prov, summary=summary, first_kept=first)

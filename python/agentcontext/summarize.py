@@ -1,0 +1,242 @@
+"""Summaries of older history: the protocol every summarizer follows, the handoff prompt for
+LLM summarizers, and the embedded offline summarizer (no API key, deterministic), which is the
+default and the fallback when an LLM summarizer fails."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.types import Encoding
+
+__all__ = [
+    "HANDOFF_PROMPT",
+    "SUMMARY_MARKER",
+    "OfflineSummarizer",
+    "Summarizer",
+    "SummaryRequest",
+    "strip_scratchpad",
+    "summary_message",
+]
+
+#: The first words of every summary message this library writes into a conversation; a later
+#: compaction recognizes it and updates the summary instead of nesting it.
+SUMMARY_MARKER = "[agentcontext: earlier conversation compacted"
+
+#: The request appended (as the last user message) to the older history sent to an LLM
+#: summarizer, with tools disabled.
+HANDOFF_PROMPT = """\
+You are handing this task over to another instance of yourself, which will continue it with no
+access to the conversation above except what you write now. Do not continue the task and do not
+call tools. First think in <analysis> tags about what the next model needs; that part is
+discarded. Then write the handoff inside <summary> tags, with these sections:
+
+1. Current state: what is done and what is in progress right now.
+2. User requests and constraints: every instruction and preference of the user, verbatim where
+   possible, the latest request first.
+3. Key evidence: results of commands and tests, with the exact command and outcome.
+4. Decisions: what was decided and why.
+5. Files: files read and files modified, with what changed.
+6. Errors: errors met, their root cause, and how they were resolved (or that they are not).
+7. Identifiers: exact paths, test names, function names, ids and values the work depends on.
+8. Open work: what remains, as a list.
+9. Next step: the one next action.
+
+If a previous summary is given, update it with what happened since: keep what is still true,
+replace what changed, and do not nest the old summary inside the new one. Be complete but
+concise; the summary replaces the history it describes."""
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What a summarizer gets: the older history only (never the recent messages kept raw)."""
+
+    older: Conversation
+    #: A previous summary found in the older history, to be updated rather than nested.
+    previous_summary: str | None
+    #: The summary must fit this many tokens (and be smaller than what it replaces).
+    max_tokens: int
+    #: The handoff request to append as the last user message (tools disabled).
+    prompt: str = HANDOFF_PROMPT
+    encoding: Encoding = "o200k_base"
+    #: Free-form hints (e.g. the staged part number).
+    context: dict[str, Any] = field(default_factory=dict)
+    #: The same range of the original conversation, before tool results were cleared or cut (for
+    #: summarizers with no window to respect, like the offline one, which extracts evidence from it).
+    original: Conversation | None = None
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Anything that turns older history into a handoff summary. Raise, or return an empty
+    string, to signal failure; the compactor then falls back as its policy says."""
+
+    def summarize(self, request: SummaryRequest) -> str: ...
+
+
+def strip_scratchpad(text: str) -> str:
+    """The summary without the analysis scratchpad: the content of ``<summary>`` when present,
+    else the text with any ``<analysis>`` block removed."""
+    found = re.search(r"<summary>(.*?)(?:</summary>|$)", text, re.DOTALL)
+    if found:
+        return found.group(1).strip()
+    return re.sub(r"<analysis>.*?(?:</analysis>|$)", "", text, flags=re.DOTALL).strip()
+
+
+def summary_message(summary: str, *, messages: int, tokens: int) -> dict[str, str]:
+    """The boundary marker and the summary as one user message (the same shape in every format)."""
+    header = (
+        f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; "
+        "the originals are kept in the session log.]"
+    )
+    return {"role": "user", "content": f"{header}\n\n{summary}"}
+
+
+def previous_summary_of(text: str) -> str:
+    """The summary inside a summary message written by :func:`summary_message`."""
+    if text.startswith(SUMMARY_MARKER):
+        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# The offline summarizer.
+
+_SECTIONS = (
+    "Current state",
+    "User requests and constraints (latest first)",
+    "Decisions",
+    "Files read",
+    "Files modified",
+    "Commands and their last outcome",
+    "Errors",
+    "Identifiers",
+    "Open work",
+    "Next step",
+)
+
+
+def _parse_sections(summary: str) -> dict[str, list[str]]:
+    """Lines per section of a summary written by :class:`OfflineSummarizer`."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in summary.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            out.setdefault(current, [])
+        elif current is not None and line.strip():
+            out[current].append(line)
+    return out
+
+
+def _merge(new: list[str], old: list[str], limit: int) -> list[str]:
+    """New lines first, then old lines not repeated, at most ``limit``."""
+    seen: set[str] = set()
+    out = []
+    for line in [*new, *old]:
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out[:limit]
+
+
+class OfflineSummarizer:
+    """A structured handoff built from the older history by extraction, with no model: user
+    requests and constraints verbatim (latest ask first), decisions, files read and modified,
+    commands with their last outcome, errors and whether they were resolved, identifiers (paths,
+    test names, error types), open TODOs and the next step. A previous summary is merged section
+    by section, not nested. Deterministic; fits ``max_tokens`` by shortening the least important
+    sections first."""
+
+    #: Per-section line limits, most important first in the order of trimming.
+    limits: dict[str, int] = {  # noqa: RUF012 - read-only class defaults
+        "Current state": 4,
+        "User requests and constraints (latest first)": 12,
+        "Decisions": 10,
+        "Files read": 30,
+        "Files modified": 30,
+        "Commands and their last outcome": 15,
+        "Errors": 12,
+        "Identifiers": 40,
+        "Open work": 10,
+        "Next step": 2,
+    }
+
+    def summarize(self, request: SummaryRequest) -> str:
+        h = (request.original or request.older).handoff()
+        previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
+        for text in h["previous_summaries"]:
+            for name, lines in _parse_sections(previous_summary_of(text)).items():
+                previous[name] = _merge(previous.get(name, []), lines, 1000)
+        requests = [f"- {text}" for _, text in h["user_requests"]]
+        latest = h["user_requests"][0][1] if h["user_requests"] else None
+        state = []
+        if latest:
+            state.append(f"- Latest request: {_one_line(latest, 300)}")
+        ok = sum(1 for c in h["commands"] if c["ok"])
+        state.append(
+            f"- {h['messages']:,} messages and {h['tool_calls']:,} tool calls summarized; "
+            f"{len(h['files_modified'])} files modified; {ok} of {len(h['commands'])} distinct commands last succeeded."
+        )
+        unresolved = [e for e in h["errors"] if not e["resolved"]]
+        if unresolved:
+            state.append(f"- Unresolved: {_one_line(unresolved[-1]['text'], 200)}")
+        sections: dict[str, list[str]] = {
+            "Current state": state,
+            "User requests and constraints (latest first)": requests,
+            "Decisions": [f"- {d}" for d in reversed(h["decisions"])],
+            "Files read": [f"- {p}" for p in reversed(h["files_read"])],
+            "Files modified": [f"- {p}" for p in reversed(h["files_modified"])],
+            "Commands and their last outcome": [
+                f"- `{c['command']}` → {c['outcome']}{'' if c['ok'] else ' (failed)'}" for c in reversed(h["commands"])
+            ],
+            "Errors": [
+                f"- {e['text']}{' — resolved later' if e['resolved'] else ' — not resolved'}"
+                for e in reversed(h["errors"])
+            ],
+            "Identifiers": [f"- {i}" for i in reversed(h["identifiers"])],
+            "Open work": [f"- {t}" for t in reversed(h["todos"])],
+            "Next step": [f"- {_one_line(h['last_assistant'], 400)}"] if h["last_assistant"] else [],
+        }
+        for name in _SECTIONS:
+            sections[name] = _merge(sections[name], previous.get(name, []), self.limits[name])
+        return self._fit(sections, request)
+
+    def _fit(self, sections: dict[str, list[str]], request: SummaryRequest) -> str:
+        limits = dict(self.limits)
+        trim_order = ["Identifiers", "Files read", "Decisions", "Commands and their last outcome", "Errors",
+                      "Open work", "Files modified", "User requests and constraints (latest first)"]  # fmt: skip
+        while True:
+            text = _render(sections, limits)
+            if count_tokens(text, encoding=request.encoding) <= request.max_tokens:
+                return text
+            shrinkable = [s for s in trim_order if limits[s] > 1 and len(sections[s]) > 0]
+            if not shrinkable:
+                # Even one line per section is too long: cut the text itself, with a marker.
+                room = max(request.max_tokens, 32)
+                return truncate(text, room, unit="tokens", strategy="head", encoding=request.encoding).text
+            name = max(shrinkable, key=lambda s: min(limits[s], len(sections[s])))
+            limits[name] = max(1, min(limits[name], len(sections[name])) * 2 // 3)
+            sections = {k: v[: limits[k]] for k, v in sections.items()}
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _render(sections: dict[str, list[str]], limits: dict[str, int]) -> str:
+    parts = []
+    for name in _SECTIONS:
+        lines = [_one_line(line, 600) for line in sections[name][: limits[name]]]
+        if lines:
+            parts.append(f"## {name}\n" + "\n".join(lines))
+    return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."
+
+
+def join_summaries(parts: Sequence[str]) -> str:
+    """Partial summaries of consecutive parts, as one text for a merge step."""
+    return "\n\n".join(f"### Part {i + 1} of {len(parts)}\n{p}" for i, p in enumerate(parts))

@@ -1,0 +1,388 @@
+//! Extraction for the offline summarizer: what a structured handoff needs from older history —
+//! user requests verbatim, files read and modified, commands with their last outcome, errors and
+//! whether they were resolved, identifiers, open work and the last thing the assistant said —
+//! found by scanning messages and tool calls, with no model involved.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::structure::{Pairing, is_user_turn};
+use crate::budget::tail;
+use crate::model::{Body, Message, Role, ToolInput};
+
+/// Text that starts a summary this library (or a well-known harness) wrote into history.
+pub const SUMMARY_PREFIXES: &[&str] = &[
+    "[agentcontext: earlier conversation compacted",
+    "This session is being continued from a previous conversation",
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Command {
+    pub command: String,
+    pub outcome: String,
+    pub ok: bool,
+    pub index: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorNote {
+    pub text: String,
+    pub index: usize,
+    /// A later run of the same command or tool input succeeded.
+    pub resolved: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// Real user messages, latest first, as `(index, text)`.
+    pub user_requests: Vec<(usize, String)>,
+    /// Earlier summaries found in the history (latest last).
+    pub previous_summaries: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    /// The last outcome of each distinct command, most recent last.
+    pub commands: Vec<Command>,
+    pub errors: Vec<ErrorNote>,
+    pub identifiers: Vec<String>,
+    pub todos: Vec<String>,
+    /// Assistant statements of intent or decision ("I'll ...", "Decided ...").
+    pub decisions: Vec<String>,
+    /// The last assistant text.
+    pub last_assistant: Option<String>,
+    pub messages: usize,
+    pub tool_calls: usize,
+}
+
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "code"];
+
+fn is_read_tool(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "read", "view", "cat", "open", "grep", "search", "glob", "find", "list", "ls",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+fn is_write_tool(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "write",
+        "edit",
+        "create",
+        "patch",
+        "replace",
+        "insert",
+        "apply",
+        "str_replace",
+        "multiedit",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str) {
+    if item.is_empty() {
+        return;
+    }
+    if let Some(pos) = list.iter().position(|x| x == item) {
+        list.remove(pos);
+    }
+    list.push(item.to_owned());
+}
+
+fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    clip(line, max)
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The outcome line of a tool result: a test summary or exit status line if there is one,
+/// else the last non-empty line.
+fn outcome_of(text: &str) -> (String, bool) {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lower = |l: &str| l.to_ascii_lowercase();
+    let summary = lines.iter().rev().take(30).find(|l| {
+        let l = lower(l);
+        l.contains(" passed")
+            || l.contains(" failed")
+            || l.contains("test result:")
+            || l.contains("exit code")
+            || l.contains("exit status")
+            || l.contains("returncode")
+            || l.contains("error")
+    });
+    let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
+    let l = lower(line);
+    let failed = l.contains("failed") && !l.contains(" 0 failed")
+        || l.contains("error")
+        || l.contains("exit code: 1")
+        || l.contains("exit code 1")
+        || l.contains("<returncode>1")
+        || l.contains("traceback");
+    (clip(line, 200), !failed)
+}
+
+/// Error lines of a tool result: the root cause of tracebacks and lines that say error/failed.
+fn error_lines(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let l = raw.trim();
+        let lower = l.to_ascii_lowercase();
+        let is_root_cause = (l.contains("Error:") || l.contains("Exception:") || l.ends_with("Error"))
+            && !l.starts_with("File ")
+            && i + 1 < lines.len().max(i + 2);
+        if is_root_cause || lower.starts_with("error") || lower.starts_with("failed ") || lower.contains("error[") {
+            out.push(clip(l, 200));
+        }
+    }
+    out.dedup();
+    out.truncate(3);
+    out
+}
+
+/// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
+fn identifiers_in(text: &str, out: &mut Vec<String>) {
+    for word in text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c)) {
+        let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
+        if w.len() < 4 || w.len() > 120 {
+            continue;
+        }
+        let looks_like_path = w.contains('/')
+            && w.rsplit('/')
+                .next()
+                .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
+            && !w.starts_with("http");
+        let test_name = w.starts_with("test_") || w.contains("::test_");
+        let error_type =
+            (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
+        if looks_like_path || test_name || error_type {
+            push_unique(out, w);
+        }
+    }
+}
+
+fn input_object(input: &ToolInput) -> Value {
+    input.to_object()
+}
+
+fn str_field<'v>(obj: &'v Value, keys: &[&str]) -> Option<&'v str> {
+    keys.iter().find_map(|k| obj.get(*k).and_then(Value::as_str))
+}
+
+/// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
+fn patch_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            l.strip_prefix("*** Update File: ")
+                .or_else(|| l.strip_prefix("*** Add File: "))
+                .or_else(|| l.strip_prefix("*** Delete File: "))
+                .or_else(|| l.strip_prefix("+++ b/"))
+        })
+        .map(|p| p.trim().to_owned())
+        .collect()
+}
+
+/// Extract a handoff from `messages`.
+pub fn extract(messages: &[Message]) -> Handoff {
+    let pairing = Pairing::of(messages);
+    let mut h = Handoff {
+        messages: messages.len(),
+        tool_calls: pairing.calls.len(),
+        ..Handoff::default()
+    };
+    for (i, m) in messages.iter().enumerate() {
+        match m.role {
+            Role::User if is_user_turn(m) => {
+                let text = m.joined_text();
+                if let Some(p) = SUMMARY_PREFIXES.iter().find(|p| text.starts_with(**p)) {
+                    let _ = p;
+                    h.previous_summaries.push(text);
+                    continue;
+                }
+                identifiers_in(&text, &mut h.identifiers);
+                h.user_requests.push((i, clip(text.trim(), 2_000)));
+            }
+            Role::Assistant => {
+                let text = m.joined_text();
+                if !text.trim().is_empty() {
+                    identifiers_in(&text, &mut h.identifiers);
+                    for line in text.lines().map(str::trim) {
+                        let lower = line.to_ascii_lowercase();
+                        if lower.contains("todo")
+                            || lower.starts_with("next")
+                            || lower.contains("next:")
+                            || lower.contains("next step")
+                            || lower.contains("still need")
+                            || lower.contains("remaining:")
+                        {
+                            push_unique(&mut h.todos, &clip(line, 200));
+                        }
+                        if lower.starts_with("i'll ")
+                            || lower.starts_with("i will ")
+                            || lower.starts_with("let's ")
+                            || lower.starts_with("decided")
+                            || lower.starts_with("the fix is")
+                            || lower.starts_with("the cause is")
+                            || lower.starts_with("root cause")
+                        {
+                            push_unique(&mut h.decisions, &clip(line, 200));
+                        }
+                    }
+                    h.last_assistant = Some(clip(text.trim(), 600));
+                }
+            }
+            _ => {}
+        }
+    }
+    // Tool calls: files, commands and their outcomes, errors.
+    let mut last_ok: HashMap<String, usize> = HashMap::new();
+    let mut command_slot: HashMap<String, usize> = HashMap::new();
+    for c in &pairing.calls {
+        let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
+            continue;
+        };
+        let obj = input_object(input);
+        let path = str_field(&obj, PATH_KEYS);
+        if let Some(p) = path {
+            identifiers_in(p, &mut h.identifiers);
+            if is_write_tool(c.name) {
+                push_unique(&mut h.files_modified, p);
+            } else if is_read_tool(c.name) {
+                push_unique(&mut h.files_read, p);
+            }
+        }
+        if let ToolInput::Freeform(text) = input {
+            for p in patch_paths(text) {
+                push_unique(&mut h.files_modified, &p);
+            }
+        } else if let Some(patch) = obj.get("input").and_then(Value::as_str) {
+            for p in patch_paths(patch) {
+                push_unique(&mut h.files_modified, &p);
+            }
+        }
+        let command = str_field(&obj, COMMAND_KEYS).map(|s| first_line(s, 160));
+        let key = command
+            .clone()
+            .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
+        let Some(at) = c.result else { continue };
+        let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
+            continue;
+        };
+        let text = content.text();
+        if super::clear::is_placeholder(content) {
+            continue;
+        }
+        let (outcome, mut ok) = outcome_of(&text);
+        if *is_error == Some(true) {
+            ok = false;
+        }
+        if !ok || tail::important_tail(&text) == Some("traceback") {
+            for line in error_lines(&text) {
+                h.errors.push(ErrorNote {
+                    text: format!("{line} (from {})", clip(&key, 100)),
+                    index: at.0,
+                    resolved: false,
+                });
+                identifiers_in(&line, &mut h.identifiers);
+            }
+        }
+        if ok {
+            last_ok.insert(key.clone(), at.0);
+        }
+        if let Some(cmd) = command {
+            let entry = Command {
+                command: cmd,
+                outcome,
+                ok,
+                index: at.0,
+            };
+            match command_slot.get(&key) {
+                Some(&slot) => {
+                    h.commands.remove(slot);
+                    command_slot.values_mut().for_each(|v| {
+                        if *v > slot {
+                            *v -= 1;
+                        }
+                    });
+                    command_slot.insert(key.clone(), h.commands.len());
+                    h.commands.push(entry);
+                }
+                None => {
+                    command_slot.insert(key.clone(), h.commands.len());
+                    h.commands.push(entry);
+                }
+            }
+        }
+    }
+    // An error is resolved when the same command or tool input later succeeded.
+    for e in &mut h.errors {
+        let from = e.text.rsplit(" (from ").next().unwrap_or("").trim_end_matches(')');
+        e.resolved = last_ok.iter().any(|(k, &i)| i > e.index && clip(k, 100) == from);
+    }
+    h.user_requests.reverse();
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats;
+    use serde_json::json;
+
+    #[test]
+    fn extracts_the_working_state() {
+        let v = json!([
+            {"role": "user", "content": "Fix the failing test in tests/test_app.py; do not touch src/legacy.py."},
+            {"role": "assistant", "content": "I'll run the tests first.", "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest -q\"}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "Traceback (most recent call last):\n  File \"src/app.py\", line 3\nKeyError: 'name'\n1 failed, 4 passed"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"src/app.py\"}"}},
+                {"id": "3", "type": "function", "function": {"name": "edit_file", "arguments": "{\"path\": \"src/app.py\", \"old\": \"a\", \"new\": \"b\"}"}}]},
+            {"role": "tool", "tool_call_id": "2", "content": "x = 1"},
+            {"role": "tool", "tool_call_id": "3", "content": "ok"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "4", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest -q\"}"}}]},
+            {"role": "tool", "tool_call_id": "4", "content": "5 passed in 0.2s"},
+            {"role": "assistant", "content": "Fixed. Next: update the changelog."}
+        ]);
+        let m = formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap();
+        let h = extract(&m);
+        assert_eq!(h.user_requests.len(), 1);
+        assert!(h.user_requests[0].1.contains("do not touch src/legacy.py"));
+        assert_eq!(h.files_read, vec!["src/app.py"]);
+        assert_eq!(h.files_modified, vec!["src/app.py"]);
+        assert_eq!(h.commands.len(), 1);
+        assert_eq!(h.commands[0].outcome, "5 passed in 0.2s");
+        assert!(h.commands[0].ok);
+        assert!(
+            h.errors
+                .iter()
+                .any(|e| e.text.starts_with("KeyError: 'name'") && e.resolved)
+        );
+        assert!(h.identifiers.contains(&"tests/test_app.py".to_owned()));
+        assert!(h.identifiers.contains(&"KeyError".to_owned()));
+        assert_eq!(h.todos, vec!["Fixed. Next: update the changelog."]);
+        assert_eq!(h.decisions, vec!["I'll run the tests first."]);
+    }
+}

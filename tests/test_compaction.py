@@ -1,0 +1,373 @@
+"""The compaction engine: the ladder end to end on the shared corpus, failure semantics,
+anti-loop guards, staged and updated summaries, re-attached files, presets, the session log
+(including a writer killed mid-append) and the `compact` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+from agentcontext.budgets import FileReader
+from agentcontext.compaction import PRESETS, CompactionError, CompactionPolicy, Compactor
+from agentcontext.session_log import SessionLog
+from agentcontext.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest, strip_scratchpad
+from tests import support
+
+
+def same_messages(result: Any) -> None:
+    """Every message the result kept unchanged equals its original, byte for byte."""
+    each = result.conversation.export_each()
+    originals = result.original.export_each()
+    for i, p in enumerate(result.provenance):
+        if p is not None:
+            assert each[i] == originals[p], (i, p)
+
+
+@pytest.mark.parametrize("path", support.normalized_files(), ids=lambda p: f"{p.parent.name}/{p.stem[:40]}")
+def test_ladder_on_the_corpus(path: Path, transcripts: Path, tmp_path: Path) -> None:
+    conv = ac.Conversation.from_file(path)
+    for share in (0.1, 0.25, 0.5):
+        budget = max(1, int(conv.tokens * share))
+        result = Compactor("openharness").compact(conv, budget=budget)
+        assert result.tokens_after == result.conversation.tokens
+        if result.fits:
+            assert result.tokens_after <= budget
+        else:
+            assert result.reason and ("never split" in result.reason or "over the budget" in result.reason)
+        assert result.conversation.validate() == []
+        same_messages(result)
+        # The recent messages are the originals, byte for byte: the result ends with an unbroken
+        # run of the original's last messages, covering the protected last 12 when they are kept.
+        run = 0
+        while run < len(result.provenance) and result.provenance[-1 - run] == len(conv) - 1 - run:
+            run += 1
+        assert all(p is None or p < len(conv) - run for p in result.provenance[: len(result.provenance) - run])
+        if result.fits and result.summary is not None:
+            assert run >= min(12, len(conv) - result.first_kept)
+        log = SessionLog(tmp_path / f"{share}.jsonl", format=conv.format)  # type: ignore[arg-type]
+        log.append(conv)
+        log.record_compaction(result)
+        reloaded = SessionLog(tmp_path / f"{share}.jsonl")
+        assert reloaded.originals().export_each() == conv.export_each()
+        assert reloaded.working_set().export_each() == result.conversation.export_each()
+
+
+def session_conv(n: int = 300, seed: int = 3) -> ac.Conversation:
+    return ac.Conversation(support.synthetic_session(n, seed=seed))
+
+
+class Failing:
+    def summarize(self, request: SummaryRequest) -> str:
+        raise RuntimeError("provider down")
+
+
+class Empty:
+    def summarize(self, request: SummaryRequest) -> str:
+        return "<analysis>thinking</analysis>"
+
+
+class Larger:
+    def summarize(self, request: SummaryRequest) -> str:
+        return "blah " * (request.older.tokens * 2)
+
+
+@pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
+def test_auto_failure_keeps_the_cleared_conversation(summarizer: Any) -> None:
+    conv = session_conv()
+    policy = PRESETS["openharness"].for_budget(conv.tokens // 8)
+    policy = CompactionPolicy(**{**policy.__dict__, "drop_oldest_groups": False})
+    compactor = Compactor(policy, summarizer=summarizer, fallback=None)
+    result = compactor.compact(conv)
+    stages = [s.stage for s in result.stages]
+    assert stages == ["clear", "summarize"]
+    assert "failed" in result.stages[-1].detail
+    cleared, _ = conv.clear_tool_results()
+    assert result.conversation.export_each() == cleared.export_each()
+    assert result.summary is None and not result.fits
+
+
+@pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
+def test_auto_failure_falls_back_to_the_offline_summarizer(summarizer: Any) -> None:
+    conv = session_conv()
+    result = Compactor(summarizer=summarizer).compact(conv, budget=conv.tokens // 8)
+    summary_stage = result.stages[-1] if result.stages[-1].stage == "summarize" else result.stages[-2]
+    assert summary_stage.detail["summarizer"] == "OfflineSummarizer"
+    assert "used the fallback" in summary_stage.detail["note"]
+    assert result.summary and result.fits
+
+
+@pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
+def test_manual_failure_raises_and_leaves_history_unchanged(summarizer: Any) -> None:
+    conv = session_conv()
+    before = conv.export_each()
+    with pytest.raises(CompactionError, match="history unchanged"):
+        Compactor(summarizer=summarizer).compact(conv, manual=True)
+    assert conv.export_each() == before
+
+
+def test_manual_compaction_keeps_the_last_two_messages() -> None:
+    conv = session_conv()
+    result = Compactor().compact(conv, manual=True)
+    assert [s.stage for s in result.stages][-1] == "summarize"
+    # The last 2 messages, extended back to the nearest point that keeps calls with their results.
+    cut = max(c for c in conv.cut_points() if c <= len(conv) - 2)
+    assert result.stages[-1].detail["kept_raw"] == len(conv) - cut >= 2
+    assert result.conversation.validate() == []
+    same_messages(result)
+
+
+def test_stages_stop_as_soon_as_the_target_is_met() -> None:
+    conv = session_conv()
+    cleared, _report = conv.clear_tool_results()
+    result = Compactor().compact(conv, budget=cleared.tokens + 10)
+    assert [s.stage for s in result.stages] == ["clear"]
+    assert result.summary is None and result.fits
+    untouched = Compactor().compact(conv, budget=conv.tokens + 10)
+    assert [s.stage for s in untouched.stages] == ["skip"]
+    assert untouched.conversation.export_each() == conv.export_each()
+
+
+def test_anti_loop_guards() -> None:
+    conv = session_conv(400)
+    policy = CompactionPolicy(context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.5, target=0.3)
+    compactor = Compactor(policy)
+    first = compactor.maybe_compact(conv)
+    assert first is not None and first.tokens_after < first.tokens_before
+    # At steady state (the compacted working set, under the trigger) nothing happens again.
+    assert compactor.maybe_compact(first.conversation) is None
+    assert compactor.maybe_compact(first.conversation) is None
+    # A compaction that freed nothing is not repeated while nothing has grown.
+    stuck = Compactor(CompactionPolicy(context_window=100, reserved_output=0, safety_margin=0, trigger=0.5, target=0.5,
+                                       tool_result_budgets=False, clear_tool_results=False, summarize=False,
+                                       drop_oldest_groups=False))  # fmt: skip
+    small = ac.Conversation([{"role": "user", "content": "x " * 200}])
+    r = stuck.maybe_compact(small)
+    assert r is not None and r.tokens_after >= r.tokens_before
+    assert stuck.maybe_compact(small) is None
+    # Cooldown in turns.
+    cool = Compactor(
+        CompactionPolicy(
+            context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.5, target=0.3, cooldown_turns=3
+        )
+    )
+    assert cool.maybe_compact(conv) is not None
+    assert cool.maybe_compact(conv) is None, "within the cooldown"
+
+
+def test_a_later_summary_updates_the_previous_one() -> None:
+    conv = session_conv(400)
+    first = Compactor().compact(conv, budget=conv.tokens // 6)
+    grown = ac.Conversation.concat([first.conversation, session_conv(200, seed=9).slice(1)])
+    second = Compactor().compact(grown, budget=grown.tokens // 3)
+    assert second.summary is not None
+    text = json.dumps(second.conversation.to_openai())
+    assert text.count(SUMMARY_MARKER) == 1, "not nested"
+    assert "Please fix" in second.summary
+    assert second.conversation.validate() == []
+
+
+def test_staged_summary_when_older_history_exceeds_the_summarizer_window() -> None:
+    calls: list[dict[str, Any]] = []
+
+    class Recording(OfflineSummarizer):
+        def summarize(self, request: SummaryRequest) -> str:
+            calls.append(request.context)
+            return super().summarize(request)
+
+    conv = session_conv(400)
+    policy = CompactionPolicy(
+        context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.2, target=0.1, summarizer_window=6_000
+    )
+    result = Compactor(policy, summarizer=Recording()).compact(conv)
+    parts = [c for c in calls if "part" in c]
+    assert len(parts) >= 2 and parts[0]["parts"] == len(parts)
+    assert calls[-1] == {"merge": True}
+    assert result.summary and result.conversation.validate() == []
+
+
+def test_recent_files_are_reattached(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('current version')\n")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read the app"}]
+    for i in range(30):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"r{i}",
+                        "type": "function",
+                        "function": {
+                            "name": "read_file",
+                            "arguments": json.dumps({"path": str(tmp_path / "src" / "app.py")}),
+                        },
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": f"r{i}", "content": "old version\n" * 100})
+    messages.append({"role": "user", "content": "now summarize"})
+    conv = ac.Conversation(messages)
+    result = Compactor(files=FileReader()).compact(conv, manual=True)
+    texts = [m.get("content") or "" for m in result.conversation.to_openai()]
+    attached = [t for t in texts if t.startswith("[Re-attached after compaction")]
+    assert len(attached) == 1 and "current version" in attached[0]
+
+
+def test_pinned_messages_are_always_rendered() -> None:
+    conv = session_conv(300)
+    conv.pin(1)
+    result = Compactor().compact(conv, budget=conv.tokens // 8)
+    assert result.summary is not None
+    assert 1 in result.provenance, "the pinned task statement is still there, verbatim"
+    same_messages(result)
+
+
+def test_environment_overrides_every_field() -> None:
+    env = {
+        "AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "20",
+        "AGENTCONTEXT_COMPACT__TRIGGER": "0.7",
+        "AGENTCONTEXT_COMPACT__CLEAR_TOOL_RESULTS": "false",
+    }
+    p = Compactor(environ=env).policy
+    assert (p.preserve_recent_messages, p.trigger, p.clear_tool_results) == (20, 0.7, False)
+    with pytest.raises(ac.OptionError):
+        Compactor(environ={"AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "many"})
+    with pytest.raises(ac.OptionError):
+        Compactor("nope")
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_keeps_the_protocol(name: str) -> None:
+    conv = session_conv(300)
+    result = Compactor(name).compact(conv, budget=conv.tokens // 5)
+    assert result.conversation.validate() == []
+    assert result.fits, result.reason
+    same_messages(result)
+
+
+def test_scratchpad_is_stripped() -> None:
+    assert strip_scratchpad("<analysis>long thoughts</analysis>\n<summary>the state</summary>") == "the state"
+    assert strip_scratchpad("<analysis>x</analysis> rest") == "rest"
+    assert strip_scratchpad("plain") == "plain"
+
+
+# ---------------------------------------------------------------------------------------------
+# The session log.
+
+
+def test_log_rebuilds_rolls_back_and_never_deletes(tmp_path: Path) -> None:
+    conv = session_conv(200)
+    log = SessionLog(tmp_path / "s.jsonl")
+    log.append(conv)
+    result = Compactor().compact(log.working_set(), budget=conv.tokens // 5)
+    log.record_compaction(result)
+    more = session_conv(30, seed=11).slice(1)
+    log.append(more)
+    ws = log.working_set()
+    assert ws.export_each() == result.conversation.export_each() + more.export_each()
+    assert len(log.originals()) == len(conv) + len(more)
+    before = log.rollback()
+    assert before.export_each() == conv.export_each() + more.export_each()
+    reloaded = SessionLog(tmp_path / "s.jsonl")
+    assert len(reloaded.compactions) == 2
+    assert reloaded.working_set().export_each() == before.export_each()
+    assert reloaded.originals().export_each() == conv.export_each() + more.export_each()
+
+
+def test_a_torn_last_line_is_reported_and_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = SessionLog(path)
+    log.append(ac.Conversation([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]))
+    with path.open("ab") as f:
+        f.write(b'{"type": "message", "index": 2, "data": [{"role": "us')
+    reloaded = SessionLog(path)
+    assert reloaded.torn is not None
+    assert [m[0]["content"] for m in reloaded.messages] == ["one", "two"]
+    reloaded.append(ac.Conversation([{"role": "user", "content": "three"}]))
+    again = SessionLog(path)
+    assert again.torn is None
+    assert [m[0]["content"] for m in again.messages] == ["one", "two", "three"]
+
+
+def test_a_writer_killed_mid_append_leaves_every_complete_record(tmp_path: Path) -> None:
+    path = tmp_path / "killed.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(support.ROOT)!r})
+        import agentcontext as ac
+        from agentcontext.session_log import SessionLog
+        log = SessionLog({str(path)!r})
+        i = 0
+        while True:
+            log.append(ac.Conversation([{{"role": "user", "content": f"message {{i}} " + "x" * 200_000}}]))
+            i += 1
+            if i == 3:
+                print("ready", flush=True)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    log = SessionLog(path)
+    assert len(log.messages) >= 3
+    for i, data in enumerate(log.messages):
+        assert data[0]["content"].startswith(f"message {i} ")
+        assert len(data[0]["content"]) == len(f"message {i} ") + 200_000
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line.
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentcontext", *args], capture_output=True, text=True, check=False)
+
+
+def test_compact_command(tmp_path: Path) -> None:
+    example = str(support.ROOT / "examples" / "session.jsonl")
+    out = tmp_path / "out.jsonl"
+    proc = run("compact", example, "--budget", "25%", "--json", "-o", str(out), "--to", "anthropic")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for key in ("tokens_before", "tokens_after", "budget", "fits", "stages", "summary", "kept", "summarized"):
+        assert key in report
+    assert report["fits"] and report["tokens_after"] <= report["budget"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["role"] == "system" and report["output"]["format"] == "anthropic"
+    assert ac.validate(lines, format="anthropic") == []
+    text = run("compact", example, "--budget", "6000", "--strategy", "pi")
+    assert text.returncode == 0 and "summarize" in text.stdout and "fits" in text.stdout
+
+
+def test_compact_exit_3_when_the_budget_cannot_be_met(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = [
+        {"role": "user", "content": "dump it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "sql", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "row\n" * 3000},
+    ]
+    path.write_text("\n".join(json.dumps(m) for m in messages))
+    proc = run("compact", str(path), "--budget", "100")
+    assert proc.returncode == 3
+    assert "cannot be met" in proc.stderr and "never split" in proc.stderr
+    assert run("compact", str(path), "--budget", "lots").returncode == 2
