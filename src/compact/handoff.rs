@@ -256,7 +256,6 @@ pub fn extract(messages: &[Message]) -> Handoff {
     }
     // Tool calls: files, commands and their outcomes, errors.
     let mut last_ok: HashMap<String, usize> = HashMap::new();
-    let mut command_slot: HashMap<String, usize> = HashMap::new();
     for c in &pairing.calls {
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
             continue;
@@ -316,22 +315,11 @@ pub fn extract(messages: &[Message]) -> Handoff {
                 ok,
                 index: at.0,
             };
-            match command_slot.get(&key) {
-                Some(&slot) => {
-                    h.commands.remove(slot);
-                    command_slot.values_mut().for_each(|v| {
-                        if *v > slot {
-                            *v -= 1;
-                        }
-                    });
-                    command_slot.insert(key.clone(), h.commands.len());
-                    h.commands.push(entry);
-                }
-                None => {
-                    command_slot.insert(key.clone(), h.commands.len());
-                    h.commands.push(entry);
-                }
+            // One entry per distinct command, at the position of its latest run.
+            if let Some(pos) = h.commands.iter().position(|x| x.command == entry.command) {
+                h.commands.remove(pos);
             }
+            h.commands.push(entry);
         }
     }
     // An error is resolved when the same command or tool input later succeeded.

@@ -562,6 +562,7 @@ impl PyConversation {
     /// The conversations one after the other (same format and encoding), counts reused.
     #[staticmethod]
     #[pyo3(signature = (parts, /))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
     fn concat(parts: Vec<PyRef<'_, PyConversation>>) -> PyResult<PyConversation> {
         let convs: Vec<Conversation> = parts.iter().map(|p| p.with(Conversation::clone)).collect();
         let Some(first) = convs.first() else {
