@@ -78,7 +78,7 @@ class Empty:
 
 class Larger:
     def summarize(self, request: SummaryRequest) -> str:
-        return "blah " * (request.older.tokens * 2)
+        return "blah " * (request.tokens * 2)
 
 
 @pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
@@ -180,6 +180,8 @@ def test_staged_summary_when_older_history_exceeds_the_summarizer_window() -> No
     calls: list[dict[str, Any]] = []
 
     class Recording(OfflineSummarizer):
+        window_bound = True  # behave like an LLM summarizer with a context window
+
         def summarize(self, request: SummaryRequest) -> str:
             calls.append(request.context)
             return super().summarize(request)

@@ -246,12 +246,13 @@ class Conversation:
     def export_each(self) -> list[list[JsonDict]]:
         """Each message in the conversation's format, as the list of dicts it is written as."""
 
-    def handoff(self) -> JsonDict:
+    def handoff(self, start: int = 0, stop: int | None = None, /) -> JsonDict:
         """What the offline summarizer extracts from this history: user requests (latest first),
         files read and modified, commands with their last outcome, errors (resolved or not),
-        identifiers, TODOs, decisions, the last assistant text and earlier summaries."""
+        identifiers, TODOs, decisions, the last assistant text and earlier summaries — over messages
+        ``start:stop`` (indices in the result are relative to ``start``)."""
 
-    def summaries(self) -> list[str]:
+    def summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]:
         """Texts of summary messages in this history (from this library or Claude Code), oldest first."""
 
     @staticmethod

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from agentcontext._core import Conversation, count_tokens
+from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader
 from agentcontext.errors import AgentContextError, FileReadError, OptionError
 from agentcontext.summarize import (
@@ -421,17 +421,16 @@ class Compactor:
                 raise CompactionError(why)
             stages.append(StageEvent("summarize", work.tokens, work.tokens, {"failed": why}))
             return None
-        older = work.slice(preamble, cut)
-        # Earlier summaries in `older` are updated, not nested.
-        previous = next(reversed(older.summaries()), None)
-        max_tokens = max(64, min(p.summary_max_tokens, older.tokens - 1))
-        older_original = original.slice(preamble, cut)
-        summary, failure = self._run_summarizer(self.summarizer, older, previous, max_tokens, p, older_original)
+        totals = work.message_tokens()
+        older_tokens = sum(totals[preamble:cut])
+        # Earlier summaries in the older part are updated, not nested.
+        previous = next(reversed(work.summaries(preamble, cut)), None)
+        max_tokens = max(64, min(p.summary_max_tokens, older_tokens - 1))
+        request = SummaryRequest(work, preamble, cut, previous, max_tokens, encoding=p.encoding, original=original)
+        summary, failure = self._run_summarizer(self.summarizer, request, p)
         used = type(self.summarizer).__name__
         if summary is None and not manual and self.fallback is not None and self.fallback is not self.summarizer:
-            summary, fallback_failure = self._run_summarizer(
-                self.fallback, older, previous, max_tokens, p, older_original
-            )
+            summary, fallback_failure = self._run_summarizer(self.fallback, request, p)
             used = type(self.fallback).__name__
             failure = failure if summary is None else f"{failure}; used the fallback"
             if summary is None:
@@ -447,8 +446,8 @@ class Compactor:
         # position in the original.
         first_kept = cut
         recent = original.slice(first_kept)
-        message = summary_message(summary, messages=len(older), tokens=older.tokens)
-        head = [message, *self._reattach(older, p)]
+        message = summary_message(summary, messages=cut - preamble, tokens=older_tokens)
+        head = [message, *self._reattach(original, preamble, cut, p)]
         parts = [original.slice(0, preamble), Conversation(head, format=work.format, encoding=work.encoding)]
         new_prov: list[int | None] = list(range(preamble)) + [None] * len(head)
         for i in original.pinned:
@@ -459,8 +458,8 @@ class Compactor:
         new_prov += list(range(first_kept, len(original)))
         new = Conversation.concat(parts)
         detail = {
-            "summarized_messages": len(older),
-            "summarized_tokens": older.tokens,
+            "summarized_messages": cut - preamble,
+            "summarized_tokens": older_tokens,
             "summary_tokens": count_tokens(summary, encoding=p.encoding),
             "summarizer": used,
             "kept_raw": len(recent),
@@ -471,42 +470,34 @@ class Compactor:
         return new, new_prov, summary, first_kept
 
     def _run_summarizer(
-        self,
-        summarizer: Summarizer,
-        older: Conversation,
-        previous: str | None,
-        max_tokens: int,
-        p: CompactionPolicy,
-        older_original: Conversation | None = None,
+        self, summarizer: Summarizer, request: SummaryRequest, p: CompactionPolicy
     ) -> tuple[str | None, str | None]:
-        """The accepted summary, or None and why not. Staged when older history does not fit the
-        summarizer's window; accepted only if non-empty and smaller than what it replaces."""
+        """The accepted summary, or None and why not. Staged (parts of equal token share, then a
+        merge) when the older history does not fit a window-bound summarizer's window; accepted
+        only if non-empty and smaller than what it replaces, and cut to the size cap."""
         room = p.summarizer_window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
+        window_bound = getattr(summarizer, "window_bound", True)
         try:
-            if older.tokens <= room:
-                raw = summarizer.summarize(
-                    SummaryRequest(older, previous, max_tokens, encoding=p.encoding, original=older_original)
-                )
+            if not window_bound or request.tokens <= room:
+                raw = summarizer.summarize(request)
             else:
-                parts = older.split(max(2, math.ceil(older.tokens / max(room, 1))))
+                older = request.older
+                parts = older.split(max(2, math.ceil(request.tokens / max(room, 1))))
                 partial = [
                     summarizer.summarize(
                         SummaryRequest(
-                            older.slice(lo, hi),
-                            previous if k == 0 else None,
-                            max_tokens,
-                            encoding=p.encoding,
-                            context={"part": k + 1, "parts": len(parts)},
+                            older, lo, hi, request.previous_summary if k == 0 else None, request.max_tokens,
+                            encoding=p.encoding, context={"part": k + 1, "parts": len(parts)},
                         )
                     )
                     for k, (lo, hi) in enumerate(parts)
-                ]
-                merged_input = Conversation(
+                ]  # fmt: skip
+                merged = Conversation(
                     [{"role": "user", "content": join_summaries([strip_scratchpad(x) for x in partial])}],
                     encoding=p.encoding,
                 )
                 raw = summarizer.summarize(
-                    SummaryRequest(merged_input, None, max_tokens, encoding=p.encoding, context={"merge": True})
+                    SummaryRequest(merged, 0, 1, None, request.max_tokens, encoding=p.encoding, context={"merge": True})
                 )
         except Exception as exc:  # noqa: BLE001 - any summarizer failure is a reported fallback, not a crash
             return None, f"{type(exc).__name__}: {exc}"
@@ -514,24 +505,22 @@ class Compactor:
         if not summary:
             return None, "the summary was empty"
         tokens = count_tokens(summary, encoding=p.encoding)
-        if tokens >= older.tokens:
-            return None, f"the summary ({tokens:,} tokens) is not smaller than what it replaces ({older.tokens:,})"
-        if tokens > max_tokens:
-            from agentcontext._core import truncate
-
+        if tokens >= request.tokens:
+            return None, f"the summary ({tokens:,} tokens) is not smaller than what it replaces ({request.tokens:,})"
+        if tokens > request.max_tokens:
             summary = truncate(
-                summary, max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
+                summary, request.max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
             ).text
         return summary, None
 
-    def _reattach(self, older: Conversation, p: CompactionPolicy) -> list[dict[str, str]]:
+    def _reattach(self, original: Conversation, start: int, stop: int, p: CompactionPolicy) -> list[dict[str, str]]:
         """Up to ``reattach_files`` files read in the older history, re-read now, within
         ``reattach_tokens``."""
         if self.files is None or p.reattach_files <= 0:
             return []
         out: list[dict[str, str]] = []
         used = 0
-        for path in reversed(older.handoff()["files_read"]):
+        for path in reversed(original.handoff(start, stop)["files_read"]):
             if len(out) >= p.reattach_files:
                 break
             try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from agentcontext._core import Conversation, count_tokens, truncate
@@ -52,9 +53,12 @@ concise; the summary replaces the history it describes."""
 
 @dataclass(frozen=True)
 class SummaryRequest:
-    """What a summarizer gets: the older history only (never the recent messages kept raw)."""
+    """What a summarizer gets: the older history only (never the recent messages kept raw) —
+    messages ``start:stop`` of ``source``, as :attr:`older`."""
 
-    older: Conversation
+    source: Conversation
+    start: int
+    stop: int
     #: A previous summary found in the older history, to be updated rather than nested.
     previous_summary: str | None
     #: The summary must fit this many tokens (and be smaller than what it replaces).
@@ -64,9 +68,20 @@ class SummaryRequest:
     encoding: Encoding = "o200k_base"
     #: Free-form hints (e.g. the staged part number).
     context: dict[str, Any] = field(default_factory=dict)
-    #: The same range of the original conversation, before tool results were cleared or cut (for
-    #: summarizers with no window to respect, like the offline one, which extracts evidence from it).
+    #: The original conversation the range comes from, before tool results were cleared or cut
+    #: (for summarizers with no window to respect, like the offline one, which extracts evidence
+    #: from it).
     original: Conversation | None = None
+
+    @cached_property
+    def older(self) -> Conversation:
+        """The older history as a conversation of its own."""
+        return self.source.slice(self.start, self.stop)
+
+    @cached_property
+    def tokens(self) -> int:
+        """Tokens of the older history."""
+        return sum(self.source.message_tokens()[self.start : self.stop])
 
 
 @runtime_checkable
@@ -165,8 +180,11 @@ class OfflineSummarizer:
         "Next step": 2,
     }
 
+    #: Extraction has no context window: older history is never split into stages for it.
+    window_bound = False
+
     def summarize(self, request: SummaryRequest) -> str:
-        h = (request.original or request.older).handoff()
+        h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
         for text in h["previous_summaries"]:
             for name, lines in _parse_sections(previous_summary_of(text)).items():

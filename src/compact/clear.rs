@@ -151,6 +151,27 @@ pub fn plan_clear(
     enc: Encoding,
     options: &ClearOptions,
 ) -> (Vec<(usize, Message)>, ClearReport) {
+    plan_clear_counted(messages, None, pairing, protected, enc, options)
+}
+
+/// [`plan_clear`] reusing cached counts (`counts[i]` of message `i`) for the results it clears,
+/// so only the placeholders are counted.
+pub fn plan_clear_counted(
+    messages: &[Message],
+    counts: Option<&[tokens::MessageTokens]>,
+    pairing: &Pairing,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+) -> (Vec<(usize, Message)>, ClearReport) {
+    let cached = |mi: usize, id: &str, side: tokens::ToolSide| {
+        counts.and_then(|c| c.get(mi)).and_then(|mt| {
+            mt.tools
+                .iter()
+                .find(|(tid, _, s)| tid == id && *s == side)
+                .map(|(_, n, _)| *n)
+        })
+    };
     let mut report = ClearReport::default();
     // (message, block) → replacement block
     let mut replace: HashMap<(usize, usize), Block> = HashMap::new();
@@ -179,7 +200,7 @@ pub fn plan_clear(
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
             continue;
         };
-        let before = result_tokens(enc, block);
+        let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
         let text = placeholder(c.name, input, before, c.id);
         let new = Block {
             body: Body::ToolResult {
@@ -217,7 +238,8 @@ pub fn plan_clear(
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
                 };
-                let (was, now) = (result_tokens(enc, call_block), result_tokens(enc, &cleared));
+                let was = cached(c.at.0, id, tokens::ToolSide::Call).unwrap_or_else(|| result_tokens(enc, call_block));
+                let now = result_tokens(enc, &cleared);
                 if now < was {
                     report.tokens_freed += was - now;
                     report.inputs_cleared.push(c.at.0);

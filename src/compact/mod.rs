@@ -10,7 +10,7 @@ pub mod select;
 pub mod structure;
 pub mod validate;
 
-pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear};
+pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear, plan_clear_counted};
 pub use repair::{Change, ChangeKind, repair};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};

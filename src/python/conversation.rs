@@ -511,8 +511,14 @@ impl PyConversation {
     }
 
     /// What the offline summarizer needs from this history (see `agentcontext.summarize`).
-    fn handoff<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let h = py.detach(|| self.with(|c| compact::handoff::extract(c.messages())));
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    fn handoff<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+        let h = py.detach(|| {
+            self.with(|c| {
+                let stop = stop.unwrap_or(c.len()).min(c.len());
+                compact::handoff::extract(&c.messages()[start.min(stop)..stop])
+            })
+        });
         let d = PyDict::new(py);
         d.set_item("user_requests", h.user_requests)?;
         d.set_item("previous_summaries", h.previous_summaries)?;
@@ -548,9 +554,11 @@ impl PyConversation {
 
     /// Texts of the summary messages in this history (written by this library or a well-known
     /// harness), oldest first.
-    fn summaries(&self) -> Vec<String> {
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    fn summaries(&self, start: usize, stop: Option<usize>) -> Vec<String> {
         self.with(|c| {
-            c.messages()
+            let stop = stop.unwrap_or(c.len()).min(c.len());
+            c.messages()[start.min(stop)..stop]
                 .iter()
                 .filter(|m| m.role == Role::User)
                 .map(crate::model::Message::joined_text)

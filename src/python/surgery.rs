@@ -94,7 +94,15 @@ pub(crate) fn clear(
         protection.recent_tools,
         conv.pinned(),
     );
-    let (out, report) = compact::clear_tool_results(messages, &pairing, &protected, conv.encoding(), options);
+    let (plan, report) = compact::plan_clear_counted(
+        messages,
+        Some(conv.counts()),
+        &pairing,
+        &protected,
+        conv.encoding(),
+        options,
+    );
+    let out = compact::clear::apply(messages, plan);
     let changed: BTreeSet<usize> = report
         .cleared
         .iter()
