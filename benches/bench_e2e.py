@@ -278,11 +278,41 @@ def bench_surgery() -> None:
     print("   validates pairing, clears old tool results first, and never splits a call from its result)")
 
 
+def bench_ladder() -> None:
+    from agentcontext.compaction import Compactor
+
+    enc = tiktoken_encoding()
+    inputs: list[tuple[str, list[dict[str, Any]], str]] = []
+    files = support.normalized_files()
+    if files:
+        largest = max(files, key=lambda p: p.stat().st_size)
+        inputs.append((f"largest shared ({largest.stem[:24]})", support.read_jsonl(largest), "jsonl"))
+    inputs.append(("generated ~1M tokens", support.synthetic_session(8300), "openai"))
+    print("\n[ladder] the whole compaction ladder, offline summarizer, conversation already counted (warm)")
+    rows = []
+    for name, messages, fmt in inputs:
+        conv = ac.Conversation(messages, format=fmt)  # type: ignore[arg-type]
+        budget = conv.tokens // 10
+        compactor = Compactor("openharness")
+        result = compactor.compact(conv, budget=budget)
+        ours = median_time(lambda c=compactor, conv=conv, budget=budget: c.compact(conv, budget=budget), 5)
+        texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
+        texts += [(c.get("function") or c)["arguments"] for m in messages for c in m.get("tool_calls") or []]
+        count = median_time(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts], 3)
+        stages = " -> ".join(f"{s.stage} {s.tokens_after:,}" for s in result.stages)
+        rows.append(
+            [name, f"{conv.tokens:,}", stages, f"{ours * 1e3:.0f} ms", f"{count * 1e3:.0f} ms", f"{count / ours:.1f}x"]
+        )
+    table(["input", "tokens", "stages (tokens after)", "ladder", "tiktoken count only", "ratio"], rows)
+    print("  (ratio = the time Python tiktoken needs merely to count the conversation / the whole ladder)")
+
+
 SECTIONS = {
     "tokens": bench_tokens,
     "conversation": bench_conversation,
     "budgets": bench_budgets,
     "surgery": bench_surgery,
+    "ladder": bench_ladder,
 }
 
 
