@@ -167,13 +167,13 @@ PRESETS: dict[str, CompactionPolicy] = {
         CompactionPolicy(
             "openclaw",
             trigger=0.5, target=0.4, preserve_recent_messages=12, preserve_recent_tools=3, summarizer_window=32_000,
-            note="history over 50% of the window; equal-token-share parts summarized in stages, then merged",
+            note="history over 50% of the window; an LLM summarizer gets older history in equal-token-share parts, then merges",
         ),
         CompactionPolicy(
             "claude-code",
             reserved_output=13_000, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
             preserve_recent_tools=0, clear_tool_results=False, reattach_files=5, reattach_tokens=50_000,
-            note="trigger at window - 13,000; nine-section summary of everything; re-attach 5 read files",
+            note="trigger at window - 13,000; summary of all but the last round; re-attach up to 5 read files",
         ),
         CompactionPolicy(
             "codex",
@@ -185,12 +185,12 @@ PRESETS: dict[str, CompactionPolicy] = {
             "letta",
             trigger=0.9, target=0.7, preserve_recent_messages=0, keep_recent_tokens=0, result_budget_chars=5_000,
             clear_tool_results=False,
-            note="trigger at 90%; tool returns cut to 5,000 chars; evict the oldest ~30% of messages into a summary",
+            note="trigger at 90%, target 70%; tool returns cut to 5,000 chars",
         ),
         CompactionPolicy(
             "goose",
             trigger=0.8, target=0.5, preserve_recent_messages=2, clear_tool_results=False,
-            note="auto-compact at 80%; summarize all but the latest exchange",
+            note="auto-compact at 80%; keep the latest exchange raw",
         ),
     ]
 }  # fmt: skip
