@@ -114,6 +114,20 @@ fn group_digits(n: usize) -> String {
     out
 }
 
+/// The result block `block` with its content replaced by `text` (id, error flag and unknown
+/// fields kept).
+fn with_text(block: &Block, tool_use_id: &str, is_error: Option<bool>, text: String) -> Block {
+    Block {
+        body: Body::ToolResult {
+            tool_use_id: tool_use_id.to_owned(),
+            content: ResultContent::Text(text),
+            is_error,
+        },
+        extra: block.extra.clone(),
+        item: block.item.clone(),
+    }
+}
+
 fn result_tokens(enc: Encoding, b: &Block) -> usize {
     tokens::count_block(enc, b)
 }
@@ -201,16 +215,7 @@ pub fn plan_clear_counted(
             continue;
         };
         let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
-        let text = placeholder(c.name, input, before, c.id);
-        let new = Block {
-            body: Body::ToolResult {
-                tool_use_id: tool_use_id.clone(),
-                content: ResultContent::Text(text),
-                is_error: *is_error,
-            },
-            extra: block.extra.clone(),
-            item: block.item.clone(),
-        };
+        let new = with_text(block, tool_use_id, *is_error, placeholder(c.name, input, before, c.id));
         let after = result_tokens(enc, &new);
         if after < before {
             report.tokens_freed += before - after;
@@ -381,15 +386,7 @@ pub fn dedup_repeated_calls(
             pairing.calls[later].id
         );
         let before = tokens::count_block(Encoding::Heuristic, block);
-        let new = Block {
-            body: Body::ToolResult {
-                tool_use_id: tool_use_id.clone(),
-                content: ResultContent::Text(text),
-                is_error: *is_error,
-            },
-            extra: block.extra.clone(),
-            item: block.item.clone(),
-        };
+        let new = with_text(block, tool_use_id, *is_error, text);
         let after = tokens::count_block(Encoding::Heuristic, &new);
         if after >= before {
             continue;

@@ -15,3 +15,21 @@ pub use repair::{Change, ChangeKind, repair};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};
 pub use validate::{Violation, ViolationKind, validate, validate_with};
+
+/// Helpers shared by the tests of this module's parts.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::formats;
+    use crate::model::Message;
+    use serde_json::{Value, json};
+
+    /// OpenAI Chat messages from a JSON array.
+    pub fn chat(v: Value) -> Vec<Message> {
+        formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap()
+    }
+
+    /// A Chat tool call with id `id` to a tool `f` with no arguments.
+    pub fn call(id: &str) -> Value {
+        json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
+    }
+}

@@ -310,17 +310,10 @@ fn in_place(messages: &[Message], mi: usize, at: (usize, usize)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compact::testing::{call, chat};
     use crate::compact::validate::validate;
     use crate::formats;
     use serde_json::json;
-
-    fn chat(v: serde_json::Value) -> Vec<Message> {
-        formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap()
-    }
-
-    fn call(id: &str) -> serde_json::Value {
-        json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
-    }
 
     #[test]
     fn repairs_every_kind_and_is_idempotent() {

@@ -179,16 +179,8 @@ pub fn safe_cuts(messages: &[Message], pairing: &Pairing) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats;
+    use crate::compact::testing::{call, chat};
     use serde_json::json;
-
-    fn chat(v: serde_json::Value) -> Vec<Message> {
-        formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap()
-    }
-
-    fn call(id: &str) -> serde_json::Value {
-        json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
-    }
 
     #[test]
     fn groups_rounds_and_cuts() {

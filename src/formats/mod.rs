@@ -26,6 +26,21 @@ pub fn read(format: Format, values: Vec<Value>) -> Result<Vec<Message>> {
     }
 }
 
+/// Read `values` in `format`, or in the format detected from them when `format` is `None` (an
+/// Anthropic `system` parameter implies Anthropic; plain messages default to OpenAI Chat).
+/// Returns the format used.
+pub fn read_any(values: Vec<Value>, format: Option<Format>, system: Option<Value>) -> Result<(Format, Vec<Message>)> {
+    let format = format
+        .or_else(|| system.as_ref().map(|_| Format::Anthropic))
+        .or_else(|| detect::detect(&values))
+        .unwrap_or(Format::OpenAiChat);
+    let messages = match format {
+        Format::Anthropic => anthropic::read(values, system)?,
+        other => read(other, values)?,
+    };
+    Ok((format, messages))
+}
+
 /// Write `messages` in `format`. For Anthropic the system messages at the start are written as
 /// the first element of the result only when `anthropic_system_inline` is set; use
 /// [`anthropic::write`] to get the separate `system` parameter.

@@ -52,14 +52,7 @@ impl PyConversation {
         system: Option<Value>,
     ) -> PyResult<Self> {
         let conv = py.detach(move || -> Result<Conversation, Error> {
-            let format = format
-                .or_else(|| system.as_ref().map(|_| Format::Anthropic))
-                .or_else(|| formats::detect::detect(&values))
-                .unwrap_or(Format::OpenAiChat);
-            let messages = match format {
-                Format::Anthropic => formats::anthropic::read(values, system)?,
-                other => formats::read(other, values)?,
-            };
+            let (format, messages) = formats::read_any(values, format, system)?;
             Ok(Conversation::from_messages(format, encoding, messages))
         })?;
         Ok(Self::wrap(conv))

@@ -84,14 +84,7 @@ pub fn convert<'py>(
     let system = system.map(|s| to_value(s, 0)).transpose()?;
     let out = py.detach(
         move || -> Result<(Option<serde_json::Value>, Vec<serde_json::Value>), Error> {
-            let source = source
-                .or_else(|| system.as_ref().map(|_| Format::Anthropic))
-                .or_else(|| formats::detect::detect(&values))
-                .unwrap_or(Format::OpenAiChat);
-            let parsed = match source {
-                Format::Anthropic => formats::anthropic::read(values, system)?,
-                other => formats::read(other, values)?,
-            };
+            let (_, parsed) = formats::read_any(values, source, system)?;
             if target == Format::Anthropic {
                 formats::anthropic::write(&parsed)
             } else {
@@ -132,19 +125,7 @@ fn parse_list(
     let values = to_values(messages)?;
     let system = system.map(|s| to_value(s, 0)).transpose()?;
     let py = messages.py();
-    Ok(
-        py.detach(move || -> Result<(Format, Vec<crate::model::Message>), Error> {
-            let format = source
-                .or_else(|| system.as_ref().map(|_| Format::Anthropic))
-                .or_else(|| formats::detect::detect(&values))
-                .unwrap_or(Format::OpenAiChat);
-            let parsed = match format {
-                Format::Anthropic => formats::anthropic::read(values, system)?,
-                other => formats::read(other, values)?,
-            };
-            Ok((format, parsed))
-        })?,
-    )
+    Ok(py.detach(move || formats::read_any(values, source, system))?)
 }
 
 /// Messages out in `format`: a list, or for Anthropic `{"system", "messages"}`.
