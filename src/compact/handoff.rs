@@ -295,7 +295,10 @@ pub fn extract(messages: &[Message]) -> Handoff {
         if *is_error == Some(true) {
             ok = false;
         }
-        if !ok || tail::important_tail(&text) == Some("traceback") {
+        // File contents are evidence of code, not of failures: errors come from commands,
+        // tests and results the tool itself marked as errors.
+        let reads_content = is_read_tool(c.name) && *is_error != Some(true);
+        if !reads_content && (!ok || tail::important_tail(&text) == Some("traceback")) {
             for line in error_lines(&text) {
                 h.errors.push(ErrorNote {
                     text: format!("{line} (from {})", clip(&key, 100)),
