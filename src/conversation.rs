@@ -4,6 +4,7 @@
 //! and by tool are updated incrementally.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -62,7 +63,7 @@ impl Tally {
                 *v -= n;
             }
         };
-        for b in &m.blocks {
+        for b in m.blocks.iter() {
             if let Body::ToolUse { id, name, .. } = &b.body {
                 if add {
                     self.names.insert(id.clone(), name.clone());
@@ -72,9 +73,13 @@ impl Tally {
         step(&mut self.total, c.total);
         step(&mut self.messages_by_role[m.role.index()], 1);
         let mut tool_tokens = 0;
-        for (id, n, side) in &c.tools {
-            let name = self.names.get(id).map_or(UNKNOWN_TOOL, String::as_str).to_owned();
-            let entry = self.by_tool.entry(name).or_default();
+        for (id, n, side) in c.tools.iter() {
+            let name = self.names.get(id).map_or(UNKNOWN_TOOL, String::as_str);
+            // Look up before inserting: a key is allocated only for a tool seen the first time.
+            if !self.by_tool.contains_key(name) {
+                self.by_tool.insert(name.to_owned(), ToolTotals::default());
+            }
+            let entry = self.by_tool.get_mut(name).expect("inserted above");
             step(&mut entry.tokens, *n);
             match side {
                 ToolSide::Call => {
@@ -283,7 +288,7 @@ impl Conversation {
             let last = self.messages.len() - 1;
             let old = self.counts.pop().expect("counts follow messages");
             self.tally.remove(&self.messages[last], &old);
-            self.messages[last].blocks.extend(first.blocks);
+            Arc::make_mut(&mut self.messages[last].blocks).extend(first.blocks.iter().cloned());
             let new = tokens::count_message(self.encoding, &self.messages[last]);
             self.tally.add(&self.messages[last], &new);
             self.counts.push(new);

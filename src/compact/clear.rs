@@ -3,6 +3,7 @@
 //! rewritten; protected and pinned messages are never touched.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -215,8 +216,18 @@ pub fn plan_clear_counted(
             continue;
         };
         let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
-        let new = with_text(block, tool_use_id, *is_error, placeholder(c.name, input, before, c.id));
-        let after = result_tokens(enc, &new);
+        let text = placeholder(c.name, input, before, c.id);
+        // With cached counts the caller recounts changed messages anyway: when the result is
+        // clearly larger than any count of its placeholder (at most 2 tokens a byte), the
+        // placeholder is not counted here and the report holds that bound until the caller
+        // fills in the exact figure.
+        let bound = tokens::TOOL_BLOCK_OVERHEAD + 2 * text.len();
+        let new = with_text(block, tool_use_id, *is_error, text);
+        let after = if counts.is_some() && before > bound {
+            bound
+        } else {
+            result_tokens(enc, &new)
+        };
         if after < before {
             report.tokens_freed += before - after;
             report.cleared.push(Cleared {
@@ -291,7 +302,7 @@ pub fn plan_clear_counted(
         .into_iter()
         .map(|mi| {
             let m = &messages[mi];
-            let blocks = m
+            let blocks: Vec<Block> = m
                 .blocks
                 .iter()
                 .enumerate()
@@ -311,7 +322,7 @@ pub fn plan_clear_counted(
                 mi,
                 Message {
                     role: m.role,
-                    blocks,
+                    blocks: blocks.into(),
                     form: m.form,
                     origin: m.origin,
                     extra: m.extra.clone(),
@@ -408,7 +419,7 @@ pub fn dedup_repeated_calls(
                 return m.clone();
             }
             let mut new = m.clone();
-            for (bi, b) in new.blocks.iter_mut().enumerate() {
+            for (bi, b) in Arc::make_mut(&mut new.blocks).iter_mut().enumerate() {
                 if let Some(r) = replace.get(&(mi, bi)) {
                     *b = r.clone();
                 }
@@ -497,7 +508,7 @@ pub fn plan_result_budgets(
             chars_after: cut.text.chars().count(),
         });
         let message = changed.entry(at.0).or_insert_with(|| messages[at.0].clone());
-        if let Body::ToolResult { content, .. } = &mut message.blocks[at.1].body {
+        if let Body::ToolResult { content, .. } = &mut Arc::make_mut(&mut message.blocks)[at.1].body {
             *content = ResultContent::Text(cut.text);
         }
     }

@@ -6,6 +6,7 @@
 //! conversation comes back unchanged, so repair is idempotent.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::structure::Pairing;
 use super::validate::validate_with;
@@ -127,7 +128,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         // Results leave their carrier; they are written again right after their calls.
         let mut kept = m.clone();
         // Rename reused call ids first, while block indices still match the pairing.
-        for (bi, b) in kept.blocks.iter_mut().enumerate() {
+        for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
             if let Body::ToolUse { id, .. } = &mut b.body {
                 if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
                     id.clone_from(new);
@@ -135,7 +136,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
             }
         }
         if has_results {
-            kept.blocks.retain(|b| !matches!(b.body, Body::ToolResult { .. }));
+            Arc::make_mut(&mut kept.blocks).retain(|b| !matches!(b.body, Body::ToolResult { .. }));
         }
         if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
             changes.push(Change {
@@ -189,8 +190,8 @@ fn reorder_thinking(m: &mut Message) -> bool {
     let first_other = m.blocks.iter().position(|b| !is_thinking(b));
     let misplaced = first_other.is_some_and(|i| m.blocks[i..].iter().any(is_thinking));
     if misplaced {
-        let (thinking, rest): (Vec<Block>, Vec<Block>) = m.blocks.drain(..).partition(is_thinking);
-        m.blocks = thinking.into_iter().chain(rest).collect();
+        let (thinking, rest): (Vec<Block>, Vec<Block>) = Arc::make_mut(&mut m.blocks).drain(..).partition(is_thinking);
+        m.blocks = Arc::new(thinking.into_iter().chain(rest).collect());
     }
     misplaced
 }
@@ -259,7 +260,7 @@ fn emit_results(
             .map(|&s| &messages[s]);
         out.push(Message {
             role: Role::User,
-            blocks: blocks.into_iter().map(|(b, _)| b).collect(),
+            blocks: Arc::new(blocks.into_iter().map(|(b, _)| b).collect()),
             form: ContentForm::Parts,
             origin: Format::Anthropic,
             extra: template.map(|t| t.extra.clone()).unwrap_or_default(),
@@ -272,7 +273,7 @@ fn emit_results(
                 .filter(|s| s.role == Role::Tool && s.blocks.len() == 1);
             out.push(match original {
                 Some(orig) => Message {
-                    blocks: vec![block],
+                    blocks: vec![block].into(),
                     ..orig.clone()
                 },
                 None => Message {
@@ -288,7 +289,7 @@ fn emit_results(
                     } else {
                         ContentForm::String
                     },
-                    blocks: vec![block],
+                    blocks: vec![block].into(),
                     origin: m.origin,
                     extra: Extra::new(),
                 },

@@ -143,7 +143,7 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
     for (i, m) in messages.iter().enumerate() {
         if m.role == Role::Assistant {
             let mut seen_other = false;
-            for b in &m.blocks {
+            for b in m.blocks.iter() {
                 match &b.body {
                     Body::Thinking { .. } | Body::RedactedThinking { .. } if seen_other => {
                         out.push(Violation {

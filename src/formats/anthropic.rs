@@ -28,9 +28,9 @@ pub fn read(values: Vec<Value>, system: Option<Value>) -> Result<Vec<Message>> {
 /// message per block, so several system messages written as one list read back as they were.
 fn read_system(system: Value) -> Result<Vec<Message>> {
     let (blocks, form) = read_content(Some(system), 0, Format::Anthropic)?;
-    let message = |blocks, form| Message {
+    let message = |blocks: Vec<Block>, form| Message {
         role: Role::System,
-        blocks,
+        blocks: blocks.into(),
         form,
         origin: Format::Anthropic,
         extra: Extra::new(),
@@ -62,7 +62,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
     let (blocks, form) = read_content(map.shift_remove("content"), index, Format::Anthropic)?;
     Ok(Message {
         role,
-        blocks,
+        blocks: blocks.into(),
         form,
         origin: Format::Anthropic,
         extra: map,
@@ -238,7 +238,7 @@ pub fn write(messages: &[Message]) -> Result<(Option<Value>, Vec<Value>)> {
         seen_conversation = true;
         let same = m.origin == Format::Anthropic || m.origin == Format::Native;
         if m.role == Role::Tool {
-            for b in &m.blocks {
+            for b in m.blocks.iter() {
                 if let Some(v) = write_block(b, same) {
                     pending_results.push(v);
                 }

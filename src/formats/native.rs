@@ -17,6 +17,7 @@
 //! `tool_use` blocks otherwise, so their order is never lost.
 
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::anthropic::{read_content, read_result_content, write_block_opts};
 use super::{into_object, merge_extra, single_text, take_opt_bool, take_role, take_str, type_name};
@@ -70,11 +71,11 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         let is_error = take_opt_bool(&mut map, "is_error", index, "tool message: ")?;
         return Ok(Message {
             role,
-            blocks: vec![Block::new(Body::ToolResult {
+            blocks: Arc::new(vec![Block::new(Body::ToolResult {
                 tool_use_id,
                 content,
                 is_error,
-            })],
+            })]),
             form,
             origin: Format::Native,
             extra: map,
@@ -100,7 +101,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
     }
     Ok(Message {
         role,
-        blocks,
+        blocks: blocks.into(),
         form,
         origin: Format::Native,
         extra: map,
@@ -162,7 +163,7 @@ pub fn write_message(m: &Message) -> Value {
 fn write_into(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Native;
     let mut results = 0;
-    for b in &m.blocks {
+    for b in m.blocks.iter() {
         let Body::ToolResult {
             tool_use_id,
             content,

@@ -62,7 +62,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         });
         return Ok(Message {
             role,
-            blocks: vec![block],
+            blocks: vec![block].into(),
             form,
             origin: Format::OpenAiChat,
             extra: map,
@@ -91,7 +91,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
     }
     Ok(Message {
         role,
-        blocks,
+        blocks: blocks.into(),
         form,
         origin: Format::OpenAiChat,
         extra: map,
@@ -205,7 +205,7 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::OpenAiChat;
     // Tool results first: in Anthropic they open the user message that carries them.
     let mut results = 0usize;
-    for b in &m.blocks {
+    for b in m.blocks.iter() {
         if let Body::ToolResult {
             tool_use_id, content, ..
         } = &b.body

@@ -7,6 +7,7 @@
 //! conversation has the same shape as in the other formats and still writes back item by item.
 
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::{into_object, merge_extra, obj, take_opt_str, take_str, type_name};
 use crate::error::{Error, Result};
@@ -26,10 +27,12 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
             }
             Item::AssistantSide(blocks) => {
                 match out.last_mut() {
-                    Some(last) if group_open && joins(last, &blocks[0]) => last.blocks.extend(blocks),
+                    Some(last) if group_open && joins(last, &blocks[0]) => {
+                        Arc::make_mut(&mut last.blocks).extend(blocks);
+                    }
                     _ => out.push(Message {
                         role: Role::Assistant,
-                        blocks,
+                        blocks: blocks.into(),
                         form: ContentForm::Parts,
                         origin: Format::Responses,
                         extra: Extra::new(),
@@ -142,11 +145,11 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
             };
             Ok(Item::Standalone(Message {
                 role: Role::Tool,
-                blocks: vec![Block::new(Body::ToolResult {
+                blocks: Arc::new(vec![Block::new(Body::ToolResult {
                     tool_use_id,
                     content,
                     is_error: None,
-                })],
+                })]),
                 form,
                 origin: Format::Responses,
                 extra: map,
@@ -250,7 +253,7 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
     }
     Ok(Item::Standalone(Message {
         role,
-        blocks,
+        blocks: blocks.into(),
         form,
         origin: Format::Responses,
         extra: map,
@@ -306,7 +309,7 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
     } else {
         {
             let mut rest: Vec<&Block> = Vec::new();
-            for b in &m.blocks {
+            for b in m.blocks.iter() {
                 if let Body::ToolResult {
                     tool_use_id, content, ..
                 } = &b.body
@@ -373,7 +376,7 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
             out.push(Value::Object(item));
         }
     };
-    for b in &m.blocks {
+    for b in m.blocks.iter() {
         let meta = if same { b.item.as_deref() } else { None };
         match (&b.body, meta) {
             (Body::ToolUse { id, name, input }, meta) => {

@@ -4,6 +4,8 @@
 //! model does not understand is kept in `extra` maps (per message, per block, and per Responses
 //! item), so a message the library did not change is written back exactly as it came in.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 /// Unknown fields of a message, block or item, kept in their original order.
@@ -105,7 +107,9 @@ pub enum ContentForm {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
     pub role: Role,
-    pub blocks: Vec<Block>,
+    /// Shared, so copies of a conversation (slices, cleared or compacted working sets) share the
+    /// content of every message they did not change; `Arc::make_mut` copies on write.
+    pub blocks: Arc<Vec<Block>>,
     pub form: ContentForm,
     /// The format this message was read from; its `extra` fields are written back only to it.
     pub origin: Format,
@@ -116,7 +120,7 @@ impl Message {
     pub fn new(role: Role, blocks: Vec<Block>, origin: Format) -> Self {
         Message {
             role,
-            blocks,
+            blocks: Arc::new(blocks),
             form: ContentForm::Parts,
             origin,
             extra: Extra::new(),
@@ -126,7 +130,7 @@ impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Message {
             role,
-            blocks: vec![Block::new(Body::Text { text: text.into() })],
+            blocks: Arc::new(vec![Block::new(Body::Text { text: text.into() })]),
             form: ContentForm::String,
             origin: Format::Native,
             extra: Extra::new(),
@@ -162,7 +166,7 @@ impl Message {
     /// All visible text of the message joined by newlines (text blocks only).
     pub fn joined_text(&self) -> String {
         let mut out = String::new();
-        for b in &self.blocks {
+        for b in self.blocks.iter() {
             if let Body::Text { text } = &b.body {
                 if !out.is_empty() {
                     out.push('\n');

@@ -109,7 +109,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         }
         sk.messages.push(Message {
             role,
-            blocks,
+            blocks: blocks.into(),
             form: ContentForm::String,
             origin,
             extra: Extra::new(),

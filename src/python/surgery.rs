@@ -94,7 +94,7 @@ pub(crate) fn clear(
         protection.recent_tools,
         conv.pinned(),
     );
-    let (plan, report) = compact::plan_clear_counted(
+    let (plan, mut report) = compact::plan_clear_counted(
         messages,
         Some(conv.counts()),
         &pairing,
@@ -110,7 +110,21 @@ pub(crate) fn clear(
         .chain(report.thinking_dropped.iter().copied())
         .chain(report.inputs_cleared.iter().copied())
         .collect();
-    (conv.derive(out, |i| !changed.contains(&i)), report)
+    let new = conv.derive(out, |i| !changed.contains(&i));
+    // Exact figures from the recount of the changed messages.
+    for c in &mut report.cleared {
+        if let Some((_, n, _)) = new.counts()[c.index]
+            .tools
+            .iter()
+            .find(|(id, _, side)| *id == c.tool_use_id && *side == crate::tokens::ToolSide::Result)
+        {
+            c.tokens_after = *n;
+        }
+    }
+    if !changed.is_empty() {
+        report.tokens_freed = conv.total_tokens().saturating_sub(new.total_tokens());
+    }
+    (new, report)
 }
 
 /// Replace earlier results of repeated read-only calls by stubs.

@@ -101,7 +101,8 @@ pub const TOOL_BLOCK_OVERHEAD: usize = 3;
 pub struct MessageTokens {
     pub total: usize,
     /// `(tool_use_id, tokens)` for each tool_use and tool_result block, overhead included.
-    pub tools: Vec<(String, usize, ToolSide)>,
+    /// Shared so copies of a conversation's counts cost no allocation.
+    pub tools: std::sync::Arc<Vec<(String, usize, ToolSide)>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,20 +114,21 @@ pub enum ToolSide {
 /// Count one message: content, tool calls, tool results, thinking, images and opaque blocks,
 /// plus [`MESSAGE_OVERHEAD`].
 pub fn count_message(enc: Encoding, m: &Message) -> MessageTokens {
-    let mut out = MessageTokens {
-        total: MESSAGE_OVERHEAD,
-        tools: Vec::new(),
-    };
-    for b in &m.blocks {
+    let mut total = MESSAGE_OVERHEAD;
+    let mut tools = Vec::new();
+    for b in m.blocks.iter() {
         let n = count_block(enc, b);
-        out.total += n;
+        total += n;
         match &b.body {
-            Body::ToolUse { id, .. } => out.tools.push((id.clone(), n, ToolSide::Call)),
-            Body::ToolResult { tool_use_id, .. } => out.tools.push((tool_use_id.clone(), n, ToolSide::Result)),
+            Body::ToolUse { id, .. } => tools.push((id.clone(), n, ToolSide::Call)),
+            Body::ToolResult { tool_use_id, .. } => tools.push((tool_use_id.clone(), n, ToolSide::Result)),
             _ => {}
         }
     }
-    out
+    MessageTokens {
+        total,
+        tools: std::sync::Arc::new(tools),
+    }
 }
 
 /// Count one block (see the module docs for the rules).
