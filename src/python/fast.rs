@@ -163,7 +163,8 @@ pub(crate) fn trim<'py>(
     let Some(sk) = skeleton(list, enc, native) else {
         return Ok(None);
     };
-    if !compact::validate(&sk.messages).is_empty() {
+    let pairing = Pairing::of(&sk.messages);
+    if !compact::validate_with(&sk.messages, &pairing).is_empty() {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.
         return Ok(None);
     }
@@ -172,7 +173,6 @@ pub(crate) fn trim<'py>(
     if total + reserve <= max_tokens {
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
-    let pairing = Pairing::of(&sk.messages);
     let mut tokens = sk.tokens.clone();
     // Message index → placeholder text for cleared results.
     let mut cleared: Vec<Option<String>> = vec![None; sk.messages.len()];
