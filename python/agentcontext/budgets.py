@@ -107,16 +107,21 @@ def recall_tool(style: Literal["openai", "anthropic"] = "openai") -> dict[str, A
         "Read back the full text of a tool result that was shortened or cleared from the conversation. "
         "Pass the recall id shown in its marker; use offset and limit to page through long results."
     )
-    schema = {
+    schema = _paged_schema("id", "The recall id from the marker, like r-3fa2...")
+    return _tool("recall", description, schema, style)
+
+
+def _paged_schema(key: str, description: str) -> dict[str, Any]:
+    """A tool input of one required string ``key`` plus optional ``offset`` and ``limit`` lines."""
+    return {
         "type": "object",
         "properties": {
-            "id": {"type": "string", "description": "The recall id from the marker, like r-3fa2..."},
+            key: {"type": "string", "description": description},
             "offset": {"type": "integer", "minimum": 1, "description": "First line to show (1-based)."},
             "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show."},
         },
-        "required": ["id"],
+        "required": [key],
     }
-    return _tool("recall", description, schema, style)
 
 
 def _tool(name: str, description: str, schema: dict[str, Any], style: str) -> dict[str, Any]:
@@ -281,16 +286,7 @@ def read_file_tool(style: Literal["openai", "anthropic"] = "openai", *, max_line
         "longer output ends with a hint telling the offset to continue from. Use offset and limit to read large "
         "files in parts, and grep to find what you need in very large ones."
     )
-    schema = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Path of the file."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
-        },
-        "required": ["path"],
-    }
-    return _tool("read_file", description, schema, style)
+    return _tool("read_file", description, _paged_schema("path", "Path of the file."), style)
 
 
 @dataclass

@@ -129,6 +129,20 @@ fn with_text(block: &Block, tool_use_id: &str, is_error: Option<bool>, text: Str
     }
 }
 
+/// The result block at `at` with its id and error flag, unless it is not a result or was already
+/// replaced by a placeholder or a stub.
+fn live_result(messages: &[Message], at: (usize, usize)) -> Option<(&Block, &str, Option<bool>)> {
+    let block = &messages[at.0].blocks[at.1];
+    match &block.body {
+        Body::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } if !is_placeholder(content) => Some((block, tool_use_id.as_str(), *is_error)),
+        _ => None,
+    }
+}
+
 fn result_tokens(enc: Encoding, b: &Block) -> usize {
     tokens::count_block(enc, b)
 }
@@ -200,18 +214,9 @@ pub fn plan_clear_counted(
         {
             continue;
         }
-        let block = &messages[at.0].blocks[at.1];
-        let Body::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } = &block.body
-        else {
+        let Some((block, tool_use_id, is_error)) = live_result(messages, at) else {
             continue;
         };
-        if is_placeholder(content) {
-            continue;
-        }
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
             continue;
         };
@@ -222,7 +227,7 @@ pub fn plan_clear_counted(
         // placeholder is not counted here and the report holds that bound until the caller
         // fills in the exact figure.
         let bound = tokens::TOOL_BLOCK_OVERHEAD + 2 * text.len();
-        let new = with_text(block, tool_use_id, *is_error, text);
+        let new = with_text(block, tool_use_id, is_error, text);
         let after = if counts.is_some() && before > bound {
             bound
         } else {
@@ -379,25 +384,16 @@ pub fn dedup_repeated_calls(
         if later == ci {
             continue;
         }
-        let block = &messages[at.0].blocks[at.1];
-        let Body::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } = &block.body
-        else {
+        let Some((block, tool_use_id, is_error)) = live_result(messages, at) else {
             continue;
         };
-        if is_placeholder(content) {
-            continue;
-        }
         let text = format!(
             "[superseded: {} was called again later (call {}); its latest result is the current one]",
             describe_call(c.name, input),
             pairing.calls[later].id
         );
         let before = tokens::count_block(Encoding::Heuristic, block);
-        let new = with_text(block, tool_use_id, *is_error, text);
+        let new = with_text(block, tool_use_id, is_error, text);
         let after = tokens::count_block(Encoding::Heuristic, &new);
         if after >= before {
             continue;
