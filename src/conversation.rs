@@ -144,7 +144,12 @@ impl Conversation {
                 }
             })
             .collect();
-        let tally = Tally::of(&messages, &counts);
+        // Nothing recounted and nothing added: the totals are the same.
+        let tally = if fresh.is_empty() && messages.len() == self.messages.len() {
+            self.tally.clone()
+        } else {
+            Tally::of(&messages, &counts)
+        };
         let pinned = self
             .pinned
             .iter()

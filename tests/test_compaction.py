@@ -373,3 +373,45 @@ def test_compact_exit_3_when_the_budget_cannot_be_met(tmp_path: Path) -> None:
     assert proc.returncode == 3
     assert "cannot be met" in proc.stderr and "never split" in proc.stderr
     assert run("compact", str(path), "--budget", "lots").returncode == 2
+
+
+def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the_summary_fails() -> None:
+    conv = session_conv(300)
+    budget = conv.tokens // 8
+    floor = conv.tokens - conv.clearable_tokens()
+    cleared, report = conv.clear_tool_results()
+    assert conv.clearable_tokens() >= report["tokens_freed"]
+    assert floor <= cleared.tokens
+    assert floor > budget, "the scenario: clearing alone cannot reach the budget"
+    ok = Compactor().compact(conv, budget=budget)
+    assert [s.stage for s in ok.stages] == ["clear", "summarize"]
+    assert "deferred" in ok.stages[0].detail and ok.stages[0].tokens_after == ok.stages[0].tokens_before
+    assert ok.fits and ok.conversation.validate() == []
+
+    class FailingOffline:
+        window_bound = False
+
+        def summarize(self, request: SummaryRequest) -> str:
+            raise RuntimeError("nope")
+
+    policy = CompactionPolicy(**{**PRESETS["openharness"].for_budget(budget).__dict__, "drop_oldest_groups": False})
+    failed = Compactor(policy, summarizer=FailingOffline(), fallback=None).compact(conv)
+    assert [s.stage for s in failed.stages] == ["clear", "summarize", "clear"]
+    assert failed.conversation.export_each() == cleared.export_each(), "auto failure keeps the cleared conversation"
+
+
+def test_tool_results_over_counts_what_truncation_would_cut() -> None:
+    conv = ac.Conversation(
+        [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "big", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "small", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "x\n" * 5_000},
+            {"role": "tool", "tool_call_id": "b", "content": "y\n" * 500},
+        ]
+    )  # fmt: skip
+    assert conv.tool_results_over(2_000) == 1
+    assert conv.tool_results_over(500) == 2
+    assert conv.tool_results_over(2_000, per_tool={"small": 100}) == 2
+    assert len(conv.truncate_tool_results(2_000, per_tool={"small": 100})[1]) == 2

@@ -207,6 +207,12 @@ class Conversation:
         nothing changes unless at least ``clear_at_least`` tokens are freed;
         ``keep_thinking=False`` drops thinking blocks of unprotected assistant turns."""
 
+    def clearable_tokens(
+        self, *, recent_messages: int = 12, recent_tools: int = 3, exclude_tools: list[str] = ...
+    ) -> int:
+        """The most :meth:`clear_tool_results` with these options could free, from cached counts
+        and without building anything."""
+
     def dedup_reads(
         self, read_only_tools: list[str], /, *, recent_messages: int = 12
     ) -> tuple[Conversation, list[JsonDict]]:
@@ -238,6 +244,9 @@ class Conversation:
         """A copy where every text tool result over its budget (``per_tool`` overrides by tool
         name) is cut to head + marker + tail; the marker names the call id, by which the original
         can be recalled from the session log. Returns what was cut."""
+
+    def tool_results_over(self, limit_chars: int, /, *, per_tool: dict[str, int] | None = None) -> int:
+        """How many text tool results are over their budget: what :meth:`truncate_tool_results` would cut."""
 
     def cut_points(self) -> list[int]:
         """Message indices where history may be cut: starts of groups and rounds that keep every

@@ -343,7 +343,7 @@ class Compactor:
             return done(conv, provenance)
 
         # (a) tool-result budgets
-        if p.tool_result_budgets:
+        if p.tool_result_budgets and work.tool_results_over(p.result_budget, per_tool=dict(p.per_tool_budget_chars)):
             cut_conv, cut = work.truncate_tool_results(p.result_budget, per_tool=dict(p.per_tool_budget_chars))
             if cut:
                 changed = {c["index"] for c in cut}
@@ -354,24 +354,45 @@ class Compactor:
                     return done(work, provenance)
 
         # (b) clear old tool results
-        if p.clear_tool_results and not manual:
+        def clear(work: Conversation, provenance: list[int | None]) -> tuple[Conversation, list[int | None]]:
             cleared_conv, report = work.clear_tool_results(
                 recent_messages=p.preserve_recent_messages,
                 recent_tools=p.preserve_recent_tools,
                 clear_at_least=p.clear_at_least,
             )
-            if report["cleared"]:
-                changed = {c["index"] for c in report["cleared"]}
-                provenance = [None if i in changed else provenance[i] for i in range(len(cleared_conv))]
+            if not report["cleared"]:
+                return work, provenance
+            changed = {c["index"] for c in report["cleared"]}
+            stages.append(
+                StageEvent(
+                    "clear",
+                    work.tokens,
+                    cleared_conv.tokens,
+                    {"results_cleared": len(report["cleared"]), "tokens_freed": report["tokens_freed"]},
+                )
+            )
+            return cleared_conv, [None if i in changed else provenance[i] for i in range(len(cleared_conv))]
+
+        deferred_clear = False
+        if p.clear_tool_results and not manual:
+            # When even clearing every old result cannot reach the target and the summarizer
+            # reads the originals anyway, clearing would change nothing in the result: it is
+            # done only if the summary fails.
+            floor = work.tokens - work.clearable_tokens(
+                recent_messages=p.preserve_recent_messages, recent_tools=p.preserve_recent_tools
+            )
+            if floor > target and p.summarize and not getattr(self.summarizer, "window_bound", True):
+                deferred_clear = True
                 stages.append(
                     StageEvent(
                         "clear",
                         work.tokens,
-                        cleared_conv.tokens,
-                        {"results_cleared": len(report["cleared"]), "tokens_freed": report["tokens_freed"]},
+                        work.tokens,
+                        {"deferred": f"clearing every old result leaves at least {floor:,} tokens, over the target"},
                     )
                 )
-                work = cleared_conv
+            else:
+                work, provenance = clear(work, provenance)
                 if work.tokens <= target:
                     return done(work, provenance)
 
@@ -383,6 +404,8 @@ class Compactor:
                 if work.tokens <= limit or not p.drop_oldest_groups:
                     return done(work, provenance, summary=summary, first_kept=first_kept)
                 return self._drop(conv, work, provenance, p, limit, stages, done, summary=summary)
+        if deferred_clear:
+            work, provenance = clear(work, provenance)
 
         # (e) last resort: drop the oldest whole groups
         if p.drop_oldest_groups and work.tokens > limit:

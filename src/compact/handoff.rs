@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::structure::{Pairing, is_user_turn};
-use crate::budget::tail;
 use crate::model::{Body, Message, Role, ToolInput};
 
 /// Text that starts a summary this library (or a well-known harness) wrote into history.
@@ -54,6 +53,9 @@ pub struct Handoff {
     pub tool_calls: usize,
 }
 
+/// Errors kept in a handoff (the latest).
+const MAX_ERRORS: usize = 50;
+
 const PATH_KEYS: &[&str] = &[
     "path",
     "file_path",
@@ -91,14 +93,19 @@ fn is_write_tool(name: &str) -> bool {
     .any(|k| n.contains(k))
 }
 
+/// Record an occurrence; lists are deduplicated once at the end by [`keep_last`].
 fn push_unique(list: &mut Vec<String>, item: &str) {
-    if item.is_empty() {
-        return;
+    if !item.is_empty() {
+        list.push(item.to_owned());
     }
-    if let Some(pos) = list.iter().position(|x| x == item) {
-        list.remove(pos);
-    }
-    list.push(item.to_owned());
+}
+
+/// Each item once, at the position of its last occurrence.
+fn keep_last(list: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<String> = list.drain(..).rev().filter(|x| seen.insert(x.clone())).collect();
+    out.reverse();
+    *list = out;
 }
 
 fn first_line(s: &str, max: usize) -> String {
@@ -117,21 +124,35 @@ fn clip(s: &str, max: usize) -> String {
 
 /// The outcome line of a tool result: a test summary or exit status line if there is one,
 /// else the last non-empty line.
-fn outcome_of(text: &str) -> (String, bool) {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let lower = |l: &str| l.to_ascii_lowercase();
-    let summary = lines.iter().rev().take(30).find(|l| {
-        let l = lower(l);
-        l.contains(" passed")
-            || l.contains(" failed")
-            || l.contains("test result:")
-            || l.contains("exit code")
-            || l.contains("exit status")
-            || l.contains("returncode")
-            || l.contains("error")
+/// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
+fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let mut out: Vec<&str> = text
+        .rsplit('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(n)
+        .collect();
+    out.reverse();
+    out
+}
+
+fn outcome_of(lines: &[&str]) -> (String, bool) {
+    let summary = lines.iter().rev().find(|l| {
+        let l = l.to_ascii_lowercase();
+        [
+            " passed",
+            " failed",
+            "test result:",
+            "exit code",
+            "exit status",
+            "returncode",
+            "error",
+        ]
+        .iter()
+        .any(|n| l.contains(n))
     });
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
-    let l = lower(line);
+    let l = line.to_ascii_lowercase();
     let failed = l.contains("failed") && !l.contains(" 0 failed")
         || l.contains("error")
         || l.contains("exit code: 1")
@@ -141,17 +162,15 @@ fn outcome_of(text: &str) -> (String, bool) {
     (clip(line, 200), !failed)
 }
 
-/// Error lines of a tool result: the root cause of tracebacks and lines that say error/failed.
-fn error_lines(text: &str) -> Vec<String> {
+/// Error lines near the end of a tool result (where outputs put them): the root cause of
+/// tracebacks and lines that say error or failed.
+fn error_lines(lines: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().collect();
-    for (i, raw) in lines.iter().enumerate() {
-        let l = raw.trim();
-        let lower = l.to_ascii_lowercase();
-        let is_root_cause = (l.contains("Error:") || l.contains("Exception:") || l.ends_with("Error"))
-            && !l.starts_with("File ")
-            && i + 1 < lines.len().max(i + 2);
-        if is_root_cause || lower.starts_with("error") || lower.starts_with("failed ") || lower.contains("error[") {
+    let starts = |l: &str, p: &str| l.get(..p.len()).is_some_and(|x| x.eq_ignore_ascii_case(p));
+    for &l in lines {
+        let is_root_cause =
+            (l.contains("Error:") || l.contains("Exception:") || l.ends_with("Error")) && !l.starts_with("File ");
+        if is_root_cause || starts(l, "error") || starts(l, "failed ") || l.contains("error[") {
             out.push(clip(l, 200));
         }
     }
@@ -162,7 +181,13 @@ fn error_lines(text: &str) -> Vec<String> {
 
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
 fn identifiers_in(text: &str, out: &mut Vec<String>) {
-    for word in text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c)) {
+    let separator = |c: char| {
+        matches!(
+            c,
+            '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';'
+        ) || c.is_whitespace()
+    };
+    for word in text.split(separator) {
         let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
         if w.len() < 4 || w.len() > 120 {
             continue;
@@ -256,17 +281,23 @@ pub fn extract(messages: &[Message]) -> Handoff {
     }
     // Tool calls: files, commands and their outcomes, errors.
     let mut last_ok: HashMap<String, usize> = HashMap::new();
+    let mut error_keys: Vec<String> = Vec::new();
+    // (reads, writes) per tool name, classified once.
+    let mut kinds: HashMap<&str, (bool, bool)> = HashMap::new();
     for c in &pairing.calls {
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
             continue;
         };
+        let (reads, writes) = *kinds
+            .entry(c.name)
+            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
         let obj = input_object(input);
         let path = str_field(&obj, PATH_KEYS);
         if let Some(p) = path {
             identifiers_in(p, &mut h.identifiers);
-            if is_write_tool(c.name) {
+            if writes {
                 push_unique(&mut h.files_modified, p);
-            } else if is_read_tool(c.name) {
+            } else if reads {
                 push_unique(&mut h.files_read, p);
             }
         }
@@ -287,24 +318,29 @@ pub fn extract(messages: &[Message]) -> Handoff {
         let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
             continue;
         };
-        let text = content.text();
-        if super::clear::is_placeholder(content) {
+        // File contents are evidence of code, not of failures or outcomes: a read that the tool
+        // did not mark as an error has nothing more to give.
+        if super::clear::is_placeholder(content) || (reads && !writes && *is_error != Some(true) && command.is_none()) {
             continue;
         }
-        let (outcome, mut ok) = outcome_of(&text);
+        let text = content.text();
+        // Outputs put their outcome and their errors at the end: only the last lines are read.
+        let tail_lines = last_lines(&text, 60);
+        let (outcome, mut ok) = outcome_of(&tail_lines[tail_lines.len().saturating_sub(30)..]);
         if *is_error == Some(true) {
             ok = false;
         }
-        // File contents are evidence of code, not of failures: errors come from commands,
-        // tests and results the tool itself marked as errors.
-        let reads_content = is_read_tool(c.name) && *is_error != Some(true);
-        if !reads_content && (!ok || tail::important_tail(&text) == Some("traceback")) {
-            for line in error_lines(&text) {
+        let traceback = tail_lines
+            .iter()
+            .any(|l| l.starts_with("Traceback (most recent call last)"));
+        if !ok || traceback {
+            for line in error_lines(&tail_lines) {
                 h.errors.push(ErrorNote {
                     text: format!("{line} (from {})", clip(&key, 100)),
                     index: at.0,
                     resolved: false,
                 });
+                error_keys.push(key.clone());
                 identifiers_in(&line, &mut h.identifiers);
             }
         }
@@ -326,9 +362,20 @@ pub fn extract(messages: &[Message]) -> Handoff {
         }
     }
     // An error is resolved when the same command or tool input later succeeded.
-    for e in &mut h.errors {
-        let from = e.text.rsplit(" (from ").next().unwrap_or("").trim_end_matches(')');
-        e.resolved = last_ok.iter().any(|(k, &i)| i > e.index && clip(k, 100) == from);
+    for (e, key) in h.errors.iter_mut().zip(&error_keys) {
+        e.resolved = last_ok.get(key).is_some_and(|&i| i > e.index);
+    }
+    // The summary shows the latest few; older ones add nothing but size.
+    let excess = h.errors.len().saturating_sub(MAX_ERRORS);
+    h.errors.drain(..excess);
+    for list in [
+        &mut h.files_read,
+        &mut h.files_modified,
+        &mut h.identifiers,
+        &mut h.todos,
+        &mut h.decisions,
+    ] {
+        keep_last(list);
     }
     h.user_requests.reverse();
     h

@@ -351,6 +351,24 @@ impl PyConversation {
         Ok((Self::wrap(conv), surgery::clear_report(py, &report, before, after)?))
     }
 
+    /// The most `clear_tool_results` with these options could free (cached counts; nothing is
+    /// built): the tokens of every clearable result.
+    #[pyo3(signature = (*, recent_messages = 12, recent_tools = 3, exclude_tools = Vec::new()))]
+    fn clearable_tokens(
+        &self,
+        py: Python<'_>,
+        recent_messages: usize,
+        recent_tools: usize,
+        exclude_tools: Vec<String>,
+    ) -> usize {
+        let exclude = exclude_tools.into_iter().collect();
+        let protection = Protection {
+            recent_messages,
+            recent_tools,
+        };
+        py.detach(|| self.with(|c| surgery::clearable_tokens(c, protection, &exclude)))
+    }
+
     /// A copy where earlier results of repeated read-only calls (same tool, same input) are
     /// stubs pointing to the latest one, and the list of stubbed results.
     #[pyo3(signature = (read_only_tools, /, *, recent_messages = 12))]
@@ -463,6 +481,43 @@ impl PyConversation {
             list.append(d)?;
         }
         Ok((Self::wrap(conv), list))
+    }
+
+    /// How many text tool results are over their budget (`per_tool` overrides by tool name):
+    /// what `truncate_tool_results` would cut.
+    #[pyo3(signature = (limit_chars, /, *, per_tool = None))]
+    fn tool_results_over(
+        &self,
+        limit_chars: usize,
+        per_tool: Option<std::collections::HashMap<String, usize>>,
+    ) -> usize {
+        use crate::model::{Body, ResultContent};
+        let over = |content: &ResultContent, limit: usize| matches!(content, ResultContent::Text(t) if t.len() > limit && t.chars().count() > limit);
+        self.with(|c| match per_tool.filter(|p| !p.is_empty()) {
+            // One budget for all: no need to know which tool a result belongs to.
+            None => c
+                .messages()
+                .iter()
+                .flat_map(|m| m.tool_results().map(|(_, content, _)| content))
+                .filter(|content| over(content, limit_chars))
+                .count(),
+            Some(per_tool) => {
+                let pairing = Pairing::of(c.messages());
+                pairing
+                    .calls
+                    .iter()
+                    .filter(|call| {
+                        call.result
+                            .is_some_and(|at| match &c.messages()[at.0].blocks[at.1].body {
+                                Body::ToolResult { content, .. } => {
+                                    over(content, per_tool.get(call.name).copied().unwrap_or(limit_chars))
+                                }
+                                _ => false,
+                            })
+                    })
+                    .count()
+            }
+        })
     }
 
     /// Message indices where history may be cut: starts of groups and rounds that do not

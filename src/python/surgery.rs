@@ -140,3 +140,44 @@ pub(crate) fn dedup(
     let changed: BTreeSet<usize> = stubbed.iter().map(|c| c.index).collect();
     (conv.derive(out, |i| !changed.contains(&i)), stubbed)
 }
+
+/// The most clearing could free: the cached tokens of every completed result outside the
+/// protected set that is not excluded and not already a placeholder.
+pub(crate) fn clearable_tokens(conv: &Conversation, protection: Protection, exclude: &BTreeSet<String>) -> usize {
+    let messages = conv.messages();
+    let pairing = Pairing::of(messages);
+    let protected = compact::protected(
+        messages,
+        &pairing,
+        protection.recent_messages,
+        protection.recent_tools,
+        conv.pinned(),
+    );
+    let counts = conv.counts();
+    pairing
+        .calls
+        .iter()
+        .enumerate()
+        .filter_map(|(ci, c)| {
+            let at = c.result?;
+            if protected.calls.contains(&ci)
+                || protected.messages.contains(&at.0)
+                || protected.messages.contains(&c.at.0)
+                || exclude.contains(c.name)
+            {
+                return None;
+            }
+            let crate::model::Body::ToolResult { content, .. } = &messages[at.0].blocks[at.1].body else {
+                return None;
+            };
+            if compact::clear::is_placeholder(content) {
+                return None;
+            }
+            counts[at.0]
+                .tools
+                .iter()
+                .find(|(id, _, side)| id == c.id && *side == crate::tokens::ToolSide::Result)
+                .map(|(_, n, _)| *n)
+        })
+        .sum()
+}
