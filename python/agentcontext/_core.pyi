@@ -248,6 +248,14 @@ class Conversation:
     def tool_results_over(self, limit_chars: int, /, *, per_tool: dict[str, int] | None = None) -> int:
         """How many text tool results are over their budget: what :meth:`truncate_tool_results` would cut."""
 
+    @property
+    def preamble(self) -> int:
+        """Number of leading system and developer messages (the system prompt)."""
+
+    def recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int:
+        """The start of the raw recent tail: the latest cut point keeping at least ``keep_messages``
+        messages and ``keep_tokens`` tokens after it (the preamble length when there is none)."""
+
     def cut_points(self) -> list[int]:
         """Message indices where history may be cut: starts of groups and rounds that keep every
         tool call with its result."""

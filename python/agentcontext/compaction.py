@@ -412,19 +412,6 @@ class Compactor:
             return self._drop(conv, work, provenance, p, limit, stages, done, summary=None)
         return done(work, provenance)
 
-    @staticmethod
-    def _cut_point(work: Conversation, preamble: int, keep_messages: int, keep_tokens: int) -> int:
-        """The start of the raw recent tail: the latest point that keeps at least
-        ``keep_messages`` messages and ``keep_tokens`` tokens and never separates a call from its
-        result; ``preamble`` when there is none (nothing older to summarize)."""
-        n = len(work)
-        totals = work.message_tokens()
-        suffix = [0] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + totals[i]
-        ok = [c for c in work.cut_points() if preamble < c <= n - keep_messages and suffix[c] >= keep_tokens]
-        return max(ok) if ok else preamble
-
     def _summarize(
         self,
         original: Conversation,
@@ -435,9 +422,9 @@ class Compactor:
         stages: list[StageEvent],
         target: int,
     ) -> tuple[Conversation, list[int | None], str, int] | None:
-        preamble = work.recent_suffix(0)["preamble"]
+        preamble = work.preamble
         keep = p.manual_keep_messages if manual else p.preserve_recent_messages
-        cut = self._cut_point(work, preamble, keep, 0 if manual else p.keep_recent_tokens)
+        cut = work.recent_start(keep_messages=keep, keep_tokens=0 if manual else p.keep_recent_tokens)
         if cut <= preamble:
             why = "nothing older than the recent messages to summarize"
             if manual:

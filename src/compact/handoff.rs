@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::structure::{Pairing, is_user_turn};
@@ -227,6 +228,147 @@ fn patch_paths(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// What one user or assistant message contributes to a handoff.
+#[derive(Default)]
+struct MessageFacts {
+    summary: Option<String>,
+    request: Option<(usize, String)>,
+    identifiers: Vec<String>,
+    todos: Vec<String>,
+    decisions: Vec<String>,
+    last_text: Option<String>,
+}
+
+fn scan_message(i: usize, m: &Message) -> MessageFacts {
+    let mut f = MessageFacts::default();
+    match m.role {
+        Role::User if is_user_turn(m) => {
+            let text = m.joined_text();
+            if SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p)) {
+                f.summary = Some(text);
+                return f;
+            }
+            identifiers_in(&text, &mut f.identifiers);
+            f.request = Some((i, clip(text.trim(), 2_000)));
+        }
+        Role::Assistant => {
+            let text = m.joined_text();
+            if text.trim().is_empty() {
+                return f;
+            }
+            identifiers_in(&text, &mut f.identifiers);
+            for line in text.lines().map(str::trim) {
+                let lower = line.to_ascii_lowercase();
+                if lower.contains("todo")
+                    || lower.starts_with("next")
+                    || lower.contains("next:")
+                    || lower.contains("next step")
+                    || lower.contains("still need")
+                    || lower.contains("remaining:")
+                {
+                    f.todos.push(clip(line, 200));
+                }
+                if lower.starts_with("i'll ")
+                    || lower.starts_with("i will ")
+                    || lower.starts_with("let's ")
+                    || lower.starts_with("decided")
+                    || lower.starts_with("the fix is")
+                    || lower.starts_with("the cause is")
+                    || lower.starts_with("root cause")
+                {
+                    f.decisions.push(clip(line, 200));
+                }
+            }
+            f.last_text = Some(clip(text.trim(), 600));
+        }
+        _ => {}
+    }
+    f
+}
+
+/// Calls from which on extraction runs on all cores.
+const PARALLEL_CALLS: usize = 256;
+
+/// What one tool call contributes to a handoff.
+#[derive(Default)]
+struct CallFacts {
+    identifiers: Vec<String>,
+    read: Option<String>,
+    modified: Vec<String>,
+    command: Option<Command>,
+    errors: Vec<(ErrorNote, String)>,
+    /// The call's key and the message of its result, when it succeeded.
+    ok: Option<(String, usize)>,
+}
+
+fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, writes): (bool, bool)) -> CallFacts {
+    let mut f = CallFacts::default();
+    let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
+        return f;
+    };
+    let obj = input_object(input);
+    let path = str_field(&obj, PATH_KEYS);
+    if let Some(p) = path {
+        identifiers_in(p, &mut f.identifiers);
+        if writes {
+            f.modified.push(p.to_owned());
+        } else if reads {
+            f.read = Some(p.to_owned());
+        }
+    }
+    if let ToolInput::Freeform(text) = input {
+        f.modified.extend(patch_paths(text));
+    } else if let Some(patch) = obj.get("input").and_then(Value::as_str) {
+        f.modified.extend(patch_paths(patch));
+    }
+    let command = str_field(&obj, COMMAND_KEYS).map(|s| first_line(s, 160));
+    let key = command
+        .clone()
+        .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
+    let Some(at) = c.result else { return f };
+    let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
+        return f;
+    };
+    // File contents are evidence of code, not of failures or outcomes: a read that the tool
+    // did not mark as an error has nothing more to give.
+    if super::clear::is_placeholder(content) || (reads && !writes && *is_error != Some(true) && command.is_none()) {
+        return f;
+    }
+    let text = content.text();
+    // Outputs put their outcome and their errors at the end: only the last lines are read.
+    let tail_lines = last_lines(&text, 60);
+    let (outcome, mut ok) = outcome_of(&tail_lines[tail_lines.len().saturating_sub(30)..]);
+    if *is_error == Some(true) {
+        ok = false;
+    }
+    let traceback = tail_lines
+        .iter()
+        .any(|l| l.starts_with("Traceback (most recent call last)"));
+    if !ok || traceback {
+        for line in error_lines(&tail_lines) {
+            identifiers_in(&line, &mut f.identifiers);
+            let note = ErrorNote {
+                text: format!("{line} (from {})", clip(&key, 100)),
+                index: at.0,
+                resolved: false,
+            };
+            f.errors.push((note, key.clone()));
+        }
+    }
+    if ok {
+        f.ok = Some((key.clone(), at.0));
+    }
+    if let Some(cmd) = command {
+        f.command = Some(Command {
+            command: cmd,
+            outcome,
+            ok,
+            index: at.0,
+        });
+    }
+    f
+}
+
 /// Extract a handoff from `messages`.
 pub fn extract(messages: &[Message]) -> Handoff {
     let pairing = Pairing::of(messages);
@@ -235,125 +377,59 @@ pub fn extract(messages: &[Message]) -> Handoff {
         tool_calls: pairing.calls.len(),
         ..Handoff::default()
     };
-    for (i, m) in messages.iter().enumerate() {
-        match m.role {
-            Role::User if is_user_turn(m) => {
-                let text = m.joined_text();
-                if let Some(p) = SUMMARY_PREFIXES.iter().find(|p| text.starts_with(**p)) {
-                    let _ = p;
-                    h.previous_summaries.push(text);
-                    continue;
-                }
-                identifiers_in(&text, &mut h.identifiers);
-                h.user_requests.push((i, clip(text.trim(), 2_000)));
-            }
-            Role::Assistant => {
-                let text = m.joined_text();
-                if !text.trim().is_empty() {
-                    identifiers_in(&text, &mut h.identifiers);
-                    for line in text.lines().map(str::trim) {
-                        let lower = line.to_ascii_lowercase();
-                        if lower.contains("todo")
-                            || lower.starts_with("next")
-                            || lower.contains("next:")
-                            || lower.contains("next step")
-                            || lower.contains("still need")
-                            || lower.contains("remaining:")
-                        {
-                            push_unique(&mut h.todos, &clip(line, 200));
-                        }
-                        if lower.starts_with("i'll ")
-                            || lower.starts_with("i will ")
-                            || lower.starts_with("let's ")
-                            || lower.starts_with("decided")
-                            || lower.starts_with("the fix is")
-                            || lower.starts_with("the cause is")
-                            || lower.starts_with("root cause")
-                        {
-                            push_unique(&mut h.decisions, &clip(line, 200));
-                        }
-                    }
-                    h.last_assistant = Some(clip(text.trim(), 600));
-                }
-            }
-            _ => {}
+    let scanned: Vec<MessageFacts> = if messages.len() >= PARALLEL_CALLS {
+        messages
+            .par_iter()
+            .enumerate()
+            .map(|(i, m)| scan_message(i, m))
+            .collect()
+    } else {
+        messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect()
+    };
+    for f in scanned {
+        h.previous_summaries.extend(f.summary);
+        h.user_requests.extend(f.request);
+        h.identifiers.extend(f.identifiers);
+        h.todos.extend(f.todos);
+        h.decisions.extend(f.decisions);
+        if f.last_text.is_some() {
+            h.last_assistant = f.last_text;
         }
     }
-    // Tool calls: files, commands and their outcomes, errors.
-    let mut last_ok: HashMap<String, usize> = HashMap::new();
-    let mut error_keys: Vec<String> = Vec::new();
-    // (reads, writes) per tool name, classified once.
+    // Tool calls: files, commands and their outcomes, errors — scanned in parallel, merged in order.
     let mut kinds: HashMap<&str, (bool, bool)> = HashMap::new();
     for c in &pairing.calls {
-        let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
-            continue;
-        };
-        let (reads, writes) = *kinds
+        kinds
             .entry(c.name)
             .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
-        let obj = input_object(input);
-        let path = str_field(&obj, PATH_KEYS);
-        if let Some(p) = path {
-            identifiers_in(p, &mut h.identifiers);
-            if writes {
-                push_unique(&mut h.files_modified, p);
-            } else if reads {
-                push_unique(&mut h.files_read, p);
-            }
-        }
-        if let ToolInput::Freeform(text) = input {
-            for p in patch_paths(text) {
-                push_unique(&mut h.files_modified, &p);
-            }
-        } else if let Some(patch) = obj.get("input").and_then(Value::as_str) {
-            for p in patch_paths(patch) {
-                push_unique(&mut h.files_modified, &p);
-            }
-        }
-        let command = str_field(&obj, COMMAND_KEYS).map(|s| first_line(s, 160));
-        let key = command
-            .clone()
-            .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
-        let Some(at) = c.result else { continue };
-        let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
-            continue;
-        };
-        // File contents are evidence of code, not of failures or outcomes: a read that the tool
-        // did not mark as an error has nothing more to give.
-        if super::clear::is_placeholder(content) || (reads && !writes && *is_error != Some(true) && command.is_none()) {
-            continue;
-        }
-        let text = content.text();
-        // Outputs put their outcome and their errors at the end: only the last lines are read.
-        let tail_lines = last_lines(&text, 60);
-        let (outcome, mut ok) = outcome_of(&tail_lines[tail_lines.len().saturating_sub(30)..]);
-        if *is_error == Some(true) {
-            ok = false;
-        }
-        let traceback = tail_lines
+    }
+    let facts: Vec<CallFacts> = if pairing.calls.len() >= PARALLEL_CALLS {
+        pairing
+            .calls
+            .par_iter()
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    } else {
+        pairing
+            .calls
             .iter()
-            .any(|l| l.starts_with("Traceback (most recent call last)"));
-        if !ok || traceback {
-            for line in error_lines(&tail_lines) {
-                h.errors.push(ErrorNote {
-                    text: format!("{line} (from {})", clip(&key, 100)),
-                    index: at.0,
-                    resolved: false,
-                });
-                error_keys.push(key.clone());
-                identifiers_in(&line, &mut h.identifiers);
-            }
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    };
+    let mut last_ok: HashMap<String, usize> = HashMap::new();
+    let mut error_keys: Vec<String> = Vec::new();
+    for f in facts {
+        h.identifiers.extend(f.identifiers);
+        h.files_read.extend(f.read);
+        h.files_modified.extend(f.modified);
+        for (note, key) in f.errors {
+            h.errors.push(note);
+            error_keys.push(key);
         }
-        if ok {
-            last_ok.insert(key.clone(), at.0);
+        if let Some((key, index)) = f.ok {
+            last_ok.insert(key, index);
         }
-        if let Some(cmd) = command {
-            let entry = Command {
-                command: cmd,
-                outcome,
-                ok,
-                index: at.0,
-            };
+        if let Some(entry) = f.command {
             // One entry per distinct command, at the position of its latest run.
             if let Some(pos) = h.commands.iter().position(|x| x.command == entry.command) {
                 h.commands.remove(pos);

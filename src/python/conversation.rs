@@ -520,6 +520,38 @@ impl PyConversation {
         })
     }
 
+    /// Number of leading system and developer messages (the system prompt).
+    #[getter]
+    fn preamble(&self) -> usize {
+        self.with(|c| compact::structure::preamble_len(c.messages()))
+    }
+
+    /// The start of the raw recent tail: the latest cut point that keeps at least
+    /// `keep_messages` messages and `keep_tokens` tokens after it; the preamble length when
+    /// there is none (nothing older to summarize).
+    #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
+    fn recent_start(&self, keep_messages: usize, keep_tokens: usize) -> usize {
+        self.with(|c| {
+            let m = c.messages();
+            let n = m.len();
+            let pre = compact::structure::preamble_len(m);
+            let pairing = Pairing::of(m);
+            let safe = compact::structure::safe_cuts(m, &pairing);
+            let totals = c.totals();
+            let mut suffix = vec![0usize; n + 1];
+            for i in (0..n).rev() {
+                suffix[i] = suffix[i + 1] + totals[i];
+            }
+            compact::groups(m)
+                .iter()
+                .map(|g| g.start)
+                .chain(compact::rounds(m).iter().map(|r| r.start))
+                .filter(|&i| safe[i] && i > pre && i + keep_messages <= n && suffix[i] >= keep_tokens)
+                .max()
+                .unwrap_or(pre)
+        })
+    }
+
     /// Message indices where history may be cut: starts of groups and rounds that do not
     /// separate a tool call from its result.
     fn cut_points(&self) -> Vec<usize> {
