@@ -248,6 +248,10 @@ def test_environment_overrides_every_field() -> None:
         Compactor(environ={"AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "many"})
     with pytest.raises(ac.OptionError):
         Compactor("nope")
+    per_tool = Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": '{"bash": 4000}'}).policy
+    assert dict(per_tool.per_tool_budget_chars) == {"bash": 4000}
+    with pytest.raises(ac.OptionError):
+        Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": "[1, 2]"})
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -11,6 +11,7 @@ session log.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -142,8 +143,12 @@ class CompactionPolicy:
                 elif isinstance(current, str):
                     changes[f.name] = raw
                 else:
-                    raise OptionError(f"{ENV_PREFIX}{f.name.upper()} cannot be set from the environment")
-            except ValueError:
+                    # Mappings (per-tool budgets) as JSON objects of integers.
+                    value = json.loads(raw)
+                    if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
+                        raise ValueError(raw)
+                    changes[f.name] = value
+            except (ValueError, json.JSONDecodeError):
                 raise OptionError(
                     f"{ENV_PREFIX}{f.name.upper()}={raw!r} is not a valid {type(current).__name__}"
                 ) from None
