@@ -79,6 +79,21 @@ pub(crate) struct Protection {
     pub recent_tools: usize,
 }
 
+impl Protection {
+    /// The pairing of `conv` and its protected set under these options (pins included).
+    fn of(self, conv: &Conversation) -> (Pairing<'_>, compact::Protected) {
+        let pairing = Pairing::of(conv.messages());
+        let protected = compact::protected(
+            conv.messages(),
+            &pairing,
+            self.recent_messages,
+            self.recent_tools,
+            conv.pinned(),
+        );
+        (pairing, protected)
+    }
+}
+
 /// Clear old tool results of `conv`; returns the new conversation and the report.
 pub(crate) fn clear(
     conv: &Conversation,
@@ -86,14 +101,7 @@ pub(crate) fn clear(
     options: &ClearOptions,
 ) -> (Conversation, ClearReport) {
     let messages = conv.messages();
-    let pairing = Pairing::of(messages);
-    let protected = compact::protected(
-        messages,
-        &pairing,
-        protection.recent_messages,
-        protection.recent_tools,
-        conv.pinned(),
-    );
+    let (pairing, protected) = protection.of(conv);
     let (plan, mut report) = compact::plan_clear_counted(
         messages,
         Some(conv.counts()),
@@ -145,14 +153,7 @@ pub(crate) fn dedup(
 /// protected set that is not excluded and not already a placeholder.
 pub(crate) fn clearable_tokens(conv: &Conversation, protection: Protection, exclude: &BTreeSet<String>) -> usize {
     let messages = conv.messages();
-    let pairing = Pairing::of(messages);
-    let protected = compact::protected(
-        messages,
-        &pairing,
-        protection.recent_messages,
-        protection.recent_tools,
-        conv.pinned(),
-    );
+    let (pairing, protected) = protection.of(conv);
     let counts = conv.counts();
     pairing
         .calls
