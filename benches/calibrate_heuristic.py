@@ -15,12 +15,11 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _corpus import message_texts, normalized_files
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import agentcontext as ac
 from agentcontext import _core
+from tests.support import message_texts, normalized_files
 
 # A few CJK and mixed-script texts (written for this script) so the fit sees such scripts.
 EXTRA_TEXTS = [
