@@ -407,22 +407,13 @@ pub fn dedup_repeated_calls(
         });
         replace.insert(at, new);
     }
-    let out = messages
-        .iter()
-        .enumerate()
-        .map(|(mi, m)| {
-            if !(0..m.blocks.len()).any(|bi| replace.contains_key(&(mi, bi))) {
-                return m.clone();
-            }
-            let mut new = m.clone();
-            for (bi, b) in Arc::make_mut(&mut new.blocks).iter_mut().enumerate() {
-                if let Some(r) = replace.get(&(mi, bi)) {
-                    *b = r.clone();
-                }
-            }
-            new
-        })
-        .collect();
+    // Only the messages holding a stubbed result are rebuilt; the rest are shared.
+    let mut changed: HashMap<usize, Message> = HashMap::new();
+    for ((mi, bi), block) in replace {
+        let m = changed.entry(mi).or_insert_with(|| messages[mi].clone());
+        Arc::make_mut(&mut m.blocks)[bi] = block;
+    }
+    let out = apply(messages, changed.into_iter().collect());
     (out, stubbed)
 }
 

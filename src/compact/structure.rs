@@ -89,11 +89,6 @@ impl<'a> Pairing<'a> {
         }
         p
     }
-
-    /// The call answered by the result at `(message, block)`, if it pairs with one.
-    pub fn call_of_result(&self, at: (usize, usize)) -> Option<&Call<'a>> {
-        self.calls.iter().find(|c| c.result == Some(at))
-    }
 }
 
 /// A "real" user message: one that carries something from the user, not only tool results.

@@ -137,14 +137,6 @@ impl Message {
         }
     }
 
-    /// The tool_use blocks of this message.
-    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &ToolInput)> {
-        self.blocks.iter().filter_map(|b| match &b.body {
-            Body::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
-            _ => None,
-        })
-    }
-
     /// The tool_result blocks of this message, as `(tool_use_id, content, is_error)`.
     pub fn tool_results(&self) -> impl Iterator<Item = (&str, &ResultContent, Option<bool>)> {
         self.blocks.iter().filter_map(|b| match &b.body {

@@ -65,15 +65,6 @@ impl Encoding {
         chars.div_ceil(4)
     }
 
-    /// Token ids of `text` (exact encodings only; the heuristic has no ids).
-    pub fn encode(self, text: &str) -> Option<Vec<u32>> {
-        match self {
-            Encoding::O200k => Some(bpe_openai::o200k_base().encode(text)),
-            Encoding::Cl100k => Some(bpe_openai::cl100k_base().encode(text)),
-            Encoding::Heuristic | Encoding::Approximate => None,
-        }
-    }
-
     /// Count many texts, in parallel when the batch is large enough to pay for it.
     pub fn count_many(self, texts: &[&str]) -> Vec<usize> {
         let total: usize = texts.iter().map(|t| t.len()).sum();
