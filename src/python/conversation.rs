@@ -72,6 +72,11 @@ fn tally_to_dict<'py>(py: Python<'py>, t: &Tally, encoding: Encoding) -> PyResul
     }
     d.set_item("by_role", by_role)?;
     d.set_item("messages_by_role", messages_by_role)?;
+    d.set_item("by_tool", by_tool_dict(py, t)?)?;
+    Ok(d)
+}
+
+fn by_tool_dict<'py>(py: Python<'py>, t: &Tally) -> PyResult<Bound<'py, PyDict>> {
     let by_tool = PyDict::new(py);
     for (name, tt) in &t.by_tool {
         let e = PyDict::new(py);
@@ -80,8 +85,7 @@ fn tally_to_dict<'py>(py: Python<'py>, t: &Tally, encoding: Encoding) -> PyResul
         e.set_item("tokens", tt.tokens)?;
         by_tool.set_item(name, e)?;
     }
-    d.set_item("by_tool", by_tool)?;
-    Ok(d)
+    Ok(by_tool)
 }
 
 #[pymethods]
@@ -204,9 +208,7 @@ impl PyConversation {
 
     /// Calls, results and tokens per tool name.
     fn tokens_by_tool<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (t, enc) = self.with(|c| (c.tally().clone(), c.encoding()));
-        let d = tally_to_dict(py, &t, enc)?;
-        Ok(d.get_item("by_tool")?.expect("set above").cast_into::<PyDict>()?)
+        self.with(|c| by_tool_dict(py, c.tally()))
     }
 
     /// All totals as a dict, under this conversation's encoding or another one.
