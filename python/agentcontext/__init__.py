@@ -36,22 +36,37 @@ from agentcontext.budgets import (
     ToolResultPolicy,
     fit_project_files,
 )
+from agentcontext.calibration import Calibration
 from agentcontext.compaction import PRESETS as STRATEGIES
 from agentcontext.compaction import CompactionError, CompactionPolicy, CompactionResult, Compactor, StageEvent
+from agentcontext.display import conversation_repr_html
 from agentcontext.errors import (
     AgentContextError,
     BudgetError,
+    ContextOverflowError,
     ConversionError,
     FileReadError,
     InvalidMessageError,
     MessageIndexError,
+    MissingExtraError,
     OptionError,
     RecallError,
+    SummaryError,
     TranscriptError,
     TranscriptReadError,
 )
+from agentcontext.loop import Session
+from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider, Provider
 from agentcontext.session_log import SessionLog
-from agentcontext.summarize import OfflineSummarizer, Summarizer, SummaryRequest
+from agentcontext.summarize import LLMSummarizer, OfflineSummarizer, Summarizer, SummaryRequest
+
+
+def _repr_html_(self: Conversation) -> str:
+    return conversation_repr_html(self)
+
+
+# Jupyter shows a conversation as a table of messages with token bars (agentcontext.display).
+Conversation._repr_html_ = _repr_html_  # type: ignore[method-assign]
 
 __all__ = [
     "MAX_IMAGE_TOKENS",
@@ -60,27 +75,37 @@ __all__ = [
     "STRATEGIES",
     "TOOL_BLOCK_OVERHEAD",
     "AgentContextError",
+    "AnthropicProvider",
     "BudgetError",
     "BudgetPreset",
+    "Calibration",
     "CompactionError",
     "CompactionPolicy",
     "CompactionResult",
     "Compactor",
+    "ContextOverflowError",
     "Conversation",
     "ConversionError",
     "FileReadError",
     "FileReader",
     "InvalidMessageError",
+    "LLMSummarizer",
     "MessageIndexError",
+    "MissingExtraError",
     "OfflineSummarizer",
+    "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
     "OpenFiles",
     "OptionError",
     "Page",
+    "Provider",
     "RecallError",
     "ResultStore",
+    "Session",
     "SessionLog",
     "StageEvent",
     "Summarizer",
+    "SummaryError",
     "SummaryRequest",
     "ToolResultPolicy",
     "TranscriptError",

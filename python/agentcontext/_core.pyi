@@ -122,6 +122,8 @@ class Conversation:
         """Number of tool calls."""
 
     def __len__(self) -> int: ...
+    def _repr_html_(self) -> str:
+        """The conversation as an HTML table for Jupyter (set by ``agentcontext.display``)."""
     def __getitem__(self, index: int, /) -> JsonDict:
         """One message in the library's own (``jsonl``) form."""
 

@@ -78,6 +78,12 @@ class CompactionPolicy:
     #: Stage (b).
     clear_tool_results: bool = True
     clear_at_least: int = 0
+    #: Results of these tools are never cleared.
+    exclude_tools: tuple[str, ...] = ()
+    #: Also shorten the inputs of cleared calls.
+    clear_tool_inputs: bool = False
+    #: Keep the thinking blocks of unprotected assistant turns (False: drop them when clearing).
+    keep_thinking: bool = True
     #: Stage (c).
     summarize: bool = True
     summary_max_tokens: int = 6_000
@@ -120,6 +126,28 @@ class CompactionPolicy:
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
                        result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
+    def scaled(self, factor: float) -> CompactionPolicy:
+        """This policy in local tokens when one local token is ``factor`` provider tokens (from a
+        :class:`~agentcontext.calibration.Calibration`): every absolute size is divided by it."""
+        if factor <= 0 or not math.isfinite(factor):
+            raise OptionError(f"scale must be a positive number, got {factor}")
+        if factor == 1.0:
+            return self
+
+        def s(v: int) -> int:
+            return int(v / factor)
+
+        return replace(
+            self,
+            context_window=s(self.context_window),
+            reserved_output=s(self.reserved_output),
+            safety_margin=s(self.safety_margin),
+            trigger=self.trigger if self.trigger <= 1 else self.trigger / factor,
+            target=self.target if self.target <= 1 else self.target / factor,
+            keep_recent_tokens=s(self.keep_recent_tokens),
+            clear_at_least=s(self.clear_at_least),
+        )
+
     def from_env(self, environ: Mapping[str, str] | None = None) -> CompactionPolicy:
         """This policy with every ``AGENTCONTEXT_COMPACT__<FIELD>`` variable applied."""
         environ = os.environ if environ is None else environ
@@ -142,6 +170,9 @@ class CompactionPolicy:
                     changes[f.name] = None if raw.lower() in ("", "none") else int(raw)
                 elif isinstance(current, str):
                     changes[f.name] = raw
+                elif isinstance(current, tuple):
+                    # Name lists, comma-separated.
+                    changes[f.name] = tuple(x.strip() for x in raw.split(",") if x.strip())
                 else:
                     # Mappings (per-tool budgets) as JSON objects of integers.
                     value = json.loads(raw)
@@ -252,6 +283,11 @@ class CompactionResult:
                 out.append("summarized" if summarized else "dropped")
         return out
 
+    def _repr_html_(self) -> str:
+        from agentcontext.display import result_repr_html
+
+        return result_repr_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         fates = self.fates()
         return {
@@ -299,12 +335,13 @@ class Compactor:
 
     # -- auto ------------------------------------------------------------------------------
 
-    def maybe_compact(self, conv: Conversation) -> CompactionResult | None:
+    def maybe_compact(self, conv: Conversation, *, scale: float = 1.0) -> CompactionResult | None:
         """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
         the cooldown has not passed, or the previous compaction did not shrink the context and
-        nothing has grown since. Call it before every model call."""
+        nothing has grown since. Call it before every model call. ``scale``: provider tokens per
+        local token (see :meth:`CompactionPolicy.scaled`)."""
         self._turns_since += 1
-        p = self.policy
+        p = self.policy.scaled(scale)
         if conv.tokens <= p.trigger_tokens:
             return None
         last = self.last
@@ -313,20 +350,22 @@ class Compactor:
                 return None
             if last.tokens_after >= last.tokens_before and conv.tokens <= last.tokens_after:
                 return None
-        result = self.compact(conv)
+        result = self.compact(conv, scale=scale)
         self.last = result
         self._turns_since = 0
         return result
 
     # -- the ladder ------------------------------------------------------------------------
 
-    def compact(self, conv: Conversation, *, manual: bool = False, budget: int | None = None) -> CompactionResult:
+    def compact(
+        self, conv: Conversation, *, manual: bool = False, budget: int | None = None, scale: float = 1.0
+    ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
         ``manual`` (a user's /compact) always summarizes, keeps only the last
         ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
         history unchanged. Token counts are recomputed after every stage."""
-        p = self.policy if budget is None else self.policy.for_budget(budget)
+        p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale)
         limit = p.available
         target = limit if manual else p.target_tokens
         before = conv.tokens
@@ -364,6 +403,9 @@ class Compactor:
                 recent_messages=p.preserve_recent_messages,
                 recent_tools=p.preserve_recent_tools,
                 clear_at_least=p.clear_at_least,
+                exclude_tools=list(p.exclude_tools),
+                clear_tool_inputs=p.clear_tool_inputs,
+                keep_thinking=p.keep_thinking,
             )
             if not report["cleared"]:
                 return work, provenance
@@ -384,7 +426,9 @@ class Compactor:
             # reads the originals anyway, clearing would change nothing in the result: it is
             # done only if the summary fails.
             floor = work.tokens - work.clearable_tokens(
-                recent_messages=p.preserve_recent_messages, recent_tools=p.preserve_recent_tools
+                recent_messages=p.preserve_recent_messages,
+                recent_tools=p.preserve_recent_tools,
+                exclude_tools=list(p.exclude_tools),
             )
             if floor > target and p.summarize and not getattr(self.summarizer, "window_bound", True):
                 deferred_clear = True
@@ -426,10 +470,13 @@ class Compactor:
         manual: bool,
         stages: list[StageEvent],
         target: int,
+        cut: int | None = None,
+        reattach: bool = True,
     ) -> tuple[Conversation, list[int | None], str, int] | None:
         preamble = work.preamble
         keep = p.manual_keep_messages if manual else p.preserve_recent_messages
-        cut = work.recent_start(keep_messages=keep, keep_tokens=0 if manual else p.keep_recent_tokens)
+        if cut is None:
+            cut = work.recent_start(keep_messages=keep, keep_tokens=0 if manual else p.keep_recent_tokens)
         if cut <= preamble:
             why = "nothing older than the recent messages to summarize"
             if manual:
@@ -462,7 +509,7 @@ class Compactor:
         first_kept = cut
         recent = original.slice(first_kept)
         message = summary_message(summary, messages=cut - preamble, tokens=older_tokens)
-        head = [message, *self._reattach(original, preamble, cut, p)]
+        head = [message, *(self._reattach(original, preamble, cut, p) if reattach else [])]
         parts = [original.slice(0, preamble), Conversation(head, format=work.format, encoding=work.encoding)]
         new_prov: list[int | None] = list(range(preamble)) + [None] * len(head)
         for i in original.pinned:
@@ -484,13 +531,61 @@ class Compactor:
         stages.append(StageEvent("summarize", work.tokens, new.tokens, detail))
         return new, new_prov, summary, first_kept
 
+    def recompile(self, conv: Conversation, budget: int) -> CompactionResult:
+        """The recovery from a provider's prompt-too-long error: the largest protocol-complete
+        recent suffix that fits ``budget`` (less room for the summary) is kept raw and everything
+        older is summarized (falling back as in auto mode; dropped only if no summary can be
+        made). Never splits a round.
+
+        Raises:
+            CompactionError: the last round alone does not fit, or there is nothing older to
+                summarize or drop.
+        """
+        p = self.policy
+        stages: list[StageEvent] = []
+        before = conv.tokens
+        room = max(64, min(p.summary_max_tokens, budget // 4))
+        s = conv.recent_suffix(max(0, budget - room))
+        if s["overflow"] is not None:
+            lo, hi = s["overflow"]
+            raise CompactionError(
+                f"the last round alone ({conv.slice(lo, hi).tokens:,} tokens) is larger than the budget of "
+                f"{budget:,}; it is never split"
+            )
+        pre, start = s["preamble"], s["start"]
+        if start <= pre:
+            raise CompactionError(f"nothing older than the last round to remove ({before:,} tokens, budget {budget:,})")
+        provenance: list[int | None] = list(range(len(conv)))
+
+        def done(result_conv: Conversation, prov: list[int | None], **kw: Any) -> CompactionResult:
+            fits = result_conv.tokens <= budget
+            reason = kw.pop("reason", None) or (
+                None if fits else f"{result_conv.tokens:,} tokens remain over {budget:,}"
+            )
+            return CompactionResult(
+                result_conv, conv, stages, before, result_conv.tokens, budget, fits, prov, reason=reason, **kw
+            )
+
+        tight = replace(p, summary_max_tokens=room)
+        outcome = self._summarize(conv, conv, provenance, tight, False, stages, budget, cut=start, reattach=False)
+        if outcome is not None:
+            work, prov, summary, first_kept = outcome
+            if work.tokens <= budget:
+                return done(work, prov, summary=summary, first_kept=first_kept)
+            return self._drop(conv, work, prov, p, budget, stages, done, summary=summary)
+        kept = Conversation.concat([conv.slice(0, pre), conv.slice(start)])
+        stages.append(StageEvent("drop", before, kept.tokens, {"dropped_messages": start - pre}))
+        return done(kept, provenance[:pre] + provenance[start:], first_kept=start)
+
     def _run_summarizer(
         self, summarizer: Summarizer, request: SummaryRequest, p: CompactionPolicy
     ) -> tuple[str | None, str | None]:
         """The accepted summary, or None and why not. Staged (parts of equal token share, then a
         merge) when the older history does not fit a window-bound summarizer's window; accepted
         only if non-empty and smaller than what it replaces, and cut to the size cap."""
-        room = p.summarizer_window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
+        # A summarizer that knows its own model's window (an LLM summarizer) plans with it.
+        window = getattr(summarizer, "context_window", None) or p.summarizer_window
+        room = window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
         window_bound = getattr(summarizer, "window_bound", True)
         try:
             if not window_bound or request.tokens <= room:

@@ -9,15 +9,20 @@ This module must not import the compiled core: the core raises these classes.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgentContextError",
     "BudgetError",
+    "ContextOverflowError",
     "ConversionError",
     "FileReadError",
     "InvalidMessageError",
     "MessageIndexError",
+    "MissingExtraError",
     "OptionError",
     "RecallError",
+    "SummaryError",
     "TranscriptError",
     "TranscriptReadError",
 ]
@@ -132,3 +137,83 @@ class RecallError(AgentContextError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class ContextOverflowError(AgentContextError):
+    """The provider rejected a request as longer than the model's context window ("prompt is too
+    long", ``context_length_exceeded``, "exceeds the context window" and the wordings of
+    OpenAI-compatible servers), classified from the SDK's error.
+
+    ``tokens`` and ``limit`` are the prompt size and the window the provider reported, when it
+    reported them; ``provider`` names the API; ``recovered`` is True when the request had already
+    been recompiled once after an earlier overflow (no further deletion is attempted). The SDK's
+    own exception is ``__cause__``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        tokens: int | None = None,
+        limit: int | None = None,
+        status_code: int | None = None,
+        recovered: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.tokens = tokens
+        self.limit = limit
+        self.status_code = status_code
+        self.recovered = recovered
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_overflow,
+            (self.args[0], self.provider, self.tokens, self.limit, self.status_code, self.recovered),
+        )
+
+
+def _rebuild_overflow(
+    message: str, provider: str, tokens: int | None, limit: int | None, status: int | None, recovered: bool
+) -> ContextOverflowError:
+    return ContextOverflowError(
+        message, provider=provider, tokens=tokens, limit=limit, status_code=status, recovered=recovered
+    )
+
+
+class SummaryError(AgentContextError):
+    """An LLM summarizer could not produce an acceptable summary (and had no fallback)."""
+
+
+class MissingExtraError(AgentContextError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class UnknownFormatError(TranscriptError):
+    """A transcript file in none of the formats that were tried; ``tried`` lists them (format ids)."""
+
+    def __init__(self, message: str, path: str, tried: tuple[str, ...] = ()) -> None:
+        super().__init__(message, path)
+        self.tried = tuple(tried)
+
+    def __reduce__(self) -> tuple[type[UnknownFormatError], tuple[str, str, tuple[str, ...]]]:
+        return (type(self), (str(self.args[0]), self.path, self.tried))
+
+
+class SessionSelectionError(TranscriptError):
+    """A file that holds several sessions was asked for one without saying which, or for one it does
+    not hold; ``names`` lists the sessions it holds, in file order."""
+
+    def __init__(self, message: str, path: str, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message, path)
+        self.names = tuple(names)
+
+    def __reduce__(self) -> tuple[type[SessionSelectionError], tuple[str, str, tuple[str, ...]]]:
+        return (type(self), (str(self.args[0]), self.path, self.names))
+
+
+__all__ += ["SessionSelectionError", "UnknownFormatError"]

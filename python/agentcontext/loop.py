@@ -1,0 +1,247 @@
+"""The agent loop: compile the working set before every model call, run tools, recover from a
+prompt-too-long error once, and learn the provider's token counts.
+
+:class:`Session` holds one conversation in its provider's format. Before every call (also inside
+a tool loop, with the pending tool results already appended) it asks the compactor whether to
+compact, with estimates scaled by the calibration learned from the provider's reported usage.
+If the provider still answers "prompt too long", the conversation is recompiled once — the
+largest protocol-complete recent suffix that fits the window the provider reported, plus a
+summary of the rest — and the call is retried; a second overflow raises
+:class:`~agentcontext.errors.ContextOverflowError` with ``recovered=True`` and nothing more is
+removed. Every compaction is appended to the session log when one is given, so nothing that
+leaves the window is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from agentcontext._core import Conversation, convert
+from agentcontext.calibration import Calibration, class_tokens
+from agentcontext.compaction import PRESETS, CompactionError, CompactionResult, Compactor
+from agentcontext.errors import ContextOverflowError, OptionError
+from agentcontext.providers import Completion, Provider
+from agentcontext.session_log import SessionLog
+from agentcontext.types import JsonDict, Message
+
+__all__ = ["Session", "ToolFunction"]
+
+#: A tool the loop can run: parsed arguments in, the result text out.
+ToolFunction = Callable[[Any], str]
+
+#: How many times in a row an Anthropic ``stop_reason: "compaction"`` pause is continued.
+MAX_COMPACTION_PAUSES = 3
+
+
+class Session:
+    """One agent conversation against one provider.
+
+    ``compactor`` is a :class:`~agentcontext.Compactor` or a preset name (default ``openharness``),
+    its window set to the provider model's. ``tools`` are the tool definitions sent to the model
+    and ``functions`` the Python callables :meth:`run` calls for them, by name. ``calibration``
+    (shared between sessions if you like) learns from every response's usage; ``log`` receives
+    every compaction.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        compactor: Compactor | str = "openharness",
+        conversation: Conversation | Sequence[Message] | None = None,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        functions: Mapping[str, ToolFunction] | None = None,
+        max_tokens: int = 4_096,
+        calibration: Calibration | None = None,
+        log: SessionLog | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.provider = provider
+        if isinstance(compactor, str):
+            if compactor not in PRESETS:
+                raise OptionError(f"unknown strategy {compactor!r} (expected one of: {', '.join(PRESETS)})")
+            compactor = Compactor(replace(PRESETS[compactor], context_window=provider.context_window))
+        self.compactor = compactor
+        fmt = provider.format
+        if conversation is None:
+            conversation = Conversation([], format=fmt)
+        elif not isinstance(conversation, Conversation):
+            conversation = Conversation(list(conversation), format=fmt)
+        elif conversation.format != fmt:
+            conversation = Conversation(conversation.to_jsonl(), format="jsonl", encoding=conversation.encoding)
+            conversation = Conversation(provider.messages_of(conversation), format=fmt, encoding=conversation.encoding)
+        else:
+            conversation = conversation.slice(0)  # the caller's conversation is never changed
+        self.conversation: Conversation = conversation
+        self.system = system
+        self.tools = [dict(t) for t in tools] if tools else None
+        self.functions = dict(functions or {})
+        self.max_tokens = max_tokens
+        self.calibration = calibration
+        if log is not None:
+            if log.format != fmt:
+                raise OptionError(f"the session log is in {log.format!r} format; this provider needs {fmt!r}")
+            if not log.messages and len(conversation):
+                log.append(conversation)
+        self.log = log
+        self.params = dict(params or {})
+        #: Every compaction this session made, in order (recoveries included).
+        self.compactions: list[CompactionResult] = []
+        #: Every completion, in order.
+        self.completions: list[Completion] = []
+
+    # -- messages --------------------------------------------------------------------------
+
+    def _in_format(self, messages: list[JsonDict]) -> list[JsonDict]:
+        fmt = self.provider.format
+        if fmt == "anthropic":
+            return list(convert(messages, to="anthropic", source="jsonl").get("messages", []))
+        return convert(messages, to=fmt, source="jsonl")
+
+    def add_user(self, content: str | Message) -> None:
+        """Append a user message (text, or a message dict in the provider's format)."""
+        if isinstance(content, str):
+            self._extend(self._in_format([{"role": "user", "content": content}]))
+        else:
+            self._extend([dict(content)])
+
+    def _extend(self, messages: list[JsonDict]) -> None:
+        before = len(self.conversation)
+        self.conversation.extend(messages)
+        if self.log is not None:
+            self.log.append(self.conversation, start=before)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def scale(self) -> float:
+        """Provider tokens per local token for this conversation (1.0 until calibrated)."""
+        cal = self.calibration
+        if cal is None or cal.observations(self.provider.model) == 0 or not self.conversation.tokens:
+            return 1.0
+        return cal.ratio(self.provider.model, self.conversation)
+
+    def send(self, content: str | Message | None = None) -> Completion:
+        """Append ``content`` (if any) as a user message, compile, call the model once, append its
+        reply, and return it. Tools are not run (see :meth:`run`)."""
+        if content is not None:
+            self.add_user(content)
+        return self._call()
+
+    def run(self, content: str | Message | None = None, *, max_steps: int = 25) -> Completion:
+        """Like :meth:`send`, then run the model's tool calls with :attr:`functions` and call again,
+        until the model answers without tool calls or ``max_steps`` calls were made. A tool that
+        raises, or that has no function, answers with the error text (the model sees it)."""
+        completion = self.send(content)
+        steps = 1
+        while completion.tool_calls and steps < max_steps:
+            results = []
+            for call in completion.tool_calls:
+                fn = self.functions.get(call.name)
+                if fn is None:
+                    output = f"Error: no tool named {call.name!r}"
+                else:
+                    try:
+                        output = fn(call.parsed())
+                    except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
+                        output = f"Error: {type(exc).__name__}: {exc}"
+                results.append((call.id, output if isinstance(output, str) else json.dumps(output)))
+            self._extend(self.provider.tool_results(results))
+            completion = self._call()
+            steps += 1
+        return completion
+
+    def _call(self) -> Completion:
+        result = self.compactor.maybe_compact(self.conversation, scale=self.scale())
+        if result is not None and result.compacted and result.conversation is not self.conversation:
+            self._replace(result)
+        completion = self._complete_with_recovery()
+        pauses = 0
+        # Anthropic server-side compaction with pause_after_compaction: the reply holds the
+        # compaction block; continue from it.
+        while completion.stop_reason == "compaction" and pauses < MAX_COMPACTION_PAUSES:
+            pauses += 1
+            completion = self._complete_with_recovery()
+        return completion
+
+    def _complete_with_recovery(self) -> Completion:
+        try:
+            completion = self._complete_once()
+        except ContextOverflowError as first:
+            self._recover(first)
+            try:
+                completion = self._complete_once()
+            except ContextOverflowError as second:
+                raise ContextOverflowError(
+                    f"{second} (again, after recompiling once to {self.conversation.tokens:,} local tokens; "
+                    "nothing more is removed)",
+                    provider=second.provider,
+                    tokens=second.tokens,
+                    limit=second.limit,
+                    status_code=second.status_code,
+                    recovered=True,
+                ) from second
+        return completion
+
+    def _complete_once(self) -> Completion:
+        request = self.conversation
+        completion = self.provider.complete(
+            request, max_tokens=self.max_tokens, system=self.system, tools=self.tools, **self.params
+        )
+        self.completions.append(completion)
+        if self.calibration is not None and completion.usage.input_tokens > 0:
+            estimates = class_tokens(request, encoding=self.calibration.encoding)
+            # The system prompt and tool definitions travel outside the conversation.
+            extra = self._outside_tokens()
+            estimates["overhead"] += extra
+            self.calibration.observe(self.provider.model, estimates, completion.usage.input_tokens)
+        self._extend(completion.messages)
+        return completion
+
+    def _outside_tokens(self) -> int:
+        from agentcontext._core import count_tokens
+
+        text = (self.system or "") + (json.dumps(self.tools) if self.tools else "")
+        return count_tokens(text) if text else 0
+
+    def _recover(self, error: ContextOverflowError) -> None:
+        conv = self.conversation
+        p = self.compactor.policy
+        local = conv.tokens + self._outside_tokens()
+        window = error.limit or self.provider.context_window
+        if error.tokens and error.limit and error.tokens > 0:
+            # The provider counted `error.tokens` where we count `local`: convert its window.
+            per_provider_token = local / error.tokens
+        else:
+            per_provider_token = 1.0 / self.scale()
+        budget = int((window - self.max_tokens - p.safety_margin) * per_provider_token) - self._outside_tokens()
+        if conv.tokens <= budget:
+            # The provider gave no numbers, yet by our count the request fit: our estimate is off
+            # by an unknown factor. Aim at the policy's target share of what was sent.
+            share = p.target if p.target <= 1 else 0.6
+            budget = int(conv.tokens * share)
+        if budget <= 0:
+            raise ContextOverflowError(
+                f"{error}; the window leaves no room for history", provider=error.provider, recovered=True
+            ) from error
+        try:
+            result = self.compactor.recompile(conv, budget)
+        except CompactionError as exc:
+            raise ContextOverflowError(
+                f"{error}; cannot recompile: {exc}",
+                provider=error.provider,
+                tokens=error.tokens,
+                limit=error.limit,
+                status_code=error.status_code,
+                recovered=True,
+            ) from error
+        self._replace(result)
+
+    def _replace(self, result: CompactionResult) -> None:
+        self.compactions.append(result)
+        if self.log is not None:
+            self.log.record_compaction(result)
+        self.conversation = result.conversation
