@@ -51,9 +51,11 @@ from agentcontext.errors import (
     MissingExtraError,
     OptionError,
     RecallError,
+    SessionSelectionError,
     SummaryError,
     TranscriptError,
     TranscriptReadError,
+    UnknownFormatError,
 )
 from agentcontext.loop import Session
 from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider, Provider
@@ -103,6 +105,7 @@ __all__ = [
     "ResultStore",
     "Session",
     "SessionLog",
+    "SessionSelectionError",
     "StageEvent",
     "Summarizer",
     "SummaryError",
@@ -111,6 +114,7 @@ __all__ = [
     "TranscriptError",
     "TranscriptReadError",
     "Truncation",
+    "UnknownFormatError",
     "__version__",
     "convert",
     "count_tokens",

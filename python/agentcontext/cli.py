@@ -16,13 +16,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentcontext import Conversation
-from agentcontext.errors import AgentContextError, OptionError
+from agentcontext.compaction import parse_budget
+from agentcontext.errors import AgentContextError
 from agentcontext.types import Encoding, FormatOrAuto
 
 #: What `inspect` counts with: the exact encodings and the heuristic.
 ENCODINGS: tuple[Encoding, ...] = ("o200k_base", "cl100k_base", "heuristic")
 ROLES = ("system", "developer", "user", "assistant", "tool")
 FORMATS: tuple[FormatOrAuto, ...] = ("auto", "openai", "responses", "anthropic", "jsonl")
+
+
+def _input_formats() -> list[str]:
+    from agentcontext.importers import FORMATS as AGENT_FORMATS
+
+    return [*FORMATS, *AGENT_FORMATS]
+
 
 #: Exit status for a file that cannot be read or parsed.
 EXIT_BAD_INPUT = 2
@@ -43,7 +51,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "in any supported format) per role and per tool, exactly and with the heuristic.",
     )
     inspect.add_argument("file", help="transcript file")
-    inspect.add_argument("--format", choices=FORMATS, default="auto", help="message format (default: detect)")
+    inspect.add_argument(
+        "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="file format (default: detect)"
+    )
+    inspect.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
     inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
     from agentcontext.compaction import PRESETS
@@ -59,16 +70,51 @@ def _build_parser() -> argparse.ArgumentParser:
     compact.add_argument(
         "--strategy", choices=sorted(PRESETS), default="openharness", help="preset (default: openharness)"
     )
-    compact.add_argument("--format", choices=FORMATS, default="auto", help="message format of FILE (default: detect)")
+    compact.add_argument(
+        "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
+    )
+    compact.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
     compact.add_argument("-o", "--output", help="write the compacted conversation here (JSON Lines)")
     compact.add_argument("--to", choices=FORMATS[1:], help="format of --output (default: the input's format)")
     compact.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    ev = sub.add_parser(
+        "eval",
+        help="compare compaction strategies over many transcripts",
+        description="Run compaction strategies over transcripts (files or folders, in any supported format, "
+        "real session files included) under one budget, in parallel, and compare validity, token reduction, "
+        "retention of probe facts, prompt-cache stability and compactions per 100 turns.",
+    )
+    ev.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders (searched recursively)")
+    ev.add_argument(
+        "--strategy",
+        default="openharness,pi,claude-code,codex",
+        help=f"comma-separated presets (default: openharness,pi,claude-code,codex; known: {', '.join(PRESETS)})",
+    )
+    ev.add_argument("--budget", required=True, help="tokens (e.g. 8000) or a share of each transcript (e.g. 25%%)")
+    ev.add_argument("--json", metavar="OUT", help="write every run and the summary as JSON here")
+    ev.add_argument("--csv", metavar="OUT", help="write one CSV row per transcript and strategy here")
+    ev.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
+    ev.add_argument("--workers", type=int, help="local worker processes (default: CPU count)")
+    ev.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    progress = ev.add_mutually_exclusive_group()
+    progress.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    progress.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return parser
 
 
-def inspect_report(path: str, fmt: FormatOrAuto = "auto") -> dict[str, Any]:
+def load(path: str, fmt: str = "auto", session: str | None = None) -> Conversation:
+    """A transcript in any format: the library's own or an agent's session file (detected by
+    content; see :mod:`agentcontext.importers`)."""
+    from agentcontext import importers
+
+    picked: str | int | None = int(session) if session is not None and session.isdigit() else session
+    return importers.load(path, format=fmt, session=picked)
+
+
+def inspect_report(path: str, fmt: str = "auto", session: str | None = None) -> dict[str, Any]:
     """The figures ``agentcontext inspect`` prints, as a dict."""
-    conv = Conversation.from_file(path, format=fmt)
+    conv = load(path, fmt, session)
     stats = {enc: conv.stats(encoding=enc) for enc in ENCODINGS}
     first = stats[ENCODINGS[0]]
     by_tool: dict[str, Any] = {}
@@ -143,26 +189,10 @@ def format_inspect(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def parse_budget(text: str, total: int) -> int:
-    """``N`` tokens or ``P%`` of ``total``."""
-    try:
-        if text.endswith("%"):
-            share = float(text[:-1])
-            if not 0 < share <= 100:
-                raise ValueError
-            return max(1, int(total * share / 100))
-        value = int(text.replace(",", "").replace("_", ""))
-        if value <= 0:
-            raise ValueError
-        return value
-    except ValueError:
-        raise OptionError(f"--budget must be a positive number of tokens or a percentage, got {text!r}") from None
-
-
 def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor
 
-    conv = Conversation.from_file(args.file, format=args.format)
+    conv = load(args.file, args.format, args.session)
     budget = parse_budget(args.budget, conv.tokens)
     result = Compactor(args.strategy).compact(conv, budget=budget)
     report = {"path": args.file, "format": conv.format, "strategy": args.strategy, **result.to_dict()}
@@ -177,6 +207,29 @@ def compact_command(args: argparse.Namespace) -> int:
         print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {result.reason}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     return 0
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    from agentcontext import evaluation
+
+    strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
+    rows = evaluation.run(
+        args.paths,
+        strategies,
+        args.budget,
+        engine=args.engine,
+        workers=args.workers,
+        progress=evaluation.progress_stream(args.progress),
+    )
+    if args.json:
+        evaluation.write_json(rows, args.json, budget=args.budget, paths=list(args.paths))
+    if args.csv:
+        evaluation.write_csv(rows, args.csv)
+    print(evaluation.markdown_table(rows) if args.markdown else evaluation.format_table(rows))
+    failed = [r for r in rows if r.error]
+    for r in failed:
+        print(f"agentcontext: {r.transcript} with {r.strategy}: {r.error}", file=sys.stderr)
+    return EXIT_BAD_INPUT if failed else 0
 
 
 def format_compact(report: dict[str, Any]) -> str:
@@ -212,10 +265,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
         if args.command == "inspect":
-            report = inspect_report(args.file, args.format)
+            report = inspect_report(args.file, args.format, args.session)
             print(json.dumps(report, indent=2) if args.json else format_inspect(report))
         elif args.command == "compact":
             return compact_command(args)
+        elif args.command == "eval":
+            return eval_command(args)
     except AgentContextError as exc:
         print(f"agentcontext: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

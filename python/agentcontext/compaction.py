@@ -39,9 +39,33 @@ __all__ = [
     "CompactionResult",
     "Compactor",
     "StageEvent",
+    "parse_budget",
 ]
 
 ENV_PREFIX = "AGENTCONTEXT_COMPACT__"
+
+
+def parse_budget(budget: str | int, total: int) -> int:
+    """A token budget given as tokens (``8000``, ``"8,000"``) or as a share of ``total`` tokens
+    (``"25%"``).
+
+    Raises:
+        OptionError: not a positive number of tokens or a percentage in (0, 100].
+    """
+    try:
+        if isinstance(budget, str):
+            text = budget.strip()
+            if text.endswith("%"):
+                share = float(text[:-1])
+                if not 0 < share <= 100:
+                    raise ValueError(text)
+                return max(1, int(total * share / 100))
+            budget = int(text.replace(",", "").replace("_", ""))
+        if isinstance(budget, bool) or budget <= 0:
+            raise ValueError(budget)
+        return int(budget)
+    except (ValueError, TypeError):
+        raise OptionError(f"budget must be a positive number of tokens or a percentage, got {budget!r}") from None
 
 
 class CompactionError(AgentContextError):

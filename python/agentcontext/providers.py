@@ -363,7 +363,7 @@ class AnthropicProvider(Provider):
 
     def __init__(
         self,
-        model: str = "claude-sonnet-4-5",
+        model: str = "claude-sonnet-4-6",
         *,
         client: Any = None,
         context_window: int | None = None,

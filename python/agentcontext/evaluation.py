@@ -1,0 +1,289 @@
+"""Batch evaluation: many strategies over many transcripts, in parallel (processes on this
+machine, or a Ray cluster), as a comparison table, JSON and CSV. ``agentcontext eval`` runs it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from agentcontext._core import Conversation
+from agentcontext.compaction import PRESETS
+from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
+from agentcontext.metrics import Evaluation, evaluate, summarize_evaluations
+
+__all__ = ["Task", "discover", "format_table", "run", "write_csv", "write_json"]
+
+Engine = Literal["local", "ray"]
+
+#: File name endings looked at when a folder is given.
+SUFFIXES = (".jsonl", ".json", ".traj", ".md")
+
+#: CSV columns, one row per transcript and strategy.
+CSV_COLUMNS = (
+    "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
+    "violations", "retention", "probes", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
+    "compactions_per_100_turns", "turns", "seconds", "error",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Task:
+    """One conversation (the ``index``-th of a file, named ``name``) to evaluate with one strategy."""
+
+    path: str
+    index: int
+    name: str
+    strategy: str
+    budget: str
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, int, str]]:
+    """``(file, index in the file, name)`` for every conversation in ``paths``: files, or folders
+    searched recursively for ``.jsonl``, ``.json``, ``.traj`` and ``.md`` files, in an agent session
+    format (see :mod:`agentcontext.importers`) or one of the library's own formats. A file given by
+    name that cannot be read raises; files found in folders that are in no format are skipped.
+    Names are made unique across files (parent folders in front)."""
+    from agentcontext import importers
+
+    agent_files: list[Path] = []
+    out: list[tuple[str, int, str]] = []
+    for raw in paths:
+        path = Path(raw)
+        explicit = not path.is_dir()
+        files = [path] if explicit else sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
+        for f in files:
+            try:
+                if importers.detect(f) is not None:
+                    agent_files.append(f)
+                else:
+                    Conversation.from_file(f)
+                    out.append((str(f), -1, f.stem))
+            except AgentContextError:
+                if explicit:
+                    importers.load(f)  # raises the error that lists every format tried
+                continue
+    counters: dict[str, int] = {}
+    for item in importers.import_files(agent_files):
+        index = counters.get(str(item.path), 0)
+        counters[str(item.path)] = index + 1
+        out.append((str(item.path), index, item.name))
+    names = [name for _, _, name in out]
+    if len(set(names)) != len(names):
+        out = [(p, i, n if names.count(n) == 1 else f"{Path(p).parent.name}--{n}") for p, i, n in out]
+    return out
+
+
+@lru_cache(maxsize=8)
+def _file(path: str) -> list[Conversation]:
+    from agentcontext import importers
+
+    if importers.detect(path) is None:
+        return [Conversation.from_file(path)]
+    return [item.conversation for item in importers.import_file(path)]
+
+
+def evaluate_task(task: Task) -> Evaluation:
+    """Run one task (in a worker process or a Ray task). Errors are reported in the row."""
+    try:
+        conv = _file(task.path)[max(task.index, 0)]
+        return evaluate(conv, task.strategy, task.budget, name=task.name)
+    except AgentContextError as exc:
+        return _failed(task, exc)
+
+
+def _failed(task: Task, exc: BaseException) -> Evaluation:
+    return Evaluation(
+        transcript=task.name, strategy=task.strategy, budget=0, messages=0, tokens_before=0, tokens_after=0,
+        fits=False, valid=False, violations=0, retention=0.0, retention_by_kind={}, probes=0, lost=[],
+        summary_tokens=0, summarized_tokens=0, cache_stability=0.0, cache_write_tokens=0,
+        compactions_per_100_turns=0.0, turns=0, seconds=0.0, error=f"{type(exc).__name__}: {exc}",
+    )  # fmt: skip
+
+
+class Progress:
+    """A one-line progress bar on a stream (redrawn in place on a terminal, else every tenth)."""
+
+    def __init__(self, total: int, stream: TextIO | None, label: str = "eval") -> None:
+        self.total, self.stream, self.label = total, stream, label
+        self.done = 0
+        self.started = time.perf_counter()
+        self.tty = bool(stream is not None and stream.isatty())
+        self._last_tenth = -1
+
+    def step(self) -> None:
+        self.done += 1
+        if self.stream is None:
+            return
+        tenth = self.done * 10 // max(self.total, 1)
+        if not self.tty and tenth == self._last_tenth and self.done != self.total:
+            return
+        self._last_tenth = tenth
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (width - filled)
+        elapsed = time.perf_counter() - self.started
+        line = f"{self.label} [{bar}] {self.done}/{self.total} {elapsed:.1f}s"
+        end = "\n" if (not self.tty or self.done == self.total) else ""
+        self.stream.write(("\r" if self.tty else "") + line + end)
+        self.stream.flush()
+
+
+def run(
+    paths: Sequence[str | os.PathLike[str]],
+    strategies: Sequence[str],
+    budget: str | int,
+    *,
+    engine: Engine = "local",
+    workers: int | None = None,
+    progress: TextIO | None = None,
+    ray_address: str | None = None,
+) -> list[Evaluation]:
+    """Evaluate every strategy on every conversation in ``paths`` under ``budget`` (tokens or a
+    share such as ``"25%"`` of each transcript). ``engine="local"`` uses ``workers`` processes
+    (default: the CPU count; 1 runs in this process); ``"ray"`` submits one Ray task per
+    conversation and strategy to the cluster at ``ray_address`` (default: ``RAY_ADDRESS``, else a
+    local instance). Rows come back in transcript order, then strategy order."""
+    unknown = [s for s in strategies if s not in PRESETS]
+    if unknown:
+        raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join(PRESETS)})")
+    if not strategies:
+        raise OptionError("no strategy given")
+    found = discover(paths)
+    if not found:
+        raise OptionError(f"no transcripts found in {', '.join(map(str, paths))}")
+    tasks = [Task(path, index, name, s, str(budget)) for path, index, name in found for s in strategies]
+    bar = Progress(len(tasks), progress)
+    if engine == "ray":
+        rows = _run_ray(tasks, bar, ray_address)
+    elif engine == "local":
+        rows = _run_local(tasks, bar, workers)
+    else:
+        raise OptionError(f"unknown engine {engine!r} (expected local or ray)")
+    return rows
+
+
+def _run_local(tasks: list[Task], bar: Progress, workers: int | None) -> list[Evaluation]:
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n <= 1 or len(tasks) == 1:
+        out = []
+        for t in tasks:
+            out.append(evaluate_task(t))
+            bar.step()
+        return out
+    results: dict[int, Evaluation] = {}
+    # Spawned, not forked: the core's thread pool must not be copied mid-flight into a child.
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(evaluate_task, t): i for i, t in enumerate(tasks)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            bar.step()
+    return [results[i] for i in range(len(tasks))]
+
+
+def _run_ray(tasks: list[Task], bar: Progress, address: str | None) -> list[Evaluation]:
+    try:
+        import ray
+    except ImportError as exc:
+        raise MissingExtraError("--engine ray needs Ray: pip install 'agentcontext[ray]'") from exc
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address or os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(evaluate_task)
+        refs = [remote.remote(t) for t in tasks]
+        index = {ref: i for i, ref in enumerate(refs)}
+        results: dict[int, Evaluation] = {}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                results[index[ref]] = ray.get(ref)
+                bar.step()
+        return [results[i] for i in range(len(tasks))]
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------
+# Output.
+
+
+def format_table(rows: Sequence[Evaluation]) -> str:
+    """One line per strategy: transcripts, share valid, share fitting the budget, mean token
+    reduction, mean probe retention, mean prompt-cache stability, compactions per 100 turns and
+    total seconds."""
+    summary = summarize_evaluations(rows)
+    header = ["strategy", "transcripts", "valid", "fits", "reduction", "retention", "cache stability",
+              "compactions/100 turns", "time"]  # fmt: skip
+    table = [header]
+    for s in summary:
+        table.append(
+            [
+                s["strategy"],
+                f"{s['transcripts']}" + (f" ({s['errors']} failed)" if s["errors"] else ""),
+                f"{s['valid']:.0%}",
+                f"{s['fits']:.0%}",
+                f"{s['reduction']:.1%}",
+                f"{s['retention']:.1%}",
+                f"{s['cache_stability']:.1%}",
+                f"{s['compactions_per_100_turns']:.2f}",
+                f"{s['seconds']:.2f}s",
+            ]
+        )
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(table):
+        lines.append(
+            "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def markdown_table(rows: Sequence[Evaluation]) -> str:
+    """:func:`format_table` as a Markdown table (for READMEs and reports)."""
+    out = [
+        "| strategy | transcripts | valid | fits | reduction | retention | cache stability | compactions/100 turns |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in summarize_evaluations(rows):
+        out.append(
+            f"| {s['strategy']} | {s['transcripts']} | {s['valid']:.0%} | {s['fits']:.0%} | {s['reduction']:.1%} | "
+            f"{s['retention']:.1%} | {s['cache_stability']:.1%} | {s['compactions_per_100_turns']:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def write_json(rows: Sequence[Evaluation], path: str | os.PathLike[str], **meta: Any) -> None:
+    data = {**meta, "strategies": summarize_evaluations(rows), "runs": [r.to_dict() for r in rows]}
+    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str]) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow(r.to_dict())
+    Path(path).write_text(buffer.getvalue(), encoding="utf-8")
+
+
+def progress_stream(enabled: bool | None) -> TextIO | None:
+    """stderr when ``enabled`` (None: when stderr is a terminal)."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    return sys.stderr if enabled else None

@@ -1,0 +1,224 @@
+"""Quality metrics (probe facts, retention, replay and prompt-cache stability) and the batch
+evaluation behind ``agentcontext eval``, over the shared corpus and small hand-made cases."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+from agentcontext import evaluation
+from agentcontext.cli import main
+from agentcontext.compaction import Compactor
+from agentcontext.errors import OptionError
+from agentcontext.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
+from tests import support
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def session() -> ac.Conversation:
+    return ac.Conversation(support.synthetic_session(300, seed=5))
+
+
+def test_probes_cover_every_kind() -> None:
+    conv = session()
+    facts = probes(conv)
+    kinds = {p.kind for p in facts}
+    assert {"latest_ask", "instruction", "path", "error", "exception", "test"} <= kinds
+    latest = next(p for p in facts if p.kind == "latest_ask")
+    h = conv.handoff()
+    assert latest.text == h["user_requests"][0][1] and latest.index == h["user_requests"][0][0]
+    assert len({(p.kind, p.text) for p in facts}) == len(facts), "no repeats"
+    for p in facts:
+        assert 0 <= p.index < len(conv)
+
+
+def test_every_probe_is_retained_by_the_original_itself() -> None:
+    conv = session()
+    kept = retention(probes(conv), conv)
+    assert kept.share == 1.0 and kept.lost == []
+
+
+def test_retention_counts_what_a_working_set_lost() -> None:
+    conv = session()
+    facts = probes(conv)
+    tail = conv.slice(len(conv) - 10)
+    kept = retention(facts, tail)
+    assert 0 < kept.kept < kept.total
+    assert {(p.kind, p.text) for p in kept.lost} == {
+        (p.kind, p.text) for p in facts if not _in(p, working_set_text(tail))
+    }
+    assert sum(t for _, t in kept.by_kind.values()) == kept.total
+    assert retention([], tail).share == 1.0
+
+
+def _in(p: Probe, text: str) -> bool:
+    from agentcontext.metrics import found_in
+
+    return found_in(p, text)
+
+
+def test_instruction_probes_match_by_content_words() -> None:
+    ask = Probe("instruction", "Rename the parse_config helper and keep the public API unchanged", 0)
+    assert retention([ask], "- Rename parse_config helper; public API unchanged, keep it").share == 1.0
+    assert retention([ask], "- Renamed something").share == 0.0
+    path = Probe("path", 'src/a "b".py', 0)
+    assert retention([path], '{"path": "src/a \\"b\\".py"}').share == 1.0
+
+
+def test_replay_of_an_append_only_strategy_is_fully_cache_stable() -> None:
+    conv = session()
+    never = replace(ac.STRATEGIES["openharness"], context_window=10 * conv.tokens)
+    rep = replay(conv, Compactor(never))
+    calls = sum(1 for m in conv.to_jsonl()[1:] if m["role"] == "assistant")
+    assert rep.turns == calls
+    assert rep.compactions == []
+    assert rep.prefix_tokens[1:] == rep.request_tokens[:-1]
+    assert rep.cache_stability == pytest.approx(sum(rep.request_tokens[:-1]) / sum(rep.request_tokens[1:]))
+    assert rep.request_tokens == rep.uncompacted_tokens
+    assert rep.cache_write_tokens == rep.request_tokens[-1]
+
+
+def test_replay_with_compactions_breaks_the_prefix_where_it_compacts() -> None:
+    conv = session()
+    policy = replay_policy(ac.STRATEGIES["openharness"], conv.tokens // 4)
+    rep = replay(conv, Compactor(policy))
+    assert rep.compactions, "a budget of a quarter forces compactions"
+    assert 0 < rep.cache_stability < 1
+    assert rep.peak_tokens <= policy.available + max(conv.message_tokens())
+    for i in range(1, rep.turns):
+        if i in rep.compactions:
+            assert rep.prefix_tokens[i] < rep.request_tokens[i - 1]
+        else:
+            assert rep.prefix_tokens[i] == rep.request_tokens[i - 1]
+    assert rep.compactions_per_100_turns == pytest.approx(100 * len(rep.compactions) / rep.turns)
+
+
+def test_evaluate_one_strategy() -> None:
+    conv = session()
+    e = evaluate(conv, "openharness", "25%", name="synthetic")
+    assert e.valid and e.fits and e.budget == conv.tokens // 4
+    assert e.tokens_after <= e.budget < e.tokens_before
+    assert 0 < e.reduction < 1 and 0 < e.retention <= 1
+    assert e.summary_ratio is not None and 0 < e.summary_ratio < 1
+    assert e.turns > 0 and 0 <= e.cache_stability <= 1
+    assert e.to_dict()["reduction"] == e.reduction
+    with pytest.raises(OptionError, match="unknown strategy"):
+        evaluate(conv, "nope", 1000)
+    with pytest.raises(OptionError, match="budget"):
+        evaluate(conv, "pi", "-5%")
+
+
+# -- the CLI over the shared corpus ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus_run(transcripts: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("eval")
+    args = [
+        "eval", str(transcripts / "normalized"), "--budget", "25%", "--strategy", "openharness,pi,claude-code,codex",
+        "--json", str(out / "r.json"), "--csv", str(out / "r.csv"), "--workers", "2", "--no-progress",
+    ]  # fmt: skip
+    buf = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(buf):
+        code = main(args)
+    return {"code": code, "stdout": buf.getvalue(), "json": json.loads((out / "r.json").read_text()), "csv": out / "r.csv"}
+
+
+def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:
+    assert corpus_run["code"] == 0
+    data = corpus_run["json"]
+    runs = data["runs"]
+    assert len(runs) == 67 * 4
+    assert {r["strategy"] for r in runs} == {"openharness", "pi", "claude-code", "codex"}
+    assert all(r["valid"] and r["error"] is None for r in runs)
+    for r in runs:
+        assert r["tokens_after"] <= r["tokens_before"]
+        assert 0 <= r["retention"] <= 1 and 0 <= r["cache_stability"] <= 1
+    big = [r for r in runs if r["tokens_before"] > 20_000]
+    assert big and all(r["fits"] for r in big), "every large transcript fits a quarter of itself"
+    rows = {s["strategy"]: s for s in data["strategies"]}
+    assert set(rows) == {"openharness", "pi", "claude-code", "codex"}
+    lines = corpus_run["stdout"].splitlines()
+    assert lines[0].split()[:3] == ["strategy", "transcripts", "valid"]
+    assert sum(1 for line in lines if line.split() and line.split()[0] in rows) == 4
+
+
+def test_eval_csv_has_one_row_per_transcript_and_strategy(corpus_run: dict[str, Any]) -> None:
+    with open(corpus_run["csv"], newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 67 * 4
+    assert set(rows[0]) == set(evaluation.CSV_COLUMNS)
+    assert len({(r["transcript"], r["strategy"]) for r in rows}) == len(rows)
+
+
+def test_readme_eval_table_is_what_the_command_prints(transcripts: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- eval-command -->\n```bash\n(.+?)\n```\n\n(\|.+?)\n\n", readme, re.DOTALL)
+    assert found, "README has the eval command and its table"
+    command, table = found.group(1), found.group(2)
+    args = command.split()[1:]
+    assert args[0] == "eval" and "--markdown" in args
+    args = [str(transcripts / "normalized") if a == "../shared/data/transcripts/normalized" else a for a in args]
+    buf = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(buf):
+        assert main([*args, "--no-progress"]) == 0
+    assert buf.getvalue().strip() == table.strip()
+
+
+def test_eval_raw_sessions_and_errors(transcripts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = transcripts / "raw" / "codemie"
+    rows = evaluation.run([raw], ["openharness"], "30%", workers=1)
+    assert len(rows) == 8 and all(r.valid for r in rows)
+    assert {r.transcript for r in rows} >= {"session-624a4a58", "session-2025-12-01T21-45-5b959dae"}
+    bogus = tmp_path / "x.json"
+    bogus.write_text('{"hello": 1}')
+    assert main(["eval", str(bogus), "--budget", "10%"]) == 2
+    assert "tried" in capsys.readouterr().err
+    assert main(["eval", str(raw), "--budget", "10%", "--strategy", "nope"]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["eval", str(empty), "--budget", "10%"]) == 2
+    assert "no transcripts" in capsys.readouterr().err
+
+
+def test_progress_bar(transcripts: Path) -> None:
+    stream = io.StringIO()
+    evaluation.run([transcripts / "normalized" / "openhands"], ["pi"], 2000, workers=1, progress=stream)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("eval [##############################] 9/9")
+    assert 1 < len(lines) <= 11
+
+
+def test_parallel_and_serial_runs_agree(transcripts: Path) -> None:
+    folder = transcripts / "normalized" / "swe-agent"
+    serial = evaluation.run([folder], ["openharness", "pi"], "25%", workers=1)
+    parallel = evaluation.run([folder], ["openharness", "pi"], "25%", workers=2)
+    strip = [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in serial]
+    assert strip == [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in parallel]
+
+
+def test_ray_engine_matches_local(transcripts: Path) -> None:
+    ray = pytest.importorskip("ray", reason="Ray is a test extra: pip install -e '.[test]'")
+    folder = transcripts / "normalized" / "openhands"
+    local = evaluation.run([folder], ["openharness", "claude-code"], "25%", workers=1)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        remote = evaluation.run([folder], ["openharness", "claude-code"], "25%", engine="ray")
+        assert ray.is_initialized(), "a cluster the caller started is left running"
+    finally:
+        ray.shutdown()
+    strip = [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in local]
+    assert strip == [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in remote]
