@@ -27,6 +27,7 @@ from agentcontext.display import (
     safe_html,
 )
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
+from tests.support import ROOT as ROOT_DIR
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session.jsonl"
 XSS = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
@@ -521,3 +522,26 @@ def test_plot_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(info.value, ImportError) and isinstance(info.value, AgentContextError)
     # The HTML views need no matplotlib.
     assert "ac-conversation" in display.conversation_html(ac.Conversation([{"role": "user", "content": "hi"}]))
+
+
+def test_jupyter_reprs_are_wired() -> None:
+    import agentcontext as ac
+    from agentcontext.display import conversation_html, result_html
+
+    conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
+    assert conv._repr_html_() == conversation_html(conv)
+    result = ac.Compactor("openharness").compact(conv, budget=8_000)
+    assert result._repr_html_() == result_html(result)
+
+
+def test_replay_plot_has_the_compaction_points(tmp_path: Path) -> None:
+    import agentcontext as ac
+    from agentcontext.metrics import replay, replay_policy
+
+    conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
+    rep = replay(conv, ac.Compactor(replay_policy(ac.STRATEGIES["openharness"], 6_000)))
+    assert rep.compactions
+    fig = rep.plot(budget=6_000, path=tmp_path / "ctx.png")
+    assert (tmp_path / "ctx.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (line,) = [a for a in fig.axes[0].get_lines() if a.get_gid() == "ac-context"]
+    assert list(line.get_ydata()) == rep.request_tokens

@@ -12,16 +12,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import PRESETS, CompactionPolicy, CompactionResult, Compactor, parse_budget
 from agentcontext.errors import OptionError
 from agentcontext.summarize import identifiers_in
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PROBE_KINDS",
@@ -287,6 +291,15 @@ class Replay:
     def peak_tokens(self) -> int:
         return max(self.request_tokens, default=0)
 
+    def plot(self, *, budget: int | None = None, path: str | os.PathLike[str] | None = None, **options: Any) -> Figure:
+        """Context size over the replayed calls with the compaction points, as a matplotlib figure
+        (written to ``path`` when given); see :func:`agentcontext.display.plot_context`."""
+        from agentcontext.display import plot_context
+
+        return plot_context(
+            self.request_tokens, self.compactions, budget=budget, xlabel="model call", path=path, **options
+        )
+
 
 def _common_prefix_tokens(before: Conversation, after: Conversation) -> int:
     """Tokens of the longest run of leading messages ``after`` shares with ``before``."""
@@ -362,6 +375,10 @@ class Evaluation:
     turns: int
     seconds: float
     error: str | None = None
+    #: Replay totals: compactions, request tokens, and the part of them that was a cached prefix.
+    compactions: int = 0
+    request_tokens: int = 0
+    cached_tokens: int = 0
     stages: list[str] = field(default_factory=list)
 
     @property
@@ -390,9 +407,20 @@ def _policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
 
 
 def replay_policy(policy: CompactionPolicy, budget: int) -> CompactionPolicy:
-    """``policy`` with a window of ``budget`` available tokens (reserved output and margin on
-    top), for replays."""
-    return replace(policy, context_window=budget + policy.reserved_output + policy.safety_margin)
+    """``policy`` shrunk to a window whose available tokens (after reserved output and margin)
+    are ``budget``, every absolute size scaled with it (reserved output, margin, recent tokens
+    kept, summary cap), so a preset keeps its shape at any budget: trigger and target stay the
+    same shares, and the target stays below the trigger."""
+    share = 1 - (policy.reserved_output + policy.safety_margin) / policy.context_window
+    window = max(1, round(budget / share)) if share > 0 else budget
+    factor = policy.context_window / window
+    scaled = policy.scaled(factor)
+    return replace(
+        scaled,
+        context_window=window,
+        summary_max_tokens=max(64, int(policy.summary_max_tokens / factor)),
+        reattach_tokens=int(policy.reattach_tokens / factor),
+    )
 
 
 def evaluate(
@@ -445,12 +473,17 @@ def evaluate(
         turns=rep.turns if rep else 0,
         seconds=seconds,
         stages=[s.stage for s in result.stages],
+        compactions=len(rep.compactions) if rep else 0,
+        request_tokens=sum(rep.request_tokens[1:]) if rep else 0,
+        cached_tokens=sum(rep.prefix_tokens[1:]) if rep else 0,
     )
 
 
 def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
-    """One row per strategy: transcripts, share valid, share fitting, mean reduction, mean
-    retention, mean cache stability, compactions per 100 turns, total seconds."""
+    """One row per strategy: transcripts, share valid, share fitting, mean reduction and mean
+    retention (per transcript), cache stability and compactions per 100 turns pooled over every
+    replayed call of every transcript (so long sessions weigh by their calls, not one vote each),
+    total seconds."""
     by: dict[str, list[Evaluation]] = {}
     for r in rows:
         by.setdefault(r.strategy, []).append(r)
@@ -467,8 +500,14 @@ def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
                 "fits": sum(r.fits for r in ok) / n,
                 "reduction": sum(r.reduction for r in ok) / n,
                 "retention": sum(r.retention for r in ok) / n,
-                "cache_stability": sum(r.cache_stability for r in ok) / n,
-                "compactions_per_100_turns": sum(r.compactions_per_100_turns for r in ok) / n,
+                "cache_stability": (
+                    sum(r.cached_tokens for r in ok) / requested
+                    if (requested := sum(r.request_tokens for r in ok))
+                    else 1.0
+                ),
+                "compactions_per_100_turns": (
+                    100 * sum(r.compactions for r in ok) / turns if (turns := sum(r.turns for r in ok)) else 0.0
+                ),
                 "seconds": sum(r.seconds for r in rs),
             }
         )
