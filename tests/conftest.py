@@ -8,6 +8,8 @@ import pytest
 
 from tests import support
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(scope="session")
 def transcripts() -> Path:

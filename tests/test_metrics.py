@@ -132,7 +132,12 @@ def corpus_run(transcripts: Path, tmp_path_factory: pytest.TempPathFactory) -> d
 
     with contextlib.redirect_stdout(buf):
         code = main(args)
-    return {"code": code, "stdout": buf.getvalue(), "json": json.loads((out / "r.json").read_text()), "csv": out / "r.csv"}
+    return {
+        "code": code,
+        "stdout": buf.getvalue(),
+        "json": json.loads((out / "r.json").read_text()),
+        "csv": out / "r.csv",
+    }
 
 
 def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:

@@ -110,11 +110,64 @@ def test_context_window_table_and_override() -> None:
 @pytest.mark.parametrize(
     ("body", "tokens", "limit"),
     [
-        ({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"}}, 208_310, 200_000),
-        ({"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}, 130_532, 128_000),
-        ({"error": {"message": "Your input exceeds the context window of this model. Please adjust your input and try again.", "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}, None, None),
-        ({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}, 5_000, 4_096),
-        ({"error": {"message": "The input token count (1234567) exceeds the maximum number of tokens allowed (1048576).", "code": 400}}, 1_234_567, 1_048_576),
+        (
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 208310 tokens > 200000 maximum",
+                },
+            },
+            208_310,
+            200_000,
+        ),
+        (
+            {
+                "error": {
+                    "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            },
+            130_532,
+            128_000,
+        ),
+        (
+            {
+                "error": {
+                    "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                    "type": "invalid_request_error",
+                    "param": "input",
+                    "code": "context_length_exceeded",
+                }
+            },
+            None,
+            None,
+        ),
+        (
+            {
+                "error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 5000,
+                    "n_ctx": 4096,
+                }
+            },
+            5_000,
+            4_096,
+        ),
+        (
+            {
+                "error": {
+                    "message": "The input token count (1234567) exceeds the maximum number of tokens allowed (1048576).",
+                    "code": 400,
+                }
+            },
+            1_234_567,
+            1_048_576,
+        ),
     ],
 )
 def test_classify_overflow_bodies(body: dict[str, Any], tokens: int | None, limit: int | None) -> None:
@@ -126,7 +179,13 @@ def test_classify_overflow_bodies(body: dict[str, Any], tokens: int | None, limi
 @pytest.mark.parametrize(
     "body",
     [
-        {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}},
+        {
+            "type": "error",
+            "error": {
+                "type": "rate_limit_error",
+                "message": "Number of request tokens has exceeded your per-minute rate limit",
+            },
+        },
         {"error": {"message": "Invalid 'messages[2].tool_call_id': no such call", "code": "invalid_value"}},
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     ],
@@ -179,7 +238,9 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_completion_text_tools_usage(server: LLMServer, kind: str) -> None:
     provider = make(kind, server)
     server.enqueue(
-        Reply("let me look", input_tokens=321, output_tokens=9, tool_calls=[{"name": "bash", "arguments": {"cmd": "ls"}}])
+        Reply(
+            "let me look", input_tokens=321, output_tokens=9, tool_calls=[{"name": "bash", "arguments": {"cmd": "ls"}}]
+        )
     )
     conv = ac.Conversation([{"role": "user", "content": "list files"}])
     done = provider.complete(conv, max_tokens=100, system="be brief")
@@ -318,9 +379,18 @@ def test_older_history_larger_than_the_summarizer_window_is_staged(server: LLMSe
 
 
 def test_identifiers_in() -> None:
-    text = "Fix `parse_config` in src/app/config.py so tests/test_cfg.py::test_empty passes (KeyError, JIRA-42, 9f3a2b1)."
+    text = (
+        "Fix `parse_config` in src/app/config.py so tests/test_cfg.py::test_empty passes (KeyError, JIRA-42, 9f3a2b1)."
+    )
     found = identifiers_in(text)
-    for expected in ["parse_config", "src/app/config.py", "tests/test_cfg.py::test_empty", "KeyError", "JIRA-42", "9f3a2b1"]:
+    for expected in [
+        "parse_config",
+        "src/app/config.py",
+        "tests/test_cfg.py::test_empty",
+        "KeyError",
+        "JIRA-42",
+        "9f3a2b1",
+    ]:
         assert expected in found
     assert "passes" not in found
 

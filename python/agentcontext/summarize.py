@@ -124,7 +124,10 @@ def previous_summary_of(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The offline summarizer.
 
+LATEST = "Latest request (verbatim)"
+
 _SECTIONS = (
+    LATEST,
     "Current state",
     "User requests and constraints (latest first)",
     "Decisions",
@@ -172,6 +175,7 @@ class OfflineSummarizer:
 
     #: Per-section line limits, most important first in the order of trimming.
     limits: dict[str, int] = {  # noqa: RUF012 - read-only class defaults
+        LATEST: 400,
         "Current state": 4,
         "User requests and constraints (latest first)": 12,
         "Decisions": 10,
@@ -193,11 +197,19 @@ class OfflineSummarizer:
         for text in h["previous_summaries"]:
             for name, lines in _parse_sections(previous_summary_of(text)).items():
                 previous[name] = _merge(previous.get(name, []), lines, 1000)
-        requests = [f"- {text}" for _, text in h["user_requests"]]
+        # The latest ask verbatim (head and tail when long, within about a third of the summary),
+        # the earlier ones one line each.
+        requests = [f"- {text}" for _, text in h["user_requests"][1:]]
         latest = h["user_requests"][0][1] if h["user_requests"] else None
-        state = []
+        latest_lines: list[str] = []
         if latest:
-            state.append(f"- Latest request: {_one_line(latest, 300)}")
+            room = max(64, request.max_tokens // 3)
+            kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=request.encoding).text
+            latest_lines = [line for line in kept.splitlines() if line.strip()]
+            if previous.get(LATEST):
+                # The previous summary's latest request is now an earlier one.
+                requests.append(f"- {' '.join(previous.pop(LATEST))}")
+        state = []
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(
             f"- {h['messages']:,} messages and {h['tool_calls']:,} tool calls summarized; "
@@ -207,6 +219,7 @@ class OfflineSummarizer:
         if unresolved:
             state.append(f"- Unresolved: {_one_line(unresolved[-1]['text'], 200)}")
         sections: dict[str, list[str]] = {
+            LATEST: latest_lines,
             "Current state": state,
             "User requests and constraints (latest first)": requests,
             "Decisions": [f"- {d}" for d in reversed(h["decisions"])],
@@ -230,7 +243,7 @@ class OfflineSummarizer:
     def _fit(self, sections: dict[str, list[str]], request: SummaryRequest) -> str:
         limits = dict(self.limits)
         trim_order = ["Identifiers", "Files read", "Decisions", "Commands and their last outcome", "Errors",
-                      "Open work", "Files modified", "User requests and constraints (latest first)"]  # fmt: skip
+                      "Open work", "Files modified", "User requests and constraints (latest first)", LATEST]  # fmt: skip
         while True:
             text = _render(sections, limits)
             if count_tokens(text, encoding=request.encoding) <= request.max_tokens:
@@ -253,7 +266,8 @@ def _one_line(text: str, limit: int) -> str:
 def _render(sections: dict[str, list[str]], limits: dict[str, int]) -> str:
     parts = []
     for name in _SECTIONS:
-        lines = [_one_line(line, 600) for line in sections[name][: limits[name]]]
+        shown = sections[name][: limits[name]]
+        lines = shown if name == LATEST else [_one_line(line, 600) for line in shown]
         if lines:
             parts.append(f"## {name}\n" + "\n".join(lines))
     return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."
