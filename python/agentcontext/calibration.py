@@ -27,7 +27,7 @@ from agentcontext._core import Conversation, count_tokens_batch, estimate_tokens
 from agentcontext.errors import OptionError
 from agentcontext.types import Encoding
 
-__all__ = ["CLASSES", "Calibration", "class_tokens", "content_class"]
+__all__ = ["CLASSES", "Calibration", "class_tokens", "content_class", "message_texts"]
 
 #: The content classes, in a fixed order.
 CLASSES: tuple[str, ...] = ("prose", "code", "json", "cjk", "overhead")
@@ -54,8 +54,9 @@ def content_class(text: str) -> str:
     return "prose"
 
 
-def _texts(message: Mapping[str, Any]) -> Iterable[str]:
-    """The texts of one normalized (``jsonl``) message: content and tool-call arguments."""
+def message_texts(message: Mapping[str, Any]) -> Iterable[str]:
+    """The texts of one normalized (``jsonl``) message: its content (or the text, thinking and
+    result content of its blocks), then each tool call's name and arguments."""
     content = message.get("content")
     if isinstance(content, str):
         yield content
@@ -79,7 +80,7 @@ def class_tokens(conversation: Conversation, *, encoding: Encoding | None = None
     part = conversation.slice(start) if start else conversation
     texts: list[str] = []
     for message in part.to_jsonl():
-        texts.extend(t for t in _texts(message) if t)
+        texts.extend(t for t in message_texts(message) if t)
     if enc in ("o200k_base", "cl100k_base"):
         counts = count_tokens_batch(texts, encoding=enc)
     else:

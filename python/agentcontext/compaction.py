@@ -40,6 +40,7 @@ __all__ = [
     "Compactor",
     "StageEvent",
     "parse_budget",
+    "resolve_policy",
 ]
 
 ENV_PREFIX = "AGENTCONTEXT_COMPACT__"
@@ -66,6 +67,19 @@ def parse_budget(budget: str | int, total: int) -> int:
         return int(budget)
     except (ValueError, TypeError):
         raise OptionError(f"budget must be a positive number of tokens or a percentage, got {budget!r}") from None
+
+
+def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
+    """A policy, or the preset of that name.
+
+    Raises:
+        OptionError: no preset has that name.
+    """
+    if isinstance(strategy, CompactionPolicy):
+        return strategy
+    if strategy not in PRESETS:
+        raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(PRESETS)})")
+    return PRESETS[strategy]
 
 
 class CompactionError(AgentContextError):
@@ -346,11 +360,7 @@ class Compactor:
         files: FileReader | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        if isinstance(policy, str):
-            if policy not in PRESETS:
-                raise OptionError(f"unknown strategy {policy!r} (expected one of: {', '.join(PRESETS)})")
-            policy = PRESETS[policy]
-        self.policy = policy.from_env(environ)
+        self.policy = resolve_policy(policy).from_env(environ)
         self.summarizer: Summarizer = summarizer or OfflineSummarizer()
         self.fallback = fallback
         self.files = files

@@ -170,6 +170,18 @@ class ContextOverflowError(AgentContextError):
     def __str__(self) -> str:
         return str(self.args[0])
 
+    def recovered_with(self, note: str) -> ContextOverflowError:
+        """This error after the one recompile it allows: same numbers, ``note`` added to the
+        message, ``recovered`` set."""
+        return ContextOverflowError(
+            f"{self}{note}",
+            provider=self.provider,
+            tokens=self.tokens,
+            limit=self.limit,
+            status_code=self.status_code,
+            recovered=True,
+        )
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild_overflow,

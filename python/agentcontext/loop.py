@@ -21,7 +21,7 @@ from typing import Any
 
 from agentcontext._core import Conversation, convert
 from agentcontext.calibration import Calibration, class_tokens
-from agentcontext.compaction import PRESETS, CompactionError, CompactionResult, Compactor
+from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
 from agentcontext.errors import ContextOverflowError, OptionError
 from agentcontext.providers import Completion, Provider
 from agentcontext.session_log import SessionLog
@@ -62,9 +62,7 @@ class Session:
     ) -> None:
         self.provider = provider
         if isinstance(compactor, str):
-            if compactor not in PRESETS:
-                raise OptionError(f"unknown strategy {compactor!r} (expected one of: {', '.join(PRESETS)})")
-            compactor = Compactor(replace(PRESETS[compactor], context_window=provider.context_window))
+            compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
         self.compactor = compactor
         fmt = provider.format
         if conversation is None:
@@ -175,14 +173,9 @@ class Session:
             try:
                 completion = self._complete_once()
             except ContextOverflowError as second:
-                raise ContextOverflowError(
-                    f"{second} (again, after recompiling once to {self.conversation.tokens:,} local tokens; "
-                    "nothing more is removed)",
-                    provider=second.provider,
-                    tokens=second.tokens,
-                    limit=second.limit,
-                    status_code=second.status_code,
-                    recovered=True,
+                raise second.recovered_with(
+                    f" (again, after recompiling once to {self.conversation.tokens:,} local tokens; "
+                    "nothing more is removed)"
                 ) from second
         return completion
 
@@ -230,14 +223,7 @@ class Session:
         try:
             result = self.compactor.recompile(conv, budget)
         except CompactionError as exc:
-            raise ContextOverflowError(
-                f"{error}; cannot recompile: {exc}",
-                provider=error.provider,
-                tokens=error.tokens,
-                limit=error.limit,
-                status_code=error.status_code,
-                recovered=True,
-            ) from error
+            raise error.recovered_with(f"; cannot recompile: {exc}") from error
         self._replace(result)
 
     def _replace(self, result: CompactionResult) -> None:

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext._core import Conversation, count_tokens
-from agentcontext.compaction import PRESETS, CompactionPolicy, CompactionResult, Compactor, parse_budget
-from agentcontext.errors import OptionError
+from agentcontext.calibration import message_texts
+from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.summarize import identifiers_in
 
 if TYPE_CHECKING:
@@ -176,21 +176,7 @@ def probes(conversation: Conversation, start: int = 0, stop: int | None = None) 
 
 def working_set_text(conversation: Conversation) -> str:
     """Every text of a working set (contents, tool names and inputs, tool results), one string."""
-    parts: list[str] = []
-    for m in conversation.to_jsonl():
-        content = m.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    for key in ("text", "content", "thinking"):
-                        value = block.get(key)
-                        if isinstance(value, str):
-                            parts.append(value)
-        for call in m.get("tool_calls") or []:
-            parts.append(f"{call.get('name', '')} {call.get('arguments', '')}")
-    return "\n".join(parts)
+    return "\n".join(text for m in conversation.to_jsonl() for text in message_texts(m))
 
 
 @dataclass(frozen=True)
@@ -398,14 +384,6 @@ class Evaluation:
         return out
 
 
-def _policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
-    if isinstance(strategy, CompactionPolicy):
-        return strategy
-    if strategy not in PRESETS:
-        raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(PRESETS)})")
-    return PRESETS[strategy]
-
-
 def replay_policy(policy: CompactionPolicy, budget: int) -> CompactionPolicy:
     """``policy`` shrunk to a window whose available tokens (after reserved output and margin)
     are ``budget``, every absolute size scaled with it (reserved output, margin, recent tokens
@@ -435,7 +413,7 @@ def evaluate(
     """Compact ``conversation`` under ``budget`` with ``strategy`` (a preset name or a policy,
     offline summarizer) and measure validity, reduction, probe retention, summary size and, by a
     replay under the same budget, prompt-cache stability and compactions per 100 turns."""
-    policy = _policy(strategy)
+    policy = resolve_policy(strategy)
     limit = parse_budget(budget, conversation.tokens)
     started = time.perf_counter()
     env = environ if environ is not None else {}

@@ -341,6 +341,18 @@ class Provider:
         return f"{type(self).__name__}(model={self.model!r}, context_window={self.context_window:,})"
 
 
+def _with_options(
+    body: dict[str, Any], tools: Sequence[Mapping[str, Any]] | None, tool_choice: Any, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``body`` with the tools, the tool choice and the caller's extra parameters."""
+    if tools:
+        body["tools"] = list(tools)
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    body.update(params)
+    return body
+
+
 def _raw_json(raw: Any) -> JsonDict:
     """The response body of an SDK ``with_raw_response`` call, as the server sent it."""
     body = json.loads(raw.http_response.content)
@@ -396,11 +408,7 @@ class AnthropicProvider(Provider):
             body["system"] = system if not own_system else _join_system(own_system, system)
         elif own_system:
             body["system"] = own_system
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        body.update(params)
+        _with_options(body, tools, tool_choice, params)
         if self.context_management is not None and "context_management" not in body:
             body["context_management"] = self.context_management
         if self.betas or "context_management" in body or "betas" in body:
@@ -481,12 +489,9 @@ class OpenAIChatProvider(Provider):
         messages = conversation.to_openai()
         if system is not None:
             messages = [{"role": "system", "content": system}, *messages]
-        body: dict[str, Any] = {"model": self.model, "messages": messages, self.max_tokens_param: max_tokens}
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        body.update(params)
+        body = _with_options(
+            {"model": self.model, "messages": messages, self.max_tokens_param: max_tokens}, tools, tool_choice, params
+        )
         data = _raw_json(self.client.chat.completions.with_raw_response.create(**body))
         choice = (data.get("choices") or [{}])[0]
         message = dict(choice.get("message") or {"role": "assistant", "content": ""})
@@ -558,11 +563,7 @@ class OpenAIResponsesProvider(Provider):
         }
         if system is not None:
             body["instructions"] = system
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        body.update(params)
+        _with_options(body, tools, tool_choice, params)
         if self.context_management is not None and "context_management" not in body:
             body["context_management"] = self.context_management
         data = _raw_json(self.client.responses.with_raw_response.create(**body))

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentcontext._core import Conversation
-from agentcontext.compaction import PRESETS, CompactionPolicy, CompactionResult, Compactor, parse_budget
+from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.errors import AgentContextError, OptionError
 from agentcontext.metrics import (
     PROBE_KINDS,
@@ -229,14 +229,6 @@ def assert_retains(
     raise AssertionError("\n".join(lines))
 
 
-def _policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
-    if isinstance(strategy, CompactionPolicy):
-        return strategy
-    if strategy not in PRESETS:
-        raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(PRESETS)})")
-    return PRESETS[strategy]
-
-
 def assert_cache_stable(
     conv: Conversation,
     strategy: str | CompactionPolicy = "openharness",
@@ -249,7 +241,7 @@ def assert_cache_stable(
     of the previous request (:func:`~agentcontext.metrics.replay`, offline summarizer). The message
     lists the calls that broke the cache."""
     __tracebackhide__ = True
-    policy = _policy(strategy)
+    policy = resolve_policy(strategy)
     limit = parse_budget(budget, conv.tokens)
     rep = replay(conv, Compactor(replay_policy(policy, limit), environ={}))
     if rep.cache_stability >= min_share:
