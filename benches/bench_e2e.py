@@ -314,12 +314,76 @@ def bench_ladder() -> None:
     print("  (ratio = the time Python tiktoken needs merely to count the conversation / the whole ladder)")
 
 
+def bench_measure() -> None:
+    import json
+
+    from agentcontext import evaluation, importers
+    from agentcontext.compaction import Compactor
+    from agentcontext.metrics import replay, replay_policy
+
+    raw = support.transcripts_dir() / "raw"
+    if not raw.is_dir():
+        print("\n[measure] skipped: no shared corpus")
+        return
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and importers.detect(p) is not None)
+    size = sum(p.stat().st_size for p in files)
+
+    def parse_only() -> None:
+        for p in files:
+            text = p.read_text(encoding="utf-8")
+            if p.suffix == ".md":
+                continue  # aider's Markdown log: reading it is the whole baseline
+            try:
+                json.loads(text)
+            except ValueError:
+                [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    print(f"\n[measure] importers, replay and eval on the shared corpus ({len(files)} raw files, {size / 1e6:.1f} MB)")
+    ours = median_time(lambda: importers.import_files(files), 3)
+    parse = median_time(parse_only, 3)
+    conversations = len(importers.import_files(files))
+    rows = [
+        [
+            f"import {conversations} conversations",
+            f"{ours * 1e3:.0f} ms",
+            f"{parse * 1e3:.0f} ms",
+            f"{parse / ours:.2f}x",
+        ]
+    ]
+    largest = max(support.normalized_files(), key=lambda p: p.stat().st_size)
+    conv = ac.Conversation(support.read_jsonl(largest), format="jsonl")
+    policy = replay_policy(ac.STRATEGIES["openharness"], conv.tokens // 4)
+    rep_time = median_time(lambda: replay(conv, Compactor(policy)), 3)
+    calls = replay(conv, Compactor(policy)).turns
+    enc = tiktoken_encoding()
+    texts = [t for _, t in support.message_texts(largest)]
+    count = median_time(lambda: [len(enc.encode_ordinary(t)) for t in texts], 3)
+    rows.append(
+        [
+            f"replay {largest.stem[:20]} ({calls} calls)",
+            f"{rep_time * 1e3:.0f} ms",
+            f"{count * 1e3:.0f} ms",
+            f"{count / rep_time:.2f}x",
+        ]
+    )
+    table(["what", "agentcontext", "baseline", "ratio"], rows)
+    print("  (baselines: reading and json.loads of the same files; tiktoken counting the transcript once)")
+    normalized = support.transcripts_dir() / "normalized"
+    started = time.perf_counter()
+    runs = evaluation.run([normalized], ["openharness", "pi", "claude-code", "codex"], "25%", workers=os.cpu_count())
+    wall = time.perf_counter() - started
+    print(
+        f"  eval: {len(runs)} runs (67 transcripts x 4 strategies, replay included) in {wall:.1f} s wall, {os.cpu_count()} processes"
+    )
+
+
 SECTIONS = {
     "tokens": bench_tokens,
     "conversation": bench_conversation,
     "budgets": bench_budgets,
     "surgery": bench_surgery,
     "ladder": bench_ladder,
+    "measure": bench_measure,
 }
 
 

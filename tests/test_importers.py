@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -185,16 +184,6 @@ def test_reused_ids_are_renamed_with_their_results(corpus: dict[str, importers.I
         ids = [c["id"] for m in messages for c in m.get("tool_calls") or []]
         assert len(ids) == len(set(ids))
         assert any(i.endswith("#2") for i in ids)
-
-
-def test_codemie_imports_quickly(transcripts: Path) -> None:
-    files = sorted((transcripts / "raw" / "codemie").rglob("*.json*"))
-    assert sum(f.stat().st_size for f in files) > 6_000_000
-    start = time.perf_counter()
-    items = importers.import_files(files)
-    elapsed = time.perf_counter() - start
-    assert len(items) == 8
-    assert elapsed < 3.0, f"{elapsed:.2f} s for the 6 MB of codemie sessions"
 
 
 # ---------------------------------------------------------------------------------------------
