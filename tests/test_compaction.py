@@ -419,3 +419,32 @@ def test_tool_results_over_counts_what_truncation_would_cut() -> None:
     assert conv.tool_results_over(500) == 2
     assert conv.tool_results_over(2_000, per_tool={"small": 100}) == 2
     assert len(conv.truncate_tool_results(2_000, per_tool={"small": 100})[1]) == 2
+
+
+def test_recent_part_too_large_summarizes_before_dropping() -> None:
+    """pi keeps ~20,000 recent tokens raw: in a small window nothing is older than that, so the
+    ladder keeps the largest recent suffix that fits and summarizes the rest instead of dropping
+    the user's request unsummarized."""
+    messages = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "Please fix src/app.py: tests/test_app.py::test_start fails with KeyError"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "pytest"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "x " * 2_000},
+        {"role": "assistant", "content": "Done fixing it."},
+    ]
+    conv = ac.Conversation(messages)
+    result = Compactor("pi").compact(conv, budget=conv.tokens // 2)
+    assert result.fits and result.summary is not None
+    out = result.conversation.to_openai()
+    assert [m["role"] for m in out] == ["system", "user", "assistant"]
+    assert "src/app.py" in out[1]["content"] and "tests/test_app.py::test_start" in out[1]["content"]
+    assert out[2] == messages[4]
+    assert result.fates() == ["kept", "summarized", "summarized", "summarized", "kept"]
+    refit = [s for s in result.stages if s.stage == "summarize" and "kept" in s.detail]
+    assert len(refit) == 1

@@ -483,15 +483,25 @@ class Compactor:
         if p.summarize or manual:
             outcome = self._summarize(conv, work, provenance, p, manual, stages, target)
             if outcome is not None:
-                work, provenance, summary, first_kept = outcome
-                if work.tokens <= limit or not p.drop_oldest_groups:
-                    return done(work, provenance, summary=summary, first_kept=first_kept)
-                return self._drop(conv, work, provenance, p, limit, stages, done, summary=summary)
+                summarized, summarized_prov, summary, first_kept = outcome
+                if summarized.tokens <= limit or not p.drop_oldest_groups:
+                    return done(summarized, summarized_prov, summary=summary, first_kept=first_kept)
+                # The recent messages kept raw do not fit beside the summary: keep fewer of them,
+                # summarizing the rest, before dropping anything unsummarized.
+                refit = self._refit(conv, p, limit, stages, done, drop_unsummarized=False)
+                if not isinstance(refit, str):
+                    return refit
+                return self._drop(conv, summarized, summarized_prov, p, limit, stages, done, summary=summary)
         if deferred_clear:
             work, provenance = clear(work, provenance)
 
-        # (e) last resort: drop the oldest whole groups
+        # (e) last resort: drop the oldest whole groups (after summarizing them, when the policy
+        # summarizes and the usual split left nothing older to summarize)
         if p.drop_oldest_groups and work.tokens > limit:
+            if p.summarize or manual:
+                refit = self._refit(conv, p, limit, stages, done, drop_unsummarized=False)
+                if not isinstance(refit, str):
+                    return refit
             return self._drop(conv, work, provenance, p, limit, stages, done, summary=None)
         return done(work, provenance)
 
@@ -575,21 +585,8 @@ class Compactor:
             CompactionError: the last round alone does not fit, or there is nothing older to
                 summarize or drop.
         """
-        p = self.policy
         stages: list[StageEvent] = []
         before = conv.tokens
-        room = max(64, min(p.summary_max_tokens, budget // 4))
-        s = conv.recent_suffix(max(0, budget - room))
-        if s["overflow"] is not None:
-            lo, hi = s["overflow"]
-            raise CompactionError(
-                f"the last round alone ({conv.slice(lo, hi).tokens:,} tokens) is larger than the budget of "
-                f"{budget:,}; it is never split"
-            )
-        pre, start = s["preamble"], s["start"]
-        if start <= pre:
-            raise CompactionError(f"nothing older than the last round to remove ({before:,} tokens, budget {budget:,})")
-        provenance: list[int | None] = list(range(len(conv)))
 
         def done(result_conv: Conversation, prov: list[int | None], **kw: Any) -> CompactionResult:
             fits = result_conv.tokens <= budget
@@ -600,15 +597,48 @@ class Compactor:
                 result_conv, conv, stages, before, result_conv.tokens, budget, fits, prov, reason=reason, **kw
             )
 
+        outcome = self._refit(conv, self.policy, budget, stages, done, drop_unsummarized=True)
+        if isinstance(outcome, str):
+            raise CompactionError(outcome)
+        return outcome
+
+    def _refit(
+        self,
+        conv: Conversation,
+        p: CompactionPolicy,
+        budget: int,
+        stages: list[StageEvent],
+        done: Callable[..., CompactionResult],
+        *,
+        drop_unsummarized: bool,
+    ) -> CompactionResult | str:
+        """Keep the largest recent suffix of the original that fits ``budget`` with room for a
+        summary, and summarize everything before it. Returns why not when the last round alone
+        does not fit, nothing is older, or (unless ``drop_unsummarized``) no summary was made."""
+        room = max(64, min(p.summary_max_tokens, budget // 4))
+        s = conv.recent_suffix(max(0, budget - room))
+        if s["overflow"] is not None:
+            lo, hi = s["overflow"]
+            return (
+                f"the last round alone ({conv.slice(lo, hi).tokens:,} tokens) is larger than the budget of "
+                f"{budget:,}; it is never split"
+            )
+        pre, start = s["preamble"], s["start"]
+        if start <= pre:
+            return f"nothing older than the last round to remove ({conv.tokens:,} tokens, budget {budget:,})"
+        provenance: list[int | None] = list(range(len(conv)))
         tight = replace(p, summary_max_tokens=room)
         outcome = self._summarize(conv, conv, provenance, tight, False, stages, budget, cut=start, reattach=False)
         if outcome is not None:
             work, prov, summary, first_kept = outcome
+            stages[-1].detail["kept"] = "the largest recent suffix that fits the budget with the summary"
             if work.tokens <= budget:
                 return done(work, prov, summary=summary, first_kept=first_kept)
             return self._drop(conv, work, prov, p, budget, stages, done, summary=summary)
+        if not drop_unsummarized:
+            return "no summary could be made"
         kept = Conversation.concat([conv.slice(0, pre), conv.slice(start)])
-        stages.append(StageEvent("drop", before, kept.tokens, {"dropped_messages": start - pre}))
+        stages.append(StageEvent("drop", conv.tokens, kept.tokens, {"dropped_messages": start - pre}))
         return done(kept, provenance[:pre] + provenance[start:], first_kept=start)
 
     def _run_summarizer(
