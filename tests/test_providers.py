@@ -519,6 +519,8 @@ def test_calibration_lowers_estimate_error(server: LLMServer, tiktoken_encodings
         raw_errors.append(abs(local - reported) / reported)
         errors.append(abs(predicted - reported) / reported)
     assert calibration.observations(provider.model) == 16
+    # The per-message class cache agrees with classifying the whole conversation at once.
+    assert session.class_totals() == class_tokens(session.conversation)
     # Before any observation the calibrated estimate is the local count.
     assert errors[0] == raw_errors[0]
     late_raw, late = sum(raw_errors[-4:]) / 4, sum(errors[-4:]) / 4

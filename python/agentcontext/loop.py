@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentcontext._core import Conversation, convert
-from agentcontext.calibration import Calibration, class_tokens
+from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
 from agentcontext.errors import ContextOverflowError, OptionError
 from agentcontext.providers import Completion, Provider
@@ -91,6 +91,8 @@ class Session:
         self.compactions: list[CompactionResult] = []
         #: Every completion, in order.
         self.completions: list[Completion] = []
+        self._classified_of: Conversation | None = None
+        self._classes: list[dict[str, int]] = []
 
     # -- messages --------------------------------------------------------------------------
 
@@ -115,12 +117,32 @@ class Session:
 
     # -- calls -----------------------------------------------------------------------------
 
+    def class_totals(self) -> dict[str, int]:
+        """Local token estimates of the conversation per content class (see
+        :func:`agentcontext.calibration.class_tokens`), kept per message so each call classifies
+        only the messages added since the last one (the last one again: a Responses item may
+        have joined it)."""
+        conv = self.conversation
+        encoding = self.calibration.encoding if self.calibration is not None else conv.encoding
+        if self._classified_of is not conv:
+            self._classified_of, self._classes = conv, []
+        keep = max(0, len(self._classes) - 1)
+        del self._classes[keep:]
+        self._classes.extend(class_tokens(conv.slice(i, i + 1), encoding=encoding) for i in range(keep, len(conv)))
+        totals = dict.fromkeys(CLASSES, 0)
+        for per_message in self._classes:
+            for name, n in per_message.items():
+                totals[name] += n
+        return totals
+
     def scale(self) -> float:
         """Provider tokens per local token for this conversation (1.0 until calibrated)."""
         cal = self.calibration
         if cal is None or cal.observations(self.provider.model) == 0 or not self.conversation.tokens:
             return 1.0
-        return cal.ratio(self.provider.model, self.conversation)
+        totals = self.class_totals()
+        local = sum(totals.values())
+        return cal.estimate(self.provider.model, totals) / local if local else 1.0
 
     def send(self, content: str | Message | None = None) -> Completion:
         """Append ``content`` (if any) as a user message, compile, call the model once, append its
@@ -186,7 +208,7 @@ class Session:
         )
         self.completions.append(completion)
         if self.calibration is not None and completion.usage.input_tokens > 0:
-            estimates = class_tokens(request, encoding=self.calibration.encoding)
+            estimates = self.class_totals()
             # The system prompt and tool definitions travel outside the conversation.
             extra = self._outside_tokens()
             estimates["overhead"] += extra
