@@ -4,6 +4,7 @@ anti-loop guards, staged and updated summaries, re-attached files, presets, the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -448,3 +449,34 @@ def test_recent_part_too_large_summarizes_before_dropping() -> None:
     assert result.fates() == ["kept", "summarized", "summarized", "summarized", "kept"]
     refit = [s for s in result.stages if s.stage == "summarize" and "kept" in s.detail]
     assert len(refit) == 1
+
+
+def test_dropping_into_a_group_leaves_a_user_marker_first() -> None:
+    """Dropping whole rounds inside one long group would open the kept part with the assistant
+    (Anthropic rejects that, and the model loses the request): a user marker takes its place."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "Please fix src/app.py now"},
+    ]
+    for i in range(6):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "y " * 300},
+        ]
+    messages.append({"role": "assistant", "content": "done"})
+    conv = ac.Conversation(messages)
+    policy = dataclasses.replace(
+        ac.STRATEGIES["openharness"], summarize=False, clear_tool_results=False, tool_result_budgets=False
+    )
+    result = Compactor(policy).compact(conv, budget=conv.tokens // 2)
+    assert result.fits and [s.stage for s in result.stages] == ["drop"]
+    out = result.conversation.to_openai()
+    assert out[0] == messages[0]
+    assert out[1]["role"] == "user" and out[1]["content"].startswith("[agentcontext: ")
+    dropped = result.fates().count("dropped")
+    assert f"{dropped:,} earlier messages" in out[1]["content"]
+    assert out[2:] == messages[len(messages) - len(out) + 2 :]
+    assert result.conversation.validate() == []
+    anthropic = result.conversation.to_anthropic()
+    assert anthropic["messages"][0]["role"] == "user"

@@ -82,6 +82,11 @@ def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
     return PRESETS[strategy]
 
 
+#: Room kept for the user marker that replaces dropped messages when the kept part would
+#: otherwise open with the assistant.
+DROP_MARKER_TOKENS = 48
+
+
 class CompactionError(AgentContextError):
     """A manual compaction that could not be done; the history is left unchanged."""
 
@@ -733,9 +738,25 @@ class Compactor:
                 summary=summary,
                 reason=f"the last round alone ({need:,} tokens) is larger than the budget of {limit:,}; it is never split",
             )
-        pre = s["preamble"]
-        kept = Conversation.concat([work.slice(0, pre), work.slice(s["start"])])
-        new_prov = provenance[:pre] + provenance[s["start"] :]
-        stages.append(StageEvent("drop", work.tokens, kept.tokens, {"dropped_messages": s["start"] - pre}))
+        pre, start = s["preamble"], s["start"]
+        marker: list[Conversation] = []
+        if pre < start < len(work) and work[start]["role"] != "user":
+            # A kept part that opens with the assistant leaves the model without the request it
+            # answers, and Anthropic rejects it ("first message must use the user role"): a user
+            # marker says what was dropped, with the suffix fitted to leave room for it. When
+            # even that does not fit, fitting the budget comes first.
+            refit = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
+            if refit["overflow"] is None and refit["start"] > pre:
+                at = refit["start"]
+                text = (
+                    f"[agentcontext: {at - pre:,} earlier messages ({sum(work.message_tokens()[pre:at]):,} tokens) "
+                    "were dropped to fit the context window; the originals are kept in the session log.]"
+                )
+                note = Conversation([{"role": "user", "content": text}], format=work.format, encoding=work.encoding)
+                if work.tokens - sum(work.message_tokens()[pre:at]) + note.tokens <= limit:
+                    start, marker = at, [note]
+        kept = Conversation.concat([work.slice(0, pre), *marker, work.slice(start)])
+        new_prov = provenance[:pre] + [None] * len(marker) + provenance[start:]
+        stages.append(StageEvent("drop", work.tokens, kept.tokens, {"dropped_messages": start - pre}))
         first = next((q for q in new_prov[pre:] if q is not None), len(original))
         return done(kept, new_prov, summary=summary, first_kept=first)
