@@ -86,6 +86,18 @@ fn main() {
             )
         });
     });
+    c.bench_function("clear: plan, cached counts (as Conversation.clear_tool_results)", |b| {
+        b.iter(|| {
+            compact::plan_clear_counted(
+                black_box(m),
+                Some(conv.counts()),
+                &pairing,
+                &protected,
+                conv.encoding(),
+                &ClearOptions::default(),
+            )
+        });
+    });
     c.bench_function("clear: plan and a full new message list", |b| {
         b.iter(|| {
             compact::clear_tool_results(
@@ -119,6 +131,24 @@ fn main() {
             let v = compact::validate_with(m, &p);
             let pr = compact::protected(m, &p, 12, 3, &BTreeSet::new());
             let cl = compact::plan_clear(m, &p, &pr, Encoding::Approximate, &ClearOptions::default());
+            let s = compact::recent_suffix(m, &totals, &p, budget);
+            let parts = compact::split_by_share(m, &totals, &p, 4);
+            (v, pr, cl, s, parts)
+        });
+    });
+    c.bench_function("all, with the clearing plan, cached counts", |b| {
+        b.iter(|| {
+            let p = Pairing::of(black_box(m));
+            let v = compact::validate_with(m, &p);
+            let pr = compact::protected(m, &p, 12, 3, &BTreeSet::new());
+            let cl = compact::plan_clear_counted(
+                m,
+                Some(conv.counts()),
+                &p,
+                &pr,
+                conv.encoding(),
+                &ClearOptions::default(),
+            );
             let s = compact::recent_suffix(m, &totals, &p, budget);
             let parts = compact::split_by_share(m, &totals, &p, 4);
             (v, pr, cl, s, parts)

@@ -5,10 +5,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
+use super::args::{Arg, Args};
 use super::select::Protected;
-use super::structure::Pairing;
+use super::structure::{FastMap, Pairing};
 use crate::model::{Block, Body, Message, ResultContent, Role, ToolInput};
 use crate::tokens::{self, Encoding};
 
@@ -62,57 +64,322 @@ pub struct ClearReport {
 
 /// A short rendering of a call: `read_file(path=src/app.py)`, at most about 100 characters.
 pub fn describe_call(name: &str, input: &ToolInput) -> String {
-    const VALUE_CHARS: usize = 60;
-    const TOTAL_CHARS: usize = 100;
-    let args = match input {
-        ToolInput::Freeform(s) => shorten(s, VALUE_CHARS),
-        other => match other.to_object() {
-            Value::Object(map) => map
-                .iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        Value::String(s) => shorten(s, VALUE_CHARS),
-                        other => shorten(&other.to_string(), VALUE_CHARS),
-                    };
-                    format!("{k}={v}")
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => shorten(&other.to_string(), VALUE_CHARS),
-        },
-    };
-    shorten(&format!("{name}({args})"), TOTAL_CHARS)
+    let mut out = String::new();
+    describe_into(&mut out, &mut String::new(), name, &Args::of(input), freeform(input));
+    out
 }
 
-fn shorten(s: &str, max: usize) -> String {
-    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+const VALUE_CHARS: usize = 60;
+const CALL_CHARS: usize = 100;
+
+/// The text of free-form input (described as it is, not as `{"input": ...}`).
+fn freeform(input: &ToolInput) -> Option<&str> {
+    match input {
+        ToolInput::Freeform(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// [`describe_call`] appended to `out`, from the input read as `args` (or its `freeform` text);
+/// `scratch` is working space, reused between calls.
+///
+/// Every value is shortened to one line of at most 60 characters, then `name(key=value, ...)`
+/// to one line of at most 100; both in one pass that stops reading a value or the input where
+/// the cut falls.
+fn describe_into(out: &mut String, scratch: &mut String, name: &str, args: &Args<'_>, freeform: Option<&str>) {
+    let mut call = OneLine::new(out, CALL_CHARS);
+    call.push_str(name);
+    call.push_str("(");
+    match (freeform, args) {
+        (Some(s), _) => call.push_str(shortened(scratch, s)),
+        (_, Args::Object(members)) => {
+            for (i, (k, v)) in members.iter().enumerate() {
+                if call.is_full() {
+                    break;
+                }
+                if i > 0 {
+                    call.push_str(", ");
+                }
+                call.push_str(k);
+                call.push_str("=");
+                match v {
+                    Arg::Str(s) => call.push_str(shortened(scratch, s)),
+                    Arg::Other(v) => call.push_str(shortened_value(scratch, v)),
+                }
+            }
+        }
+        (_, Args::Other(v)) => call.push_str(shortened_value(scratch, v)),
+    }
+    call.push_str(")");
+}
+
+/// Builds placeholders, describing each distinct call (tool name and input text) once.
+#[derive(Default)]
+pub struct Placeholders<'a> {
+    scratch: String,
+    /// Descriptions, one after the other.
+    described: String,
+    /// (tool name, input text) → its description.
+    seen: FastMap<(&'a str, &'a str), Described>,
+}
+
+/// Where a description is in a [`Placeholders`] and how many characters it has.
+#[derive(Clone, Copy, Debug)]
+pub struct Described {
+    start: usize,
+    end: usize,
+    chars: usize,
+}
+
+impl<'a> Placeholders<'a> {
+    /// The description of a call to `name` whose `arguments` text is `args`.
+    pub fn describe_arguments(&mut self, name: &'a str, args: &'a str) -> Described {
+        let Placeholders {
+            scratch,
+            described,
+            seen,
+        } = self;
+        *seen.entry((name, args)).or_insert_with(|| {
+            let start = described.len();
+            describe_into(described, scratch, name, &Args::raw(args), None);
+            Described {
+                start,
+                end: described.len(),
+                chars: described[start..].chars().count(),
+            }
+        })
+    }
+
+    /// The placeholder for the call `d` describes, appended to `out`.
+    pub fn write(&self, d: Described, tokens: usize, id: &str, out: &mut String) {
+        push_placeholder(out, &self.described[d.start..d.end], tokens, id);
+    }
+
+    /// The characters of that placeholder, without writing it.
+    pub fn chars(d: Described, tokens: usize, id: &str) -> usize {
+        let digits = tokens.checked_ilog10().unwrap_or(0) as usize + 1;
+        PLACEHOLDER_PARTS.iter().map(|p| p.len()).sum::<usize>()
+            + d.chars
+            + digits
+            + (digits - 1) / 3
+            + id.chars().count()
+    }
+
+    /// [`placeholder`] for a call to `name` whose `arguments` text is `args`.
+    pub fn for_arguments(&mut self, name: &'a str, args: &'a str, tokens: usize, id: &str) -> String {
+        let d = self.describe_arguments(name, args);
+        let mut out = String::with_capacity(48 + (d.end - d.start) + id.len());
+        self.write(d, tokens, id, &mut out);
+        out
+    }
+
+    /// [`placeholder`], with `arguments` text described once for every call with the same text.
+    pub fn placeholder(&mut self, name: &'a str, input: &'a ToolInput, tokens: usize, id: &str) -> String {
+        match input {
+            ToolInput::Raw(args) => self.for_arguments(name, args, tokens, id),
+            other => {
+                let mut description = String::new();
+                describe_into(
+                    &mut description,
+                    &mut self.scratch,
+                    name,
+                    &Args::of(other),
+                    freeform(other),
+                );
+                placeholder_text(&description, tokens, id)
+            }
+        }
+    }
+}
+
+/// `s` on one line, at most [`VALUE_CHARS`] characters, in `scratch`.
+fn shortened<'s>(scratch: &'s mut String, s: &str) -> &'s str {
+    scratch.clear();
+    OneLine::new(scratch, VALUE_CHARS).push_str(s);
+    scratch
+}
+
+/// A JSON value's compact text on one line, at most [`VALUE_CHARS`] characters, in `scratch`
+/// (the value is written only as far as the cut).
+fn shortened_value<'s>(scratch: &'s mut String, v: &Value) -> &'s str {
+    use std::fmt::Write as _;
+    scratch.clear();
+    // An error here only means the value was cut short.
+    let _ = write!(OneLine::new(scratch, VALUE_CHARS), "{v}");
+    scratch
+}
+
+/// Appends text as `split_whitespace().join(" ")` would, up to `max` characters: text longer
+/// than that keeps its first `max - 1` characters and gets `…`.
+struct OneLine<'o> {
+    out: &'o mut String,
+    max: usize,
+    /// Characters written.
+    chars: usize,
+    /// A whitespace run was seen after the last character written.
+    space: bool,
+    /// Where the text ends if it must be cut: after `max - 1` characters.
+    cut: usize,
+    full: bool,
+}
+
+impl<'o> OneLine<'o> {
+    fn new(out: &'o mut String, max: usize) -> Self {
+        let cut = out.len();
+        OneLine {
+            out,
+            max,
+            chars: 0,
+            space: false,
+            cut,
+            full: false,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.full
+    }
+
+    fn push_str(&mut self, s: &str) {
+        if self.full {
+            return;
+        }
+        let bytes = s.as_bytes();
+        // Printable ASCII without spaces (names, keys, paths): one run. The check runs over
+        // every byte without stopping early, which the compiler turns into wide compares.
+        if bytes.iter().fold(true, |ok, &b| ok & (b.wrapping_sub(0x21) < 0x5e)) {
+            if !bytes.is_empty() && std::mem::take(&mut self.space) && !self.put(' ') {
+                return;
+            }
+            self.put_ascii(s);
+            return;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i].is_ascii() {
+                if is_ascii_space(bytes[i]) {
+                    self.space = self.chars > 0;
+                    i += 1;
+                    continue;
+                }
+                // A run of ASCII characters that are not whitespace, written at once.
+                let start = i;
+                while i < bytes.len() && bytes[i].is_ascii() && !is_ascii_space(bytes[i]) {
+                    i += 1;
+                }
+                if std::mem::take(&mut self.space) && !self.put(' ') || !self.put_ascii(&s[start..i]) {
+                    return;
+                }
+            } else {
+                let c = s[i..].chars().next().expect("a character starts here");
+                i += c.len_utf8();
+                if c.is_whitespace() {
+                    self.space = self.chars > 0;
+                    continue;
+                }
+                if std::mem::take(&mut self.space) && !self.put(' ') || !self.put(c) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// [`put`](Self::put) for each character of an ASCII run.
+    fn put_ascii(&mut self, run: &str) -> bool {
+        let k = run.len();
+        if self.chars + k <= self.max {
+            if self.chars < self.max && self.chars + k >= self.max {
+                self.cut = self.out.len() + (self.max - 1 - self.chars);
+            }
+            self.out.push_str(run);
+            self.chars += k;
+            return true;
+        }
+        let keep = self.max.saturating_sub(1);
+        if self.chars <= keep {
+            self.out.push_str(&run[..keep - self.chars]);
+        } else {
+            self.out.truncate(self.cut);
+        }
+        self.out.push('…');
+        self.full = true;
+        false
+    }
+
+    /// Write one character; false once the text is over `max` (then cut and closed).
+    fn put(&mut self, c: char) -> bool {
+        if self.chars == self.max {
+            self.out.truncate(self.cut);
+            self.out.push('…');
+            self.full = true;
+            return false;
+        }
+        if self.chars + 1 == self.max {
+            self.cut = self.out.len();
+        }
+        self.out.push(c);
+        self.chars += 1;
+        true
+    }
+}
+
+/// What `char::is_whitespace` says of an ASCII byte.
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+impl std::fmt::Write for OneLine<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_str(s);
+        if self.full { Err(std::fmt::Error) } else { Ok(()) }
     }
 }
 
 /// The placeholder that replaces a cleared result.
 pub fn placeholder(name: &str, input: &ToolInput, tokens: usize, id: &str) -> String {
-    format!(
-        "[cleared: result of {}, {} tokens; recall id {id}]",
-        describe_call(name, input),
-        group_digits(tokens)
-    )
+    placeholder_text(&describe_call(name, input), tokens, id)
 }
 
-fn group_digits(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+/// The fixed text of a placeholder, around the description, the tokens and the id.
+const PLACEHOLDER_PARTS: [&str; 4] = ["[cleared: result of ", ", ", " tokens; recall id ", "]"];
+
+/// The placeholder around a call's description.
+fn placeholder_text(description: &str, tokens: usize, id: &str) -> String {
+    let mut out = String::with_capacity(48 + description.len() + id.len());
+    push_placeholder(&mut out, description, tokens, id);
+    out
+}
+
+fn push_placeholder(out: &mut String, description: &str, tokens: usize, id: &str) {
+    let [open, comma, recall, close] = PLACEHOLDER_PARTS;
+    out.push_str(open);
+    out.push_str(description);
+    out.push_str(comma);
+    push_grouped(out, tokens);
+    out.push_str(recall);
+    out.push_str(id);
+    out.push_str(close);
+}
+
+/// `n` with thousands separated by commas.
+fn push_grouped(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        digits[len] = b'0' + (rest % 10) as u8;
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for i in (0..len).rev() {
+        out.push(char::from(digits[i]));
+        if i > 0 && i % 3 == 0 {
             out.push(',');
         }
-        out.push(c);
     }
-    out
 }
 
 /// The result block `block` with its content replaced by `text` (id, error flag and unknown
@@ -183,12 +450,26 @@ pub fn plan_clear(
     plan_clear_counted(messages, None, pairing, protected, enc, options)
 }
 
+/// From this many clearable results on, results are counted and placeholders built on all
+/// cores when counting is exact (BPE); otherwise the work per result is a few allocations,
+/// which one thread does faster than two can share.
+const PARALLEL_RESULTS: usize = 256;
+
+/// One result to clear: the report entry, where the block is and its placeholder.
+type ResultPlan = (Cleared, (usize, usize), String);
+
+/// What replaces a block: a result's new text, or a whole new block.
+enum Replacement {
+    Text(String),
+    Block(Box<Block>),
+}
+
 /// [`plan_clear`] reusing cached counts (`counts[i]` of message `i`) for the results it clears,
 /// so only the placeholders are counted.
-pub fn plan_clear_counted(
-    messages: &[Message],
+pub fn plan_clear_counted<'m>(
+    messages: &'m [Message],
     counts: Option<&[tokens::MessageTokens]>,
-    pairing: &Pairing,
+    pairing: &Pairing<'m>,
     protected: &Protected,
     enc: Encoding,
     options: &ClearOptions,
@@ -201,50 +482,87 @@ pub fn plan_clear_counted(
                 .map(|(_, n, _)| *n)
         })
     };
-    let mut report = ClearReport::default();
-    // (message, block) → replacement block
-    let mut replace: HashMap<(usize, usize), Block> = HashMap::new();
-    let mut inputs: HashMap<(usize, usize), Block> = HashMap::new();
-    for (ci, c) in pairing.calls.iter().enumerate() {
-        let Some(at) = c.result else { continue };
-        if protected.calls.contains(&ci)
-            || protected.messages.contains(&at.0)
-            || protected.messages.contains(&c.at.0)
-            || options.exclude_tools.contains(c.name)
-        {
-            continue;
-        }
-        let Some((block, tool_use_id, is_error)) = live_result(messages, at) else {
-            continue;
-        };
+    let (protected_messages, protected_calls) = protected.flags(messages.len(), pairing.calls.len());
+    let candidates: Vec<usize> = pairing
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|&(ci, c)| {
+            c.result.is_some_and(|at| {
+                !(protected_calls[ci]
+                    || protected_messages[at.0]
+                    || protected_messages[c.at.0]
+                    || options.exclude_tools.contains(c.name))
+            })
+        })
+        .map(|(ci, _)| ci)
+        .collect();
+    // The result of one call, cleared, if that frees tokens.
+    let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan> {
+        let c = &pairing.calls[ci];
+        let at = c.result?;
+        let (block, tool_use_id, _) = live_result(messages, at)?;
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
-            continue;
+            return None;
         };
         let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
-        let text = placeholder(c.name, input, before, c.id);
+        let text = placeholders.placeholder(c.name, input, before, c.id);
         // With cached counts the caller recounts changed messages anyway: when the result is
         // clearly larger than any count of its placeholder (at most 2 tokens a byte), the
         // placeholder is not counted here and the report holds that bound until the caller
         // fills in the exact figure.
         let bound = tokens::TOOL_BLOCK_OVERHEAD + 2 * text.len();
-        let new = with_text(block, tool_use_id, is_error, text);
         let after = if counts.is_some() && before > bound {
             bound
         } else {
-            result_tokens(enc, &new)
+            // What `count_block` gives for a result whose content is this text.
+            tokens::TOOL_BLOCK_OVERHEAD + enc.count(&text)
         };
-        if after < before {
-            report.tokens_freed += before - after;
-            report.cleared.push(Cleared {
+        (after < before).then(|| {
+            let cleared = Cleared {
                 index: at.0,
                 tool_use_id: c.id.to_owned(),
                 tool_name: c.name.to_owned(),
                 tokens_before: before,
                 tokens_after: after,
-            });
-            replace.insert(at, new);
-        }
-        if options.clear_tool_inputs {
+            };
+            (cleared, at, text)
+        })
+    };
+    let exact_counting = matches!(enc, Encoding::O200k | Encoding::Cl100k);
+    let results: Vec<ResultPlan> = if exact_counting && candidates.len() >= PARALLEL_RESULTS {
+        candidates
+            .par_iter()
+            .with_min_len(PARALLEL_RESULTS / 2)
+            .map_init(Placeholders::default, |placeholders, &ci| {
+                clear_result(placeholders, ci)
+            })
+            .flatten_iter()
+            .collect()
+    } else {
+        let mut placeholders = Placeholders::default();
+        candidates
+            .iter()
+            .filter_map(|&ci| clear_result(&mut placeholders, ci))
+            .collect()
+    };
+    let mut report = ClearReport {
+        tokens_freed: results.iter().map(|(c, _, _)| c.tokens_before - c.tokens_after).sum(),
+        ..ClearReport::default()
+    };
+    // (message, block) → replacement block
+    let mut replace: Vec<((usize, usize), Replacement)> = Vec::with_capacity(results.len());
+    report.cleared.reserve_exact(results.len());
+    for (cleared, at, text) in results {
+        report.cleared.push(cleared);
+        replace.push((at, Replacement::Text(text)));
+    }
+    if options.clear_tool_inputs {
+        for &ci in &candidates {
+            let c = &pairing.calls[ci];
+            if c.result.is_none_or(|at| live_result(messages, at).is_none()) {
+                continue;
+            }
             let call_block = &messages[c.at.0].blocks[c.at.1];
             if let Body::ToolUse { id, name, input } = &call_block.body {
                 let summary = format!("[input cleared: {} chars]", input.as_text().chars().count());
@@ -264,7 +582,7 @@ pub fn plan_clear_counted(
                 if now < was {
                     report.tokens_freed += was - now;
                     report.inputs_cleared.push(c.at.0);
-                    inputs.insert(c.at, cleared);
+                    replace.push((c.at, Replacement::Block(Box::new(cleared))));
                 }
             }
         }
@@ -297,32 +615,37 @@ pub fn plan_clear_counted(
         );
     }
     report.thinking_dropped = drop_thinking.iter().copied().collect();
-    let touched: BTreeSet<usize> = replace
-        .keys()
-        .chain(inputs.keys())
-        .map(|&(mi, _)| mi)
+    // Results and call inputs never share a position: one sorted list, consumed in order.
+    replace.sort_unstable_by_key(|(at, _)| *at);
+    let mut touched: Vec<usize> = replace
+        .iter()
+        .map(|&((mi, _), _)| mi)
         .chain(drop_thinking.iter().copied())
         .collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut replace = replace.into_iter().peekable();
     let changed = touched
         .into_iter()
         .map(|mi| {
             let m = &messages[mi];
-            let blocks: Vec<Block> = m
-                .blocks
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| {
-                    !(drop_thinking.contains(&mi)
-                        && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
-                })
-                .map(|(bi, b)| {
-                    replace
-                        .get(&(mi, bi))
-                        .or_else(|| inputs.get(&(mi, bi)))
-                        .cloned()
-                        .unwrap_or_else(|| b.clone())
-                })
-                .collect();
+            let drop = drop_thinking.contains(&mi);
+            let mut blocks = Vec::with_capacity(m.blocks.len());
+            for (bi, b) in m.blocks.iter().enumerate() {
+                if let Some((_, new)) = replace.next_if(|(at, _)| *at == (mi, bi)) {
+                    blocks.push(match new {
+                        Replacement::Block(block) => *block,
+                        Replacement::Text(text) => match &b.body {
+                            Body::ToolResult {
+                                tool_use_id, is_error, ..
+                            } => with_text(b, tool_use_id, *is_error, text),
+                            _ => unreachable!("placeholders replace results"),
+                        },
+                    });
+                } else if !(drop && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. })) {
+                    blocks.push(b.clone());
+                }
+            }
             (
                 mi,
                 Message {
@@ -434,6 +757,125 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+    }
+
+    /// The plain definition the one-pass version must match byte for byte.
+    fn reference_describe(name: &str, input: &ToolInput) -> String {
+        fn shorten(s: &str, max: usize) -> String {
+            let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            if one_line.chars().count() <= max {
+                one_line
+            } else {
+                let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+                format!("{cut}…")
+            }
+        }
+        let args = match input {
+            ToolInput::Freeform(s) => shorten(s, 60),
+            other => match other.to_object() {
+                Value::Object(map) => map
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::String(s) => shorten(s, 60),
+                            other => shorten(&other.to_string(), 60),
+                        };
+                        format!("{k}={v}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                other => shorten(&other.to_string(), 60),
+            },
+        };
+        shorten(&format!("{name}({args})"), 100)
+    }
+
+    #[test]
+    fn describes_like_the_plain_definition() {
+        // xorshift: deterministic pieces of text with every kind of whitespace and width.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let pieces = [
+            "a",
+            "src/app.py",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\u{b}",
+            "\u{c}",
+            "\r",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{85}",
+            "\u{1c}",
+            "é",
+            "漢字",
+            "🙂",
+            "x",
+            "word",
+            ",",
+            "=",
+            "(",
+            "…",
+            "\"",
+            "\\",
+        ];
+        let mut text = |len: usize| (0..len).map(|_| pieces[next(pieces.len())]).collect::<String>();
+        let mut inputs = Vec::new();
+        for len in [0, 1, 2, 5, 20, 59, 60, 61, 62, 99, 100, 101, 150, 400] {
+            for _ in 0..6 {
+                let t = text(len);
+                inputs.push(ToolInput::Freeform(t.clone()));
+                inputs.push(ToolInput::Raw(
+                    serde_json::json!({ "v": t.clone(), "k": 1 }).to_string(),
+                ));
+                inputs.push(ToolInput::Raw(
+                    serde_json::json!({ t.clone(): [t.clone(), 2.5] }).to_string(),
+                ));
+                inputs.push(ToolInput::Raw(t.clone()));
+                // Only strings without escapes: the one-pass reading of plain objects.
+                let plain: String = t.chars().filter(|&c| c >= ' ' && c != '"' && c != '\\').collect();
+                inputs.push(ToolInput::Raw(format!("{{\"v\": \"{plain}\", \"{plain}\": \"w\"}}")));
+                inputs.push(ToolInput::Json(serde_json::json!({ "a": t.clone(), "b": {"c": t} })));
+            }
+        }
+        inputs.push(ToolInput::Json(serde_json::json!([1, "two"])));
+        inputs.push(ToolInput::Raw("{\"x\": 1e400}".into()));
+        for name in ["read_file", "a b\tc", "", &"n".repeat(99), &"n".repeat(120)] {
+            for input in &inputs {
+                assert_eq!(
+                    describe_call(name, input),
+                    reference_describe(name, input),
+                    "{name:?} {input:?}"
+                );
+                if let ToolInput::Raw(args) = input {
+                    let mut memo = Placeholders::default();
+                    for tokens in [0, 7, 999, 1_000, 123_456, 1_234_567] {
+                        let d = memo.describe_arguments(name, args);
+                        let mut text = String::new();
+                        memo.write(d, tokens, "çall_1", &mut text);
+                        assert_eq!(text, placeholder(name, input, tokens, "çall_1"));
+                        assert_eq!(Placeholders::chars(d, tokens, "çall_1"), text.chars().count());
+                    }
+                }
+                let mut memo = Placeholders::default();
+                for _ in 0..2 {
+                    assert_eq!(
+                        memo.placeholder(name, input, 1_234_567, "id"),
+                        format!(
+                            "[cleared: result of {}, 1,234,567 tokens; recall id id]",
+                            reference_describe(name, input)
+                        )
+                    );
+                }
+            }
+        }
     }
 }
 

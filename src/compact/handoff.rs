@@ -3,12 +3,13 @@
 //! whether they were resolved, identifiers, open work and the last thing the assistant said —
 //! found by scanning messages and tool calls, with no model involved.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
-use serde_json::Value;
 
-use super::structure::{Pairing, is_user_turn};
+use super::args::{Arg, Args};
+use super::structure::{FastMap, FastSet, Pairing, is_user_turn};
 use crate::model::{Body, Message, Role, ToolInput};
 
 /// Text that starts a summary this library (or a well-known harness) wrote into history.
@@ -103,10 +104,40 @@ fn push_unique(list: &mut Vec<String>, item: &str) {
 
 /// Each item once, at the position of its last occurrence.
 fn keep_last(list: &mut Vec<String>) {
-    let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<String> = list.drain(..).rev().filter(|x| seen.insert(x.clone())).collect();
-    out.reverse();
-    *list = out;
+    let mut keep = vec![false; list.len()];
+    {
+        let mut seen: FastSet<&str> = FastSet::with_capacity_and_hasher(list.len(), BuildHasherDefault::default());
+        for (i, x) in list.iter().enumerate().rev() {
+            keep[i] = seen.insert(x.as_str());
+        }
+    }
+    let mut i = 0;
+    list.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// The text of a message's text blocks joined by newlines ([`Message::joined_text`]), borrowed
+/// when there is only one.
+fn text_of(m: &Message) -> Cow<'_, str> {
+    let mut texts = m.blocks.iter().filter_map(|b| match &b.body {
+        Body::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(only), None) => Cow::Borrowed(only),
+        _ => Cow::Owned(m.joined_text()),
+    }
+}
+
+/// `line` in ASCII lower case, in `buf` (reused between lines).
+fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
+    buf.clear();
+    buf.push_str(line);
+    buf.make_ascii_lowercase();
+    buf
 }
 
 fn first_line(s: &str, max: usize) -> String {
@@ -138,20 +169,7 @@ fn last_lines(text: &str, n: usize) -> Vec<&str> {
 }
 
 fn outcome_of(lines: &[&str]) -> (String, bool) {
-    let summary = lines.iter().rev().find(|l| {
-        let l = l.to_ascii_lowercase();
-        [
-            " passed",
-            " failed",
-            "test result:",
-            "exit code",
-            "exit status",
-            "returncode",
-            "error",
-        ]
-        .iter()
-        .any(|n| l.contains(n))
-    });
+    let summary = lines.iter().rev().find(|l| names_an_outcome(l));
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
     let l = line.to_ascii_lowercase();
     let failed = l.contains("failed") && !l.contains(" 0 failed")
@@ -161,6 +179,27 @@ fn outcome_of(lines: &[&str]) -> (String, bool) {
         || l.contains("<returncode>1")
         || l.contains("traceback");
     (clip(line, 200), !failed)
+}
+
+/// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
+/// "exit status", "returncode" or "error": one pass, each position checked only against the
+/// words that start with its letter.
+fn names_an_outcome(line: &str) -> bool {
+    let b = line.as_bytes();
+    let at = |i: usize, word: &[u8]| {
+        b.len() - i >= word.len()
+            && b[i..i + word.len()]
+                .iter()
+                .zip(word)
+                .all(|(x, y)| x.to_ascii_lowercase() == *y)
+    };
+    (0..b.len()).any(|i| match b[i].to_ascii_lowercase() {
+        b' ' => at(i, b" passed") || at(i, b" failed"),
+        b't' => at(i, b"test result:"),
+        b'e' => at(i, b"exit code") || at(i, b"exit status") || at(i, b"error"),
+        b'r' => at(i, b"returncode"),
+        _ => false,
+    })
 }
 
 /// Error lines near the end of a tool result (where outputs put them): the root cause of
@@ -180,15 +219,46 @@ fn error_lines(lines: &[&str]) -> Vec<String> {
     out
 }
 
+/// The pieces of `text` between separators (quotes, brackets, `,`, `;` and whitespace), as
+/// `str::split` with those separators gives them (empty pieces included), scanning bytes.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (width, separator) = if b.is_ascii() {
+                (
+                    1,
+                    matches!(
+                        b,
+                        b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b',' | b';'
+                    ) || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '),
+                )
+            } else {
+                let c = text[i..].chars().next().expect("a character starts here");
+                (c.len_utf8(), c.is_whitespace())
+            };
+            i += width;
+            if separator {
+                let word = &text[start..i - width];
+                start = i;
+                return Some(word);
+            }
+        }
+        if done {
+            return None;
+        }
+        done = true;
+        Some(&text[start..])
+    })
+}
+
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
 fn identifiers_in(text: &str, out: &mut Vec<String>) {
-    let separator = |c: char| {
-        matches!(
-            c,
-            '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';'
-        ) || c.is_whitespace()
-    };
-    for word in text.split(separator) {
+    for word in words(text) {
         let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
         if w.len() < 4 || w.len() > 120 {
             continue;
@@ -205,14 +275,6 @@ fn identifiers_in(text: &str, out: &mut Vec<String>) {
             push_unique(out, w);
         }
     }
-}
-
-fn input_object(input: &ToolInput) -> Value {
-    input.to_object()
-}
-
-fn str_field<'v>(obj: &'v Value, keys: &[&str]) -> Option<&'v str> {
-    keys.iter().find_map(|k| obj.get(*k).and_then(Value::as_str))
 }
 
 /// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
@@ -236,29 +298,31 @@ struct MessageFacts {
     identifiers: Vec<String>,
     todos: Vec<String>,
     decisions: Vec<String>,
-    last_text: Option<String>,
+    /// Assistant text that is not blank (the last one becomes `last_assistant`).
+    has_text: bool,
 }
 
 fn scan_message(i: usize, m: &Message) -> MessageFacts {
     let mut f = MessageFacts::default();
     match m.role {
         Role::User if is_user_turn(m) => {
-            let text = m.joined_text();
+            let text = text_of(m);
             if SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p)) {
-                f.summary = Some(text);
+                f.summary = Some(text.into_owned());
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
             f.request = Some((i, clip(text.trim(), 2_000)));
         }
         Role::Assistant => {
-            let text = m.joined_text();
+            let text = text_of(m);
             if text.trim().is_empty() {
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
+            let mut buf = String::new();
             for line in text.lines().map(str::trim) {
-                let lower = line.to_ascii_lowercase();
+                let lower = lowered(&mut buf, line);
                 if lower.contains("todo")
                     || lower.starts_with("next")
                     || lower.contains("next:")
@@ -279,7 +343,7 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
                     f.decisions.push(clip(line, 200));
                 }
             }
-            f.last_text = Some(clip(text.trim(), 600));
+            f.has_text = true;
         }
         _ => {}
     }
@@ -306,8 +370,8 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
     let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
         return f;
     };
-    let obj = input_object(input);
-    let path = str_field(&obj, PATH_KEYS);
+    let args = Args::of(input);
+    let path = args.str_field(PATH_KEYS);
     if let Some(p) = path {
         identifiers_in(p, &mut f.identifiers);
         if writes {
@@ -318,13 +382,10 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
     }
     if let ToolInput::Freeform(text) = input {
         f.modified.extend(patch_paths(text));
-    } else if let Some(patch) = obj.get("input").and_then(Value::as_str) {
+    } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
         f.modified.extend(patch_paths(patch));
     }
-    let command = str_field(&obj, COMMAND_KEYS).map(|s| first_line(s, 160));
-    let key = command
-        .clone()
-        .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
+    let command = args.str_field(COMMAND_KEYS).map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
     let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
         return f;
@@ -334,6 +395,9 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
     if super::clear::is_placeholder(content) || (reads && !writes && *is_error != Some(true) && command.is_none()) {
         return f;
     }
+    let key = command
+        .clone()
+        .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
     let text = content.text();
     // Outputs put their outcome and their errors at the end: only the last lines are read.
     let tail_lines = last_lines(&text, 60);
@@ -356,7 +420,7 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
         }
     }
     if ok {
-        f.ok = Some((key.clone(), at.0));
+        f.ok = Some((key, at.0));
     }
     if let Some(cmd) = command {
         f.command = Some(Command {
@@ -386,18 +450,20 @@ pub fn extract(messages: &[Message]) -> Handoff {
     } else {
         messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect()
     };
-    for f in scanned {
+    let mut last_text = None;
+    for (i, f) in scanned.into_iter().enumerate() {
         h.previous_summaries.extend(f.summary);
         h.user_requests.extend(f.request);
         h.identifiers.extend(f.identifiers);
         h.todos.extend(f.todos);
         h.decisions.extend(f.decisions);
-        if f.last_text.is_some() {
-            h.last_assistant = f.last_text;
+        if f.has_text {
+            last_text = Some(i);
         }
     }
+    h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
     // Tool calls: files, commands and their outcomes, errors — scanned in parallel, merged in order.
-    let mut kinds: HashMap<&str, (bool, bool)> = HashMap::new();
+    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
     for c in &pairing.calls {
         kinds
             .entry(c.name)
@@ -416,7 +482,7 @@ pub fn extract(messages: &[Message]) -> Handoff {
             .map(|c| scan_call(messages, c, kinds[c.name]))
             .collect()
     };
-    let mut last_ok: HashMap<String, usize> = HashMap::new();
+    let mut last_ok: FastMap<String, usize> = FastMap::default();
     let mut error_keys: Vec<String> = Vec::new();
     for f in facts {
         h.identifiers.extend(f.identifiers);
@@ -462,6 +528,62 @@ mod tests {
     use super::*;
     use crate::formats;
     use serde_json::json;
+
+    #[test]
+    fn scans_like_the_plain_definitions() {
+        let separator = |c: char| {
+            matches!(
+                c,
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';'
+            ) || c.is_whitespace()
+        };
+        let words_in = [
+            "",
+            " ",
+            "a",
+            "see src/app.py, (tests/test_x.py::test_y) and `KeyError`;",
+            "tab\tvt\u{b}ff\u{c}nbsp\u{a0}ideo\u{3000}end\u{85}x  ",
+            "\"quoted\" 'single' <angle>{brace}[box]",
+            "ünïcødé 漢字 mixed/path.rs",
+        ];
+        for text in words_in {
+            assert_eq!(
+                words(text).collect::<Vec<_>>(),
+                text.split(separator).collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+        let needles = [
+            " passed",
+            " failed",
+            "test result:",
+            "exit code",
+            "exit status",
+            "returncode",
+            "error",
+        ];
+        for line in [
+            "== 1 failed, 41 passed in 2.31s ==",
+            "Exit Code: 0",
+            "ERROR collecting",
+            "<returncode>1</returncode>",
+            "test result: ok.",
+            "nothing here",
+            "passed",
+            "Errors",
+            "ünï ERROR",
+            "",
+            "e",
+            "exit statu",
+        ] {
+            let lower = line.to_ascii_lowercase();
+            assert_eq!(
+                names_an_outcome(line),
+                needles.iter().any(|n| lower.contains(n)),
+                "{line:?}"
+            );
+        }
+    }
 
     #[test]
     fn extracts_the_working_state() {

@@ -3,6 +3,7 @@
 //! dedup — all over parsed messages with cached counts, never separating a tool call from its
 //! result.
 
+mod args;
 pub mod clear;
 pub mod handoff;
 pub mod repair;

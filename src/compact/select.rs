@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use super::structure::{Pairing, groups, preamble_len, rounds, safe_cuts};
+use super::structure::{Pairing, Shape, groups, groups_of, preamble_len, rounds, rounds_of, safe_cuts, safe_cuts_n};
 use crate::model::Message;
 
 /// Messages and tool interactions that clearing and summarizing must leave alone.
@@ -18,6 +18,22 @@ pub struct Protected {
     pub calls: BTreeSet<usize>,
 }
 
+impl Protected {
+    /// The protected messages and calls as flags by index, for conversations of `messages`
+    /// messages and `calls` calls: O(1) lookups when every call is checked.
+    pub fn flags(&self, messages: usize, calls: usize) -> (Vec<bool>, Vec<bool>) {
+        let mut m = vec![false; messages];
+        for &i in self.messages.range(..messages) {
+            m[i] = true;
+        }
+        let mut c = vec![false; calls];
+        for &i in self.calls.range(..calls) {
+            c[i] = true;
+        }
+        (m, c)
+    }
+}
+
 /// The union of the last `recent_messages` messages and the last `recent_tools` completed tool
 /// interactions (call and result, paired by id), each computed over the whole conversation, plus
 /// `pinned` messages.
@@ -28,7 +44,17 @@ pub fn protected(
     recent_tools: usize,
     pinned: &BTreeSet<usize>,
 ) -> Protected {
-    let n = messages.len();
+    protected_n(messages.len(), pairing, recent_messages, recent_tools, pinned)
+}
+
+/// [`protected`] for `n` messages.
+pub fn protected_n(
+    n: usize,
+    pairing: &Pairing,
+    recent_messages: usize,
+    recent_tools: usize,
+    pinned: &BTreeSet<usize>,
+) -> Protected {
     let mut p = Protected::default();
     p.messages.extend(n.saturating_sub(recent_messages)..n);
     p.messages.extend(pinned.iter().copied().filter(|&i| i < n));
@@ -94,14 +120,23 @@ pub struct Suffix {
 /// cut at a group boundary, or between rounds inside the last group when that group alone is too
 /// large, and never between a tool call and its result.
 pub fn recent_suffix(messages: &[Message], counts: &[usize], pairing: &Pairing, budget: usize) -> Suffix {
-    let n = messages.len();
-    let pre = preamble_len(messages);
-    let safe = safe_cuts(messages, pairing);
+    recent_suffix_of(messages, counts, pairing, budget)
+}
+
+/// [`recent_suffix`] of any [`Shape`].
+pub fn recent_suffix_of<S: Shape + ?Sized>(messages: &S, counts: &[usize], pairing: &Pairing, budget: usize) -> Suffix {
+    let n = messages.message_count();
+    let pre = super::structure::preamble_len_of(messages);
+    let safe = safe_cuts_n(n, pairing);
     let mut suffix_tokens = vec![0usize; n + 1];
     for i in (0..n).rev() {
         suffix_tokens[i] = suffix_tokens[i + 1] + counts[i];
     }
-    let group_starts: Vec<usize> = groups(messages).iter().map(|g| g.start).filter(|&s| safe[s]).collect();
+    let group_starts: Vec<usize> = groups_of(messages)
+        .iter()
+        .map(|g| g.start)
+        .filter(|&s| safe[s])
+        .collect();
     if let Some(&start) = group_starts.iter().find(|&&s| suffix_tokens[s] <= budget) {
         return Suffix {
             start,
@@ -112,7 +147,7 @@ pub fn recent_suffix(messages: &[Message], counts: &[usize], pairing: &Pairing, 
         };
     }
     // The last group alone is too large: keep its latest rounds that fit.
-    let round_starts: Vec<usize> = rounds(messages)
+    let round_starts: Vec<usize> = rounds_of(messages)
         .iter()
         .map(|r| r.start)
         .chain(group_starts.iter().copied())

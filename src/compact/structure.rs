@@ -7,26 +7,72 @@ use std::ops::Range;
 
 use crate::model::{Body, Message, Role};
 
-/// FNV-1a: call ids are short and attacker-chosen collisions cost only speed here, so a
-/// simple fast hash beats the default SipHash for pairing.
-#[derive(Default)]
-pub struct Fnv(u64);
+/// A word-at-a-time hash with a folded multiply (the 128-bit product's halves xor-ed, so every
+/// input bit reaches every output bit): keys here are short ids and names, and attacker-chosen
+/// collisions cost only speed, so a simple fast hash beats the default SipHash (and
+/// byte-at-a-time FNV) for pairing and lookups by id or name.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
 
-impl Hasher for Fnv {
+impl FxHasher {
+    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        let product = u128::from(self.0 ^ word) * u128::from(Self::SEED);
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
     fn finish(&self) -> u64 {
         self.0
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
-        self.0 = h;
+        let rest = chunks.remainder();
+        let n = rest.len();
+        if n >= 4 {
+            // Two overlapping 4-byte reads cover 4 to 7 bytes.
+            let lo = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+            let hi = u32::from_le_bytes(rest[n - 4..].try_into().expect("4 bytes"));
+            self.add(u64::from(lo) | u64::from(hi) << 32);
+        } else if n > 0 {
+            self.add(u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16);
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+/// A hash map with [`FxHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// A hash set with [`FxHasher`].
+pub type FastSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// A tool call and where its result is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,43 +97,200 @@ pub struct Pairing<'a> {
     pub reused_ids: Vec<usize>,
 }
 
+/// A tool call or result, for [`Pairing::from_blocks`].
+#[derive(Clone, Copy, Debug)]
+pub struct ToolBlock<'a> {
+    /// Message and block index.
+    pub at: (usize, usize),
+    /// The call id (of a call, or the call a result answers).
+    pub id: &'a str,
+    /// The tool name for a call; `None` for a result.
+    pub name: Option<&'a str>,
+}
+
+/// A tool call or result found by the first pass of [`Pairing::of`].
+struct Event<'a> {
+    id: Prehashed<'a>,
+    /// The tool name for a call; `None` for a result.
+    name: Option<&'a str>,
+    at: (usize, usize),
+}
+
+/// A key hashed in advance: the table only reads the stored hash, equality compares the text.
+#[derive(Clone, Copy)]
+struct Prehashed<'a> {
+    hash: u64,
+    text: &'a str,
+}
+
+impl<'a> Prehashed<'a> {
+    fn new(text: &'a str) -> Self {
+        // The length seeds the hash: the tail reads above do not tell every length apart.
+        let mut h = FxHasher(text.len() as u64);
+        h.write(text.as_bytes());
+        Prehashed { hash: h.finish(), text }
+    }
+}
+
+impl PartialEq for Prehashed<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && same_text(self.text.as_bytes(), other.text.as_bytes())
+    }
+}
+
+impl Eq for Prehashed<'_> {}
+
+/// Byte equality without a library call for the short ids that are the rule.
+#[inline]
+fn same_text(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = a.len();
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    if (8..=16).contains(&n) {
+        word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8)
+    } else {
+        a == b
+    }
+}
+
+impl std::hash::Hash for Prehashed<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// Passes a [`Prehashed`] key's hash through unchanged.
+#[derive(Default, Clone, Copy)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `Prehashed`; anything else still hashes.
+        let mut h = FxHasher(self.0);
+        h.write(bytes);
+        self.0 = h.finish();
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 impl<'a> Pairing<'a> {
     pub fn of(messages: &'a [Message]) -> Pairing<'a> {
-        let mut p = Pairing::default();
-        // id → index of the call waiting for its result
-        let mut open: FastMap<&str, usize> = FastMap::default();
-        // id → the call that last used it (answered or not)
-        let mut seen: FastMap<&str, usize> = FastMap::default();
+        // First every call and result with its id hashed: the messages are independent of each
+        // other here, so the memory reads of many overlap; then the pairing itself, in order.
+        let mut events: Vec<Event<'a>> = Vec::with_capacity(messages.len() + messages.len() / 2);
         for (mi, m) in messages.iter().enumerate() {
             for (bi, b) in m.blocks.iter().enumerate() {
                 match &b.body {
-                    Body::ToolUse { id, name, .. } => {
-                        let ci = p.calls.len();
-                        if seen.insert(id.as_str(), ci).is_some() {
-                            p.reused_ids.push(ci);
-                        }
-                        open.insert(id.as_str(), ci);
-                        p.calls.push(Call {
-                            id,
-                            name,
-                            at: (mi, bi),
-                            result: None,
-                        });
-                    }
-                    Body::ToolResult { tool_use_id, .. } => {
-                        if let Some(ci) = open.remove(tool_use_id.as_str()) {
-                            p.calls[ci].result = Some((mi, bi));
-                        } else if seen.contains_key(tool_use_id.as_str()) {
-                            p.duplicate_results.push((mi, bi));
-                        } else {
-                            p.orphans.push((mi, bi));
-                        }
-                    }
+                    Body::ToolUse { id, name, .. } => events.push(Event {
+                        id: Prehashed::new(id),
+                        name: Some(name),
+                        at: (mi, bi),
+                    }),
+                    Body::ToolResult { tool_use_id, .. } => events.push(Event {
+                        id: Prehashed::new(tool_use_id),
+                        name: None,
+                        at: (mi, bi),
+                    }),
                     _ => {}
                 }
             }
         }
+        Self::pair(events)
+    }
+
+    /// The pairing of tool calls and results given in conversation order, for callers that
+    /// read them from something other than messages.
+    pub fn from_blocks(blocks: impl IntoIterator<Item = ToolBlock<'a>>) -> Pairing<'a> {
+        Self::pair(
+            blocks
+                .into_iter()
+                .map(|b| Event {
+                    id: Prehashed::new(b.id),
+                    name: b.name,
+                    at: b.at,
+                })
+                .collect(),
+        )
+    }
+
+    fn pair(events: Vec<Event<'a>>) -> Pairing<'a> {
+        let uses = events.iter().filter(|e| e.name.is_some()).count();
+        let mut p = Pairing {
+            calls: Vec::with_capacity(uses),
+            ..Pairing::default()
+        };
+        // id → the call that last used it, and whether that call still waits for its result.
+        let mut ids: HashMap<Prehashed<'a>, (usize, bool), BuildHasherDefault<PassThrough>> =
+            HashMap::with_capacity_and_hasher(uses, BuildHasherDefault::default());
+        for e in events {
+            if let Some(name) = e.name {
+                let ci = p.calls.len();
+                if ids.insert(e.id, (ci, true)).is_some() {
+                    p.reused_ids.push(ci);
+                }
+                p.calls.push(Call {
+                    id: e.id.text,
+                    name,
+                    at: e.at,
+                    result: None,
+                });
+            } else {
+                match ids.get_mut(&e.id) {
+                    Some((ci, open)) if *open => {
+                        *open = false;
+                        p.calls[*ci].result = Some(e.at);
+                    }
+                    Some(_) => p.duplicate_results.push(e.at),
+                    None => p.orphans.push(e.at),
+                }
+            }
+        }
         p
+    }
+}
+
+/// What the selection passes read of a conversation: its length, each message's role, and
+/// which messages only carry tool results. Implemented by `[Message]`, and by lighter
+/// skeletons that never build messages (the whole-list fast path).
+pub trait Shape {
+    fn message_count(&self) -> usize;
+    fn role_at(&self, i: usize) -> Role;
+    /// Whether message `i` only carries tool results ([`Message::is_tool_results_only`]).
+    fn results_only_at(&self, i: usize) -> bool;
+}
+
+impl Shape for [Message] {
+    fn message_count(&self) -> usize {
+        self.len()
+    }
+
+    fn role_at(&self, i: usize) -> Role {
+        self[i].role
+    }
+
+    fn results_only_at(&self, i: usize) -> bool {
+        self[i].is_tool_results_only()
+    }
+}
+
+fn user_turn_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
+    s.role_at(i) == Role::User && !s.results_only_at(i)
+}
+
+fn result_carrier_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
+    match s.role_at(i) {
+        Role::Tool => true,
+        Role::User => s.results_only_at(i),
+        _ => false,
     }
 }
 
@@ -105,29 +308,46 @@ pub fn is_result_carrier(m: &Message) -> bool {
 /// Number of leading system/developer messages (the system prompt, kept out of history
 /// selection).
 pub fn preamble_len(messages: &[Message]) -> usize {
-    messages.iter().take_while(|m| m.role.is_instruction()).count()
+    preamble_len_of(messages)
+}
+
+/// [`preamble_len`] of any [`Shape`].
+pub fn preamble_len_of<S: Shape + ?Sized>(s: &S) -> usize {
+    (0..s.message_count())
+        .take_while(|&i| s.role_at(i).is_instruction())
+        .count()
 }
 
 /// Interaction groups after the preamble: each starts at a real user message and holds every
 /// message up to the next one. Messages before the first user message form a group of their own.
 pub fn groups(messages: &[Message]) -> Vec<Range<usize>> {
-    let start = preamble_len(messages);
-    let mut starts: Vec<usize> = (start..messages.len())
-        .filter(|&i| i == start || is_user_turn(&messages[i]))
-        .collect();
+    groups_of(messages)
+}
+
+/// [`groups`] of any [`Shape`].
+pub fn groups_of<S: Shape + ?Sized>(s: &S) -> Vec<Range<usize>> {
+    let n = s.message_count();
+    let start = preamble_len_of(s);
+    let mut starts: Vec<usize> = (start..n).filter(|&i| i == start || user_turn_at(s, i)).collect();
     starts.dedup();
-    bounds_to_ranges(&starts, messages.len())
+    bounds_to_ranges(&starts, n)
 }
 
 /// API rounds after the preamble: each assistant message with the tool results that follow it.
 /// User messages and other messages outside rounds are not part of any round.
 pub fn rounds(messages: &[Message]) -> Vec<Range<usize>> {
+    rounds_of(messages)
+}
+
+/// [`rounds`] of any [`Shape`].
+pub fn rounds_of<S: Shape + ?Sized>(s: &S) -> Vec<Range<usize>> {
+    let n = s.message_count();
     let mut out = Vec::new();
-    let mut i = preamble_len(messages);
-    while i < messages.len() {
-        if messages[i].role == Role::Assistant {
+    let mut i = preamble_len_of(s);
+    while i < n {
+        if s.role_at(i) == Role::Assistant {
             let mut end = i + 1;
-            while end < messages.len() && is_result_carrier(&messages[end]) {
+            while end < n && result_carrier_at(s, end) {
                 end += 1;
             }
             out.push(i..end);
@@ -151,7 +371,11 @@ fn bounds_to_ranges(starts: &[usize], len: usize) -> Vec<Range<usize>> {
 /// and its result on the same side. Calls without a result block every cut after them (their
 /// result may still come; see `repair`).
 pub fn safe_cuts(messages: &[Message], pairing: &Pairing) -> Vec<bool> {
-    let n = messages.len();
+    safe_cuts_n(messages.len(), pairing)
+}
+
+/// [`safe_cuts`] for `n` messages.
+pub fn safe_cuts_n(n: usize, pairing: &Pairing) -> Vec<bool> {
     // Difference array over cut positions: a pair (call at i, result at k > i) forbids i+1..=k.
     let mut diff = vec![0i64; n + 2];
     for c in &pairing.calls {
@@ -196,6 +420,67 @@ mod tests {
         assert_eq!(p.calls[1].result, Some((4, 0)));
         let cuts = safe_cuts(&m, &p);
         assert_eq!(cuts, vec![true, true, true, false, false, true, true, true, true]);
+    }
+
+    /// The plain two-table definition the one-table pairing must match.
+    fn reference_pairing<'a>(blocks: &[ToolBlock<'a>]) -> Pairing<'a> {
+        let mut open: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut p = Pairing::default();
+        for b in blocks {
+            if let Some(name) = b.name {
+                let ci = p.calls.len();
+                if seen.insert(b.id, ci).is_some() {
+                    p.reused_ids.push(ci);
+                }
+                open.insert(b.id, ci);
+                p.calls.push(Call {
+                    id: b.id,
+                    name,
+                    at: b.at,
+                    result: None,
+                });
+            } else if let Some(ci) = open.remove(b.id) {
+                p.calls[ci].result = Some(b.at);
+            } else if seen.contains_key(b.id) {
+                p.duplicate_results.push(b.at);
+            } else {
+                p.orphans.push(b.at);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn pairs_like_the_two_table_definition() {
+        let ids = [
+            "a",
+            "b",
+            "c",
+            "call_1",
+            "call_2",
+            "toolu_01ABCDEFGHIJKLMNOPQRSTUV",
+            "",
+            "call_12345678",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..2_000 {
+            let mut blocks = Vec::new();
+            let len = (state % 40) as usize;
+            for i in 0..len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let id = ids[(state % ids.len() as u64) as usize];
+                let name = (state >> 20) % 2 == 0;
+                blocks.push(ToolBlock {
+                    at: (i, 0),
+                    id,
+                    name: name.then_some("f"),
+                });
+            }
+            assert_eq!(Pairing::from_blocks(blocks.iter().copied()), reference_pairing(&blocks));
+        }
     }
 
     #[test]

@@ -10,8 +10,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::compact::{self, Pairing};
-use crate::model::{Block, Body, ContentForm, Extra, Format, Message, ResultContent, Role, ToolInput};
+use crate::compact::structure::{Pairing, Shape, ToolBlock, preamble_len_of};
+use crate::compact::{
+    self,
+    clear::{Described, Placeholders},
+};
+use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
 use super::surgery::Protection;
@@ -24,12 +28,47 @@ fn tokens_of(s: &Bound<'_, PyString>, enc: Encoding) -> Option<usize> {
     Some(enc.count(s.to_str().ok()?))
 }
 
+/// What the selection needs of one message.
+struct Skel {
+    role: Role,
+    tokens: usize,
+    /// Tokens of its tool result (tool messages).
+    result_tokens: usize,
+    /// No content and no tool calls.
+    empty: bool,
+}
+
+impl Shape for [Skel] {
+    fn message_count(&self) -> usize {
+        self.len()
+    }
+
+    fn role_at(&self, i: usize) -> Role {
+        self[i].role
+    }
+
+    fn results_only_at(&self, i: usize) -> bool {
+        // A tool message is its result; other messages have their content first.
+        self[i].role == Role::Tool
+    }
+}
+
+/// A tool call or result of the skeleton: where it is and its strings (indices into `ids`).
+struct Tool {
+    at: (usize, usize),
+    id: usize,
+    /// For a call: its name (in `ids`) and its arguments (in `args`).
+    call: Option<(usize, usize)>,
+}
+
 struct Skeleton<'py> {
-    messages: Vec<Message>,
-    tokens: Vec<usize>,
-    /// Per message: tokens of its tool result (for tool messages).
-    result_tokens: Vec<usize>,
+    messages: Vec<Skel>,
     objects: Vec<Bound<'py, PyDict>>,
+    tools: Vec<Tool>,
+    /// Call ids and tool names.
+    ids: Vec<Bound<'py, PyString>>,
+    /// Arguments texts, read only for the calls whose results are cleared.
+    args: Vec<Bound<'py, PyString>>,
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
@@ -47,15 +86,15 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         intern!(py, "name"),
         intern!(py, "arguments"),
     );
-    let origin = if native { Format::Native } else { Format::OpenAiChat };
     let n = list.len();
     let mut sk = Skeleton {
         messages: Vec::with_capacity(n),
-        tokens: Vec::with_capacity(n),
-        result_tokens: Vec::with_capacity(n),
         objects: Vec::with_capacity(n),
+        tools: Vec::with_capacity(n),
+        ids: Vec::with_capacity(n + n / 2),
+        args: Vec::with_capacity(n / 2),
     };
-    for item in list.iter() {
+    for (mi, item) in list.iter().enumerate() {
         let d = item.cast_into::<PyDict>().ok()?;
         let role_obj = d.get_item(k_role).ok()??;
         let role = Role::parse(role_obj.cast::<PyString>().ok()?.to_str().ok()?)?;
@@ -68,79 +107,77 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 (tokens_of(s, enc)?, s.len().ok()? == 0)
             }
         };
-        let mut tokens = MESSAGE_OVERHEAD + text_tokens;
-        let mut blocks = Vec::new();
-        let mut result_tokens = 0;
+        let mut m = Skel {
+            role,
+            tokens: MESSAGE_OVERHEAD + text_tokens,
+            result_tokens: 0,
+            empty,
+        };
         if role == Role::Tool {
-            let id = d.get_item(k_call_id).ok()??;
-            let id = id.cast::<PyString>().ok()?.to_str().ok()?.to_owned();
-            tokens += TOOL_BLOCK_OVERHEAD;
-            result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
-            blocks.push(Block::new(Body::ToolResult {
-                tool_use_id: id,
-                content: ResultContent::Text(String::new()),
-                is_error: None,
-            }));
-        } else {
-            blocks.push(Block::new(Body::Text {
-                text: if empty { String::new() } else { "x".into() },
-            }));
-            if let Some(calls) = d.get_item(k_calls).ok()? {
-                if !calls.is_none() {
-                    for call in calls.cast::<PyList>().ok()?.iter() {
-                        let call = call.cast_into::<PyDict>().ok()?;
-                        let id = call.get_item(k_id).ok()??.cast_into::<PyString>().ok()?;
-                        let holder = if native {
-                            call.clone()
-                        } else {
-                            call.get_item(k_function).ok()??.cast_into::<PyDict>().ok()?
-                        };
-                        let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
-                        let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
-                        tokens += TOOL_BLOCK_OVERHEAD + tokens_of(&name, enc)? + tokens_of(&args, enc)?;
-                        blocks.push(Block::new(Body::ToolUse {
-                            id: id.to_str().ok()?.to_owned(),
-                            name: name.to_str().ok()?.to_owned(),
-                            input: ToolInput::Raw(String::new()),
-                        }));
-                    }
+            let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
+            m.tokens += TOOL_BLOCK_OVERHEAD;
+            m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
+            m.empty = false;
+            sk.tools.push(Tool {
+                at: (mi, 0),
+                id: sk.ids.len(),
+                call: None,
+            });
+            sk.ids.push(id);
+        } else if let Some(calls) = d.get_item(k_calls).ok()? {
+            if !calls.is_none() {
+                for (k, call) in calls.cast::<PyList>().ok()?.iter().enumerate() {
+                    let call = call.cast_into::<PyDict>().ok()?;
+                    let id = call.get_item(k_id).ok()??.cast_into::<PyString>().ok()?;
+                    let holder = if native {
+                        call
+                    } else {
+                        call.get_item(k_function).ok()??.cast_into::<PyDict>().ok()?
+                    };
+                    let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
+                    let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
+                    m.tokens += TOOL_BLOCK_OVERHEAD + tokens_of(&name, enc)? + tokens_of(&args, enc)?;
+                    m.empty = false;
+                    sk.tools.push(Tool {
+                        at: (mi, k + 1),
+                        id: sk.ids.len(),
+                        call: Some((sk.ids.len() + 1, sk.args.len())),
+                    });
+                    sk.ids.push(id);
+                    sk.ids.push(name);
+                    sk.args.push(args);
                 }
             }
         }
-        sk.messages.push(Message {
-            role,
-            blocks: blocks.into(),
-            form: ContentForm::String,
-            origin,
-            extra: Extra::new(),
-        });
-        sk.tokens.push(tokens);
-        sk.result_tokens.push(result_tokens);
+        sk.messages.push(m);
         sk.objects.push(d);
     }
     Some(sk)
 }
 
-/// The arguments text of call `block` of the message at `index` (read only for cleared calls).
-fn arguments(sk: &Skeleton<'_>, index: usize, block: usize, native: bool) -> Option<String> {
-    let py = sk.objects[index].py();
-    let calls = sk.objects[index].get_item(intern!(py, "tool_calls")).ok()??;
-    let call = calls.cast::<PyList>().ok()?.get_item(block - 1).ok()?;
-    let holder = if native {
-        call
-    } else {
-        call.get_item(intern!(py, "function")).ok()?
-    };
-    Some(
-        holder
-            .get_item(intern!(py, "arguments"))
-            .ok()?
-            .cast::<PyString>()
-            .ok()?
-            .to_str()
-            .ok()?
-            .to_owned(),
-    )
+/// What `validate` finds nothing in, for a skeleton: every call answered once, in the tool
+/// messages right after it, no orphan or duplicate result, no reused id, no empty message.
+fn is_valid(messages: &[Skel], pairing: &Pairing<'_>) -> bool {
+    if !(pairing.orphans.is_empty() && pairing.duplicate_results.is_empty() && pairing.reused_ids.is_empty()) {
+        return false;
+    }
+    if messages.iter().any(|m| m.empty && !m.role.is_instruction()) {
+        return false;
+    }
+    // First message of the run of tool messages that ends at each message.
+    let mut run_start = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let start = if m.role == Role::Tool && i > 0 && messages[i - 1].role == Role::Tool {
+            run_start[i - 1]
+        } else {
+            i
+        };
+        run_start.push(start);
+    }
+    pairing.calls.iter().all(|c| {
+        c.result
+            .is_some_and(|(rm, _)| rm > c.at.0 && messages[rm].role == Role::Tool && run_start[rm] <= c.at.0 + 1)
+    })
 }
 
 /// `trim_messages` over the skeleton; `None` means "use the general path".
@@ -163,60 +200,80 @@ pub(crate) fn trim<'py>(
     let Some(sk) = skeleton(list, enc, native) else {
         return Ok(None);
     };
-    let pairing = Pairing::of(&sk.messages);
-    if !compact::validate_with(&sk.messages, &pairing).is_empty() {
+    let Ok(ids) = sk.ids.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>() else {
+        return Ok(None);
+    };
+    let pairing = Pairing::from_blocks(sk.tools.iter().map(|t| ToolBlock {
+        at: t.at,
+        id: ids[t.id],
+        name: t.call.map(|(name, _)| ids[name]),
+    }));
+    if !is_valid(&sk.messages, &pairing) {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.
         return Ok(None);
     }
     let py = list.py();
-    let total: usize = sk.tokens.iter().sum();
+    let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
+    let total: usize = original.iter().sum();
     if total + reserve <= max_tokens {
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
-    let mut tokens = sk.tokens.clone();
-    // Message index → placeholder text for cleared results.
-    let mut cleared: Vec<Option<String>> = vec![None; sk.messages.len()];
+    let mut tokens = original.clone();
+    // Message index → the cleared result's placeholder: its call's description, the result's
+    // tokens and the call; the text is written only for the messages that are returned.
+    let mut cleared: Vec<Option<(Described, usize, usize)>> = vec![None; sk.messages.len()];
+    let mut placeholders = Placeholders::default();
+    let mut text = String::new();
     if clear {
-        let protected = compact::protected(
-            &sk.messages,
+        let protected = compact::select::protected_n(
+            sk.messages.len(),
             &pairing,
             protection.recent_messages,
             protection.recent_tools,
             &std::collections::BTreeSet::new(),
         );
+        let (protected_messages, protected_calls) = protected.flags(sk.messages.len(), pairing.calls.len());
         let mut freed = 0;
         for (ci, c) in pairing.calls.iter().enumerate() {
             let Some(at) = c.result else { continue };
-            if protected.calls.contains(&ci)
-                || protected.messages.contains(&at.0)
-                || protected.messages.contains(&c.at.0)
-            {
+            if protected_calls[ci] || protected_messages[at.0] || protected_messages[c.at.0] {
                 continue;
             }
-            let Some(args) = arguments(&sk, c.at.0, c.at.1, native) else {
+            // One arguments text per call, in call order.
+            let Ok(args) = sk.args[ci].to_str() else {
                 return Ok(None);
             };
-            let before = sk.result_tokens[at.0];
-            let text = compact::clear::placeholder(c.name, &ToolInput::Raw(args), before, c.id);
-            let after = TOOL_BLOCK_OVERHEAD + enc.count(&text);
+            let before = sk.messages[at.0].result_tokens;
+            let d = placeholders.describe_arguments(c.name, args);
+            let after = TOOL_BLOCK_OVERHEAD
+                + if enc == Encoding::Approximate {
+                    // What `count` gives for the text, from its length alone.
+                    Encoding::approximate(Placeholders::chars(d, before, c.id))
+                } else {
+                    text.clear();
+                    placeholders.write(d, before, c.id, &mut text);
+                    enc.count(&text)
+                };
             if after < before {
                 freed += before - after;
                 tokens[at.0] -= before - after;
-                cleared[at.0] = Some(text);
+                cleared[at.0] = Some((d, before, ci));
             }
         }
         if freed < clear_at_least {
-            tokens.clone_from(&sk.tokens);
+            tokens.clone_from(&original);
             cleared.fill(None);
         }
     }
     let render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
         let d = &sk.objects[i];
-        match &cleared[i] {
+        match cleared[i] {
             None => Ok(d.clone().into_any()),
-            Some(text) => {
+            Some((described, before, ci)) => {
+                text.clear();
+                placeholders.write(described, before, pairing.calls[ci].id, &mut text);
                 let copy = d.copy()?;
-                copy.set_item(intern!(py, "content"), text)?;
+                copy.set_item(intern!(py, "content"), text.as_str())?;
                 Ok(copy.into_any())
             }
         }
@@ -225,10 +282,10 @@ pub(crate) fn trim<'py>(
     let indices: Vec<usize> = if total + reserve <= max_tokens {
         (0..sk.messages.len()).collect()
     } else {
-        let pre = compact::structure::preamble_len(&sk.messages);
+        let pre = preamble_len_of(&sk.messages[..]);
         let system: usize = tokens[..pre].iter().sum();
         let available = max_tokens.saturating_sub(system + reserve);
-        let suffix = compact::recent_suffix(&sk.messages, &tokens, &pairing, available);
+        let suffix = compact::select::recent_suffix_of(&sk.messages[..], &tokens, &pairing, available);
         if let Some(overflow) = suffix.overflow {
             let needed = system + reserve + tokens[overflow].iter().sum::<usize>();
             return Err(crate::error::Error::BudgetTooSmall {
@@ -240,9 +297,6 @@ pub(crate) fn trim<'py>(
         }
         (0..pre).chain(suffix.start..sk.messages.len()).collect()
     };
-    let out = PyList::empty(py);
-    for i in indices {
-        out.append(render(i)?)?;
-    }
-    Ok(Some(out))
+    let out = indices.into_iter().map(render).collect::<PyResult<Vec<_>>>()?;
+    Ok(Some(PyList::new(py, out)?))
 }

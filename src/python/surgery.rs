@@ -155,16 +155,14 @@ pub(crate) fn clearable_tokens(conv: &Conversation, protection: Protection, excl
     let messages = conv.messages();
     let (pairing, protected) = protection.of(conv);
     let counts = conv.counts();
+    let (protected_messages, protected_calls) = protected.flags(messages.len(), pairing.calls.len());
     pairing
         .calls
         .iter()
         .enumerate()
         .filter_map(|(ci, c)| {
             let at = c.result?;
-            if protected.calls.contains(&ci)
-                || protected.messages.contains(&at.0)
-                || protected.messages.contains(&c.at.0)
-                || exclude.contains(c.name)
+            if protected_calls[ci] || protected_messages[at.0] || protected_messages[c.at.0] || exclude.contains(c.name)
             {
                 return None;
             }
