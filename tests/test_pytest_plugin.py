@@ -150,11 +150,6 @@ def test_loading_the_plugin_imports_no_submodule_it_uses() -> None:
         assert module not in new
 
 
-@pytest.mark.xfail(
-    reason="agentcontext/__init__.py imports the compiled core eagerly, and importing agentcontext.pytest_plugin "
-    "runs it first: the plugin can be fully inert only once the package __init__ is lazy",
-    strict=True,
-)
 def test_loading_the_plugin_does_not_import_the_core() -> None:
     assert "agentcontext._core" not in _imported_by_plugin()
 
