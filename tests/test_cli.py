@@ -77,3 +77,27 @@ def test_bad_files_exit_2_with_one_line(tmp_path: Path) -> None:
 def test_usage_errors_exit_2() -> None:
     assert run().returncode == 2
     assert run("inspect", str(EXAMPLE), "--format", "xml").returncode == 2
+
+
+def test_agent_session_files_are_read_as_they_are(tmp_path: Path) -> None:
+    claude = support.ROOT / "examples" / "claude-code-session.jsonl"
+    out = run("inspect", str(claude), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["format"] == "claude-code-jsonl"
+    assert (report["messages"], report["tool_calls"]) == (11, 5)
+    # A file with several sessions needs --session, by name or index.
+    aider = tmp_path / ".aider.chat.history.md"
+    aider.write_text(
+        "# aider chat started at 2024-08-01 10:00:00\n\n#### Fix the bug in app.py please now\n\nDone, fixed app.py.\n\n"
+        "# aider chat started at 2024-08-02 11:00:00\n\n#### Add a test for parse_config please\n\nAdded the test.\n",
+        encoding="utf-8",
+    )
+    out = run("compact", str(aider), "--budget", "50%")
+    assert out.returncode == 2
+    assert "holds 2 sessions; pick one with --session" in out.stderr
+    out = run("compact", str(aider), "--budget", "1000", "--session", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["format"] == "aider-chat-history-md"
+    names = run("inspect", str(aider), "--session", "nope")
+    assert names.returncode == 2 and "2024-08-02" in names.stderr

@@ -103,18 +103,30 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(path: str, fmt: str = "auto", session: str | None = None) -> Conversation:
-    """A transcript in any format: the library's own or an agent's session file (detected by
-    content; see :mod:`agentcontext.importers`)."""
+def load(path: str, fmt: str = "auto", session: str | None = None) -> tuple[Conversation, str]:
+    """A transcript in any format, the library's own or an agent's session file (detected by
+    content; see :mod:`agentcontext.importers`), and the name of the format it was read as."""
     from agentcontext import importers
+    from agentcontext.errors import SessionSelectionError
 
     picked: str | int | None = int(session) if session is not None and session.isdigit() else session
-    return importers.load(path, format=fmt, session=picked)
+    try:
+        conv = importers.load(path, format=fmt, session=picked)
+    except SessionSelectionError as exc:
+        if session is not None:
+            raise
+        shown = ", ".join(exc.names[:20]) + (f", ... ({len(exc.names)} in all)" if len(exc.names) > 20 else "")
+        raise SessionSelectionError(
+            f"{path}: holds {len(exc.names)} sessions; pick one with --session NAME or INDEX: {shown}", path, exc.names
+        ) from None
+    if fmt != "auto":
+        return conv, fmt
+    return conv, importers.detect(path) or conv.format
 
 
 def inspect_report(path: str, fmt: str = "auto", session: str | None = None) -> dict[str, Any]:
     """The figures ``agentcontext inspect`` prints, as a dict."""
-    conv = load(path, fmt, session)
+    conv, read_as = load(path, fmt, session)
     stats = {enc: conv.stats(encoding=enc) for enc in ENCODINGS}
     first = stats[ENCODINGS[0]]
     by_tool: dict[str, Any] = {}
@@ -126,7 +138,7 @@ def inspect_report(path: str, fmt: str = "auto", session: str | None = None) -> 
         }
     return {
         "path": path,
-        "format": conv.format,
+        "format": read_as,
         "messages": len(conv),
         "tool_calls": first["tool_calls"],
         "tokens": {enc: stats[enc]["tokens"] for enc in ENCODINGS},
@@ -192,10 +204,10 @@ def format_inspect(report: dict[str, Any]) -> str:
 def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor
 
-    conv = load(args.file, args.format, args.session)
+    conv, read_as = load(args.file, args.format, args.session)
     budget = parse_budget(args.budget, conv.tokens)
     result = Compactor(args.strategy).compact(conv, budget=budget)
-    report = {"path": args.file, "format": conv.format, "strategy": args.strategy, **result.to_dict()}
+    report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
