@@ -113,11 +113,10 @@ def load(path: str, fmt: str = "auto", session: str | None = None) -> tuple[Conv
     try:
         conv = importers.load(path, format=fmt, session=picked)
     except SessionSelectionError as exc:
-        if session is not None:
-            raise
         shown = ", ".join(exc.names[:20]) + (f", ... ({len(exc.names)} in all)" if len(exc.names) > 20 else "")
+        why = f"no session {session!r}" if session is not None else f"holds {len(exc.names)} sessions"
         raise SessionSelectionError(
-            f"{path}: holds {len(exc.names)} sessions; pick one with --session NAME or INDEX: {shown}", path, exc.names
+            f"{path}: {why}; pick one with --session NAME or INDEX: {shown}", path, exc.names
         ) from None
     if fmt != "auto":
         return conv, fmt
