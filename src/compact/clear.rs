@@ -2,6 +2,7 @@
 //! read-only calls. The tool call (name and input) always stays; user and assistant text is never
 //! rewritten; protected and pinned messages are never touched.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use serde_json::Value;
 use super::args::{Arg, Args};
 use super::select::Protected;
 use super::structure::{FastMap, Pairing};
-use crate::model::{Block, Body, Message, ResultContent, Role, ToolInput};
+use crate::model::{Block, Body, Extra, Message, ResultContent, Role, ToolInput};
 use crate::tokens::{self, Encoding};
 
 /// Options of [`clear_tool_results`].
@@ -39,20 +40,34 @@ impl Default for ClearOptions {
     }
 }
 
-/// One cleared result.
+/// One cleared result. The id and the tool name are borrowed from the messages the plan was made
+/// from ([`Cleared::into_owned`] copies them, for a report that outlives those messages).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cleared {
+pub struct Cleared<'a> {
     pub index: usize,
-    pub tool_use_id: String,
-    pub tool_name: String,
+    pub tool_use_id: Cow<'a, str>,
+    pub tool_name: Cow<'a, str>,
     pub tokens_before: usize,
     pub tokens_after: usize,
 }
 
+impl Cleared<'_> {
+    /// This entry with its own copies of the id and the tool name.
+    pub fn into_owned(self) -> Cleared<'static> {
+        Cleared {
+            index: self.index,
+            tool_use_id: Cow::Owned(self.tool_use_id.into_owned()),
+            tool_name: Cow::Owned(self.tool_name.into_owned()),
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+        }
+    }
+}
+
 /// What a clearing pass did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClearReport {
-    pub cleared: Vec<Cleared>,
+pub struct ClearReport<'a> {
+    pub cleared: Vec<Cleared<'a>>,
     /// Messages whose tool-call inputs were cleared (`clear_tool_inputs`).
     pub inputs_cleared: Vec<usize>,
     /// Messages whose old thinking blocks were dropped.
@@ -60,6 +75,19 @@ pub struct ClearReport {
     pub tokens_freed: usize,
     /// Set when clearing would have freed less than `clear_at_least` and nothing was changed.
     pub skipped_below_minimum: bool,
+}
+
+impl ClearReport<'_> {
+    /// This report with its own copies of every id and tool name.
+    pub fn into_owned(self) -> ClearReport<'static> {
+        ClearReport {
+            cleared: self.cleared.into_iter().map(Cleared::into_owned).collect(),
+            inputs_cleared: self.inputs_cleared,
+            thinking_dropped: self.thinking_dropped,
+            tokens_freed: self.tokens_freed,
+            skipped_below_minimum: self.skipped_below_minimum,
+        }
+    }
 }
 
 /// A short rendering of a call: `read_file(path=src/app.py)`, at most about 100 characters.
@@ -391,9 +419,15 @@ fn with_text(block: &Block, tool_use_id: &str, is_error: Option<bool>, text: Str
             content: ResultContent::Text(text),
             is_error,
         },
-        extra: block.extra.clone(),
+        extra: copy_extra(&block.extra),
         item: block.item.clone(),
     }
+}
+
+/// A copy of `extra`; an empty map (the usual case) is made rather than cloned, which skips the
+/// generic clone of its (empty) table and entries.
+fn copy_extra(extra: &Extra) -> Extra {
+    if extra.is_empty() { Extra::new() } else { extra.clone() }
 }
 
 /// The result block at `at` with its id and error flag, unless it is not a result or was already
@@ -418,13 +452,13 @@ fn result_tokens(enc: Encoding, b: &Block) -> usize {
 /// placeholder naming the call, its size and a recall id (the call id). Returns the new messages
 /// (only changed messages differ) and a report. Nothing changes when fewer than
 /// `clear_at_least` tokens would be freed.
-pub fn clear_tool_results(
-    messages: &[Message],
-    pairing: &Pairing,
+pub fn clear_tool_results<'m>(
+    messages: &'m [Message],
+    pairing: &Pairing<'m>,
     protected: &Protected,
     enc: Encoding,
     options: &ClearOptions,
-) -> (Vec<Message>, ClearReport) {
+) -> (Vec<Message>, ClearReport<'m>) {
     let (changed, report) = plan_clear(messages, pairing, protected, enc, options);
     (apply(messages, changed), report)
 }
@@ -440,13 +474,13 @@ pub fn apply(messages: &[Message], changed: Vec<(usize, Message)>) -> Vec<Messag
 
 /// What [`clear_tool_results`] would change, without copying the rest: the new versions of the
 /// changed messages (by position) and the report.
-pub fn plan_clear(
-    messages: &[Message],
-    pairing: &Pairing,
+pub fn plan_clear<'m>(
+    messages: &'m [Message],
+    pairing: &Pairing<'m>,
     protected: &Protected,
     enc: Encoding,
     options: &ClearOptions,
-) -> (Vec<(usize, Message)>, ClearReport) {
+) -> (Vec<(usize, Message)>, ClearReport<'m>) {
     plan_clear_counted(messages, None, pairing, protected, enc, options)
 }
 
@@ -456,7 +490,7 @@ pub fn plan_clear(
 const PARALLEL_RESULTS: usize = 256;
 
 /// One result to clear: the report entry, where the block is and its placeholder.
-type ResultPlan = (Cleared, (usize, usize), String);
+type ResultPlan<'m> = (Cleared<'m>, (usize, usize), String);
 
 /// What replaces a block: a result's new text, or a whole new block.
 enum Replacement {
@@ -473,7 +507,7 @@ pub fn plan_clear_counted<'m>(
     protected: &Protected,
     enc: Encoding,
     options: &ClearOptions,
-) -> (Vec<(usize, Message)>, ClearReport) {
+) -> (Vec<(usize, Message)>, ClearReport<'m>) {
     let cached = |mi: usize, id: &str, side: tokens::ToolSide| {
         counts.and_then(|c| c.get(mi)).and_then(|mt| {
             mt.tools
@@ -498,7 +532,7 @@ pub fn plan_clear_counted<'m>(
         .map(|(ci, _)| ci)
         .collect();
     // The result of one call, cleared, if that frees tokens.
-    let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan> {
+    let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan<'m>> {
         let c = &pairing.calls[ci];
         let at = c.result?;
         let (block, tool_use_id, _) = live_result(messages, at)?;
@@ -521,8 +555,8 @@ pub fn plan_clear_counted<'m>(
         (after < before).then(|| {
             let cleared = Cleared {
                 index: at.0,
-                tool_use_id: c.id.to_owned(),
-                tool_name: c.name.to_owned(),
+                tool_use_id: Cow::Borrowed(c.id),
+                tool_name: Cow::Borrowed(c.name),
                 tokens_before: before,
                 tokens_after: after,
             };
@@ -530,7 +564,12 @@ pub fn plan_clear_counted<'m>(
         })
     };
     let exact_counting = matches!(enc, Encoding::O200k | Encoding::Cl100k);
-    let results: Vec<ResultPlan> = if exact_counting && candidates.len() >= PARALLEL_RESULTS {
+    let mut report = ClearReport::default();
+    // (message, block) → replacement block
+    let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
+    let mut placeholders = Placeholders::default();
+    let parallel = exact_counting && candidates.len() >= PARALLEL_RESULTS;
+    let results: Vec<ResultPlan<'m>> = if parallel {
         candidates
             .par_iter()
             .with_min_len(PARALLEL_RESULTS / 2)
@@ -540,23 +579,20 @@ pub fn plan_clear_counted<'m>(
             .flatten_iter()
             .collect()
     } else {
-        let mut placeholders = Placeholders::default();
-        candidates
-            .iter()
-            .filter_map(|&ci| clear_result(&mut placeholders, ci))
-            .collect()
+        Vec::new()
     };
-    let mut report = ClearReport {
-        tokens_freed: results.iter().map(|(c, _, _)| c.tokens_before - c.tokens_after).sum(),
-        ..ClearReport::default()
-    };
-    // (message, block) → replacement block
-    let mut replace: Vec<((usize, usize), Replacement)> = Vec::with_capacity(results.len());
-    report.cleared.reserve_exact(results.len());
-    for (cleared, at, text) in results {
+    // Written straight into the report and the replacements (serially, with room made for
+    // every candidate), without a list of results in between.
+    let planned = if parallel { results.len() } else { candidates.len() };
+    report.cleared.reserve_exact(planned);
+    replace.reserve_exact(planned);
+    let serial: &[usize] = if parallel { &[] } else { &candidates };
+    let serial = serial.iter().filter_map(|&ci| clear_result(&mut placeholders, ci));
+    for (cleared, at, text) in results.into_iter().chain(serial) {
         report.cleared.push(cleared);
         replace.push((at, Replacement::Text(text)));
     }
+    report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
     if options.clear_tool_inputs {
         for &ci in &candidates {
             let c = &pairing.calls[ci];
@@ -653,7 +689,7 @@ pub fn plan_clear_counted<'m>(
                     blocks: blocks.into(),
                     form: m.form,
                     origin: m.origin,
-                    extra: m.extra.clone(),
+                    extra: copy_extra(&m.extra),
                 },
             )
         })
@@ -668,12 +704,12 @@ pub fn is_placeholder(content: &ResultContent) -> bool {
 
 /// Replace the results of earlier calls to the same read-only tool with the same input by a
 /// short stub pointing to the latest one. Protected messages are left alone.
-pub fn dedup_repeated_calls(
+pub fn dedup_repeated_calls<'m>(
     messages: &[Message],
-    pairing: &Pairing,
+    pairing: &Pairing<'m>,
     protected: &Protected,
     read_only: &BTreeSet<String>,
-) -> (Vec<Message>, Vec<Cleared>) {
+) -> (Vec<Message>, Vec<Cleared<'m>>) {
     // (name, canonical input) → the latest completed call
     let mut latest: HashMap<(String, String), usize> = HashMap::new();
     let canonical = |input: &ToolInput| match input {
@@ -723,8 +759,8 @@ pub fn dedup_repeated_calls(
         }
         stubbed.push(Cleared {
             index: at.0,
-            tool_use_id: c.id.to_owned(),
-            tool_name: c.name.to_owned(),
+            tool_use_id: Cow::Borrowed(c.id),
+            tool_name: Cow::Borrowed(c.name),
             tokens_before: before,
             tokens_after: after,
         });
@@ -757,6 +793,40 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+    }
+
+    #[test]
+    fn reports_borrow_and_copy_the_same_values() {
+        let cleared = Cleared {
+            index: 3,
+            tool_use_id: Cow::Borrowed("call_1"),
+            tool_name: Cow::Borrowed("read_file"),
+            tokens_before: 120,
+            tokens_after: 20,
+        };
+        let report = ClearReport {
+            cleared: vec![cleared.clone()],
+            inputs_cleared: vec![1],
+            thinking_dropped: vec![2],
+            tokens_freed: 100,
+            skipped_below_minimum: false,
+        };
+        let owned = report.clone().into_owned();
+        assert_eq!(owned, report);
+        assert!(matches!(owned.cleared[0].tool_use_id, Cow::Owned(_)));
+        assert!(matches!(owned.cleared[0].tool_name, Cow::Owned(_)));
+        assert_eq!(cleared.into_owned().tool_name, "read_file");
+    }
+
+    #[test]
+    fn copies_extra_fields() {
+        assert!(copy_extra(&Extra::new()).is_empty());
+        let mut extra = Extra::new();
+        extra.insert("cache_control".into(), serde_json::json!({"type": "ephemeral"}));
+        extra.insert("a".into(), serde_json::json!(1));
+        let copy = copy_extra(&extra);
+        assert_eq!(copy, extra);
+        assert_eq!(copy.keys().collect::<Vec<_>>(), ["cache_control", "a"]);
     }
 
     /// The plain definition the one-pass version must match byte for byte.

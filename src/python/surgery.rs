@@ -99,10 +99,10 @@ pub(crate) fn clear(
     conv: &Conversation,
     protection: Protection,
     options: &ClearOptions,
-) -> (Conversation, ClearReport) {
+) -> (Conversation, ClearReport<'static>) {
     let messages = conv.messages();
     let (pairing, protected) = protection.of(conv);
-    let (plan, mut report) = compact::plan_clear_counted(
+    let (plan, report) = compact::plan_clear_counted(
         messages,
         Some(conv.counts()),
         &pairing,
@@ -111,6 +111,8 @@ pub(crate) fn clear(
         options,
     );
     let out = compact::clear::apply(messages, plan);
+    // The report borrows ids and names from `conv`; it is handed back with copies of them.
+    let mut report = report.into_owned();
     let changed: BTreeSet<usize> = report
         .cleared
         .iter()
@@ -140,12 +142,13 @@ pub(crate) fn dedup(
     conv: &Conversation,
     read_only: &BTreeSet<String>,
     protection: Protection,
-) -> (Conversation, Vec<compact::clear::Cleared>) {
+) -> (Conversation, Vec<compact::clear::Cleared<'static>>) {
     let messages = conv.messages();
     let pairing = Pairing::of(messages);
     let protected = compact::protected(messages, &pairing, protection.recent_messages, 0, conv.pinned());
     let (out, stubbed) = compact::dedup_repeated_calls(messages, &pairing, &protected, read_only);
     let changed: BTreeSet<usize> = stubbed.iter().map(|c| c.index).collect();
+    let stubbed = stubbed.into_iter().map(compact::clear::Cleared::into_owned).collect();
     (conv.derive(out, |i| !changed.contains(&i)), stubbed)
 }
 
