@@ -542,10 +542,12 @@ pub fn plan_clear_counted<'m>(
         let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
         let text = placeholders.placeholder(c.name, input, before, c.id);
         // With cached counts the caller recounts changed messages anyway: when the result is
-        // clearly larger than any count of its placeholder (at most 2 tokens a byte), the
-        // placeholder is not counted here and the report holds that bound until the caller
-        // fills in the exact figure.
-        let bound = tokens::TOOL_BLOCK_OVERHEAD + 2 * text.len();
+        // clearly larger than any count of its placeholder, the placeholder is not counted here
+        // and the report holds that bound until the caller fills in the exact figure. A
+        // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
+        // the heuristic is allowed two tokens a byte.
+        let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
+        let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
         let after = if counts.is_some() && before > bound {
             bound
         } else {
@@ -568,7 +570,9 @@ pub fn plan_clear_counted<'m>(
     // (message, block) → replacement block
     let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
     let mut placeholders = Placeholders::default();
-    let parallel = exact_counting && candidates.len() >= PARALLEL_RESULTS;
+    // Exact counting of placeholders is worth spreading over threads; with cached counts most
+    // placeholders are not counted at all (see the bound above), and threads only cost.
+    let parallel = exact_counting && counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
     let results: Vec<ResultPlan<'m>> = if parallel {
         candidates
             .par_iter()
