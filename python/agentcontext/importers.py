@@ -724,6 +724,19 @@ def _args(value: Any) -> str:
     return json.dumps({} if value is None else value, ensure_ascii=False)
 
 
+def _chat_calls(src: _Source, calls: Any, index: int) -> list[JsonDict]:
+    """The OpenAI Chat ``tool_calls`` of message ``index`` (``{id, function: {name, arguments}}``,
+    or the function fields inline) as the library's calls."""
+    out = []
+    for call in _get_list(src, calls, "`tool_calls`", index=index):
+        call = _get_dict(src, call, "a tool call", index=index)
+        fn = _obj(call.get("function")) or call
+        cid = _get_str(src, call.get("id"), "tool call `id`", index=index)
+        name = _get_str(src, fn.get("name"), "tool call `name`", index=index)
+        out.append({"id": cid, "name": name, "arguments": _args(fn.get("arguments"))})
+    return out
+
+
 def _thinking_block(block: JsonDict) -> JsonDict | None:
     """An Anthropic thinking block, or None when the block cannot be replayed (no signature)."""
     if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
@@ -1123,14 +1136,7 @@ def _import_swe_agent(src: _Source) -> list[Imported]:
         elif role == "assistant":
             calls = m.get("tool_calls")
             if calls:
-                out = []
-                for call in _get_list(src, calls, "`tool_calls`", index=i):
-                    call = _get_dict(src, call, "a tool call", index=i)
-                    fn = _obj(call.get("function")) or call
-                    cid = _get_str(src, call.get("id"), "tool call `id`", index=i)
-                    name = _get_str(src, fn.get("name"), "tool call `name`", index=i)
-                    out.append({"id": cid, "name": name, "arguments": _args(fn.get("arguments"))})
-                b.assistant(content, out)
+                b.assistant(content, _chat_calls(src, calls, i))
                 pending = None
                 continue
             action = m.get("action")
@@ -1207,14 +1213,7 @@ def _import_mini(src: _Source) -> list[Imported]:
             calls = m.get("tool_calls")
             pending = None
             if calls:
-                out = []
-                for call in _get_list(src, calls, "`tool_calls`", index=i):
-                    call = _get_dict(src, call, "a tool call", index=i)
-                    fn = _obj(call.get("function")) or call
-                    cid = _get_str(src, call.get("id"), "tool call `id`", index=i)
-                    name = _get_str(src, fn.get("name"), "tool call `name`", index=i)
-                    out.append({"id": cid, "name": name, "arguments": _args(fn.get("arguments"))})
-                b.assistant(content, out)
+                b.assistant(content, _chat_calls(src, calls, i))
                 continue
             blocks = _MINI_BLOCK.findall(content)
             if len(blocks) == 1:
