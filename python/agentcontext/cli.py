@@ -38,6 +38,15 @@ EXIT_BAD_INPUT = 2
 EXIT_DOES_NOT_FIT = 3
 
 
+def _add_input(command: argparse.ArgumentParser) -> None:
+    """The transcript a command reads: FILE, --format and --session."""
+    command.add_argument("file", help="transcript file")
+    command.add_argument(
+        "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
+    )
+    command.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentcontext",
@@ -50,11 +59,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Count the tokens of a transcript file (a JSON array, a request body or JSON Lines "
         "in any supported format) per role and per tool, exactly and with the heuristic.",
     )
-    inspect.add_argument("file", help="transcript file")
-    inspect.add_argument(
-        "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="file format (default: detect)"
-    )
-    inspect.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
+    _add_input(inspect)
     inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
     from agentcontext.compaction import PRESETS
@@ -65,15 +70,11 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Run the compaction ladder (tool-result budgets, clearing, offline summary, dropping the "
         "oldest groups) on a transcript so it fits a token budget, and report each stage.",
     )
-    compact.add_argument("file", help="transcript file")
+    _add_input(compact)
     compact.add_argument("--budget", required=True, help="tokens (e.g. 8000) or a share of the transcript (e.g. 25%%)")
     compact.add_argument(
         "--strategy", choices=sorted(PRESETS), default="openharness", help="preset (default: openharness)"
     )
-    compact.add_argument(
-        "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
-    )
-    compact.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
     compact.add_argument("-o", "--output", help="write the compacted conversation here (JSON Lines)")
     compact.add_argument("--to", choices=FORMATS[1:], help="format of --output (default: the input's format)")
     compact.add_argument("--json", action="store_true", help="print the report as one JSON object")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -262,7 +263,7 @@ def _int_or_none(value: Any) -> int | None:
 # Providers.
 
 
-class Provider:
+class Provider(ABC):
     """The interface every provider implements. ``complete`` sends the conversation (converted to
     :attr:`format`) and returns a :class:`Completion`; a prompt-too-long error is raised as
     :class:`~agentcontext.errors.ContextOverflowError`."""
@@ -301,6 +302,7 @@ class Provider:
                 raise
             raise overflow from exc
 
+    @abstractmethod
     def _complete(
         self,
         conversation: Conversation,
@@ -311,7 +313,7 @@ class Provider:
         tool_choice: Any,
         **params: Any,
     ) -> Completion:
-        raise NotImplementedError
+        """The SDK call of this provider (errors are classified by :meth:`complete`)."""
 
     def messages_of(self, conversation: Conversation) -> list[JsonDict]:
         """The conversation's messages in this provider's format."""
