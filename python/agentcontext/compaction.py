@@ -748,12 +748,13 @@ class Compactor:
             refit = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
             if refit["overflow"] is None and refit["start"] > pre:
                 at = refit["start"]
+                dropped = sum(work.message_tokens()[pre:at])
                 text = (
-                    f"[agentcontext: {at - pre:,} earlier messages ({sum(work.message_tokens()[pre:at]):,} tokens) "
+                    f"[agentcontext: {at - pre:,} earlier messages ({dropped:,} tokens) "
                     "were dropped to fit the context window; the originals are kept in the session log.]"
                 )
                 note = Conversation([{"role": "user", "content": text}], format=work.format, encoding=work.encoding)
-                if work.tokens - sum(work.message_tokens()[pre:at]) + note.tokens <= limit:
+                if work.tokens - dropped + note.tokens <= limit:
                     start, marker = at, [note]
         kept = Conversation.concat([work.slice(0, pre), *marker, work.slice(start)])
         new_prov = provenance[:pre] + [None] * len(marker) + provenance[start:]

@@ -92,7 +92,9 @@ class Session:
         #: Every completion, in order.
         self.completions: list[Completion] = []
         self._classified_of: Conversation | None = None
-        self._classes: list[dict[str, int]] = []
+        self._folded = 0
+        self._folded_sum: dict[str, int] = {}
+        self._outside: tuple[str, int] = ("", 0)
 
     # -- messages --------------------------------------------------------------------------
 
@@ -119,20 +121,21 @@ class Session:
 
     def class_totals(self) -> dict[str, int]:
         """Local token estimates of the conversation per content class (see
-        :func:`agentcontext.calibration.class_tokens`), kept per message so each call classifies
-        only the messages added since the last one (the last one again: a Responses item may
-        have joined it)."""
+        :func:`agentcontext.calibration.class_tokens`). Each call classifies only the messages
+        added since the last one, and the last one again (a Responses item may have joined it);
+        the rest is kept as a running sum."""
         conv = self.conversation
         encoding = self.calibration.encoding if self.calibration is not None else conv.encoding
         if self._classified_of is not conv:
-            self._classified_of, self._classes = conv, []
-        keep = max(0, len(self._classes) - 1)
-        del self._classes[keep:]
-        self._classes.extend(class_tokens(conv.slice(i, i + 1), encoding=encoding) for i in range(keep, len(conv)))
-        totals = dict.fromkeys(CLASSES, 0)
-        for per_message in self._classes:
+            self._classified_of, self._folded, self._folded_sum = conv, 0, dict.fromkeys(CLASSES, 0)
+        totals = dict(self._folded_sum)
+        fresh = [class_tokens(conv.slice(i, i + 1), encoding=encoding) for i in range(self._folded, len(conv))]
+        for k, per_message in enumerate(fresh):
             for name, n in per_message.items():
                 totals[name] += n
+                if k < len(fresh) - 1:
+                    self._folded_sum[name] += n
+        self._folded = max(self._folded, len(conv) - 1)
         return totals
 
     def scale(self) -> float:
@@ -217,10 +220,13 @@ class Session:
         return completion
 
     def _outside_tokens(self) -> int:
+        """Tokens of the system prompt and tool definitions, counted again only when they change."""
         from agentcontext._core import count_tokens
 
         text = (self.system or "") + (json.dumps(self.tools) if self.tools else "")
-        return count_tokens(text) if text else 0
+        if text != self._outside[0]:
+            self._outside = (text, count_tokens(text) if text else 0)
+        return self._outside[1]
 
     def _recover(self, error: ContextOverflowError) -> None:
         conv = self.conversation
