@@ -73,7 +73,13 @@ impl Tally {
         step(&mut self.total, c.total);
         step(&mut self.messages_by_role[m.role.index()], 1);
         let mut tool_tokens = 0;
-        for (id, n, side) in c.tools.iter() {
+        for t in c.tools.iter() {
+            let (n, side) = (&t.tokens, t.side);
+            let id = match m.blocks.get(t.block).map(|b| &b.body) {
+                Some(Body::ToolUse { id, .. }) => id.as_str(),
+                Some(Body::ToolResult { tool_use_id, .. }) => tool_use_id.as_str(),
+                _ => "",
+            };
             let name = self.names.get(id).map_or(UNKNOWN_TOOL, String::as_str);
             // Look up before inserting: a key is allocated only for a tool seen the first time.
             if !self.by_tool.contains_key(name) {

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use super::args::{Arg, Args};
 use super::select::Protected;
-use super::structure::{FastMap, Pairing};
+use super::structure::{FxHasher, Pairing, PassThrough, same_text};
 use crate::model::{Block, Body, Extra, Message, ResultContent, Role, ToolInput};
 use crate::tokens::{self, Encoding};
 
@@ -145,13 +146,52 @@ fn describe_into(out: &mut String, scratch: &mut String, name: &str, args: &Args
 #[derive(Default)]
 pub struct Placeholders<'a> {
     scratch: String,
-    /// Descriptions, one after the other.
+    /// The opening of each placeholder (`[cleared: result of DESCRIPTION, `), one after the
+    /// other.
     described: String,
     /// (tool name, input text) → its description.
-    seen: FastMap<(&'a str, &'a str), Described>,
+    seen: HashMap<CallKey<'a>, Described, BuildHasherDefault<PassThrough>>,
 }
 
-/// Where a description is in a [`Placeholders`] and how many characters it has.
+/// A tool name and input text, hashed once, compared without a library call when short.
+#[derive(Clone, Copy)]
+struct CallKey<'a> {
+    hash: u64,
+    name: &'a str,
+    args: &'a str,
+}
+
+impl<'a> CallKey<'a> {
+    fn new(name: &'a str, args: &'a str) -> Self {
+        // The lengths seed the hash, so ("ab", "c") and ("a", "bc") differ.
+        let mut h = FxHasher::seeded((name.len() as u64) << 32 | args.len() as u64);
+        h.write(name.as_bytes());
+        h.write(args.as_bytes());
+        CallKey {
+            hash: h.finish(),
+            name,
+            args,
+        }
+    }
+}
+
+impl PartialEq for CallKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && same_text(self.name.as_bytes(), other.name.as_bytes())
+            && same_text(self.args.as_bytes(), other.args.as_bytes())
+    }
+}
+
+impl Eq for CallKey<'_> {}
+
+impl std::hash::Hash for CallKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// Where the opening of a placeholder is in a [`Placeholders`] and how many characters it has.
 #[derive(Clone, Copy, Debug)]
 pub struct Described {
     start: usize,
@@ -167,9 +207,12 @@ impl<'a> Placeholders<'a> {
             described,
             seen,
         } = self;
-        *seen.entry((name, args)).or_insert_with(|| {
+        *seen.entry(CallKey::new(name, args)).or_insert_with(|| {
             let start = described.len();
+            let [open, comma, ..] = PLACEHOLDER_PARTS;
+            described.push_str(open);
             describe_into(described, scratch, name, &Args::raw(args), None);
+            described.push_str(comma);
             Described {
                 start,
                 end: described.len(),
@@ -180,23 +223,23 @@ impl<'a> Placeholders<'a> {
 
     /// The placeholder for the call `d` describes, appended to `out`.
     pub fn write(&self, d: Described, tokens: usize, id: &str, out: &mut String) {
-        push_placeholder(out, &self.described[d.start..d.end], tokens, id);
+        let opening = &self.described[d.start..d.end];
+        out.reserve(opening.len() + TAIL_BYTES + id.len());
+        out.push_str(opening);
+        push_tail(out, tokens, id);
     }
 
     /// The characters of that placeholder, without writing it.
     pub fn chars(d: Described, tokens: usize, id: &str) -> usize {
+        let [_, _, recall, close] = PLACEHOLDER_PARTS;
         let digits = tokens.checked_ilog10().unwrap_or(0) as usize + 1;
-        PLACEHOLDER_PARTS.iter().map(|p| p.len()).sum::<usize>()
-            + d.chars
-            + digits
-            + (digits - 1) / 3
-            + id.chars().count()
+        d.chars + digits + (digits - 1) / 3 + recall.len() + id.chars().count() + close.len()
     }
 
     /// [`placeholder`] for a call to `name` whose `arguments` text is `args`.
     pub fn for_arguments(&mut self, name: &'a str, args: &'a str, tokens: usize, id: &str) -> String {
         let d = self.describe_arguments(name, args);
-        let mut out = String::with_capacity(48 + (d.end - d.start) + id.len());
+        let mut out = String::with_capacity((d.end - d.start) + TAIL_BYTES + id.len());
         self.write(d, tokens, id, &mut out);
         out
     }
@@ -379,10 +422,20 @@ fn placeholder_text(description: &str, tokens: usize, id: &str) -> String {
 }
 
 fn push_placeholder(out: &mut String, description: &str, tokens: usize, id: &str) {
-    let [open, comma, recall, close] = PLACEHOLDER_PARTS;
+    let [open, comma, ..] = PLACEHOLDER_PARTS;
     out.push_str(open);
     out.push_str(description);
     out.push_str(comma);
+    push_tail(out, tokens, id);
+}
+
+/// The most bytes a placeholder has after its id-less opening and besides the id: the token
+/// count (at most 26 characters with separators) and the fixed text around it.
+const TAIL_BYTES: usize = 26 + PLACEHOLDER_PARTS[2].len() + PLACEHOLDER_PARTS[3].len();
+
+/// What follows the description: `12,345 tokens; recall id ID]`.
+fn push_tail(out: &mut String, tokens: usize, id: &str) {
+    let [_, _, recall, close] = PLACEHOLDER_PARTS;
     push_grouped(out, tokens);
     out.push_str(recall);
     out.push_str(id);
@@ -391,22 +444,26 @@ fn push_placeholder(out: &mut String, description: &str, tokens: usize, id: &str
 
 /// `n` with thousands separated by commas.
 fn push_grouped(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut len = 0;
+    // Digits from the last, into a buffer; then copied out in order.
+    let mut buf = [0u8; 26];
+    let mut at = buf.len();
     let mut rest = n;
+    let mut written = 0;
     loop {
-        digits[len] = b'0' + (rest % 10) as u8;
-        len += 1;
+        if written > 0 && written % 3 == 0 {
+            at -= 1;
+            buf[at] = b',';
+        }
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        written += 1;
         rest /= 10;
         if rest == 0 {
             break;
         }
     }
-    for i in (0..len).rev() {
-        out.push(char::from(digits[i]));
-        if i > 0 && i % 3 == 0 {
-            out.push(',');
-        }
+    for &b in &buf[at..] {
+        out.push(char::from(b));
     }
 }
 
@@ -508,14 +565,7 @@ pub fn plan_clear_counted<'m>(
     enc: Encoding,
     options: &ClearOptions,
 ) -> (Vec<(usize, Message)>, ClearReport<'m>) {
-    let cached = |mi: usize, id: &str, side: tokens::ToolSide| {
-        counts.and_then(|c| c.get(mi)).and_then(|mt| {
-            mt.tools
-                .iter()
-                .find(|(tid, _, s)| tid == id && *s == side)
-                .map(|(_, n, _)| *n)
-        })
-    };
+    let cached = |(mi, bi): (usize, usize)| counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi));
     let (protected_messages, protected_calls) = protected.flags(messages.len(), pairing.calls.len());
     let candidates: Vec<usize> = pairing
         .calls
@@ -535,11 +585,11 @@ pub fn plan_clear_counted<'m>(
     let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan<'m>> {
         let c = &pairing.calls[ci];
         let at = c.result?;
-        let (block, tool_use_id, _) = live_result(messages, at)?;
+        let (block, _, _) = live_result(messages, at)?;
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
             return None;
         };
-        let before = cached(at.0, tool_use_id, tokens::ToolSide::Result).unwrap_or_else(|| result_tokens(enc, block));
+        let before = cached(at).unwrap_or_else(|| result_tokens(enc, block));
         let text = placeholders.placeholder(c.name, input, before, c.id);
         // With cached counts the caller recounts changed messages anyway: when the result is
         // clearly larger than any count of its placeholder, the placeholder is not counted here
@@ -617,7 +667,7 @@ pub fn plan_clear_counted<'m>(
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
                 };
-                let was = cached(c.at.0, id, tokens::ToolSide::Call).unwrap_or_else(|| result_tokens(enc, call_block));
+                let was = cached(c.at).unwrap_or_else(|| result_tokens(enc, call_block));
                 let now = result_tokens(enc, &cleared);
                 if now < was {
                     report.tokens_freed += was - now;
@@ -797,6 +847,31 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+    }
+
+    #[test]
+    fn groups_thousands() {
+        for (n, text) in [
+            (0, "0"),
+            (7, "7"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (65_536, "65,536"),
+            (1_234_567, "1,234,567"),
+            (usize::MAX, "18,446,744,073,709,551,615"),
+        ] {
+            let mut out = String::new();
+            push_grouped(&mut out, n);
+            assert_eq!(out, text);
+            // The memoized path writes the same text and knows its length beforehand.
+            let mut memo = Placeholders::default();
+            let d = memo.describe_arguments("read", "{}");
+            let mut written = String::new();
+            memo.write(d, n, "id", &mut written);
+            assert_eq!(written, placeholder("read", &ToolInput::Raw("{}".into()), n, "id"));
+            assert_eq!(Placeholders::chars(d, n, "id"), written.chars().count());
+            assert!(written.len() <= (d.end - d.start) + TAIL_BYTES + 2);
+        }
     }
 
     #[test]

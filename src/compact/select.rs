@@ -71,10 +71,16 @@ pub fn protected_n(
             p.messages.insert(r.0);
         }
     }
-    // A call or result inside a protected message protects its pair too.
+    // A call or result inside a protected message protects its pair too (flags: one lookup per
+    // call instead of a tree search).
+    let mut flagged = vec![false; n];
+    for &i in &p.messages {
+        flagged[i] = true;
+    }
+    let is_protected = |i: usize| flagged.get(i).copied().unwrap_or(false);
     for (ci, c) in pairing.calls.iter().enumerate() {
         if let Some(r) = c.result {
-            if p.messages.contains(&c.at.0) || p.messages.contains(&r.0) {
+            if is_protected(c.at.0) || is_protected(r.0) {
                 p.calls.insert(ci);
             }
         }

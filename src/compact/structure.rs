@@ -17,6 +17,11 @@ pub struct FxHasher(u64);
 impl FxHasher {
     const SEED: u64 = 0xf135_7aea_2e62_a9c5;
 
+    /// A hasher seeded with `seed`.
+    pub(crate) fn seeded(seed: u64) -> Self {
+        FxHasher(seed)
+    }
+
     #[inline]
     fn add(&mut self, word: u64) {
         let product = u128::from(self.0 ^ word) * u128::from(Self::SEED);
@@ -142,7 +147,7 @@ impl Eq for Prehashed<'_> {}
 
 /// Byte equality without a library call for the short ids that are the rule.
 #[inline]
-fn same_text(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_text(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -163,7 +168,7 @@ impl std::hash::Hash for Prehashed<'_> {
 
 /// Passes a [`Prehashed`] key's hash through unchanged.
 #[derive(Default, Clone, Copy)]
-struct PassThrough(u64);
+pub(crate) struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn finish(&self) -> u64 {

@@ -123,18 +123,23 @@ pub(crate) fn clear(
     let new = conv.derive(out, |i| !changed.contains(&i));
     // Exact figures from the recount of the changed messages.
     for c in &mut report.cleared {
-        if let Some((_, n, _)) = new.counts()[c.index]
-            .tools
-            .iter()
-            .find(|(id, _, side)| *id == c.tool_use_id && *side == crate::tokens::ToolSide::Result)
-        {
-            c.tokens_after = *n;
+        if let Some(n) = result_count(&new, c.index, &c.tool_use_id) {
+            c.tokens_after = n;
         }
     }
     if !changed.is_empty() {
         report.tokens_freed = conv.total_tokens().saturating_sub(new.total_tokens());
     }
     (new, report)
+}
+
+/// The cached tokens of the result for `id` in message `index` of `conv`.
+fn result_count(conv: &Conversation, index: usize, id: &str) -> Option<usize> {
+    let block = conv.messages()[index]
+        .blocks
+        .iter()
+        .position(|b| matches!(&b.body, crate::model::Body::ToolResult { tool_use_id, .. } if tool_use_id == id))?;
+    conv.counts()[index].tool(block)
 }
 
 /// Replace earlier results of repeated read-only calls by stubs.
@@ -175,11 +180,7 @@ pub(crate) fn clearable_tokens(conv: &Conversation, protection: Protection, excl
             if compact::clear::is_placeholder(content) {
                 return None;
             }
-            counts[at.0]
-                .tools
-                .iter()
-                .find(|(id, _, side)| id == c.id && *side == crate::tokens::ToolSide::Result)
-                .map(|(_, n, _)| *n)
+            counts[at.0].tool(at.1)
         })
         .sum()
 }

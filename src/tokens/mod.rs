@@ -91,9 +91,27 @@ pub const TOOL_BLOCK_OVERHEAD: usize = 3;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MessageTokens {
     pub total: usize,
-    /// `(tool_use_id, tokens)` for each tool_use and tool_result block, overhead included.
+    /// The tokens of each tool_use and tool_result block, overhead included, in block order.
     /// Shared so copies of a conversation's counts cost no allocation.
-    pub tools: std::sync::Arc<Vec<(String, usize, ToolSide)>>,
+    pub tools: std::sync::Arc<Vec<ToolCount>>,
+}
+
+impl MessageTokens {
+    /// The tokens of the tool block at `block` (its index in the message), if it is one.
+    #[inline]
+    pub fn tool(&self, block: usize) -> Option<usize> {
+        self.tools.iter().find(|t| t.block == block).map(|t| t.tokens)
+    }
+}
+
+/// The tokens of one tool_use or tool_result block of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolCount {
+    /// The block's index in its message (the id is the block's, read from there when needed:
+    /// keeping a copy here cost an allocation per block counted).
+    pub block: usize,
+    pub tokens: usize,
+    pub side: ToolSide,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,14 +125,15 @@ pub enum ToolSide {
 pub fn count_message(enc: Encoding, m: &Message) -> MessageTokens {
     let mut total = MESSAGE_OVERHEAD;
     let mut tools = Vec::new();
-    for b in m.blocks.iter() {
-        let n = count_block(enc, b);
-        total += n;
-        match &b.body {
-            Body::ToolUse { id, .. } => tools.push((id.clone(), n, ToolSide::Call)),
-            Body::ToolResult { tool_use_id, .. } => tools.push((tool_use_id.clone(), n, ToolSide::Result)),
-            _ => {}
-        }
+    for (block, b) in m.blocks.iter().enumerate() {
+        let tokens = count_block(enc, b);
+        total += tokens;
+        let side = match &b.body {
+            Body::ToolUse { .. } => ToolSide::Call,
+            Body::ToolResult { .. } => ToolSide::Result,
+            _ => continue,
+        };
+        tools.push(ToolCount { block, tokens, side });
     }
     MessageTokens {
         total,
