@@ -642,9 +642,18 @@ pub fn plan_clear_counted<'m>(
     replace.reserve_exact(planned);
     let serial: &[usize] = if parallel { &[] } else { &candidates };
     let serial = serial.iter().filter_map(|&ci| clear_result(&mut placeholders, ci));
+    // A message whose only block is the result (an OpenAI `tool` message, a Responses output)
+    // is built here, while it is fresh in the cache; nothing else can change it (thinking and
+    // call inputs are in other messages). Messages of several blocks are built below.
+    let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
     for (cleared, at, text) in results.into_iter().chain(serial) {
         report.cleared.push(cleared);
-        replace.push((at, Replacement::Text(text)));
+        let m = &messages[at.0];
+        if m.blocks.len() == 1 {
+            direct.push((at.0, message_with(m, vec![with_placeholder(&m.blocks[0], text)])));
+        } else {
+            replace.push((at, Replacement::Text(text)));
+        }
     }
     report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
     if options.clear_tool_inputs {
@@ -715,7 +724,7 @@ pub fn plan_clear_counted<'m>(
     touched.sort_unstable();
     touched.dedup();
     let mut replace = replace.into_iter().peekable();
-    let changed = touched
+    let mut changed: Vec<(usize, Message)> = touched
         .into_iter()
         .map(|mi| {
             let m = &messages[mi];
@@ -725,30 +734,44 @@ pub fn plan_clear_counted<'m>(
                 if let Some((_, new)) = replace.next_if(|(at, _)| *at == (mi, bi)) {
                     blocks.push(match new {
                         Replacement::Block(block) => *block,
-                        Replacement::Text(text) => match &b.body {
-                            Body::ToolResult {
-                                tool_use_id, is_error, ..
-                            } => with_text(b, tool_use_id, *is_error, text),
-                            _ => unreachable!("placeholders replace results"),
-                        },
+                        Replacement::Text(text) => with_placeholder(b, text),
                     });
                 } else if !(drop && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. })) {
                     blocks.push(b.clone());
                 }
             }
-            (
-                mi,
-                Message {
-                    role: m.role,
-                    blocks: blocks.into(),
-                    form: m.form,
-                    origin: m.origin,
-                    extra: copy_extra(&m.extra),
-                },
-            )
+            (mi, message_with(m, blocks))
         })
         .collect();
+    // Both lists are in message order as a rule; the stable sort only checks that when so.
+    if changed.is_empty() {
+        changed = direct;
+    } else {
+        changed.append(&mut direct);
+    }
+    changed.sort_by_key(|&(mi, _)| mi);
     (changed, report)
+}
+
+/// `m` with `blocks` as its blocks (role, form, origin and unknown fields kept).
+fn message_with(m: &Message, blocks: Vec<Block>) -> Message {
+    Message {
+        role: m.role,
+        blocks: blocks.into(),
+        form: m.form,
+        origin: m.origin,
+        extra: copy_extra(&m.extra),
+    }
+}
+
+/// The result block `b` with its content replaced by a placeholder's `text`.
+fn with_placeholder(b: &Block, text: String) -> Block {
+    match &b.body {
+        Body::ToolResult {
+            tool_use_id, is_error, ..
+        } => with_text(b, tool_use_id, *is_error, text),
+        _ => unreachable!("placeholders replace results"),
+    }
 }
 
 /// Whether a result was already cleared or deduplicated by this module.
