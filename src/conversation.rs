@@ -4,7 +4,6 @@
 //! and by tool are updated incrementally.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -299,7 +298,13 @@ impl Conversation {
             let last = self.messages.len() - 1;
             let old = self.counts.pop().expect("counts follow messages");
             self.tally.remove(&self.messages[last], &old);
-            Arc::make_mut(&mut self.messages[last].blocks).extend(first.blocks.iter().cloned());
+            let merged = self.messages[last]
+                .blocks
+                .iter()
+                .chain(first.blocks.iter())
+                .cloned()
+                .collect();
+            self.messages[last].blocks = merged;
             let new = tokens::count_message(self.encoding, &self.messages[last]);
             self.tally.add(&self.messages[last], &new);
             self.counts.push(new);

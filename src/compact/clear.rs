@@ -650,7 +650,7 @@ pub fn plan_clear_counted<'m>(
         report.cleared.push(cleared);
         let m = &messages[at.0];
         if m.blocks.len() == 1 {
-            direct.push((at.0, message_with(m, vec![with_placeholder(&m.blocks[0], text)])));
+            direct.push((at.0, message_with(m, Arc::new([with_placeholder(&m.blocks[0], text)]))));
         } else {
             replace.push((at, Replacement::Text(text)));
         }
@@ -740,7 +740,7 @@ pub fn plan_clear_counted<'m>(
                     blocks.push(b.clone());
                 }
             }
-            (mi, message_with(m, blocks))
+            (mi, message_with(m, blocks.into()))
         })
         .collect();
     // Both lists are in message order as a rule; the stable sort only checks that when so.
@@ -754,10 +754,10 @@ pub fn plan_clear_counted<'m>(
 }
 
 /// `m` with `blocks` as its blocks (role, form, origin and unknown fields kept).
-fn message_with(m: &Message, blocks: Vec<Block>) -> Message {
+fn message_with(m: &Message, blocks: Arc<[Block]>) -> Message {
     Message {
         role: m.role,
-        blocks: blocks.into(),
+        blocks,
         form: m.form,
         origin: m.origin,
         extra: copy_extra(&m.extra),

@@ -136,7 +136,12 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
             }
         }
         if has_results {
-            Arc::make_mut(&mut kept.blocks).retain(|b| !matches!(b.body, Body::ToolResult { .. }));
+            kept.blocks = kept
+                .blocks
+                .iter()
+                .filter(|b| !matches!(b.body, Body::ToolResult { .. }))
+                .cloned()
+                .collect();
         }
         if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
             changes.push(Change {
@@ -190,8 +195,8 @@ fn reorder_thinking(m: &mut Message) -> bool {
     let first_other = m.blocks.iter().position(|b| !is_thinking(b));
     let misplaced = first_other.is_some_and(|i| m.blocks[i..].iter().any(is_thinking));
     if misplaced {
-        let (thinking, rest): (Vec<Block>, Vec<Block>) = Arc::make_mut(&mut m.blocks).drain(..).partition(is_thinking);
-        m.blocks = Arc::new(thinking.into_iter().chain(rest).collect());
+        let (thinking, rest): (Vec<Block>, Vec<Block>) = m.blocks.iter().cloned().partition(is_thinking);
+        m.blocks = thinking.into_iter().chain(rest).collect();
     }
     misplaced
 }
@@ -260,7 +265,7 @@ fn emit_results(
             .map(|&s| &messages[s]);
         out.push(Message {
             role: Role::User,
-            blocks: Arc::new(blocks.into_iter().map(|(b, _)| b).collect()),
+            blocks: blocks.into_iter().map(|(b, _)| b).collect(),
             form: ContentForm::Parts,
             origin: Format::Anthropic,
             extra: template.map(|t| t.extra.clone()).unwrap_or_default(),
@@ -273,7 +278,7 @@ fn emit_results(
                 .filter(|s| s.role == Role::Tool && s.blocks.len() == 1);
             out.push(match original {
                 Some(orig) => Message {
-                    blocks: vec![block].into(),
+                    blocks: Arc::new([block]),
                     ..orig.clone()
                 },
                 None => Message {
@@ -289,7 +294,7 @@ fn emit_results(
                     } else {
                         ContentForm::String
                     },
-                    blocks: vec![block].into(),
+                    blocks: Arc::new([block]),
                     origin: m.origin,
                     extra: Extra::new(),
                 },

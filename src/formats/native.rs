@@ -71,7 +71,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         let is_error = take_opt_bool(&mut map, "is_error", index, "tool message: ")?;
         return Ok(Message {
             role,
-            blocks: Arc::new(vec![Block::new(Body::ToolResult {
+            blocks: Arc::new([Block::new(Body::ToolResult {
                 tool_use_id,
                 content,
                 is_error,

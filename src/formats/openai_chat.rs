@@ -62,13 +62,27 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         });
         return Ok(Message {
             role,
-            blocks: vec![block].into(),
+            blocks: std::sync::Arc::new([block]),
             form,
             origin: Format::OpenAiChat,
             extra: map,
         });
     }
-    let (mut blocks, form) = read_content(map.shift_remove("content"), index)?;
+    let content = map.shift_remove("content");
+    if role != Role::Assistant || !map.contains_key("tool_calls") {
+        // One text block (the common case) goes straight into the shared list, without a list
+        // in between.
+        if let Some(Value::String(text)) = content {
+            return Ok(Message {
+                role,
+                blocks: std::sync::Arc::new([Block::new(Body::Text { text })]),
+                form: ContentForm::String,
+                origin: Format::OpenAiChat,
+                extra: map,
+            });
+        }
+    }
+    let (mut blocks, form) = read_content(content, index)?;
     if role == Role::Assistant {
         match map.shift_remove("tool_calls") {
             Some(Value::Array(calls)) if !calls.is_empty() => {

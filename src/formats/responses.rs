@@ -28,7 +28,7 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
             Item::AssistantSide(blocks) => {
                 match out.last_mut() {
                     Some(last) if group_open && joins(last, &blocks[0]) => {
-                        Arc::make_mut(&mut last.blocks).extend(blocks);
+                        last.blocks = last.blocks.iter().cloned().chain(blocks).collect();
                     }
                     _ => out.push(Message {
                         role: Role::Assistant,
@@ -145,7 +145,7 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
             };
             Ok(Item::Standalone(Message {
                 role: Role::Tool,
-                blocks: Arc::new(vec![Block::new(Body::ToolResult {
+                blocks: Arc::new([Block::new(Body::ToolResult {
                     tool_use_id,
                     content,
                     is_error: None,

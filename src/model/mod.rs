@@ -108,8 +108,10 @@ pub enum ContentForm {
 pub struct Message {
     pub role: Role,
     /// Shared, so copies of a conversation (slices, cleared or compacted working sets) share the
-    /// content of every message they did not change; `Arc::make_mut` copies on write.
-    pub blocks: Arc<Vec<Block>>,
+    /// content of every message they did not change; `Arc::make_mut` copies on write (a list that
+    /// grows or shrinks is built anew). A slice rather than a `Vec`: one allocation per message and
+    /// one pointer hop fewer to its blocks.
+    pub blocks: Arc<[Block]>,
     pub form: ContentForm,
     /// The format this message was read from; its `extra` fields are written back only to it.
     pub origin: Format,
@@ -120,7 +122,7 @@ impl Message {
     pub fn new(role: Role, blocks: Vec<Block>, origin: Format) -> Self {
         Message {
             role,
-            blocks: Arc::new(blocks),
+            blocks: blocks.into(),
             form: ContentForm::Parts,
             origin,
             extra: Extra::new(),
@@ -130,7 +132,7 @@ impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Message {
             role,
-            blocks: Arc::new(vec![Block::new(Body::Text { text: text.into() })]),
+            blocks: Arc::new([Block::new(Body::Text { text: text.into() })]),
             form: ContentForm::String,
             origin: Format::Native,
             extra: Extra::new(),
