@@ -228,18 +228,24 @@ impl<'a> Pairing<'a> {
     }
 
     fn pair(events: Vec<Event<'a>>) -> Pairing<'a> {
+        /// How many of the latest calls are kept at hand for the results that follow them.
+        const AT_HAND: usize = 16;
         let uses = events.iter().filter(|e| e.name.is_some()).count();
         let mut p = Pairing {
             calls: Vec::with_capacity(uses),
             ..Pairing::default()
         };
-        // id → the call that last used it, and whether that call still waits for its result.
-        let mut ids: HashMap<Prehashed<'a>, (usize, bool), BuildHasherDefault<PassThrough>> =
+        // id → the call that last used it (which waits for its result while it has none).
+        let mut ids: HashMap<Prehashed<'a>, usize, BuildHasherDefault<PassThrough>> =
             HashMap::with_capacity_and_hasher(uses, BuildHasherDefault::default());
+        // The latest calls still waiting, with their hashed ids: a result nearly always answers
+        // one of them, found here without a table lookup. Only while no id has been reused (then
+        // a call found here is the only one with its id, as the table would say).
+        let mut waiting: Vec<(Prehashed<'a>, usize)> = Vec::with_capacity(AT_HAND + 1);
         for e in events {
             if let Some(name) = e.name {
                 let ci = p.calls.len();
-                if ids.insert(e.id, (ci, true)).is_some() {
+                if ids.insert(e.id, ci).is_some() {
                     p.reused_ids.push(ci);
                 }
                 p.calls.push(Call {
@@ -248,15 +254,23 @@ impl<'a> Pairing<'a> {
                     at: e.at,
                     result: None,
                 });
-            } else {
-                match ids.get_mut(&e.id) {
-                    Some((ci, open)) if *open => {
-                        *open = false;
-                        p.calls[*ci].result = Some(e.at);
-                    }
-                    Some(_) => p.duplicate_results.push(e.at),
-                    None => p.orphans.push(e.at),
+                waiting.push((e.id, ci));
+                if waiting.len() > AT_HAND {
+                    waiting.remove(0);
                 }
+                continue;
+            }
+            if p.reused_ids.is_empty() {
+                if let Some(k) = waiting.iter().rposition(|(id, _)| *id == e.id) {
+                    let (_, ci) = waiting.remove(k);
+                    p.calls[ci].result = Some(e.at);
+                    continue;
+                }
+            }
+            match ids.get(&e.id) {
+                Some(&ci) if p.calls[ci].result.is_none() => p.calls[ci].result = Some(e.at),
+                Some(_) => p.duplicate_results.push(e.at),
+                None => p.orphans.push(e.at),
             }
         }
         p
@@ -483,6 +497,64 @@ mod tests {
                     id,
                     name: name.then_some("f"),
                 });
+            }
+            assert_eq!(Pairing::from_blocks(blocks.iter().copied()), reference_pairing(&blocks));
+        }
+    }
+
+    #[test]
+    fn pairs_like_the_definition_with_many_open_calls() {
+        // Mostly distinct ids, results that lag far behind their calls (more than are kept at
+        // hand), missing, repeated and orphan results, and now and then a reused id.
+        let ids: Vec<String> = (0..300).map(|k| format!("call_{k}")).collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..500 {
+            let calls = (next() % 120) as usize;
+            let mut blocks: Vec<ToolBlock> = Vec::new();
+            let mut issued: Vec<usize> = Vec::new();
+            let mut fresh = 0;
+            while issued.len() < calls || !issued.is_empty() && next() % 3 != 0 {
+                let r = next();
+                let at = (blocks.len(), 0);
+                if issued.len() < calls && (r % 5 < 2 || issued.is_empty()) {
+                    // A call: a fresh id, or (rarely) one used before.
+                    let k = if r % 97 == 0 && fresh > 0 {
+                        (r >> 8) as usize % fresh
+                    } else {
+                        fresh
+                    };
+                    fresh += usize::from(k == fresh);
+                    issued.push(k);
+                    blocks.push(ToolBlock {
+                        at,
+                        id: &ids[k],
+                        name: Some("f"),
+                    });
+                } else if r % 41 == 0 {
+                    blocks.push(ToolBlock {
+                        at,
+                        id: &ids[299],
+                        name: None,
+                    });
+                } else if !issued.is_empty() {
+                    // A result for some issued call, often not the latest; sometimes twice.
+                    let pick = (r >> 16) as usize % issued.len();
+                    let k = if r % 13 == 0 { issued[pick] } else { issued.remove(pick) };
+                    blocks.push(ToolBlock {
+                        at,
+                        id: &ids[k],
+                        name: None,
+                    });
+                }
+                if blocks.len() > 400 {
+                    break;
+                }
             }
             assert_eq!(Pairing::from_blocks(blocks.iter().copied()), reference_pairing(&blocks));
         }
