@@ -520,12 +520,23 @@ pub fn clear_tool_results<'m>(
     (apply(messages, changed), report)
 }
 
-/// `messages` with the messages at the given positions replaced.
-pub fn apply(messages: &[Message], changed: Vec<(usize, Message)>) -> Vec<Message> {
-    let mut out = messages.to_vec();
-    for (i, m) in changed {
-        out[i] = m;
+/// `messages` with the messages at the given positions replaced (positions in increasing order,
+/// as the plans give them; any order is accepted). Only the unchanged messages are copied.
+pub fn apply(messages: &[Message], mut changed: Vec<(usize, Message)>) -> Vec<Message> {
+    if !changed.is_sorted_by_key(|(i, _)| *i) {
+        changed.sort_by_key(|(i, _)| *i);
     }
+    let mut out = Vec::with_capacity(messages.len());
+    let mut changed = changed.into_iter().peekable();
+    for (i, m) in messages.iter().enumerate() {
+        let mut new = None;
+        // A later entry for the same position wins, as assignment in order would have it.
+        while let Some((_, m)) = changed.next_if(|(at, _)| *at == i) {
+            new = Some(m);
+        }
+        out.push(new.unwrap_or_else(|| m.clone()));
+    }
+    debug_assert!(changed.next().is_none(), "a changed position past the end");
     out
 }
 
@@ -870,6 +881,15 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+    }
+
+    #[test]
+    fn apply_replaces_by_position_in_any_order() {
+        let m = |t: &str| Message::text(Role::User, t);
+        let messages = vec![m("a"), m("b"), m("c")];
+        let out = apply(&messages, vec![(2, m("x")), (0, m("y")), (2, m("z"))]);
+        assert_eq!(out, vec![m("y"), m("b"), m("z")]);
+        assert_eq!(apply(&messages, Vec::new()), messages);
     }
 
     #[test]
