@@ -133,24 +133,36 @@ impl Conversation {
     /// counting the rest. Pins carry over to unchanged positions.
     #[must_use]
     pub fn derive(&self, messages: Vec<Message>, unchanged: impl Fn(usize) -> bool) -> Conversation {
+        self.derive_known(messages, unchanged, |_| None)
+    }
+
+    /// [`derive`](Self::derive), taking the counts `known` gives (the count of the new message
+    /// at that position, as [`tokens::count_message`] would give it) instead of counting.
+    #[must_use]
+    pub fn derive_known(
+        &self,
+        messages: Vec<Message>,
+        unchanged: impl Fn(usize) -> bool,
+        known: impl Fn(usize) -> Option<MessageTokens>,
+    ) -> Conversation {
         let unchanged = |i: usize| i < self.messages.len() && unchanged(i);
-        let fresh: Vec<usize> = (0..messages.len()).filter(|&i| !unchanged(i)).collect();
-        let new_counts = tokens::count_messages(
-            self.encoding,
-            &fresh.iter().map(|&i| messages[i].clone()).collect::<Vec<_>>(),
-        );
-        let mut fresh_counts = new_counts.into_iter();
-        let counts: Vec<MessageTokens> = (0..messages.len())
+        let mut counts: Vec<Option<MessageTokens>> = (0..messages.len())
             .map(|i| {
                 if unchanged(i) {
-                    self.counts[i].clone()
+                    Some(self.counts[i].clone())
                 } else {
-                    fresh_counts.next().expect("one count per fresh message")
+                    known(i)
                 }
             })
             .collect();
-        // Nothing recounted and nothing added: the totals are the same.
-        let tally = if fresh.is_empty() && messages.len() == self.messages.len() {
+        let fresh: Vec<usize> = (0..messages.len()).filter(|&i| counts[i].is_none()).collect();
+        let fresh_counts = tokens::count_each(self.encoding, &messages, &fresh);
+        for (i, c) in fresh.iter().zip(fresh_counts) {
+            counts[*i] = Some(c);
+        }
+        let counts: Vec<MessageTokens> = counts.into_iter().map(|c| c.expect("every message counted")).collect();
+        // Nothing changed and nothing added: the totals are the same.
+        let tally = if (0..messages.len()).all(unchanged) && messages.len() == self.messages.len() {
             self.tally.clone()
         } else {
             Tally::of(&messages, &counts)

@@ -50,6 +50,9 @@ pub struct Cleared<'a> {
     pub tool_name: Cow<'a, str>,
     pub tokens_before: usize,
     pub tokens_after: usize,
+    /// `tokens_after` is the placeholder block's count (what `count_block` gives for it); when
+    /// false it is an upper bound, which a caller that recounts the message replaces.
+    pub after_exact: bool,
 }
 
 impl Cleared<'_> {
@@ -61,6 +64,7 @@ impl Cleared<'_> {
             tool_name: Cow::Owned(self.tool_name.into_owned()),
             tokens_before: self.tokens_before,
             tokens_after: self.tokens_after,
+            after_exact: self.after_exact,
         }
     }
 }
@@ -609,7 +613,8 @@ pub fn plan_clear_counted<'m>(
         // the heuristic is allowed two tokens a byte.
         let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
         let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
-        let after = if counts.is_some() && before > bound {
+        let bounded = counts.is_some() && before > bound;
+        let after = if bounded {
             bound
         } else {
             // What `count_block` gives for a result whose content is this text.
@@ -622,6 +627,7 @@ pub fn plan_clear_counted<'m>(
                 tool_name: Cow::Borrowed(c.name),
                 tokens_before: before,
                 tokens_after: after,
+                after_exact: !bounded,
             };
             (cleared, at, text)
         })
@@ -851,6 +857,8 @@ pub fn dedup_repeated_calls<'m>(
             tool_name: Cow::Borrowed(c.name),
             tokens_before: before,
             tokens_after: after,
+            // Counted with the heuristic, whatever the conversation's encoding.
+            after_exact: false,
         });
         replace.insert(at, new);
     }
@@ -881,6 +889,46 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+    }
+
+    #[test]
+    fn exact_after_counts_are_the_new_messages_counts() {
+        use crate::compact::select::protected;
+        use crate::compact::testing::chat;
+        // Results small and large, so that some placeholders are counted and some bounded.
+        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
+        for k in 0..40 {
+            let id = format!("call_{k}");
+            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read_file",
+                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
+            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
+                                          "content": "word ".repeat(k * k)}));
+        }
+        let messages = chat(serde_json::Value::Array(turns));
+        for enc in [
+            Encoding::O200k,
+            Encoding::Cl100k,
+            Encoding::Heuristic,
+            Encoding::Approximate,
+        ] {
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
+            let options = ClearOptions::default();
+            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert!(report.cleared.iter().any(|c| c.after_exact));
+            assert!(report.cleared.iter().any(|c| !c.after_exact));
+            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
+                assert_eq!(c.index, *i);
+                let recount = tokens::count_message(enc, m);
+                if c.after_exact {
+                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
+                } else {
+                    assert!(c.tokens_after >= recount.tools[0].tokens);
+                }
+            }
+        }
     }
 
     #[test]
@@ -925,6 +973,7 @@ mod tests {
             tool_name: Cow::Borrowed("read_file"),
             tokens_before: 120,
             tokens_after: 20,
+            after_exact: true,
         };
         let report = ClearReport {
             cleared: vec![cleared.clone()],

@@ -120,7 +120,19 @@ pub(crate) fn clear(
         .chain(report.thinking_dropped.iter().copied())
         .chain(report.inputs_cleared.iter().copied())
         .collect();
-    let new = conv.derive(out, |i| !changed.contains(&i));
+    // A message whose only block is a result the plan counted exactly is not counted again.
+    let known: std::collections::HashMap<usize, usize> = report
+        .cleared
+        .iter()
+        .filter(|c| c.after_exact && out[c.index].blocks.len() == 1)
+        .map(|c| (c.index, c.tokens_after))
+        .collect();
+    let new = conv.derive_known(
+        out,
+        |i| !changed.contains(&i),
+        // (Nothing else changes such a message: call inputs and thinking are in other messages.)
+        |i| known.get(&i).map(|&n| crate::tokens::MessageTokens::single_result(n)),
+    );
     // Exact figures from the recount of the changed messages.
     for c in &mut report.cleared {
         if let Some(n) = result_count(&new, c.index, &c.tool_use_id) {

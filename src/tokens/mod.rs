@@ -102,6 +102,19 @@ impl MessageTokens {
     pub fn tool(&self, block: usize) -> Option<usize> {
         self.tools.iter().find(|t| t.block == block).map(|t| t.tokens)
     }
+
+    /// The count of a message whose only block is a tool result of `block_tokens` tokens (what
+    /// [`count_message`] gives for it, without reading the message again).
+    pub fn single_result(block_tokens: usize) -> MessageTokens {
+        MessageTokens {
+            total: MESSAGE_OVERHEAD + block_tokens,
+            tools: std::sync::Arc::new(vec![ToolCount {
+                block: 0,
+                tokens: block_tokens,
+                side: ToolSide::Result,
+            }]),
+        }
+    }
 }
 
 /// The tokens of one tool_use or tool_result block of a message.
@@ -159,6 +172,19 @@ pub fn count_block(enc: Encoding, b: &Block) -> usize {
         Body::RedactedThinking { data } => data.len().div_ceil(4),
         Body::Image { source } => image::tokens(source),
         Body::Opaque { value } => enc.count(&value.to_string()),
+    }
+}
+
+/// Count the messages at `positions` of `messages`, in that order (in parallel for large
+/// batches).
+pub fn count_each(enc: Encoding, messages: &[Message], positions: &[usize]) -> Vec<MessageTokens> {
+    if positions.len() < 16 {
+        positions.iter().map(|&i| count_message(enc, &messages[i])).collect()
+    } else {
+        positions
+            .par_iter()
+            .map(|&i| count_message(enc, &messages[i]))
+            .collect()
     }
 }
 
