@@ -28,6 +28,10 @@ pub struct ClearOptions {
     pub clear_at_least: usize,
     /// Keep thinking blocks of old assistant turns (else they are dropped outside the protected set).
     pub keep_thinking: bool,
+    /// Count every placeholder exactly (for a caller that keeps the counts of the new messages,
+    /// as `Conversation` does). Otherwise, with cached counts, a placeholder clearly smaller than
+    /// its result is given an upper bound instead (see [`Cleared::after_exact`]).
+    pub count_placeholders: bool,
 }
 
 impl Default for ClearOptions {
@@ -37,6 +41,7 @@ impl Default for ClearOptions {
             clear_tool_inputs: false,
             clear_at_least: 0,
             keep_thinking: true,
+            count_placeholders: false,
         }
     }
 }
@@ -155,6 +160,10 @@ pub struct Placeholders<'a> {
     described: String,
     /// (tool name, input text) → its description.
     seen: HashMap<CallKey<'a>, Described, BuildHasherDefault<PassThrough>>,
+    /// The exact tokens of each opening, once counted (by `Described::slot`).
+    opening_tokens: Vec<Option<usize>>,
+    /// Working space for the part of a placeholder after its opening.
+    tail: String,
 }
 
 /// A tool name and input text, hashed once, compared without a library call when short.
@@ -201,6 +210,8 @@ pub struct Described {
     start: usize,
     end: usize,
     chars: usize,
+    /// Its place among the distinct descriptions.
+    slot: usize,
 }
 
 impl<'a> Placeholders<'a> {
@@ -210,8 +221,11 @@ impl<'a> Placeholders<'a> {
             scratch,
             described,
             seen,
+            opening_tokens,
+            ..
         } = self;
         *seen.entry(CallKey::new(name, args)).or_insert_with(|| {
+            opening_tokens.push(None);
             let start = described.len();
             let [open, comma, ..] = PLACEHOLDER_PARTS;
             described.push_str(open);
@@ -221,8 +235,31 @@ impl<'a> Placeholders<'a> {
                 start,
                 end: described.len(),
                 chars: described[start..].chars().count(),
+                slot: opening_tokens.len() - 1,
             }
         })
+    }
+
+    /// The exact tokens of the placeholder for the call `d` describes under `enc` (what
+    /// `enc.count` gives for the text [`write`](Self::write) writes).
+    ///
+    /// For the BPE encodings the opening (`[cleared: result of CALL, `) is counted once per
+    /// distinct call and only the rest for each placeholder: both encodings' pre-tokenizers always
+    /// split the text where the opening ends (a single space after a non-space character, before
+    /// a digit, is a piece of its own), and a BPE count is the sum over those pieces.
+    pub fn count(&mut self, d: Described, tokens: usize, id: &str, enc: Encoding) -> usize {
+        if !matches!(enc, Encoding::O200k | Encoding::Cl100k) {
+            let mut text = std::mem::take(&mut self.tail);
+            text.clear();
+            self.write(d, tokens, id, &mut text);
+            let n = enc.count(&text);
+            self.tail = text;
+            return n;
+        }
+        let opening = *self.opening_tokens[d.slot].get_or_insert_with(|| enc.count(&self.described[d.start..d.end]));
+        self.tail.clear();
+        push_tail(&mut self.tail, tokens, id);
+        opening + enc.count(&self.tail)
     }
 
     /// The placeholder for the call `d` describes, appended to `out`.
@@ -243,9 +280,15 @@ impl<'a> Placeholders<'a> {
     /// [`placeholder`] for a call to `name` whose `arguments` text is `args`.
     pub fn for_arguments(&mut self, name: &'a str, args: &'a str, tokens: usize, id: &str) -> String {
         let d = self.describe_arguments(name, args);
-        let mut out = String::with_capacity((d.end - d.start) + TAIL_BYTES + id.len());
-        self.write(d, tokens, id, &mut out);
+        let mut out = String::new();
+        self.write_new(d, tokens, id, &mut out);
         out
+    }
+
+    /// [`write`](Self::write) into an empty `out`, with room made for the whole text at once.
+    pub fn write_new(&self, d: Described, tokens: usize, id: &str, out: &mut String) {
+        out.reserve_exact((d.end - d.start) + TAIL_BYTES + id.len());
+        self.write(d, tokens, id, out);
     }
 
     /// [`placeholder`], with `arguments` text described once for every call with the same text.
@@ -605,7 +648,20 @@ pub fn plan_clear_counted<'m>(
             return None;
         };
         let before = cached(at).unwrap_or_else(|| result_tokens(enc, block));
-        let text = placeholders.placeholder(c.name, input, before, c.id);
+        // An `arguments` text is described once per distinct call, and its placeholder counted
+        // by parts (see `Placeholders::count`).
+        let described = match input {
+            ToolInput::Raw(args) => Some(placeholders.describe_arguments(c.name, args)),
+            _ => None,
+        };
+        let text = match described {
+            Some(d) => {
+                let mut text = String::new();
+                placeholders.write_new(d, before, c.id, &mut text);
+                text
+            }
+            None => placeholders.placeholder(c.name, input, before, c.id),
+        };
         // With cached counts the caller recounts changed messages anyway: when the result is
         // clearly larger than any count of its placeholder, the placeholder is not counted here
         // and the report holds that bound until the caller fills in the exact figure. A
@@ -613,12 +669,18 @@ pub fn plan_clear_counted<'m>(
         // the heuristic is allowed two tokens a byte.
         let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
         let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
-        let bounded = counts.is_some() && before > bound;
+        let bounded = counts.is_some() && before > bound && !options.count_placeholders;
         let after = if bounded {
             bound
         } else {
             // What `count_block` gives for a result whose content is this text.
-            tokens::TOOL_BLOCK_OVERHEAD + enc.count(&text)
+            tokens::TOOL_BLOCK_OVERHEAD
+                + match described {
+                    Some(d) if matches!(enc, Encoding::O200k | Encoding::Cl100k) => {
+                        placeholders.count(d, before, c.id, enc)
+                    }
+                    _ => enc.count(&text),
+                }
         };
         (after < before).then(|| {
             let cleared = Cleared {
@@ -926,6 +988,87 @@ mod tests {
                     assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
                 } else {
                     assert!(c.tokens_after >= recount.tools[0].tokens);
+                }
+            }
+            // Asked to, the plan counts every placeholder, and clears the same results.
+            let counting = ClearOptions {
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let (exact, exact_report) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
+            assert_eq!(exact, changed);
+            assert_eq!(exact_report.cleared.len(), report.cleared.len());
+            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
+                assert!(c.after_exact);
+                assert_eq!(
+                    tokens::MessageTokens::single_result(c.tokens_after),
+                    tokens::count_message(enc, m)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn placeholder_counts_by_parts_equal_whole_counts() {
+        let names = ["read_file", "bash", "", "ツール", "a b", "x1", "grep's"];
+        let values = [
+            "src/app.py",
+            "ls -la && echo 'done'",
+            "日本語のテキスト",
+            "emoji 🎉🎉 here",
+            "   spaced\n\tout   ",
+            "12345",
+            "ends with digit 7",
+            "it's here",
+            "…",
+            "a/b/c.rs:12",
+            "x",
+        ];
+        let ids = [
+            "call_1",
+            "toolu_01ABCDEFGHIJKLMNOPQRSTUV",
+            "",
+            "12",
+            " lead",
+            "ид_7",
+            "a b c",
+            "x]",
+        ];
+        let numbers = [0, 7, 42, 999, 1_000, 12_345, 65_536, 1_234_567, 987_654_321];
+        let mut state = 0x51ed_270b_27a1_4c0d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as usize
+        };
+        let mut args_texts = Vec::new();
+        for _ in 0..400 {
+            let v = values[next() % values.len()];
+            let args = match next() % 5 {
+                0 => format!(r#"{{"path": "{v}"}}"#),
+                1 => format!(
+                    r#"{{"command": "{}", "n": {}}}"#,
+                    v.repeat(1 + next() % 12),
+                    next() % 1000
+                ),
+                2 => format!(r#"{{"q": "{v}", "flag": true, "list": [1, "{v}"]}}"#),
+                3 => "{}".to_owned(),
+                _ => format!("not json {v}"),
+            };
+            args_texts.push((names[next() % names.len()], args));
+        }
+        for enc in [Encoding::O200k, Encoding::Cl100k, Encoding::Heuristic] {
+            let mut memo = Placeholders::default();
+            for (name, args) in &args_texts {
+                let d = memo.describe_arguments(name, args);
+                for _ in 0..3 {
+                    let n = numbers[next() % numbers.len()];
+                    let id = ids[next() % ids.len()];
+                    let mut text = String::new();
+                    memo.write(d, n, id, &mut text);
+                    assert_eq!(memo.count(d, n, id, enc), enc.count(&text), "{enc:?}: {text:?}");
                 }
             }
         }

@@ -348,6 +348,7 @@ impl PyConversation {
             clear_tool_inputs,
             clear_at_least,
             keep_thinking,
+            count_placeholders: false,
         };
         let protection = Protection {
             recent_messages,

@@ -102,13 +102,18 @@ pub(crate) fn clear(
 ) -> (Conversation, ClearReport<'static>) {
     let messages = conv.messages();
     let (pairing, protected) = protection.of(conv);
+    // The new conversation keeps the counts: each placeholder is counted once, here.
+    let options = ClearOptions {
+        count_placeholders: true,
+        ..options.clone()
+    };
     let (plan, report) = compact::plan_clear_counted(
         messages,
         Some(conv.counts()),
         &pairing,
         &protected,
         conv.encoding(),
-        options,
+        &options,
     );
     let out = compact::clear::apply(messages, plan);
     // The report borrows ids and names from `conv`; it is handed back with copies of them.
