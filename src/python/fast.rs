@@ -250,9 +250,7 @@ pub(crate) fn trim<'py>(
                     // What `count` gives for the text, from its length alone.
                     Encoding::approximate(Placeholders::chars(d, before, c.id))
                 } else {
-                    text.clear();
-                    placeholders.write(d, before, c.id, &mut text);
-                    enc.count(&text)
+                    placeholders.count(d, before, c.id, enc)
                 };
             if after < before {
                 freed += before - after;
