@@ -86,18 +86,40 @@ fn main() {
             )
         });
     });
-    c.bench_function("clear: plan, cached counts (as Conversation.clear_tool_results)", |b| {
-        b.iter(|| {
-            compact::plan_clear_counted(
-                black_box(m),
-                Some(conv.counts()),
-                &pairing,
-                &protected,
-                conv.encoding(),
-                &ClearOptions::default(),
-            )
-        });
-    });
+    c.bench_function(
+        "clear: plan, cached counts (clearly smaller placeholders bounded)",
+        |b| {
+            b.iter(|| {
+                compact::plan_clear_counted(
+                    black_box(m),
+                    Some(conv.counts()),
+                    &pairing,
+                    &protected,
+                    conv.encoding(),
+                    &ClearOptions::default(),
+                )
+            });
+        },
+    );
+    let counting = ClearOptions {
+        count_placeholders: true,
+        ..ClearOptions::default()
+    };
+    c.bench_function(
+        "clear: plan, cached counts, every placeholder counted (o200k; as Conversation.clear_tool_results)",
+        |b| {
+            b.iter(|| {
+                compact::plan_clear_counted(
+                    black_box(m),
+                    Some(conv.counts()),
+                    &pairing,
+                    &protected,
+                    conv.encoding(),
+                    &counting,
+                )
+            });
+        },
+    );
     c.bench_function("clear: plan and a full new message list", |b| {
         b.iter(|| {
             compact::clear_tool_results(
