@@ -283,6 +283,13 @@ def bench_surgery() -> None:
     table(["agentcontext", "time", "LangChain trim_messages", "ratio"], rows)
     print("  (LangChain: strategy='last', count_tokens_approximately, which only selects; agentcontext also")
     print("   validates pairing, clears old tool results first, and never splits a call from its result)")
+    rows = []
+    for encoding in ["approximate", "o200k_base"]:
+        conv = ac.Conversation(session, encoding=encoding)
+        cleared = len(conv.clear_tool_results()[1]["cleared"])
+        ours = median_time(conv.clear_tool_results, 7)
+        rows.append([f"Conversation.clear_tool_results() ({encoding})", f"{ours * 1e3:.2f} ms", f"{cleared:,}"])
+    table(["stateful: a new conversation with its counts, and the report", "time", "results cleared"], rows)
 
 
 def bench_ladder() -> None:
