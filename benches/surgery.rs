@@ -86,28 +86,21 @@ fn main() {
             )
         });
     });
-    c.bench_function(
-        "clear: plan, cached counts (clearly smaller placeholders bounded)",
-        |b| {
-            b.iter(|| {
-                compact::plan_clear_counted(
-                    black_box(m),
-                    Some(conv.counts()),
-                    &pairing,
-                    &protected,
-                    conv.encoding(),
-                    &ClearOptions::default(),
-                )
-            });
-        },
-    );
     let counting = ClearOptions {
         count_placeholders: true,
         ..ClearOptions::default()
     };
-    c.bench_function(
-        "clear: plan, cached counts, every placeholder counted (o200k; as Conversation.clear_tool_results)",
-        |b| {
+    for (label, options) in [
+        (
+            "clear: plan, cached counts (clearly smaller placeholders bounded)",
+            &ClearOptions::default(),
+        ),
+        (
+            "clear: plan, cached counts, every placeholder counted (o200k; as Conversation.clear_tool_results)",
+            &counting,
+        ),
+    ] {
+        c.bench_function(label, |b| {
             b.iter(|| {
                 compact::plan_clear_counted(
                     black_box(m),
@@ -115,11 +108,11 @@ fn main() {
                     &pairing,
                     &protected,
                     conv.encoding(),
-                    &counting,
+                    options,
                 )
             });
-        },
-    );
+        });
+    }
     c.bench_function("clear: plan and a full new message list", |b| {
         b.iter(|| {
             compact::clear_tool_results(

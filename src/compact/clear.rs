@@ -248,7 +248,7 @@ impl<'a> Placeholders<'a> {
     /// split the text where the opening ends (a single space after a non-space character, before
     /// a digit, is a piece of its own), and a BPE count is the sum over those pieces.
     pub fn count(&mut self, d: Described, tokens: usize, id: &str, enc: Encoding) -> usize {
-        if !matches!(enc, Encoding::O200k | Encoding::Cl100k) {
+        if !enc.is_bpe() {
             let mut text = std::mem::take(&mut self.tail);
             text.clear();
             self.write(d, tokens, id, &mut text);
@@ -662,9 +662,9 @@ pub fn plan_clear_counted<'m>(
             }
             None => placeholders.placeholder(c.name, input, before, c.id),
         };
-        // With cached counts the caller recounts changed messages anyway: when the result is
-        // clearly larger than any count of its placeholder, the placeholder is not counted here
-        // and the report holds that bound until the caller fills in the exact figure. A
+        // With cached counts, unless every placeholder is asked for: when the result is clearly
+        // larger than any count of its placeholder, the placeholder is not counted here and the
+        // report holds that bound (a caller that keeps counts fills in the exact figure). A
         // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
         // the heuristic is allowed two tokens a byte.
         let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
@@ -676,9 +676,7 @@ pub fn plan_clear_counted<'m>(
             // What `count_block` gives for a result whose content is this text.
             tokens::TOOL_BLOCK_OVERHEAD
                 + match described {
-                    Some(d) if matches!(enc, Encoding::O200k | Encoding::Cl100k) => {
-                        placeholders.count(d, before, c.id, enc)
-                    }
+                    Some(d) if enc.is_bpe() => placeholders.count(d, before, c.id, enc),
                     _ => enc.count(&text),
                 }
         };
@@ -694,7 +692,7 @@ pub fn plan_clear_counted<'m>(
             (cleared, at, text)
         })
     };
-    let exact_counting = matches!(enc, Encoding::O200k | Encoding::Cl100k);
+    let exact_counting = enc.is_bpe();
     let mut report = ClearReport::default();
     // (message, block) → replacement block
     let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
@@ -1036,13 +1034,8 @@ mod tests {
             "x]",
         ];
         let numbers = [0, 7, 42, 999, 1_000, 12_345, 65_536, 1_234_567, 987_654_321];
-        let mut state = 0x51ed_270b_27a1_4c0d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as usize
-        };
+        let mut rng = crate::compact::testing::xorshift(0x51ed_270b_27a1_4c0d);
+        let mut next = move || rng() as usize;
         let mut args_texts = Vec::new();
         for _ in 0..400 {
             let v = values[next() % values.len()];
@@ -1177,13 +1170,8 @@ mod tests {
     #[test]
     fn describes_like_the_plain_definition() {
         // xorshift: deterministic pieces of text with every kind of whitespace and width.
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = crate::compact::testing::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
         let pieces = [
             "a",
             "src/app.py",

@@ -29,6 +29,17 @@ pub(crate) mod testing {
         formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap()
     }
 
+    /// A deterministic xorshift sequence from `seed` (not zero), for randomized tests.
+    pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// A Chat tool call with id `id` to a tool `f` with no arguments.
     pub fn call(id: &str) -> Value {
         json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})

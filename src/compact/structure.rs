@@ -417,7 +417,7 @@ pub fn safe_cuts_n(n: usize, pairing: &Pairing) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compact::testing::{call, chat};
+    use crate::compact::testing::{call, chat, xorshift};
     use serde_json::json;
 
     #[test]
@@ -482,14 +482,12 @@ mod tests {
             "",
             "call_12345678",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..2_000 {
             let mut blocks = Vec::new();
-            let len = (state % 40) as usize;
+            let len = (next() % 40) as usize;
             for i in 0..len {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = next();
                 let id = ids[(state % ids.len() as u64) as usize];
                 let name = (state >> 20) % 2 == 0;
                 blocks.push(ToolBlock {
@@ -507,13 +505,7 @@ mod tests {
         // Mostly distinct ids, results that lag far behind their calls (more than are kept at
         // hand), missing, repeated and orphan results, and now and then a reused id.
         let ids: Vec<String> = (0..300).map(|k| format!("call_{k}")).collect();
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..500 {
             let calls = (next() % 120) as usize;
             let mut blocks: Vec<ToolBlock> = Vec::new();

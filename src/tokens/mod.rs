@@ -60,6 +60,11 @@ impl Encoding {
         }
     }
 
+    /// Whether counts are exact byte-pair encodings (o200k, cl100k) rather than estimates.
+    pub fn is_bpe(self) -> bool {
+        matches!(self, Encoding::O200k | Encoding::Cl100k)
+    }
+
     /// The `Approximate` count of a text of `chars` characters.
     pub fn approximate(chars: usize) -> usize {
         chars.div_ceil(4)
@@ -178,21 +183,19 @@ pub fn count_block(enc: Encoding, b: &Block) -> usize {
 /// Count the messages at `positions` of `messages`, in that order (in parallel for large
 /// batches).
 pub fn count_each(enc: Encoding, messages: &[Message], positions: &[usize]) -> Vec<MessageTokens> {
-    if positions.len() < 16 {
-        positions.iter().map(|&i| count_message(enc, &messages[i])).collect()
-    } else {
-        positions
-            .par_iter()
-            .map(|&i| count_message(enc, &messages[i]))
-            .collect()
-    }
+    count_batch(positions, |&i| count_message(enc, &messages[i]))
 }
 
 /// Count many messages, in parallel for large batches.
 pub fn count_messages(enc: Encoding, messages: &[Message]) -> Vec<MessageTokens> {
-    if messages.len() < 16 {
-        messages.iter().map(|m| count_message(enc, m)).collect()
+    count_batch(messages, |m| count_message(enc, m))
+}
+
+/// `count` of each item, on all cores from 16 items on.
+fn count_batch<T: Sync>(items: &[T], count: impl Fn(&T) -> MessageTokens + Sync + Send) -> Vec<MessageTokens> {
+    if items.len() < 16 {
+        items.iter().map(&count).collect()
     } else {
-        messages.par_iter().map(|m| count_message(enc, m)).collect()
+        items.par_iter().map(&count).collect()
     }
 }
