@@ -328,6 +328,12 @@ class Provider(ABC):
             return list(convert(normalized, to="anthropic", source="jsonl").get("messages", []))
         return convert(normalized, to=self.format, source="jsonl")
 
+    def _adopt_client(self, client: Any, module: str, factory: str, options: Mapping[str, Any]) -> None:
+        """Use ``client``, or build one with ``module.factory(**options)`` (the optional extra of
+        that name; a client built here is closed by :meth:`close`)."""
+        self._owns_client = client is None
+        self.client = getattr(_require(module, module), factory)(**options) if client is None else client
+
     def close(self) -> None:
         """Close the SDK client if this provider built it (a client passed in is the caller's)."""
         if getattr(self, "_owns_client", False):
@@ -386,10 +392,7 @@ class AnthropicProvider(Provider):
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
-        self._owns_client = client is None
-        if client is None:
-            client = _require("anthropic", "anthropic").Anthropic(**client_options)
-        self.client = client
+        self._adopt_client(client, "anthropic", "Anthropic", client_options)
         self.context_management = dict(context_management) if context_management else None
         self.betas = list(betas)
 
@@ -472,10 +475,7 @@ class OpenAIChatProvider(Provider):
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
-        self._owns_client = client is None
-        if client is None:
-            client = _require("openai", "openai").OpenAI(**client_options)
-        self.client = client
+        self._adopt_client(client, "openai", "OpenAI", client_options)
         self.max_tokens_param = max_tokens_param
 
     def _complete(
@@ -542,10 +542,7 @@ class OpenAIResponsesProvider(Provider):
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
-        self._owns_client = client is None
-        if client is None:
-            client = _require("openai", "openai").OpenAI(**client_options)
-        self.client = client
+        self._adopt_client(client, "openai", "OpenAI", client_options)
         self.context_management = [dict(x) for x in context_management] if context_management else None
 
     def _complete(
