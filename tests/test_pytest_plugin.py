@@ -23,6 +23,7 @@ import agentcontext.evaluation
 import agentcontext.importers
 import agentcontext.pytest_plugin  # noqa: F401
 from agentcontext import CompactionResult, Compactor, Conversation, OptionError, metrics
+from agentcontext.calibration import message_texts
 from agentcontext.compaction import PRESETS
 from agentcontext.testing import assert_cache_stable, assert_fits, assert_retains, assert_valid
 
@@ -315,7 +316,7 @@ def test_helper_failures_are_reported(project: pytest.Pytester) -> None:
     assert "def assert_retains" not in out and "agentcontext/testing.py" not in out
 
 
-def test_missing_folder_is_a_collection_error(project: pytest.Pytester) -> None:
+def test_missing_folder_fails_only_the_tests_that_use_it(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_missing="""
         import pytest
@@ -323,17 +324,24 @@ def test_missing_folder_is_a_collection_error(project: pytest.Pytester) -> None:
         @pytest.mark.ac_transcripts("nowhere")
         def test_x(ac_transcript):
             pass
+
+        def test_y():
+            pass
+
+        @pytest.mark.ac_transcripts("data")
+        def test_z(ac_transcript):
+            pass
         """
     )
     result = project.runpytest()
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(passed=4, errors=1)  # an error at set-up of that one test
     result.stdout.fnmatch_lines(
-        [
-            "*ERROR collecting test_missing.py*",
-            "*test_missing.py::test_x: @pytest.mark.ac_transcripts: no such file or folder: */nowhere",
-        ]
+        ["*test_missing.py::test_x: @pytest.mark.ac_transcripts: no such file or folder: */nowhere"]
     )
     assert "Traceback" not in result.stdout.str()
+    assert "ERROR collecting" not in result.stdout.str()
+    # Deselected, the test with the missing folder costs nothing.
+    project.runpytest("-k", "not test_x").assert_outcomes(passed=4)
 
 
 @pytest.mark.parametrize(
@@ -346,13 +354,14 @@ def test_missing_folder_is_a_collection_error(project: pytest.Pytester) -> None:
         ('"data/notes.txt"', "cannot read a transcript: *notes.txt*"),
     ],
 )
-def test_bad_marker_is_a_collection_error(project: pytest.Pytester, marker: str, message: str) -> None:
+def test_bad_marker_fails_its_test(project: pytest.Pytester, marker: str, message: str) -> None:
     project.makepyfile(
-        test_bad=f"import pytest\n\n@pytest.mark.ac_transcripts({marker})\ndef test_x(ac_transcript):\n    pass\n"
+        test_bad=f"import pytest\n\n@pytest.mark.ac_transcripts({marker})\ndef test_x(ac_transcript):\n    pass\n\n"
+        "def test_y():\n    pass\n"
     )
     result = project.runpytest()
-    assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines([f"*@pytest.mark.ac_transcripts: {message}*"])
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([f"*test_bad.py::test_x: @pytest.mark.ac_transcripts: {message}*"])
 
 
 def test_fixture_without_marker_explains_it(project: pytest.Pytester) -> None:
@@ -426,6 +435,14 @@ def test_assert_fits(alpha: Conversation) -> None:
         assert_fits(alpha)
 
 
+def test_assert_fits_says_why_a_result_does_not_fit(alpha: Conversation) -> None:
+    result = Compactor("openharness", environ={}).compact(alpha, budget=5)  # nothing fits in 5 tokens
+    assert not result.fits and result.reason
+    with pytest.raises(AssertionError) as info:
+        assert_fits(result)
+    assert f"  why: {result.reason}" in str(info.value).splitlines()
+
+
 def test_assert_retains_strings_and_probes(alpha: Conversation) -> None:
     result = Compactor("openharness", environ={}).compact(alpha, budget=2 * alpha.tokens)  # nothing to do
     assert_retains(result)  # every probe of result.original
@@ -454,7 +471,13 @@ def test_assert_retains_lost_probes(alpha: Conversation) -> None:
     assert text.startswith(f"working set lost {len(kept.lost)} of {kept.total} facts: kept {kept.share:.1%}")
     for p in kept.lost:
         assert f"  {p.kind}: '{p.text[:20]}" in text
-    assert "  path: 'src/app.py' (message 8)" in text
+    assert "  path: 'src/app.py' (message 1)" in text  # where it first appears, not the last message
+    messages = alpha.to_jsonl()
+    located = [p for p in facts if p.kind in ("path", "identifier", "test")]
+    assert located
+    for p in located:  # each fact is reported at the first message that holds it
+        holds = [i for i, m in enumerate(messages) if p.text in "\n".join(message_texts(m))]
+        assert p.index == holds[0], p
     assert_retains(working, original=alpha, min_share=kept.share)
     assert_retains(working, facts, min_share=kept.share)
     path_kept, path_total = kept.by_kind["path"]

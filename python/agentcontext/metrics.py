@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import time
@@ -154,8 +155,9 @@ def probes(conversation: Conversation, start: int = 0, stop: int | None = None) 
     for i, text in asks[1:]:
         add("instruction", text, i)
     last = stop if stop is not None else len(conversation)
+    where = _FirstMention(conversation, start, last)
     for path in [*h["files_read"], *h["files_modified"]]:
-        add("path", path, last - 1)
+        add("path", path, where.index(path))
     for error in h["errors"]:
         line = error["text"].split(" (from ", 1)[0]
         add("error", line, error["index"])
@@ -168,10 +170,35 @@ def probes(conversation: Conversation, start: int = 0, stop: int | None = None) 
             add("identifier", ident, i)
     for ident in h["identifiers"]:
         if "::" in ident or ident.startswith("test_"):
-            add("test", ident, last - 1)
+            add("test", ident, where.index(ident))
         else:
-            add("identifier", ident, last - 1)
+            add("identifier", ident, where.index(ident))
     return out
+
+
+class _FirstMention:
+    """The index of the first message of ``start:stop`` whose text (content, tool input or result)
+    holds a given fact: where a probe comes from. One joined text and one search per fact."""
+
+    def __init__(self, conversation: Conversation, start: int, stop: int) -> None:
+        self._conversation, self._start, self._stop = conversation, start, stop
+        self._text: str | None = None
+        self._offsets: list[int] = []
+
+    def index(self, fact: str) -> int:
+        if self._text is None:
+            parts: list[str] = []
+            offset = 0
+            for message in self._conversation.slice(self._start, self._stop).to_jsonl():
+                self._offsets.append(offset)
+                text = "\n".join(message_texts(message)) + "\x00"
+                parts.append(text)
+                offset += len(text)
+            self._text = "".join(parts)
+        at = self._text.find(fact)
+        if at < 0:
+            return self._stop - 1  # found by the handoff in a shape the texts do not spell out
+        return self._start + bisect.bisect_right(self._offsets, at) - 1
 
 
 def working_set_text(conversation: Conversation) -> str:

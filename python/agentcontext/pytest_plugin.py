@@ -85,8 +85,20 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _collect_error(where: str, message: str) -> pytest.Collector.CollectError:
-    return pytest.Collector.CollectError(f"{where}: @pytest.mark.{MARKER}: {message}")
+class _MarkerError(Exception):
+    """A marker whose transcripts cannot be had (missing path, unreadable file, bad arguments)."""
+
+
+@dataclass(frozen=True)
+class _Unavailable:
+    """The one parameter of a test whose marker failed: the test fails with ``message`` when it
+    runs, and only then, so the other tests of its file (and ``-k`` runs without it) are unaffected."""
+
+    message: str
+
+
+def _collect_error(where: str, message: str) -> _MarkerError:
+    return _MarkerError(f"{where}: @pytest.mark.{MARKER}: {message}")
 
 
 def _find(paths: list[Path], pattern: str | None, where: str) -> list[TranscriptParam]:
@@ -117,6 +129,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None:
         return  # the fixture explains the marker when the test runs (unless it is parametrized otherwise)
+    try:
+        _parametrize(metafunc, marker)
+    except _MarkerError as exc:
+        metafunc.parametrize("ac_transcript", [_Unavailable(str(exc))], indirect=True, ids=["transcripts-unavailable"])
+
+
+def _parametrize(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     where = metafunc.definition.nodeid
     unknown = sorted(set(marker.kwargs) - {"strategies", "pattern"})
     if unknown:
@@ -159,6 +178,8 @@ def ac_transcript(request: pytest.FixtureRequest) -> Conversation:
         )
     if isinstance(param, TranscriptParam):
         return param.load()
+    if isinstance(param, _Unavailable):
+        pytest.fail(param.message, pytrace=False)
     from agentcontext._core import Conversation
 
     if isinstance(param, Conversation):

@@ -134,6 +134,7 @@ def assert_fits(x: Checked, budget: str | int | None = None, *, original: Conver
     lines = [
         f"working set is over budget: {tokens:,} tokens > {limit:,} (over by {over:,} tokens, {over / limit:.1%})",
         f"  budget: {what}",
+        *([f"  why: {x.reason}"] if isinstance(x, CompactionResult) and x.reason else []),
         f"  {_plural(len(conv), 'message')}; the largest:",
         *_largest(conv),
     ]
