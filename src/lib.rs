@@ -17,9 +17,11 @@ pub use error::{Error, Result};
 pub use model::{Block, Body, Format, Message, Role};
 pub use tokens::Encoding;
 
-/// The allocator for everything the core does: it takes the clearing plan, which allocates a
-/// few small buffers per cleared result, from 450 to 245 µs on 1,117 results. Behind the default
-/// `mimalloc` feature, so a program using the crate as a library can keep its own.
+/// The allocator for everything the core does: the clearing plan allocates a few small buffers
+/// per cleared result, and takes about 1.5x as long under glibc malloc (`benches/allocators.sh`).
+/// mimalloc v2, because v3 crashes in an extension loaded with dlopen once the first thread that
+/// used it has exited (Cargo.toml says how). Behind the default `mimalloc` feature, so a program
+/// using the crate as a library can keep its own.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,0 +1,89 @@
+"""First use of the compiled core from threads that exit, each in a fresh interpreter.
+
+The core allocates through mimalloc. A thread that touches it first and then exits once took the
+allocator's "main thread" state with it, and the next thread that reused its id (glibc recycles
+thread stacks) crashed the process with SIGSEGV. Each case runs in its own process because the
+bug needs a core that no thread has used yet, and because a crash must fail the test, not the run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CASES = {
+    "threads that exit": """
+        import threading
+        for _ in range(8):
+            t = threading.Thread(target=lambda: ac.count_tokens("hello world " * 10))
+            t.start(); t.join()
+    """,
+    "count_tokens_batch in threads": """
+        import threading
+        for _ in range(8):
+            t = threading.Thread(target=lambda: ac.count_tokens_batch(["a b c"] * 50))
+            t.start(); t.join()
+    """,
+    "cl100k in threads": """
+        import threading
+        for _ in range(8):
+            t = threading.Thread(target=lambda: ac.count_tokens("hello " * 10, encoding="cl100k_base"))
+            t.start(); t.join()
+    """,
+    "Conversation in threads": """
+        import threading
+        def work():
+            conv = ac.Conversation([{"role": "user", "content": "hi " * 100}])
+            conv.append({"role": "assistant", "content": "hello"})
+            assert conv.tokens > 0
+        for _ in range(8):
+            t = threading.Thread(target=work); t.start(); t.join()
+    """,
+    "a thread after an executor shut down": """
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(4) as pool:
+            assert all(n > 0 for n in pool.map(ac.count_tokens, ["x y z"] * 40))
+        t = threading.Thread(target=lambda: ac.count_tokens("after the pool")); t.start(); t.join()
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(ac.count_tokens, ["again"] * 10))
+    """,
+    "asyncio.to_thread": """
+        import asyncio
+        async def main():
+            for _ in range(8):
+                assert await asyncio.to_thread(ac.count_tokens, "from a worker thread") > 0
+        asyncio.run(main())
+    """,
+    "16 threads at first use": """
+        import threading
+        barrier = threading.Barrier(16)
+        def work(i):
+            barrier.wait()
+            ac.count_tokens(f"thread {i} " * 20)
+            ac.Conversation([{"role": "user", "content": "x"}]).tokens
+        for _ in range(3):
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+    """,
+    "the first count on a thread that exits, then the main thread": """
+        import threading
+        t = threading.Thread(target=lambda: ac.count_tokens("first use here")); t.start(); t.join()
+        for _ in range(8):
+            t = threading.Thread(target=lambda: ac.count_tokens("later thread")); t.start(); t.join()
+        ac.count_tokens("main thread")
+        ac.Conversation([{"role": "user", "content": "and a conversation"}]).tokens
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_first_use_from_threads_does_not_crash(name: str) -> None:
+    code = "import agentcontext as ac\n" + textwrap.dedent(CASES[name]) + "\nprint('done')\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{proc.stderr[-2000:]}"
+    assert proc.stdout.strip().endswith("done")
