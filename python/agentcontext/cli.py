@@ -3,7 +3,12 @@
 - ``agentcontext inspect FILE`` prints the token counts of a transcript per role and per tool,
   exact (``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON.
 - ``agentcontext compact FILE --budget N|P%`` runs the compaction ladder with the offline
-  summarizer (no API key) and reports what was kept, cleared and summarized.
+  summarizer (no API key) and reports what was kept, cleared and summarized. A transcript that is
+  not protocol-valid is repaired first (and the repairs reported), or refused with ``--no-repair``.
+- ``agentcontext eval PATH...`` compares strategies over many transcripts; every file it cannot
+  read is listed and counted.
+
+The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
 
 from __future__ import annotations
