@@ -211,3 +211,47 @@ pub(crate) fn single_text<'a>(blocks: &[&'a Block], form: ContentForm, same_orig
     };
     fits.then_some(text.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_keys_go_to_every_format_and_structure_keys_stay_behind() {
+        let chat = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}], "id": "m1"}),
+            json!({"role": "assistant", "content": null, "type": "message", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}, "custom": 1}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok", "metadata": {"k": 2}}),
+        ];
+        let messages = read(Format::OpenAiChat, chat).unwrap();
+        let anthropic = write(Format::Anthropic, &messages).unwrap();
+        assert_eq!(anthropic[0]["id"], "m1");
+        assert_eq!(anthropic[0]["content"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(anthropic[1]["content"][0]["custom"], 1);
+        assert!(
+            anthropic[1].get("type").is_none(),
+            "Chat's `type` is not an Anthropic key"
+        );
+        assert_eq!(anthropic[2]["content"][0]["metadata"]["k"], 2);
+        let items = write(Format::Responses, &messages).unwrap();
+        assert_eq!(items[0]["id"], "m1");
+        assert_eq!(items[1]["type"], "function_call");
+        assert_eq!(items[1]["custom"], 1);
+        assert_eq!(items[2]["metadata"]["k"], 2);
+        let native = write(Format::Native, &messages).unwrap();
+        assert_eq!(native[1]["tool_calls"][0]["custom"], 1);
+        assert!(native[1]["tool_calls"][0].get("type").is_none());
+        // Read back from each, and the keys come back in Chat where they were.
+        for (format, values) in [
+            (Format::Anthropic, anthropic),
+            (Format::Responses, items),
+            (Format::Native, native),
+        ] {
+            let back = write(Format::OpenAiChat, &read(format, values).unwrap()).unwrap();
+            assert_eq!(back[0]["id"], "m1");
+            assert_eq!(back[1]["tool_calls"][0]["custom"], 1);
+            assert_eq!(back[2]["metadata"]["k"], 2);
+        }
+    }
+}
