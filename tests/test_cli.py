@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests import support
 
@@ -101,3 +102,136 @@ def test_agent_session_files_are_read_as_they_are(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["format"] == "aider-chat-history-md"
     names = run("inspect", str(aider), "--session", "nope")
     assert names.returncode == 2 and "2024-08-02" in names.stderr
+
+
+# -- protocol-valid output ---------------------------------------------------------------------
+
+#: An orphan result (message 3) and a reused call id (message 4).
+INVALID = [
+    {"role": "user", "content": "list the files"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "a.py b.py"},
+    {"role": "tool", "tool_call_id": "ghost", "content": "a result nobody asked for"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\": \"src\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "c.py"},
+    {"role": "user", "content": "thanks"},
+]  # fmt: skip
+
+
+def pairing_events(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``("call", id)`` and ``("result", id)`` in order, read from the wire shape of any format
+    (independent of the library: what a provider checks)."""
+    events: list[tuple[str, str]] = []
+    for m in messages:
+        if m.get("type") in ("function_call", "custom_tool_call"):
+            events.append(("call", m["call_id"]))
+        elif m.get("type") in ("function_call_output", "custom_tool_call_output"):
+            events.append(("result", m["call_id"]))
+        if m.get("role") == "tool":
+            events.append(("result", m["tool_call_id"]))
+        events += [("call", c["id"]) for c in m.get("tool_calls") or []]
+        for block in m.get("content") if isinstance(m.get("content"), list) else []:
+            if block.get("type") == "tool_use":
+                events.append(("call", block["id"]))
+            elif block.get("type") == "tool_result":
+                events.append(("result", block["tool_use_id"]))
+    return events
+
+
+def assert_pairs(messages: list[dict[str, Any]]) -> None:
+    events = pairing_events(messages)
+    calls = [i for kind, i in events if kind == "call"]
+    assert len(calls) == len(set(calls)), f"reused call ids in {calls}"
+    seen: set[str] = set()
+    for kind, i in events:
+        if kind == "call":
+            seen.add(i)
+        else:
+            assert i in seen, f"result {i!r} without an earlier call"
+
+
+def test_compact_repairs_invalid_input_so_the_output_validates(tmp_path: Path) -> None:
+    import agentcontext as ac
+
+    src = tmp_path / "invalid.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in INVALID))
+    assert [v["kind"] for v in ac.validate(INVALID)] == ["orphan_result", "duplicate_id"]
+    for target in ("openai", "responses", "anthropic", "jsonl"):
+        out_file = tmp_path / f"out-{target}.jsonl"
+        out = run("compact", str(src), "--budget", "100%", "-o", str(out_file), "--to", target, "--json")
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        assert report["repaired"] == [
+            {"kind": "dropped_orphan", "index": 3, "id": "ghost"},
+            {"kind": "renamed_id", "index": 4, "id": "c1"},
+        ]
+        written = [json.loads(line) for line in out_file.read_text().splitlines()]
+        assert report["output"]["messages"] == len(written)
+        assert ac.validate(written, format=target) == [], target
+        assert_pairs(written)
+        assert len([e for e in pairing_events(written) if e[0] == "call"]) == 2
+    table = run("compact", str(src), "--budget", "100%")
+    assert table.returncode == 0, table.stderr
+    assert "repaired the input first (2 changes" in table.stdout
+    assert "message 3: dropped result 'ghost' that has no call" in table.stdout
+    assert "message 4: renamed reused call id 'c1'" in table.stdout
+    # A valid transcript is not touched and says so.
+    assert json.loads(run("compact", str(EXAMPLE), "--budget", "50%", "--json").stdout)["repaired"] == []
+
+
+def test_compact_no_repair_refuses_invalid_input(tmp_path: Path) -> None:
+    src = tmp_path / "invalid.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in INVALID))
+    out_file = tmp_path / "out.jsonl"
+    out = run("compact", str(src), "--budget", "100%", "-o", str(out_file), "--no-repair")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert "message 3" in out.stderr and "'ghost'" in out.stderr and "orphan_result" in out.stderr
+    assert "(and 1 more)" in out.stderr
+    assert not out_file.exists()
+    ok = run("compact", str(EXAMPLE), "--budget", "50%", "--no-repair", "-o", str(out_file))
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_eval_lists_and_counts_files_it_cannot_read(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for n in range(4):
+        (folder / f"ok{n}.jsonl").write_text(
+            json.dumps({"role": "user", "content": f"question {n}"}) + "\n"
+            + json.dumps({"role": "assistant", "content": "an answer " * 20}) + "\n"
+        )  # fmt: skip
+    bad = {
+        "broken.jsonl": '{"role": "user",\n',
+        "truncated.json": "[1, 2\n",
+        "notes.md": "just some notes\n",
+    }
+    for name, text in bad.items():
+        (folder / name).write_text(text)
+    report = tmp_path / "r.json"
+    out = run("eval", str(folder), "--budget", "50%", "--strategy", "pi,codex", "--workers", "1", "--json", str(report))
+    assert out.returncode == 2, out.stderr
+    failures = [line for line in out.stderr.splitlines() if line.startswith("agentcontext: failed: ")]
+    assert len(failures) == 3
+    for name in bad:
+        line = next(f for f in failures if str(folder / name) in f)
+        assert "Error: " in line  # the reason
+    assert "3 of 7 transcripts failed" in out.stderr
+    summary = json.loads(report.read_text())["strategies"]
+    assert [(s["transcripts"], s["errors"]) for s in summary] == [(7, 3), (7, 3)]
+    assert "7 (3 failed)" in out.stdout
+    skipped = run("eval", str(folder), "--budget", "50%", "--strategy", "pi", "--workers", "1", "--skip-errors")
+    assert skipped.returncode == 0, skipped.stderr
+    assert len([line for line in skipped.stderr.splitlines() if line.startswith("agentcontext: failed: ")]) == 3
+    assert "7 (3 failed)" in skipped.stdout
+
+
+def test_help_documents_every_exit_status() -> None:
+    for command in ([], ["inspect"], ["compact"], ["eval"]):
+        out = run(*command, "--help")
+        assert out.returncode == 0
+        status = out.stdout.split("exit status:", 1)[1]
+        codes = [line.split()[0] for line in status.splitlines() if line[:4].strip().isdigit()]
+        assert codes == ["0", "2", "3"], command
+        assert "--skip-errors" in status and "--no-repair" in status

@@ -69,8 +69,10 @@ class Conversation:
 
     Messages the library did not change come back from ``to_<format>`` equal, as dicts, to what
     went in, unknown fields included (``cache_control``, provider ids, metadata). Converting to
-    another format keeps every tool pairing and every piece of text; fields and blocks only one
-    provider understands (signed thinking, server tool blocks) are written only to their own format.
+    another format keeps every tool pairing, every piece of text and every unknown field, on the
+    message, block, call or result it was on (the fields that spell the source format's own
+    structure, ``type``, ``function``, ``image_url``, stay behind); blocks only one provider
+    understands (signed thinking, server tool blocks) are written only to their own format.
 
     Raises:
         InvalidMessageError: a message does not have its format's shape (``index`` names it).

@@ -3,7 +3,12 @@
 - ``agentcontext inspect FILE`` prints the token counts of a transcript per role and per tool,
   exact (``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON.
 - ``agentcontext compact FILE --budget N|P%`` runs the compaction ladder with the offline
-  summarizer (no API key) and reports what was kept, cleared and summarized.
+  summarizer (no API key) and reports what was kept, cleared and summarized. A transcript that is
+  not protocol-valid is repaired first (and the repairs reported), or refused with ``--no-repair``.
+- ``agentcontext eval PATH...`` compares strategies over many transcripts; every file it cannot
+  read is listed and counted.
+
+The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ EXIT_BAD_INPUT = 2
 #: Exit status for a budget that cannot be met.
 EXIT_DOES_NOT_FIT = 3
 
+#: The exit statuses, as ``--help`` shows them.
+EXIT_STATUS = """exit status:
+  0  success
+  2  bad input: a bad argument, a file that cannot be read or parsed, a transcript that is not
+     protocol-valid under `compact --no-repair`; `eval`: any transcript that cannot be read or
+     evaluated (each is listed on stderr; --skip-errors exits 0 instead)
+  3  `compact`: the budget cannot be met (the report and --output are still written)"""
+
 
 def _add_input(command: argparse.ArgumentParser) -> None:
     """The transcript a command reads: FILE, --format and --session."""
@@ -51,6 +64,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentcontext",
         description="Inspect and compile the context an LLM agent sends on every call.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     inspect = sub.add_parser(
@@ -58,6 +73,8 @@ def _build_parser() -> argparse.ArgumentParser:
         help="token counts of a transcript per role and per tool",
         description="Count the tokens of a transcript file (a JSON array, a request body or JSON Lines "
         "in any supported format) per role and per tool, exactly and with the heuristic.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input(inspect)
     inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
@@ -69,6 +86,8 @@ def _build_parser() -> argparse.ArgumentParser:
         help="compact a transcript under a token budget (offline, no API key)",
         description="Run the compaction ladder (tool-result budgets, clearing, offline summary, dropping the "
         "oldest groups) on a transcript so it fits a token budget, and report each stage.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input(compact)
     compact.add_argument("--budget", required=True, help="tokens (e.g. 8000) or a share of the transcript (e.g. 25%%)")
@@ -78,6 +97,12 @@ def _build_parser() -> argparse.ArgumentParser:
     compact.add_argument("-o", "--output", help="write the compacted conversation here (JSON Lines)")
     compact.add_argument("--to", choices=FORMATS[1:], help="format of --output (default: the input's format)")
     compact.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    compact.add_argument(
+        "--no-repair",
+        action="store_true",
+        help="refuse a transcript that is not protocol-valid (orphan or missing results, reused call ids, ...) "
+        "instead of repairing it first",
+    )
 
     ev = sub.add_parser(
         "eval",
@@ -85,6 +110,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Run compaction strategies over transcripts (files or folders, in any supported format, "
         "real session files included) under one budget, in parallel, and compare validity, token reduction, "
         "retention of probe facts, prompt-cache stability and compactions per 100 turns.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders (searched recursively)")
     ev.add_argument(
@@ -98,6 +125,11 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
     ev.add_argument("--workers", type=int, help="local worker processes (default: CPU count)")
     ev.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ev.add_argument(
+        "--skip-errors",
+        action="store_true",
+        help="exit 0 even when some transcripts cannot be read or evaluated (they are still listed and counted)",
+    )
     progress = ev.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     progress.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -205,9 +237,11 @@ def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor
 
     conv, read_as = load(args.file, args.format, args.session)
+    conv, repaired = _valid_input(conv, args.file, args.no_repair)
     budget = parse_budget(args.budget, conv.tokens)
     result = Compactor(args.strategy).compact(conv, budget=budget)
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
+    report["repaired"] = repaired
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
@@ -219,6 +253,39 @@ def compact_command(args: argparse.Namespace) -> int:
         print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {result.reason}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     return 0
+
+
+#: How each kind of repair reads in the report.
+REPAIRS = {
+    "moved_result": "moved result {id} right after its call",
+    "synthesized_result": "added an error result for interrupted call {id}",
+    "dropped_orphan": "dropped result {id} that has no call",
+    "dropped_duplicate": "dropped a second result for call {id}",
+    "renamed_id": "renamed reused call id {id}",
+    "reordered_thinking": "moved thinking first",
+    "dropped_empty": "dropped an empty message",
+}
+
+
+def _valid_input(conv: Conversation, path: str, no_repair: bool) -> tuple[Conversation, list[dict[str, Any]]]:
+    """``conv`` repaired when it is not protocol-valid, and the changes (message indices of the
+    input); with ``no_repair`` an invalid transcript raises instead."""
+    from agentcontext.errors import InvalidMessageError
+
+    violations = conv.validate()
+    if not violations:
+        return conv, []
+    if no_repair:
+        v = violations[0]
+        more = f" (and {len(violations) - 1:,} more)" if len(violations) > 1 else ""
+        which = f" id {v['id']!r}" if v["id"] is not None else ""
+        raise InvalidMessageError(
+            f"{path}: not protocol-valid: message {v['index']}{which}: {v['kind']}: {v['detail']}{more}; "
+            "run without --no-repair to repair it",
+            v["index"],
+        )
+    repaired, changes = conv.repair()
+    return repaired, sorted((dict(c) for c in changes), key=lambda c: c["index"])
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -238,10 +305,19 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.csv:
         evaluation.write_csv(rows, args.csv)
     print(evaluation.markdown_table(rows) if args.markdown else evaluation.format_table(rows))
-    failed = [r for r in rows if r.error]
-    for r in failed:
-        print(f"agentcontext: {r.transcript} with {r.strategy}: {r.error}", file=sys.stderr)
-    return EXIT_BAD_INPUT if failed else 0
+    # One line per transcript and reason (a file that cannot be read fails every strategy alike).
+    failed: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if r.error:
+            failed.setdefault((r.transcript, r.error), []).append(r.strategy)
+    for (transcript, error), with_strategies in failed.items():
+        reason = " ".join(error.split())
+        print(f"agentcontext: failed: {transcript} ({', '.join(with_strategies)}): {reason}", file=sys.stderr)
+    if failed:
+        transcripts = {r.transcript for r in rows}
+        broken = {t for t, _ in failed}
+        print(f"agentcontext: {len(broken):,} of {len(transcripts):,} transcripts failed", file=sys.stderr)
+    return EXIT_BAD_INPUT if failed and not args.skip_errors else 0
 
 
 def format_compact(report: dict[str, Any]) -> str:
@@ -249,6 +325,11 @@ def format_compact(report: dict[str, Any]) -> str:
         f"{report['path']}: {report['format']} format, strategy {report['strategy']}, budget {report['budget']:,} tokens",
         "",
     ]
+    if report.get("repaired"):
+        changes = report["repaired"]
+        out.append(f"repaired the input first ({len(changes):,} changes; message indices of the input):")
+        out += [f"  message {c['index']}: " + REPAIRS[c["kind"]].format(id=repr(c["id"])) for c in changes]
+        out.append("")
     rows = [["stage", "tokens before", "tokens after", "what changed"]]
     for s in report["stages"]:
         detail = ", ".join(

@@ -16,14 +16,17 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from agentcontext.metrics import Evaluation, evaluate, summarize_evaluations
 
-__all__ = ["Task", "discover", "format_table", "run", "write_csv", "write_json"]
+if TYPE_CHECKING:
+    from agentcontext import importers
+
+__all__ = ["Task", "discover", "format_table", "run", "scan", "write_csv", "write_json"]
 
 Engine = Literal["local", "ray"]
 
@@ -53,12 +56,23 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, int, st
     """``(file, index in the file, name)`` for every conversation in ``paths``: files, or folders
     searched recursively for ``.jsonl``, ``.json``, ``.traj`` and ``.md`` files, in an agent session
     format (see :mod:`agentcontext.importers`) or one of the library's own formats. A file given by
-    name that cannot be read raises; files found in folders that are in no format are skipped.
+    name that cannot be read raises; files found in folders that cannot be read are left out here
+    (:func:`scan` returns them with the reason, and :func:`run` reports each as a failed row).
     Names are made unique across files (parent folders in front)."""
+    return scan(paths)[0]
+
+
+def scan(
+    paths: Iterable[str | os.PathLike[str]],
+) -> tuple[list[tuple[str, int, str]], list[tuple[str, AgentContextError]]]:
+    """:func:`discover`, and every file found in a folder that cannot be read as a transcript,
+    with the error that says why (in the order found)."""
     from agentcontext import importers
 
     agent_files: list[Path] = []
     out: list[tuple[str, int, str]] = []
+    failed: list[tuple[str, AgentContextError]] = []
+    named: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         explicit = not path.is_dir()
@@ -67,22 +81,54 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, int, st
             try:
                 if importers.detect(f) is not None:
                     agent_files.append(f)
+                    if explicit:
+                        named.add(f)
                 else:
                     Conversation.from_file(f)
                     out.append((str(f), -1, f.stem))
-            except AgentContextError:
+            except AgentContextError as exc:
                 if explicit:
                     importers.load(f)  # raises the error that lists every format tried
-                continue
+                    raise
+                reason = exc
+                try:
+                    importers.load(f)
+                except AgentContextError as why:  # the error a path given by name gets
+                    reason = why
+                failed.append((str(f), reason))
     counters: dict[str, int] = {}
-    for item in importers.import_files(agent_files):
+    for item in _import_each(agent_files, named, failed):
         index = counters.get(str(item.path), 0)
         counters[str(item.path)] = index + 1
         out.append((str(item.path), index, item.name))
     names = [name for _, _, name in out]
     if len(set(names)) != len(names):
         out = [(p, i, n if names.count(n) == 1 else f"{Path(p).parent.name}--{n}") for p, i, n in out]
-    return out
+    return out, sorted(failed, key=lambda pe: pe[0])
+
+
+def _import_each(
+    files: list[Path], named: set[Path], failed: list[tuple[str, AgentContextError]]
+) -> list[importers.Imported]:
+    """``importers.import_files(files)``; when that fails, the files that cannot be imported go to
+    ``failed`` (or raise, when given by name) and the rest are imported."""
+    from agentcontext import importers
+
+    try:
+        return importers.import_files(files)
+    except AgentContextError:
+        pass
+    ok = []
+    for f in files:
+        try:
+            importers.import_file(f)
+        except AgentContextError as exc:
+            if f in named:
+                raise
+            failed.append((str(f), exc))
+        else:
+            ok.append(f)
+    return importers.import_files(ok)
 
 
 @lru_cache(maxsize=8)
@@ -154,24 +200,29 @@ def run(
     share such as ``"25%"`` of each transcript). ``engine="local"`` uses ``workers`` processes
     (default: the CPU count; 1 runs in this process); ``"ray"`` submits one Ray task per
     conversation and strategy to the cluster at ``ray_address`` (default: ``RAY_ADDRESS``, else a
-    local instance). Rows come back in transcript order, then strategy order."""
+    local instance). Rows come back in transcript order, then strategy order; a file found in a
+    folder that cannot be read as a transcript comes last, as one failed row per strategy (its
+    ``transcript`` is the path, its ``error`` the reason)."""
     unknown = [s for s in strategies if s not in PRESETS]
     if unknown:
         raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join(PRESETS)})")
     if not strategies:
         raise OptionError("no strategy given")
-    found = discover(paths)
-    if not found:
+    found, unreadable = scan(paths)
+    if not found and not unreadable:
         raise OptionError(f"no transcripts found in {', '.join(map(str, paths))}")
     tasks = [Task(path, index, name, s, str(budget)) for path, index, name in found for s in strategies]
     bar = Progress(len(tasks), progress)
-    if engine == "ray":
-        rows = _run_ray(tasks, bar, ray_address)
-    elif engine == "local":
-        rows = _run_local(tasks, bar, workers)
-    else:
+    if engine not in ("local", "ray"):
         raise OptionError(f"unknown engine {engine!r} (expected local or ray)")
-    return rows
+    if not tasks:
+        rows = []
+    elif engine == "ray":
+        rows = _run_ray(tasks, bar, ray_address)
+    else:
+        rows = _run_local(tasks, bar, workers)
+    # A file found in a folder that cannot be read fails every strategy: counted, not skipped.
+    return rows + [_failed(Task(path, -1, path, s, str(budget)), exc) for path, exc in unreadable for s in strategies]
 
 
 def _run_local(tasks: list[Task], bar: Progress, workers: int | None) -> list[Evaluation]:

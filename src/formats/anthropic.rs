@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    content_blocks, into_object, merge_extra, obj, single_text, take_opt_bool, take_opt_str, take_role, take_str,
-    type_name,
+    call_item_fields, carries_across, carry_extra, content_blocks, into_object, item_fields, obj, single_text,
+    take_opt_bool, take_opt_str, take_role, take_str, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message, ResultContent, Role, ToolInput};
@@ -238,8 +238,13 @@ pub fn write(messages: &[Message]) -> Result<(Option<Value>, Vec<Value>)> {
         seen_conversation = true;
         let same = m.origin == Format::Anthropic || m.origin == Format::Native;
         if m.role == Role::Tool {
+            // A tool message (Chat, JSONL, Responses) has its unknown keys at message level; here
+            // its result is a block, which takes them.
             for b in m.blocks.iter() {
-                if let Some(v) = write_block(b, same) {
+                if let Some(mut v) = write_block(b, same) {
+                    if let Value::Object(block) = &mut v {
+                        carry_extra(block, &m.extra, m.origin == Format::Anthropic);
+                    }
                     pending_results.push(v);
                 }
             }
@@ -264,31 +269,30 @@ fn user_with_blocks(blocks: Vec<Value>) -> Value {
     ]))
 }
 
+/// The `system` parameter: a string for one plain system message, else text blocks. The system
+/// prompt has no message around it, so a system message's own unknown keys (`cache_control`, ...)
+/// go on its last block.
 fn write_system(parts: &[&Message]) -> Option<Value> {
     match parts {
         [] => None,
-        [only] => {
+        [only] if !(only.origin != Format::Anthropic && carries_across(&only.extra)) => {
             let blocks: Vec<&Block> = only.blocks.iter().collect();
             if let Some(text) = single_text(&blocks, only.form, only.origin == Format::Anthropic) {
                 return Some(Value::String(text.to_owned()));
             }
-            Some(Value::Array(
-                only.blocks
-                    .iter()
-                    .filter_map(|b| write_block(b, only.origin == Format::Anthropic))
-                    .collect(),
-            ))
+            Some(Value::Array(system_blocks(only)))
         }
-        many => Some(Value::Array(
-            many.iter()
-                .flat_map(|m| {
-                    m.blocks
-                        .iter()
-                        .filter_map(|b| write_block(b, m.origin == Format::Anthropic))
-                })
-                .collect(),
-        )),
+        many => Some(Value::Array(many.iter().flat_map(|m| system_blocks(m)).collect())),
     }
+}
+
+fn system_blocks(m: &Message) -> Vec<Value> {
+    let same = m.origin == Format::Anthropic;
+    let mut blocks: Vec<Value> = m.blocks.iter().filter_map(|b| write_block(b, same)).collect();
+    if let Some(Value::Object(last)) = blocks.last_mut() {
+        carry_extra(last, &m.extra, same);
+    }
+    blocks
 }
 
 fn write_message(m: &Message) -> Value {
@@ -324,8 +328,9 @@ fn write_message(m: &Message) -> Value {
             out.insert("content".into(), Value::Array(blocks));
         }
     }
-    if same {
-        merge_extra(&mut out, &m.extra);
+    carry_extra(&mut out, &m.extra, same);
+    for fields in item_fields(m) {
+        carry_extra(&mut out, fields, same);
     }
     Value::Object(out)
 }
@@ -336,9 +341,9 @@ pub(crate) fn write_block(b: &Block, same: bool) -> Option<Value> {
     write_block_opts(b, same, same)
 }
 
-/// [`write_block`] with the two meanings of "same format" apart: `extras` writes the block's
-/// unknown fields, `bound` writes blocks that only their own provider accepts (redacted thinking,
-/// opaque blocks).
+/// [`write_block`] with the two meanings of "same format" apart: `extras` writes every unknown
+/// field of the block (without it, all but the [`super::BOUND_KEYS`]), `bound` writes blocks that
+/// only their own provider accepts (redacted thinking, opaque blocks).
 pub(crate) fn write_block_opts(b: &Block, extras: bool, bound: bool) -> Option<Value> {
     let same = bound;
     let mut out = Map::new();
@@ -410,8 +415,9 @@ pub(crate) fn write_block_opts(b: &Block, extras: bool, bound: bool) -> Option<V
             return same.then(|| value.clone());
         }
     }
-    if extras {
-        merge_extra(&mut out, &b.extra);
+    carry_extra(&mut out, &b.extra, extras);
+    if let Some(fields) = call_item_fields(b) {
+        carry_extra(&mut out, fields, false);
     }
     Some(Value::Object(out))
 }

@@ -147,6 +147,49 @@ pub(crate) fn merge_extra(out: &mut Map<String, Value>, extra: &Extra) {
     }
 }
 
+/// Keys of an `extra` map that spell the structure of the format it was read from rather than
+/// data: `type` (a Responses item or part type, an Anthropic response's `"message"`, Chat's
+/// `"function"` on a call), `function` and `image_url` (Chat's nested call and image objects, whose
+/// own unknown keys stay inside them) and `role`, `content`, `output` (the Responses fields kept
+/// on the items the model produced). They are written back to their own format only; every other
+/// unknown key is written to every format.
+pub(crate) const BOUND_KEYS: [&str; 6] = ["type", "function", "image_url", "role", "content", "output"];
+
+/// Append the unknown keys `extra` to `out` without overwriting the keys the writer set: all of
+/// them when the message came from the format being written (`same`), else all but the
+/// [`BOUND_KEYS`].
+pub(crate) fn carry_extra(out: &mut Map<String, Value>, extra: &Extra, same: bool) {
+    for (k, v) in extra {
+        if (same || !BOUND_KEYS.contains(&k.as_str())) && !out.contains_key(k) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Whether [`carry_extra`] writes any key of `extra` from another format.
+pub(crate) fn carries_across(extra: &Extra) -> bool {
+    extra.keys().any(|k| !BOUND_KEYS.contains(&k.as_str()))
+}
+
+/// The unknown keys a message holds outside its `extra` map: the fields of the Responses
+/// `message` items an assistant turn read from Responses was built from (its `id`, `status`, ...).
+/// Written at message level when the turn goes to another format.
+pub(crate) fn item_fields(m: &Message) -> impl Iterator<Item = &Extra> {
+    m.blocks.iter().filter_map(|b| match (&b.body, b.item.as_deref()) {
+        (Body::Text { .. } | Body::Image { .. }, Some(meta)) => Some(&meta.fields),
+        _ => None,
+    })
+}
+
+/// The fields of the Responses item a tool call was read from (`id`, `status`, ...), written on
+/// the call when it goes to another format (its `id` there is the call id, so the item's is not).
+pub(crate) fn call_item_fields(b: &Block) -> Option<&Extra> {
+    match (&b.body, b.item.as_deref()) {
+        (Body::ToolUse { .. }, Some(meta)) => Some(&meta.fields),
+        _ => None,
+    }
+}
+
 /// The blocks of a message that go into `content` (everything but tool calls and results).
 pub(crate) fn content_blocks(m: &Message) -> impl Iterator<Item = &Block> {
     m.blocks
@@ -156,9 +199,59 @@ pub(crate) fn content_blocks(m: &Message) -> impl Iterator<Item = &Block> {
 
 /// The text to write as a plain-string `content`, if the content blocks allow it: exactly one text
 /// block, and either the source wrote a string (same format) or the message came from another
-/// format (where its form carries no meaning and a string is the most natural rendering).
+/// format (where its form carries no meaning and a string is the most natural rendering) and the
+/// block has no unknown keys to carry (a string has no place for them).
 pub(crate) fn single_text<'a>(blocks: &[&'a Block], form: ContentForm, same_origin: bool) -> Option<&'a str> {
     let [only] = blocks else { return None };
     let Body::Text { text } = &only.body else { return None };
-    (!same_origin || form == ContentForm::String).then_some(text.as_str())
+    let fits = if same_origin {
+        form == ContentForm::String
+    } else {
+        !carries_across(&only.extra)
+    };
+    fits.then_some(text.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_keys_go_to_every_format_and_structure_keys_stay_behind() {
+        let chat = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}], "id": "m1"}),
+            json!({"role": "assistant", "content": null, "type": "message", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}, "custom": 1}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok", "metadata": {"k": 2}}),
+        ];
+        let messages = read(Format::OpenAiChat, chat).unwrap();
+        let anthropic = write(Format::Anthropic, &messages).unwrap();
+        assert_eq!(anthropic[0]["id"], "m1");
+        assert_eq!(anthropic[0]["content"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(anthropic[1]["content"][0]["custom"], 1);
+        assert!(
+            anthropic[1].get("type").is_none(),
+            "Chat's `type` is not an Anthropic key"
+        );
+        assert_eq!(anthropic[2]["content"][0]["metadata"]["k"], 2);
+        let items = write(Format::Responses, &messages).unwrap();
+        assert_eq!(items[0]["id"], "m1");
+        assert_eq!(items[1]["type"], "function_call");
+        assert_eq!(items[1]["custom"], 1);
+        assert_eq!(items[2]["metadata"]["k"], 2);
+        let native = write(Format::Native, &messages).unwrap();
+        assert_eq!(native[1]["tool_calls"][0]["custom"], 1);
+        assert!(native[1]["tool_calls"][0].get("type").is_none());
+        // Read back from each, and the keys come back in Chat where they were.
+        for (format, values) in [
+            (Format::Anthropic, anthropic),
+            (Format::Responses, items),
+            (Format::Native, native),
+        ] {
+            let back = write(Format::OpenAiChat, &read(format, values).unwrap()).unwrap();
+            assert_eq!(back[0]["id"], "m1");
+            assert_eq!(back[1]["tool_calls"][0]["custom"], 1);
+            assert_eq!(back[2]["metadata"]["k"], 2);
+        }
+    }
 }

@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::anthropic::{read_content, read_result_content, write_block_opts};
-use super::{into_object, merge_extra, single_text, take_opt_bool, take_role, take_str, type_name};
+use super::{
+    call_item_fields, carry_extra, into_object, item_fields, single_text, take_opt_bool, take_role, take_str, type_name,
+};
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
 
@@ -198,10 +200,8 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
         if let Some(e) = is_error {
             msg.insert("is_error".into(), Value::Bool(*e));
         }
-        if same {
-            merge_extra(&mut msg, &m.extra);
-            merge_extra(&mut msg, &b.extra);
-        }
+        carry_extra(&mut msg, &m.extra, same);
+        carry_extra(&mut msg, &b.extra, same);
         out.push(Value::Object(msg));
     }
     let rest: Vec<&Block> = m
@@ -254,8 +254,9 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
                     call.insert("id".into(), Value::String(id.clone()));
                     call.insert("name".into(), Value::String(name.clone()));
                     call.insert("arguments".into(), Value::String(input.to_arguments()));
-                    if same {
-                        merge_extra(&mut call, &b.extra);
+                    carry_extra(&mut call, &b.extra, same);
+                    if let Some(fields) = call_item_fields(b) {
+                        carry_extra(&mut call, fields, same);
                     }
                     Some(Value::Object(call))
                 }
@@ -264,8 +265,9 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
             .collect();
         msg.insert("tool_calls".into(), Value::Array(calls));
     }
-    if same {
-        merge_extra(&mut msg, &m.extra);
+    carry_extra(&mut msg, &m.extra, same);
+    for fields in item_fields(m) {
+        carry_extra(&mut msg, fields, same);
     }
     out.push(Value::Object(msg));
 }
@@ -281,9 +283,7 @@ fn write_native_block(b: &Block, same: bool) -> Option<Value> {
         let mut out = Map::new();
         out.insert("type".into(), "thinking".into());
         out.insert("thinking".into(), Value::String(thinking.clone()));
-        if same {
-            merge_extra(&mut out, &b.extra);
-        }
+        carry_extra(&mut out, &b.extra, same);
         return Some(Value::Object(out));
     }
     write_block_opts(b, same, true)

@@ -3,9 +3,12 @@
 
 use serde_json::{Map, Value};
 
-use super::{content_blocks, into_object, merge_extra, obj, single_text, take_role, take_str, type_name};
+use super::{
+    call_item_fields, carry_extra, content_blocks, into_object, item_fields, merge_extra, obj, single_text, take_role,
+    take_str, type_name,
+};
 use crate::error::{Error, Result};
-use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message, ResultContent, Role, ToolInput};
+use crate::model::{Block, Body, ContentForm, Format, ImageSource, Message, ResultContent, Role, ToolInput};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
     values
@@ -249,9 +252,8 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
                     }
                 }
             }
-            if same {
-                merge_extra(&mut msg, &m.extra);
-            }
+            carry_extra(&mut msg, &m.extra, same);
+            carry_extra(&mut msg, &b.extra, same);
             out.push(Value::Object(msg));
         }
     }
@@ -275,10 +277,10 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
                     }
                 }
                 call.insert("function".into(), Value::Object(function));
-                if same {
-                    let mut extra = b.extra.clone();
-                    extra.shift_remove("function");
-                    merge_extra(&mut call, &extra);
+                // `function` is set: its unknown keys went inside it (same format) or stay behind.
+                carry_extra(&mut call, &b.extra, same);
+                if let Some(fields) = call_item_fields(b) {
+                    carry_extra(&mut call, fields, same);
                 }
                 Some(Value::Object(call))
             }
@@ -321,8 +323,9 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
     if !calls.is_empty() {
         msg.insert("tool_calls".into(), Value::Array(calls));
     }
-    if same {
-        merge_extra(&mut msg, &m.extra);
+    carry_extra(&mut msg, &m.extra, same);
+    for fields in item_fields(m) {
+        carry_extra(&mut msg, fields, same);
     }
     out.push(Value::Object(msg));
 }
@@ -352,10 +355,7 @@ fn write_part(b: &Block, same: bool) -> Option<Value> {
         Body::Opaque { value } if same => return Some(value.clone()),
         _ => return None,
     }
-    if same {
-        let mut extra: Extra = b.extra.clone();
-        extra.shift_remove("image_url");
-        merge_extra(&mut out, &extra);
-    }
+    // An image's `image_url` is set: its unknown keys went inside it (same format) or stay behind.
+    carry_extra(&mut out, &b.extra, same);
     Some(Value::Object(out))
 }

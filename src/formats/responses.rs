@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use super::{into_object, merge_extra, obj, take_opt_str, take_str, type_name};
+use super::{carry_extra, into_object, merge_extra, obj, take_opt_str, take_str, type_name};
 use crate::error::{Error, Result};
 use crate::model::{
     Block, Body, ContentForm, Extra, Format, ImageSource, ItemMeta, Message, ResultContent, Role, ToolInput,
@@ -335,9 +335,8 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
                             }
                         }
                     }
-                    if same {
-                        merge_extra(&mut item, &m.extra);
-                    }
+                    carry_extra(&mut item, &m.extra, same);
+                    carry_extra(&mut item, &b.extra, same);
                     out.push(Value::Object(item));
                 } else {
                     rest.push(b);
@@ -360,15 +359,14 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
                     Value::Array(rest.iter().filter_map(|p| write_part(p, "input_text", same)).collect()),
                 );
             }
-            if same {
-                merge_extra(&mut item, &m.extra);
-            }
+            carry_extra(&mut item, &m.extra, same);
             out.push(Value::Object(item));
         }
     }
 }
 
 fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
+    let first_item = out.len();
     // The message item being filled with parts, and whether it was written as a string.
     let mut open: Option<Map<String, Value>> = None;
     let flush = |open: &mut Option<Map<String, Value>>, out: &mut Vec<Value>| {
@@ -398,6 +396,7 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
                 if let Some(mm) = meta {
                     merge_extra(&mut item, &mm.fields);
                 }
+                carry_extra(&mut item, &b.extra, same);
                 out.push(Value::Object(item));
             }
             (Body::Thinking { .. }, Some(mm)) => {
@@ -443,6 +442,13 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
         }
     }
     flush(&mut open, out);
+    // From another format the turn's own unknown keys go on its first item (Responses has no
+    // turn); from Responses they are on the items already.
+    if !same {
+        if let Some(Value::Object(item)) = out.get_mut(first_item) {
+            carry_extra(item, &m.extra, false);
+        }
+    }
 }
 
 fn write_part(b: &Block, text_type: &str, same: bool) -> Option<Value> {
@@ -463,8 +469,6 @@ fn write_part(b: &Block, text_type: &str, same: bool) -> Option<Value> {
         Body::Opaque { value } => return same.then(|| value.clone()),
         _ => return None,
     }
-    if same {
-        merge_extra(&mut out, &b.extra);
-    }
+    carry_extra(&mut out, &b.extra, same);
     Some(Value::Object(out))
 }
