@@ -265,3 +265,23 @@ def test_request_that_cannot_fit_is_not_sent(providers: list[Any]) -> None:
         # The history is left as it was.
         assert session.conversation.to_jsonl()[-1]["content"] == ask
         assert server.requests == []
+
+
+def test_pending_tool_results_count_before_the_next_call(providers: list[Any]) -> None:
+    # Results enter unbudgeted here, so only the trigger and the pre-send check stand between a
+    # 35K-token result on top of a 100K-token system prompt and an over-window request.
+    system = system_prompt(100_000)
+    big = "\n".join(f"{i:05d} checked src/module_{i}.py: 3 warnings, 0 errors" for i in range(8_000))
+    assert ac.count_tokens(big) > 30_000
+    with LLMServer(context_window=WINDOW) as server:
+        provider = make("openai", server, providers, WINDOW)
+        session = Session(
+            provider, system=system, functions={"lint": lambda a: big}, max_tokens=RESERVED, result_policy=False
+        )
+        server.enqueue(Reply("", tool_calls=[{"name": "lint", "arguments": {}}]), Reply("done"))
+        assert session.run("Lint the tree.").text == "done"
+        assert len(server.requests) == 2
+        sent = [received_tokens(r) for r in server.requests]
+    assert session.compactions
+    assert max(sent) <= WINDOW, sent
+    assert session.conversation.validate() == []
