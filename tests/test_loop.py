@@ -285,3 +285,15 @@ def test_pending_tool_results_count_before_the_next_call(providers: list[Any]) -
     assert session.compactions
     assert max(sent) <= WINDOW, sent
     assert session.conversation.validate() == []
+
+
+def test_per_tool_budget_overrides_the_persist_threshold(tmp_path: Any) -> None:
+    # A tool given its own budget gets it, also over persist_over_chars (was: a 2,000-char preview).
+    text = big_result(55_000)
+    policy = ToolResultPolicy(per_tool={"dump": 60_000, "grep": 20_000}, store=ResultStore(tmp_path))
+    assert policy.apply(text, "dump").text == text
+    for cut in (policy.apply(text, "grep"), policy.apply_message([("grep", text)])[0]):
+        assert cut.action == "truncated" and 19_000 < len(cut.text) <= 20_000
+        assert cut.text.endswith("TAIL: exit status 101") and cut.recall_id == ResultStore.id_for(text)
+    # Tools without their own budget are still persisted over the threshold.
+    assert policy.apply(text, "ls").action == "persisted"
