@@ -297,3 +297,13 @@ def test_per_tool_budget_overrides_the_persist_threshold(tmp_path: Any) -> None:
         assert cut.text.endswith("TAIL: exit status 101") and cut.recall_id == ResultStore.id_for(text)
     # Tools without their own budget are still persisted over the threshold.
     assert policy.apply(text, "ls").action == "persisted"
+
+
+def test_result_that_is_not_unicode_is_a_typed_error(providers: list[Any]) -> None:
+    # Budgeting must not turn the typed refusal Conversation gives into a raw UnicodeEncodeError.
+    with LLMServer() as server:
+        provider = make("openai", server, providers, 200_000)
+        session = Session(provider, functions={"t": lambda a: "ok\ud800" * 30_000})
+        server.enqueue(Reply("", tool_calls=[{"name": "t", "arguments": {}}]))
+        with pytest.raises(ac.InvalidMessageError, match="lone surrogate"):
+            session.run("Go.")

@@ -32,7 +32,7 @@ from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.errors import ContextOverflowError, OptionError, RecallError
+from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, RecallError
 from agentcontext.providers import Completion, Provider
 from agentcontext.session_log import SessionLog
 from agentcontext.types import JsonDict, Message
@@ -44,6 +44,14 @@ ToolFunction = Callable[[Any], str]
 
 #: How many times in a row an Anthropic ``stop_reason: "compaction"`` pause is continued.
 MAX_COMPACTION_PAUSES = 3
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Session:
@@ -188,7 +196,15 @@ class Session:
             return [text for _, text in outputs]
         if policy.store is None and self._cuts(policy, outputs):
             policy = replace(policy, store=self.result_store)
-        budgeted = policy.apply_message(outputs)
+        try:
+            budgeted = policy.apply_message(outputs)
+        except UnicodeEncodeError:
+            # As Conversation.extend would refuse it: a lone surrogate is not text.
+            name = next(n for n, text in outputs if not _is_unicode(text))
+            raise InvalidMessageError(
+                f"the result of tool {name!r} is not valid Unicode (lone surrogate); nothing was appended",
+                len(self.conversation),
+            ) from None
         self.results.extend(budgeted)
         return [b.text for b in budgeted]
 
