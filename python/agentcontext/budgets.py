@@ -160,7 +160,9 @@ class ToolResultPolicy:
       ``preview_chars`` preview (a structural one for JSON) with its size and recall id.
     - Across the parallel results of one message, at most ``message_limit_chars`` enter; the
       largest are persisted first until the rest fit.
-    - ``per_tool`` overrides ``budget_chars`` for named tools.
+    - ``per_tool`` overrides ``budget_chars`` and ``persist_over_chars`` for named tools: their
+      results are cut to their own budget (head + marker + tail), never replaced by a preview for
+      being over ``persist_over_chars`` (the per-message limit still applies).
     """
 
     context_window: int = 200_000
@@ -182,20 +184,24 @@ class ToolResultPolicy:
     def budget_for(self, tool: str | None) -> int:
         return self.per_tool.get(tool or "", self.default_budget)
 
+    def _persists(self, content: str, tool: str | None) -> bool:
+        """Whether ``content`` is over the persist threshold (tools in ``per_tool`` have none)."""
+        return (
+            self.persist_over_chars is not None
+            and (tool or "") not in self.per_tool
+            and len(content) > self.persist_over_chars
+        )
+
     def apply(self, content: str, tool: str | None = None) -> BudgetedResult:
         """Budget one tool result."""
-        if self.persist_over_chars is not None and len(content) > self.persist_over_chars:
+        if self._persists(content, tool):
             return self.persist(content)
         return self._cut(content, self.budget_for(tool))
 
     def apply_message(self, results: Iterable[tuple[str | None, str]]) -> list[BudgetedResult]:
         """Budget the parallel results of one message, given as ``(tool_name, content)``, in order."""
         items = list(results)
-        persist = {
-            i
-            for i, (_, c) in enumerate(items)
-            if self.persist_over_chars is not None and len(c) > self.persist_over_chars
-        }
+        persist = {i for i, (t, c) in enumerate(items) if self._persists(c, t)}
         if self.message_limit_chars is not None:
             sizes = {i: min(len(c), self.budget_for(t)) for i, (t, c) in enumerate(items)}
             total = sum(self.preview_chars if i in persist else sizes[i] for i in range(len(items)))

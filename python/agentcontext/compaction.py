@@ -169,6 +169,30 @@ class CompactionPolicy:
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
                        result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
+    def with_overhead(self, tokens: int) -> CompactionPolicy:
+        """This policy for the conversation alone when ``tokens`` more travel with every request
+        outside it (the system prompt, the tool definitions, output reserved beyond
+        ``reserved_output``): they come off the window first, fractional ``trigger`` and ``target``
+        apply to what remains, and absolute ones lose ``tokens``."""
+        if tokens < 0:
+            raise OptionError(f"overhead must be at least 0 tokens, got {tokens}")
+        if tokens == 0:
+            return self
+
+        def less(value: float) -> float:
+            if value <= 1:
+                return value
+            rest = value - tokens
+            # An absolute size of 1 token or less would read as a fraction: 0.0 is 0 tokens.
+            return rest if rest > 1 else 0.0
+
+        return replace(
+            self,
+            context_window=max(0, self.context_window - tokens),
+            trigger=less(self.trigger),
+            target=less(self.target),
+        )
+
     def scaled(self, factor: float) -> CompactionPolicy:
         """This policy in local tokens when one local token is ``factor`` provider tokens (from a
         :class:`~agentcontext.calibration.Calibration`): every absolute size is divided by it."""
@@ -374,13 +398,15 @@ class Compactor:
 
     # -- auto ------------------------------------------------------------------------------
 
-    def maybe_compact(self, conv: Conversation, *, scale: float = 1.0) -> CompactionResult | None:
+    def maybe_compact(self, conv: Conversation, *, scale: float = 1.0, overhead: int = 0) -> CompactionResult | None:
         """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
         the cooldown has not passed, or the previous compaction did not shrink the context and
         nothing has grown since. Call it before every model call. ``scale``: provider tokens per
-        local token (see :meth:`CompactionPolicy.scaled`)."""
+        local token (see :meth:`CompactionPolicy.scaled`). ``overhead``: local tokens every
+        request carries outside the conversation — system prompt, tool definitions (see
+        :meth:`CompactionPolicy.with_overhead`)."""
         self._turns_since += 1
-        p = self.policy.scaled(scale)
+        p = self.policy.scaled(scale).with_overhead(overhead)
         if conv.tokens <= p.trigger_tokens:
             return None
         last = self.last
@@ -389,7 +415,7 @@ class Compactor:
                 return None
             if last.tokens_after >= last.tokens_before and conv.tokens <= last.tokens_after:
                 return None
-        result = self.compact(conv, scale=scale)
+        result = self.compact(conv, scale=scale, overhead=overhead)
         self.last = result
         self._turns_since = 0
         return result
@@ -397,14 +423,22 @@ class Compactor:
     # -- the ladder ------------------------------------------------------------------------
 
     def compact(
-        self, conv: Conversation, *, manual: bool = False, budget: int | None = None, scale: float = 1.0
+        self,
+        conv: Conversation,
+        *,
+        manual: bool = False,
+        budget: int | None = None,
+        scale: float = 1.0,
+        overhead: int = 0,
     ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
         ``manual`` (a user's /compact) always summarizes, keeps only the last
         ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
-        history unchanged. Token counts are recomputed after every stage."""
-        p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale)
+        history unchanged. Token counts are recomputed after every stage. ``overhead``: local
+        tokens every request carries outside the conversation (system prompt, tool definitions);
+        they come off the window, or off ``budget``, before the conversation is fitted."""
+        p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
         limit = p.available
         target = limit if manual else p.target_tokens
         before = conv.tokens

@@ -1,10 +1,17 @@
 """The agent loop: compile the working set before every model call, run tools, recover from a
 prompt-too-long error once, and learn the provider's token counts.
 
-:class:`Session` holds one conversation in its provider's format. Before every call (also inside
-a tool loop, with the pending tool results already appended) it asks the compactor whether to
-compact, with estimates scaled by the calibration learned from the provider's reported usage.
-If the provider still answers "prompt too long", the conversation is recompiled once — the
+:class:`Session` holds one conversation in its provider's format. Every tool result enters
+through the session's :class:`~agentcontext.budgets.ToolResultPolicy` (head + marker + tail, or
+a preview, with the full text kept in a :class:`~agentcontext.budgets.ResultStore` under the
+recall id the marker names). Before every call (also inside a tool loop, with the pending tool
+results already appended) it asks the compactor whether to compact, counting what every request
+carries besides the conversation — the system prompt, the tool definitions and the output
+reserved by ``max_tokens`` — with estimates scaled by the calibration learned from the
+provider's reported usage. A request that by that count still cannot fit the window is
+recompiled once more to fit, and when even that cannot be done, it is not sent:
+:class:`~agentcontext.errors.ContextOverflowError` is raised instead. If the provider still
+answers "prompt too long", the conversation is recompiled once — the
 largest protocol-complete recent suffix that fits the window the provider reported, plus a
 summary of the rest — and the call is retried; a second overflow raises
 :class:`~agentcontext.errors.ContextOverflowError` with ``recovered=True`` and nothing more is
@@ -15,14 +22,17 @@ leaves the window is lost.
 from __future__ import annotations
 
 import json
+import math
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from agentcontext._core import Conversation, convert
+from agentcontext._core import Conversation, convert, count_tokens
+from agentcontext.budgets import BudgetedResult, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.errors import ContextOverflowError, OptionError
+from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, RecallError
 from agentcontext.providers import Completion, Provider
 from agentcontext.session_log import SessionLog
 from agentcontext.types import JsonDict, Message
@@ -36,6 +46,14 @@ ToolFunction = Callable[[Any], str]
 MAX_COMPACTION_PAUSES = 3
 
 
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Session:
     """One agent conversation against one provider.
 
@@ -44,6 +62,17 @@ class Session:
     and ``functions`` the Python callables :meth:`run` calls for them, by name. ``calibration``
     (shared between sessions if you like) learns from every response's usage; ``log`` receives
     every compaction.
+
+    ``result_policy`` budgets every tool result :meth:`run` appends (see
+    :class:`~agentcontext.budgets.ToolResultPolicy`): ``True`` (default) is the default policy for
+    the provider's context window, at most min(16,000 chars, 30% of the window) per result and a
+    2,000-char preview of any result over 50,000 chars; a policy of your own sets the numbers,
+    ``per_tool`` among them for per-tool budgets; ``False`` lets results in unchanged. What is cut
+    is kept in full in :attr:`result_store` — the policy's ``store`` if it has one, else a
+    directory beside the session log (``<log file>.results``), else a temporary directory made on
+    first use and left in place (so a recall id stays valid after the session is gone) — and the
+    session answers a ``recall`` tool call from it (add :func:`~agentcontext.recall_tool` to
+    ``tools`` so the model can make one), unless ``functions`` has its own ``recall``.
     """
 
     def __init__(
@@ -59,6 +88,7 @@ class Session:
         calibration: Calibration | None = None,
         log: SessionLog | None = None,
         params: Mapping[str, Any] | None = None,
+        result_policy: ToolResultPolicy | bool = True,
     ) -> None:
         self.provider = provider
         if isinstance(compactor, str):
@@ -87,6 +117,20 @@ class Session:
                 log.append(conversation)
         self.log = log
         self.params = dict(params or {})
+        if result_policy is True:
+            result_policy = ToolResultPolicy(context_window=provider.context_window)
+        elif result_policy is not False and not isinstance(result_policy, ToolResultPolicy):
+            raise OptionError(
+                f"result_policy must be a ToolResultPolicy, True or False, got {type(result_policy).__name__}"
+            )
+        #: The policy every tool result enters through (``None``: results enter unchanged).
+        self.result_policy: ToolResultPolicy | None = result_policy or None
+        self._store: ResultStore | None = result_policy.store if result_policy else None
+        if self.result_policy is not None:
+            self.functions.setdefault("recall", self._recall)
+        #: What became of every tool result :meth:`run` appended, in order (empty when
+        #: ``result_policy`` is False).
+        self.results: list[BudgetedResult] = []
         #: Every compaction this session made, in order (recoveries included).
         self.compactions: list[CompactionResult] = []
         #: Every completion, in order.
@@ -116,6 +160,65 @@ class Session:
         self.conversation.extend(messages)
         if self.log is not None:
             self.log.append(self.conversation, start=before)
+
+    # -- tool results ----------------------------------------------------------------------
+
+    @property
+    def result_store(self) -> ResultStore:
+        """Where the full text of every cut tool result is kept: the policy's ``store``, else
+        ``<log file>.results`` beside the session log, else a temporary directory made on first
+        use (not removed: a recall id stays valid as long as the directory exists)."""
+        if self._store is None:
+            if self.log is not None:
+                self._store = ResultStore(self.log.path.with_name(self.log.path.name + ".results"))
+            else:
+                self._store = ResultStore(tempfile.mkdtemp(prefix="agentcontext-results-"))
+        return self._store
+
+    def _recall(self, args: Any) -> str:
+        """The ``recall`` tool (see :func:`~agentcontext.recall_tool`): a page of a stored result."""
+        if not isinstance(args, Mapping) or not isinstance(args.get("id"), str):
+            raise RecallError(f"recall needs an id string, got {args!r}", "")
+        recall_id: str = args["id"]
+        offset, limit = args.get("offset", 1), args.get("limit", 500)
+        if not isinstance(offset, int) or not isinstance(limit, int) or offset < 1 or limit < 1:
+            raise RecallError(
+                f"recall: offset and limit must be positive integers, got {offset!r}, {limit!r}", recall_id
+            )
+        if self._store is None:
+            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
+        return self._store.recall(recall_id, offset, limit)
+
+    def _budget(self, outputs: list[tuple[str, str]]) -> list[str]:
+        """The results of one message, ``(tool name, text)``, through :attr:`result_policy`."""
+        policy = self.result_policy
+        if policy is None:
+            return [text for _, text in outputs]
+        if policy.store is None and self._cuts(policy, outputs):
+            policy = replace(policy, store=self.result_store)
+        try:
+            budgeted = policy.apply_message(outputs)
+        except UnicodeEncodeError:
+            # As Conversation.extend would refuse it: a lone surrogate is not text.
+            name = next(n for n, text in outputs if not _is_unicode(text))
+            raise InvalidMessageError(
+                f"the result of tool {name!r} is not valid Unicode (lone surrogate); nothing was appended",
+                len(self.conversation),
+            ) from None
+        self.results.extend(budgeted)
+        return [b.text for b in budgeted]
+
+    @staticmethod
+    def _cuts(policy: ToolResultPolicy, outputs: list[tuple[str, str]]) -> bool:
+        """Whether ``policy`` may cut or persist any of ``outputs`` (and so needs a store)."""
+        limit = policy.message_limit_chars
+        if limit is not None and sum(len(text) for _, text in outputs) > limit:
+            return True
+        persist = policy.persist_over_chars
+        return any(
+            len(text) > policy.budget_for(name) or (persist is not None and len(text) > persist)
+            for name, text in outputs
+        )
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -161,7 +264,7 @@ class Session:
         completion = self.send(content)
         steps = 1
         while completion.tool_calls and steps < max_steps:
-            results = []
+            outputs = []
             for call in completion.tool_calls:
                 fn = self.functions.get(call.name)
                 if fn is None:
@@ -171,16 +274,28 @@ class Session:
                         output = fn(call.parsed())
                     except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
                         output = f"Error: {type(exc).__name__}: {exc}"
-                results.append((call.id, output if isinstance(output, str) else json.dumps(output)))
-            self._extend(self.provider.tool_results(results))
+                outputs.append((call.name, output if isinstance(output, str) else json.dumps(output)))
+            texts = self._budget(outputs)
+            self._extend(
+                self.provider.tool_results([(c.id, t) for c, t in zip(completion.tool_calls, texts, strict=True)])
+            )
             completion = self._call()
             steps += 1
         return completion
 
+    def _overhead(self, scale: float) -> int:
+        """Local tokens every request carries outside the conversation: the system prompt, the
+        tool definitions, and the output ``max_tokens`` reserves beyond the policy's
+        ``reserved_output``."""
+        extra_output = max(0, self.max_tokens - self.compactor.policy.reserved_output)
+        return self._outside_tokens() + math.ceil(extra_output / scale)
+
     def _call(self) -> Completion:
-        result = self.compactor.maybe_compact(self.conversation, scale=self.scale())
+        scale = self.scale()
+        result = self.compactor.maybe_compact(self.conversation, scale=scale, overhead=self._overhead(scale))
         if result is not None and result.compacted and result.conversation is not self.conversation:
             self._replace(result)
+        self._ensure_fits()
         completion = self._complete_with_recovery()
         pauses = 0
         # Anthropic server-side compaction with pause_after_compaction: the reply holds the
@@ -219,10 +334,58 @@ class Session:
         self._extend(completion.messages)
         return completion
 
+    def _ensure_fits(self) -> None:
+        """The pre-send check: system prompt + tool definitions + conversation (pending tool
+        results included), in estimated provider tokens, plus ``max_tokens`` must fit the
+        provider's window. When they do not, the conversation is recompiled to fit (as after a
+        prompt-too-long error); when that cannot be done, nothing is sent.
+
+        Raises:
+            ContextOverflowError: the request cannot be made to fit; the history is unchanged.
+        """
+        window = self.provider.context_window
+        scale = self.scale()
+        outside = self._outside_tokens()
+
+        def estimate() -> int:
+            return math.ceil((self.conversation.tokens + outside) * scale)
+
+        before = estimate()
+        if before + self.max_tokens <= window:
+            return
+        what = (
+            f"the request would be about {before:,} tokens (system prompt and tool definitions {outside:,}, "
+            f"history {self.conversation.tokens:,}, local tokens times {scale:.2f}) plus {self.max_tokens:,} "
+            f"reserved for output, over the {window:,}-token window; not sent"
+        )
+        budget = int((window - self.max_tokens - self.compactor.policy.safety_margin) / scale) - outside
+        if budget <= 0:
+            raise ContextOverflowError(
+                f"{what}: the system prompt, tool definitions and reserved output leave no room for history",
+                provider=self.provider.name,
+                tokens=before,
+                limit=window,
+            )
+        try:
+            result = self.compactor.recompile(self.conversation, budget)
+        except CompactionError as exc:
+            raise ContextOverflowError(
+                f"{what}: the history cannot be recompiled to {budget:,} tokens: {exc}",
+                provider=self.provider.name,
+                tokens=before,
+                limit=window,
+            ) from exc
+        if not result.fits:
+            raise ContextOverflowError(
+                f"{what}: recompiling the history left {result.tokens_after:,} tokens, over {budget:,}",
+                provider=self.provider.name,
+                tokens=before,
+                limit=window,
+            )
+        self._replace(result)
+
     def _outside_tokens(self) -> int:
         """Tokens of the system prompt and tool definitions, counted again only when they change."""
-        from agentcontext._core import count_tokens
-
         text = (self.system or "") + (json.dumps(self.tools) if self.tools else "")
         if text != self._outside[0]:
             self._outside = (text, count_tokens(text) if text else 0)
