@@ -339,6 +339,17 @@ impl Conversation {
         formats::anthropic::write(&self.messages)
     }
 
+    /// Write the conversation in `format` for a provider's request: only messages read from
+    /// `format` keep their unknown fields ([`formats::for_request`]).
+    pub fn to_request(&self, format: Format) -> Result<Vec<Value>> {
+        formats::write(format, &formats::for_request(&self.messages, format))
+    }
+
+    /// [`Self::to_anthropic`] for a provider's request ([`formats::for_request`]).
+    pub fn to_anthropic_request(&self) -> Result<(Option<Value>, Vec<Value>)> {
+        formats::anthropic::write(&formats::for_request(&self.messages, Format::Anthropic))
+    }
+
     /// Totals under another encoding (counted now, not cached).
     pub fn tally_with(&self, encoding: Encoding) -> Tally {
         if encoding == self.encoding {

@@ -523,3 +523,27 @@ def test_unknown_keys_survive_every_conversion(
     # The same through the library, and the keys come back when read again in the target format.
     back = ac.Conversation(written, format=target).to_format(target)
     assert back == written
+
+
+def test_a_provider_request_carries_only_the_fields_of_its_own_format() -> None:
+    """Conversions carry unknown fields everywhere, but a request to a provider carries only the
+    fields of messages read from that provider's format: Anthropic rejects `refusal` or `audio`
+    from an OpenAI SDK dump, and another format's fields are not its own."""
+    openai_dump = [
+        {"role": "user", "content": "hi", "name": "u1", "metadata": {"m": 1}},
+        {"role": "assistant", "content": "hello", "refusal": None, "annotations": [], "audio": None},
+    ]
+    conv = ac.Conversation(openai_dump, format="openai")
+    carried = conv.to_anthropic()["messages"]
+    assert carried[1].get("refusal", "absent") is None and carried[0]["metadata"] == {"m": 1}
+    request = conv.to_anthropic(request=True)["messages"]
+    assert request == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert conv.to_openai(request=True) == conv.to_openai() == openai_dump  # its own format: all kept
+    for fmt in ("responses", "anthropic"):
+        assert "refusal" not in json.dumps(conv.to_format(fmt, request=True))
+    anthropic = [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
+    ]
+    kept = ac.Conversation(anthropic, format="anthropic").to_anthropic(request=True)["messages"]
+    assert kept == anthropic
+    assert "cache_control" not in json.dumps(ac.Conversation(anthropic, format="anthropic").to_openai(request=True))

@@ -143,27 +143,31 @@ class Conversation:
     def stats(self, encoding: Encoding | None = None) -> Stats:
         """All totals, under this conversation's encoding or, counted now, another one."""
 
-    def to_openai(self) -> list[JsonDict]:
-        """OpenAI Chat Completions messages."""
+    def to_openai(self, *, request: bool = False) -> list[JsonDict]:
+        """OpenAI Chat Completions messages. Unknown fields (``cache_control``, ids, metadata) are
+        carried from every format; with ``request=True``, for a provider's request, only messages
+        read from this format keep theirs (a provider rejects fields its API does not define)."""
 
-    def to_responses(self) -> list[JsonDict]:
-        """OpenAI Responses input items."""
+    def to_responses(self, *, request: bool = False) -> list[JsonDict]:
+        """OpenAI Responses input items (``request`` as for :meth:`to_openai`)."""
 
     def to_jsonl(self) -> list[JsonDict]:
         """The library's own messages, one dict per line of a JSONL file."""
 
-    def to_anthropic(self) -> AnthropicRequest:
-        """``{"system": ..., "messages": [...]}`` for ``client.messages.create(**conv.to_anthropic(), ...)``;
-        ``system`` is present only when the conversation starts with system messages.
+    def to_anthropic(self, *, request: bool = False) -> AnthropicRequest:
+        """``{"system": ..., "messages": [...]}`` for ``client.messages.create(**conv.to_anthropic(request=True), ...)``;
+        ``system`` is present only when the conversation starts with system messages. With
+        ``request=True`` only messages read from Anthropic keep their unknown fields (Anthropic
+        rejects fields it does not define); without it every message's are carried.
 
         Raises:
             ConversionError: a system message after the conversation started (Anthropic has no
                 place for it).
         """
 
-    def to_format(self, format: FormatOrAuto, /) -> list[JsonDict]:
+    def to_format(self, format: FormatOrAuto, /, *, request: bool = False) -> list[JsonDict]:
         """Messages in the named format; for ``"anthropic"`` a system prompt is the first element
-        with role ``"system"``."""
+        with role ``"system"`` (``request`` as for :meth:`to_openai`)."""
 
     # -- surgery ----------------------------------------------------------------------------
     def validate(self) -> list[Violation]:

@@ -318,8 +318,8 @@ class Provider(ABC):
     def messages_of(self, conversation: Conversation) -> list[JsonDict]:
         """The conversation's messages in this provider's format."""
         if self.format == "anthropic":
-            return list(conversation.to_anthropic().get("messages", []))
-        return conversation.to_format(self.format)
+            return list(conversation.to_anthropic(request=True).get("messages", []))
+        return conversation.to_format(self.format, request=True)
 
     def tool_results(self, results: Iterable[tuple[str, str]]) -> list[JsonDict]:
         """Messages in this provider's format that answer tool calls: ``(call id, output)`` pairs."""
@@ -406,7 +406,7 @@ class AnthropicProvider(Provider):
         tool_choice: Any,
         **params: Any,
     ) -> Completion:
-        request = conversation.to_anthropic()
+        request = conversation.to_anthropic(request=True)
         body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": request.get("messages", [])}
         own_system = request.get("system")
         if system is not None:
@@ -488,7 +488,7 @@ class OpenAIChatProvider(Provider):
         tool_choice: Any,
         **params: Any,
     ) -> Completion:
-        messages = conversation.to_openai()
+        messages = conversation.to_openai(request=True)
         if system is not None:
             messages = [{"role": "system", "content": system}, *messages]
         body = _with_options(
@@ -557,7 +557,7 @@ class OpenAIResponsesProvider(Provider):
     ) -> Completion:
         body: dict[str, Any] = {
             "model": self.model,
-            "input": conversation.to_responses(),
+            "input": conversation.to_responses(request=True),
             "max_output_tokens": max_tokens,
         }
         if system is not None:
@@ -607,7 +607,7 @@ class OpenAIResponsesProvider(Provider):
         input is not changed."""
         try:
             raw = self.client.responses.with_raw_response.compact(
-                model=self.model, input=conversation.to_responses(), **params
+                model=self.model, input=conversation.to_responses(request=True), **params
             )
         except Exception as exc:
             overflow = classify_overflow(exc, provider=self.name)

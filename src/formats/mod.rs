@@ -11,6 +11,8 @@ pub mod native;
 pub mod openai_chat;
 pub mod responses;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -39,6 +41,49 @@ pub fn read_any(values: Vec<Value>, format: Option<Format>, system: Option<Value
         other => read(other, values)?,
     };
     Ok((format, messages))
+}
+
+/// `messages` as a provider request in `target` may carry them: a message read from another
+/// format keeps no unknown field, on the message, its blocks or its Responses items (a provider
+/// rejects fields its API does not define, and another format's fields are not its own), while
+/// one read from `target` keeps them all. Borrowed when nothing is foreign.
+pub fn for_request(messages: &[Message], target: Format) -> Cow<'_, [Message]> {
+    let foreign = |m: &Message| {
+        m.origin != target
+            && (!m.extra.is_empty()
+                || m.blocks
+                    .iter()
+                    .any(|b| !b.extra.is_empty() || b.item.as_ref().is_some_and(|i| !i.fields.is_empty())))
+    };
+    if !messages.iter().any(foreign) {
+        return Cow::Borrowed(messages);
+    }
+    Cow::Owned(
+        messages
+            .iter()
+            .map(|m| {
+                if !foreign(m) {
+                    return m.clone();
+                }
+                let mut m = m.clone();
+                m.extra.clear();
+                let blocks: Vec<Block> = m
+                    .blocks
+                    .iter()
+                    .map(|b| {
+                        let mut b = b.clone();
+                        b.extra.clear();
+                        if let Some(item) = b.item.as_mut() {
+                            item.fields.clear();
+                        }
+                        b
+                    })
+                    .collect();
+                m.blocks = blocks.into();
+                m
+            })
+            .collect(),
+    )
 }
 
 /// Write `messages` in `format`. For Anthropic the system messages at the start are written as

@@ -237,24 +237,32 @@ impl PyConversation {
     }
 
     /// OpenAI Chat Completions messages.
-    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.export(py, Format::OpenAiChat)
+    #[pyo3(signature = (*, request = false))]
+    fn to_openai<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyList>> {
+        self.export(py, Format::OpenAiChat, request)
     }
 
     /// OpenAI Responses input items.
-    fn to_responses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.export(py, Format::Responses)
+    #[pyo3(signature = (*, request = false))]
+    fn to_responses<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyList>> {
+        self.export(py, Format::Responses, request)
     }
 
     /// The library's own JSONL messages (one dict per message).
     fn to_jsonl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.export(py, Format::Native)
+        self.export(py, Format::Native, false)
     }
 
     /// An Anthropic request fragment: `{"system": ..., "messages": [...]}` (`system` only when
     /// the conversation has one), ready for `client.messages.create(**conv.to_anthropic(), ...)`.
-    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (system, messages) = py.detach(|| self.with(Conversation::to_anthropic))?;
+    #[pyo3(signature = (*, request = false))]
+    fn to_anthropic<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
+        let write = if request {
+            Conversation::to_anthropic_request
+        } else {
+            Conversation::to_anthropic
+        };
+        let (system, messages) = py.detach(|| self.with(write))?;
         let d = PyDict::new(py);
         if let Some(system) = system {
             d.set_item("system", to_py(py, &system)?)?;
@@ -685,10 +693,10 @@ impl PyConversation {
 
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).
     /// For `"anthropic"` a leading system prompt is the first element, with role `"system"`.
-    #[pyo3(signature = (format, /))]
-    fn to_format<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (format, /, *, request = false))]
+    fn to_format<'py>(&self, py: Python<'py>, format: &str, request: bool) -> PyResult<Bound<'py, PyList>> {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
-        self.export(py, format)
+        self.export(py, format, request)
     }
 }
 
@@ -701,8 +709,16 @@ impl PyConversation {
         Ok(())
     }
 
-    fn export<'py>(&self, py: Python<'py>, format: Format) -> PyResult<Bound<'py, PyList>> {
-        let values = py.detach(|| self.with(|c| c.to_format(format)))?;
+    fn export<'py>(&self, py: Python<'py>, format: Format, request: bool) -> PyResult<Bound<'py, PyList>> {
+        let values = py.detach(|| {
+            self.with(|c| {
+                if request {
+                    c.to_request(format)
+                } else {
+                    c.to_format(format)
+                }
+            })
+        })?;
         to_py_list(py, &values)
     }
 }
