@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ JOIN = 240  # seconds: bounds every join, so a regression fails instead of hangi
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def _text(tag: str, i: int, size: int) -> str:
+def _text(tag: str, i: int | str, size: int) -> str:
     return f"{tag} {i} " + "x" * size
 
 
@@ -59,21 +60,24 @@ def _acknowledged(acks: Path) -> list[str]:
     return [line for line in acks.read_text().split("\n")[:-1]]
 
 
-def _check_log(path: Path, size: int) -> list[str]:
-    """Every line of the file is a whole record, message indices are 0..N-1 in order, every content
-    is whole; returns the ``tag i`` of each message, in file order."""
+def _check_log(path: Path, size: int, acknowledged: Sequence[str] = ()) -> list[str]:
+    """Every acknowledged record is in the file, every line of the file is a whole record, message
+    indices are 0..N-1 in order, every content is whole; returns the ``tag i`` of each message."""
     raw = path.read_bytes()
-    assert raw.endswith(b"\n")
-    records = [json.loads(line) for line in raw.split(b"\n")[:-1]]
-    assert records[0]["type"] == "session"
-    assert sum(r["type"] == "session" for r in records) == 1
+    lines = raw.split(b"\n")
+    records = [json.loads(line) for line in lines[:-1]]
     messages = [r for r in records if r["type"] == "message"]
-    assert [r["index"] for r in messages] == list(range(len(messages)))
-    names = []
-    for r in messages:
-        tag, i, rest = r["data"][0]["content"].split(" ", 2)
-        assert rest == "x" * size
-        names.append(f"{tag} {i}")
+    names = [" ".join(r["data"][0]["content"].split(" ", 2)[:2]) for r in messages]
+    missing = set(acknowledged) - set(names)
+    assert not missing, f"acknowledged records lost: {sorted(missing)}"
+    assert lines[-1] == b"", "the file ends in a torn record"
+    assert [r["type"] for r in records].count("session") == 1 and records[0]["type"] == "session"
+    indices = [r["index"] for r in messages]
+    assert indices == list(range(len(messages))), f"{len(indices) - len(set(indices))} repeated indices"
+    assert len(set(names)) == len(names), "a record is in the log twice"
+    for r, name in zip(messages, names, strict=True):
+        tag, i = name.split(" ")
+        assert r["data"][0]["content"] == _text(tag, i, size)
     reloaded = SessionLog(path)
     assert reloaded.torn is None and reloaded.skipped_lines == []
     assert [m[0]["content"] for m in reloaded.messages] == [r["data"][0]["content"] for r in messages]
@@ -81,14 +85,14 @@ def _check_log(path: Path, size: int) -> list[str]:
 
 
 def test_four_writers_keep_every_record_once_with_gapless_indices(tmp_path: Path) -> None:
-    path, size, n = tmp_path / "s.jsonl", 100_000, 20
+    path, size, n = tmp_path / "s.jsonl", 100_000, 15
     # Two writers keep one SessionLog each; two open a fresh one for every append.
     procs = [_start(path, f"w{k}", n, size, tmp_path / f"acks{k}", reopen=k >= 2) for k in range(4)]
     for proc in procs:
         _join(proc)
         assert proc.exitcode == 0
-    names = _check_log(path, size)
     expected = [f"w{k} {i}" for k in range(4) for i in range(n)]
+    names = _check_log(path, size, expected)
     assert sorted(names) == sorted(expected)
     assert len(set(names)) == len(names) == 4 * n
     for k in range(4):
@@ -101,23 +105,23 @@ def test_an_open_and_append_during_another_processs_append_loses_nothing(tmp_pat
     # and appends. B used to take A's in-flight record for a torn one and cut it off.
     path, size = tmp_path / "s.jsonl", 1_000_000
     SessionLog(path)
-    a = _start(path, "A", 30, size, tmp_path / "acksA")
-    b = _start(path, "B", 30, size, tmp_path / "acksB", reopen=True)
+    a = _start(path, "A", 20, size, tmp_path / "acksA")
+    b = _start(path, "B", 20, size, tmp_path / "acksB", reopen=True)
     _join(a)
     _join(b)
     assert a.exitcode == 0 and b.exitcode == 0
-    names = _check_log(path, size)
-    assert sorted(names) == sorted(_acknowledged(tmp_path / "acksA") + _acknowledged(tmp_path / "acksB"))
-    assert len(names) == 60
+    acknowledged = _acknowledged(tmp_path / "acksA") + _acknowledged(tmp_path / "acksB")
+    assert len(acknowledged) == 40
+    assert sorted(_check_log(path, size, acknowledged)) == sorted(acknowledged)
 
 
 def test_writers_killed_mid_append_lose_no_acknowledged_record(tmp_path: Path) -> None:
-    path, size = tmp_path / "s.jsonl", 2_000_000
+    path, size = tmp_path / "s.jsonl", 1_000_000
     SessionLog(path)
-    steady = _start(path, "steady", 40, size, tmp_path / "acks-steady", reopen=True)
+    steady = _start(path, "steady", 25, size, tmp_path / "acks-steady", reopen=True)
     rng = random.Random(12)
     victims = []
-    for k in range(8):
+    for k in range(6):
         acks = tmp_path / f"acks-victim{k}"
         victim = _start(path, f"victim{k}", 1_000, size, acks)
         deadline = time.monotonic() + JOIN
@@ -137,18 +141,15 @@ def test_writers_killed_mid_append_lose_no_acknowledged_record(tmp_path: Path) -
     # readable, the torn bytes are not a record, and the next append removes exactly them.
     log = SessionLog(path)
     log.append(ac.Conversation([{"role": "user", "content": _text("final", 0, size)}]))
-    names = _check_log(path, size)
-    assert len(set(names)) == len(names)
     acknowledged = _acknowledged(tmp_path / "acks-steady") + [x for a in victims for x in _acknowledged(a)]
-    missing = set(acknowledged) - set(names)
-    assert not missing, f"acknowledged records lost: {sorted(missing)}"
-    assert [x for x in names if x.startswith("steady ")] == [f"steady {i}" for i in range(40)]
+    names = _check_log(path, size, acknowledged)
+    assert [x for x in names if x.startswith("steady ")] == [f"steady {i}" for i in range(25)]
 
 
 def test_a_reader_never_sees_an_append_in_progress(tmp_path: Path) -> None:
     path, size = tmp_path / "s.jsonl", 2_000_000
     SessionLog(path)
-    writer = _start(path, "w", 30, size, tmp_path / "acks")
+    writer = _start(path, "w", 15, size, tmp_path / "acks")
     seen = []
     deadline = time.monotonic() + JOIN
     while writer.is_alive() and time.monotonic() < deadline:
@@ -158,7 +159,7 @@ def test_a_reader_never_sees_an_append_in_progress(tmp_path: Path) -> None:
         seen.append(len(view.messages))
     _join(writer)
     assert seen == sorted(seen)
-    assert len(SessionLog(path).messages) == 30
+    assert len(SessionLog(path).messages) == 15
 
 
 def test_threads_sharing_a_log_or_opening_their_own_keep_indices_gapless(tmp_path: Path) -> None:
@@ -206,7 +207,8 @@ def test_a_compaction_keeps_messages_another_writer_appended_meanwhile(tmp_path:
     mine.record_compaction(result)
     assert mine.compactions[-1]["upto"] == 20
     reread = SessionLog(path)
-    assert reread.working_set().export_each() == result.conversation.export_each() + [[{"role": "user", "content": "late"}]]
+    late = [[{"role": "user", "content": "late"}]]
+    assert reread.working_set().export_each() == result.conversation.export_each() + late
 
 
 def test_repair_removes_only_the_torn_bytes(tmp_path: Path) -> None:
@@ -300,7 +302,7 @@ def test_a_fifo_or_device_is_refused_at_once(tmp_path: Path) -> None:
         "        print(e)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", script, str(fifo), "/dev/null"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, str(fifo), "/dev/null"], check=False, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
