@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import multiprocessing
 import os
@@ -113,6 +114,40 @@ def test_an_open_and_append_during_another_processs_append_loses_nothing(tmp_pat
     acknowledged = _acknowledged(tmp_path / "acksA") + _acknowledged(tmp_path / "acksB")
     assert len(acknowledged) == 40
     assert sorted(_check_log(path, size, acknowledged)) == sorted(acknowledged)
+
+
+def _waiting_for_lock(inode: int) -> bool:
+    """Whether some process waits for a flock on the file with this inode (Linux /proc/locks)."""
+    return any(" -> FLOCK " in line and f":{inode} " in line for line in Path("/proc/locks").read_text().splitlines())
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux /proc/locks to see a waiting writer")
+def test_an_append_in_progress_is_never_cut_by_a_process_that_opens_the_log(tmp_path: Path) -> None:
+    # Deterministic form of the reproduction: this test is writer A, holding the log's lock (as
+    # every append does) with half of its record written; process B opens the log and appends.
+    path = tmp_path / "s.jsonl"
+    SessionLog(path).append(ac.Conversation([{"role": "user", "content": "one"}]))
+    line = (json.dumps({"type": "message", "index": 1, "data": [{"role": "user", "content": "two"}]}) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line[:30])
+        b = _start(path, "B", 1, 10, tmp_path / "acksB", reopen=True)
+        deadline = time.monotonic() + JOIN
+        # B either waits for the lock (as it must) or finishes without it (and cuts our record).
+        while b.is_alive() and not _waiting_for_lock(os.fstat(fd).st_ino):
+            assert time.monotonic() < deadline, "B neither waited for the lock nor finished"
+            time.sleep(0.01)
+        os.write(fd, line[30:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the lock
+    _join(b)
+    assert b.exitcode == 0
+    contents = [m[0]["content"] for m in SessionLog(path).messages]
+    assert contents == ["one", "two", _text("B", 0, 10)]
+    indices = [json.loads(x)["index"] for x in path.read_bytes().split(b"\n")[1:-1]]
+    assert indices == [0, 1, 2]
 
 
 def test_writers_killed_mid_append_lose_no_acknowledged_record(tmp_path: Path) -> None:
