@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import multiprocessing
 import os
@@ -125,6 +124,8 @@ def _waiting_for_lock(inode: int) -> bool:
 def test_an_append_in_progress_is_never_cut_by_a_process_that_opens_the_log(tmp_path: Path) -> None:
     # Deterministic form of the reproduction: this test is writer A, holding the log's lock (as
     # every append does) with half of its record written; process B opens the log and appends.
+    import fcntl  # POSIX only, like the test
+
     path = tmp_path / "s.jsonl"
     SessionLog(path).append(ac.Conversation([{"role": "user", "content": "one"}]))
     line = (json.dumps({"type": "message", "index": 1, "data": [{"role": "user", "content": "two"}]}) + "\n").encode()
@@ -271,6 +272,17 @@ def test_a_whole_last_record_without_its_line_break_is_kept(tmp_path: Path) -> N
     log.append(ac.Conversation([{"role": "user", "content": "next"}]))
     assert [m[0]["content"] for m in log.messages] == ["kept", "next"]
     assert [m[0]["content"] for m in SessionLog(path).messages] == ["kept", "next"]
+
+
+def test_a_log_holding_only_a_torn_header_gets_its_header_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"session","vers')
+    log = SessionLog(path, format="anthropic")
+    assert log.torn == 1 and path.read_bytes() == b'{"type":"session","vers'
+    log.append(ac.Conversation([{"role": "user", "content": "hi"}], format="anthropic"))
+    records = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["session", "message"] and records[0]["format"] == "anthropic"
+    assert SessionLog(path).format == "anthropic"
 
 
 def test_a_log_replaced_under_a_live_object_is_refused(tmp_path: Path) -> None:

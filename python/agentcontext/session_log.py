@@ -171,11 +171,9 @@ class SessionLog:
                 self._sync(fd, repair=False)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._locked(exclusive=True, create=True) as fd:
-                # Another process may have created it between the check and the lock.
-                self._sync(fd, repair=True)
-                if self._offset == 0:
-                    self._append_lines(fd, [{"type": "session", "version": 1, "format": format}])
+            # Another process may create it between the check and the lock: _writing sees it.
+            with self._writing(create=True):
+                pass
 
     # -- the file and its lock --------------------------------------------------------------
 
@@ -296,10 +294,13 @@ class SessionLog:
         self._lines += len(records)
 
     @contextmanager
-    def _writing(self) -> Iterator[int]:
-        """Hold the exclusive lock with this view caught up with the file and any torn tail repaired."""
-        with self._mutex, self._locked(exclusive=True) as fd:
+    def _writing(self, *, create: bool = False) -> Iterator[int]:
+        """Hold the exclusive lock with this view caught up with the file, any torn tail repaired,
+        and the header written if the file is empty (new, or holding only a torn header)."""
+        with self._mutex, self._locked(exclusive=True, create=create) as fd:
             self._sync(fd, repair=True)
+            if self._offset == 0:
+                self._append_lines(fd, [{"type": "session", "version": 1, "format": self.format}])
             yield fd
 
     # -- reading ---------------------------------------------------------------------------
