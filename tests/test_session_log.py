@@ -360,6 +360,12 @@ def test_a_fifo_or_device_is_refused_at_once(tmp_path: Path) -> None:
 
 def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
+    with pytest.raises(ac.OptionError, match=r"path must be a str or os\.PathLike; got NoneType"):
+        SessionLog(None)  # type: ignore[arg-type]
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ac.TranscriptReadError) as info:
+        SessionLog(tmp_path / "file" / "sub" / "s.jsonl")
+    assert info.value.errno == errno.ENOTDIR and str(tmp_path / "file" / "sub" / "s.jsonl") in str(info.value)
     with pytest.raises(ac.OptionError, match="format must be one of"):
         SessionLog(path, format="klingon")  # type: ignore[arg-type]
     assert not path.exists()

@@ -148,6 +148,8 @@ class SessionLog:
     ) -> None:
         if format not in _FORMATS:
             raise OptionError(f"format must be one of {', '.join(_FORMATS)}; got {format!r}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise OptionError(f"path must be a str or os.PathLike; got {type(path).__name__}")
         self.path = Path(path)
         self.format: Format = format
         self.encoding: Encoding = encoding
@@ -170,7 +172,14 @@ class SessionLog:
             with self._locked(exclusive=False) as fd:
                 self._sync(fd, repair=False)
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise TranscriptReadError(
+                    exc.errno or 0,
+                    f"{self.path}: cannot create the session log's folder: {exc.strerror}",
+                    str(self.path),
+                ) from exc
             # Another process may create it between the check and the lock: _writing sees it.
             with self._writing(create=True):
                 pass
