@@ -285,6 +285,19 @@ def test_a_log_holding_only_a_torn_header_gets_its_header_back(tmp_path: Path) -
     assert SessionLog(path).format == "anthropic"
 
 
+def test_a_log_with_repeated_indices_from_older_versions_loads_and_continues_by_position(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [(0, "a"), (1, "b"), (0, "c"), (1, "d")]
+    path.write_text(
+        HEADER
+        + "".join(f'{{"type":"message","index":{i},"data":[{{"role":"user","content":"{c}"}}]}}\n' for i, c in rows)
+    )
+    log = SessionLog(path)
+    assert [m[0]["content"] for m in log.messages] == ["a", "b", "c", "d"]
+    log.append(ac.Conversation([{"role": "user", "content": "e"}]))
+    assert json.loads(path.read_text().splitlines()[-1])["index"] == 4
+
+
 def test_a_log_replaced_under_a_live_object_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     log = SessionLog(path)

@@ -7,7 +7,9 @@ Records (one JSON object per line):
 - ``{"type": "session", "version": 1, "format": "openai"}`` — the header;
 - ``{"type": "message", "index": N, "data": [...]}`` — message N in the session's format (a list,
   as one message may be written as several items in some formats); N is the record's position
-  among the message records of the file (0, 1, 2, ... without gaps or repeats);
+  among the message records of the file (0, 1, 2, ... without gaps or repeats; logs written by
+  earlier versions under concurrent writers may repeat indices: the position is what ``ref`` and ``upto``
+  mean, and new records continue from the count of message records);
 - ``{"type": "compaction", "seq": K, "upto": N, "working_set": [...], "summary": ..., "stages":
   [...], "tokens_before": ..., "tokens_after": ...}`` — after compaction K the working set is the
   listed entries (``{"ref": i}`` for original message i, ``{"data": [...]}`` for a new or changed
@@ -49,7 +51,7 @@ support — on Linux NFS, ``flock`` is emulated with per-process ``fcntl`` locks
 one process are not excluded from each other there (one object is still safe across threads);
 writers that bypass this class (an editor, an older agentcontext that wrote without the lock)
 are not excluded; a writer stopped (``SIGSTOP``) while holding the lock blocks the others until
-it resumes or dies; ``fsync`` on macOS does not flush the drive's cache (``F_FULLFSYNC``).
+it resumes or dies, and on Linux a steady stream of readers can delay a writer; ``fsync`` on macOS does not flush the drive's cache (``F_FULLFSYNC``).
 Replacing or truncating the file under a live object is detected on its next write or refresh
 and refused with :class:`~agentcontext.errors.TranscriptError`.
 """
@@ -140,7 +142,8 @@ class SessionLog:
     regular file: a directory, FIFO, socket or device raises
     :class:`~agentcontext.errors.TranscriptReadError`; a record that is not a valid log record (a
     message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
-    :class:`~agentcontext.errors.TranscriptError` naming the file and line.
+    :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the
+    next write or :meth:`refresh` if another writer appended it (nothing is written after it then).
     """
 
     def __init__(
