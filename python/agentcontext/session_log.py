@@ -224,7 +224,15 @@ class SessionLog:
                     f"{self.path}: is {_kind(mode)}, not a session log file",
                     str(self.path),
                 )
-            _lock(fd, exclusive=exclusive)
+            try:
+                _lock(fd, exclusive=exclusive)
+            except OSError as exc:
+                raise TranscriptReadError(
+                    exc.errno or 0,
+                    f"{self.path}: cannot lock the session log ({exc.strerror}); its file system may not "
+                    "support file locks",
+                    str(self.path),
+                ) from exc
             try:
                 yield fd
             finally:
