@@ -6,118 +6,376 @@ Records (one JSON object per line):
 
 - ``{"type": "session", "version": 1, "format": "openai"}`` — the header;
 - ``{"type": "message", "index": N, "data": [...]}`` — message N in the session's format (a list,
-  as one message may be written as several items in some formats);
+  as one message may be written as several items in some formats); N is the record's position
+  among the message records of the file (0, 1, 2, ... without gaps or repeats; logs written by
+  earlier versions under concurrent writers may repeat indices: the position is what ``ref`` and ``upto``
+  mean, and new records continue from the count of message records);
 - ``{"type": "compaction", "seq": K, "upto": N, "working_set": [...], "summary": ..., "stages":
   [...], "tokens_before": ..., "tokens_after": ...}`` — after compaction K the working set is the
   listed entries (``{"ref": i}`` for original message i, ``{"data": [...]}`` for a new or changed
   one) followed by every message with index >= ``upto``.
 
-Appends are crash-safe: each record is one ``write`` of a whole line followed by ``fsync``; a
-torn last line (a crash mid-append) is detected on load, reported in ``torn``, and ignored, and
-the next append starts on a fresh line.
+Concurrency contract
+--------------------
+
+Any number of :class:`SessionLog` objects — in one thread, several threads or several processes —
+may append to the same log file at once:
+
+- **One writer at a time.** Every write takes an exclusive OS lock on the log file
+  (``fcntl.flock`` on POSIX, ``msvcrt.locking`` of one byte far past the end of the data on
+  Windows) and holds it across "read what other writers appended, repair a torn tail, append,
+  flush and ``fsync``". The lock belongs to the open file, so the OS releases it when the holder
+  dies, even by ``kill -9``.
+- **An acknowledged record is never lost.** Once :meth:`SessionLog.append`,
+  :meth:`SessionLog.record_compaction` or :meth:`SessionLog.rollback` has returned, its records
+  are complete lines on disk (``fsync``-ed) and no later writer removes them.
+- **Indices are unique and gapless across processes.** The next message index is derived under
+  the lock from the file itself (its message records), never from an object's memory alone.
+  Before writing, an object reads the records other writers appended since it last looked; they
+  become part of its :attr:`SessionLog.messages` and :attr:`SessionLog.compactions`.
+- **Torn tails are repaired only under the lock.** A writer killed mid-append leaves a last line
+  without its line break. Opening or reading a log never modifies it; the next writer, holding
+  the lock (so no live writer can be mid-append), removes exactly the bytes after the last line
+  break — the record that was never acknowledged — and nothing before them. (If those bytes are a
+  whole JSON record that only lacks its line break, the line break is added instead.)
+- **Readers never see a partial record.** Loading (and :meth:`SessionLog.refresh`) takes a shared
+  lock (on Windows, the same exclusive lock), so it waits for an append in progress to finish;
+  bytes after the last line break are reported in :attr:`SessionLog.torn` and never parsed as a
+  record. An object's view is the file as of its last load, refresh or write.
+- **Compactions are last-writer-wins.** A compaction record describes the working set its writer
+  saw (``upto`` is the number of messages in that view); messages other processes appended later
+  still follow it. If two processes compact at once, the later record is the working set.
+
+Not guaranteed: locks on network file systems (NFS, SMB) are only as good as the server's lock
+support — on Linux NFS, ``flock`` is emulated with per-process ``fcntl`` locks, so two objects in
+one process are not excluded from each other there (one object is still safe across threads);
+writers that bypass this class (an editor, an older agentcontext that wrote without the lock)
+are not excluded; a writer stopped (``SIGSTOP``) while holding the lock blocks the others until
+it resumes or dies, and on Linux a steady stream of readers can delay a writer; ``fsync`` on macOS does not flush the drive's cache (``F_FULLFSYNC``).
+Replacing or truncating the file under a live object is detected on its next write or refresh
+and refused with :class:`~agentcontext.errors.TranscriptError`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-from collections.abc import Iterable, Mapping
+import stat
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from agentcontext._core import Conversation
-from agentcontext.errors import TranscriptError
+from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.types import Encoding, Format
 
 __all__ = ["SessionLog"]
 
+_FORMATS: tuple[str, ...] = get_args(Format)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a writer
+
+if sys.platform == "win32":
+    import msvcrt
+
+    #: The byte locked on Windows. ``msvcrt.locking`` locks are mandatory (they block reads and
+    #: writes of the locked range through other handles), so the lock sits far past any data a log
+    #: will hold; Windows allows locking beyond the end of a file.
+    _LOCK_OFFSET = 1 << 62
+
+    def _lock(fd: int, *, exclusive: bool) -> None:
+        # msvcrt has no shared lock: readers take the exclusive one too. LK_LOCK gives up after
+        # ten one-second retries, so wait here with LK_NBLCK for as long as the holder lives.
+        del exclusive
+        delay = 0.001
+        while True:
+            os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            except OSError as exc:
+                if exc.errno not in (errno.EACCES, errno.EDEADLOCK):
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+            else:
+                return
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int, *, exclusive: bool) -> None:
+        # flock locks belong to the open file description: they exclude other opens of the file in
+        # this process too, and are released when the last descriptor closes or the process dies.
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
 
 class SessionLog:
-    """An append-only JSONL log of one session."""
+    """An append-only JSONL log of one session, safe to share between threads and processes (see
+    the module's concurrency contract).
+
+    Opening a log that does not exist (or is empty) creates it with its header; opening an existing
+    one reads it (waiting for an append in progress) and never modifies it. ``path`` must be a
+    regular file: a directory, FIFO, socket or device raises
+    :class:`~agentcontext.errors.TranscriptReadError`; a record that is not a valid log record (a
+    message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
+    :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the
+    next write or :meth:`refresh` if another writer appended it (nothing is written after it then).
+    """
 
     def __init__(
         self, path: str | os.PathLike[str], *, format: Format = "openai", encoding: Encoding = "o200k_base"
     ) -> None:
+        if format not in _FORMATS:
+            raise OptionError(f"format must be one of {', '.join(_FORMATS)}; got {format!r}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise OptionError(f"path must be a str or os.PathLike; got {type(path).__name__}")
         self.path = Path(path)
         self.format: Format = format
         self.encoding: Encoding = encoding
         self.messages: list[list[dict[str, Any]]] = []
         self.compactions: list[dict[str, Any]] = []
-        #: The line number of a torn last record found on load, if any.
+        #: The line number of a torn last record (bytes after the last line break, left by a writer
+        #: that died mid-append) found by the last load or refresh; None when the file ends with a
+        #: complete line. It is never read as a record, and the next write (under the lock) removes it.
         self.torn: int | None = None
-        #: Byte offset where the torn record starts (the next append writes over it).
-        self._torn_at: int | None = None
         #: Line numbers of earlier records that are not valid JSON (left by crashes in older
         #: versions or by outside edits); skipped, never deleted.
         self.skipped_lines: list[int] = []
-        if self.path.exists() and self.path.stat().st_size > 0:
-            self._load()
+        self._mutex = threading.RLock()
+        self._offset = 0  # bytes of the file read into this view (always the end of a line)
+        self._lines = 0  # complete lines read into this view
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
+        self._check_kind()
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if exists:
+            with self._locked(exclusive=False) as fd:
+                self._sync(fd, repair=False)
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._write({"type": "session", "version": 1, "format": format})
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise TranscriptReadError(
+                    exc.errno or 0,
+                    f"{self.path}: cannot create the session log's folder: {exc.strerror}",
+                    str(self.path),
+                ) from exc
+            # Another process may create it between the check and the lock: _writing sees it.
+            with self._writing(create=True):
+                pass
+
+    # -- the file and its lock --------------------------------------------------------------
+
+    def _check_kind(self) -> None:
+        try:
+            mode = self.path.stat().st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise TranscriptReadError(
+                exc.errno or 0, f"{self.path}: cannot open the session log: {exc.strerror}", str(self.path)
+            ) from exc
+        if not stat.S_ISREG(mode):
+            raise TranscriptReadError(
+                errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                f"{self.path}: is {_kind(mode)}, not a session log file",
+                str(self.path),
+            )
+
+    @contextmanager
+    def _locked(self, *, exclusive: bool, create: bool = False) -> Iterator[int]:
+        flags = (os.O_RDWR | os.O_APPEND if exclusive else os.O_RDONLY) | _BINARY | _NONBLOCK
+        if create:
+            flags |= os.O_CREAT
+        try:
+            fd = os.open(self.path, flags, 0o666)
+        except OSError as exc:
+            raise TranscriptReadError(
+                exc.errno or 0, f"{self.path}: cannot open the session log: {exc.strerror}", str(self.path)
+            ) from exc
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise TranscriptReadError(
+                    errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                    f"{self.path}: is {_kind(mode)}, not a session log file",
+                    str(self.path),
+                )
+            try:
+                _lock(fd, exclusive=exclusive)
+            except OSError as exc:
+                raise TranscriptReadError(
+                    exc.errno or 0,
+                    f"{self.path}: cannot lock the session log ({exc.strerror}); its file system may not "
+                    "support file locks",
+                    str(self.path),
+                ) from exc
+            try:
+                yield fd
+            finally:
+                _unlock(fd)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _read_from(fd: int, offset: int, size: int) -> bytes:
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks: list[bytes] = []
+        left = size - offset
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _sync(self, fd: int, *, repair: bool) -> int:
+        """Read the complete records appended since this view last looked (the caller holds the
+        lock). With ``repair`` (the caller holds the exclusive lock) a torn tail is repaired.
+        Returns how many records were read; nothing changes in the view if a record is invalid."""
+        info = os.fstat(fd)
+        identity = (info.st_dev, info.st_ino)
+        if self._identity is not None and (identity != self._identity or info.st_size < self._offset):
+            raise TranscriptError(
+                f"{self.path}: the session log was replaced or truncated since it was read "
+                f"({self._offset:,} bytes read, the file now holds {info.st_size:,}); "
+                "open it again with SessionLog(path)",
+                str(self.path),
+            )
+        raw = self._read_from(fd, self._offset, info.st_size)
+        end = raw.rfind(b"\n") + 1
+        body, tail = raw[:end], raw[end:]
+        lines = body.split(b"\n")[:-1]
+        pending = _Pending(self)
+        pending.parse(lines, self._lines + 1)
+        if tail and repair:
+            if _whole_record(tail):
+                # A complete record that only lacks its line break (written without one by
+                # another tool, or its writer died just before the break): keep it.
+                pending.parse([tail], self._lines + len(lines) + 1)
+                os.write(fd, b"\n")
+                body += tail + b"\n"
+                lines.append(tail)
+            else:
+                # Bytes of an append that never finished: its writer died holding the lock (we
+                # hold it now, so no live writer is mid-append). Never a record, never acknowledged.
+                os.ftruncate(fd, self._offset + end)
+            os.fsync(fd)
+            tail = b""
+        self._identity = identity
+        pending.commit()
+        self._offset += len(body)
+        self._lines += len(lines)
+        self.torn = self._lines + 1 if tail else None
+        return len(pending.messages) + len(pending.compactions) + pending.others
+
+    def _append_lines(self, fd: int, records: list[dict[str, Any]]) -> None:
+        """Append ``records`` (the caller holds the exclusive lock and has synced), flush and fsync.
+        A failed write is cut back off, so no half record is left behind by a live process."""
+        data = b"".join((json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n").encode() for r in records)
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, start)
+            raise
+        pending = _Pending(self)
+        pending.parse(data.split(b"\n")[:-1], self._lines + 1)
+        pending.commit()
+        self._offset += len(data)
+        self._lines += len(records)
+
+    @contextmanager
+    def _writing(self, *, create: bool = False) -> Iterator[int]:
+        """Hold the exclusive lock with this view caught up with the file, any torn tail repaired,
+        and the header written if the file is empty (new, or holding only a torn header)."""
+        with self._mutex, self._locked(exclusive=True, create=create) as fd:
+            self._sync(fd, repair=True)
+            if self._offset == 0:
+                self._append_lines(fd, [{"type": "session", "version": 1, "format": self.format}])
+            yield fd
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _load(self) -> None:
-        raw = self.path.read_bytes()
-        lines = raw.split(b"\n")
-        complete = lines[:-1]
-        if lines[-1].strip():
-            # The file does not end with a line break: the last record was cut mid-write.
-            self.torn = len(lines)
-            self._torn_at = len(raw) - len(lines[-1])
-        for number, line in enumerate(complete, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                self.skipped_lines.append(number)
-                continue
-            if not isinstance(record, dict):
-                raise TranscriptError(f"{self.path}: line {number}: not a log record", str(self.path), number)
-            kind = record.get("type")
-            if kind == "session":
-                self.format = record.get("format", self.format)
-            elif kind == "message":
-                self.messages.append(record["data"])
-            elif kind == "compaction":
-                self.compactions.append(record)
+    def refresh(self) -> int:
+        """Read the records other writers appended since this object last read or wrote the file
+        (waits for an append in progress); returns how many were read. Never modifies the file."""
+        with self._mutex, self._locked(exclusive=False) as fd:
+            return self._sync(fd, repair=False)
 
     def originals(self) -> Conversation:
         """Every message ever logged, as one conversation."""
-        return self._conversation(self.messages)
+        with self._mutex:
+            return self._conversation(self.messages)
 
     def working_set(self, *, upto_compaction: int | None = None) -> Conversation:
         """The working set after the last compaction (or after compaction ``upto_compaction``;
         0 means before any): its entries, then every message logged since."""
-        records = self.compactions if upto_compaction is None else self.compactions[:upto_compaction]
-        if not records:
-            return self._conversation(self.messages)
-        last = records[-1]
-        data: list[list[dict[str, Any]]] = [
-            self.messages[e["ref"]] if "ref" in e else e["data"] for e in last["working_set"]
-        ]
-        data += self.messages[last["upto"] :]
-        return self._conversation(data)
+        with self._mutex:
+            if upto_compaction is not None and (
+                isinstance(upto_compaction, bool)
+                or not isinstance(upto_compaction, int)
+                or not 0 <= upto_compaction <= len(self.compactions)
+            ):
+                raise OptionError(
+                    f"upto_compaction must be an integer from 0 to {len(self.compactions)} "
+                    f"(the compactions logged); got {upto_compaction!r}"
+                )
+            records = self.compactions if upto_compaction is None else self.compactions[:upto_compaction]
+            if not records:
+                return self._conversation(self.messages)
+            last = records[-1]
+            data: list[list[dict[str, Any]]] = [
+                self.messages[e["ref"]] if "ref" in e else e["data"] for e in last["working_set"]
+            ]
+            data += self.messages[last["upto"] :]
+            return self._conversation(data)
 
     def working_set_origins(self) -> list[int | None]:
         """For each message of :meth:`working_set`, its log index (None for a new or changed one)."""
-        if not self.compactions:
-            return list(range(len(self.messages)))
-        last = self.compactions[-1]
-        origins: list[int | None] = [e.get("ref") for e in last["working_set"]]
-        return origins + list(range(last["upto"], len(self.messages)))
+        with self._mutex:
+            return self._origins_upto(len(self.compactions))
 
     def rollback(self) -> Conversation:
         """The working set as it was before the last compaction (appends a rollback record that
-        undoes it; nothing is deleted)."""
-        if not self.compactions:
-            return self.working_set()
-        before = self.working_set(upto_compaction=len(self.compactions) - 1)
-        origins = self._origins_upto(len(self.compactions) - 1)
-        self._record_working_set(before, origins, extra={"rollback_of": len(self.compactions)})
-        return before
+        undoes it; nothing is deleted). The last compaction is the last one this object has seen."""
+        with self._mutex:
+            if not self.compactions:
+                return self.working_set()
+            before = self.working_set(upto_compaction=len(self.compactions) - 1)
+            origins = self._origins_upto(len(self.compactions) - 1)
+            self._record_working_set(
+                before, origins, upto=len(self.messages), extra={"rollback_of": len(self.compactions)}
+            )
+            return before
 
     def _origins_upto(self, k: int) -> list[int | None]:
         if k == 0:
@@ -131,52 +389,148 @@ class SessionLog:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _write(self, record: Mapping[str, Any]) -> None:
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        if self._torn_at is not None:
-            # The torn fragment was never a record: the next one is written in its place.
-            os.truncate(self.path, self._torn_at)
-            self._torn_at = None
-            self.torn = None
-        with self.path.open("ab") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-
     def append(self, conversation: Conversation, start: int = 0) -> None:
-        """Log the messages of ``conversation`` from position ``start`` on (in the session's format)."""
-        each = conversation.export_each()
-        for data in each[start:]:
-            self._write({"type": "message", "index": len(self.messages), "data": data})
-            self.messages.append(data)
+        """Log the messages of ``conversation`` from position ``start`` on (in the session's format).
+
+        The messages are written together under the log's lock, with the next indices of the file
+        (records other writers appended meanwhile are read into :attr:`messages` first), and are on
+        disk when this returns."""
+        if not isinstance(conversation, Conversation):
+            raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= len(conversation):
+            raise OptionError(
+                f"start must be an integer from 0 to {len(conversation)} (the conversation's length); got {start!r}"
+            )
+        each = conversation.export_each()[start:]
+        if not each:
+            return
+        with self._writing() as fd:
+            first = len(self.messages)
+            self._append_lines(
+                fd, [{"type": "message", "index": first + i, "data": data} for i, data in enumerate(each)]
+            )
 
     def record_compaction(self, result: Any, origins: list[int | None] | None = None) -> None:
         """Log a compaction: ``result`` is a :class:`agentcontext.compaction.CompactionResult` of
         the current working set (``origins`` maps its input positions to log indices; by default
-        the working set this log rebuilds)."""
-        origins = self.working_set_origins() if origins is None else origins
-        mapped = [origins[p] if p is not None and p < len(origins) else None for p in result.provenance]
-        self._record_working_set(
-            result.conversation,
-            mapped,
-            extra={
-                "summary": result.summary,
-                "stages": [s.to_dict() for s in result.stages],
-                "tokens_before": result.tokens_before,
-                "tokens_after": result.tokens_after,
-                "first_kept": result.first_kept,
-            },
-        )
+        the working set this log rebuilds). ``upto`` is the number of messages this object has
+        seen: messages other writers appended meanwhile follow the new working set."""
+        with self._mutex:
+            seen = len(self.messages)
+            origins = self.working_set_origins() if origins is None else origins
+            for position, origin in enumerate(origins):
+                if origin is not None and (
+                    isinstance(origin, bool) or not isinstance(origin, int) or not 0 <= origin < seen
+                ):
+                    raise OptionError(
+                        f"origins[{position}] must be None or a message index from 0 to {seen - 1}; got {origin!r}"
+                    )
+            mapped = [origins[p] if p is not None and p < len(origins) else None for p in result.provenance]
+            self._record_working_set(
+                result.conversation,
+                mapped,
+                upto=seen,
+                extra={
+                    "summary": result.summary,
+                    "stages": [s.to_dict() for s in result.stages],
+                    "tokens_before": result.tokens_before,
+                    "tokens_after": result.tokens_after,
+                    "first_kept": result.first_kept,
+                },
+            )
 
-    def _record_working_set(self, conv: Conversation, origins: list[int | None], extra: Mapping[str, Any]) -> None:
+    def _record_working_set(
+        self, conv: Conversation, origins: list[int | None], *, upto: int, extra: Mapping[str, Any]
+    ) -> None:
         each = conv.export_each()
         entries = [{"ref": o} if o is not None else {"data": d} for o, d in zip(origins, each, strict=True)]
-        record = {
-            "type": "compaction",
-            "seq": len(self.compactions) + 1,
-            "upto": len(self.messages),
-            "working_set": entries,
-            **extra,
-        }
-        self._write(record)
-        self.compactions.append(record)
+        with self._writing() as fd:
+            record = {"type": "compaction", "seq": len(self.compactions) + 1, "upto": upto, "working_set": entries}
+            self._append_lines(fd, [{**record, **extra}])
+
+
+def _whole_record(tail: bytes) -> bool:
+    """Whether ``tail`` is a whole JSON object (a proper prefix of one never is)."""
+    try:
+        return isinstance(json.loads(tail), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+
+
+def _is_index(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Pending:
+    """Records parsed from new lines of the file, checked, and added to the log's view only by
+    :meth:`commit` (so an invalid record leaves the view as it was)."""
+
+    def __init__(self, log: SessionLog) -> None:
+        self.log = log
+        self.format: Format = log.format
+        self.messages: list[list[dict[str, Any]]] = []
+        self.compactions: list[dict[str, Any]] = []
+        self.skipped: list[int] = []
+        self.others = 0
+
+    def _error(self, number: int, what: str) -> TranscriptError:
+        path = str(self.log.path)
+        return TranscriptError(f"{path}: line {number}: {what}", path, number)
+
+    def parse(self, lines: list[bytes], first: int) -> None:
+        for number, line in enumerate(lines, start=first):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                self.skipped.append(number)
+                continue
+            if not isinstance(record, dict):
+                raise self._error(number, "not a log record")
+            kind = record.get("type")
+            if kind == "message":
+                data = record.get("data")
+                if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+                    raise self._error(number, 'a message record without a "data" list of message objects')
+                self.messages.append(data)
+            elif kind == "compaction":
+                self._check_compaction(record, number)
+                self.compactions.append(record)
+            elif kind == "session":
+                fmt = record.get("format", self.format)
+                if fmt not in _FORMATS:
+                    raise self._error(number, f"the header's format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+                self.format = fmt
+                self.others += 1
+            else:
+                self.others += 1
+
+    def _check_compaction(self, record: dict[str, Any], number: int) -> None:
+        count = len(self.log.messages) + len(self.messages)
+        upto = record.get("upto")
+        if not _is_index(upto) or not 0 <= upto <= count:
+            raise self._error(
+                number, f'a compaction record whose "upto" is not a message count from 0 to {count}: {upto!r}'
+            )
+        entries = record.get("working_set")
+        if not isinstance(entries, list):
+            raise self._error(number, 'a compaction record without a "working_set" list')
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict) and "ref" in entry:
+                ref = entry["ref"]
+                if not _is_index(ref) or not 0 <= ref < count:
+                    raise self._error(
+                        number,
+                        f"working_set[{i}] refers to message {ref!r}, but the {count} messages logged "
+                        f"before this compaction are numbered 0 to {count - 1}",
+                    )
+            elif not isinstance(entry, dict) or not isinstance(entry.get("data"), list):
+                raise self._error(number, f'working_set[{i}] has neither a "ref" nor a "data" list')
+
+    def commit(self) -> None:
+        log = self.log
+        log.format = self.format
+        log.messages.extend(self.messages)
+        log.compactions.extend(self.compactions)
+        log.skipped_lines.extend(self.skipped)
