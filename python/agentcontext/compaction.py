@@ -315,7 +315,9 @@ class CompactionResult:
     #: For each message of ``conversation``: its position in ``original``, or None when new or changed.
     provenance: list[int | None]
     summary: str | None = None
-    #: The first message of ``original`` kept raw after a summary or a drop.
+    #: With a summary: the first message of ``original`` after what the summary covers (the drop
+    #: stage may then drop recent messages from there on; ``fates`` says which). Without: the first
+    #: message kept after a drop.
     first_kept: int | None = None
     reason: str | None = None
     #: For each message of ``conversation``: the position in ``original`` of the message it is or
