@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader
-from agentcontext.errors import AgentContextError, FileReadError, OptionError
+from agentcontext.errors import AgentContextError, BudgetError, FileReadError, OptionError
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -87,7 +87,7 @@ def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
 DROP_MARKER_TOKENS = 48
 
 #: The least a summary is cut to (tokens) when the last round does not fit beside it whole.
-MIN_SUMMARY_TOKENS = 64
+MIN_SUMMARY_TOKENS = 32
 
 
 def _results_only(message: Mapping[str, Any]) -> bool:
@@ -863,17 +863,23 @@ class Compactor:
             others = sum(totals[i] for i in keep) - totals[pre]
             overhead = totals[pre] - count_tokens(summary, encoding=p.encoding)
             room = limit - others - overhead
+            cut: str | None = None
             if room >= MIN_SUMMARY_TOKENS:
                 for _ in range(3):
-                    cut = truncate(
-                        summary, room, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
-                    ).text
+                    try:
+                        cut = truncate(
+                            summary, room, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
+                        ).text
+                    except BudgetError:
+                        # Less room than the truncation marker takes: the last cut that fit stays.
+                        break
                     message = {"role": "user", "content": f"{header}\n\n{cut}"}
                     head = Conversation([message], format=work.format, encoding=work.encoding)
                     over = others + head.tokens - limit
                     if over <= 0:
                         break
                     room -= over
+            if cut is not None:
                 summary = cut
                 detail["summary_cut_to_tokens"] = count_tokens(cut, encoding=p.encoding)
         parts = [work.slice(0, pre), head, *(work.slice(i, i + 1) for i in keep[pre + 1 :])]
