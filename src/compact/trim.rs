@@ -116,11 +116,12 @@ pub fn plan<S: Shape + ?Sized>(
     let tail_tokens: usize = tokens[tail..].iter().sum();
     let least = overhead(u) + MIN_REQUEST_TOKENS.min(tokens[u] - overhead(u));
     if tail_tokens + least > available {
-        return Err(refuse(
-            max_tokens,
-            fixed + tail_tokens + least,
-            "the system messages, the latest user request (cut to its least) and the last round after it",
-        ));
+        let what = if overhead(u) >= tokens[u] {
+            "the system messages, the latest user request (not plain text, so never cut) and the last round after it"
+        } else {
+            "the system messages, the latest user request (cut to its least) and the last round after it"
+        };
+        return Err(refuse(max_tokens, fixed + tail_tokens + least, what));
     }
     let room = available - tail_tokens;
     let keep = (0..pre).chain(std::iter::once(u)).chain(tail..n).collect();
