@@ -483,9 +483,17 @@ def trim_messages(
     reserved_output: int = 0,
     safety_margin: int = 0,
 ) -> Any:
-    """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages
-    and the longest recent protocol-complete suffix that fits. Returned in the same format.
+    """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages,
+    the latest user request (a user message that is not only tool results) and the longest recent
+    protocol-complete suffix that fits beside them. The request is kept verbatim, or cut to head +
+    marker + tail when it does not fit whole beside the last round after it. Returned in the same
+    format. The messages the library did not change are the caller's own objects (new dicts only
+    for cleared results and a cut request) when the list is OpenAI Chat or native dicts with
+    string or null contents, no ``system=`` is given, every tool call is answered in the tool
+    messages right after it (a reused call id is fine), and no result is orphan or duplicate and
+    no message empty; any other input comes back converted, as new objects.
 
     Raises:
-        BudgetError: the last indivisible round alone does not fit (``needed`` says how much would).
+        BudgetError: the system messages, the request (cut to its least) and the last indivisible
+            round after it do not fit together (``needed`` says how much would).
     """

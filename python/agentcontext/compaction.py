@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader
-from agentcontext.errors import AgentContextError, FileReadError, OptionError
+from agentcontext.errors import AgentContextError, BudgetError, FileReadError, OptionError
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -85,6 +85,19 @@ def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
 #: Room kept for the user marker that replaces dropped messages when the kept part would
 #: otherwise open with the assistant.
 DROP_MARKER_TOKENS = 48
+
+#: The least a summary is cut to (tokens) when the last round does not fit beside it whole.
+MIN_SUMMARY_TOKENS = 32
+
+
+def _results_only(message: Mapping[str, Any]) -> bool:
+    """A user message that only carries tool results (Anthropic), not a request."""
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
 
 
 class CompactionError(AgentContextError):
@@ -326,28 +339,54 @@ class CompactionResult:
     #: For each message of ``conversation``: its position in ``original``, or None when new or changed.
     provenance: list[int | None]
     summary: str | None = None
-    #: The first message of ``original`` kept raw after a summary or a drop.
+    #: With a summary: the first message of ``original`` after what the summary covers (the drop
+    #: stage may then drop recent messages from there on; ``fates`` says which). Without: the first
+    #: message kept after a drop.
     first_kept: int | None = None
     reason: str | None = None
+    #: For each message of ``conversation``: the position in ``original`` of the message it is or
+    #: was made from (kept, cut or cleared), or None when new (a summary, a marker, a re-attached
+    #: file). Default: the positions themselves when nothing was removed, else ``provenance``.
+    origins: list[int | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.origins is None:
+            same = self.summary is None and len(self.conversation) == len(self.original)
+            object.__setattr__(self, "origins", list(range(len(self.original))) if same else list(self.provenance))
 
     @property
     def compacted(self) -> bool:
         return any(s.stage != "skip" for s in self.stages)
 
+    def summary_in_output(self) -> bool:
+        """Whether ``conversation`` holds a summary message (a new message that opens with the
+        summary marker)."""
+        from agentcontext.summarize import SUMMARY_MARKER
+
+        origins = self.origins or []
+        return any(
+            origins[i] is None and str(self.conversation[i].get("content") or "").startswith(SUMMARY_MARKER)
+            for i in range(len(self.conversation))
+        )
+
     def fates(self) -> list[str]:
-        """The fate of each original message: ``kept``, ``changed`` (cut or cleared), ``summarized``
-        or ``dropped``."""
-        seen = {p for p in self.provenance if p is not None}
-        summarized = self.summary is not None
-        cut = self.first_kept if self.first_kept is not None else 0
+        """The fate of each original message, read from what ``conversation`` holds: ``kept``
+        (unchanged), ``changed`` (cut or cleared), ``summarized`` (older than ``first_kept`` and
+        covered by a summary message that is in the output) or ``dropped``."""
+        kept = {q for q in self.provenance if q is not None}
+        changed = {q for q in (self.origins or []) if q is not None} - kept
+        summarized = self.summary_in_output() and self.first_kept is not None
+        start = self.original.preamble
         out = []
         for i in range(len(self.original)):
-            if i in seen:
+            if i in kept:
                 out.append("kept")
-            elif i >= cut:
+            elif i in changed:
                 out.append("changed")
+            elif summarized and start <= i < (self.first_kept or 0):
+                out.append("summarized")
             else:
-                out.append("summarized" if summarized else "dropped")
+                out.append("dropped")
         return out
 
     def _repr_html_(self) -> str:
@@ -530,7 +569,9 @@ class Compactor:
                 refit = self._refit(conv, p, limit, stages, done, drop_unsummarized=False)
                 if not isinstance(refit, str):
                     return refit
-                return self._drop(conv, summarized, summarized_prov, p, limit, stages, done, summary=summary)
+                return self._drop(
+                    conv, summarized, summarized_prov, p, limit, stages, done, summary=summary, first_kept=first_kept
+                )
         if deferred_clear:
             work, provenance = clear(work, provenance)
 
@@ -658,9 +699,10 @@ class Compactor:
         s = conv.recent_suffix(max(0, budget - room))
         if s["overflow"] is not None:
             lo, hi = s["overflow"]
+            left = max(0, budget - room)
             return (
-                f"the last round alone ({conv.slice(lo, hi).tokens:,} tokens) is larger than the budget of "
-                f"{budget:,}; it is never split"
+                f"the last round alone ({conv.slice(lo, hi).tokens:,} tokens) is larger than the {left:,} tokens "
+                f"left of the budget of {budget:,} after {room:,} kept for the summary; a round is never split"
             )
         pre, start = s["preamble"], s["start"]
         if start <= pre:
@@ -673,7 +715,7 @@ class Compactor:
             stages[-1].detail["kept"] = "the largest recent suffix that fits the budget with the summary"
             if work.tokens <= budget:
                 return done(work, prov, summary=summary, first_kept=first_kept)
-            return self._drop(conv, work, prov, p, budget, stages, done, summary=summary)
+            return self._drop(conv, work, prov, p, budget, stages, done, summary=summary, first_kept=first_kept)
         if not drop_unsummarized:
             return "no summary could be made"
         kept = Conversation.concat([conv.slice(0, pre), conv.slice(start)])
@@ -759,7 +801,10 @@ class Compactor:
         stages: list[StageEvent],
         done: Callable[..., CompactionResult],
         summary: str | None,
+        first_kept: int | None = None,
     ) -> CompactionResult:
+        if summary is not None and first_kept is not None:
+            return self._drop_beside_summary(original, work, provenance, p, limit, stages, done, summary, first_kept)
         s = work.recent_suffix(limit)
         overflow = s["overflow"]
         if overflow is not None:
@@ -792,6 +837,95 @@ class Compactor:
                     start, marker = at, [note]
         kept = Conversation.concat([work.slice(0, pre), *marker, work.slice(start)])
         new_prov = provenance[:pre] + [None] * len(marker) + provenance[start:]
+        # Before a summary, positions in `work` are positions in the original.
+        origins: list[int | None] = [*range(pre), *[None] * len(marker), *range(start, len(work))]
         stages.append(StageEvent("drop", work.tokens, kept.tokens, {"dropped_messages": start - pre}))
-        first = next((q for q in new_prov[pre:] if q is not None), len(original))
-        return done(kept, new_prov, summary=summary, first_kept=first)
+        first = next((q for q in origins[pre:] if q is not None), len(original))
+        return done(kept, new_prov, summary=summary, first_kept=first, origins=origins)
+
+    def _drop_beside_summary(
+        self,
+        original: Conversation,
+        work: Conversation,
+        provenance: list[int | None],
+        p: CompactionPolicy,
+        limit: int,
+        stages: list[StageEvent],
+        done: Callable[..., CompactionResult],
+        summary: str,
+        first_kept: int,
+    ) -> CompactionResult:
+        """The drop stage after a summary: the summary is never dropped. Re-attached files go
+        first, then the oldest recent raw messages (the latest user request is kept while the
+        rounds after it fit beside it); when even the last round does not fit beside the summary,
+        the summary is cut to the room left."""
+        pre = work.preamble
+        totals = work.message_tokens()
+        n = len(work)
+        # The summary sits right after the preamble; re-attached files follow it; pinned messages
+        # of the older part, then the recent messages, taken unchanged from the original.
+        recent_at = next((i for i in range(pre + 1, n) if (provenance[i] or -1) >= first_kept), n)
+        fixed = [*range(pre), pre, *(i for i in range(pre + 1, recent_at) if provenance[i] is not None)]
+        fixed_tokens = sum(totals[i] for i in fixed)
+        recent = work.slice(recent_at)
+        s = recent.recent_suffix(max(0, limit - fixed_tokens))
+        detail: dict[str, Any] = {}
+        head = work.slice(pre, pre + 1)
+        if s["overflow"] is None:
+            start = recent_at + s["start"]
+            keep = [*fixed, *range(start, n)]
+            # The latest user request, when the suffix left it out, is kept beside the rounds
+            # after it that fit.
+            request = next(
+                (
+                    i
+                    for i in range(n - 1, recent_at - 1, -1)
+                    if work[i]["role"] == "user" and not _results_only(work[i])
+                ),
+                None,
+            )
+            if request is not None and request < start:
+                s2 = recent.recent_suffix(max(0, limit - fixed_tokens - totals[request]))
+                if s2["overflow"] is None and recent_at + s2["start"] > request:
+                    keep = [*fixed, request, *range(recent_at + s2["start"], n)]
+        else:
+            lo = recent_at + s["overflow"][0]
+            keep = [*fixed, *range(lo, n)]
+            # The last round does not fit beside the summary: cut the summary to the room left.
+            content = str(work[pre].get("content") or "")
+            header = content.split("\n\n", 1)[0]
+            others = sum(totals[i] for i in keep) - totals[pre]
+            overhead = totals[pre] - count_tokens(summary, encoding=p.encoding)
+            room = limit - others - overhead
+            cut: str | None = None
+            if room >= MIN_SUMMARY_TOKENS:
+                for _ in range(3):
+                    try:
+                        cut = truncate(
+                            summary, room, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
+                        ).text
+                    except BudgetError:
+                        # Less room than the truncation marker takes: the last cut that fit stays.
+                        break
+                    message = {"role": "user", "content": f"{header}\n\n{cut}"}
+                    head = Conversation([message], format=work.format, encoding=work.encoding)
+                    over = others + head.tokens - limit
+                    if over <= 0:
+                        break
+                    room -= over
+            if cut is not None:
+                summary = cut
+                detail["summary_cut_to_tokens"] = count_tokens(cut, encoding=p.encoding)
+        parts = [work.slice(0, pre), head, *(work.slice(i, i + 1) for i in keep[pre + 1 :])]
+        kept = Conversation.concat(parts)
+        new_prov = [provenance[i] if i != pre else None for i in keep]
+        detail = {"dropped_messages": n - len(keep), **detail}
+        stages.append(StageEvent("drop", work.tokens, kept.tokens, detail))
+        reason = None
+        if kept.tokens > limit:
+            reason = (
+                f"the last round and pinned messages ({sum(totals[i] for i in keep[pre + 1 :]):,} tokens), the system "
+                f"messages and the summary ({head.tokens:,} tokens) are larger than the budget of {limit:,}; "
+                "a round is never split"
+            )
+        return done(kept, new_prov, summary=summary, first_kept=first_kept, reason=reason)

@@ -9,6 +9,7 @@ pub mod handoff;
 pub mod repair;
 pub mod select;
 pub mod structure;
+pub mod trim;
 pub mod validate;
 
 pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear, plan_clear_counted};

@@ -36,7 +36,9 @@ impl From<Error> for PyErr {
             }
             Error::UnknownOption { .. } => OptionError::new_err(message),
             Error::IndexOutOfRange { .. } => MessageIndexError::new_err(message),
-            Error::BudgetTooSmall { needed, .. } => BudgetError::new_err((message, needed)),
+            Error::BudgetTooSmall { needed, .. } | Error::TrimBudget { needed, .. } => {
+                BudgetError::new_err((message, needed))
+            }
             Error::FileRead { path, kind, .. } => FileReadError::new_err((message, path, kind)),
         }
     }

@@ -10,7 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::compact::structure::{Pairing, Shape, ToolBlock, preamble_len_of};
+use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
     clear::{Described, Placeholders},
@@ -34,6 +34,8 @@ struct Skel {
     tokens: usize,
     /// Tokens of its tool result (tool messages).
     result_tokens: usize,
+    /// Tokens of its string content.
+    text_tokens: usize,
     /// No content and no tool calls.
     empty: bool,
 }
@@ -111,6 +113,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             role,
             tokens: MESSAGE_OVERHEAD + text_tokens,
             result_tokens: 0,
+            text_tokens,
             empty,
         };
         if role == Role::Tool {
@@ -155,10 +158,11 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     Some(sk)
 }
 
-/// What `validate` finds nothing in, for a skeleton: every call answered once, in the tool
-/// messages right after it, no orphan or duplicate result, no reused id, no empty message.
+/// What the selection can work on without conversion: every call answered once, in the tool
+/// messages right after it, no orphan or duplicate result, no empty message. A reused id is
+/// allowed: each result pairs with the latest call of its id, as on the general path.
 fn is_valid(messages: &[Skel], pairing: &Pairing<'_>) -> bool {
-    if !(pairing.orphans.is_empty() && pairing.duplicate_results.is_empty() && pairing.reused_ids.is_empty()) {
+    if !(pairing.orphans.is_empty() && pairing.duplicate_results.is_empty()) {
         return false;
     }
     if messages.iter().any(|m| m.empty && !m.role.is_instruction()) {
@@ -263,7 +267,7 @@ pub(crate) fn trim<'py>(
             cleared.fill(None);
         }
     }
-    let render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
+    let mut render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
         let d = &sk.objects[i];
         match cleared[i] {
             None => Ok(d.clone().into_any()),
@@ -276,25 +280,24 @@ pub(crate) fn trim<'py>(
             }
         }
     };
-    let total: usize = tokens.iter().sum();
-    let indices: Vec<usize> = if total + reserve <= max_tokens {
-        (0..sk.messages.len()).collect()
-    } else {
-        let pre = preamble_len_of(&sk.messages[..]);
-        let system: usize = tokens[..pre].iter().sum();
-        let available = max_tokens.saturating_sub(system + reserve);
-        let suffix = compact::select::recent_suffix_of(&sk.messages[..], &tokens, &pairing, available);
-        if let Some(overflow) = suffix.overflow {
-            let needed = system + reserve + tokens[overflow].iter().sum::<usize>();
-            return Err(crate::error::Error::BudgetTooSmall {
-                limit: max_tokens,
-                unit: "tokens",
-                needed,
+    // The request's tokens other than its text (it is a string content: the message overhead).
+    let overhead = |i: usize| sk.messages[i].tokens - sk.messages[i].text_tokens;
+    let plan = compact::trim::plan(&sk.messages[..], &tokens, &pairing, max_tokens, reserve, overhead)?;
+    let mut out = Vec::with_capacity(plan.keep.len());
+    for &i in &plan.keep {
+        match plan.shrink {
+            Some((u, room)) if u == i => {
+                let content = sk.objects[u]
+                    .get_item(intern!(py, "content"))?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("content"))?;
+                let text = content.cast::<PyString>()?.to_str()?;
+                let cut = compact::trim::cut_request(text, room - overhead(u), enc)?;
+                let copy = sk.objects[u].copy()?;
+                copy.set_item(intern!(py, "content"), cut)?;
+                out.push(copy.into_any());
             }
-            .into());
+            _ => out.push(render(i)?),
         }
-        (0..pre).chain(suffix.start..sk.messages.len()).collect()
-    };
-    let out = indices.into_iter().map(render).collect::<PyResult<Vec<_>>>()?;
+    }
     Ok(Some(PyList::new(py, out)?))
 }

@@ -171,9 +171,9 @@ pub fn repair_messages<'py>(
     Ok((export(py, format, &fixed)?, super::surgery::changes(py, &changes)?))
 }
 
-/// Fit a whole list of messages into `max_tokens`: clear old tool results, then keep the
-/// longest recent suffix that fits after the system messages, `reserved_output` and
-/// `safety_margin`; returned in the same format.
+/// Fit a whole list of messages into `max_tokens`: clear old tool results, then keep the system
+/// messages, the latest user request and the longest recent suffix that fits beside them, after
+/// `reserved_output` and `safety_margin` (`crate::compact::trim`); returned in the same format.
 #[pyfunction]
 #[pyo3(signature = (
     messages, max_tokens, /, *, format = "auto", system = None, encoding = "o200k_base", clear = true,
@@ -224,7 +224,14 @@ pub fn trim_messages<'py>(
     let (format, parsed) = parse_list(messages, format, system)?;
     let kept = py.detach(move || -> Result<Vec<crate::model::Message>, Error> {
         let conv = crate::conversation::Conversation::from_messages(format, encoding, parsed);
-        trim(&conv, max_tokens, clear, protection, clear_at_least, reserve)
+        let options = crate::compact::ClearOptions {
+            clear_at_least,
+            ..crate::compact::ClearOptions::default()
+        };
+        let clearing = |c: &crate::conversation::Conversation| super::surgery::clear(c, protection, &options).0;
+        let clearing: Option<&dyn Fn(&crate::conversation::Conversation) -> crate::conversation::Conversation> =
+            if clear { Some(&clearing) } else { None };
+        crate::compact::trim::trim(&conv, max_tokens, reserve, clearing)
     })?;
     export(py, format, &kept)
 }
@@ -251,52 +258,4 @@ fn quick_detect(list: &Bound<'_, PyList>) -> Option<Format> {
         }
     }
     Some(Format::OpenAiChat)
-}
-
-/// Clear, then select the recent suffix; the preamble (system messages) always stays.
-pub(crate) fn trim(
-    conv: &crate::conversation::Conversation,
-    max_tokens: usize,
-    clear: bool,
-    protection: super::surgery::Protection,
-    clear_at_least: usize,
-    reserve: usize,
-) -> Result<Vec<crate::model::Message>, Error> {
-    if conv.total_tokens() + reserve <= max_tokens {
-        return Ok(conv.messages().to_vec());
-    }
-    let cleared;
-    let conv = if clear {
-        let options = crate::compact::ClearOptions {
-            clear_at_least,
-            ..crate::compact::ClearOptions::default()
-        };
-        cleared = super::surgery::clear(conv, protection, &options).0;
-        if cleared.total_tokens() + reserve <= max_tokens {
-            return Ok(cleared.messages().to_vec());
-        }
-        &cleared
-    } else {
-        conv
-    };
-    let totals = conv.totals();
-    let messages = conv.messages();
-    let pre = crate::compact::structure::preamble_len(messages);
-    let system: usize = totals[..pre].iter().sum();
-    let available = max_tokens.saturating_sub(system + reserve);
-    let pairing = crate::compact::Pairing::of(messages);
-    let suffix = crate::compact::recent_suffix(messages, &totals, &pairing, available);
-    if let Some(overflow) = suffix.overflow {
-        let needed: usize = system + reserve + totals[overflow.clone()].iter().sum::<usize>();
-        return Err(Error::BudgetTooSmall {
-            limit: max_tokens,
-            unit: "tokens",
-            needed,
-        });
-    }
-    Ok(messages[..pre]
-        .iter()
-        .chain(&messages[suffix.start..])
-        .cloned()
-        .collect())
 }

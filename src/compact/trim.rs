@@ -1,0 +1,324 @@
+//! `trim_messages`: fit a whole list into a token budget by keeping the system messages, the
+//! latest real user request and the longest recent suffix that fits, never separating a tool
+//! call from its result.
+//!
+//! The request is what the kept turns answer: a list without it leaves the model without the
+//! task, and one that opens with the assistant is rejected by Anthropic. So the latest user
+//! message that is not only tool results is always kept — verbatim when it fits beside the last
+//! round after it, else cut to head + marker + tail — or the budget is refused.
+
+use crate::budget::{self, Strategy, Unit};
+use crate::conversation::Conversation;
+use crate::error::Error;
+use crate::model::{Body, Message, Role};
+use crate::tokens::Encoding;
+
+use super::select::recent_suffix_of;
+use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
+
+/// The least a cut request's text keeps (tokens, its marker included) before the budget is
+/// refused instead.
+pub const MIN_REQUEST_TOKENS: usize = 64;
+
+/// Share of a cut request's room that goes to its head (the rest to its tail).
+const REQUEST_HEAD_SHARE: f64 = 0.6;
+
+/// What to keep of a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrimPlan {
+    /// Indices of the kept messages, in order.
+    pub keep: Vec<usize>,
+    /// The latest request cut to fit: its index and the tokens the whole message may take.
+    pub shrink: Option<(usize, usize)>,
+}
+
+impl TrimPlan {
+    fn all(n: usize) -> Self {
+        TrimPlan {
+            keep: (0..n).collect(),
+            shrink: None,
+        }
+    }
+}
+
+/// The latest message that is a real user request (not only tool results), at or after `from`.
+pub fn latest_request<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<usize> {
+    (from..messages.message_count())
+        .rev()
+        .find(|&i| messages.role_at(i) == Role::User && !messages.results_only_at(i))
+}
+
+fn refuse(limit: usize, needed: usize, what: &'static str) -> Error {
+    Error::TrimBudget { limit, needed, what }
+}
+
+/// Which messages fit `max_tokens` less `reserve`, given each message's `tokens`: the preamble,
+/// the latest request and the longest recent suffix that fits beside them (see the module).
+///
+/// # Errors
+/// [`Error::TrimBudget`] when the preamble, the request cut to [`MIN_REQUEST_TOKENS`] (plus the
+/// message's other tokens) and the last round after it do not fit together.
+pub fn plan<S: Shape + ?Sized>(
+    messages: &S,
+    tokens: &[usize],
+    pairing: &Pairing,
+    max_tokens: usize,
+    reserve: usize,
+    overhead: impl Fn(usize) -> usize,
+) -> Result<TrimPlan, Error> {
+    let n = messages.message_count();
+    let total: usize = tokens.iter().sum();
+    if total + reserve <= max_tokens {
+        return Ok(TrimPlan::all(n));
+    }
+    let pre = preamble_len_of(messages);
+    let fixed = tokens[..pre].iter().sum::<usize>() + reserve;
+    let available = max_tokens.saturating_sub(fixed);
+    let suffix = recent_suffix_of(messages, tokens, pairing, available);
+    let request = latest_request(messages, pre);
+    let keep_suffix = |start: usize| (0..pre).chain(start..n).collect::<Vec<_>>();
+    let Some(u) = request else {
+        // No request to keep: the longest suffix that fits.
+        if let Some(overflow) = suffix.overflow {
+            let needed = fixed + tokens[overflow].iter().sum::<usize>();
+            return Err(refuse(max_tokens, needed, "the system messages and the last round"));
+        }
+        return Ok(TrimPlan {
+            keep: keep_suffix(suffix.start),
+            shrink: None,
+        });
+    };
+    if suffix.overflow.is_none() && suffix.start <= u {
+        return Ok(TrimPlan {
+            keep: keep_suffix(suffix.start),
+            shrink: None,
+        });
+    }
+    let safe = safe_cuts_n(n, pairing);
+    if !safe[u] || (u + 1 < n && !safe[u + 1]) {
+        // The request sits inside a tool interaction (invalid order): it cannot be kept apart
+        // from what surrounds it, and dropping it is not an option.
+        let needed = fixed + tokens[u..].iter().sum::<usize>();
+        return Err(refuse(
+            max_tokens,
+            needed,
+            "the system messages and everything from the latest user request on",
+        ));
+    }
+    // The request, then the longest suffix after it that fits beside it.
+    let after = recent_suffix_of(messages, tokens, pairing, available.saturating_sub(tokens[u]));
+    if after.overflow.is_none() && after.start > u {
+        let keep = (0..pre).chain(std::iter::once(u)).chain(after.start..n).collect();
+        return Ok(TrimPlan { keep, shrink: None });
+    }
+    // Even the last round after the request does not fit beside it whole: cut the request.
+    let tail = after.overflow.map_or(n, |r| r.start).max(u + 1);
+    let tail_tokens: usize = tokens[tail..].iter().sum();
+    let least = overhead(u) + MIN_REQUEST_TOKENS.min(tokens[u] - overhead(u));
+    if tail_tokens + least > available {
+        let what = if overhead(u) >= tokens[u] {
+            "the system messages, the latest user request (not plain text, so never cut) and the last round after it"
+        } else {
+            "the system messages, the latest user request (cut to its least) and the last round after it"
+        };
+        return Err(refuse(max_tokens, fixed + tail_tokens + least, what));
+    }
+    let room = available - tail_tokens;
+    let keep = (0..pre).chain(std::iter::once(u)).chain(tail..n).collect();
+    Ok(TrimPlan {
+        keep,
+        shrink: (room < tokens[u]).then_some((u, room)),
+    })
+}
+
+/// `text` cut to head + marker + tail within `limit` tokens of `encoding`.
+///
+/// # Errors
+/// [`Error::BudgetTooSmall`] when `limit` cannot hold the marker.
+pub fn cut_request(text: &str, limit: usize, encoding: Encoding) -> Result<String, Error> {
+    let options = budget::Options::default();
+    let strategy = Strategy::HeadTail {
+        head_share: REQUEST_HEAD_SHARE,
+    };
+    Ok(budget::truncate(text, limit, Unit::Tokens(encoding), strategy, &options)?.text)
+}
+
+/// The text of a message made of one text block, the only shape a request is cut in.
+fn single_text(m: &Message) -> Option<&str> {
+    match &*m.blocks {
+        [b] => match &b.body {
+            Body::Text { text } => Some(text),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `trim_messages` over a parsed conversation: when it does not fit, `clear` it (old tool
+/// results cleared, when the caller clears), then keep what [`plan`] says.
+///
+/// # Errors
+/// [`Error::TrimBudget`] as [`plan`], also when the request must be cut but is not one text.
+pub fn trim(
+    conv: &Conversation,
+    max_tokens: usize,
+    reserve: usize,
+    clear: Option<&dyn Fn(&Conversation) -> Conversation>,
+) -> Result<Vec<Message>, Error> {
+    if conv.total_tokens() + reserve <= max_tokens {
+        return Ok(conv.messages().to_vec());
+    }
+    let cleared;
+    let conv = match clear {
+        Some(clear) => {
+            cleared = clear(conv);
+            if cleared.total_tokens() + reserve <= max_tokens {
+                return Ok(cleared.messages().to_vec());
+            }
+            &cleared
+        }
+        None => conv,
+    };
+    let messages = conv.messages();
+    let totals = conv.totals();
+    let pairing = Pairing::of(messages);
+    let enc = conv.encoding();
+    let overhead = |i: usize| single_text(&messages[i]).map_or(totals[i], |t| totals[i].saturating_sub(enc.count(t)));
+    let plan = plan(messages, &totals, &pairing, max_tokens, reserve, overhead)?;
+    let mut out: Vec<Message> = plan.keep.iter().map(|&i| messages[i].clone()).collect();
+    if let Some((u, room)) = plan.shrink {
+        let Some(text) = single_text(&messages[u]) else {
+            return Err(refuse(
+                max_tokens,
+                max_tokens + totals[u] - room,
+                "the latest user request, which is not plain text and cannot be cut",
+            ));
+        };
+        let cut = cut_request(text, room - overhead(u), enc)?;
+        let at = plan.keep.iter().position(|&i| i == u).expect("the request is kept");
+        let mut m = messages[u].clone();
+        let mut blocks = m.blocks.to_vec();
+        blocks[0].body = Body::Text { text: cut };
+        m.blocks = blocks.into();
+        out[at] = m;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::testing::{call, chat, xorshift};
+    use crate::model::Format;
+    use serde_json::{Value, json};
+
+    fn conv(v: Value) -> Conversation {
+        Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, chat(v))
+    }
+
+    /// A system prompt, one request, then `rounds` tool rounds of `size` words each.
+    fn agent(request: &str, rounds: usize, size: usize) -> Conversation {
+        let mut v = vec![
+            json!({"role": "system", "content": "You are a coding agent."}),
+            json!({"role": "user", "content": request}),
+        ];
+        for i in 0..rounds {
+            let id = format!("c{i}");
+            v.push(json!({"role": "assistant", "content": null, "tool_calls": [call(&id)]}));
+            v.push(json!({"role": "tool", "tool_call_id": id, "content": "word ".repeat(size)}));
+        }
+        conv(Value::Array(v))
+    }
+
+    fn requests(out: &[Message]) -> Vec<&str> {
+        out.iter()
+            .filter(|m| m.role == Role::User)
+            .filter_map(single_text)
+            .collect()
+    }
+
+    #[test]
+    fn keeps_the_request_when_the_suffix_after_it_is_all_that_fits() {
+        let c = agent("fix the bug in foo.py", 3, 300);
+        let budget = c.total_tokens() / 2;
+        let out = trim(&c, budget, 0, None).unwrap();
+        assert_eq!(out[0].role, Role::System);
+        assert_eq!(requests(&out), vec!["fix the bug in foo.py"]);
+        assert_eq!(out[1].role, Role::User);
+        assert_eq!(out[2].role, Role::Assistant);
+        let kept = Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, out.clone());
+        assert!(kept.total_tokens() <= budget);
+        assert!(crate::compact::validate(&out).is_empty());
+        // The last round is kept; the ones in between are dropped.
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn cuts_a_request_too_large_to_keep_whole() {
+        let request = format!("START {} END", "please read this carefully ".repeat(400));
+        let c = agent(&request, 2, 50);
+        let budget = 400;
+        let out = trim(&c, budget, 0, None).unwrap();
+        let kept = Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, out.clone());
+        assert!(kept.total_tokens() <= budget, "{}", kept.total_tokens());
+        let text = requests(&out)[0];
+        assert!(
+            text.starts_with("START please") && text.ends_with("carefully  END"),
+            "{text}"
+        );
+        assert!(text.contains("omitted"));
+        assert_eq!(out.last().unwrap().role, Role::Tool);
+        assert!(crate::compact::validate(&out).is_empty());
+    }
+
+    #[test]
+    fn refuses_a_budget_that_cannot_hold_the_request_and_the_last_round() {
+        let c = agent("fix it", 2, 400);
+        let err = trim(&c, 300, 0, None).unwrap_err();
+        assert!(matches!(err, Error::TrimBudget { limit: 300, .. }), "{err}");
+        assert!(err.to_string().contains("latest user request"), "{err}");
+    }
+
+    #[test]
+    fn fits_whole_and_plain_suffixes_are_unchanged() {
+        let c = agent("fix it", 2, 10);
+        assert_eq!(trim(&c, 10_000, 0, None).unwrap().len(), c.len());
+        let v = json!([
+            {"role": "user", "content": "a ".repeat(500)},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "b"},
+            {"role": "assistant", "content": "done"},
+        ]);
+        let c = conv(v);
+        let out = trim(&c, 100, 0, None).unwrap();
+        assert_eq!(requests(&out), vec!["b"]);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn the_latest_request_is_always_kept_or_the_budget_refused() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..200 {
+            let rounds = usize::try_from(next() % 6).unwrap();
+            let size = usize::try_from(next() % 300).unwrap() + 1;
+            let words = usize::try_from(next() % 500).unwrap() + 1;
+            let request = format!("R {}Z", "ask ".repeat(words));
+            let c = agent(&request, rounds, size);
+            let budget = usize::try_from(next() % (c.total_tokens() as u64 + 50)).unwrap();
+            match trim(&c, budget, 0, None) {
+                Ok(out) => {
+                    let kept = Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, out.clone());
+                    assert!(kept.total_tokens() <= budget);
+                    let r = requests(&out);
+                    assert_eq!(r.len(), 1);
+                    assert!(r[0] == request || (r[0].starts_with("R ask") && r[0].ends_with('Z')));
+                    assert!(crate::compact::validate(&out).is_empty());
+                }
+                Err(e) => assert!(
+                    matches!(e, Error::TrimBudget { .. } | Error::BudgetTooSmall { .. }),
+                    "{e}"
+                ),
+            }
+        }
+    }
+}
