@@ -82,7 +82,7 @@ _PATH = re.compile(
     r"|(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|rs|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift"
     r"|md|rst|txt|toml|yaml|yml|json|jsonl|cfg|ini|sh|sql|html|css|lock|ex|exs|erl|scala|vue|svelte)\b"
 )
-_URL = re.compile(r"https?://[^\s\"'<>()\]]+")
+_URL = re.compile(r"https?://[^\s\"'<>()\]\\]+")
 _EXCEPTION = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b[A-Z]\d{4}\b")
 _TEST = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]+|\btest_\w{3,}")
 _BRANCH = re.compile(r"\bgit\s+(?:checkout\s+-b|switch\s+-c|switch|checkout|branch|push\s+\S+)\s+([\w./-]{3,})")

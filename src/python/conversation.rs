@@ -637,6 +637,9 @@ impl PyConversation {
         }
         d.set_item("errors", errors)?;
         d.set_item("identifiers", h.identifiers)?;
+        d.set_item("paths", h.paths)?;
+        d.set_item("tests", h.tests)?;
+        d.set_item("references", h.references)?;
         d.set_item("todos", h.todos)?;
         d.set_item("decisions", h.decisions)?;
         d.set_item("last_assistant", h.last_assistant)?;
@@ -653,9 +656,8 @@ impl PyConversation {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             c.messages()[start.min(stop)..stop]
                 .iter()
-                .filter(|m| m.role == Role::User)
+                .filter(|m| compact::handoff::is_summary(m))
                 .map(crate::model::Message::joined_text)
-                .filter(|t| compact::handoff::SUMMARY_PREFIXES.iter().any(|p| t.starts_with(p)))
                 .collect()
         })
     }
