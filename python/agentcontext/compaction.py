@@ -780,8 +780,8 @@ def summary_floor(replaced_tokens: int, max_tokens: int) -> int:
 
 def latest_request(request: SummaryRequest) -> str | None:
     """The latest real user request in the range a summary replaces (None when there is none)."""
-    asks = (request.original or request.source).handoff(request.start, request.stop)["user_requests"]
-    return str(asks[0][1]) if asks else None
+    found = (request.original or request.source).latest_request(request.start, request.stop)
+    return found[1] if found else None
 
 
 def _holds_request(summary: str, ask: str) -> bool:

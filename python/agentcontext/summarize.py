@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from agentcontext._core import Conversation, count_tokens, count_tokens_batch, truncate
+from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.types import Encoding
 
 __all__ = [
@@ -269,27 +269,27 @@ class OfflineSummarizer:
             kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
             chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
         used = count_tokens(_render(chosen), encoding=enc)
-        # Lines as they will be rendered, with their token counts (one batch).
-        lines = {
-            name: [
-                _head_tail(line, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
-                for line in sections.get(name, [])
-            ]
-            for name in _SECTIONS[1:]
-        }
-        flat = [line for name in _SECTIONS[1:] for line in lines[name]]
-        sizes = iter(count_tokens_batch(flat, encoding=enc))
-        cost = {name: [next(sizes) + 1 for _ in lines[name]] for name in _SECTIONS[1:]}  # +1: the newline
         header = 6  # "## Name" and the blank line before it
+        # Lines are rendered and counted only when considered: most never are once the cap is met.
+        rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+
+        def line(name: str, k: int) -> tuple[str, int]:
+            done = rendered[name]
+            while len(done) <= k:
+                raw = sections[name][len(done)]
+                text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
+                done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
+            return done[k]
 
         def take(name: str, limit: int) -> int:
             """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken."""
             spent = 0
-            for line, c in zip(lines[name], cost[name], strict=True):
+            for k in range(len(sections.get(name, []))):
+                text, c = line(name, k)
                 extra = c + (header if not chosen[name] else 0)
                 if spent + extra > limit:
                     break
-                chosen[name].append(line)
+                chosen[name].append(text)
                 spent += extra
             return spent
 
@@ -305,14 +305,17 @@ class OfflineSummarizer:
             progress = False
             for name in rest:
                 k = position[name]
-                if k >= len(lines[name]):
+                if k >= len(sections.get(name, [])) or used >= cap:
                     continue
-                extra = cost[name][k] + (header if not chosen[name] else 0)
+                text, c = line(name, k)
+                extra = c + (header if not chosen[name] else 0)
                 if used + extra <= cap:
-                    chosen[name].append(lines[name][k])
+                    chosen[name].append(text)
                     used += extra
                     progress = True
-                position[name] = k + 1
+                    position[name] = k + 1
+                else:
+                    position[name] = len(sections[name])  # this section is done
         text = _render(chosen)
         if count_tokens(text, encoding=enc) > cap:
             # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.

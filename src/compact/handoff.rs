@@ -38,6 +38,25 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "Caveat: The messages below were generated",
 ];
 
+/// Whether `m` is a real user request: a user turn with text that is not only tool results,
+/// not a summary of earlier history and not a harness text ([`NOT_REQUEST_PREFIXES`]).
+pub fn is_request(m: &Message) -> bool {
+    if !is_user_turn(m) || is_summary(m) {
+        return false;
+    }
+    let text = text_of(m);
+    let trimmed = text.trim();
+    !trimmed.is_empty() && !NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p))
+}
+
+/// The latest real user request in `messages` ([`is_request`]): its index and text.
+pub fn latest_request(messages: &[Message]) -> Option<(usize, String)> {
+    messages
+        .iter()
+        .rposition(is_request)
+        .map(|i| (i, text_of(&messages[i]).trim().to_owned()))
+}
+
 /// Whether `m` holds a summary of earlier history (see [`SUMMARY_PREFIXES`]).
 pub fn is_summary(m: &Message) -> bool {
     m.role == Role::User
@@ -384,34 +403,56 @@ fn references_in(text: &str, out: &mut Vec<String>) {
 
 /// Test statuses a test runner printed: pytest's `PASSED`/`FAILED`/`ERROR` next to a node id (in
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
+/// Each test once per output, with the last status it got there.
 fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
-    for line in text.lines().map(str::trim) {
+    if !text.contains("::") {
+        return; // no node id, nothing to read (most outputs)
+    }
+    let status = |w: &str| match w {
+        "PASSED" | "ok" => Some("passed"),
+        "FAILED" => Some("failed"),
+        "ERROR" => Some("error"),
+        _ => None,
+    };
+    let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
+    let mut found: Vec<(&str, &'static str)> = Vec::new();
+    let mut at: FastMap<&str, usize> = FastMap::default();
+    for line in text.lines() {
+        if !line.contains("::") {
+            continue;
+        }
+        let line = line.trim();
         let mut parts = line.split_whitespace();
         let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
             continue;
         };
-        let status = |w: &str| match w {
-            "PASSED" | "ok" => Some("passed"),
-            "FAILED" => Some("failed"),
-            "ERROR" => Some("error"),
-            _ => None,
-        };
-        let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
-        if let (Some(st), true) = (status(a), is_test(b)) {
-            out.push((b.to_owned(), st.to_owned()));
+        let hit = if let (Some(st), true) = (status(a), is_test(b)) {
+            Some((b, st))
         } else if let (true, Some(st)) = (is_test(a), status(b)) {
-            out.push((a.to_owned(), st.to_owned()));
+            Some((a, st))
         } else if a == "test" && is_test(b) {
-            if let Some(st) = line.rsplit(' ').next().and_then(status) {
-                out.push((b.to_owned(), st.to_owned()));
+            line.rsplit(' ').next().and_then(status).map(|st| (b, st))
+        } else {
+            None
+        };
+        if let Some((name, st)) = hit {
+            match at.get(name) {
+                Some(&k) => found[k].1 = st,
+                None => {
+                    at.insert(name, found.len());
+                    found.push((name, st));
+                }
             }
         }
     }
+    out.extend(found.into_iter().map(|(n, st)| (n.to_owned(), st.to_owned())));
 }
 
 /// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
 /// `text`: found by the suffix, then read back to the start of the word.
 fn exception_types(text: &str, out: &mut Vec<String>) {
+    // Tracebacks repeat the same names: each is pushed once per text.
+    let mut seen: FastSet<&str> = FastSet::default();
     for suffix in ["Error", "Exception"] {
         for (at, _) in text.match_indices(suffix) {
             let end = at + suffix.len();
@@ -427,7 +468,11 @@ fn exception_types(text: &str, out: &mut Vec<String>) {
                 .rposition(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
                 .map_or(0, |p| p + 1);
             let word = &text[start..end];
-            if word.len() > suffix.len() && word.len() <= 80 && word.as_bytes()[0].is_ascii_uppercase() {
+            if word.len() > suffix.len()
+                && word.len() <= 80
+                && word.as_bytes()[0].is_ascii_uppercase()
+                && seen.insert(word)
+            {
                 push_unique(out, word);
             }
         }
@@ -473,9 +518,8 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
             identifiers_in(&text, &mut f.identifiers);
             paths_in(&text, &mut f.paths);
             references_in(&text, &mut f.references);
-            let trimmed = text.trim();
-            if !NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
-                f.request = Some((i, trimmed.to_owned()));
+            if is_request(m) {
+                f.request = Some((i, text.trim().to_owned()));
             }
         }
         Role::Assistant => {
@@ -684,17 +728,25 @@ pub fn extract(messages: &[Message]) -> Handoff {
     references.sort_by_key(|(i, _)| *i);
     h.paths = paths.into_iter().map(|(_, p)| p).collect();
     h.references = references.into_iter().map(|(_, r)| r).collect();
-    for f in facts {
-        h.identifiers.extend(f.identifiers);
-        for (name, status) in f.tests {
-            // The latest status wins; a bare "ran" does not overwrite a known one from the same run.
-            if let Some(pos) = h.tests.iter().position(|(n, _)| *n == name) {
-                let (_, old) = h.tests.remove(pos);
-                h.tests.push((name, if status == "ran" { old } else { status }));
-            } else {
-                h.tests.push((name, status));
+    // Each test once, at its last mention, with its latest known status ("ran" only when no
+    // runner output said more).
+    let mut tests: FastMap<String, (usize, String)> = FastMap::default();
+    let mut order = 0;
+    for f in &facts {
+        for (name, status) in &f.tests {
+            order += 1;
+            let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
+            entry.0 = order;
+            if status != "ran" {
+                entry.1.clone_from(status);
             }
         }
+    }
+    let mut tests: Vec<(usize, String, String)> = tests.into_iter().map(|(n, (at, st))| (at, n, st)).collect();
+    tests.sort_unstable_by_key(|(at, _, _)| *at);
+    h.tests = tests.into_iter().map(|(_, n, st)| (n, st)).collect();
+    for f in facts {
+        h.identifiers.extend(f.identifiers);
         h.files_read.extend(f.read);
         h.files_modified.extend(f.modified);
         for (note, key) in f.errors {

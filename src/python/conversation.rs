@@ -648,6 +648,16 @@ impl PyConversation {
         Ok(d)
     }
 
+    /// The latest real user request of messages `start:stop`: `(index, text)`, or None.
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    fn latest_request(&self, start: usize, stop: Option<usize>) -> Option<(usize, String)> {
+        self.with(|c| {
+            let stop = stop.unwrap_or(c.len()).min(c.len());
+            let from = start.min(stop);
+            compact::handoff::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+        })
+    }
+
     /// Texts of the summary messages in this history (written by this library or a well-known
     /// harness), oldest first.
     #[pyo3(signature = (start = 0, stop = None, /))]
