@@ -436,12 +436,11 @@ fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
             None
         };
         if let Some((name, st)) = hit {
-            match at.get(name) {
-                Some(&k) => found[k].1 = st,
-                None => {
-                    at.insert(name, found.len());
-                    found.push((name, st));
-                }
+            if let Some(&k) = at.get(name) {
+                found[k].1 = st;
+            } else {
+                at.insert(name, found.len());
+                found.push((name, st));
             }
         }
     }
