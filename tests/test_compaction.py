@@ -268,6 +268,93 @@ def test_scratchpad_is_stripped() -> None:
     assert strip_scratchpad("<analysis>long thoughts</analysis>\n<summary>the state</summary>") == "the state"
     assert strip_scratchpad("<analysis>x</analysis> rest") == "rest"
     assert strip_scratchpad("plain") == "plain"
+    assert strip_scratchpad("<summary>cut off before the end") == "cut off before the end"
+    # A <summary> tag quoted inside other text (a Claude Code task notification) is content.
+    quoted = "## Latest request (verbatim)\n<task-notification>\n<summary>Background command done</summary>"
+    assert strip_scratchpad(quoted) == quoted
+    # In a model's output, a tag quoted inside its analysis does not count.
+    model = "<analysis>the user pasted <summary>x</summary> earlier</analysis>\n<summary>the handoff</summary>"
+    assert strip_scratchpad(model) == "the handoff"
+
+
+def claude_code_with_task_notifications() -> ac.Conversation:
+    """A Claude Code session shape: the real requests, then task notifications in user turns that
+    quote a <summary> of a background command."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are Claude Code."}]
+    for k in range(12):
+        messages.append(
+            {"role": "user", "content": f"Step {k}: port module_{k}.ex to the new API and keep tests green."}
+        )
+        for j in range(4):
+            cid = f"c{k}_{j}"
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": "Bash",
+                                "arguments": json.dumps({"command": f"mix test test/m{k}_{j}_test.exs"}),
+                            },
+                        }
+                    ],
+                }
+            )
+            messages.append({"role": "tool", "tool_call_id": cid, "content": f"{j} tests, 0 failures\n" + "ok\n" * 300})
+        messages.append(
+            {
+                "role": "user",
+                "content": (
+                    "<task-notification>\n<task-id>b7</task-id>\n<status>completed</status>\n"
+                    f'<summary>Background command "Force recompile ash deps {k}" completed (exit code 0)</summary>\n'
+                    "</task-notification>"
+                ),
+            }
+        )
+        messages.append({"role": "assistant", "content": f"Noted; continuing with step {k}."})
+    return ac.Conversation(messages)  # fmt: skip
+
+
+def test_a_summary_quoted_in_user_text_does_not_become_the_summary() -> None:
+    conv = claude_code_with_task_notifications()
+    result = Compactor("claude-code", environ={}).compact(conv, budget=conv.tokens // 4)
+    assert result.summary is not None
+    summarized = next(s for s in result.stages if s.stage == "summarize")
+    assert summarized.detail["summary_tokens"] > 200, "not the 20-token collapse"
+    assert "Force recompile ash deps" not in result.summary.split("\n\n")[0]
+    # The latest real request of the summarized range is the summary's latest request.
+    latest_in_range = max(
+        i
+        for i, m in enumerate(conv.to_jsonl()[: summarized.detail["summarized_messages"] + 1])
+        if m["role"] == "user" and str(m["content"]).startswith("Step")
+    )
+    assert conv[latest_in_range]["content"] in result.summary.split("\n\n")[0]
+
+
+def test_a_degenerate_summary_is_rejected_and_the_fallback_runs() -> None:
+    conv = session_conv(300)
+
+    class Tiny:
+        window_bound = False
+
+        def summarize(self, request: SummaryRequest) -> str:
+            return "Background command completed (exit code 0)"
+
+    class NoAsk:
+        window_bound = False
+
+        def summarize(self, request: SummaryRequest) -> str:
+            return "Lots of work happened on the files. " * 60
+
+    for summarizer, why in ((Tiny(), "under the floor"), (NoAsk(), "lacks the latest user request")):
+        result = Compactor("openharness", summarizer=summarizer, environ={}).compact(conv, budget=conv.tokens // 4)
+        stage = next(s for s in result.stages if s.stage == "summarize")
+        assert why in stage.detail["note"] and "used the fallback" in stage.detail["note"]
+        assert stage.detail["summarizer"] == "OfflineSummarizer"
+        assert result.summary is not None and "## Latest request (verbatim)" in result.summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,7 +476,10 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
     assert floor <= cleared.tokens
     assert floor > budget, "the scenario: clearing alone cannot reach the budget"
     ok = Compactor().compact(conv, budget=budget)
-    assert [s.stage for s in ok.stages] == ["clear", "summarize"]
+    # Clearing deferred, then a summary (refit once more when the summary at its cap leaves too
+    # little room for the recent messages).
+    assert [s.stage for s in ok.stages][:2] == ["clear", "summarize"]
+    assert {s.stage for s in ok.stages[2:]} <= {"summarize"}
     assert "deferred" in ok.stages[0].detail and ok.stages[0].tokens_after == ok.stages[0].tokens_before
     assert ok.fits and ok.conversation.validate() == []
 

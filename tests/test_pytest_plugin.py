@@ -304,9 +304,9 @@ def test_helper_failures_are_reported(project: pytest.Pytester) -> None:
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*AssertionError: working set lost 2 of 2 facts: kept 0.0%, required 100.0%*",
+            "*AssertionError: working set lost 3 of 3 facts: kept 0.0%, required 100.0%*",
             "*latest_ask: 'Rename the config loader in lib/config.py to load_settings everywhere.' (message 0)",
-            "*identifier: 'lib/config.py' (message 0)",
+            "*user_path: 'lib/config.py' (message 0)",
             "*AssertionError: conversation is not valid: 1 protocol violation in 2 messages",
             "*message 1: orphan_result (id 'x'): tool result without an earlier tool call of this id",
             "*AssertionError: working set is over budget: 2,865 tokens > 1,000 (over by 1,865 tokens, 186.5%)",
@@ -471,19 +471,24 @@ def test_assert_retains_lost_probes(alpha: Conversation) -> None:
     assert text.startswith(f"working set lost {len(kept.lost)} of {kept.total} facts: kept {kept.share:.1%}")
     for p in kept.lost:
         assert f"  {p.kind}: '{p.text[:20]}" in text
-    assert "  path: 'src/app.py' (message 1)" in text  # where it first appears, not the last message
+    assert "  user_path: 'src/app.py' (message 1)" in text  # where it first appears, not the last message
     messages = alpha.to_jsonl()
-    located = [p for p in facts if p.kind in ("path", "identifier", "test")]
+    located = [p for p in facts if p.kind in ("user_path", "call_path", "identifier", "test")]
     assert located
-    for p in located:  # each fact is reported at the first message that holds it
-        holds = [i for i, m in enumerate(messages) if p.text in "\n".join(message_texts(m))]
+    for p in located:  # each fact is reported at the first message that holds it (for its kind)
+        holds = [
+            i
+            for i, m in enumerate(messages)
+            if p.text in "\n".join(message_texts(m))
+            and (p.kind not in ("user_path", "call_path") or (m["role"] == "user") == (p.kind == "user_path"))
+        ]
         assert p.index == holds[0], p
     assert_retains(working, original=alpha, min_share=kept.share)
     assert_retains(working, facts, min_share=kept.share)
-    path_kept, path_total = kept.by_kind["path"]
-    with pytest.raises(AssertionError, match=f"kept by kind: path {path_kept}/{path_total}$"):
-        assert_retains(working, original=alpha, kinds="path")
-    assert_retains(working, [p for p in facts if p not in kept.lost], kinds=["path", "error"])
+    path_kept, path_total = kept.by_kind["user_path"]
+    with pytest.raises(AssertionError, match=f"kept by kind: user_path {path_kept}/{path_total}, call_path"):
+        assert_retains(working, original=alpha, kinds="path")  # a group: user_path and call_path
+    assert_retains(working, [p for p in facts if p not in kept.lost], kinds=["path", "exception"])
     with pytest.raises(OptionError, match="unknown probe kinds"):
         assert_retains(working, original=alpha, kinds=["paths"])
     with pytest.raises(OptionError, match="min_share"):

@@ -277,6 +277,11 @@ class Conversation:
         identifiers, TODOs, decisions, the last assistant text and earlier summaries — over messages
         ``start:stop`` (indices in the result are relative to ``start``)."""
 
+    def latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None:
+        """The latest real user request of messages ``start:stop`` as ``(index in this conversation, text)``: a user
+        turn with text that is not only tool results, not a summary of earlier history and not a
+        text a harness put there (a task notification, a command echo, an interruption marker)."""
+
     def summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]:
         """Texts of summary messages in this history (from this library or Claude Code), oldest first."""
 

@@ -762,6 +762,14 @@ class Compactor:
         tokens = count_tokens(summary, encoding=p.encoding)
         if tokens >= request.tokens:
             return None, f"the summary ({tokens:,} tokens) is not smaller than what it replaces ({request.tokens:,})"
+        floor = summary_floor(request.tokens, request.max_tokens)
+        if tokens < floor:
+            return None, (
+                f"the summary ({tokens:,} tokens) is under the floor of {floor:,} for {request.tokens:,} tokens replaced"
+            )
+        ask = latest_request(request)
+        if ask is not None and not _holds_request(summary, ask):
+            return None, "the summary lacks the latest user request"
         if tokens > request.max_tokens:
             summary = truncate(
                 summary, request.max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=p.encoding
@@ -929,3 +937,23 @@ class Compactor:
                 "a round is never split"
             )
         return done(kept, new_prov, summary=summary, first_kept=first_kept, reason=reason)
+
+
+def summary_floor(replaced_tokens: int, max_tokens: int) -> int:
+    """The fewest tokens an accepted summary may have: 1/200 of what it replaces, at least 32,
+    and never more than a quarter of its cap. A 20-token summary of 145,000 tokens is a collapse
+    (a tag quoted from a message, an error line), not a handoff; the fallback runs instead."""
+    return min(max_tokens // 4, max(32, replaced_tokens // 200))
+
+
+def latest_request(request: SummaryRequest) -> str | None:
+    """The latest real user request in the range a summary replaces (None when there is none)."""
+    found = (request.original or request.source).latest_request(request.start, request.stop)
+    return found[1] if found else None
+
+
+def _holds_request(summary: str, ask: str) -> bool:
+    """Whether ``summary`` holds the user request ``ask``: its opening (up to 40 characters,
+    whitespace folded), as a handoff quotes it."""
+    opening = " ".join(ask.split())[:40]
+    return opening in " ".join(summary.split())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
-from agentcontext.metrics import Evaluation, evaluate, summarize_evaluations
+from agentcontext.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
 
 if TYPE_CHECKING:
     from agentcontext import importers
@@ -36,7 +36,7 @@ SUFFIXES = (".jsonl", ".json", ".traj", ".md")
 #: CSV columns, one row per transcript and strategy.
 CSV_COLUMNS = (
     "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
-    "violations", "retention", "probes", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
+    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
     "compactions_per_100_turns", "turns", "seconds", "error",
 )  # fmt: skip
 
@@ -203,9 +203,9 @@ def run(
     local instance). Rows come back in transcript order, then strategy order; a file found in a
     folder that cannot be read as a transcript comes last, as one failed row per strategy (its
     ``transcript`` is the path, its ``error`` the reason)."""
-    unknown = [s for s in strategies if s not in PRESETS]
+    unknown = [s for s in strategies if s not in PRESETS and s != BASELINE]
     if unknown:
-        raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join(PRESETS)})")
+        raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join([*PRESETS, BASELINE])})")
     if not strategies:
         raise OptionError("no strategy given")
     found, unreadable = scan(paths)
@@ -272,28 +272,37 @@ def _run_ray(tasks: list[Task], bar: Progress, address: str | None) -> list[Eval
 # Output.
 
 
-def format_table(rows: Sequence[Evaluation]) -> str:
-    """One line per strategy: transcripts, share valid, share fitting the budget, mean token
-    reduction, mean probe retention, mean prompt-cache stability, compactions per 100 turns and
-    total seconds."""
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}%}"
+
+
+def _rows(rows: Sequence[Evaluation]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+    """The cells of both tables: one row per strategy of the measures, and of retention by kind."""
     summary = summarize_evaluations(rows)
-    header = ["strategy", "transcripts", "valid", "fits", "reduction", "retention", "cache stability",
-              "compactions/100 turns", "time"]  # fmt: skip
-    table = [header]
-    for s in summary:
-        table.append(
-            [
-                s["strategy"],
-                f"{s['transcripts']}" + (f" ({s['errors']} failed)" if s["errors"] else ""),
-                f"{s['valid']:.0%}",
-                f"{s['fits']:.0%}",
-                f"{s['reduction']:.1%}",
-                f"{s['retention']:.1%}",
-                f"{s['cache_stability']:.1%}",
-                f"{s['compactions_per_100_turns']:.2f}",
-                f"{s['seconds']:.2f}s",
-            ]
-        )
+    header = ["strategy", "transcripts", "valid", "fits", "fill", "reduction", "retention", "latest ask",
+              "cache stability", "compactions/100 turns"]  # fmt: skip
+    body = [
+        [
+            s["strategy"],
+            f"{s['transcripts']}" + (f" ({s['errors']} failed)" if s["errors"] else ""),
+            _pct(s["valid"], 0),
+            _pct(s["fits"], 0),
+            _pct(s["fill"], 0),
+            _pct(s["reduction"]),
+            _pct(s["retention"]),
+            _pct(s["latest_ask"], 0),
+            _pct(s["cache_stability"]),
+            "-" if s["compactions_per_100_turns"] is None else f"{s['compactions_per_100_turns']:.2f}",
+        ]
+        for s in summary
+    ]
+    kinds_header = ["strategy", *(k.replace("_", " ") for k in PROBE_KINDS)]
+    kinds_body = [[s["strategy"], *(_pct(s["retention_by_kind"][k]) for k in PROBE_KINDS)] for s in summary]
+    return header, body, kinds_header, kinds_body
+
+
+def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
+    table = [header, *body]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines = []
     for n, row in enumerate(table):
@@ -302,21 +311,36 @@ def format_table(rows: Sequence[Evaluation]) -> str:
         )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(line.rstrip() for line in lines)
+    return [line.rstrip() for line in lines]
+
+
+def format_table(rows: Sequence[Evaluation]) -> str:
+    """Two tables. One line per strategy: transcripts, share valid, share fitting the budget,
+    mean fill (output tokens / budget where the original exceeded it), mean token reduction,
+    probe retention pooled over every probe of every transcript, share of outputs holding the
+    latest user request, pooled prompt-cache stability, compactions per 100 turns and total
+    seconds; then pooled retention per probe kind."""
+    header, body, kinds_header, kinds_body = _rows(rows)
+    seconds = {s["strategy"]: s["seconds"] for s in summarize_evaluations(rows)}
+    header = [*header, "time"]
+    body = [[*r, f"{seconds[r[0]]:.2f}s"] for r in body]
+    return "\n".join(
+        [*_text_table(header, body), "", "retention by probe kind", *_text_table(kinds_header, kinds_body)]
+    )
 
 
 def markdown_table(rows: Sequence[Evaluation]) -> str:
-    """:func:`format_table` as a Markdown table (for READMEs and reports)."""
-    out = [
-        "| strategy | transcripts | valid | fits | reduction | retention | cache stability | compactions/100 turns |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for s in summarize_evaluations(rows):
-        out.append(
-            f"| {s['strategy']} | {s['transcripts']} | {s['valid']:.0%} | {s['fits']:.0%} | {s['reduction']:.1%} | "
-            f"{s['retention']:.1%} | {s['cache_stability']:.1%} | {s['compactions_per_100_turns']:.2f} |"
-        )
-    return "\n".join(out)
+    """:func:`format_table` as Markdown tables (for READMEs and reports), without the times."""
+    header, body, kinds_header, kinds_body = _rows(rows)
+
+    def table(h: list[str], b: list[list[str]]) -> list[str]:
+        return [
+            "| " + " | ".join(h) + " |",
+            "|---|" + "---:|" * (len(h) - 1),
+            *("| " + " | ".join(r) + " |" for r in b),
+        ]
+
+    return "\n".join([*table(header, body), "", *table(kinds_header, kinds_body)])
 
 
 def write_json(rows: Sequence[Evaluation], path: str | os.PathLike[str], **meta: Any) -> None:

@@ -1,7 +1,8 @@
 """Offline, deterministic measures of what a compaction strategy keeps and loses.
 
-- :func:`probes` extracts probe facts from an original conversation: file paths, error lines and
-  exception types, test names, identifiers, user instructions and the latest user ask.
+- :func:`probes` extracts probe facts from an original conversation (:mod:`agentcontext.probes`,
+  independent of the summarizer): the latest user ask, every user message, paths, exception
+  names, test ids and identifiers.
 - :func:`retention` looks for them in a compacted working set.
 - :func:`replay` replays a transcript turn by turn with a strategy applied before every model
   call, and measures prompt-cache prefix stability (the share of each request's tokens that
@@ -12,18 +13,15 @@
 
 from __future__ import annotations
 
-import bisect
 import os
-import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
-from agentcontext.calibration import message_texts
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
-from agentcontext.summarize import identifiers_in
+from agentcontext.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -34,231 +32,25 @@ __all__ = [
     "Probe",
     "Replay",
     "Retention",
+    "baseline_suffix_users",
     "evaluate",
+    "found_in",
     "probes",
     "replay",
     "retention",
     "working_set_text",
 ]
 
-ProbeKind = Literal["path", "error", "exception", "test", "identifier", "instruction", "latest_ask"]
-#: Every probe kind, in report order.
-PROBE_KINDS: tuple[ProbeKind, ...] = ("latest_ask", "instruction", "path", "error", "exception", "test", "identifier")
-
-#: Instructions shorter than this many content words are not probes (``ok``, ``yes, do it``).
-MIN_INSTRUCTION_WORDS = 3
-#: An instruction is retained when this share of its content words appears in the working set.
-INSTRUCTION_OVERLAP = 0.6
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}|[\u3400-\u9fff]")
-_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b")
-_TEST = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]+|\btest_\w{3,}")
-_STOPWORDS = frozenset(
-    [
-        "this",
-        "that",
-        "with",
-        "from",
-        "have",
-        "what",
-        "when",
-        "will",
-        "would",
-        "should",
-        "could",
-        "there",
-        "their",
-        "them",
-        "they",
-        "then",
-        "than",
-        "your",
-        "about",
-        "into",
-        "also",
-        "just",
-        "like",
-        "make",
-        "made",
-        "sure",
-        "some",
-        "more",
-        "most",
-        "only",
-        "over",
-        "such",
-        "very",
-        "please",
-        "want",
-        "need",
-        "does",
-        "done",
-        "dont",
-        "don't",
-        "it's",
-        "let's",
-        "here",
-        "were",
-        "been",
-        "being",
-        "which",
-        "where",
-        "while",
-        "after",
-        "before",
-        "again",
-    ]
-)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One fact from the original conversation: its ``kind``, the ``text`` to look for, and the
-    index of the message it came from."""
-
-    kind: ProbeKind
-    text: str
-    index: int
-
-    def words(self) -> list[str]:
-        """Content words of an instruction probe (lowercase, no stopwords)."""
-        return _content_words(self.text)
-
-
-def _content_words(text: str) -> list[str]:
-    seen: list[str] = []
-    for w in _WORD.findall(text):
-        w = w.lower()
-        if w not in _STOPWORDS and w not in seen:
-            seen.append(w)
-    return seen
+#: Every probe kind, in report order (see :mod:`agentcontext.probes`).
+PROBE_KINDS = KINDS
 
 
 def probes(conversation: Conversation, start: int = 0, stop: int | None = None) -> list[Probe]:
-    """The probe facts of messages ``start:stop``: every file path read or modified, every error
-    line and exception type, test names, identifiers (from user asks and errors), every user
-    instruction of at least three content words, and the latest user ask. No repeats."""
-    h = conversation.handoff(start, stop)
-    out: list[Probe] = []
-    seen: set[tuple[str, str]] = set()
-
-    def add(kind: ProbeKind, text: str, index: int) -> None:
-        text = text.strip()
-        if text and (kind, text) not in seen:
-            seen.add((kind, text))
-            out.append(Probe(kind, text, index))
-
-    asks = h["user_requests"]  # latest first
-    asks = [(i, t) for i, t in asks if len(_content_words(t)) >= MIN_INSTRUCTION_WORDS]
-    if asks:
-        add("latest_ask", asks[0][1], asks[0][0])
-    for i, text in asks[1:]:
-        add("instruction", text, i)
-    last = stop if stop is not None else len(conversation)
-    where = _FirstMention(conversation, start, last)
-    for path in [*h["files_read"], *h["files_modified"]]:
-        add("path", path, where.index(path))
-    for error in h["errors"]:
-        line = error["text"].split(" (from ", 1)[0]
-        add("error", line, error["index"])
-        for exc in _EXCEPTION.findall(line):
-            add("exception", exc, error["index"])
-        for test in _TEST.findall(line):
-            add("test", test, error["index"])
-    for i, text in h["user_requests"]:
-        for ident in identifiers_in(text):
-            add("identifier", ident, i)
-    for ident in h["identifiers"]:
-        if "::" in ident or ident.startswith("test_"):
-            add("test", ident, where.index(ident))
-        else:
-            add("identifier", ident, where.index(ident))
-    return out
-
-
-class _FirstMention:
-    """The index of the first message of ``start:stop`` whose text (content, tool input or result)
-    holds a given fact: where a probe comes from. One joined text and one search per fact."""
-
-    def __init__(self, conversation: Conversation, start: int, stop: int) -> None:
-        self._conversation, self._start, self._stop = conversation, start, stop
-        self._text: str | None = None
-        self._offsets: list[int] = []
-
-    def index(self, fact: str) -> int:
-        if self._text is None:
-            parts: list[str] = []
-            offset = 0
-            for message in self._conversation.slice(self._start, self._stop).to_jsonl():
-                self._offsets.append(offset)
-                text = "\n".join(message_texts(message)) + "\x00"
-                parts.append(text)
-                offset += len(text)
-            self._text = "".join(parts)
-        at = self._text.find(fact)
-        if at < 0:
-            return self._stop - 1  # found by the handoff in a shape the texts do not spell out
-        return self._start + bisect.bisect_right(self._offsets, at) - 1
-
-
-def working_set_text(conversation: Conversation) -> str:
-    """Every text of a working set (contents, tool names and inputs, tool results), one string."""
-    return "\n".join(text for m in conversation.to_jsonl() for text in message_texts(m))
-
-
-@dataclass(frozen=True)
-class Retention:
-    """Which probes a working set kept: overall share, per kind, and the lost ones."""
-
-    total: int
-    kept: int
-    by_kind: dict[str, tuple[int, int]]
-    lost: list[Probe]
-
-    @property
-    def share(self) -> float:
-        """Kept / total (1.0 when there is nothing to keep)."""
-        return self.kept / self.total if self.total else 1.0
-
-    def kind_share(self, kind: str) -> float | None:
-        kept, total = self.by_kind.get(kind, (0, 0))
-        return kept / total if total else None
-
-
-def _json_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def found_in(probe: Probe, haystack: str, words: set[str] | None = None) -> bool:
-    """Whether ``probe`` is in ``haystack``: exact text for paths, errors and identifiers (also
-    as written inside JSON tool inputs); for instructions, at least 60% of their content words."""
-    if probe.kind in ("instruction", "latest_ask"):
-        wanted = probe.words()
-        if not wanted:
-            return True
-        have = words if words is not None else set(_content_words(haystack))
-        return sum(w in have for w in wanted) >= INSTRUCTION_OVERLAP * len(wanted)
-    return probe.text in haystack or _json_escaped(probe.text) in haystack
-
-
-def retention(facts: Iterable[Probe], working_set: Conversation | str) -> Retention:
-    """Which of ``facts`` the working set still holds (see :func:`found_in`)."""
-    haystack = working_set if isinstance(working_set, str) else working_set_text(working_set)
-    words = set(_content_words(haystack))
-    by_kind: dict[str, list[int]] = {}
-    lost: list[Probe] = []
-    kept = total = 0
-    for p in facts:
-        ok = found_in(p, haystack, words)
-        counts = by_kind.setdefault(p.kind, [0, 0])
-        counts[1] += 1
-        total += 1
-        if ok:
-            counts[0] += 1
-            kept += 1
-        else:
-            lost.append(p)
-    return Retention(total, kept, {k: (v[0], v[1]) for k, v in by_kind.items()}, lost)
+    """The probe facts of messages ``start:stop`` (indices into ``conversation``), extracted from
+    the raw messages by :func:`agentcontext.probes.extract`, independently of the summarizer."""
+    if start == 0 and stop is None:
+        return extract(conversation)
+    return [replace(p, index=p.index + start) for p in extract(conversation.slice(start, stop))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,6 +185,17 @@ class Evaluation:
     request_tokens: int = 0
     cached_tokens: int = 0
     stages: list[str] = field(default_factory=list)
+    #: Probes kept, and ``(kept, total)`` per kind: what pooled retention is summed from.
+    kept_probes: int = 0
+    probe_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Whether the latest real user request is in the working set (None: there is none).
+    latest_ask: bool | None = None
+
+    @property
+    def fill(self) -> float | None:
+        """Output tokens / budget, when the original exceeded the budget (None otherwise): how
+        much of the room it was given the strategy used."""
+        return self.tokens_after / self.budget if self.budget and self.tokens_before > self.budget else None
 
     @property
     def reduction(self) -> float:
@@ -408,6 +211,7 @@ class Evaluation:
         out = asdict(self)
         out["reduction"] = self.reduction
         out["summary_ratio"] = self.summary_ratio
+        out["fill"] = self.fill
         return out
 
 
@@ -440,8 +244,10 @@ def evaluate(
     """Compact ``conversation`` under ``budget`` with ``strategy`` (a preset name or a policy,
     offline summarizer) and measure validity, reduction, probe retention, summary size and, by a
     replay under the same budget, prompt-cache stability and compactions per 100 turns."""
-    policy = resolve_policy(strategy)
     limit = parse_budget(budget, conversation.tokens)
+    if strategy == BASELINE:
+        return _evaluate_baseline(conversation, limit, name)
+    policy = resolve_policy(strategy)
     started = time.perf_counter()
     env = environ if environ is not None else {}
     result: CompactionResult = Compactor(policy, environ=env).compact(conversation, budget=limit)
@@ -469,6 +275,9 @@ def evaluate(
         retention=kept.share,
         retention_by_kind={k: kept.kind_share(k) for k in PROBE_KINDS},
         probes=kept.total,
+        kept_probes=kept.kept,
+        probe_counts=kept.by_kind,
+        latest_ask=_latest_ask_kept(kept),
         lost=[f"{p.kind}: {p.text[:120]}" for p in kept.lost],
         summary_tokens=summary_tokens,
         summarized_tokens=summarized,
@@ -484,11 +293,72 @@ def evaluate(
     )
 
 
+#: The strategy name of the retention baseline (see :func:`baseline_suffix_users`).
+BASELINE = "baseline-suffix-users"
+
+
+def baseline_suffix_users(conversation: Conversation, budget: int) -> Conversation:
+    """The retention baseline a compaction strategy has to beat: every real user message
+    verbatim (latest first while they fit), then the largest protocol-complete recent suffix that
+    fits the room left, with no summary. System messages stay in front. Not a strategy to use:
+    it drops every tool result older than the suffix."""
+    from agentcontext.probes import is_user_request
+
+    messages = conversation.to_jsonl()
+    sizes = conversation.message_tokens()
+    preamble = conversation.preamble
+    system = sum(sizes[:preamble])
+    asks = [i for i in range(preamble, len(messages)) if is_user_request(messages[i])]
+    room = budget - system
+    chosen: list[int] = []
+    for i in reversed(asks):
+        if sizes[i] <= room:
+            chosen.append(i)
+            room -= sizes[i]
+
+    def suffix_start(room: int) -> int:
+        suffix = conversation.recent_suffix(system + max(room, 0))  # its budget includes the system messages
+        return max(suffix["start"], preamble) if suffix["fits"] else len(messages)
+
+    start = suffix_start(room)
+    # The user messages inside the suffix were counted twice: give their room back, once.
+    given_back = sum(sizes[i] for i in chosen if i >= start)
+    if given_back:
+        start = suffix_start(room + given_back)
+    older_asks = sorted(i for i in chosen if i < start)
+    keep = list(range(preamble)) + older_asks + list(range(start, len(messages)))
+    return Conversation([messages[i] for i in keep], format="jsonl", encoding=conversation.encoding)
+
+
+def _evaluate_baseline(conversation: Conversation, limit: int, name: str) -> Evaluation:
+    started = time.perf_counter()
+    out = baseline_suffix_users(conversation, limit)
+    kept = retention(probes(conversation), out)
+    violations = out.validate()
+    return Evaluation(
+        transcript=name, strategy=BASELINE, budget=limit, messages=len(conversation),
+        tokens_before=conversation.tokens, tokens_after=out.tokens, fits=out.tokens <= limit, valid=not violations,
+        violations=len(violations), retention=kept.share, retention_by_kind={k: kept.kind_share(k) for k in KINDS},
+        probes=kept.total, kept_probes=kept.kept, probe_counts=kept.by_kind, latest_ask=_latest_ask_kept(kept),
+        lost=[f"{p.kind}: {p.text[:120]}" for p in kept.lost], summary_tokens=0, summarized_tokens=0,
+        cache_stability=0.0, cache_write_tokens=0, compactions_per_100_turns=0.0, turns=0,
+        seconds=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+def _latest_ask_kept(kept: Retention) -> bool | None:
+    total = kept.by_kind.get("latest_ask", (0, 0))[1]
+    return None if not total else kept.by_kind["latest_ask"][0] == total
+
+
 def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
-    """One row per strategy: transcripts, share valid, share fitting, mean reduction and mean
-    retention (per transcript), cache stability and compactions per 100 turns pooled over every
-    replayed call of every transcript (so long sessions weigh by their calls, not one vote each),
-    total seconds."""
+    """One row per strategy: transcripts, share valid, share fitting, mean reduction; probe
+    retention pooled over every probe of every transcript (``retention``, so a long session
+    weighs by its facts, not one vote each), per kind (``retention_by_kind``, pooled too) and the
+    per-transcript mean beside it (``retention_mean``); the share of outputs that hold the latest
+    user request (``latest_ask``); mean fill where the original exceeded the budget (``fill``,
+    None when none did); cache stability and compactions per 100 turns pooled over every replayed
+    call of every transcript (None without a replay, as for the baseline); total seconds."""
     by: dict[str, list[Evaluation]] = {}
     for r in rows:
         by.setdefault(r.strategy, []).append(r)
@@ -504,16 +374,35 @@ def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
                 "valid": sum(r.valid for r in ok) / n,
                 "fits": sum(r.fits for r in ok) / n,
                 "reduction": sum(r.reduction for r in ok) / n,
-                "retention": sum(r.retention for r in ok) / n,
+                "retention": (sum(r.kept_probes for r in ok) / total if (total := sum(r.probes for r in ok)) else 1.0),
+                "retention_mean": sum(r.retention for r in ok) / n,
+                "retention_by_kind": _pooled_kinds(ok),
+                "latest_ask": (
+                    sum(bool(r.latest_ask) for r in asked) / len(asked)
+                    if (asked := [r for r in ok if r.latest_ask is not None])
+                    else None
+                ),
+                "fill": sum(fills) / len(fills) if (fills := [r.fill for r in ok if r.fill is not None]) else None,
+                "min_fill": min(fills) if fills else None,
                 "cache_stability": (
                     sum(r.cached_tokens for r in ok) / requested
                     if (requested := sum(r.request_tokens for r in ok))
-                    else 1.0
+                    else None
                 ),
                 "compactions_per_100_turns": (
-                    100 * sum(r.compactions for r in ok) / turns if (turns := sum(r.turns for r in ok)) else 0.0
+                    100 * sum(r.compactions for r in ok) / turns if (turns := sum(r.turns for r in ok)) else None
                 ),
                 "seconds": sum(r.seconds for r in rs),
             }
         )
     return out
+
+
+def _pooled_kinds(rows: Sequence[Evaluation]) -> dict[str, float | None]:
+    kept: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for r in rows:
+        for kind, (k, t) in r.probe_counts.items():
+            kept[kind] = kept.get(kind, 0) + k
+            total[kind] = total.get(kind, 0) + t
+    return {kind: (kept.get(kind, 0) / total[kind] if total.get(kind) else None) for kind in KINDS}

@@ -97,12 +97,21 @@ class Summarizer(Protocol):
 
 
 def strip_scratchpad(text: str) -> str:
-    """The summary without the analysis scratchpad: the content of ``<summary>`` when present,
-    else the text with any ``<analysis>`` block removed."""
-    found = re.search(r"<summary>(.*?)(?:</summary>|$)", text, re.DOTALL)
-    if found:
-        return found.group(1).strip()
-    return re.sub(r"<analysis>.*?(?:</analysis>|$)", "", text, flags=re.DOTALL).strip()
+    """A model's handoff without its analysis scratchpad. Only output shaped like the handoff
+    request asks for is touched — text that opens with an ``<analysis>`` or ``<summary>`` tag —
+    and from it the last ``<summary>`` block the model wrote is taken (else the text without its
+    ``<analysis>`` block). Any other text comes back as it is (trimmed): a ``<summary>`` tag
+    quoted inside it, as Claude Code's task notifications carry, is content, not the handoff."""
+    stripped = text.strip()
+    if not stripped.startswith(("<analysis>", "<summary>")):
+        return stripped
+    without = re.sub(r"^<analysis>.*?(?:</analysis>|$)", "", stripped, count=1, flags=re.DOTALL).strip()
+    blocks = re.findall(r"<summary>(.*?)</summary>", without, re.DOTALL)
+    if blocks:
+        return str(blocks[-1]).strip()
+    if without.startswith("<summary>"):  # cut off before its closing tag
+        return without[len("<summary>") :].strip()
+    return without
 
 
 def summary_message(summary: str, *, messages: int, tokens: int) -> dict[str, str]:
@@ -125,20 +134,35 @@ def previous_summary_of(text: str) -> str:
 # The offline summarizer.
 
 LATEST = "Latest request (verbatim)"
+USERS = "User requests and constraints (latest first)"
+CARRIED = "Earlier summaries (carried forward)"
 
 _SECTIONS = (
     LATEST,
     "Current state",
-    "User requests and constraints (latest first)",
-    "Decisions",
-    "Files read",
+    USERS,
+    CARRIED,
     "Files modified",
+    "Files read",
+    "Paths named",
     "Commands and their last outcome",
     "Errors",
+    "Tests (last status)",
     "Identifiers",
+    "Decisions",
     "Open work",
     "Next step",
 )
+
+#: Shares of the summary cap: the latest request (head and tail when long), every earlier user
+#: message (latest first, each head and tail when long), and earlier summaries written by other
+#: harnesses, carried forward. What is left goes to the other sections, one line from each in
+#: turn, most recent first.
+LATEST_SHARE = 1 / 3
+USERS_SHARE = 0.35
+CARRIED_SHARE = 0.2
+#: A user message in the list is cut to this many characters (head and tail).
+USER_LINE_CHARS = 1_200
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
@@ -154,39 +178,35 @@ def _parse_sections(summary: str) -> dict[str, list[str]]:
     return out
 
 
-def _merge(new: list[str], old: list[str], limit: int) -> list[str]:
-    """New lines first, then old lines not repeated, at most ``limit``."""
-    seen: set[str] = set()
-    out = []
-    for line in [*new, *old]:
-        if line not in seen:
-            seen.add(line)
-            out.append(line)
-    return out[:limit]
+def _merge(new: list[str], old: list[str]) -> list[str]:
+    """New lines first, then old lines not repeated."""
+    return list(dict.fromkeys([*new, *old]))
+
+
+def _head_tail(text: str, chars: int) -> str:
+    """``text`` on one line, cut to head and tail when longer than ``chars``."""
+    line = " ".join(text.split())
+    if len(line) <= chars:
+        return line
+    head = chars * 2 // 3
+    tail = chars - head - 5
+    return f"{line[:head]} [...] {line[-tail:]}"
 
 
 class OfflineSummarizer:
-    """A structured handoff built from the older history by extraction, with no model: user
-    requests and constraints verbatim (latest ask first), decisions, files read and modified,
-    commands with their last outcome, errors and whether they were resolved, identifiers (paths,
-    test names, error types), open TODOs and the next step. A previous summary is merged section
-    by section, not nested. Deterministic; fits ``max_tokens`` by shortening the least important
-    sections first."""
+    """A structured handoff built from the older history by extraction, with no model
+    (deterministic). Sections: the latest request verbatim (head and tail when long), the current
+    state, every earlier user message (latest first; long ones head and tail), summaries that
+    other harnesses wrote earlier (Claude Code, pi, Codex), carried forward, files modified and
+    read, every other path named, commands with their last outcome, errors with where they came
+    from and whether they were resolved, tests with their last status, identifiers (test ids,
+    error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
-    #: Per-section line limits, most important first in the order of trimming.
-    limits: dict[str, int] = {  # noqa: RUF012 - read-only class defaults
-        LATEST: 400,
-        "Current state": 4,
-        "User requests and constraints (latest first)": 12,
-        "Decisions": 10,
-        "Files read": 30,
-        "Files modified": 30,
-        "Commands and their last outcome": 15,
-        "Errors": 12,
-        "Identifiers": 40,
-        "Open work": 10,
-        "Next step": 2,
-    }
+    A previous summary of this library is merged section by section, not nested. The summary
+    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, the earlier
+    user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
+    the rest is shared by the other sections one line from each in turn, most recent first, so
+    that when the cap forces a choice every section keeps its latest facts."""
 
     #: Extraction has no context window: older history is never split into stages for it.
     window_bound = False
@@ -194,21 +214,18 @@ class OfflineSummarizer:
     def summarize(self, request: SummaryRequest) -> str:
         h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
+        carried: list[str] = []
         for text in h["previous_summaries"]:
-            for name, lines in _parse_sections(previous_summary_of(text)).items():
-                previous[name] = _merge(previous.get(name, []), lines, 1000)
-        # The latest ask verbatim (head and tail when long, within about a third of the summary),
-        # the earlier ones one line each.
+            if text.startswith(SUMMARY_MARKER):
+                for name, lines in _parse_sections(previous_summary_of(text)).items():
+                    previous[name] = _merge(previous.get(name, []), lines)
+            else:
+                carried.append(text)
         requests = [f"- {text}" for _, text in h["user_requests"][1:]]
         latest = h["user_requests"][0][1] if h["user_requests"] else None
-        latest_lines: list[str] = []
-        if latest:
-            room = max(64, request.max_tokens // 3)
-            kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=request.encoding).text
-            latest_lines = [line for line in kept.splitlines() if line.strip()]
-            if previous.get(LATEST):
-                # The previous summary's latest request is now an earlier one.
-                requests.append(f"- {' '.join(previous.pop(LATEST))}")
+        if latest and previous.get(LATEST):
+            # The previous summary's latest request is now an earlier one.
+            requests.append(f"- {' '.join(previous.pop(LATEST))}")
         state = []
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(
@@ -218,13 +235,15 @@ class OfflineSummarizer:
         unresolved = [e for e in h["errors"] if not e["resolved"]]
         if unresolved:
             state.append(f"- Unresolved: {_one_line(unresolved[-1]['text'], 200)}")
+        shown = {*h["files_read"], *h["files_modified"]}
+        idents = [*h["identifiers"], *h["references"]]
         sections: dict[str, list[str]] = {
-            LATEST: latest_lines,
             "Current state": state,
-            "User requests and constraints (latest first)": requests,
-            "Decisions": [f"- {d}" for d in reversed(h["decisions"])],
-            "Files read": [f"- {p}" for p in reversed(h["files_read"])],
+            USERS: requests,
+            CARRIED: [f"- {t}" for t in reversed(carried)],
             "Files modified": [f"- {p}" for p in reversed(h["files_modified"])],
+            "Files read": [f"- {p}" for p in reversed(h["files_read"])],
+            "Paths named": [f"- {p}" for p in reversed(h["paths"]) if p not in shown],
             "Commands and their last outcome": [
                 f"- `{c['command']}` → {c['outcome']}{'' if c['ok'] else ' (failed)'}" for c in reversed(h["commands"])
             ],
@@ -232,30 +251,76 @@ class OfflineSummarizer:
                 f"- {e['text']}{' — resolved later' if e['resolved'] else ' — not resolved'}"
                 for e in reversed(h["errors"])
             ],
-            "Identifiers": [f"- {i}" for i in reversed(h["identifiers"])],
+            "Tests (last status)": [f"- {name}: {status}" for name, status in reversed(h["tests"])],
+            "Identifiers": [f"- {i}" for i in reversed(idents)],
+            "Decisions": [f"- {d}" for d in reversed(h["decisions"])],
             "Open work": [f"- {t}" for t in reversed(h["todos"])],
             "Next step": [f"- {_one_line(h['last_assistant'], 400)}"] if h["last_assistant"] else [],
         }
-        for name in _SECTIONS:
-            sections[name] = _merge(sections[name], previous.get(name, []), self.limits[name])
-        return self._fit(sections, request)
+        for name in _SECTIONS[1:]:
+            sections[name] = _merge(sections[name], previous.get(name, []))
+        return self._fit(latest, sections, request)
 
-    def _fit(self, sections: dict[str, list[str]], request: SummaryRequest) -> str:
-        limits = dict(self.limits)
-        trim_order = ["Identifiers", "Files read", "Decisions", "Commands and their last outcome", "Errors",
-                      "Open work", "Files modified", "User requests and constraints (latest first)", LATEST]  # fmt: skip
-        while True:
-            text = _render(sections, limits)
-            if count_tokens(text, encoding=request.encoding) <= request.max_tokens:
-                return text
-            shrinkable = [s for s in trim_order if limits[s] > 1 and len(sections[s]) > 0]
-            if not shrinkable:
-                # Even one line per section is too long: cut the text itself, with a marker.
-                room = max(request.max_tokens, 32)
-                return truncate(text, room, unit="tokens", strategy="head", encoding=request.encoding).text
-            name = max(shrinkable, key=lambda s: min(limits[s], len(sections[s])))
-            limits[name] = max(1, min(limits[name], len(sections[name])) * 2 // 3)
-            sections = {k: v[: limits[k]] for k, v in sections.items()}
+    def _fit(self, latest: str | None, sections: dict[str, list[str]], request: SummaryRequest) -> str:
+        cap, enc = request.max_tokens, request.encoding
+        chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
+        if latest:
+            room = max(64, int(cap * LATEST_SHARE))
+            kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
+            chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
+        used = count_tokens(_render(chosen), encoding=enc)
+        header = 6  # "## Name" and the blank line before it
+        # Lines are rendered and counted only when considered: most never are once the cap is met.
+        rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+
+        def line(name: str, k: int) -> tuple[str, int]:
+            done = rendered[name]
+            while len(done) <= k:
+                raw = sections[name][len(done)]
+                text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
+                done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
+            return done[k]
+
+        def take(name: str, limit: int) -> int:
+            """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken."""
+            spent = 0
+            for k in range(len(sections.get(name, []))):
+                text, c = line(name, k)
+                extra = c + (header if not chosen[name] else 0)
+                if spent + extra > limit:
+                    break
+                chosen[name].append(text)
+                spent += extra
+            return spent
+
+        for name in ("Current state", "Next step"):
+            used += take(name, max(0, cap - used))
+        used += take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
+        used += take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
+        # The rest in turns: one line from each section, most recent first, while anything fits.
+        rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
+        position = {name: len(chosen[name]) for name in rest}
+        progress = True
+        while progress:
+            progress = False
+            for name in rest:
+                k = position[name]
+                if k >= len(sections.get(name, [])) or used >= cap:
+                    continue
+                text, c = line(name, k)
+                extra = c + (header if not chosen[name] else 0)
+                if used + extra <= cap:
+                    chosen[name].append(text)
+                    used += extra
+                    progress = True
+                    position[name] = k + 1
+                else:
+                    position[name] = len(sections[name])  # this section is done
+        text = _render(chosen)
+        if count_tokens(text, encoding=enc) > cap:
+            # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
+            return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
+        return text
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -263,13 +328,8 @@ def _one_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _render(sections: dict[str, list[str]], limits: dict[str, int]) -> str:
-    parts = []
-    for name in _SECTIONS:
-        shown = sections[name][: limits[name]]
-        lines = shown if name == LATEST else [_one_line(line, 600) for line in shown]
-        if lines:
-            parts.append(f"## {name}\n" + "\n".join(lines))
+def _render(sections: dict[str, list[str]]) -> str:
+    parts = [f"## {name}\n" + "\n".join(sections[name]) for name in _SECTIONS if sections.get(name)]
     return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."
 
 

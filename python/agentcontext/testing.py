@@ -36,6 +36,12 @@ from agentcontext.metrics import (
 
 __all__ = ["assert_cache_stable", "assert_fits", "assert_retains", "assert_valid"]
 
+#: Names that stand for several probe kinds in ``assert_retains(kinds=...)``.
+KIND_GROUPS: dict[str, tuple[str, ...]] = {
+    "path": ("user_path", "call_path"),
+    "user": ("latest_ask", "user_message"),
+}
+
 #: At most this many lost facts or violations are listed in a failure message.
 MAX_LISTED = 20
 #: Texts in failure messages are cut to this many characters.
@@ -147,9 +153,11 @@ def _probe_facts(
     if kinds is not None:
         if isinstance(kinds, str):
             kinds = [kinds]
-        unknown = [k for k in kinds if k not in PROBE_KINDS]
+        unknown = [k for k in kinds if k not in PROBE_KINDS and k not in KIND_GROUPS]
         if unknown:
-            raise OptionError(f"unknown probe kinds {unknown} (expected some of: {', '.join(PROBE_KINDS)})")
+            expected = ", ".join([*PROBE_KINDS, *KIND_GROUPS])
+            raise OptionError(f"unknown probe kinds {unknown} (expected some of: {expected})")
+        kinds = [kind for k in kinds for kind in KIND_GROUPS.get(k, (k,))]
     if facts is None:
         if original is None:
             raise TypeError("assert_retains needs facts, original= or a CompactionResult (whose original is used)")
@@ -181,8 +189,9 @@ def assert_retains(
     input or a tool result), :class:`~agentcontext.metrics.Probe` objects (found as
     :func:`~agentcontext.metrics.retention` finds them), or None: the probes of ``original``
     (:func:`~agentcontext.metrics.probes`; for a result the default original is
-    ``result.original``). ``kinds`` keeps only probes of those kinds (``"path"``, ``"error"``,
-    ...). The message lists the lost facts (kind, text, the message they came from)."""
+    ``result.original``). ``kinds`` keeps only probes of those kinds (``"call_path"``,
+    ``"exception"``, ...; ``"path"`` for both path kinds, ``"user"`` for the user's messages).
+    The message lists the lost facts (kind, text, the message they came from)."""
     __tracebackhide__ = True
     if not 0.0 <= min_share <= 1.0:
         raise OptionError(f"min_share must be between 0 and 1, got {min_share}")
@@ -207,7 +216,7 @@ def assert_retains(
             ok = id(f) not in lost_ids
             kind, label = f.kind, f"{f.kind}: {_short(f.text)!r} (message {f.index})"
         else:
-            ok = found_in(Probe("path", f, -1), haystack)
+            ok = found_in(Probe("call_path", f, -1), haystack)
             kind, label = "text", f"text: {_short(f)!r}"
         counts = by_kind.setdefault(kind, [0, 0])
         counts[1] += 1

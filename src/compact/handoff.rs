@@ -12,11 +12,59 @@ use super::args::{Arg, Args};
 use super::structure::{FastMap, FastSet, Pairing, is_user_turn};
 use crate::model::{Body, Message, Role, ToolInput};
 
-/// Text that starts a summary this library (or a well-known harness) wrote into history.
+/// Text that starts a summary this library (or a well-known harness) wrote into history: ours,
+/// Claude Code's, pi's, and Codex's hand-off. A message an importer marked with a `compaction`
+/// key is a summary too, whatever its words.
 pub const SUMMARY_PREFIXES: &[&str] = &[
     "[agentcontext: earlier conversation compacted",
     "This session is being continued from a previous conversation",
+    "The conversation history before this point was compacted",
+    "Another language model started to solve this problem",
 ];
+
+/// Text that harnesses put in user turns without the user typing it: Claude Code's task
+/// notifications, command echoes, interruption markers and reminders. Such a message is never
+/// taken for the user's request (its identifiers and paths still count).
+pub const NOT_REQUEST_PREFIXES: &[&str] = &[
+    "<task-notification>",
+    "<local-command-",
+    "<command-name>",
+    "<command-message>",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "[Request interrupted by user",
+    "Caveat: The messages below were generated",
+];
+
+/// Whether `m` is a real user request: a user turn with text that is not only tool results,
+/// not a summary of earlier history and not a harness text ([`NOT_REQUEST_PREFIXES`]).
+pub fn is_request(m: &Message) -> bool {
+    if !is_user_turn(m) || is_summary(m) {
+        return false;
+    }
+    let text = text_of(m);
+    let trimmed = text.trim();
+    !trimmed.is_empty() && !NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p))
+}
+
+/// The latest real user request in `messages` ([`is_request`]): its index and text.
+pub fn latest_request(messages: &[Message]) -> Option<(usize, String)> {
+    messages
+        .iter()
+        .rposition(is_request)
+        .map(|i| (i, text_of(&messages[i]).trim().to_owned()))
+}
+
+/// Whether `m` holds a summary of earlier history (see [`SUMMARY_PREFIXES`]).
+pub fn is_summary(m: &Message) -> bool {
+    m.role == Role::User
+        && (m.extra.contains_key("compaction") || {
+            let text = text_of(m);
+            SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p))
+        })
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Command {
@@ -46,6 +94,14 @@ pub struct Handoff {
     pub commands: Vec<Command>,
     pub errors: Vec<ErrorNote>,
     pub identifiers: Vec<String>,
+    /// Every file path touched or named: read, written, in a command, or in user text (each once,
+    /// at its last mention, most recent last).
+    pub paths: Vec<String>,
+    /// Test names with the status of their last run (`passed`, `failed`, `error`, or `ran` when a
+    /// command named the test and its outcome did not say), most recent last.
+    pub tests: Vec<(String, String)>,
+    /// URLs, branch names and commit hashes in user text and tool inputs, most recent last.
+    pub references: Vec<String>,
     pub todos: Vec<String>,
     /// Assistant statements of intent or decision ("I'll ...", "Decided ...").
     pub decisions: Vec<String>,
@@ -277,6 +333,151 @@ fn identifiers_in(text: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Extensions that make a bare word a file name.
+const KNOWN_EXTENSIONS: &[&str] = &[
+    "py", "pyi", "rs", "ts", "tsx", "js", "jsx", "mjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb", "php",
+    "cs", "swift", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini", "sh", "sql", "html",
+    "css", "lock", "ex", "exs", "scala", "vue",
+];
+
+/// File paths in free text or a command: words with a slash whose last part has an extension,
+/// or that start with `/`, `./`, `../` or `~/` and have two parts, and bare file names with a
+/// [`KNOWN_EXTENSIONS`] extension; not URLs.
+fn paths_in(text: &str, out: &mut Vec<String>) {
+    for word in words(text) {
+        let w = word
+            .trim_end_matches(['.', ':', '!', '?', '='])
+            .trim_start_matches([':', '!', '?', '=']);
+        if w.len() < 3 || w.len() > 200 || w.contains("://") {
+            continue;
+        }
+        if !w.contains('/') {
+            // A bare file name counts when its extension is a common source or config one.
+            let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && KNOWN_EXTENSIONS.contains(&ext)
+                    && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            });
+            if known {
+                push_unique(out, w);
+            }
+            continue;
+        }
+        let last = w.rsplit('/').next().unwrap_or("");
+        let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
+        let rooted = (w.starts_with('/') || w.starts_with("./") || w.starts_with("../") || w.starts_with("~/"))
+            && w.matches('/').count() >= 2;
+        let plain = w.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
+        if plain && (has_extension || rooted) {
+            push_unique(out, w);
+        }
+    }
+}
+
+/// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
+/// commit hashes (7 to 40 hex digits with at least one digit and one letter).
+fn references_in(text: &str, out: &mut Vec<String>) {
+    let all: Vec<&str> = words(text).filter(|w| !w.is_empty()).collect();
+    for (k, &w) in all.iter().enumerate() {
+        if w.starts_with("http://") || w.starts_with("https://") {
+            push_unique(out, w.trim_end_matches(['.', ':', '!', '?']));
+        } else if (7..=40).contains(&w.len())
+            && w.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && w.bytes().any(|b| b.is_ascii_digit())
+            && w.bytes().any(|b| b.is_ascii_alphabetic())
+        {
+            push_unique(out, w);
+        } else if w == "git" {
+            let rest = &all[k + 1..all.len().min(k + 5)];
+            let branch = match rest {
+                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] => Some(*name),
+                ["switch" | "checkout", name, ..] if !name.starts_with('-') && !name.contains('.') => Some(*name),
+                _ => None,
+            };
+            if let Some(name) = branch.filter(|n| n.len() >= 3 && !n.starts_with('-')) {
+                push_unique(out, name);
+            }
+        }
+    }
+}
+
+/// Test statuses a test runner printed: pytest's `PASSED`/`FAILED`/`ERROR` next to a node id (in
+/// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
+/// Each test once per output, with the last status it got there.
+fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
+    if !text.contains("::") {
+        return; // no node id, nothing to read (most outputs)
+    }
+    let status = |w: &str| match w {
+        "PASSED" | "ok" => Some("passed"),
+        "FAILED" => Some("failed"),
+        "ERROR" => Some("error"),
+        _ => None,
+    };
+    let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
+    let mut found: Vec<(&str, &'static str)> = Vec::new();
+    let mut at: FastMap<&str, usize> = FastMap::default();
+    for line in text.lines() {
+        if !line.contains("::") {
+            continue;
+        }
+        let line = line.trim();
+        let mut parts = line.split_whitespace();
+        let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let hit = if let (Some(st), true) = (status(a), is_test(b)) {
+            Some((b, st))
+        } else if let (true, Some(st)) = (is_test(a), status(b)) {
+            Some((a, st))
+        } else if a == "test" && is_test(b) {
+            line.rsplit(' ').next().and_then(status).map(|st| (b, st))
+        } else {
+            None
+        };
+        if let Some((name, st)) = hit {
+            if let Some(&k) = at.get(name) {
+                found[k].1 = st;
+            } else {
+                at.insert(name, found.len());
+                found.push((name, st));
+            }
+        }
+    }
+    out.extend(found.into_iter().map(|(n, st)| (n.to_owned(), st.to_owned())));
+}
+
+/// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
+/// `text`: found by the suffix, then read back to the start of the word.
+fn exception_types(text: &str, out: &mut Vec<String>) {
+    // Tracebacks repeat the same names: each is pushed once per text.
+    let mut seen: FastSet<&str> = FastSet::default();
+    for suffix in ["Error", "Exception"] {
+        for (at, _) in text.match_indices(suffix) {
+            let end = at + suffix.len();
+            if text
+                .as_bytes()
+                .get(end)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
+                continue;
+            }
+            let start = text[..at]
+                .bytes()
+                .rposition(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                .map_or(0, |p| p + 1);
+            let word = &text[start..end];
+            if word.len() > suffix.len()
+                && word.len() <= 80
+                && word.as_bytes()[0].is_ascii_uppercase()
+                && seen.insert(word)
+            {
+                push_unique(out, word);
+            }
+        }
+    }
+}
+
 /// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
 fn patch_paths(text: &str) -> Vec<String> {
     text.lines()
@@ -296,6 +497,8 @@ struct MessageFacts {
     summary: Option<String>,
     request: Option<(usize, String)>,
     identifiers: Vec<String>,
+    paths: Vec<String>,
+    references: Vec<String>,
     todos: Vec<String>,
     decisions: Vec<String>,
     /// Assistant text that is not blank (the last one becomes `last_assistant`).
@@ -307,12 +510,16 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
     match m.role {
         Role::User if is_user_turn(m) => {
             let text = text_of(m);
-            if SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p)) {
+            if is_summary(m) {
                 f.summary = Some(text.into_owned());
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
-            f.request = Some((i, clip(text.trim(), 2_000)));
+            paths_in(&text, &mut f.paths);
+            references_in(&text, &mut f.references);
+            if is_request(m) {
+                f.request = Some((i, text.trim().to_owned()));
+            }
         }
         Role::Assistant => {
             let text = text_of(m);
@@ -320,6 +527,7 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
+            paths_in(&text, &mut f.paths);
             let mut buf = String::new();
             for line in text.lines().map(str::trim) {
                 let lower = lowered(&mut buf, line);
@@ -357,6 +565,9 @@ const PARALLEL_CALLS: usize = 256;
 #[derive(Default)]
 struct CallFacts {
     identifiers: Vec<String>,
+    paths: Vec<String>,
+    references: Vec<String>,
+    tests: Vec<(String, String)>,
     read: Option<String>,
     modified: Vec<String>,
     command: Option<Command>,
@@ -385,11 +596,28 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
     } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
         f.modified.extend(patch_paths(patch));
     }
-    let command = args.str_field(COMMAND_KEYS).map(|s| first_line(s, 160));
+    f.paths.extend(path.map(str::to_owned));
+    f.paths.extend(f.modified.iter().cloned());
+    let full_command = args.str_field(COMMAND_KEYS);
+    if let Some(cmd) = full_command {
+        paths_in(cmd, &mut f.paths);
+        references_in(cmd, &mut f.references);
+        for word in words(cmd) {
+            if word.contains("::test_") || (word.starts_with("test_") && word.len() > 5) {
+                f.tests.push((word.to_owned(), "ran".to_owned()));
+            }
+        }
+    }
+    let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
     let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
         return f;
     };
+    if super::clear::is_placeholder(content) {
+        return f;
+    }
+    // Exception types are named anywhere in an output (a traceback, a class in a file read).
+    exception_types(&content.text(), &mut f.identifiers);
     // File contents are evidence of code, not of failures or outcomes: a read that the tool
     // did not mark as an error has nothing more to give.
     if super::clear::is_placeholder(content) || (reads && !writes && *is_error != Some(true) && command.is_none()) {
@@ -399,6 +627,7 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
         .clone()
         .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
     let text = content.text();
+    test_statuses(&text, &mut f.tests);
     // Outputs put their outcome and their errors at the end: only the last lines are read.
     let tail_lines = last_lines(&text, 60);
     let (outcome, mut ok) = outcome_of(&tail_lines[tail_lines.len().saturating_sub(30)..]);
@@ -451,10 +680,15 @@ pub fn extract(messages: &[Message]) -> Handoff {
         messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect()
     };
     let mut last_text = None;
+    // Paths and references of messages and of calls, by message index, merged below.
+    let mut paths: Vec<(usize, String)> = Vec::new();
+    let mut references: Vec<(usize, String)> = Vec::new();
     for (i, f) in scanned.into_iter().enumerate() {
         h.previous_summaries.extend(f.summary);
         h.user_requests.extend(f.request);
         h.identifiers.extend(f.identifiers);
+        paths.extend(f.paths.into_iter().map(|p| (i, p)));
+        references.extend(f.references.into_iter().map(|r| (i, r)));
         h.todos.extend(f.todos);
         h.decisions.extend(f.decisions);
         if f.has_text {
@@ -484,6 +718,32 @@ pub fn extract(messages: &[Message]) -> Handoff {
     };
     let mut last_ok: FastMap<String, usize> = FastMap::default();
     let mut error_keys: Vec<String> = Vec::new();
+    for (c, f) in pairing.calls.iter().zip(&facts) {
+        paths.extend(f.paths.iter().map(|p| (c.at.0, p.clone())));
+        references.extend(f.references.iter().map(|r| (c.at.0, r.clone())));
+    }
+    // Stable: within one message, in the order found. Each is then kept at its last mention.
+    paths.sort_by_key(|(i, _)| *i);
+    references.sort_by_key(|(i, _)| *i);
+    h.paths = paths.into_iter().map(|(_, p)| p).collect();
+    h.references = references.into_iter().map(|(_, r)| r).collect();
+    // Each test once, at its last mention, with its latest known status ("ran" only when no
+    // runner output said more).
+    let mut tests: FastMap<String, (usize, String)> = FastMap::default();
+    let mut order = 0;
+    for f in &facts {
+        for (name, status) in &f.tests {
+            order += 1;
+            let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
+            entry.0 = order;
+            if status != "ran" {
+                entry.1.clone_from(status);
+            }
+        }
+    }
+    let mut tests: Vec<(usize, String, String)> = tests.into_iter().map(|(n, (at, st))| (at, n, st)).collect();
+    tests.sort_unstable_by_key(|(at, _, _)| *at);
+    h.tests = tests.into_iter().map(|(_, n, st)| (n, st)).collect();
     for f in facts {
         h.identifiers.extend(f.identifiers);
         h.files_read.extend(f.read);
@@ -513,6 +773,8 @@ pub fn extract(messages: &[Message]) -> Handoff {
     for list in [
         &mut h.files_read,
         &mut h.files_modified,
+        &mut h.paths,
+        &mut h.references,
         &mut h.identifiers,
         &mut h.todos,
         &mut h.decisions,
@@ -620,5 +882,54 @@ mod tests {
         assert!(h.identifiers.contains(&"KeyError".to_owned()));
         assert_eq!(h.todos, vec!["Fixed. Next: update the changelog."]);
         assert_eq!(h.decisions, vec!["I'll run the tests first."]);
+        assert_eq!(h.paths, vec!["tests/test_app.py", "src/legacy.py", "src/app.py"]);
+    }
+
+    #[test]
+    fn extracts_paths_tests_references_and_earlier_summaries() {
+        let v = json!([
+            {"role": "user", "content": "The conversation history before this point was compacted into the following summary:\n\n<summary>pi's notes</summary>"},
+            {"role": "user", "content": "Codex wrote this one", "compaction": {"source": "codex"}},
+            {"role": "user", "content": "<task-notification>\n<summary>Background command done</summary>\n</task-notification>"},
+            {"role": "user", "content": "Branch off with git checkout -b fix/parser, see https://example.com/issue/7 and commit 1a2b3c4d; edit setup.cfg."},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest tests/test_p.py::test_empty -v && cat ./conf/app.toml\"}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "tests/test_p.py::test_empty FAILED\nFAILED tests/test_p.py::test_other - ParseError: bad\nclass ConfigurationError(Exception): pass"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest tests/test_p.py::test_empty\"}"}}]},
+            {"role": "tool", "tool_call_id": "2", "content": "PASSED tests/test_p.py::test_empty\n1 passed"}
+        ]);
+        let m = formats::native::read(serde_json::from_value(v).unwrap()).unwrap();
+        let h = extract(&m);
+        assert_eq!(
+            h.previous_summaries.len(),
+            2,
+            "pi's prefix and an importer's compaction key"
+        );
+        assert_eq!(h.user_requests.len(), 1);
+        assert!(h.paths.contains(&"setup.cfg".to_owned()) && h.paths.contains(&"./conf/app.toml".to_owned()));
+        assert!(
+            !h.paths.iter().any(|p| p.contains("example.com")),
+            "a URL is not a path: {:?}",
+            h.paths
+        );
+        assert_eq!(
+            h.references,
+            vec!["fix/parser", "https://example.com/issue/7", "1a2b3c4d"]
+        );
+        assert_eq!(
+            h.tests,
+            vec![
+                ("tests/test_p.py::test_other".to_owned(), "failed".to_owned()),
+                ("tests/test_p.py::test_empty".to_owned(), "passed".to_owned()),
+            ]
+        );
+        for name in ["ParseError", "ConfigurationError"] {
+            assert!(
+                h.identifiers.contains(&name.to_owned()),
+                "{name} in {:?}",
+                h.identifiers
+            );
+        }
     }
 }

@@ -645,12 +645,25 @@ impl PyConversation {
         }
         d.set_item("errors", errors)?;
         d.set_item("identifiers", h.identifiers)?;
+        d.set_item("paths", h.paths)?;
+        d.set_item("tests", h.tests)?;
+        d.set_item("references", h.references)?;
         d.set_item("todos", h.todos)?;
         d.set_item("decisions", h.decisions)?;
         d.set_item("last_assistant", h.last_assistant)?;
         d.set_item("messages", h.messages)?;
         d.set_item("tool_calls", h.tool_calls)?;
         Ok(d)
+    }
+
+    /// The latest real user request of messages `start:stop`: `(index, text)`, or None.
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    fn latest_request(&self, start: usize, stop: Option<usize>) -> Option<(usize, String)> {
+        self.with(|c| {
+            let stop = stop.unwrap_or(c.len()).min(c.len());
+            let from = start.min(stop);
+            compact::handoff::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+        })
     }
 
     /// Texts of the summary messages in this history (written by this library or a well-known
@@ -661,9 +674,8 @@ impl PyConversation {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             c.messages()[start.min(stop)..stop]
                 .iter()
-                .filter(|m| m.role == Role::User)
+                .filter(|m| compact::handoff::is_summary(m))
                 .map(crate::model::Message::joined_text)
-                .filter(|t| compact::handoff::SUMMARY_PREFIXES.iter().any(|p| t.starts_with(p)))
                 .collect()
         })
     }

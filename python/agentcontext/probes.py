@@ -1,0 +1,286 @@
+"""Probe facts: what a compacted working set should still hold, found in the raw messages.
+
+This module is the measuring stick for compaction, so it shares no code with what it measures:
+it does not use the handoff extraction (``Conversation.handoff``) that the offline summarizer
+writes its summary from, nor the summarizer's identifier patterns, nor the library's text
+walkers. It reads the messages in the library's own format (``to_jsonl``) with its own walker
+and a handful of regular expressions, documented here:
+
+========================  ==========================================================================
+kind                      what
+========================  ==========================================================================
+``latest_ask``            the latest real user request: its first and last 60 characters
+``user_message``          the first 60 characters of every real user message
+``user_path``             file paths in user text
+``call_path``             file paths in tool-call inputs (arguments, commands) and assistant text
+``exception``             exception and error type names in tool results (``KeyError``, ``E0502``)
+``test``                  test ids (``tests/test_x.py::test_y``) and test function names (``test_*``)
+                          in tool inputs and results
+``identifier``            URLs, git branch names, commit hashes and ticket ids in user text and
+                          tool inputs
+========================  ==========================================================================
+
+A "real" user message is a user turn with text that is not only tool results and is not one
+of the texts harnesses put in user turns without the user typing them: an earlier compaction's
+summary, a task notification, an interruption marker, command output echoed by the harness,
+or a system reminder.
+
+Paths in tool *results* are not probes: they are dominated by directory listings and search
+hits, and a path that mattered is named again by the agent in a later call or message.
+
+Every text is compared with whitespace runs folded to one space, so a summary that re-wraps a
+message still holds it; paths, tests and identifiers also count when written JSON-escaped
+(inside a tool input). Retention is pooled: :func:`retention` counts kept and total probes, so
+that averages over many transcripts weigh a long session by its facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentcontext._core import Conversation
+
+__all__ = [
+    "KINDS",
+    "OPENING",
+    "Probe",
+    "Retention",
+    "extract",
+    "found_in",
+    "is_user_request",
+    "retention",
+    "working_set_text",
+]
+
+ProbeKind = Literal["latest_ask", "user_message", "user_path", "call_path", "exception", "test", "identifier"]
+#: Every probe kind, in report order.
+KINDS: tuple[ProbeKind, ...] = (
+    "latest_ask",
+    "user_message",
+    "user_path",
+    "call_path",
+    "exception",
+    "test",
+    "identifier",
+)
+#: How many characters of a user message (after folding whitespace) make its probe.
+OPENING = 60
+
+# Texts harnesses place in user turns that the user did not type.
+_NOT_ASKED = re.compile(
+    r"^\s*(?:\[agentcontext: earlier conversation compacted|This session is being continued from a previous"
+    r"|<task-notification>|<local-command-|<command-name>|<command-message>|<system-reminder>"
+    r"|\[Request interrupted by user|Caveat: The messages below were generated|<bash-(?:input|stdout|stderr)>"
+    r"|The conversation history before this point was compacted|Another language model started to solve)",
+)
+_PATH = re.compile(
+    r"(?<![\w@:/.-])(?:~?/|\.{1,2}/)?(?:[\w.-]+/)+[\w.-]*\w"  # with a slash: src/app.py, /etc/hosts, ./x/y
+    r"|(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|rs|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift"
+    r"|md|rst|txt|toml|yaml|yml|json|jsonl|cfg|ini|sh|sql|html|css|lock|ex|exs|erl|scala|vue|svelte)\b"
+)
+_URL = re.compile(r"https?://[^\s\"'<>()\]\\]+")
+_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b[A-Z]\d{4}\b")
+_TEST = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]+|\btest_\w{3,}")
+_BRANCH = re.compile(r"\bgit\s+(?:checkout\s+-b|switch\s+-c|switch|checkout|branch|push\s+\S+)\s+([\w./-]{3,})")
+_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One fact of the original conversation: its ``kind``, the ``text`` to look for, and the
+    index of the first message that holds it."""
+
+    kind: ProbeKind
+    text: str
+    index: int
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value (a tool input)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _parts(message: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` for each text of a message in the library's format: ``text`` (message
+    text), ``input`` (a tool call's name and input strings) or ``result`` (a tool result)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        yield ("result" if message.get("role") == "tool" else "text"), content
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                yield "text", block["text"]
+            elif kind in ("tool_use", "server_tool_use"):
+                yield "input", str(block.get("name", ""))
+                for s in _strings(block.get("input")):
+                    yield "input", s
+            elif kind == "tool_result":
+                inner = block.get("content")
+                if isinstance(inner, str):
+                    yield "result", inner
+                else:
+                    for s in _strings(inner):
+                        yield "result", s
+            elif kind in ("thinking",) and isinstance(block.get("thinking"), str):
+                yield "text", block["thinking"]
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, Mapping):
+            yield "input", str(call.get("name", ""))
+            arguments = call.get("arguments")
+            if isinstance(arguments, str):
+                yield "input", arguments
+            else:
+                for s in _strings(arguments if arguments is not None else call.get("input")):
+                    yield "input", s
+
+
+def _paths(text: str) -> Iterator[str]:
+    """File paths in ``text``: a name with a known extension, or slashes that look like a path
+    (a leading ``/``, ``./`` or ``~/``, two or more slashes, or a dot in the last part), not
+    prose such as ``and/or``."""
+    for m in _PATH.finditer(text):
+        path = m.group(0)
+        last = path.rsplit("/", 1)[-1]
+        if "/" not in path or path.startswith(("/", "./", "../", "~/")) or path.count("/") >= 2 or "." in last:
+            yield path
+
+
+def is_user_request(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` (in the library's format) is a real user request (see the module docs)."""
+    return _is_ask(message) is not None
+
+
+def _is_ask(message: Mapping[str, Any]) -> str | None:
+    """The text of a real user request, or None."""
+    if message.get("role") != "user":
+        return None
+    texts = [t for where, t in _parts(message) if where == "text"]
+    text = "\n".join(texts).strip()
+    if not text or _NOT_ASKED.match(text):
+        return None
+    return text
+
+
+def extract(conversation: Conversation | Iterable[Mapping[str, Any]]) -> list[Probe]:
+    """The probe facts of a conversation (or of messages in the library's format), each once, at
+    the first message that holds it. See the module docs for the kinds."""
+    messages = conversation.to_jsonl() if hasattr(conversation, "to_jsonl") else list(conversation)
+    out: list[Probe] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(kind: ProbeKind, text: str, index: int) -> None:
+        text = text.strip().rstrip(".,:;)'\"`")
+        if len(text) >= 3 and (kind, text) not in seen:
+            seen.add((kind, text))
+            out.append(Probe(kind, text, index))
+
+    latest: tuple[int, str] | None = None
+    for i, message in enumerate(messages):
+        ask = _is_ask(message)
+        if ask is not None:
+            latest = (i, ask)
+            add("user_message", _fold(ask)[:OPENING], i)
+            for path in _paths(ask):
+                add("user_path", path, i)
+            for pattern in (_URL, _HASH, _TICKET):
+                for m in pattern.finditer(ask):
+                    add("identifier", m.group(0), i)
+            for m in _BRANCH.finditer(ask):
+                add("identifier", m.group(1), i)
+            continue
+        for where, text in _parts(message):
+            if where == "input" or (where == "text" and message.get("role") == "assistant"):
+                for path in _paths(text):
+                    add("call_path", path, i)
+            if where == "input":
+                for m in _URL.finditer(text):
+                    add("identifier", m.group(0), i)
+                for m in _BRANCH.finditer(text):
+                    add("identifier", m.group(1), i)
+            if where in ("input", "result"):
+                for m in _TEST.finditer(text):
+                    add("test", m.group(0), i)
+            if where == "result":
+                for m in _EXCEPTION.finditer(text):
+                    add("exception", m.group(0), i)
+    if latest is not None:
+        i, text = latest
+        folded = _fold(text)
+        out.insert(0, Probe("latest_ask", folded, i))
+    return out
+
+
+def working_set_text(conversation: Conversation | Iterable[Mapping[str, Any]]) -> str:
+    """Every text of a working set (message texts, tool names and inputs, tool results) as one
+    string, whitespace folded."""
+    messages = conversation.to_jsonl() if hasattr(conversation, "to_jsonl") else list(conversation)
+    return _fold("\n".join(text for m in messages for _, text in _parts(m)))
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def found_in(probe: Probe, haystack: str) -> bool:
+    """Whether ``probe`` is in ``haystack`` (a :func:`working_set_text`, whitespace folded): the latest ask by its
+    first and last :data:`OPENING` characters, the rest by their exact text (also JSON-escaped)."""
+    if probe.kind == "latest_ask":
+        text = probe.text
+        return text[:OPENING] in haystack and text[-OPENING:] in haystack
+    return probe.text in haystack or _escaped(probe.text) in haystack
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Which probes a working set kept: overall, per kind, and the lost ones."""
+
+    total: int
+    kept: int
+    by_kind: dict[str, tuple[int, int]]
+    lost: list[Probe]
+
+    @property
+    def share(self) -> float:
+        """Kept / total (1.0 when there is nothing to keep)."""
+        return self.kept / self.total if self.total else 1.0
+
+    def kind_share(self, kind: str) -> float | None:
+        kept, total = self.by_kind.get(kind, (0, 0))
+        return kept / total if total else None
+
+
+def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mapping[str, Any]] | str) -> Retention:
+    """Which of ``facts`` the working set still holds (see :func:`found_in`)."""
+    haystack = _fold(working_set) if isinstance(working_set, str) else working_set_text(working_set)
+    by_kind: dict[str, list[int]] = {}
+    lost: list[Probe] = []
+    kept = total = 0
+    for p in facts:
+        counts = by_kind.setdefault(p.kind, [0, 0])
+        counts[1] += 1
+        total += 1
+        if found_in(p, haystack):
+            counts[0] += 1
+            kept += 1
+        else:
+            lost.append(p)
+    return Retention(total, kept, {k: (v[0], v[1]) for k, v in by_kind.items()}, lost)
