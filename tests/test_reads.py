@@ -282,6 +282,25 @@ def test_one_endless_line_is_bounded_and_the_cut_is_said(tmp_path: Path) -> None
     assert (second.text, second.total_lines) == ("second line\n", 2)
 
 
+def test_file_reader_dedup_of_a_file_too_long_to_count(tmp_path: Path) -> None:
+    path = tmp_path / "long.log"
+    path.write_text("".join(f"{i} {'-' * 60}\n" for i in range(300_000)))  # 19 MB: over the 8 MiB scan
+    reader = ac.budgets.FileReader()
+    first = reader.read(path, 1, 2)
+    assert first.endswith("the file was not read to its end to count its lines). Use offset=3 to continue.]")
+    assert reader.read(path, 1, 2) == (
+        f"[{path} is unchanged since read #1 (lines 1-2); that content is still above in this conversation, "
+        "so it is not repeated.]"
+    )
+
+
+def test_a_line_is_cut_at_max_bytes_whatever_line_max_chars_says(tmp_path: Path) -> None:
+    path = tmp_path / "wide.txt"
+    path.write_text("z" * 10_000 + "\n")
+    page = ac.read_page(path, max_bytes=1000, line_max_chars=1_000_000, line_numbers=False)
+    assert page.text == "z" * 1000 + " [... line cut: 9000 more chars]\n"
+
+
 def test_totals_stay_exact_where_the_rest_of_the_file_was_counted(tmp_path: Path) -> None:
     path = tmp_path / "mid.log"
     path.write_text("".join(f"{i}\n" for i in range(1, 300_001)))

@@ -442,7 +442,7 @@ def read_page(
 ) -> Page:
     """Read one page of a text file: at most ``max_lines`` lines (or ``limit``) or ``max_bytes``
     bytes, whichever comes first, from line ``offset`` (1-based; 0 reads as 1); lines longer than
-    ``line_max_chars`` are cut with a marker.
+    ``line_max_chars`` characters (or ``max_bytes`` bytes) are cut with a marker.
 
     The file is streamed, never read whole: the lines before ``offset`` are skipped in a fixed
     buffer, and past the page at most 8 MiB more are looked at (the rest of cut lines, then the

@@ -271,18 +271,20 @@ struct ReadLine {
     cut: bool,
 }
 
-/// Read the line at the scan's position: up to `4 * line_max_chars` bytes kept, the rest of the
-/// line counted (within `budget`) and dropped.
+/// Read the line at the scan's position: up to `keep_bytes` bytes kept (of which at most
+/// `line_max_chars` characters are shown), the rest of the line counted (within `budget`) and
+/// dropped.
 fn read_line<R: BufRead>(
     scan: &mut Scan<R>,
     name: &str,
     line_max_chars: usize,
+    keep_bytes: u64,
     budget: &mut u64,
 ) -> std::result::Result<ReadLine, (&'static str, String)> {
     let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {e}."));
     let line_start = scan.pos;
     let mut prefix = Vec::new();
-    let mut cap = (line_max_chars as u64).saturating_mul(4);
+    let mut cap = keep_bytes;
     let (stop, _) = scan
         .line(&mut cap, |piece| prefix.extend_from_slice(piece))
         .map_err(io_error)?;
@@ -419,6 +421,11 @@ fn page_from<R: BufRead>(
     }
     // The page's lines, each at most `line_max_chars` kept, until `want` lines or `max_bytes`.
     let mut budget = limits.scan_bytes;
+    // Enough bytes for `line_max_chars` characters of up to 4 bytes, but never more than the page
+    // may hold (a line is cut there too, however large `line_max_chars` is).
+    let keep_bytes = (limits.line_max_chars as u64)
+        .saturating_mul(4)
+        .min(limits.max_bytes.max(4) as u64);
     let number_width = |last: usize| {
         if limits.line_numbers {
             digits(last).max(6) + 1
@@ -431,7 +438,7 @@ fn page_from<R: BufRead>(
     let mut used = 0usize;
     let mut inside_line = false;
     while lines.len() < want && !scan.at_eof().map_err(io_error)? {
-        let line = read_line(&mut scan, name, limits.line_max_chars, &mut budget)?;
+        let line = read_line(&mut scan, name, limits.line_max_chars, keep_bytes, &mut budget)?;
         seen += 1;
         inside_line = !line.ended;
         let size = estimated_width + line.text.len() + 1;
@@ -619,6 +626,27 @@ mod tests {
         assert!(p.text.contains("[... line cut: 6000 more chars]"), "{}", p.text);
         let p = page(&format!("{}\r", "z".repeat(8001)), None, None);
         assert!(p.text.contains("[... line cut: 6001 more chars]"), "{}", p.text);
+    }
+
+    #[test]
+    fn a_line_is_cut_at_the_page_size_whatever_line_max_chars_says() {
+        let limits = ReadLimits {
+            line_max_chars: usize::MAX,
+            max_bytes: 1000,
+            scan_bytes: 5000,
+            line_numbers: false,
+            ..ReadLimits::default()
+        };
+        let p = page_from(BufReader::new(io::repeat(b'y')), "s", 0, None, None, &limits).unwrap();
+        assert!(
+            p.text
+                .starts_with(&format!("{} [... line cut: over 5000 more chars;", "y".repeat(1000)))
+        );
+        let p = page_bytes("é".repeat(600).as_bytes(), "s", None, None, &limits, true).unwrap();
+        assert!(
+            p.text
+                .starts_with(&format!("{} [... line cut: 100 more chars]", "é".repeat(500)))
+        );
     }
 
     #[test]
