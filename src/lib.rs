@@ -6,6 +6,7 @@ pub mod budget;
 pub mod compact;
 pub mod conversation;
 pub mod error;
+pub mod files;
 pub mod formats;
 pub mod model;
 pub mod tokens;

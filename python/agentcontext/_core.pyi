@@ -91,15 +91,25 @@ class Conversation:
     ) -> Conversation: ...
     @staticmethod
     def from_file(
-        path: str | PathLike[str], /, *, format: FormatOrAuto = "auto", encoding: Encoding = "o200k_base"
+        path: str | PathLike[str],
+        /,
+        *,
+        format: FormatOrAuto = "auto",
+        encoding: Encoding = "o200k_base",
+        max_bytes: int = 1073741824,
     ) -> Conversation:
         """Read a transcript file: a JSON array of messages, a request body (``{"system",
         "messages"}`` or ``{"input"}``), or JSON Lines with one message per line.
 
+        Only a regular file is read (a symlink to one is followed); a FIFO, device or socket is
+        refused before any byte is read. A file over ``max_bytes`` (default 1 GiB) is refused
+        without being read.
+
         Raises:
             TranscriptError: the file is not valid JSON or a message is malformed (``line`` or
                 ``index`` says where).
-            TranscriptReadError: the file cannot be read.
+            TranscriptReadError: the file cannot be read: missing, a directory, not a regular
+                file, over ``max_bytes``, no permission.
         """
 
     def append(self, message: Message, /) -> None:
@@ -411,16 +421,21 @@ class Page:
     @property
     def end_line(self) -> int: ...
     @property
-    def total_lines(self) -> int: ...
+    def total_lines(self) -> int | None:
+        """Lines in the file, or None when the read did not reach the end of the file to count them
+        (more than ``8 MiB`` follow the page, or a line of it is longer than that)."""
     @property
-    def file_bytes(self) -> int: ...
+    def file_bytes(self) -> int:
+        """The file's size: the bytes read when the read reached the end, else its size on disk."""
     @property
     def long_lines_cut(self) -> int: ...
     @property
     def more(self) -> bool: ...
     @property
     def content_hash(self) -> str:
-        """A hash of the whole file, to tell a changed file from an unchanged one."""
+        """A hash of the bytes the read went through, from the start of the file to the end of
+        the page and the bytes scanned after it (the whole file when ``total_lines`` is known), to
+        tell a changed file from an unchanged one."""
 
 def read_page(
     path: str | PathLike[str],
@@ -437,13 +452,22 @@ def read_page(
     line_numbers: bool = True,
 ) -> Page:
     """Read one page of a text file: at most ``max_lines`` lines (or ``limit``) or ``max_bytes``
-    bytes, whichever comes first, from line ``offset`` (1-based); lines longer than
-    ``line_max_chars`` are cut with a marker.
+    bytes, whichever comes first, from line ``offset`` (1-based; 0 reads as 1); lines longer than
+    ``line_max_chars`` characters (or ``max_bytes`` bytes) are cut with a marker.
+
+    The file is streamed, never read whole: the lines before ``offset`` are skipped in a fixed
+    buffer, and past the page at most 8 MiB more are looked at (the rest of cut lines, then the
+    lines after the page to count them). Memory stays in the size of a page; when the file goes on
+    beyond that, ``total_lines`` is None and the hint says "of at least N". Only regular files are
+    read (a symlink to one is followed).
 
     Raises:
         FileReadError: with a message written for the model — the file is over ``byte_gate``
             bytes and no offset/limit was given, the page is over ``token_gate`` tokens, the file
-            is binary or not UTF-8, the offset is past the end, or it cannot be read.
+            is binary or not UTF-8 (in the lines shown), the offset is past the end, the path is a
+            directory or not a regular file (``kind="not_regular"``: a FIFO, a device, a socket),
+            or it cannot be read.
+        OptionError: a negative ``offset`` or ``limit``.
     """
 
 def page_text(

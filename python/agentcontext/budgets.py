@@ -355,9 +355,10 @@ class FileReader:
             == (record.size, record.mtime_ns, record.content_hash)
         ):
             record.number = previous.number
+            of_total = "" if page.total_lines is None else f" of {page.total_lines}"
             return (
                 f"[{os.fspath(path)} is unchanged since read #{previous.number} "
-                f"(lines {previous.start_line}-{previous.end_line} of {page.total_lines}); "
+                f"(lines {previous.start_line}-{previous.end_line}{of_total}); "
                 "that content is still above in this conversation, so it is not repeated.]"
             )
         return page.text

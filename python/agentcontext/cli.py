@@ -51,13 +51,29 @@ EXIT_STATUS = """exit status:
   3  `compact`: the budget cannot be met (the report and --output are still written)"""
 
 
+def _byte_size(text: str) -> int:
+    """``--max-bytes``: a number of bytes, or one with a K, M or G suffix (powers of 1024)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"expected a size such as 2G, 500M or 1000000, got {text!r}")
+    return int(digits) * scale
+
+
 def _add_input(command: argparse.ArgumentParser) -> None:
-    """The transcript a command reads: FILE, --format and --session."""
+    """The transcript a command reads: FILE, --format, --session and --max-bytes."""
     command.add_argument("file", help="transcript file")
     command.add_argument(
         "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
     )
     command.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
+    command.add_argument(
+        "--max-bytes",
+        type=_byte_size,
+        default=1 << 30,
+        metavar="SIZE",
+        help="refuse a FILE larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
+    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -136,7 +152,9 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(path: str, fmt: str = "auto", session: str | None = None) -> tuple[Conversation, str]:
+def load(
+    path: str, fmt: str = "auto", session: str | None = None, max_bytes: int = 1 << 30
+) -> tuple[Conversation, str]:
     """A transcript in any format, the library's own or an agent's session file (detected by
     content; see :mod:`agentcontext.importers`), and the name of the format it was read as."""
     from agentcontext import importers
@@ -144,7 +162,7 @@ def load(path: str, fmt: str = "auto", session: str | None = None) -> tuple[Conv
 
     picked: str | int | None = int(session) if session is not None and session.isdigit() else session
     try:
-        conv = importers.load(path, format=fmt, session=picked)
+        conv = importers.load(path, format=fmt, session=picked, max_bytes=max_bytes)
     except SessionSelectionError as exc:
         shown = ", ".join(exc.names[:20]) + (f", ... ({len(exc.names)} in all)" if len(exc.names) > 20 else "")
         why = f"no session {session!r}" if session is not None else f"holds {len(exc.names)} sessions"
@@ -153,12 +171,14 @@ def load(path: str, fmt: str = "auto", session: str | None = None) -> tuple[Conv
         ) from None
     if fmt != "auto":
         return conv, fmt
-    return conv, importers.detect(path) or conv.format
+    return conv, importers.detect(path, max_bytes=max_bytes) or conv.format
 
 
-def inspect_report(path: str, fmt: str = "auto", session: str | None = None) -> dict[str, Any]:
+def inspect_report(
+    path: str, fmt: str = "auto", session: str | None = None, max_bytes: int = 1 << 30
+) -> dict[str, Any]:
     """The figures ``agentcontext inspect`` prints, as a dict."""
-    conv, read_as = load(path, fmt, session)
+    conv, read_as = load(path, fmt, session, max_bytes)
     stats = {enc: conv.stats(encoding=enc) for enc in ENCODINGS}
     first = stats[ENCODINGS[0]]
     by_tool: dict[str, Any] = {}
@@ -236,7 +256,7 @@ def format_inspect(report: dict[str, Any]) -> str:
 def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor
 
-    conv, read_as = load(args.file, args.format, args.session)
+    conv, read_as = load(args.file, args.format, args.session, args.max_bytes)
     conv, repaired = _valid_input(conv, args.file, args.no_repair)
     budget = parse_budget(args.budget, conv.tokens)
     result = Compactor(args.strategy).compact(conv, budget=budget)
@@ -358,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
         if args.command == "inspect":
-            report = inspect_report(args.file, args.format, args.session)
+            report = inspect_report(args.file, args.format, args.session, args.max_bytes)
             print(json.dumps(report, indent=2) if args.json else format_inspect(report))
         elif args.command == "compact":
             return compact_command(args)

@@ -79,7 +79,8 @@ class TranscriptError(AgentContextError, ValueError):
 
 
 class TranscriptReadError(AgentContextError, OSError):
-    """A transcript file could not be read (missing, a directory, no permission)."""
+    """A transcript file could not be read (missing, a directory, not a regular file, over the size
+    limit, no permission)."""
 
     def __init__(self, errno: int, message: str, path: str) -> None:
         super().__init__(errno, message, path)
@@ -116,7 +117,8 @@ class FileReadError(AgentContextError):
 
     The message is written for the model, as the read tool's answer: it says what happened and
     what to do instead. ``kind`` is one of ``"too_large"`` (over the byte gate), ``"token_gate"``,
-    ``"binary"``, ``"not_utf8"``, ``"offset_past_end"``, ``"directory"`` or ``"io"``.
+    ``"binary"``, ``"not_utf8"``, ``"offset_past_end"``, ``"directory"``, ``"not_regular"`` (a FIFO,
+    a device or a socket, refused before it is opened for reading) or ``"io"``.
     """
 
     def __init__(self, message: str, path: str, kind: str) -> None:

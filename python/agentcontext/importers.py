@@ -88,6 +88,7 @@ import errno
 import json
 import os
 import re
+import stat
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,11 @@ __all__ = [
 
 JsonDict = dict[str, Any]
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: The largest transcript file read unless ``max_bytes`` allows more: 1 GiB, as
+#: :meth:`Conversation.from_file`. (The largest real session in the test corpus is 4 MB; parsed, a
+#: transcript takes several times its size in memory.)
+MAX_TRANSCRIPT_BYTES: Final = 1 << 30
 
 #: Format ids of the importers, in the order :func:`detect` tries them.
 FORMATS: Final[tuple[str, ...]] = (
@@ -166,25 +172,29 @@ class Imported:
 # Public functions
 
 
-def detect(path: PathLike) -> str | None:
+def detect(path: PathLike, *, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> str | None:
     """The importer format of a file (one of :data:`FORMATS`), or None when it is in none of them.
 
     Detection reads the content, not the name. A file that holds several sessions is named by its
     first one (an OpenHands output file of legacy instances is ``openhands-events-legacy``).
 
     Raises:
-        TranscriptReadError: the file cannot be read (missing, a directory).
+        TranscriptReadError: the file cannot be read (missing, a directory, not a regular file,
+            over ``max_bytes``).
         TranscriptError: the file is JSON or JSON Lines with a syntax error (``line`` says where).
     """
-    src = _Source.read(Path(os.fspath(path)))
+    src = _Source.read(Path(os.fspath(path)), max_bytes)
     return _detect(src)
 
 
-def import_file(path: PathLike, *, format: str = "auto") -> list[Imported]:
+def import_file(path: PathLike, *, format: str = "auto", max_bytes: int = MAX_TRANSCRIPT_BYTES) -> list[Imported]:
     """Every conversation in an agent session file, in file order.
 
     ``format`` is one of :data:`FORMATS` or ``"auto"`` (detect it from the content). Only the
     importer formats are read here; :func:`load` also reads the library's own formats.
+
+    Only a regular file is read (a symlink to one is followed): a FIFO, device or socket is
+    refused before any byte is read, and so is a file over ``max_bytes`` (default 1 GiB).
 
     Raises:
         UnknownFormatError: ``format="auto"`` and the file is in none of the formats (the message
@@ -197,14 +207,16 @@ def import_file(path: PathLike, *, format: str = "auto") -> list[Imported]:
     p = Path(os.fspath(path))
     if format != "auto" and format not in FORMATS:
         raise OptionError(f"unknown importer format {format!r} (expected one of {', '.join(FORMATS)} or 'auto')")
-    src = _Source.read(p)
+    src = _Source.read(p, max_bytes)
     fmt = _detect(src) if format == "auto" else format
     if fmt is None:
         raise _unknown(src, FORMATS)
     return _IMPORTERS[fmt](src)
 
 
-def import_files(paths: Iterable[PathLike], *, format: str = "auto") -> list[Imported]:
+def import_files(
+    paths: Iterable[PathLike], *, format: str = "auto", max_bytes: int = MAX_TRANSCRIPT_BYTES
+) -> list[Imported]:
     """:func:`import_file` over several files, with names made unique across them.
 
     Files that share a name (``output.jsonl`` in two folders, one ``<instance>.traj`` per run
@@ -212,7 +224,7 @@ def import_files(paths: Iterable[PathLike], *, format: str = "auto") -> list[Imp
     more folders if needed, until every name is unique.
     """
     files = [Path(os.fspath(p)) for p in paths]
-    per_file = [import_file(p, format=format) for p in files]
+    per_file = [import_file(p, format=format, max_bytes=max_bytes) for p in files]
     bases = [_base_name(p) for p in files]
     prefixes = _disambiguate(files, bases)
     out: list[Imported] = []
@@ -225,7 +237,9 @@ def import_files(paths: Iterable[PathLike], *, format: str = "auto") -> list[Imp
     return out
 
 
-def load(path: PathLike, *, format: str = "auto", session: str | int | None = None) -> Conversation:
+def load(
+    path: PathLike, *, format: str = "auto", session: str | int | None = None, max_bytes: int = MAX_TRANSCRIPT_BYTES
+) -> Conversation:
     """One conversation from any transcript file: an agent session file or one of the library's
     own formats (native JSONL, OpenAI Chat, Anthropic, Responses).
 
@@ -238,6 +252,9 @@ def load(path: PathLike, *, format: str = "auto", session: str | int | None = No
     ``session`` picks one conversation of a file that holds several, by name or by index; it is
     required for such files.
 
+    Only a regular file is read (a symlink to one is followed): a FIFO, device or socket is
+    refused before any byte is read, and so is a file over ``max_bytes`` (default 1 GiB).
+
     Raises:
         SessionSelectionError: the file holds several sessions and ``session`` is None, or it has
             no session by that name or index (``names`` lists them).
@@ -249,17 +266,17 @@ def load(path: PathLike, *, format: str = "auto", session: str | int | None = No
     """
     p = Path(os.fspath(path))
     if format in LIBRARY_FORMATS:
-        return _pick([_library_file(p, format)], session, p)
+        return _pick([_library_file(p, format, max_bytes=max_bytes)], session, p)
     if format != "auto" and format not in FORMATS:
         raise OptionError(
             f"unknown format {format!r} (expected one of {', '.join(FORMATS + LIBRARY_FORMATS)} or 'auto')"
         )
-    src = _Source.read(p)
+    src = _Source.read(p, max_bytes)
     fmt = _detect(src) if format == "auto" else format
     if fmt is not None:
         return _pick(_IMPORTERS[fmt](src), session, p)
     try:
-        conv = Conversation.from_file(p)
+        conv = Conversation.from_file(p, max_bytes=max_bytes)
     except TranscriptError as err:
         raise _unknown(src, FORMATS + LIBRARY_FORMATS, library_error=err) from err
     return _pick([_library_file(p, conv.format, conv)], session, p)
@@ -267,6 +284,85 @@ def load(path: PathLike, *, format: str = "auto", session: str | int | None = No
 
 # ---------------------------------------------------------------------------------------------
 # Reading and detection
+
+#: What a file that is not a regular file is, by its ``stat`` type.
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_transcript_bytes(path: PathLike, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> bytes:
+    """The bytes of a transcript file, read as :meth:`Conversation.from_file` reads them: only a
+    regular file (a symlink to one is followed; a FIFO, device or socket is refused before a byte
+    is read, and the open does not wait for a FIFO's writer), of at most ``max_bytes`` bytes
+    (checked before reading, and while reading for a file that grows or does not report its size).
+
+    Raises:
+        TranscriptReadError: missing, a directory, not a regular file, over ``max_bytes``, no
+            permission; the message names the path.
+    """
+    shown = os.fspath(path)
+
+    def refuse(code: int, why: str) -> TranscriptReadError:
+        return TranscriptReadError(code, f"{shown}: {why}", shown)
+
+    def regular(mode: int) -> None:
+        if stat.S_ISDIR(mode):
+            raise refuse(errno.EISDIR, "is a directory")
+        if stat.S_ISREG(mode):
+            return
+        what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+        raise refuse(0, f"is {what}, not a regular file; only regular files are read as transcripts")
+
+    def too_large(size: str) -> TranscriptReadError:
+        return refuse(
+            errno.EFBIG,
+            f"is {size}, over the {_human(max_bytes)} ({max_bytes} bytes) limit for a transcript; pass a larger "
+            "max_bytes (Conversation.from_file, agentcontext.load) or --max-bytes (CLI) to read it",
+        )
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        mode = os.stat(shown).st_mode
+    except OSError as err:
+        raise refuse(err.errno or 0, str(err.strerror or err)) from None
+    regular(mode)
+    try:
+        fd = os.open(shown, flags)
+    except OSError as err:
+        raise refuse(err.errno or 0, str(err.strerror or err)) from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        regular(info.st_mode)
+        if info.st_size > max_bytes:
+            raise too_large(f"{_human(info.st_size)} ({info.st_size} bytes)")
+        # Read in the size the file reports (one read for a regular file), then in 1 MiB pieces for
+        # one that grows or reports 0 (/proc), never more than max_bytes + 1 in all.
+        parts: list[bytes] = []
+        got, want, piece = 0, max_bytes + 1, info.st_size + 1
+        try:
+            while got < want and (chunk := f.read(min(piece, want - got))):
+                parts.append(chunk)
+                got += len(chunk)
+                piece = 1 << 20
+        except OSError as err:
+            raise refuse(err.errno or 0, str(err.strerror or err)) from None
+        data = b"".join(parts)
+    if len(data) > max_bytes:
+        raise too_large("larger than that (it grew while being read)")
+    return data
+
+
+def _human(size: int) -> str:
+    """A size as :func:`agentcontext.read_page` writes it: ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GB"
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.1f} MB"
+    return f"{-(-size // 1024)} KB"
 
 
 class _Source:
@@ -283,13 +379,8 @@ class _Source:
         self.entries = entries
 
     @staticmethod
-    def read(path: Path) -> _Source:
-        try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            raise TranscriptReadError(errno.EISDIR, f"{path}: is a directory", str(path)) from None
-        except OSError as err:
-            raise TranscriptReadError(err.errno or 0, f"{path}: {err.strerror or err}", str(path)) from None
+    def read(path: Path, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> _Source:
+        data = read_transcript_bytes(path, max_bytes)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as err:
@@ -343,9 +434,11 @@ def _unknown(src: _Source, tried: tuple[str, ...], library_error: Exception | No
     return UnknownFormatError(msg, str(src.path), tried)
 
 
-def _library_file(path: Path, fmt: str, conv: Conversation | None = None) -> Imported:
+def _library_file(
+    path: Path, fmt: str, conv: Conversation | None = None, *, max_bytes: int = MAX_TRANSCRIPT_BYTES
+) -> Imported:
     if conv is None:
-        conv = Conversation.from_file(path, format=cast(Format, fmt))
+        conv = Conversation.from_file(path, format=cast(Format, fmt), max_bytes=max_bytes)
     return Imported(_base_name(path), conv.format, conv, path, {})
 
 

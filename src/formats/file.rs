@@ -2,12 +2,14 @@
 //! `{"input"}`), or JSON Lines with one message per line. Parsed from bytes with no Python objects
 //! involved; errors name the file and the line (JSON Lines) or message index (JSON arrays).
 
+use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::detect::detect;
 use crate::error::{Error, Location, Result};
+use crate::files::{OpenError, human, open_regular};
 use crate::model::{Format, Message};
 
 /// A parsed transcript and the format it was read in.
@@ -17,13 +19,61 @@ pub struct Transcript {
     pub messages: Vec<Message>,
 }
 
-pub fn read_path(path: &Path, format: Option<Format>) -> Result<Transcript> {
+/// The largest transcript file read unless the caller allows more: 1 GiB (the largest real
+/// session in the test corpus is 4 MB; parsed, a transcript takes several times its size).
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+/// Read and parse the transcript file at `path`, a regular file of at most `max_bytes` bytes.
+pub fn read_path(path: &Path, format: Option<Format>, max_bytes: u64) -> Result<Transcript> {
+    let bytes = read_transcript_bytes(path, max_bytes)?;
+    read_bytes(&bytes, &path.display().to_string(), format)
+}
+
+/// The bytes of a transcript file: a regular file (a FIFO, device or socket is refused before it
+/// is read) of at most `max_bytes` bytes (checked before reading, and while reading for a file
+/// that grows or does not report its size).
+pub fn read_transcript_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+    let fail = |source: std::io::Error| Error::Io {
         path: name.clone(),
         source,
+    };
+    let (file, meta) = open_regular(path).map_err(|e| match e {
+        OpenError::Io(source) => fail(source),
+        OpenError::Directory => fail(is_a_directory()),
+        OpenError::Special(what) => fail(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("is {what}, not a regular file; only regular files are read as transcripts"),
+        )),
     })?;
-    read_bytes(&bytes, &name, format)
+    let too_large = |size: String| {
+        fail(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "is {size}, over the {} ({max_bytes} bytes) limit for a transcript; pass a larger max_bytes \
+                 (Conversation.from_file, agentcontext.load) or --max-bytes (CLI) to read it",
+                human(max_bytes)
+            ),
+        ))
+    };
+    if meta.len() > max_bytes {
+        return Err(too_large(format!("{} ({} bytes)", human(meta.len()), meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large("larger than that (it grew while being read)".to_owned()));
+    }
+    Ok(bytes)
+}
+
+fn is_a_directory() -> std::io::Error {
+    #[cfg(unix)]
+    return std::io::Error::from_raw_os_error(libc::EISDIR);
+    #[cfg(not(unix))]
+    return std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
 }
 
 /// The layout of the values in a file, so errors can point at the right place.

@@ -147,7 +147,7 @@ pub struct PyPage {
     text: String,
     start_line: usize,
     end_line: usize,
-    total_lines: usize,
+    total_lines: Option<usize>,
     file_bytes: u64,
     long_lines_cut: usize,
     more: bool,
@@ -161,7 +161,7 @@ impl PyPage {
             "Page(lines {}-{} of {}, more={})",
             self.start_line,
             self.end_line,
-            self.total_lines,
+            self.total_lines.map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
             if self.more { "True" } else { "False" }
         )
     }
@@ -209,7 +209,18 @@ fn limits(
         byte_gate,
         token_gate: token_gate.map(|g| (encoding, g)),
         line_numbers,
+        ..ReadLimits::default()
     })
+}
+
+/// `offset` or `limit` of a page: a negative one is refused (0 reads as 1, as it always has).
+fn line_argument(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
+    match value {
+        Some(n) if n < 0 => Err(super::errors::OptionError::new_err(format!(
+            "{name} must be a line number or count of 0 or more, got {n}"
+        ))),
+        other => Ok(other.map(|n| usize::try_from(n).unwrap_or(usize::MAX))),
+    }
 }
 
 /// Read one page of a file (see `agentcontext.read_page` in the stub for the rules).
@@ -223,8 +234,8 @@ fn limits(
 pub fn read_page(
     py: Python<'_>,
     path: PathBuf,
-    offset: Option<usize>,
-    limit: Option<usize>,
+    offset: Option<i64>,
+    limit: Option<i64>,
     max_lines: usize,
     max_bytes: usize,
     line_max_chars: usize,
@@ -242,6 +253,7 @@ pub fn read_page(
         encoding,
         line_numbers,
     )?;
+    let (offset, limit) = (line_argument("offset", offset)?, line_argument("limit", limit)?);
     let page = py.detach(|| paging::read_page(&path, offset, limit, &limits))?;
     Ok(page.into())
 }
@@ -256,8 +268,8 @@ pub fn read_page(
 pub fn page_text(
     py: Python<'_>,
     text: &str,
-    offset: Option<usize>,
-    limit: Option<usize>,
+    offset: Option<i64>,
+    limit: Option<i64>,
     name: &str,
     max_lines: usize,
     max_bytes: usize,
@@ -275,6 +287,7 @@ pub fn page_text(
         encoding,
         line_numbers,
     )?;
+    let (offset, limit) = (line_argument("offset", offset)?, line_argument("limit", limit)?);
     let page = py
         .detach(|| paging::page_bytes(text.as_bytes(), name, offset, limit, &limits, false))
         .map_err(|(kind, message)| Error::FileRead {

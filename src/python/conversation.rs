@@ -113,13 +113,14 @@ impl PyConversation {
     }
 
     /// Read a transcript file.
+    // max_bytes: formats::file::DEFAULT_MAX_BYTES, written out so the signature Python sees shows it.
     #[staticmethod]
-    #[pyo3(signature = (path, /, *, format = "auto", encoding = "o200k_base"))]
-    fn from_file(py: Python<'_>, path: PathBuf, format: &str, encoding: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, /, *, format = "auto", encoding = "o200k_base", max_bytes = 1_073_741_824))]
+    fn from_file(py: Python<'_>, path: PathBuf, format: &str, encoding: &str, max_bytes: u64) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
         let conv = py.detach(move || -> Result<Conversation, Error> {
-            let t = formats::file::read_path(&path, format)?;
+            let t = formats::file::read_path(&path, format, max_bytes)?;
             Ok(Conversation::from_messages(t.format, encoding, t.messages))
         })?;
         Ok(Self::wrap(conv))
