@@ -19,6 +19,7 @@ __all__ = [
     "FileReadError",
     "InvalidMessageError",
     "MessageIndexError",
+    "MissingCredentialsError",
     "MissingExtraError",
     "OptionError",
     "RecallError",
@@ -94,6 +95,18 @@ class TranscriptReadError(AgentContextError, OSError):
 
 class OptionError(AgentContextError, ValueError):
     """An option has a value that is not one of the accepted names (encoding, format, ...)."""
+
+
+class MissingCredentialsError(OptionError):
+    """A provider built its SDK client without an API key: neither ``api_key=`` nor the
+    environment variable (``variable``) that the SDK reads was set."""
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message, variable)
+        self.variable = variable
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class MessageIndexError(AgentContextError, IndexError):

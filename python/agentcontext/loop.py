@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, convert
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
@@ -60,6 +61,7 @@ class Session:
         log: SessionLog | None = None,
         params: Mapping[str, Any] | None = None,
     ) -> None:
+        _checks.count("max_tokens", max_tokens, minimum=1)
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
@@ -158,6 +160,7 @@ class Session:
         """Like :meth:`send`, then run the model's tool calls with :attr:`functions` and call again,
         until the model answers without tool calls or ``max_steps`` calls were made. A tool that
         raises, or that has no function, answers with the error text (the model sees it)."""
+        _checks.count("max_steps", max_steps, minimum=1)
         completion = self.send(content)
         steps = 1
         while completion.tool_calls and steps < max_steps:

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::budget::paging::{self, ReadLimits};
@@ -61,12 +60,8 @@ pub(crate) fn parse_unit(unit: &str, encoding: &str) -> Result<Unit, Error> {
     })
 }
 
+/// `head_share` was checked (between 0 and 1) by `args::fraction::head_share`.
 pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strategy> {
-    if !(0.0..=1.0).contains(&head_share) {
-        return Err(PyValueError::new_err(format!(
-            "head_share must be between 0 and 1, got {head_share}"
-        )));
-    }
     Ok(match strategy {
         "head" => Strategy::Head,
         "tail" => Strategy::Tail,
@@ -92,10 +87,10 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 pub fn truncate(
     py: Python<'_>,
     text: &str,
-    limit: usize,
+    #[pyo3(from_py_with = super::args::count::limit)] limit: usize,
     unit: &str,
     strategy: &str,
-    head_share: f64,
+    #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
     encoding: &str,
     recall_id: Option<String>,
     path: Option<String>,
@@ -137,7 +132,11 @@ pub fn important_tail(text: &str) -> Option<&'static str> {
 /// A structural preview of a JSON payload, or None when `text` is not a JSON object or array.
 #[pyfunction]
 #[pyo3(signature = (text, /, *, max_chars = 2000))]
-pub fn json_preview(py: Python<'_>, text: &str, max_chars: usize) -> Option<String> {
+pub fn json_preview(
+    py: Python<'_>,
+    text: &str,
+    #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
+) -> Option<String> {
     py.detach(|| preview::json_preview(text, max_chars))
 }
 
@@ -191,22 +190,17 @@ fn limits(
     max_lines: usize,
     max_bytes: usize,
     line_max_chars: usize,
-    byte_gate: Option<u64>,
+    byte_gate: Option<usize>,
     token_gate: Option<usize>,
     encoding: &str,
     line_numbers: bool,
 ) -> PyResult<ReadLimits> {
-    if max_lines == 0 || max_bytes == 0 || line_max_chars == 0 {
-        return Err(PyValueError::new_err(
-            "max_lines, max_bytes and line_max_chars must be positive",
-        ));
-    }
     let encoding = Encoding::parse(encoding)?;
     Ok(ReadLimits {
         max_lines,
         max_bytes,
         line_max_chars,
-        byte_gate,
+        byte_gate: byte_gate.map(|g| u64::try_from(g).unwrap_or(u64::MAX)),
         token_gate: token_gate.map(|g| (encoding, g)),
         line_numbers,
     })
@@ -223,13 +217,13 @@ fn limits(
 pub fn read_page(
     py: Python<'_>,
     path: PathBuf,
-    offset: Option<usize>,
-    limit: Option<usize>,
-    max_lines: usize,
-    max_bytes: usize,
-    line_max_chars: usize,
-    byte_gate: Option<u64>,
-    token_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
+    #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
+    #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
+    #[pyo3(from_py_with = super::args::optional_count::byte_gate)] byte_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
     encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {
@@ -256,13 +250,13 @@ pub fn read_page(
 pub fn page_text(
     py: Python<'_>,
     text: &str,
-    offset: Option<usize>,
-    limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
     name: &str,
-    max_lines: usize,
-    max_bytes: usize,
-    line_max_chars: usize,
-    token_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
+    #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
+    #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
+    #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
     encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {

@@ -215,7 +215,7 @@ pub(crate) fn trim<'py>(
     let py = list.py();
     let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
     let total: usize = original.iter().sum();
-    if total + reserve <= max_tokens {
+    if total.saturating_add(reserve) <= max_tokens {
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
     let mut tokens = original.clone();
@@ -277,19 +277,21 @@ pub(crate) fn trim<'py>(
         }
     };
     let total: usize = tokens.iter().sum();
-    let indices: Vec<usize> = if total + reserve <= max_tokens {
+    let indices: Vec<usize> = if total.saturating_add(reserve) <= max_tokens {
         (0..sk.messages.len()).collect()
     } else {
         let pre = preamble_len_of(&sk.messages[..]);
         let system: usize = tokens[..pre].iter().sum();
-        let available = max_tokens.saturating_sub(system + reserve);
+        let available = max_tokens.saturating_sub(system.saturating_add(reserve));
         let suffix = compact::select::recent_suffix_of(&sk.messages[..], &tokens, &pairing, available);
         if let Some(overflow) = suffix.overflow {
-            let needed = system + reserve + tokens[overflow].iter().sum::<usize>();
+            let round = tokens[overflow].iter().sum::<usize>();
+            let needed = system.saturating_add(reserve).saturating_add(round);
             return Err(crate::error::Error::BudgetTooSmall {
                 limit: max_tokens,
                 unit: "tokens",
                 needed,
+                what: super::functions::overflow_parts(system, reserve, round),
             }
             .into());
         }

@@ -76,8 +76,8 @@ pub fn convert<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let source = parse_format(source)?;
     let Some(target) = parse_format(to)? else {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "`to` must name a format, not \"auto\"",
+        return Err(super::errors::OptionError::new_err(
+            "to=\"auto\" names no format: pass \"openai\", \"responses\", \"anthropic\" or \"jsonl\"",
         ));
     };
     let values = to_values(messages)?;
@@ -183,23 +183,23 @@ pub fn repair_messages<'py>(
 pub fn trim_messages<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
-    max_tokens: usize,
+    #[pyo3(from_py_with = super::args::count::max_tokens)] max_tokens: usize,
     format: &str,
     system: Option<&Bound<'py, PyAny>>,
     encoding: &str,
     clear: bool,
-    recent_messages: usize,
-    recent_tools: usize,
-    clear_at_least: usize,
-    reserved_output: usize,
-    safety_margin: usize,
+    #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
+    #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
+    #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
+    #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
+    #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
     let protection = super::surgery::Protection {
         recent_messages,
         recent_tools,
     };
-    let reserve = reserved_output + safety_margin;
+    let reserve = reserved_output.saturating_add(safety_margin);
     // The fast path: a list of plain Chat (or native) dicts is never converted.
     if system.is_none() {
         if let Ok(list) = messages.cast::<PyList>() {
@@ -262,7 +262,7 @@ pub(crate) fn trim(
     clear_at_least: usize,
     reserve: usize,
 ) -> Result<Vec<crate::model::Message>, Error> {
-    if conv.total_tokens() + reserve <= max_tokens {
+    if conv.total_tokens().saturating_add(reserve) <= max_tokens {
         return Ok(conv.messages().to_vec());
     }
     let cleared;
@@ -272,7 +272,7 @@ pub(crate) fn trim(
             ..crate::compact::ClearOptions::default()
         };
         cleared = super::surgery::clear(conv, protection, &options).0;
-        if cleared.total_tokens() + reserve <= max_tokens {
+        if cleared.total_tokens().saturating_add(reserve) <= max_tokens {
             return Ok(cleared.messages().to_vec());
         }
         &cleared
@@ -283,15 +283,17 @@ pub(crate) fn trim(
     let messages = conv.messages();
     let pre = crate::compact::structure::preamble_len(messages);
     let system: usize = totals[..pre].iter().sum();
-    let available = max_tokens.saturating_sub(system + reserve);
+    let available = max_tokens.saturating_sub(system.saturating_add(reserve));
     let pairing = crate::compact::Pairing::of(messages);
     let suffix = crate::compact::recent_suffix(messages, &totals, &pairing, available);
     if let Some(overflow) = suffix.overflow {
-        let needed: usize = system + reserve + totals[overflow.clone()].iter().sum::<usize>();
+        let round: usize = totals[overflow.clone()].iter().sum();
+        let needed = system.saturating_add(reserve).saturating_add(round);
         return Err(Error::BudgetTooSmall {
             limit: max_tokens,
             unit: "tokens",
             needed,
+            what: overflow_parts(system, reserve, round),
         });
     }
     Ok(messages[..pre]
@@ -299,4 +301,12 @@ pub(crate) fn trim(
         .chain(&messages[suffix.start..])
         .cloned()
         .collect())
+}
+
+/// What `trim_messages` compared with the budget when the last round does not fit.
+pub(crate) fn overflow_parts(system: usize, reserve: usize, round: usize) -> String {
+    format!(
+        "the system messages ({system}) + reserved output and safety margin ({reserve}) + the last round, which \
+         is never split ({round})"
+    )
 }
