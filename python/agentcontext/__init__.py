@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 #: Public name -> (module, attribute), imported on first access.
 _EXPORTS: dict[str, tuple[str, str]] = {
     "AgentContextError": ("agentcontext.errors", "AgentContextError"),
+    "ArgumentTypeError": ("agentcontext.errors", "ArgumentTypeError"),
     "AnthropicProvider": ("agentcontext.providers", "AnthropicProvider"),
     "BudgetError": ("agentcontext.errors", "BudgetError"),
     "BudgetPreset": ("agentcontext.budgets", "BudgetPreset"),
@@ -137,6 +138,7 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionError, CompactionPolicy, CompactionResult, Compactor, StageEvent
     from agentcontext.errors import (
         AgentContextError,
+        ArgumentTypeError,
         BudgetError,
         ContextOverflowError,
         ConversionError,
@@ -166,6 +168,7 @@ __all__ = [
     "TOOL_BLOCK_OVERHEAD",
     "AgentContextError",
     "AnthropicProvider",
+    "ArgumentTypeError",
     "BudgetError",
     "BudgetPreset",
     "Calibration",

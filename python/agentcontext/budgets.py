@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -485,6 +485,16 @@ class BudgetPreset:
     project_file_chars: int | None
     project_total_chars: int | None
     note: str = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int":
+                _checks.count(f.name, value)
+            elif f.type == "int | None":
+                _checks.optional_count(f.name, value)
+            elif f.type == "float":
+                _checks.number(f.name, value, high=1.0)
 
     def result_policy(self, context_window: int = 200_000, store: ResultStore | None = None) -> ToolResultPolicy:
         return ToolResultPolicy(

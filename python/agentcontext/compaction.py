@@ -21,7 +21,7 @@ from typing import Any, Literal
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader
-from agentcontext.errors import AgentContextError, FileReadError, OptionError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, FileReadError, OptionError
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -75,7 +75,7 @@ def parse_budget(budget: str | int, total: int) -> int:
 def _conversation(conv: Any) -> Conversation:
     """``conv`` when it is a :class:`Conversation`, else an OptionError naming it."""
     if not isinstance(conv, Conversation):
-        raise OptionError(f"conv must be a Conversation, got {type(conv).__name__}")
+        raise ArgumentTypeError(f"conv must be a Conversation, got {type(conv).__name__}")
     return conv
 
 
@@ -188,13 +188,14 @@ class CompactionPolicy:
 
     def for_budget(self, budget: int) -> CompactionPolicy:
         """This policy with a hard token budget: the conversation must end up within ``budget``."""
+        _checks.count("budget", budget, minimum=1)
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
                        result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
     def scaled(self, factor: float) -> CompactionPolicy:
         """This policy in local tokens when one local token is ``factor`` provider tokens (from a
         :class:`~agentcontext.calibration.Calibration`): every absolute size is divided by it."""
-        _checks.number("scale", factor, low_open=True)
+        _checks.number("factor", factor, low_open=True)
         if factor == 1.0:
             return self
 
@@ -401,6 +402,7 @@ class Compactor:
         nothing has grown since. Call it before every model call. ``scale``: provider tokens per
         local token (see :meth:`CompactionPolicy.scaled`)."""
         _conversation(conv)
+        _checks.number("scale", scale, low_open=True)
         p = self.policy.scaled(scale)
         self._turns_since += 1
         if conv.tokens <= p.trigger_tokens:
@@ -427,6 +429,7 @@ class Compactor:
         ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
         history unchanged. Token counts are recomputed after every stage."""
         _conversation(conv)
+        _checks.number("scale", scale, low_open=True)
         if budget is not None:
             budget = parse_budget(budget, conv.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale)

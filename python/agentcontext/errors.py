@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "AgentContextError",
+    "ArgumentTypeError",
     "BudgetError",
     "ContextOverflowError",
     "ConversionError",
@@ -95,6 +96,12 @@ class TranscriptReadError(AgentContextError, OSError):
 
 class OptionError(AgentContextError, ValueError):
     """An option has a value that is not one of the accepted names (encoding, format, ...)."""
+
+
+class ArgumentTypeError(OptionError, TypeError):
+    """An argument of the wrong type (``None`` or a string where a count goes, an int where a list
+    of messages goes): an :class:`OptionError` naming the argument and the value, and a
+    :class:`TypeError` as Python code expects of a wrong type."""
 
 
 class MissingCredentialsError(OptionError):

@@ -87,8 +87,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import sys
 import re
+import sys
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -380,7 +380,10 @@ def _unknown(src: _Source, tried: tuple[str, ...], library_error: Exception | No
     if not src.text.strip():
         msg = f"{src.path}: the file is empty; tried: {', '.join(tried)}"
     elif library_error is not None:
-        msg = f"{library_error}; and not in any other known format (tried: {', '.join(tried)})"
+        msg = (
+            f"{library_error} (read by Conversation.from_file); not in any other known format either "
+            f"(tried: {', '.join(tried)})"
+        )
     else:
         msg = f"{src.path}: not a transcript in a known format; tried: {', '.join(tried)}"
     return UnknownFormatError(msg, str(src.path), tried)

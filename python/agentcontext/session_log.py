@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import TranscriptError
 from agentcontext.types import Encoding, Format
@@ -91,6 +92,7 @@ class SessionLog:
     def working_set(self, *, upto_compaction: int | None = None) -> Conversation:
         """The working set after the last compaction (or after compaction ``upto_compaction``;
         0 means before any): its entries, then every message logged since."""
+        _checks.optional_count("upto_compaction", upto_compaction)
         records = self.compactions if upto_compaction is None else self.compactions[:upto_compaction]
         if not records:
             return self._conversation(self.messages)
@@ -145,6 +147,7 @@ class SessionLog:
 
     def append(self, conversation: Conversation, start: int = 0) -> None:
         """Log the messages of ``conversation`` from position ``start`` on (in the session's format)."""
+        _checks.count("start", start)
         each = conversation.export_each()
         for data in each[start:]:
             self._write({"type": "message", "index": len(self.messages), "data": data})

@@ -9,7 +9,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
-use super::errors::OptionError;
+use super::errors::{ArgumentTypeError, OptionError};
 
 /// The value as the message shows it (a long repr is cut).
 fn shown(obj: &Bound<'_, PyAny>) -> String {
@@ -45,7 +45,7 @@ fn integer(obj: &Bound<'_, PyAny>, name: &str, min: usize) -> PyResult<usize> {
     };
     let is_int = obj.is_instance_of::<PyInt>() || (!obj.is_instance_of::<PyFloat>() && obj.hasattr("__index__")?);
     if !is_int || obj.is_instance_of::<PyBool>() {
-        return Err(OptionError::new_err(format!(
+        return Err(ArgumentTypeError::new_err(format!(
             "{name} must be {what}, got {}",
             typed(obj)
         )));
@@ -83,7 +83,7 @@ pub(crate) fn share(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> {
             "{name} must be between 0 and 1, got {}",
             shown(obj)
         ))),
-        None => Err(OptionError::new_err(format!(
+        None => Err(ArgumentTypeError::new_err(format!(
             "{name} must be a number between 0 and 1, got {}",
             typed(obj)
         ))),
@@ -127,7 +127,7 @@ pub(crate) fn per_tool(obj: &Bound<'_, PyAny>) -> PyResult<Option<std::collectio
         return Ok(None);
     }
     let Ok(dict) = obj.cast::<pyo3::types::PyDict>() else {
-        return Err(OptionError::new_err(format!(
+        return Err(ArgumentTypeError::new_err(format!(
             "per_tool must be a dict of tool name to limit, got {}",
             typed(obj)
         )));
@@ -135,13 +135,40 @@ pub(crate) fn per_tool(obj: &Bound<'_, PyAny>) -> PyResult<Option<std::collectio
     let mut out = std::collections::HashMap::with_capacity(dict.len());
     for (key, value) in dict.iter() {
         let Ok(name) = key.extract::<String>() else {
-            return Err(OptionError::new_err(format!(
+            return Err(ArgumentTypeError::new_err(format!(
                 "per_tool keys must be tool names (str), got {}",
                 shown(&key)
             )));
         };
-        let limit = integer(&value, &format!("per_tool[{name:?}]"), 0)?;
+        let limit = integer(&value, &format!("per_tool[{}]", shown(&key)), 0)?;
         out.insert(name, limit);
     }
     Ok(Some(out))
 }
+
+/// A `str` argument, borrowed: anything else is an `ArgumentTypeError` naming the argument.
+fn string<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a str> {
+    match obj.cast::<pyo3::types::PyString>() {
+        Ok(s) => s.to_str(),
+        Err(_) => Err(ArgumentTypeError::new_err(format!(
+            "{name} must be a string, got {}",
+            typed(obj)
+        ))),
+    }
+}
+
+/// Generates one `str` extractor per argument name.
+macro_rules! string_extractors {
+    ($($arg:ident),+ $(,)?) => {
+        pub(crate) mod string {
+            use pyo3::prelude::*;
+            $(
+                pub(crate) fn $arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+                    super::string(obj, stringify!($arg))
+                }
+            )+
+        }
+    };
+}
+
+string_extractors!(text, encoding, format, strategy, unit, target, source, to, name);

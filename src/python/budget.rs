@@ -86,12 +86,12 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
     py: Python<'_>,
-    text: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
     #[pyo3(from_py_with = super::args::count::limit)] limit: usize,
-    unit: &str,
-    strategy: &str,
+    #[pyo3(from_py_with = super::args::string::unit)] unit: &str,
+    #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
     #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     recall_id: Option<String>,
     path: Option<String>,
     count_omitted_tokens: bool,
@@ -125,7 +125,7 @@ pub fn truncate(
 /// The tail-importance rule that fires on `text`, or None.
 #[pyfunction]
 #[pyo3(signature = (text, /))]
-pub fn important_tail(text: &str) -> Option<&'static str> {
+pub fn important_tail(#[pyo3(from_py_with = super::args::string::text)] text: &str) -> Option<&'static str> {
     tail::important_tail(text)
 }
 
@@ -134,7 +134,7 @@ pub fn important_tail(text: &str) -> Option<&'static str> {
 #[pyo3(signature = (text, /, *, max_chars = 2000))]
 pub fn json_preview(
     py: Python<'_>,
-    text: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
     #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
 ) -> Option<String> {
     py.detach(|| preview::json_preview(text, max_chars))
@@ -224,7 +224,7 @@ pub fn read_page(
     #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
     #[pyo3(from_py_with = super::args::optional_count::byte_gate)] byte_gate: Option<usize>,
     #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {
     let limits = limits(
@@ -249,15 +249,15 @@ pub fn read_page(
 #[allow(clippy::too_many_arguments)]
 pub fn page_text(
     py: Python<'_>,
-    text: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
     #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
     #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
-    name: &str,
+    #[pyo3(from_py_with = super::args::string::name)] name: &str,
     #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
     #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
     #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
     #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {
     let limits = limits(

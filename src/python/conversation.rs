@@ -95,8 +95,8 @@ impl PyConversation {
     fn py_new(
         py: Python<'_>,
         messages: Option<&Bound<'_, PyAny>>,
-        format: &str,
-        encoding: &str,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+        #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
         system: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let format = parse_format(format)?;
@@ -115,7 +115,12 @@ impl PyConversation {
     /// Read a transcript file.
     #[staticmethod]
     #[pyo3(signature = (path, /, *, format = "auto", encoding = "o200k_base"))]
-    fn from_file(py: Python<'_>, path: PathBuf, format: &str, encoding: &str) -> PyResult<Self> {
+    fn from_file(
+        py: Python<'_>,
+        path: PathBuf,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+        #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
+    ) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
         let conv = py.detach(move || -> Result<Conversation, Error> {
@@ -473,7 +478,7 @@ impl PyConversation {
         py: Python<'py>,
         #[pyo3(from_py_with = super::args::count::limit_chars)] limit_chars: usize,
         #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
-        strategy: &str,
+        #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
         #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let strategy = super::budget::parse_strategy(strategy, head_share)?;
@@ -714,7 +719,11 @@ impl PyConversation {
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).
     /// For `"anthropic"` a leading system prompt is the first element, with role `"system"`.
     #[pyo3(signature = (format, /))]
-    fn to_format<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyList>> {
+    fn to_format<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
         self.export(py, format)
     }

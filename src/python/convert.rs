@@ -1,7 +1,7 @@
 //! Python objects ⇄ `serde_json::Value`, written by hand for speed: one type check per object,
 //! strings copied once, and a depth limit so hostile input cannot exhaust the stack.
 
-use super::errors::OptionError;
+use super::errors::ArgumentTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -152,11 +152,11 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "object".to_owned(), |n| format!("{n}"))
 }
 
-/// The `OptionError` for a `messages` argument that is not a list (or iterable) of messages.
+/// The `ArgumentTypeError` (an `OptionError` and a `TypeError`) for a `messages` argument that is not a list (or iterable) of messages.
 fn not_a_list(obj: &Bound<'_, PyAny>) -> PyErr {
     let repr = obj.repr().map_or_else(|_| String::new(), |r| r.to_string());
     let shown: String = repr.chars().take(60).collect();
-    OptionError::new_err(format!(
+    ArgumentTypeError::new_err(format!(
         "messages must be a list of messages, got {} {shown}{}",
         type_name(obj),
         if repr.chars().count() > 60 { "..." } else { "" }
