@@ -95,7 +95,9 @@ class TranscriptReadError(AgentContextError, OSError):
 
 
 class OptionError(AgentContextError, ValueError):
-    """An option has a value that is not one of the accepted names (encoding, format, ...)."""
+    """An argument with a value that is not accepted: an unknown name (encoding, format, ...), a
+    negative or too large count, a share outside [0, 1], NaN. The message starts with the
+    argument's name (or says which option), then the value."""
 
 
 class ArgumentTypeError(OptionError, TypeError):
@@ -121,7 +123,9 @@ class MessageIndexError(AgentContextError, IndexError):
 
 
 class BudgetError(AgentContextError, ValueError):
-    """A budget too small to hold the truncation marker; ``needed`` is the smallest that works."""
+    """A budget too small for what must fit in it (a truncation marker; for ``trim_messages`` the
+    system messages, the reserve and the last round, which is never split); the message says what
+    was compared and ``needed`` is the smallest budget that works."""
 
     def __init__(self, message: str, needed: int) -> None:
         super().__init__(message, needed)

@@ -199,3 +199,22 @@ fn read_lines(bytes: &[u8]) -> std::result::Result<(Vec<Value>, Layout), (usize,
     }
     Ok((values, Layout::Lines(lines)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_out_of_the_64_bit_range_are_refused_with_their_line() {
+        let big = b"[{\"role\": \"user\", \"content\": \"x\"},\n {\"role\": \"user\", \"content\": \"y\", \"n\": -100000000000000000000000}]";
+        let err = read_bytes(big, "f.json", None).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidFile { position: 2, reason, .. } if reason.contains("-100000000000000000000000")),
+            "{err}"
+        );
+        // Floats, 64-bit extremes and digits inside strings (escaped quotes too) are read as before.
+        let ok = br#"[{"role": "user", "content": "\"123456789012345678901234567890", "a": 18446744073709551615, "b": -9223372036854775808, "c": 1e30, "d": 100000000000000000000000.5}]"#;
+        assert!(read_bytes(ok, "ok.json", None).is_ok());
+        assert_eq!(huge_integer(br#"{"a": "\\", "b": 99999999999999999999}"#), Some(17));
+    }
+}

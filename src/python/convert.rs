@@ -2,6 +2,8 @@
 //! strings copied once, and a depth limit so hostile input cannot exhaust the stack.
 
 use super::errors::ArgumentTypeError;
+use std::fmt::Write as _;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -59,7 +61,9 @@ impl Fault {
                         out.push('.');
                         out.push_str(k);
                     }
-                    Step::Item(n) => out.push_str(&format!("[{n}]")),
+                    Step::Item(n) => {
+                        let _ = write!(out, "[{n}]");
+                    }
                 }
             }
             out
