@@ -382,6 +382,17 @@ def test_wrong_types_name_the_argument(call: Callable[[], Any], name: str) -> No
     assert str(info.value).startswith(name), str(info.value)
 
 
+def test_indexing_with_bad_values() -> None:
+    c = conv()
+    assert c[-1] == MESSAGES[-1]
+    for huge in (10**30, -(10**30)):
+        with pytest.raises(errors.MessageIndexError, match=r"^message index -?10{30} out of range"):
+            c[huge]
+    for wrong in ("a", None, 1.0):
+        with pytest.raises(errors.ArgumentTypeError, match=r"^index must be an integer"):
+            c[wrong]  # type: ignore[index]
+
+
 def test_split_zero_is_refused() -> None:
     with pytest.raises(errors.OptionError, match="parts must be a positive integer, got 0"):
         conv().split(0)

@@ -172,3 +172,21 @@ macro_rules! string_extractors {
 }
 
 string_extractors!(text, encoding, format, strategy, unit, target, source, to, name);
+
+/// A message position for `conv[index]`: any int (negative counts from the end; one outside the
+/// `isize` range is a `MessageIndexError`), anything else an `ArgumentTypeError`.
+pub(crate) fn position(obj: &Bound<'_, PyAny>) -> PyResult<isize> {
+    let is_int = obj.is_instance_of::<PyInt>() || (!obj.is_instance_of::<PyFloat>() && obj.hasattr("__index__")?);
+    if !is_int || obj.is_instance_of::<PyBool>() {
+        return Err(ArgumentTypeError::new_err(format!(
+            "index must be an integer, got {}",
+            typed(obj)
+        )));
+    }
+    obj.extract::<isize>().map_err(|_| {
+        super::errors::MessageIndexError::new_err(format!(
+            "message index {} out of range (beyond the 64-bit range)",
+            shown(obj)
+        ))
+    })
+}

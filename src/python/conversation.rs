@@ -192,11 +192,19 @@ impl PyConversation {
     }
 
     /// One message, in the library's own (JSONL) form.
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::position)] index: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let value = self.with(|c| -> Result<Value, Error> {
             let len = c.len();
             let signed_len = isize::try_from(len).unwrap_or(isize::MAX);
-            let i = if index < 0 { index + signed_len } else { index };
+            let i = if index < 0 {
+                index.saturating_add(signed_len)
+            } else {
+                index
+            };
             let i = usize::try_from(i).map_err(|_| Error::IndexOutOfRange {
                 index: index.unsigned_abs(),
                 len,
