@@ -43,12 +43,14 @@ pub enum Error {
         expected: &'static str,
     },
 
-    /// A budget smaller than the marker that must fit in it.
-    #[error("a budget of {limit} {unit} cannot hold the truncation marker ({needed} {unit} needed)")]
+    /// A budget smaller than what must fit in it: `what` names it (the truncation marker, or the
+    /// system messages, the reserve and the last round that cannot be split).
+    #[error("a budget of {limit} {unit} cannot hold {what} ({needed} {unit} needed)")]
     BudgetTooSmall {
         limit: usize,
         unit: &'static str,
         needed: usize,
+        what: String,
     },
 
     /// `trim_messages` cannot keep what it must keep within the budget.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 #: Public name -> (module, attribute), imported on first access.
 _EXPORTS: dict[str, tuple[str, str]] = {
     "AgentContextError": ("agentcontext.errors", "AgentContextError"),
+    "ArgumentTypeError": ("agentcontext.errors", "ArgumentTypeError"),
     "AnthropicProvider": ("agentcontext.providers", "AnthropicProvider"),
     "BudgetError": ("agentcontext.errors", "BudgetError"),
     "BudgetPreset": ("agentcontext.budgets", "BudgetPreset"),
@@ -32,6 +33,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "MAX_IMAGE_TOKENS": ("agentcontext._core", "MAX_IMAGE_TOKENS"),
     "MESSAGE_OVERHEAD": ("agentcontext._core", "MESSAGE_OVERHEAD"),
     "MessageIndexError": ("agentcontext.errors", "MessageIndexError"),
+    "MissingCredentialsError": ("agentcontext.errors", "MissingCredentialsError"),
     "MissingExtraError": ("agentcontext.errors", "MissingExtraError"),
     "OfflineSummarizer": ("agentcontext.summarize", "OfflineSummarizer"),
     "OpenAIChatProvider": ("agentcontext.providers", "OpenAIChatProvider"),
@@ -136,12 +138,14 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionError, CompactionPolicy, CompactionResult, Compactor, StageEvent
     from agentcontext.errors import (
         AgentContextError,
+        ArgumentTypeError,
         BudgetError,
         ContextOverflowError,
         ConversionError,
         FileReadError,
         InvalidMessageError,
         MessageIndexError,
+        MissingCredentialsError,
         MissingExtraError,
         OptionError,
         RecallError,
@@ -164,6 +168,7 @@ __all__ = [
     "TOOL_BLOCK_OVERHEAD",
     "AgentContextError",
     "AnthropicProvider",
+    "ArgumentTypeError",
     "BudgetError",
     "BudgetPreset",
     "Calibration",
@@ -179,6 +184,7 @@ __all__ = [
     "InvalidMessageError",
     "LLMSummarizer",
     "MessageIndexError",
+    "MissingCredentialsError",
     "MissingExtraError",
     "OfflineSummarizer",
     "OpenAIChatProvider",

@@ -1,4 +1,11 @@
-"""The compiled core of agentcontext. Import from ``agentcontext``, not from here."""
+"""The compiled core of agentcontext. Import from ``agentcontext``, not from here.
+
+Every count (``limit``, ``max_tokens``, ``recent_messages``, ...) is checked where it enters: a
+negative value, one over the 64-bit range, or a value of the wrong type (``None``, a string, a
+float) is an :class:`~agentcontext.errors.OptionError` (:class:`~agentcontext.errors.ArgumentTypeError`
+for a wrong type) whose message starts with the argument's name; ``split(parts)``, ``max_lines``,
+``max_bytes`` and ``line_max_chars`` must be at least 1, shares (``head_share``) within [0, 1].
+"""
 
 from collections.abc import Iterable
 from os import PathLike
@@ -77,7 +84,8 @@ class Conversation:
     Raises:
         InvalidMessageError: a message does not have its format's shape (``index`` names it).
         OptionError: an unknown ``format`` or ``encoding`` name.
-        TypeError: ``messages`` is not a list or iterable of messages.
+        ArgumentTypeError: ``messages`` is not a list or iterable of messages (an
+            :class:`OptionError` that is also a ``TypeError``).
     """
 
     def __new__(
@@ -398,7 +406,9 @@ def truncate(
 
     Raises:
         BudgetError: ``limit`` cannot hold the marker itself.
-        OptionError: an unknown ``unit``, ``strategy`` or ``encoding``.
+        OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``limit`` negative or over
+            the 64-bit range; ``head_share`` outside [0, 1] or NaN (ArgumentTypeError for a value
+            of the wrong type).
     """
 
 def important_tail(text: str, /) -> str | None:
@@ -525,4 +535,5 @@ def trim_messages(
     Raises:
         BudgetError: the system messages, the request (cut to its least) and the last indivisible
             round after it do not fit together (``needed`` says how much would).
+        OptionError: a negative count, or one over the 64-bit range.
     """

@@ -12,10 +12,11 @@ import os
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcontext import _checks
 from agentcontext._core import Page, Truncation, json_preview, page_text, read_page, truncate
 from agentcontext.errors import FileReadError, OptionError, RecallError
 from agentcontext.types import TruncateStrategy as Strategy
@@ -175,6 +176,15 @@ class ToolResultPolicy:
     head_share: float = 0.5
     store: ResultStore | None = None
 
+    def __post_init__(self) -> None:
+        _checks.count("context_window", self.context_window)
+        _checks.optional_count("budget_chars", self.budget_chars)
+        object.__setattr__(self, "per_tool", _checks.count_map("per_tool", self.per_tool))
+        _checks.optional_count("persist_over_chars", self.persist_over_chars)
+        _checks.count("preview_chars", self.preview_chars)
+        _checks.optional_count("message_limit_chars", self.message_limit_chars)
+        _checks.number("head_share", self.head_share, high=1.0)
+
     @property
     def default_budget(self) -> int:
         if self.budget_chars is not None:
@@ -257,6 +267,9 @@ def fit_project_files(
     at most ``per_file_chars`` (keeping ``head_share`` head and the rest tail), all together at
     most ``total_chars``, in the order given. A file that no longer fits at all is replaced by a
     one-line note, so the model knows it exists."""
+    _checks.count("per_file_chars", per_file_chars)
+    _checks.count("total_chars", total_chars)
+    _checks.number("head_share", head_share, high=1.0)
 
     def note(name: str, text: str) -> str:
         return f"[{name} omitted: {len(text):,} chars, over the {total_chars:,}-char total for project files]"
@@ -320,6 +333,10 @@ class FileReader:
         token_gate: int | None = 25_000,
         dedup: bool = True,
     ) -> None:
+        for name, value in (("max_lines", max_lines), ("max_bytes", max_bytes), ("line_max_chars", line_max_chars)):
+            _checks.count(name, value, minimum=1)
+        _checks.optional_count("byte_gate", byte_gate)
+        _checks.optional_count("token_gate", token_gate)
         self.limits: dict[str, Any] = {
             "max_lines": max_lines,
             "max_bytes": max_bytes,
@@ -401,11 +418,14 @@ class OpenFiles:
     def __init__(
         self, context_window: int = 128_000, *, max_open: int | None = None, per_file_chars: int | None = None
     ) -> None:
+        _checks.count("context_window", context_window)
+        _checks.optional_count("max_open", max_open, minimum=1)
+        _checks.optional_count("per_file_chars", per_file_chars)
         chars, count = open_file_limits(context_window)
         self.per_file_chars = per_file_chars or chars
         self.max_open = max_open or count
         if self.max_open < 1:
-            raise OptionError("max_open must be at least 1")
+            raise OptionError(f"max_open must be at least 1, got {self.max_open} for a window of {context_window}")
         self._files: OrderedDict[str, str] = OrderedDict()
 
     def open(self, name: str, content: str) -> list[str]:
@@ -472,6 +492,16 @@ class BudgetPreset:
     project_file_chars: int | None
     project_total_chars: int | None
     note: str = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int":
+                _checks.count(f.name, value)
+            elif f.type == "int | None":
+                _checks.optional_count(f.name, value)
+            elif f.type == "float":
+                _checks.number(f.name, value, high=1.0)
 
     def result_policy(self, context_window: int = 200_000, store: ResultStore | None = None) -> ToolResultPolicy:
         return ToolResultPolicy(

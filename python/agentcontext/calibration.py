@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens_batch, estimate_tokens
 from agentcontext.errors import OptionError
 from agentcontext.types import Encoding
@@ -128,10 +129,8 @@ class Calibration:
     """
 
     def __init__(self, *, encoding: Encoding = "o200k_base", prior: float = 1e6, decay: float = 1.0) -> None:
-        if not 0 < decay <= 1:
-            raise OptionError(f"decay must be in (0, 1], got {decay}")
-        if prior <= 0:
-            raise OptionError(f"prior must be positive, got {prior}")
+        _checks.number("decay", decay, high=1.0, low_open=True)
+        _checks.number("prior", prior, low_open=True)
         self.encoding: Encoding = encoding
         self.prior = prior
         self.decay = decay
@@ -143,8 +142,7 @@ class Calibration:
         """Learn from one response: ``estimates`` are the request's local estimates per class (or
         the request's conversation, classified here), ``reported`` the input tokens the provider
         reported for it."""
-        if reported < 0:
-            raise OptionError(f"reported tokens must be >= 0, got {reported}")
+        _checks.count("reported", reported)
         x = self._vector(estimates)
         if not any(x):
             return

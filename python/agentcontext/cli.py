@@ -22,7 +22,7 @@ from typing import Any
 
 from agentcontext import Conversation
 from agentcontext.compaction import parse_budget
-from agentcontext.errors import AgentContextError
+from agentcontext.errors import AgentContextError, OptionError
 from agentcontext.types import Encoding, FormatOrAuto
 
 #: What `inspect` counts with: the exact encodings and the heuristic.
@@ -256,6 +256,8 @@ def format_inspect(report: dict[str, Any]) -> str:
 def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor
 
+    if args.output:
+        _check_output(args.output)
     conv, read_as = load(args.file, args.format, args.session, args.max_bytes)
     conv, repaired = _valid_input(conv, args.file, args.no_repair)
     budget = parse_budget(args.budget, conv.tokens)
@@ -265,8 +267,11 @@ def compact_command(args: argparse.Namespace) -> int:
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+        except OSError as err:
+            raise OptionError(f"cannot write -o {args.output}: {err.strerror or err}") from None
         report["output"] = {"path": args.output, "format": target, "messages": len(messages)}
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
     if not result.fits:
@@ -306,6 +311,19 @@ def _valid_input(conv: Conversation, path: str, no_repair: bool) -> tuple[Conver
         )
     repaired, changes = conv.repair()
     return repaired, sorted((dict(c) for c in changes), key=lambda c: c["index"])
+
+
+def _check_output(path: str) -> None:
+    """Refuse an ``-o`` path that cannot be written before any work is done: a directory, a folder
+    that does not exist, a file without write permission."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise OptionError(f"cannot write -o {path}: it is a directory")
+    if not os.path.isdir(parent):
+        raise OptionError(f"cannot write -o {path}: no such directory {parent}")
+    target = path if os.path.exists(path) else parent
+    if not os.access(target, os.W_OK):
+        raise OptionError(f"cannot write -o {path}: permission denied")
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -391,6 +409,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # A file named on the command line (--json OUT, --csv OUT) that cannot be written.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"agentcontext: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return 0
 
 

@@ -18,9 +18,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader
-from agentcontext.errors import AgentContextError, BudgetError, FileReadError, OptionError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, BudgetError, FileReadError, OptionError
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -48,11 +49,13 @@ ENV_PREFIX = "AGENTCONTEXT_COMPACT__"
 
 def parse_budget(budget: str | int, total: int) -> int:
     """A token budget given as tokens (``8000``, ``"8,000"``) or as a share of ``total`` tokens
-    (``"25%"``).
+    (``"25%"``): the one parser of the CLI's ``--budget`` and of :meth:`Compactor.compact`.
 
     Raises:
         OptionError: not a positive number of tokens or a percentage in (0, 100].
     """
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > _checks.MAX_COUNT:
+        raise OptionError(f"budget is too large: {budget} (the largest accepted is {_checks.MAX_COUNT})")
     try:
         if isinstance(budget, str):
             text = budget.strip()
@@ -67,6 +70,13 @@ def parse_budget(budget: str | int, total: int) -> int:
         return int(budget)
     except (ValueError, TypeError):
         raise OptionError(f"budget must be a positive number of tokens or a percentage, got {budget!r}") from None
+
+
+def _conversation(conv: Any) -> Conversation:
+    """``conv`` when it is a :class:`Conversation`, else an OptionError naming it."""
+    if not isinstance(conv, Conversation):
+        raise ArgumentTypeError(f"conv must be a Conversation, got {type(conv).__name__}")
+    return conv
 
 
 def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
@@ -155,6 +165,18 @@ class CompactionPolicy:
     encoding: Encoding = "o200k_base"
     note: str = ""
 
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("trigger", "target"):
+                _checks.number(f.name, value, low_open=True)
+            elif f.name == "result_budget_chars":
+                _checks.optional_count(f.name, value)
+            elif f.name == "per_tool_budget_chars":
+                object.__setattr__(self, f.name, _checks.count_map(f.name, value))
+            elif f.type in ("int", int):
+                _checks.count(f.name, value)
+
     def _tokens(self, value: float) -> int:
         return int(value * self.context_window) if value <= 1 else int(value)
 
@@ -179,6 +201,7 @@ class CompactionPolicy:
 
     def for_budget(self, budget: int) -> CompactionPolicy:
         """This policy with a hard token budget: the conversation must end up within ``budget``."""
+        _checks.count("budget", budget, minimum=1)
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
                        result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
@@ -209,8 +232,7 @@ class CompactionPolicy:
     def scaled(self, factor: float) -> CompactionPolicy:
         """This policy in local tokens when one local token is ``factor`` provider tokens (from a
         :class:`~agentcontext.calibration.Calibration`): every absolute size is divided by it."""
-        if factor <= 0 or not math.isfinite(factor):
-            raise OptionError(f"scale must be a positive number, got {factor}")
+        _checks.number("factor", factor, low_open=True)
         if factor == 1.0:
             return self
 
@@ -444,6 +466,8 @@ class Compactor:
         local token (see :meth:`CompactionPolicy.scaled`). ``overhead``: local tokens every
         request carries outside the conversation — system prompt, tool definitions (see
         :meth:`CompactionPolicy.with_overhead`)."""
+        _conversation(conv)
+        _checks.number("scale", scale, low_open=True)
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
         if conv.tokens <= p.trigger_tokens:
@@ -466,7 +490,7 @@ class Compactor:
         conv: Conversation,
         *,
         manual: bool = False,
-        budget: int | None = None,
+        budget: int | str | None = None,
         scale: float = 1.0,
         overhead: int = 0,
     ) -> CompactionResult:
@@ -477,6 +501,10 @@ class Compactor:
         history unchanged. Token counts are recomputed after every stage. ``overhead``: local
         tokens every request carries outside the conversation (system prompt, tool definitions);
         they come off the window, or off ``budget``, before the conversation is fitted."""
+        _conversation(conv)
+        _checks.number("scale", scale, low_open=True)
+        if budget is not None:
+            budget = parse_budget(budget, conv.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
         limit = p.available
         target = limit if manual else p.target_tokens
@@ -655,7 +683,7 @@ class Compactor:
         stages.append(StageEvent("summarize", work.tokens, new.tokens, detail))
         return new, new_prov, summary, first_kept
 
-    def recompile(self, conv: Conversation, budget: int) -> CompactionResult:
+    def recompile(self, conv: Conversation, budget: int | str) -> CompactionResult:
         """The recovery from a provider's prompt-too-long error: the largest protocol-complete
         recent suffix that fits ``budget`` (less room for the summary) is kept raw and everything
         older is summarized (falling back as in auto mode; dropped only if no summary can be
@@ -665,6 +693,7 @@ class Compactor:
             CompactionError: the last round alone does not fit, or there is nothing older to
                 summarize or drop.
         """
+        budget = parse_budget(budget, _conversation(conv).tokens)
         stages: list[StageEvent] = []
         before = conv.tokens
 

@@ -13,12 +13,14 @@ from typing import Any
 
 __all__ = [
     "AgentContextError",
+    "ArgumentTypeError",
     "BudgetError",
     "ContextOverflowError",
     "ConversionError",
     "FileReadError",
     "InvalidMessageError",
     "MessageIndexError",
+    "MissingCredentialsError",
     "MissingExtraError",
     "OptionError",
     "RecallError",
@@ -94,7 +96,27 @@ class TranscriptReadError(AgentContextError, OSError):
 
 
 class OptionError(AgentContextError, ValueError):
-    """An option has a value that is not one of the accepted names (encoding, format, ...)."""
+    """An argument with a value that is not accepted: an unknown name (encoding, format, ...), a
+    negative or too large count, a share outside [0, 1], NaN. The message starts with the
+    argument's name (or says which option), then the value."""
+
+
+class ArgumentTypeError(OptionError, TypeError):
+    """An argument of the wrong type (``None`` or a string where a count goes, an int where a list
+    of messages goes): an :class:`OptionError` naming the argument and the value, and a
+    :class:`TypeError` as Python code expects of a wrong type."""
+
+
+class MissingCredentialsError(OptionError):
+    """A provider built its SDK client without an API key: neither ``api_key=`` nor the
+    environment variable (``variable``) that the SDK reads was set."""
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message, variable)
+        self.variable = variable
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class MessageIndexError(AgentContextError, IndexError):
@@ -102,7 +124,9 @@ class MessageIndexError(AgentContextError, IndexError):
 
 
 class BudgetError(AgentContextError, ValueError):
-    """A budget too small to hold the truncation marker; ``needed`` is the smallest that works."""
+    """A budget too small for what must fit in it (a truncation marker; for ``trim_messages`` the
+    system messages, the reserve and the last round, which is never split); the message says what
+    was compared and ``needed`` is the smallest budget that works."""
 
     def __init__(self, message: str, needed: int) -> None:
         super().__init__(message, needed)

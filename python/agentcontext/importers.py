@@ -89,6 +89,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -393,6 +394,8 @@ class _Source:
             doc = json.loads(text)
         except json.JSONDecodeError as err:
             return _Source(path, text, None, _json_lines(path, text, err))
+        except RecursionError:
+            raise _too_deep(path, text, 1) from None
         entries = None
         if isinstance(doc, dict) and text.strip().count("\n") == 0:
             entries = [(text[: len(text) - len(stripped)].count("\n") + 1, doc)]
@@ -411,6 +414,8 @@ def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> list[tupl
         # A JSON document broken somewhere: JSON Lines only if its first line stands on its own.
         try:
             json.loads(lines[first])
+        except RecursionError:
+            raise _too_deep(path, lines[first], first + 1) from None
         except json.JSONDecodeError:
             msg = f"{path}: line {whole.lineno}: not valid JSON: {whole.msg} (column {whole.colno})"
             raise TranscriptError(msg, str(path), line=whole.lineno) from None
@@ -420,17 +425,58 @@ def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> list[tupl
             continue
         try:
             out.append((n, json.loads(line)))
+        except RecursionError:
+            raise _too_deep(path, line, n) from None
         except json.JSONDecodeError as err:
             msg = f"{path}: line {n}: not valid JSON: {err.msg} (column {err.colno})"
             raise TranscriptError(msg, str(path), line=n) from None
     return out
 
 
+def _too_deep(path: Path, text: str, first_line: int) -> TranscriptError:
+    """A JSON value nested deeper than Python's parser can go (it raised RecursionError): the
+    message names the line where the nesting is deepest, and how deep it is."""
+    depth = deepest = 0
+    line = deepest_line = first_line
+    in_string = escaped = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif ch in "]}":
+            depth -= 1
+    return TranscriptError(
+        f"{path}: line {deepest_line}: JSON nested {deepest:,} levels deep, more than Python's JSON parser reads "
+        f"(recursion limit {sys.getrecursionlimit():,})",
+        str(path),
+        line=deepest_line,
+    )
+
+
 def _unknown(src: _Source, tried: tuple[str, ...], library_error: Exception | None = None) -> UnknownFormatError:
-    what = "the file is empty" if not src.text.strip() else "not a transcript in a known format"
-    msg = f"{src.path}: {what}; tried: {', '.join(tried)}"
-    if library_error is not None and src.text.strip():
-        msg += f" (Conversation.from_file: {library_error})"
+    """The file is in none of ``tried``. The reason comes first: what the library's own reader
+    objected to (when the file got that far), then the list of formats tried."""
+    if not src.text.strip():
+        msg = f"{src.path}: the file is empty; tried: {', '.join(tried)}"
+    elif library_error is not None:
+        msg = (
+            f"{library_error} (read by Conversation.from_file); not in any other known format either "
+            f"(tried: {', '.join(tried)})"
+        )
+    else:
+        msg = f"{src.path}: not a transcript in a known format; tried: {', '.join(tried)}"
     return UnknownFormatError(msg, str(src.path), tried)
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
@@ -90,6 +91,7 @@ class Session:
         params: Mapping[str, Any] | None = None,
         result_policy: ToolResultPolicy | bool = True,
     ) -> None:
+        _checks.count("max_tokens", max_tokens, minimum=1)
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
@@ -261,6 +263,7 @@ class Session:
         """Like :meth:`send`, then run the model's tool calls with :attr:`functions` and call again,
         until the model answers without tool calls or ``max_steps`` calls were made. A tool that
         raises, or that has no function, answers with the error text (the model sees it)."""
+        _checks.count("max_steps", max_steps, minimum=1)
         completion = self.send(content)
         steps = 1
         while completion.tool_calls and steps < max_steps:

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, convert
-from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError
+from agentcontext.errors import ContextOverflowError, MissingCredentialsError, MissingExtraError, OptionError
 from agentcontext.types import Format, JsonDict
 
 if TYPE_CHECKING:
@@ -263,6 +265,25 @@ def _int_or_none(value: Any) -> int | None:
 # Providers.
 
 
+#: The keyword arguments and environment variables each SDK takes its credentials from.
+_CREDENTIALS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "anthropic": (("api_key", "auth_token"), ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
+    "openai": (("api_key",), ("OPENAI_API_KEY",)),
+}
+
+
+def _check_credentials(provider: str, module: str, options: Mapping[str, Any]) -> None:
+    """Fail at construction, the same way for every provider, when the SDK would find no key (the
+    Anthropic SDK fails only at the first call, with a TypeError; the OpenAI SDK at once)."""
+    keywords, variables = _CREDENTIALS[module]
+    if any(options.get(k) is not None for k in keywords) or any(os.environ.get(v) for v in variables):
+        return
+    raise MissingCredentialsError(
+        f"no API key for {provider}: set the {variables[0]} environment variable or pass api_key=...",
+        variables[0],
+    )
+
+
 class Provider(ABC):
     """The interface every provider implements. ``complete`` sends the conversation (converted to
     :attr:`format`) and returns a :class:`Completion`; a prompt-too-long error is raised as
@@ -276,6 +297,7 @@ class Provider(ABC):
     client: Any
 
     def __init__(self, model: str, *, context_window: int | None = None) -> None:
+        _checks.optional_count("context_window", context_window, minimum=1)
         self.model = model
         self.context_window = _window_of(model, context_window)
 
@@ -290,6 +312,7 @@ class Provider(ABC):
         **params: Any,
     ) -> Completion:
         """One model call. ``params`` go to the SDK call unchanged (temperature, metadata, ...)."""
+        _checks.count("max_tokens", max_tokens, minimum=1)
         try:
             return self._complete(
                 conversation, max_tokens=max_tokens, system=system, tools=tools, tool_choice=tool_choice, **params
@@ -332,7 +355,11 @@ class Provider(ABC):
         """Use ``client``, or build one with ``module.factory(**options)`` (the optional extra of
         that name; a client built here is closed by :meth:`close`)."""
         self._owns_client = client is None
-        self.client = getattr(_require(module, module), factory)(**options) if client is None else client
+        if client is None:
+            sdk = _require(module, module)
+            _check_credentials(type(self).__name__, module, options)
+            client = getattr(sdk, factory)(**options)
+        self.client = client
 
     def close(self) -> None:
         """Close the SDK client if this provider built it (a client passed in is the caller's)."""

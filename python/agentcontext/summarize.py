@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.types import Encoding
 
@@ -433,7 +434,7 @@ class LLMSummarizer:
         self.tools = list(tools) if tools is not None else None
         self.retry_missing = retry_missing
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
-        self.max_output_tokens = max_output_tokens
+        self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
         #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,
         #: ``llm-retry``, ``fallback``), usage.
         self.events: list[dict[str, Any]] = []

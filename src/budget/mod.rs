@@ -172,6 +172,7 @@ pub fn truncate(text: &str, limit: usize, unit: Unit, strategy: Strategy, option
             limit,
             unit: unit.name(),
             needed: reserve,
+            what: "the truncation marker".into(),
         });
     }
     // Token counts of pieces do not add up exactly once joined; a token budget keeps a small

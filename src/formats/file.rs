@@ -136,6 +136,26 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
             ));
         }
     };
+    if let Some(offset) = values
+        .iter()
+        .any(holds_huge_number)
+        .then(|| huge_integer(bytes))
+        .flatten()
+    {
+        let end = bytes[offset..]
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+            .map_or(bytes.len(), |n| offset + n);
+        let literal = String::from_utf8_lossy(&bytes[offset..end.min(offset + 60)]);
+        return Err(invalid(
+            Location::Line,
+            line_of(bytes, offset),
+            format!(
+                "integer {literal} is out of the 64-bit range (it would be rounded); write it as a string or a \
+                 float"
+            ),
+        ));
+    }
     let fallback = match layout {
         Layout::Lines(_) => Format::Native,
         Layout::Array => Format::OpenAiChat,
@@ -153,6 +173,51 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
         other => other,
     })?;
     Ok(Transcript { format, messages })
+}
+
+/// Whether `v` holds a float as large as an integer out of the 64-bit range would parse to (the
+/// cheap test before [`huge_integer`] looks at the bytes).
+fn holds_huge_number(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.abs() >= 9.2e18),
+        Value::Array(items) => items.iter().any(holds_huge_number),
+        Value::Object(map) => map.values().any(holds_huge_number),
+        _ => false,
+    }
+}
+
+/// The offset of the first integer literal (no fraction, no exponent) outside strings that fits
+/// neither `i64` nor `u64`: serde_json reads those as floats, rounded, where a Python int of the
+/// same value is refused. `bytes` is valid JSON (or JSON Lines).
+fn huge_integer(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len() && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let literal = &bytes[start..i];
+                let integer = !literal.iter().any(|b| matches!(b, b'.' | b'e' | b'E'));
+                if integer {
+                    let text = std::str::from_utf8(literal).unwrap_or("");
+                    if text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
+                        return Some(start);
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 // Only on error paths: not worth a bytecount dependency.
@@ -183,4 +248,23 @@ fn read_lines(bytes: &[u8]) -> std::result::Result<(Vec<Value>, Layout), (usize,
         }
     }
     Ok((values, Layout::Lines(lines)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_out_of_the_64_bit_range_are_refused_with_their_line() {
+        let big = b"[{\"role\": \"user\", \"content\": \"x\"},\n {\"role\": \"user\", \"content\": \"y\", \"n\": -100000000000000000000000}]";
+        let err = read_bytes(big, "f.json", None).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidFile { position: 2, reason, .. } if reason.contains("-100000000000000000000000")),
+            "{err}"
+        );
+        // Floats, 64-bit extremes and digits inside strings (escaped quotes too) are read as before.
+        let ok = br#"[{"role": "user", "content": "\"123456789012345678901234567890", "a": 18446744073709551615, "b": -9223372036854775808, "c": 1e30, "d": 100000000000000000000000.5}]"#;
+        assert!(read_bytes(ok, "ok.json", None).is_ok());
+        assert_eq!(huge_integer(br#"{"a": "\\", "b": 99999999999999999999}"#), Some(17));
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::budget::paging::{self, ReadLimits};
@@ -61,12 +60,8 @@ pub(crate) fn parse_unit(unit: &str, encoding: &str) -> Result<Unit, Error> {
     })
 }
 
+/// `head_share` was checked (between 0 and 1) by `args::fraction::head_share`.
 pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strategy> {
-    if !(0.0..=1.0).contains(&head_share) {
-        return Err(PyValueError::new_err(format!(
-            "head_share must be between 0 and 1, got {head_share}"
-        )));
-    }
     Ok(match strategy {
         "head" => Strategy::Head,
         "tail" => Strategy::Tail,
@@ -91,12 +86,12 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
     py: Python<'_>,
-    text: &str,
-    limit: usize,
-    unit: &str,
-    strategy: &str,
-    head_share: f64,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::count::limit)] limit: usize,
+    #[pyo3(from_py_with = super::args::string::unit)] unit: &str,
+    #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
+    #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     recall_id: Option<String>,
     path: Option<String>,
     count_omitted_tokens: bool,
@@ -130,14 +125,18 @@ pub fn truncate(
 /// The tail-importance rule that fires on `text`, or None.
 #[pyfunction]
 #[pyo3(signature = (text, /))]
-pub fn important_tail(text: &str) -> Option<&'static str> {
+pub fn important_tail(#[pyo3(from_py_with = super::args::string::text)] text: &str) -> Option<&'static str> {
     tail::important_tail(text)
 }
 
 /// A structural preview of a JSON payload, or None when `text` is not a JSON object or array.
 #[pyfunction]
 #[pyo3(signature = (text, /, *, max_chars = 2000))]
-pub fn json_preview(py: Python<'_>, text: &str, max_chars: usize) -> Option<String> {
+pub fn json_preview(
+    py: Python<'_>,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
+) -> Option<String> {
     py.detach(|| preview::json_preview(text, max_chars))
 }
 
@@ -191,36 +190,21 @@ fn limits(
     max_lines: usize,
     max_bytes: usize,
     line_max_chars: usize,
-    byte_gate: Option<u64>,
+    byte_gate: Option<usize>,
     token_gate: Option<usize>,
     encoding: &str,
     line_numbers: bool,
 ) -> PyResult<ReadLimits> {
-    if max_lines == 0 || max_bytes == 0 || line_max_chars == 0 {
-        return Err(PyValueError::new_err(
-            "max_lines, max_bytes and line_max_chars must be positive",
-        ));
-    }
     let encoding = Encoding::parse(encoding)?;
     Ok(ReadLimits {
         max_lines,
         max_bytes,
         line_max_chars,
-        byte_gate,
+        byte_gate: byte_gate.map(|g| u64::try_from(g).unwrap_or(u64::MAX)),
         token_gate: token_gate.map(|g| (encoding, g)),
         line_numbers,
         ..ReadLimits::default()
     })
-}
-
-/// `offset` or `limit` of a page: a negative one is refused (0 reads as 1, as it always has).
-fn line_argument(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
-    match value {
-        Some(n) if n < 0 => Err(super::errors::OptionError::new_err(format!(
-            "{name} must be a line number or count of 0 or more, got {n}"
-        ))),
-        other => Ok(other.map(|n| usize::try_from(n).unwrap_or(usize::MAX))),
-    }
 }
 
 /// Read one page of a file (see `agentcontext.read_page` in the stub for the rules).
@@ -234,14 +218,14 @@ fn line_argument(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
 pub fn read_page(
     py: Python<'_>,
     path: PathBuf,
-    offset: Option<i64>,
-    limit: Option<i64>,
-    max_lines: usize,
-    max_bytes: usize,
-    line_max_chars: usize,
-    byte_gate: Option<u64>,
-    token_gate: Option<usize>,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
+    #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
+    #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
+    #[pyo3(from_py_with = super::args::optional_count::byte_gate)] byte_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {
     let limits = limits(
@@ -253,7 +237,6 @@ pub fn read_page(
         encoding,
         line_numbers,
     )?;
-    let (offset, limit) = (line_argument("offset", offset)?, line_argument("limit", limit)?);
     let page = py.detach(|| paging::read_page(&path, offset, limit, &limits))?;
     Ok(page.into())
 }
@@ -267,15 +250,15 @@ pub fn read_page(
 #[allow(clippy::too_many_arguments)]
 pub fn page_text(
     py: Python<'_>,
-    text: &str,
-    offset: Option<i64>,
-    limit: Option<i64>,
-    name: &str,
-    max_lines: usize,
-    max_bytes: usize,
-    line_max_chars: usize,
-    token_gate: Option<usize>,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::string::name)] name: &str,
+    #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
+    #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
+    #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
+    #[pyo3(from_py_with = super::args::optional_count::token_gate)] token_gate: Option<usize>,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     line_numbers: bool,
 ) -> PyResult<PyPage> {
     let limits = limits(
@@ -287,7 +270,6 @@ pub fn page_text(
         encoding,
         line_numbers,
     )?;
-    let (offset, limit) = (line_argument("offset", offset)?, line_argument("limit", limit)?);
     let page = py
         .detach(|| paging::page_bytes(text.as_bytes(), name, offset, limit, &limits, false))
         .map_err(|(kind, message)| Error::FileRead {

@@ -95,8 +95,8 @@ impl PyConversation {
     fn py_new(
         py: Python<'_>,
         messages: Option<&Bound<'_, PyAny>>,
-        format: &str,
-        encoding: &str,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+        #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
         system: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let format = parse_format(format)?;
@@ -116,7 +116,13 @@ impl PyConversation {
     // max_bytes: formats::file::DEFAULT_MAX_BYTES, written out so the signature Python sees shows it.
     #[staticmethod]
     #[pyo3(signature = (path, /, *, format = "auto", encoding = "o200k_base", max_bytes = 1_073_741_824))]
-    fn from_file(py: Python<'_>, path: PathBuf, format: &str, encoding: &str, max_bytes: u64) -> PyResult<Self> {
+    fn from_file(
+        py: Python<'_>,
+        path: PathBuf,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+        #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
+        max_bytes: u64,
+    ) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
         let conv = py.detach(move || -> Result<Conversation, Error> {
@@ -188,11 +194,19 @@ impl PyConversation {
     }
 
     /// One message, in the library's own (JSONL) form.
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::position)] index: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let value = self.with(|c| -> Result<Value, Error> {
             let len = c.len();
             let signed_len = isize::try_from(len).unwrap_or(isize::MAX);
-            let i = if index < 0 { index + signed_len } else { index };
+            let i = if index < 0 {
+                index.saturating_add(signed_len)
+            } else {
+                index
+            };
             let i = usize::try_from(i).map_err(|_| Error::IndexOutOfRange {
                 index: index.unsigned_abs(),
                 len,
@@ -314,7 +328,11 @@ impl PyConversation {
     /// Indices of the protected messages: the last `recent_messages`, the messages of the last
     /// `recent_tools` completed tool interactions, and the pinned ones.
     #[pyo3(signature = (*, recent_messages = 12, recent_tools = 3))]
-    fn protected(&self, recent_messages: usize, recent_tools: usize) -> Vec<usize> {
+    fn protected(
+        &self,
+        #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
+        #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
+    ) -> Vec<usize> {
         self.with(|c| {
             let pairing = Pairing::of(c.messages());
             compact::protected(c.messages(), &pairing, recent_messages, recent_tools, c.pinned())
@@ -326,7 +344,7 @@ impl PyConversation {
 
     /// Pin a message (never cleared or summarized, always rendered), or unpin it.
     #[pyo3(signature = (index, /, pinned = true))]
-    fn pin(&self, index: usize, pinned: bool) -> PyResult<()> {
+    fn pin(&self, #[pyo3(from_py_with = super::args::count::index)] index: usize, pinned: bool) -> PyResult<()> {
         let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(conv.set_pinned(index, pinned)?)
     }
@@ -345,11 +363,11 @@ impl PyConversation {
     fn clear_tool_results<'py>(
         &self,
         py: Python<'py>,
-        recent_messages: usize,
-        recent_tools: usize,
+        #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
+        #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
         exclude_tools: Vec<String>,
         clear_tool_inputs: bool,
-        clear_at_least: usize,
+        #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
         keep_thinking: bool,
     ) -> PyResult<(PyConversation, Bound<'py, PyDict>)> {
         let options = ClearOptions {
@@ -379,8 +397,8 @@ impl PyConversation {
     fn clearable_tokens(
         &self,
         py: Python<'_>,
-        recent_messages: usize,
-        recent_tools: usize,
+        #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
+        #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
         exclude_tools: Vec<String>,
     ) -> usize {
         let exclude = exclude_tools.into_iter().collect();
@@ -398,7 +416,7 @@ impl PyConversation {
         &self,
         py: Python<'py>,
         read_only_tools: Vec<String>,
-        recent_messages: usize,
+        #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let tools = read_only_tools.into_iter().collect();
         let protection = Protection {
@@ -424,16 +442,17 @@ impl PyConversation {
     fn recent_suffix<'py>(
         &self,
         py: Python<'py>,
-        budget: usize,
-        reserved_output: usize,
-        safety_margin: usize,
+        #[pyo3(from_py_with = super::args::count::budget)] budget: usize,
+        #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
+        #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (s, available) = py.detach(|| {
             self.with(|c| {
                 let totals = c.totals();
                 let pre = compact::structure::preamble_len(c.messages());
                 let system: usize = totals[..pre].iter().sum();
-                let available = budget.saturating_sub(system + reserved_output + safety_margin);
+                let available =
+                    budget.saturating_sub(system.saturating_add(reserved_output).saturating_add(safety_margin));
                 let pairing = Pairing::of(c.messages());
                 (
                     compact::recent_suffix(c.messages(), &totals, &pairing, available),
@@ -446,7 +465,7 @@ impl PyConversation {
 
     /// History split into at most `parts` ranges of about equal token share, at safe boundaries.
     #[pyo3(signature = (parts, /))]
-    fn split(&self, parts: usize) -> Vec<(usize, usize)> {
+    fn split(&self, #[pyo3(from_py_with = super::args::positive::parts)] parts: usize) -> Vec<(usize, usize)> {
         self.with(|c| {
             let pairing = Pairing::of(c.messages());
             compact::split_by_share(c.messages(), &c.totals(), &pairing, parts)
@@ -458,7 +477,11 @@ impl PyConversation {
 
     /// A new conversation of messages `start..stop` (counts reused).
     #[pyo3(signature = (start, stop = None, /))]
-    fn slice(&self, start: usize, stop: Option<usize>) -> PyConversation {
+    fn slice(
+        &self,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyConversation {
         Self::wrap(self.with(|c| {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             Conversation::from_counted(c, start.min(stop), stop)
@@ -471,10 +494,10 @@ impl PyConversation {
     fn truncate_tool_results<'py>(
         &self,
         py: Python<'py>,
-        limit_chars: usize,
-        per_tool: Option<std::collections::HashMap<String, usize>>,
-        strategy: &str,
-        head_share: f64,
+        #[pyo3(from_py_with = super::args::count::limit_chars)] limit_chars: usize,
+        #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
+        #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
+        #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let strategy = super::budget::parse_strategy(strategy, head_share)?;
         let per_tool = per_tool.unwrap_or_default();
@@ -510,8 +533,8 @@ impl PyConversation {
     #[pyo3(signature = (limit_chars, /, *, per_tool = None))]
     fn tool_results_over(
         &self,
-        limit_chars: usize,
-        per_tool: Option<std::collections::HashMap<String, usize>>,
+        #[pyo3(from_py_with = super::args::count::limit_chars)] limit_chars: usize,
+        #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
     ) -> usize {
         use crate::model::{Body, ResultContent};
         let over = |content: &ResultContent, limit: usize| matches!(content, ResultContent::Text(t) if t.len() > limit && t.chars().count() > limit);
@@ -552,7 +575,11 @@ impl PyConversation {
     /// `keep_messages` messages and `keep_tokens` tokens after it; the preamble length when
     /// there is none (nothing older to summarize).
     #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
-    fn recent_start(&self, keep_messages: usize, keep_tokens: usize) -> usize {
+    fn recent_start(
+        &self,
+        #[pyo3(from_py_with = super::args::count::keep_messages)] keep_messages: usize,
+        #[pyo3(from_py_with = super::args::count::keep_tokens)] keep_tokens: usize,
+    ) -> usize {
         self.with(|c| {
             let m = c.messages();
             let n = m.len();
@@ -614,7 +641,12 @@ impl PyConversation {
 
     /// What the offline summarizer needs from this history (see `agentcontext.summarize`).
     #[pyo3(signature = (start = 0, stop = None, /))]
-    fn handoff<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+    fn handoff<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let h = py.detach(|| {
             self.with(|c| {
                 let stop = stop.unwrap_or(c.len()).min(c.len());
@@ -670,7 +702,11 @@ impl PyConversation {
     /// Texts of the summary messages in this history (written by this library or a well-known
     /// harness), oldest first.
     #[pyo3(signature = (start = 0, stop = None, /))]
-    fn summaries(&self, start: usize, stop: Option<usize>) -> Vec<String> {
+    fn summaries(
+        &self,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> Vec<String> {
         self.with(|c| {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             c.messages()[start.min(stop)..stop]
@@ -688,17 +724,23 @@ impl PyConversation {
     fn concat(parts: Vec<PyRef<'_, PyConversation>>) -> PyResult<PyConversation> {
         let convs: Vec<Conversation> = parts.iter().map(|p| p.with(Conversation::clone)).collect();
         let Some(first) = convs.first() else {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "concat needs at least one conversation",
+            return Err(super::errors::OptionError::new_err(
+                "parts is empty: concat needs at least one conversation",
             ));
         };
-        if convs
+        if let Some((i, c)) = convs
             .iter()
-            .any(|c| c.format() != first.format() || c.encoding() != first.encoding())
+            .enumerate()
+            .find(|(_, c)| c.format() != first.format() || c.encoding() != first.encoding())
         {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "concat needs conversations of one format and one encoding",
-            ));
+            return Err(super::errors::OptionError::new_err(format!(
+                "parts[{i}] is {} with {}, parts[0] is {} with {}: concat needs conversations of one format \
+                 and one encoding",
+                c.format().as_str(),
+                c.encoding().as_str(),
+                first.format().as_str(),
+                first.encoding().as_str()
+            )));
         }
         let refs: Vec<&Conversation> = convs.iter().collect();
         Ok(Self::wrap(Conversation::concat(&refs)))
@@ -707,7 +749,12 @@ impl PyConversation {
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).
     /// For `"anthropic"` a leading system prompt is the first element, with role `"system"`.
     #[pyo3(signature = (format, /, *, request = false))]
-    fn to_format<'py>(&self, py: Python<'py>, format: &str, request: bool) -> PyResult<Bound<'py, PyList>> {
+    fn to_format<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+        request: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
         self.export(py, format, request)
     }

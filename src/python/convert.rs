@@ -1,7 +1,9 @@
 //! Python objects ⇄ `serde_json::Value`, written by hand for speed: one type check per object,
 //! strings copied once, and a depth limit so hostile input cannot exhaust the stack.
 
-use pyo3::exceptions::PyTypeError;
+use super::errors::ArgumentTypeError;
+use std::fmt::Write as _;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -11,34 +13,102 @@ use crate::error::Error;
 /// Deepest nesting accepted in a message (serde_json's own parser stops at 128 too).
 pub const MAX_DEPTH: usize = 128;
 
-/// Convert one Python object (a message or item) into a JSON value; failures name `index`.
+/// Convert one Python object (a message or item) into a JSON value; failures name `index`, then
+/// the reason, then where in the message it is (`content[0].text`).
 pub fn to_value(obj: &Bound<'_, PyAny>, index: usize) -> Result<Value, Error> {
-    convert(obj, 0).map_err(|reason| Error::InvalidMessage { index, reason })
+    convert(obj, 0).map_err(|fault| Error::InvalidMessage {
+        index,
+        reason: fault.describe(),
+    })
 }
 
-fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
+/// Why a value is not JSON data, and the path to it (innermost step first, as it unwinds).
+struct Fault {
+    reason: String,
+    path: Vec<Step>,
+}
+
+enum Step {
+    Key(String),
+    Item(usize),
+}
+
+impl Fault {
+    fn new(reason: String) -> Self {
+        Fault {
+            reason,
+            path: Vec::new(),
+        }
+    }
+
+    fn at(mut self, step: Step) -> Self {
+        self.path.push(step);
+        self
+    }
+
+    /// `reason (at a.b[2])`; a path of more than 8 steps shows its first 4 and last 3.
+    fn describe(&self) -> String {
+        if self.path.is_empty() {
+            return self.reason.clone();
+        }
+        let steps: Vec<&Step> = self.path.iter().rev().collect();
+        let render = |steps: &[&Step], first: bool| {
+            let mut out = String::new();
+            for (i, step) in steps.iter().enumerate() {
+                match step {
+                    Step::Key(k) if first && i == 0 => out.push_str(k),
+                    Step::Key(k) => {
+                        out.push('.');
+                        out.push_str(k);
+                    }
+                    Step::Item(n) => {
+                        let _ = write!(out, "[{n}]");
+                    }
+                }
+            }
+            out
+        };
+        let at = if steps.len() > 8 {
+            format!(
+                "{} ...{} more... {}",
+                render(&steps[..4], true),
+                steps.len() - 7,
+                render(&steps[steps.len() - 3..], false)
+            )
+        } else {
+            render(&steps, true)
+        };
+        format!("{} (at {at})", self.reason)
+    }
+}
+
+fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return py_str(s).map(Value::String);
+        return py_str(s).map(Value::String).map_err(Fault::new);
     }
     if depth >= MAX_DEPTH {
-        return Err(format!("nested deeper than {MAX_DEPTH} levels"));
+        return Err(Fault::new(format!("nested deeper than {MAX_DEPTH} levels")));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(key) = k.cast::<PyString>() else {
-                return Err(format!("dict keys must be strings, got {}", type_name(&k)));
+                return Err(Fault::new(format!("dict keys must be strings, got {}", type_name(&k))));
             };
-            let key = py_str(key)?;
-            let value = convert(&v, depth + 1).map_err(|e| format!("{key}: {e}"))?;
-            map.insert(key, value);
+            let key = py_str(key).map_err(Fault::new)?;
+            match convert(&v, depth + 1) {
+                Ok(value) => {
+                    map.insert(key, value);
+                }
+                Err(fault) => return Err(fault.at(Step::Key(key))),
+            }
         }
         return Ok(Value::Object(map));
     }
     if let Ok(l) = obj.cast::<PyList>() {
         let mut out = Vec::with_capacity(l.len());
         for (i, v) in l.iter().enumerate() {
-            out.push(convert(&v, depth + 1).map_err(|e| format!("[{i}]: {e}"))?);
+            out.push(convert(&v, depth + 1).map_err(|f| f.at(Step::Item(i)))?);
         }
         return Ok(Value::Array(out));
     }
@@ -55,21 +125,23 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
         if let Ok(v) = i.extract::<u64>() {
             return Ok(Value::Number(v.into()));
         }
-        return Err("integer out of the 64-bit range".into());
+        let repr = i.repr().map_or_else(|_| String::new(), |r| r.to_string());
+        let shown: String = repr.chars().take(60).collect();
+        return Err(Fault::new(format!("integer {shown} is out of the 64-bit range")));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::from_f64(f.value())
             .map(Value::Number)
-            .ok_or_else(|| format!("{} is not a JSON number", f.value()));
+            .ok_or_else(|| Fault::new(format!("{} is not a JSON number", f.value())));
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
         let mut out = Vec::with_capacity(t.len());
         for (i, v) in t.iter().enumerate() {
-            out.push(convert(&v, depth + 1).map_err(|e| format!("[{i}]: {e}"))?);
+            out.push(convert(&v, depth + 1).map_err(|f| f.at(Step::Item(i)))?);
         }
         return Ok(Value::Array(out));
     }
-    Err(format!("{} is not JSON data", type_name(obj)))
+    Err(Fault::new(format!("{} is not JSON data", type_name(obj))))
 }
 
 fn py_str(s: &Bound<'_, PyString>) -> Result<String, String> {
@@ -84,13 +156,21 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "object".to_owned(), |n| format!("{n}"))
 }
 
+/// The `ArgumentTypeError` (an `OptionError` and a `TypeError`) for a `messages` argument that is not a list (or iterable) of messages.
+fn not_a_list(obj: &Bound<'_, PyAny>) -> PyErr {
+    let repr = obj.repr().map_or_else(|_| String::new(), |r| r.to_string());
+    let shown: String = repr.chars().take(60).collect();
+    ArgumentTypeError::new_err(format!(
+        "messages must be a list of messages, got {} {shown}{}",
+        type_name(obj),
+        if repr.chars().count() > 60 { "..." } else { "" }
+    ))
+}
+
 /// The items of a list or tuple (or any iterable) of messages as JSON values.
 pub fn to_values(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
-        return Err(PyTypeError::new_err(format!(
-            "expected a list of messages, got {}",
-            type_name(obj)
-        )));
+        return Err(not_a_list(obj));
     }
     if let Ok(list) = obj.cast::<PyList>() {
         let mut out = Vec::with_capacity(list.len());
@@ -99,9 +179,7 @@ pub fn to_values(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
         }
         return Ok(out);
     }
-    let iter = obj
-        .try_iter()
-        .map_err(|_| PyTypeError::new_err(format!("expected a list of messages, got {}", type_name(obj))))?;
+    let iter = obj.try_iter().map_err(|_| not_a_list(obj))?;
     let mut out = Vec::new();
     for (i, item) in iter.enumerate() {
         out.push(to_value(&item?, i)?);

@@ -9,6 +9,7 @@ pyo3::import_exception!(agentcontext.errors, ConversionError);
 pyo3::import_exception!(agentcontext.errors, TranscriptError);
 pyo3::import_exception!(agentcontext.errors, TranscriptReadError);
 pyo3::import_exception!(agentcontext.errors, OptionError);
+pyo3::import_exception!(agentcontext.errors, ArgumentTypeError);
 pyo3::import_exception!(agentcontext.errors, MessageIndexError);
 pyo3::import_exception!(agentcontext.errors, BudgetError);
 pyo3::import_exception!(agentcontext.errors, FileReadError);

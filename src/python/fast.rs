@@ -219,7 +219,7 @@ pub(crate) fn trim<'py>(
     let py = list.py();
     let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
     let total: usize = original.iter().sum();
-    if total + reserve <= max_tokens {
+    if total.saturating_add(reserve) <= max_tokens {
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
     let mut tokens = original.clone();

@@ -15,7 +15,11 @@ const DETACH_MIN_BYTES: usize = 4096;
 
 #[pyfunction]
 #[pyo3(signature = (text, /, *, encoding = "o200k_base"))]
-pub fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
+pub fn count_tokens(
+    py: Python<'_>,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
+) -> PyResult<usize> {
     let enc = Encoding::parse(encoding)?;
     if text.len() < DETACH_MIN_BYTES {
         Ok(enc.count(text))
@@ -26,14 +30,22 @@ pub fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usiz
 
 #[pyfunction]
 #[pyo3(signature = (texts, /, *, encoding = "o200k_base"))]
-pub fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &str) -> PyResult<Vec<usize>> {
+pub fn count_tokens_batch(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
+) -> PyResult<Vec<usize>> {
     let enc = Encoding::parse(encoding)?;
     let mut owned: Vec<String> = Vec::new();
     for (i, item) in texts.try_iter()?.enumerate() {
         let item = item?;
-        let s = item
-            .cast::<PyString>()
-            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("texts[{i}] is not a string")))?;
+        let s = item.cast::<PyString>().map_err(|_| {
+            let type_name = item
+                .get_type()
+                .name()
+                .map_or_else(|_| "object".to_owned(), |n| n.to_string());
+            super::errors::ArgumentTypeError::new_err(format!("texts[{i}] must be a string, got {type_name}"))
+        })?;
         owned.push(
             s.to_str()
                 .map_err(|_| Error::InvalidMessage {
@@ -51,7 +63,10 @@ pub fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &s
 
 #[pyfunction]
 #[pyo3(signature = (text, /, *, target = "o200k_base"))]
-pub fn estimate_tokens(text: &str, target: &str) -> PyResult<usize> {
+pub fn estimate_tokens(
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::string::target)] target: &str,
+) -> PyResult<usize> {
     let enc = Encoding::parse(target)?;
     Ok(heuristic::estimate(text, heuristic::Profile::for_encoding(enc)))
 }
@@ -70,14 +85,14 @@ pub fn detect_format(messages: &Bound<'_, PyAny>) -> PyResult<Option<&'static st
 pub fn convert<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
-    to: &str,
-    source: &str,
+    #[pyo3(from_py_with = super::args::string::to)] to: &str,
+    #[pyo3(from_py_with = super::args::string::source)] source: &str,
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let source = parse_format(source)?;
     let Some(target) = parse_format(to)? else {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "`to` must name a format, not \"auto\"",
+        return Err(super::errors::OptionError::new_err(
+            "to=\"auto\" names no format: pass \"openai\", \"responses\", \"anthropic\" or \"jsonl\"",
         ));
     };
     let values = to_values(messages)?;
@@ -149,7 +164,7 @@ fn export<'py>(py: Python<'py>, format: Format, messages: &[crate::model::Messag
 pub fn validate_messages<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
-    format: &str,
+    #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let (_, parsed) = parse_list(messages, format, system)?;
@@ -163,7 +178,7 @@ pub fn validate_messages<'py>(
 pub fn repair_messages<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
-    format: &str,
+    #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyList>)> {
     let (format, parsed) = parse_list(messages, format, system)?;
@@ -183,23 +198,23 @@ pub fn repair_messages<'py>(
 pub fn trim_messages<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
-    max_tokens: usize,
-    format: &str,
+    #[pyo3(from_py_with = super::args::count::max_tokens)] max_tokens: usize,
+    #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
-    encoding: &str,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
     clear: bool,
-    recent_messages: usize,
-    recent_tools: usize,
-    clear_at_least: usize,
-    reserved_output: usize,
-    safety_margin: usize,
+    #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
+    #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
+    #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
+    #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
+    #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
     let protection = super::surgery::Protection {
         recent_messages,
         recent_tools,
     };
-    let reserve = reserved_output + safety_margin;
+    let reserve = reserved_output.saturating_add(safety_margin);
     // The fast path: a list of plain Chat (or native) dicts is never converted.
     if system.is_none() {
         if let Ok(list) = messages.cast::<PyList>() {

@@ -1,6 +1,7 @@
 //! Python bindings: the only module that touches pyo3. Everything here converts at the edge and
 //! calls the core with the GIL released for anything that takes time.
 
+mod args;
 mod budget;
 mod conversation;
 mod convert;
