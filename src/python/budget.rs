@@ -104,7 +104,11 @@ pub fn truncate(
     let unit = parse_unit(unit, encoding)?;
     let strategy = parse_strategy(strategy, head_share)?;
     let options = Options {
-        retrieval: Retrieval { recall_id, path },
+        retrieval: Retrieval {
+            recall_id,
+            path,
+            unstored: false,
+        },
         count_omitted_tokens,
     };
     let r = py.detach(|| budget::truncate(text, limit, unit, strategy, &options))?;
@@ -139,6 +143,13 @@ pub fn important_tail(text: &str) -> Option<&'static str> {
 #[pyo3(signature = (text, /, *, max_chars = 2000))]
 pub fn json_preview(py: Python<'_>, text: &str, max_chars: usize) -> Option<String> {
     py.detach(|| preview::json_preview(text, max_chars))
+}
+
+/// The value at a JSON path (`$`, `.key`, `['key']`, `[n]`, `[-n]`, `[*]`) in a JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, path, /))]
+pub fn json_path(py: Python<'_>, text: &str, path: &str) -> PyResult<String> {
+    Ok(py.detach(|| budget::json_path::query(text, path))?)
 }
 
 /// One page of a file.
