@@ -78,6 +78,12 @@ def _build_parser() -> argparse.ArgumentParser:
     compact.add_argument("-o", "--output", help="write the compacted conversation here (JSON Lines)")
     compact.add_argument("--to", choices=FORMATS[1:], help="format of --output (default: the input's format)")
     compact.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    compact.add_argument(
+        "--store",
+        metavar="DIR",
+        help="keep the originals of what is cut, cleared, summarized or dropped in this folder, so the ids "
+        "the markers name can be recalled (default: nothing is stored and the markers say so)",
+    )
 
     ev = sub.add_parser(
         "eval",
@@ -206,7 +212,10 @@ def compact_command(args: argparse.Namespace) -> int:
 
     conv, read_as = load(args.file, args.format, args.session)
     budget = parse_budget(args.budget, conv.tokens)
-    result = Compactor(args.strategy).compact(conv, budget=budget)
+    from agentcontext.budgets import ResultStore
+
+    store = ResultStore(args.store) if args.store else None
+    result = Compactor(args.strategy, store=store).compact(conv, budget=budget)
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     if args.output:
         target = args.to or conv.format

@@ -14,12 +14,14 @@ leaves the window is lost.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from agentcontext._core import Conversation, convert
+from agentcontext.budgets import Recall, ResultStore
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
 from agentcontext.errors import ContextOverflowError, OptionError
@@ -43,7 +45,10 @@ class Session:
     its window set to the provider model's. ``tools`` are the tool definitions sent to the model
     and ``functions`` the Python callables :meth:`run` calls for them, by name. ``calibration``
     (shared between sessions if you like) learns from every response's usage; ``log`` receives
-    every compaction.
+    every compaction. ``store`` (by default, with a log, the folder ``<log>.recall`` beside it)
+    keeps the originals of what compactions cut, clear, summarize or drop; with one, a tool
+    named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
+    :func:`agentcontext.budgets.recall_tool` to ``tools`` to offer it to the model).
     """
 
     def __init__(
@@ -59,11 +64,20 @@ class Session:
         calibration: Calibration | None = None,
         log: SessionLog | None = None,
         params: Mapping[str, Any] | None = None,
+        store: ResultStore | None = None,
     ) -> None:
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
+        if store is None and log is not None:
+            # The originals of what compactions cut, clear, summarize or drop, beside the log.
+            store = compactor.store or ResultStore(log.path.with_name(log.path.name + ".recall"))
+        if store is not None and compactor.store is not store:
+            compactor = copy.copy(compactor)
+            compactor.store = store
         self.compactor = compactor
+        #: The ``recall`` tool's executor: every id this session's markers name resolves here.
+        self.recall = Recall(store, log=log)
         fmt = provider.format
         if conversation is None:
             conversation = Conversation([], format=fmt)
@@ -78,6 +92,8 @@ class Session:
         self.system = system
         self.tools = [dict(t) for t in tools] if tools else None
         self.functions = dict(functions or {})
+        if store is not None:
+            self.functions.setdefault("recall", self.recall)
         self.max_tokens = max_tokens
         self.calibration = calibration
         if log is not None:
