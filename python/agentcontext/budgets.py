@@ -134,9 +134,10 @@ class ResultStore:
                     f"{path} is a symlink; the store reads only its own regular files", recall_id
                 ) from None
             raise RecallError(f"{path}: cannot read the stored result: {exc.strerror}", recall_id) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
             data = f.read()
         try:
             return data.decode("utf-8")
@@ -201,6 +202,7 @@ class ResultStore:
         path: str | None = None,
     ) -> str:
         """The answer of the ``recall`` tool for a stored result: see :meth:`Recall.recall`."""
+        _check_id(recall_id)
         return Recall(self).recall(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path)
 
 
