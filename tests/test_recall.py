@@ -20,7 +20,7 @@ from agentcontext.errors import AgentContextError, OptionError, RecallError
 from agentcontext.summarize import SUMMARY_MARKER
 from tests import support
 
-CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.S)
+CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.DOTALL)
 CUT = re.compile(r'(?:\A|\n)\[\.\.\. [^\n]* omitted; full text: recall\(id="([^"\n]+)"\) \.\.\.\]')
 SPAN = re.compile(r"recall id (r-[0-9a-f]{20}) gives the originals")
 STORED = re.compile(r"^\[Full result stored: [^\n]*; recall id (r-[0-9a-f]{20})\]")

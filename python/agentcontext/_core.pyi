@@ -37,6 +37,7 @@ __all__ = [
     "detect_format",
     "estimate_tokens",
     "important_tail",
+    "json_path",
     "json_preview",
     "page_text",
     "read_page",

@@ -63,7 +63,10 @@ fn parse_rest(path: &str, chars: &[char], mut at: usize) -> Result<Vec<Step>> {
                     at += 1;
                 }
                 if start == at {
-                    return Err(bad(path, format!("a key name is expected after '.' at character {start}")));
+                    return Err(bad(
+                        path,
+                        format!("a key name is expected after '.' at character {start}"),
+                    ));
                 }
                 steps.push(Step::Key(chars[start..at].iter().collect()));
             }
@@ -106,7 +109,10 @@ fn parse_rest(path: &str, chars: &[char], mut at: usize) -> Result<Vec<Step>> {
                         }
                         let digits: String = chars[start..at].iter().collect();
                         let index = digits.parse::<i64>().map_err(|_| {
-                            bad(path, format!("an index, a quoted key or * is expected at character {start}"))
+                            bad(
+                                path,
+                                format!("an index, a quoted key or * is expected at character {start}"),
+                            )
                         })?;
                         steps.push(Step::Index(index));
                     }
@@ -145,7 +151,10 @@ pub fn select<'v>(path: &str, root: &'v Value, steps: &[Step]) -> Result<Vec<&'v
                         Some(v) => next.push(v),
                         None if wild => {}
                         None => {
-                            return Err(bad(path, format!("{seen} has {len} elements; index {i} is out of range")));
+                            return Err(bad(
+                                path,
+                                format!("{seen} has {len} elements; index {i} is out of range"),
+                            ));
                         }
                     }
                 }
@@ -222,8 +231,14 @@ mod tests {
             parse("$.items[3].name").unwrap(),
             vec![Step::Key("items".into()), Step::Index(3), Step::Key("name".into())]
         );
-        assert_eq!(parse("$['odd key'][\"x\"]").unwrap(), vec![Step::Key("odd key".into()), Step::Key("x".into())]);
-        assert_eq!(parse("items[-1]").unwrap(), vec![Step::Key("items".into()), Step::Index(-1)]);
+        assert_eq!(
+            parse("$['odd key'][\"x\"]").unwrap(),
+            vec![Step::Key("odd key".into()), Step::Key("x".into())]
+        );
+        assert_eq!(
+            parse("items[-1]").unwrap(),
+            vec![Step::Key("items".into()), Step::Index(-1)]
+        );
         assert_eq!(parse("$.items[*].name").unwrap()[1], Step::Wildcard);
         assert_eq!(parse("$.*").unwrap(), vec![Step::Wildcard]);
         assert_eq!(parse("$").unwrap(), vec![]);
@@ -245,7 +260,10 @@ mod tests {
         assert_eq!(query(DOC, "$.items[0].n").unwrap(), "1");
         assert_eq!(query(DOC, "$['odd key'].x").unwrap(), "[\n  true,\n  null\n]");
         assert_eq!(query(DOC, "$.s").unwrap(), "line1\nline2");
-        assert_eq!(query(DOC, "$.items[*].name").unwrap(), "[\n  \"a\",\n  \"b\",\n  \"c\"\n]");
+        assert_eq!(
+            query(DOC, "$.items[*].name").unwrap(),
+            "[\n  \"a\",\n  \"b\",\n  \"c\"\n]"
+        );
         // Below a wildcard a missing key is no match, not an error.
         assert_eq!(query(DOC, "$.items[*].n").unwrap(), "[\n  1,\n  2\n]");
         let whole: Value = serde_json::from_str(&query(DOC, "$").unwrap()).unwrap();
@@ -260,7 +278,12 @@ mod tests {
         assert!(e("$.nope").contains("$ has no key \"nope\""));
         assert!(e("$.s[0]").contains("$[\"s\"] is a string, not an array"));
         assert!(e("$.items.name").contains("is an array, not an object"));
-        assert!(query("not json", "$").unwrap_err().to_string().contains("the text is not JSON"));
+        assert!(
+            query("not json", "$")
+                .unwrap_err()
+                .to_string()
+                .contains("the text is not JSON")
+        );
         assert!(query(DOC, &format!("$[{}]", "9".repeat(30))).is_err());
     }
 }

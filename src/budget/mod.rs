@@ -595,7 +595,11 @@ mod tests {
             count_omitted_tokens: false,
         };
         let r = truncate(&lines(500), 300, Unit::Chars, Strategy::Head, &options).unwrap();
-        assert!(r.text.contains(" omitted; the full text is not stored ...]"), "{}", r.text);
+        assert!(
+            r.text.contains(" omitted; the full text is not stored ...]"),
+            "{}",
+            r.text
+        );
         assert!(!r.text.contains("recall"));
         assert!(r.text.chars().count() <= 300);
     }

@@ -18,6 +18,7 @@ use crate::tokens::{self, Encoding};
 
 /// Options of [`clear_tool_results`].
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each one a caller's option
 pub struct ClearOptions {
     /// Tools whose results are never cleared.
     pub exclude_tools: BTreeSet<String>,
@@ -1314,7 +1315,8 @@ pub fn plan_result_budgets(
         if text.len() <= limit
             || text.chars().count() <= limit
             || text.contains("\n[... ")
-                && (text.contains(" omitted; full text: recall(id=") || text.contains(" omitted; the full text is not stored"))
+                && (text.contains(" omitted; full text: recall(id=")
+                    || text.contains(" omitted; the full text is not stored"))
         {
             continue;
         }
