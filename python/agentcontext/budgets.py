@@ -267,25 +267,37 @@ class Recall:
         if originals is not None and not isinstance(originals, Conversation):
             originals = Conversation(list(originals))
         self.originals = originals
-        self._indexed: dict[int, tuple[int, dict[str, str]]] = {}
+        self._indexed: dict[str, tuple[int, dict[str, str]]] = {}
 
     def tool(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
         """The tool definition (see :func:`recall_tool`)."""
         return recall_tool(style)
 
-    def _results(self, conv: Conversation) -> dict[str, str]:
-        """Call id → the text of its last result that is not a placeholder, cached per size."""
-        key = id(conv)
-        cached = self._indexed.get(key)
-        if cached is not None and cached[0] == len(conv):
+    def _results(self, source: str) -> dict[str, str] | None:
+        """Call id → the text of its last result that is not a placeholder, in the original
+        messages (``source="originals"``) or the session log (``"log"``); rebuilt when the source
+        has grown (a log only grows)."""
+        log = self.log
+        if source == "originals":
+            if self.originals is None:
+                return None
+            size = len(self.originals)
+        elif log is None:
+            return None
+        else:
+            size = len(log.messages)
+        cached = self._indexed.get(source)
+        if cached is not None and cached[0] == size:
             return cached[1]
         out: dict[str, str] = {}
-        for m in conv.to_jsonl():
-            if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
-                text = result_text(m.get("content"))
-                if not text.startswith(("[cleared: result of ", "[superseded: ")):
-                    out[m["tool_call_id"]] = text
-        self._indexed[key] = (len(conv), out)
+        conv = self.originals if source == "originals" else log.originals() if log is not None else None
+        if conv is not None:
+            for m in conv.to_jsonl():
+                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                    text = result_text(m.get("content"))
+                    if not text.startswith(("[cleared: result of ", "[superseded: ")):
+                        out[m["tool_call_id"]] = text
+        self._indexed[source] = (size, out)
         return out
 
     def original(self, recall_id: str) -> str:
@@ -303,11 +315,10 @@ class Recall:
             stored = store.alias(recall_id)
             if stored is not None:
                 return store.get(stored)
-        for source in (self.originals, self.log.originals() if self.log is not None else None):
-            if source is not None:
-                text = self._results(source).get(recall_id)
-                if text is not None:
-                    return text
+        for source in ("originals", "log"):
+            text = (self._results(source) or {}).get(recall_id)
+            if text is not None:
+                return text
         looked = [
             name
             for name, have in (
