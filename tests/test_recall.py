@@ -328,3 +328,14 @@ def test_cli_compact_markers_are_recallable_with_store_and_say_so_without(tmp_pa
         assert recall.original(call_id) == originals[call_id]
     for span in spans:
         assert recall.original(span)
+
+
+def test_a_result_policy_without_a_store_says_nothing_is_stored() -> None:
+    log = "".join(f"line {i}\n" for i in range(20_000))
+    for preset in sorted(BUDGET_PRESETS):
+        policy = BUDGET_PRESETS[preset].result_policy(context_window=8_000)
+        for content in (log, json.dumps({"rows": list(range(30_000))})):
+            budgeted = policy.apply(content)
+            assert budgeted.action == "truncated" and budgeted.recall_id is None
+            assert "recall" not in budgeted.text
+            assert "omitted; the full text is not stored ...]" in budgeted.text, (preset, budgeted.text[-300:])

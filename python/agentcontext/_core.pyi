@@ -369,6 +369,7 @@ def truncate(
     recall_id: str | None = None,
     path: str | None = None,
     count_omitted_tokens: bool = False,
+    not_stored: bool = False,
 ) -> Truncation:
     """Fit ``text`` into ``limit`` units (chars, bytes, lines or tokens of ``encoding``).
 
@@ -377,7 +378,7 @@ def truncate(
     holds what matters (tracebacks, errors, test summaries, exit status, closing JSON brackets;
     see :func:`important_tail`) and the head otherwise. The marker sits where text was removed
     and states the lines and characters omitted, and how to get them back when ``recall_id`` or
-    ``path`` is given. Cuts fall on line boundaries when that keeps at least half of the room and
+    ``path`` is given (or, with ``not_stored`` and neither, that the full text is not stored). Cuts fall on line boundaries when that keeps at least half of the room and
     never inside a character; the output, marker included, never exceeds ``limit``. Token budgets
     count only the kept lines, not the whole text.
 

@@ -574,7 +574,13 @@ class ToolResultPolicy:
             return BudgetedResult(text=content, action="kept", original_chars=len(content))
         recall_id = self.store.put(content) if self.store is not None else None
         t = truncate(
-            content, budget, unit="chars", strategy=self.strategy, head_share=self.head_share, recall_id=recall_id
+            content,
+            budget,
+            unit="chars",
+            strategy=self.strategy,
+            head_share=self.head_share,
+            recall_id=recall_id,
+            not_stored=recall_id is None,
         )
         return BudgetedResult(
             text=t.text, action="truncated", original_chars=len(content), recall_id=recall_id, truncation=t

@@ -86,7 +86,7 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[pyfunction]
 #[pyo3(signature = (
     text, limit, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
-    recall_id = None, path = None, count_omitted_tokens = false
+    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
@@ -100,6 +100,7 @@ pub fn truncate(
     recall_id: Option<String>,
     path: Option<String>,
     count_omitted_tokens: bool,
+    not_stored: bool,
 ) -> PyResult<PyTruncation> {
     let unit = parse_unit(unit, encoding)?;
     let strategy = parse_strategy(strategy, head_share)?;
@@ -107,7 +108,7 @@ pub fn truncate(
         retrieval: Retrieval {
             recall_id,
             path,
-            unstored: false,
+            unstored: not_stored,
         },
         count_omitted_tokens,
     };
