@@ -70,6 +70,10 @@ pub enum Error {
         message: String,
     },
 
+    /// A JSON path that cannot be parsed, or that selects nothing in the text it is applied to.
+    #[error("JSON path {path:?}: {reason}")]
+    JsonPath { path: String, reason: String },
+
     /// An index outside the conversation.
     #[error("message index {index} out of range for a conversation of {len} messages")]
     IndexOutOfRange { index: usize, len: usize },

@@ -92,7 +92,7 @@ def test_auto_failure_keeps_the_cleared_conversation(summarizer: Any) -> None:
     stages = [s.stage for s in result.stages]
     assert stages == ["clear", "summarize"]
     assert "failed" in result.stages[-1].detail
-    cleared, _ = conv.clear_tool_results()
+    cleared, _ = conv.clear_tool_results(recall_ids=False)  # a compactor without a store
     assert result.conversation.export_each() == cleared.export_each()
     assert result.summary is None and not result.fits
 
@@ -471,7 +471,7 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
     conv = session_conv(300)
     budget = conv.tokens // 8
     floor = conv.tokens - conv.clearable_tokens()
-    cleared, report = conv.clear_tool_results()
+    cleared, report = conv.clear_tool_results(recall_ids=False)  # a compactor without a store
     assert conv.clearable_tokens() >= report["tokens_freed"]
     assert floor <= cleared.tokens
     assert floor > budget, "the scenario: clearing alone cannot reach the budget"

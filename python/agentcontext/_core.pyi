@@ -44,6 +44,7 @@ __all__ = [
     "detect_format",
     "estimate_tokens",
     "important_tail",
+    "json_path",
     "json_preview",
     "page_text",
     "read_page",
@@ -225,9 +226,12 @@ class Conversation:
         clear_tool_inputs: bool = False,
         clear_at_least: int = 0,
         keep_thinking: bool = True,
+        recall_ids: bool = True,
     ) -> tuple[Conversation, ClearReport]:
         """A copy where every completed, paired tool result outside the protected set becomes
-        ``[cleared: result of read_file(path=src/app.py), 12,345 tokens; recall id <call id>]``.
+        ``[cleared: result of read_file(path=src/app.py), 12,345 tokens; recall id <call id>]``
+        (with ``recall_ids=False``: ``...; 12,345 tokens; not stored]``, for a caller that keeps
+        no original to recall).
         The call (name and input) stays; user and assistant text is never rewritten; results of
         ``exclude_tools`` stay; ``clear_tool_inputs`` also shortens the inputs of cleared calls;
         nothing changes unless at least ``clear_at_least`` tokens are freed;
@@ -266,10 +270,12 @@ class Conversation:
         per_tool: dict[str, int] | None = None,
         strategy: TruncateStrategy = "auto",
         head_share: float = 0.5,
+        recall_ids: bool = True,
     ) -> tuple[Conversation, list[JsonDict]]:
         """A copy where every text tool result over its budget (``per_tool`` overrides by tool
         name) is cut to head + marker + tail; the marker names the call id, by which the original
-        can be recalled from the session log. Returns what was cut."""
+        can be recalled (see :class:`agentcontext.budgets.Recall`), or with ``recall_ids=False``
+        says the full text is not stored. Returns what was cut."""
 
     def tool_results_over(self, limit_chars: int, /, *, per_tool: dict[str, int] | None = None) -> int:
         """How many text tool results are over their budget: what :meth:`truncate_tool_results` would cut."""
@@ -392,6 +398,7 @@ def truncate(
     recall_id: str | None = None,
     path: str | None = None,
     count_omitted_tokens: bool = False,
+    not_stored: bool = False,
 ) -> Truncation:
     """Fit ``text`` into ``limit`` units (chars, bytes, lines or tokens of ``encoding``).
 
@@ -400,7 +407,7 @@ def truncate(
     holds what matters (tracebacks, errors, test summaries, exit status, closing JSON brackets;
     see :func:`important_tail`) and the head otherwise. The marker sits where text was removed
     and states the lines and characters omitted, and how to get them back when ``recall_id`` or
-    ``path`` is given. Cuts fall on line boundaries when that keeps at least half of the room and
+    ``path`` is given (or, with ``not_stored`` and neither, that the full text is not stored). Cuts fall on line boundaries when that keeps at least half of the room and
     never inside a character; the output, marker included, never exceeds ``limit``. Token budgets
     count only the kept lines, not the whole text.
 
@@ -414,6 +421,13 @@ def truncate(
 def important_tail(text: str, /) -> str | None:
     """The name of the tail-importance rule that fires on the end of ``text`` (``"traceback"``,
     ``"error"``, ``"test summary"``, ``"exit status"``, ``"summary"``, ``"json close"``), or None."""
+
+def json_path(text: str, path: str, /) -> str:
+    """The value at ``path`` in the JSON ``text``: ``$`` (the root), ``.key``, ``['key']``,
+    ``[n]`` (``[-1]`` is the last), ``[*]`` / ``.*`` (every element or member). A string value is
+    given as its own text, anything else as JSON indented by two spaces; a path with a wildcard
+    gives the JSON array of every match. Raises OptionError naming the path when it cannot be
+    parsed, selects nothing (saying which step failed), or the text is not JSON."""
 
 def json_preview(text: str, /, *, max_chars: int = 2000) -> str | None:
     """A structural preview of a JSON object or array (keys, types, array lengths, first items)

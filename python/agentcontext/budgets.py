@@ -8,18 +8,24 @@ and the stateful helpers (read dedup, open-file views).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import stat
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
-from agentcontext._core import Page, Truncation, json_preview, page_text, read_page, truncate
-from agentcontext.errors import FileReadError, OptionError, RecallError
+from agentcontext._core import Conversation, Page, Truncation, json_path, json_preview, read_page, truncate
+from agentcontext.errors import AgentContextError, FileReadError, OptionError, RecallError
 from agentcontext.types import TruncateStrategy as Strategy
+
+if TYPE_CHECKING:
+    from agentcontext.session_log import SessionLog
 
 __all__ = [
     "PRESETS",
@@ -27,6 +33,8 @@ __all__ = [
     "BudgetedResult",
     "FileReader",
     "OpenFiles",
+    "Recall",
+    "RecallPage",
     "ResultStore",
     "ToolResultPolicy",
     "fit_project_files",
@@ -44,71 +52,408 @@ CHARS_PER_TOKEN = 4
 # The store of full results.
 
 
+#: The form of a store's recall id: ``r-`` and 20 lowercase hex digits of the text's SHA-256.
+RECALL_ID = re.compile(r"r-[0-9a-f]{20}")
+
+#: The longest id :class:`Recall` looks up (call ids of every provider are far shorter).
+MAX_ID_CHARS = 512
+
+
+def _shown(value: str) -> str:
+    """``value`` as a message shows it: quoted, and cut when long."""
+    if len(value) <= 80:
+        return repr(value)
+    return f"{value[:60]!r}... ({len(value):,} chars)"
+
+
+def _check_id(recall_id: object, argument: str = "recall_id") -> str:
+    if not isinstance(recall_id, str):
+        raise OptionError(f"{argument} must be a string, not {type(recall_id).__name__} ({recall_id!r:.80})")
+    if not recall_id or len(recall_id) > MAX_ID_CHARS or recall_id != recall_id.strip():
+        why = "empty" if not recall_id else "too long" if len(recall_id) > MAX_ID_CHARS else "padded with spaces"
+        raise RecallError(f"not a recall id ({why}): {argument}={_shown(recall_id)}", recall_id)
+    return recall_id
+
+
 class ResultStore:
     """A content-addressed store of full tool results, one file per result under ``directory``.
 
     The id of a text is derived from its SHA-256, so storing the same text twice gives the same
     id and one file. Writes go to a temporary file in the same directory and are renamed into
     place, so concurrent writers (threads or processes) of the same result leave one intact file
-    and a reader never sees a partial one.
+    and a reader never sees a partial one. A text can also be stored under an alias (a tool call
+    id), which :meth:`alias` resolves to its recall id. Only regular files are read back: a
+    symlink or anything else planted under a stored name is refused.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OptionError(f"cannot use {self.directory} as a result store: {exc.strerror or exc}") from None
+        if not self.directory.is_dir():
+            raise OptionError(f"cannot use {self.directory} as a result store: not a folder")
 
     @staticmethod
     def id_for(text: str) -> str:
         return "r-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
     def path_for(self, recall_id: str) -> Path:
-        if not recall_id.startswith("r-") or not recall_id[2:].isalnum():
-            raise RecallError(f"not a recall id: {recall_id!r}", recall_id)
+        _check_id(recall_id)
+        if not RECALL_ID.fullmatch(recall_id):
+            raise RecallError(
+                f"not a recall id: recall_id={_shown(recall_id)} (expected r- and 20 hex digits)", recall_id
+            )
         return self.directory / f"{recall_id}.txt"
 
-    def put(self, text: str) -> str:
-        """Store ``text`` and return its recall id."""
-        recall_id = self.id_for(text)
-        path = self.path_for(recall_id)
-        if path.exists():
-            return recall_id
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{recall_id}.", suffix=".tmp")
+    def _alias_path(self, alias: str) -> Path:
+        return self.directory / f"a-{hashlib.sha256(alias.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.ref"
+
+    def _write(self, path: Path, text: str) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
+            # Replaces whatever holds the name, a planted symlink included (the link, not its target).
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _read(self, path: Path, recall_id: str) -> str | None:
+        """The text of a regular file at ``path`` (None when there is none); anything else is refused."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if path.is_symlink():
+                raise RecallError(
+                    f"{path} is a symlink; the store reads only its own regular files", recall_id
+                ) from None
+            raise RecallError(f"{path}: cannot read the stored result: {exc.strerror}", recall_id) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecallError(
+                f"{path}: the stored result is not UTF-8 (changed outside the store?)", recall_id
+            ) from None
+
+    def _holds(self, path: Path) -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except OSError:
+            return False
+
+    def put(self, text: str, *, alias: str | None = None) -> str:
+        """Store ``text`` and return its recall id; with ``alias`` (a tool call id), the alias
+        resolves to that id from now on (:meth:`alias`)."""
+        recall_id = self.id_for(text)
+        path = self.path_for(recall_id)
+        if not self._holds(path):
+            self._write(path, text)
+        if alias is not None:
+            _check_id(alias, "alias")
+            ref = self._alias_path(alias)
+            record = f"{alias}\n{recall_id}"
+            if not self._holds(ref) or self._read(ref, alias) != record:
+                self._write(ref, record)
         return recall_id
+
+    def alias(self, name: str) -> str | None:
+        """The recall id stored under the alias ``name``, or None."""
+        _check_id(name, "alias")
+        text = self._read(self._alias_path(name), name)
+        if text is None:
+            return None
+        stored_name, _, recall_id = text.rpartition("\n")
+        return recall_id if stored_name == name and RECALL_ID.fullmatch(recall_id) else None
 
     def get(self, recall_id: str) -> str:
         """The full text stored under ``recall_id``."""
         path = self.path_for(recall_id)
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id) from None
+        text = self._read(path, recall_id)
+        if text is None:
+            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
+        return text
 
     def __contains__(self, recall_id: object) -> bool:
-        return isinstance(recall_id, str) and recall_id.startswith("r-") and self.path_for(recall_id).exists()
+        return (
+            isinstance(recall_id, str)
+            and bool(RECALL_ID.fullmatch(recall_id))
+            and self._holds(self.path_for(recall_id))
+        )
 
-    def recall(self, recall_id: str, offset: int = 1, limit: int = 500) -> str:
-        """Lines ``offset`` .. ``offset + limit - 1`` of a stored result, with a continuation hint
-        when more follow: the answer of the ``recall`` tool."""
-        page = page_text(self.get(recall_id), offset, limit, name=f"result {recall_id}", line_numbers=False)
-        return page.text
+    def recall(
+        self,
+        recall_id: str,
+        offset: int = 1,
+        limit: int = 500,
+        *,
+        char_offset: int | None = None,
+        max_chars: int = 20_000,
+        path: str | None = None,
+    ) -> str:
+        """The answer of the ``recall`` tool for a stored result: see :meth:`Recall.recall`."""
+        _check_id(recall_id)
+        return Recall(self).recall(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path)
+
+
+@dataclass(frozen=True)
+class RecallPage:
+    """One page of a recalled text. ``text`` is exactly ``full[start:end]``; ``hint`` says how to
+    continue when more follows (None on the last page)."""
+
+    text: str
+    start: int
+    end: int
+    total_chars: int
+    start_line: int
+    end_line: int
+    total_lines: int
+    hint: str | None
+
+    @property
+    def answer(self) -> str:
+        """The page as the tool answers it: the text, then the hint on a line of its own."""
+        if self.hint is None:
+            return self.text
+        return f"{self.text}{'' if self.text.endswith(chr(10)) else chr(10)}\n{self.hint}"
+
+
+def _non_negative(name: str, value: object, least: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionError(f"{name} must be an integer, not {type(value).__name__} ({value!r:.80})")
+    if value < least:
+        raise OptionError(f"{name} must be at least {least}, got {value}")
+    return value
+
+
+class Recall:
+    """The ``recall`` tool: resolves every id the library writes into a marker or placeholder,
+    and pages the original back.
+
+    - ``r-...`` ids: results stored in ``store`` by :class:`ToolResultPolicy` (persisted or cut
+      results) and the originals of summarized or dropped spans stored by a
+      :class:`~agentcontext.Compactor` that has a store (as JSON Lines, one message a line);
+    - tool call ids (``[cleared: ...; recall id call_abc]``, ``recall(id="call_abc")``): the
+      result as it was before it was cleared or cut, from ``store`` (stored by the compactor
+      under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
+      :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
+      the session ``log``. When a call id was used twice, the last result is the one recalled.
+
+    Pages are by lines (``offset``, ``limit``) and never longer than ``max_chars`` characters: a
+    longer line (a one-line JSON result) is paged by character, the hint naming ``char_offset``.
+    ``path`` first selects a value inside a JSON result (``$.items[3].name``; see
+    :func:`agentcontext.json_path`).
+    """
+
+    def __init__(
+        self,
+        store: ResultStore | None = None,
+        *,
+        log: SessionLog | None = None,
+        originals: Conversation | Iterable[Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.store = store
+        self.log = log
+        if originals is not None and not isinstance(originals, Conversation):
+            originals = Conversation(list(originals))
+        self.originals = originals
+        self._indexed: dict[str, tuple[int, dict[str, str]]] = {}
+
+    def tool(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
+        """The tool definition (see :func:`recall_tool`)."""
+        return recall_tool(style)
+
+    def _results(self, source: str) -> dict[str, str] | None:
+        """Call id → the text of its last result that is not a placeholder, in the original
+        messages (``source="originals"``) or the session log (``"log"``); rebuilt when the source
+        has grown (a log only grows)."""
+        log = self.log
+        if source == "originals":
+            if self.originals is None:
+                return None
+            size = len(self.originals)
+        elif log is None:
+            return None
+        else:
+            size = len(log.messages)
+        cached = self._indexed.get(source)
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        out: dict[str, str] = {}
+        conv = self.originals if source == "originals" else log.originals() if log is not None else None
+        if conv is not None:
+            for m in conv.to_jsonl():
+                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                    text = result_text(m.get("content"))
+                    if not text.startswith(("[cleared: result of ", "[superseded: ")):
+                        out[m["tool_call_id"]] = text
+        self._indexed[source] = (size, out)
+        return out
+
+    def original(self, recall_id: str) -> str:
+        """The full text behind ``recall_id``.
+
+        Raises:
+            OptionError: ``recall_id`` is not a string.
+            RecallError: nothing is stored under it (the message says where it was looked for).
+        """
+        recall_id = _check_id(recall_id, "id")
+        store = self.store
+        if store is not None:
+            if RECALL_ID.fullmatch(recall_id):
+                return store.get(recall_id)
+            stored = store.alias(recall_id)
+            if stored is not None:
+                return store.get(stored)
+        for source in ("originals", "log"):
+            text = (self._results(source) or {}).get(recall_id)
+            if text is not None:
+                return text
+        looked = [
+            name
+            for name, have in (
+                ("the store", store),
+                ("the original messages", self.originals),
+                ("the session log", self.log),
+            )
+            if have is not None
+        ]
+        where = ", ".join(looked) if looked else "nothing (no store, session log or original messages given)"
+        raise RecallError(f"no stored result with recall id {_shown(recall_id)} (looked in {where})", recall_id)
+
+    def page(
+        self,
+        recall_id: str,
+        offset: int = 1,
+        limit: int = 500,
+        *,
+        char_offset: int | None = None,
+        max_chars: int = 20_000,
+        path: str | None = None,
+    ) -> RecallPage:
+        """One page of what ``recall_id`` names (of the value at ``path`` in it, for JSON)."""
+        offset = _non_negative("offset", offset, 1)
+        limit = _non_negative("limit", limit, 1)
+        max_chars = _non_negative("max_chars", max_chars, 1)
+        if char_offset is not None:
+            char_offset = _non_negative("char_offset", char_offset)
+        text = self.original(recall_id)
+        if path is not None:
+            if not isinstance(path, str):
+                raise OptionError(f"path must be a string, not {type(path).__name__}")
+            text = json_path(text, path)
+        return _page(text, offset, limit, char_offset, max_chars)
+
+    def recall(
+        self,
+        recall_id: str,
+        offset: int = 1,
+        limit: int = 500,
+        *,
+        char_offset: int | None = None,
+        max_chars: int = 20_000,
+        path: str | None = None,
+    ) -> str:
+        """The tool's answer: :meth:`page` with its continuation hint."""
+        return self.page(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path).answer
+
+    def __call__(self, arguments: Mapping[str, Any]) -> str:
+        """The executor for a tool call's parsed arguments (``id``, ``offset``, ``limit``,
+        ``char_offset``, ``path``). A bad argument or an unknown id is answered with the error's
+        message, which tells the model what to do."""
+        if not isinstance(arguments, Mapping):
+            return f"Error: the recall tool takes an object of arguments, not {type(arguments).__name__}"
+        unknown = sorted(set(arguments) - {"id", "offset", "limit", "char_offset", "path"})
+        if unknown:
+            return (
+                f"Error: unknown argument {unknown[0]!r} (the recall tool takes id, offset, limit, char_offset, path)"
+            )
+        try:
+            return self.recall(
+                arguments.get("id"),  # type: ignore[arg-type]  # checked in `original`
+                arguments.get("offset", 1),
+                arguments.get("limit", 500),
+                char_offset=arguments.get("char_offset"),
+                path=arguments.get("path"),
+            )
+        except AgentContextError as exc:
+            return f"Error: {exc}"
+
+
+def result_text(content: object) -> str:
+    """A tool result's content as the text a recall gives back: a string as is, anything else
+    (a list of content parts) as JSON."""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _page(text: str, offset: int, limit: int, char_offset: int | None, max_chars: int) -> RecallPage:
+    n = len(text)
+    # A final line break ends the last line; it does not start another.
+    total_lines = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+    if char_offset is None:
+        if offset > total_lines:
+            raise OptionError(f"offset {offset} is past the end (the text has {total_lines:,} lines)")
+        start = 0
+        for _ in range(offset - 1):
+            start = text.index("\n", start) + 1
+        stop = start
+        for _ in range(limit):
+            nl = text.find("\n", stop)
+            if nl < 0:
+                stop = n
+                break
+            stop = nl + 1
+        # Never more than max_chars: end at the last line break that fits, or mid-line.
+        if stop - start > max_chars:
+            nl = text.rfind("\n", start, start + max_chars)
+            stop = nl + 1 if nl >= start else start + max_chars
+    else:
+        if char_offset > n or (char_offset == n and n > 0):
+            raise OptionError(f"char_offset {char_offset:,} is past the end (the text has {n:,} chars)")
+        start = char_offset
+        stop = min(n, start + max_chars)
+    first = text.count("\n", 0, start) + 1
+    last = first + text.count("\n", start, max(start, stop - 1))
+    hint = None
+    if stop < n:
+        if text[stop - 1] == "\n":
+            hint = f"[Showing lines {first}-{last} of {total_lines}. Use offset={last + 1} to continue.]"
+        else:
+            hint = f"[Showing chars {start}-{stop} of {n} (line {last} of {total_lines}). Use char_offset={stop} to continue.]"
+    return RecallPage(text[start:stop], start, stop, n, first, last, total_lines, hint)
 
 
 def recall_tool(style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
-    """The definition of a ``recall`` tool that pages a stored result back, for a tool list."""
+    """The definition of the ``recall`` tool that :class:`Recall` executes, for a tool list."""
     description = (
-        "Read back the full text of a tool result that was shortened or cleared from the conversation. "
-        "Pass the recall id shown in its marker; use offset and limit to page through long results."
+        "Read back the original of something shortened, cleared, summarized or dropped from the conversation. "
+        "Pass the recall id its marker shows. Pages are by lines (offset, limit); a long line is paged by "
+        "character (char_offset, as the page's last line tells). For a JSON result, path selects a value "
+        "inside it first, like $.items[3].name, $['key'][-1] or $.items[*].id."
     )
-    schema = _paged_schema("id", "The recall id from the marker, like r-3fa2...")
+    schema = _paged_schema("id", "The recall id from the marker, like r-3fa2... or a tool call id.")
+    schema["properties"]["char_offset"] = {
+        "type": "integer",
+        "minimum": 0,
+        "description": "Character offset (0-based) to start from instead of a line.",
+    }
+    schema["properties"]["path"] = {
+        "type": "string",
+        "description": "A JSON path into a JSON result: $, .key, ['key'], [n], [-n], [*].",
+    }
     return _tool("recall", description, schema, style)
 
 
@@ -245,7 +590,13 @@ class ToolResultPolicy:
             return BudgetedResult(text=content, action="kept", original_chars=len(content))
         recall_id = self.store.put(content) if self.store is not None else None
         t = truncate(
-            content, budget, unit="chars", strategy=self.strategy, head_share=self.head_share, recall_id=recall_id
+            content,
+            budget,
+            unit="chars",
+            strategy=self.strategy,
+            head_share=self.head_share,
+            recall_id=recall_id,
+            not_stored=recall_id is None,
         )
         return BudgetedResult(
             text=t.text, action="truncated", original_chars=len(content), recall_id=recall_id, truncation=t

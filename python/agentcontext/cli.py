@@ -119,6 +119,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="refuse a transcript that is not protocol-valid (orphan or missing results, reused call ids, ...) "
         "instead of repairing it first",
     )
+    compact.add_argument(
+        "--store",
+        metavar="DIR",
+        help="keep the originals of what is cut, cleared, summarized or dropped in this folder, so the ids "
+        "the markers name can be recalled (default: nothing is stored and the markers say so)",
+    )
 
     ev = sub.add_parser(
         "eval",
@@ -261,7 +267,10 @@ def compact_command(args: argparse.Namespace) -> int:
     conv, read_as = load(args.file, args.format, args.session, args.max_bytes)
     conv, repaired = _valid_input(conv, args.file, args.no_repair)
     budget = parse_budget(args.budget, conv.tokens)
-    result = Compactor(args.strategy).compact(conv, budget=budget)
+    from agentcontext.budgets import ResultStore
+
+    store = ResultStore(args.store) if args.store else None
+    result = Compactor(args.strategy, store=store).compact(conv, budget=budget)
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     report["repaired"] = repaired
     if args.output:

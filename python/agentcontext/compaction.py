@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.budgets import FileReader
+from agentcontext.budgets import FileReader, ResultStore, result_text
 from agentcontext.errors import AgentContextError, ArgumentTypeError, BudgetError, FileReadError, OptionError
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
@@ -449,8 +449,13 @@ class Compactor:
         fallback: Summarizer | None = OfflineSummarizer(),  # noqa: B008 - stateless default
         files: FileReader | None = None,
         environ: Mapping[str, str] | None = None,
+        store: ResultStore | None = None,
     ) -> None:
         self.policy = resolve_policy(policy).from_env(environ)
+        #: Where the originals of what a compaction cuts, clears, summarizes or drops are kept,
+        #: so that every id its markers name can be recalled (:class:`agentcontext.Recall`).
+        #: Without one, the markers say that the originals are not stored.
+        self.store = store
         self.summarizer: Summarizer = summarizer or OfflineSummarizer()
         self.fallback = fallback
         self.files = files
@@ -528,7 +533,10 @@ class Compactor:
 
         # (a) tool-result budgets
         if p.tool_result_budgets and work.tool_results_over(p.result_budget, per_tool=dict(p.per_tool_budget_chars)):
-            cut_conv, cut = work.truncate_tool_results(p.result_budget, per_tool=dict(p.per_tool_budget_chars))
+            cut_conv, cut = work.truncate_tool_results(
+                p.result_budget, per_tool=dict(p.per_tool_budget_chars), recall_ids=self.store is not None
+            )
+            self._keep_results(conv, cut)
             if cut:
                 changed = {c["index"] for c in cut}
                 provenance = [None if i in changed else provenance[i] for i in range(len(cut_conv))]
@@ -540,6 +548,7 @@ class Compactor:
         # (b) clear old tool results
         def clear(work: Conversation, provenance: list[int | None]) -> tuple[Conversation, list[int | None]]:
             cleared_conv, report = work.clear_tool_results(
+                recall_ids=self.store is not None,
                 recent_messages=p.preserve_recent_messages,
                 recent_tools=p.preserve_recent_tools,
                 clear_at_least=p.clear_at_least,
@@ -547,6 +556,7 @@ class Compactor:
                 clear_tool_inputs=p.clear_tool_inputs,
                 keep_thinking=p.keep_thinking,
             )
+            self._keep_results(conv, report["cleared"])
             if not report["cleared"]:
                 return work, provenance
             changed = {c["index"] for c in report["cleared"]}
@@ -613,6 +623,27 @@ class Compactor:
             return self._drop(conv, work, provenance, p, limit, stages, done, summary=None)
         return done(work, provenance)
 
+    def _keep_results(self, original: Conversation, changed: list[Any]) -> None:
+        """Store the original of every cut or cleared result (``changed``: the report entries, by
+        message index and call id) under its call id, which its marker names."""
+        if self.store is None or not changed:
+            return
+        for c in changed:
+            i, call_id = c["index"], c["tool_use_id"]
+            # The ladder's stages change contents, never positions: the index is the original's.
+            items = original.slice(i, i + 1).to_jsonl() if i < len(original) else []
+            found = [m for m in items if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
+            if found:
+                self.store.put(result_text(found[-1].get("content")), alias=call_id)
+
+    def _keep_span(self, conv: Conversation, start: int, stop: int) -> str | None:
+        """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line)
+        and return their recall id; None without a store."""
+        if self.store is None:
+            return None
+        lines = [json.dumps(m, ensure_ascii=False) for items in conv.slice(start, stop).export_each() for m in items]
+        return self.store.put("\n".join(lines) + "\n")
+
     def _summarize(
         self,
         original: Conversation,
@@ -660,7 +691,9 @@ class Compactor:
         # position in the original.
         first_kept = cut
         recent = original.slice(first_kept)
-        message = summary_message(summary, messages=cut - preamble, tokens=older_tokens)
+        message = summary_message(
+            summary, messages=cut - preamble, tokens=older_tokens, recall_id=self._keep_span(original, preamble, cut)
+        )
         head = [message, *(self._reattach(original, preamble, cut, p) if reattach else [])]
         parts = [original.slice(0, preamble), Conversation(head, format=work.format, encoding=work.encoding)]
         new_prov: list[int | None] = list(range(preamble)) + [None] * len(head)
@@ -865,9 +898,11 @@ class Compactor:
             if refit["overflow"] is None and refit["start"] > pre:
                 at = refit["start"]
                 dropped = sum(work.message_tokens()[pre:at])
+                span = self._keep_span(work, pre, at)
+                where = f"recall id {span} gives the originals" if span else "the originals are not stored"
                 text = (
                     f"[agentcontext: {at - pre:,} earlier messages ({dropped:,} tokens) "
-                    "were dropped to fit the context window; the originals are kept in the session log.]"
+                    f"were dropped to fit the context window; {where}.]"
                 )
                 note = Conversation([{"role": "user", "content": text}], format=work.format, encoding=work.encoding)
                 if work.tokens - dropped + note.tokens <= limit:

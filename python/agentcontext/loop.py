@@ -21,6 +21,7 @@ leaves the window is lost.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import tempfile
@@ -30,10 +31,10 @@ from typing import Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
-from agentcontext.budgets import BudgetedResult, ResultStore, ToolResultPolicy
+from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, RecallError
+from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError
 from agentcontext.providers import Completion, Provider
 from agentcontext.session_log import SessionLog
 from agentcontext.types import JsonDict, Message
@@ -68,12 +69,15 @@ class Session:
     :class:`~agentcontext.budgets.ToolResultPolicy`): ``True`` (default) is the default policy for
     the provider's context window, at most min(16,000 chars, 30% of the window) per result and a
     2,000-char preview of any result over 50,000 chars; a policy of your own sets the numbers,
-    ``per_tool`` among them for per-tool budgets; ``False`` lets results in unchanged. What is cut
-    is kept in full in :attr:`result_store` — the policy's ``store`` if it has one, else a
-    directory beside the session log (``<log file>.results``), else a temporary directory made on
-    first use and left in place (so a recall id stays valid after the session is gone) — and the
-    session answers a ``recall`` tool call from it (add :func:`~agentcontext.recall_tool` to
-    ``tools`` so the model can make one), unless ``functions`` has its own ``recall``.
+    ``per_tool`` among them for per-tool budgets; ``False`` lets results in unchanged.
+
+    One store keeps every original this session's markers name (:attr:`result_store`): ``store``,
+    else the policy's ``store``, else ``<log file>.recall`` beside the session log, else — once a
+    tool result is first cut — a temporary directory left in place (so a recall id stays valid
+    after the session is gone). Compactions keep the originals of what they cut, clear, summarize
+    or drop in it when it exists from the start (with ``store``, a policy store or a log). A tool
+    named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
+    :func:`~agentcontext.recall_tool` to ``tools`` so the model can make one).
     """
 
     def __init__(
@@ -90,12 +94,23 @@ class Session:
         log: SessionLog | None = None,
         params: Mapping[str, Any] | None = None,
         result_policy: ToolResultPolicy | bool = True,
+        store: ResultStore | None = None,
     ) -> None:
         _checks.count("max_tokens", max_tokens, minimum=1)
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
+        if store is None and isinstance(result_policy, ToolResultPolicy):
+            store = result_policy.store
+        if store is None and log is not None:
+            # The originals of what compactions cut, clear, summarize or drop, beside the log.
+            store = compactor.store or ResultStore(log.path.with_name(log.path.name + ".recall"))
+        if store is not None and compactor.store is not store:
+            compactor = copy.copy(compactor)
+            compactor.store = store
         self.compactor = compactor
+        #: The ``recall`` tool's executor: every id this session's markers name resolves here.
+        self.recall = Recall(store, log=log)
         fmt = provider.format
         if conversation is None:
             conversation = Conversation([], format=fmt)
@@ -127,8 +142,8 @@ class Session:
             )
         #: The policy every tool result enters through (``None``: results enter unchanged).
         self.result_policy: ToolResultPolicy | None = result_policy or None
-        self._store: ResultStore | None = result_policy.store if result_policy else None
-        if self.result_policy is not None:
+        self._store: ResultStore | None = store
+        if store is not None or self.result_policy is not None:
             self.functions.setdefault("recall", self._recall)
         #: What became of every tool result :meth:`run` appended, in order (empty when
         #: ``result_policy`` is False).
@@ -167,29 +182,16 @@ class Session:
 
     @property
     def result_store(self) -> ResultStore:
-        """Where the full text of every cut tool result is kept: the policy's ``store``, else
-        ``<log file>.results`` beside the session log, else a temporary directory made on first
-        use (not removed: a recall id stays valid as long as the directory exists)."""
+        """The store of every original this session's markers name (see the class docs); a
+        temporary directory is made on first use when none was given or made at the start."""
         if self._store is None:
-            if self.log is not None:
-                self._store = ResultStore(self.log.path.with_name(self.log.path.name + ".results"))
-            else:
-                self._store = ResultStore(tempfile.mkdtemp(prefix="agentcontext-results-"))
+            self._store = ResultStore(tempfile.mkdtemp(prefix="agentcontext-results-"))
+            self.recall = Recall(self._store, log=self.log)
         return self._store
 
     def _recall(self, args: Any) -> str:
-        """The ``recall`` tool (see :func:`~agentcontext.recall_tool`): a page of a stored result."""
-        if not isinstance(args, Mapping) or not isinstance(args.get("id"), str):
-            raise RecallError(f"recall needs an id string, got {args!r}", "")
-        recall_id: str = args["id"]
-        offset, limit = args.get("offset", 1), args.get("limit", 500)
-        if not isinstance(offset, int) or not isinstance(limit, int) or offset < 1 or limit < 1:
-            raise RecallError(
-                f"recall: offset and limit must be positive integers, got {offset!r}, {limit!r}", recall_id
-            )
-        if self._store is None:
-            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
-        return self._store.recall(recall_id, offset, limit)
+        """The ``recall`` tool (see :func:`~agentcontext.recall_tool`): a page of a stored original."""
+        return self.recall(args)
 
     def _budget(self, outputs: list[tuple[str, str]]) -> list[str]:
         """The results of one message, ``(tool name, text)``, through :attr:`result_policy`."""

@@ -115,12 +115,12 @@ def strip_scratchpad(text: str) -> str:
     return without
 
 
-def summary_message(summary: str, *, messages: int, tokens: int) -> dict[str, str]:
-    """The boundary marker and the summary as one user message (the same shape in every format)."""
-    header = (
-        f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; "
-        "the originals are kept in the session log.]"
-    )
+def summary_message(summary: str, *, messages: int, tokens: int, recall_id: str | None = None) -> dict[str, str]:
+    """The boundary marker and the summary as one user message (the same shape in every format).
+    The marker names ``recall_id`` when the originals are stored under it, and otherwise says
+    they are not stored."""
+    where = f"recall id {recall_id} gives the originals" if recall_id else "the originals are not stored"
+    header = f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; {where}.]"
     return {"role": "user", "content": f"{header}\n\n{summary}"}
 
 

@@ -2,6 +2,7 @@
 //! token-budget fitting, JSON previews and file-read paging.
 
 pub mod count;
+pub mod json_path;
 pub mod json_preview;
 pub mod paging;
 pub mod tail;
@@ -54,6 +55,8 @@ pub struct Retrieval {
     pub recall_id: Option<String>,
     /// A file holding the full text.
     pub path: Option<String>,
+    /// Nothing holds the full text, and the marker says so (when neither of the above is set).
+    pub unstored: bool,
 }
 
 /// Sizes of a piece of text.
@@ -282,6 +285,7 @@ pub fn marker(omitted: Size, tokens: Option<usize>, retrieval: &Retrieval) -> St
         (None, Some(path)) => {
             let _ = write!(m, "; full text in {path}");
         }
+        (None, None) if retrieval.unstored => m.push_str("; the full text is not stored"),
         (None, None) => {}
     }
     m.push_str(" ...]");
@@ -564,6 +568,7 @@ mod tests {
             retrieval: Retrieval {
                 recall_id: Some("r-1".into()),
                 path: None,
+                unstored: false,
             },
             count_omitted_tokens: true,
         };
@@ -578,5 +583,25 @@ mod tests {
         assert!(r.text.contains("recall(id=\"r-1\")"));
         assert!(r.omitted_tokens.unwrap() > 0);
         assert!(Encoding::O200k.count(&r.text) <= 200);
+    }
+
+    #[test]
+    fn marker_says_when_nothing_is_stored() {
+        let options = Options {
+            retrieval: Retrieval {
+                recall_id: None,
+                path: None,
+                unstored: true,
+            },
+            count_omitted_tokens: false,
+        };
+        let r = truncate(&lines(500), 300, Unit::Chars, Strategy::Head, &options).unwrap();
+        assert!(
+            r.text.contains(" omitted; the full text is not stored ...]"),
+            "{}",
+            r.text
+        );
+        assert!(!r.text.contains("recall"));
+        assert!(r.text.chars().count() <= 300);
     }
 }

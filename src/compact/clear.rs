@@ -18,6 +18,7 @@ use crate::tokens::{self, Encoding};
 
 /// Options of [`clear_tool_results`].
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each one a caller's option
 pub struct ClearOptions {
     /// Tools whose results are never cleared.
     pub exclude_tools: BTreeSet<String>,
@@ -32,6 +33,9 @@ pub struct ClearOptions {
     /// as `Conversation` does). Otherwise, with cached counts, a placeholder clearly smaller than
     /// its result is given an upper bound instead (see [`Cleared::after_exact`]).
     pub count_placeholders: bool,
+    /// Placeholders name the call id as the recall id (the caller keeps the originals: a session
+    /// log, a result store, its own messages). When false they say that the result is not stored.
+    pub recall_ids: bool,
 }
 
 impl Default for ClearOptions {
@@ -42,6 +46,7 @@ impl Default for ClearOptions {
             clear_at_least: 0,
             keep_thinking: true,
             count_placeholders: false,
+            recall_ids: true,
         }
     }
 }
@@ -274,7 +279,12 @@ impl<'a> Placeholders<'a> {
     pub fn chars(d: Described, tokens: usize, id: &str) -> usize {
         let [_, _, recall, close] = PLACEHOLDER_PARTS;
         let digits = tokens.checked_ilog10().unwrap_or(0) as usize + 1;
-        d.chars + digits + (digits - 1) / 3 + recall.len() + id.chars().count() + close.len()
+        let end = if id.is_empty() {
+            NOT_STORED.len()
+        } else {
+            recall.len() + id.chars().count() + close.len()
+        };
+        d.chars + digits + (digits - 1) / 3 + end
     }
 
     /// [`placeholder`] for a call to `name` whose `arguments` text is `args`.
@@ -481,13 +491,21 @@ fn push_placeholder(out: &mut String, description: &str, tokens: usize, id: &str
 const TAIL_BYTES: usize = 26 + PLACEHOLDER_PARTS[2].len() + PLACEHOLDER_PARTS[3].len();
 
 /// What follows the description: `12,345 tokens; recall id ID]`.
+/// An empty id writes `12,345 tokens; not stored]`: nothing can recall the result.
 fn push_tail(out: &mut String, tokens: usize, id: &str) {
     let [_, _, recall, close] = PLACEHOLDER_PARTS;
     push_grouped(out, tokens);
+    if id.is_empty() {
+        out.push_str(NOT_STORED);
+        return;
+    }
     out.push_str(recall);
     out.push_str(id);
     out.push_str(close);
 }
+
+/// The end of a placeholder whose result is not stored anywhere.
+const NOT_STORED: &str = " tokens; not stored]";
 
 /// `n` with thousands separated by commas.
 fn push_grouped(out: &mut String, n: usize) {
@@ -642,6 +660,7 @@ pub fn plan_clear_counted<'m>(
     // The result of one call, cleared, if that frees tokens.
     let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan<'m>> {
         let c = &pairing.calls[ci];
+        let id = if options.recall_ids { c.id } else { "" };
         let at = c.result?;
         let (block, _, _) = live_result(messages, at)?;
         let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
@@ -657,10 +676,10 @@ pub fn plan_clear_counted<'m>(
         let text = match described {
             Some(d) => {
                 let mut text = String::new();
-                placeholders.write_new(d, before, c.id, &mut text);
+                placeholders.write_new(d, before, id, &mut text);
                 text
             }
-            None => placeholders.placeholder(c.name, input, before, c.id),
+            None => placeholders.placeholder(c.name, input, before, id),
         };
         // With cached counts, unless every placeholder is asked for: when the result is clearly
         // larger than any count of its placeholder, the placeholder is not counted here and the
@@ -676,7 +695,7 @@ pub fn plan_clear_counted<'m>(
             // What `count_block` gives for a result whose content is this text.
             tokens::TOOL_BLOCK_OVERHEAD
                 + match described {
-                    Some(d) if enc.is_bpe() => placeholders.count(d, before, c.id, enc),
+                    Some(d) if enc.is_bpe() => placeholders.count(d, before, id, enc),
                     _ => enc.count(&text),
                 }
         };
@@ -949,6 +968,15 @@ mod tests {
             placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "c1"),
             "[cleared: result of bash(ls -la), 12,345 tokens; recall id c1]"
         );
+        // No id: nothing holds the result, and the placeholder says so.
+        let unstored = placeholder("bash", &ToolInput::Freeform("ls -la".into()), 12_345, "");
+        assert_eq!(unstored, "[cleared: result of bash(ls -la), 12,345 tokens; not stored]");
+        let mut memo = Placeholders::default();
+        let d = memo.describe_arguments("read", r#"{"path":"a.py"}"#);
+        let mut text = String::new();
+        memo.write(d, 7, "", &mut text);
+        assert_eq!(Placeholders::chars(d, 7, ""), text.chars().count());
+        assert_eq!(memo.count(d, 7, "", Encoding::O200k), Encoding::O200k.count(&text));
     }
 
     #[test]
@@ -1262,13 +1290,15 @@ pub struct Budgeted {
 }
 
 /// Cut every text tool result over its budget (`limit_for(tool name)` chars) to head + marker +
-/// tail, the marker naming the call id as the recall id (the original stays in the session log).
+/// tail, the marker naming the call id as the recall id when `recall_ids` (the caller keeps the
+/// original: a session log, a result store) or else saying the full text is not stored.
 /// Results already cut or cleared are left alone. Returns the changed messages and what was cut.
 pub fn plan_result_budgets(
     messages: &[Message],
     pairing: &Pairing,
     limit_for: impl Fn(&str) -> usize,
     strategy: crate::budget::Strategy,
+    recall_ids: bool,
 ) -> (Vec<(usize, Message)>, Vec<Budgeted>) {
     let mut changed: HashMap<usize, Message> = HashMap::new();
     let mut report = Vec::new();
@@ -1284,14 +1314,17 @@ pub fn plan_result_budgets(
         };
         if text.len() <= limit
             || text.chars().count() <= limit
-            || text.contains("\n[... ") && text.contains(" omitted; full text: recall(id=")
+            || text.contains("\n[... ")
+                && (text.contains(" omitted; full text: recall(id=")
+                    || text.contains(" omitted; the full text is not stored"))
         {
             continue;
         }
         let options = crate::budget::Options {
             retrieval: crate::budget::Retrieval {
-                recall_id: Some(c.id.to_owned()),
+                recall_id: recall_ids.then(|| c.id.to_owned()),
                 path: None,
+                unstored: !recall_ids,
             },
             count_omitted_tokens: false,
         };

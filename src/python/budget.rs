@@ -81,7 +81,7 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[pyfunction]
 #[pyo3(signature = (
     text, limit, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
-    recall_id = None, path = None, count_omitted_tokens = false
+    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
@@ -95,11 +95,16 @@ pub fn truncate(
     recall_id: Option<String>,
     path: Option<String>,
     count_omitted_tokens: bool,
+    not_stored: bool,
 ) -> PyResult<PyTruncation> {
     let unit = parse_unit(unit, encoding)?;
     let strategy = parse_strategy(strategy, head_share)?;
     let options = Options {
-        retrieval: Retrieval { recall_id, path },
+        retrieval: Retrieval {
+            recall_id,
+            path,
+            unstored: not_stored,
+        },
         count_omitted_tokens,
     };
     let r = py.detach(|| budget::truncate(text, limit, unit, strategy, &options))?;
@@ -138,6 +143,13 @@ pub fn json_preview(
     #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
 ) -> Option<String> {
     py.detach(|| preview::json_preview(text, max_chars))
+}
+
+/// The value at a JSON path (`$`, `.key`, `['key']`, `[n]`, `[-n]`, `[*]`) in a JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, path, /))]
+pub fn json_path(py: Python<'_>, text: &str, path: &str) -> PyResult<String> {
+    Ok(py.detach(|| budget::json_path::query(text, path))?)
 }
 
 /// One page of a file.

@@ -357,7 +357,7 @@ impl PyConversation {
     /// A copy with old tool results cleared, and a report.
     #[pyo3(signature = (
         *, recent_messages = 12, recent_tools = 3, exclude_tools = Vec::new(), clear_tool_inputs = false,
-        clear_at_least = 0, keep_thinking = true
+        clear_at_least = 0, keep_thinking = true, recall_ids = true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn clear_tool_results<'py>(
@@ -369,6 +369,7 @@ impl PyConversation {
         clear_tool_inputs: bool,
         #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
         keep_thinking: bool,
+        recall_ids: bool,
     ) -> PyResult<(PyConversation, Bound<'py, PyDict>)> {
         let options = ClearOptions {
             exclude_tools: exclude_tools.into_iter().collect(),
@@ -376,6 +377,7 @@ impl PyConversation {
             clear_at_least,
             keep_thinking,
             count_placeholders: false,
+            recall_ids,
         };
         let protection = Protection {
             recent_messages,
@@ -489,8 +491,9 @@ impl PyConversation {
     }
 
     /// A copy where every text tool result over its budget is cut to head + marker + tail (the
-    /// marker names the call id, by which the original can be recalled), and what was cut.
-    #[pyo3(signature = (limit_chars, /, *, per_tool = None, strategy = "auto", head_share = 0.5))]
+    /// marker names the call id, by which the original can be recalled, or with `recall_ids=False` says
+    /// the full text is not stored), and what was cut.
+    #[pyo3(signature = (limit_chars, /, *, per_tool = None, strategy = "auto", head_share = 0.5, recall_ids = true))]
     fn truncate_tool_results<'py>(
         &self,
         py: Python<'py>,
@@ -498,6 +501,7 @@ impl PyConversation {
         #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
         #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
         #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
+        recall_ids: bool,
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let strategy = super::budget::parse_strategy(strategy, head_share)?;
         let per_tool = per_tool.unwrap_or_default();
@@ -509,6 +513,7 @@ impl PyConversation {
                     &pairing,
                     |name| per_tool.get(name).copied().unwrap_or(limit_chars),
                     strategy,
+                    recall_ids,
                 );
                 let touched: std::collections::BTreeSet<usize> = changed.iter().map(|(i, _)| *i).collect();
                 let messages = compact::clear::apply(c.messages(), changed);

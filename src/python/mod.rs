@@ -13,7 +13,9 @@ mod surgery;
 #[pyo3::pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
-    use super::budget::{PyPage, PyTruncation, important_tail, json_preview, page_text, read_page, truncate};
+    use super::budget::{
+        PyPage, PyTruncation, important_tail, json_path, json_preview, page_text, read_page, truncate,
+    };
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]
