@@ -295,8 +295,10 @@ def test_session_keeps_originals_beside_its_log_and_runs_the_recall_tool(tmp_pat
     assert session.functions["recall"]({"id": rid, "offset": -5}).startswith("Error: offset must be at least 1")
     assert session.functions["recall"]({"id": None}).startswith("Error: id must be a string")
     # Without a log or a store nothing is kept, and no recall tool is offered.
-    bare = ac.Session(provider)
-    assert bare.compactor.store is None and "recall" not in bare.functions
+    bare = ac.Session(provider)  # no log: compactions store nothing; cut tool results will be stored
+    assert bare.compactor.store is None and "recall" in bare.functions
+    plain = ac.Session(provider, result_policy=False)
+    assert plain.compactor.store is None and "recall" not in plain.functions
     assert recall_tool("anthropic")["input_schema"]["properties"]["path"]["type"] == "string"
 
 
