@@ -45,9 +45,10 @@ EXIT_DOES_NOT_FIT = 3
 #: The exit statuses, as ``--help`` shows them.
 EXIT_STATUS = """exit status:
   0  success
-  2  bad input: a bad argument, a file that cannot be read or parsed, a transcript that is not
-     protocol-valid under `compact --no-repair`; `eval`: any transcript that cannot be read or
-     evaluated (each is listed on stderr; --skip-errors exits 0 instead)
+  2  bad input: a bad argument; a file that cannot be read or parsed, is not a regular file
+     (a FIFO, a device, a socket) or is over --max-bytes; an output path that cannot be written;
+     a transcript that is not protocol-valid under `compact --no-repair`; `eval`: any transcript
+     that cannot be read or evaluated (each is listed on stderr; --skip-errors exits 0 instead)
   3  `compact`: the budget cannot be met (the report and --output are still written)"""
 
 
