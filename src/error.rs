@@ -55,11 +55,7 @@ pub enum Error {
 
     /// `trim_messages` cannot keep what it must keep within the budget.
     #[error("a budget of {limit} tokens cannot hold {what} ({needed} tokens needed)")]
-    TrimBudget {
-        limit: usize,
-        needed: usize,
-        what: &'static str,
-    },
+    TrimBudget { limit: usize, needed: usize, what: String },
 
     /// A file read refused or failed; `message` is written to be shown to the model as the
     /// tool's answer (it says what to do instead).

@@ -152,6 +152,25 @@ CASES: dict[str, tuple[str, Call]] = {
         "count",
         lambda v, _: conv().recent_start(keep_messages=1, keep_tokens=v),
     ),
+    "Conversation.latest_request:start": ("count", lambda v, _: conv().latest_request(v)),
+    "Conversation.latest_request:stop": ("optional", lambda v, _: conv().latest_request(0, v)),
+    "Conversation.from_file:max_bytes": ("positive", lambda v, f: ac.Conversation.from_file(f, max_bytes=v)),
+    "read_page:offset": ("optional", lambda v, f: ac.read_page(f, v)),
+    "ResultStore.recall:offset": ("positive", lambda v, f: stored(f).recall(STORED, v)),
+    "ResultStore.recall:limit": ("positive", lambda v, f: stored(f).recall(STORED, 1, v)),
+    "ResultStore.recall:char_offset": ("optional", lambda v, f: stored(f).recall(STORED, char_offset=v)),
+    "ResultStore.recall:max_chars": ("positive", lambda v, f: stored(f).recall(STORED, max_chars=v)),
+    "Recall.recall:offset": ("positive", lambda v, f: ac.Recall(stored(f)).recall(STORED, v)),
+    "Recall.recall:limit": ("positive", lambda v, f: ac.Recall(stored(f)).recall(STORED, 1, v)),
+    "Recall.recall:char_offset": ("optional", lambda v, f: ac.Recall(stored(f)).recall(STORED, char_offset=v)),
+    "Recall.recall:max_chars": ("positive", lambda v, f: ac.Recall(stored(f)).recall(STORED, max_chars=v)),
+    "Recall.page:offset": ("positive", lambda v, f: ac.Recall(stored(f)).page(STORED, v)),
+    "Recall.page:limit": ("positive", lambda v, f: ac.Recall(stored(f)).page(STORED, 1, v)),
+    "Recall.page:char_offset": ("optional", lambda v, f: ac.Recall(stored(f)).page(STORED, char_offset=v)),
+    "Recall.page:max_chars": ("positive", lambda v, f: ac.Recall(stored(f)).page(STORED, max_chars=v)),
+    "CompactionPolicy.with_overhead:tokens": ("count", lambda v, _: CompactionPolicy().with_overhead(v)),
+    "Compactor.compact:overhead": ("count", lambda v, _: Compactor().compact(conv(), overhead=v)),
+    "Compactor.maybe_compact:overhead": ("count", lambda v, _: Compactor().maybe_compact(conv(), overhead=v)),
     "Conversation.handoff:start": ("count", lambda v, _: conv().handoff(v)),
     "Conversation.handoff:stop": ("optional", lambda v, _: conv().handoff(0, v)),
     "Conversation.summaries:start": ("count", lambda v, _: conv().summaries(v)),
@@ -240,6 +259,17 @@ def chat_provider_window(v: Any) -> Any:
     return ac.OpenAIChatProvider("gpt-test", api_key="k", base_url="http://127.0.0.1:9/v1", context_window=v)
 
 
+#: What ``stored`` keeps: a result to recall with bad page arguments.
+STORED_TEXT = "hello\n" * 10
+STORED = ac.ResultStore.id_for(STORED_TEXT)
+
+
+def stored(text_file: Path) -> ac.ResultStore:
+    store = ac.ResultStore(text_file.parent / "store")
+    store.put(STORED_TEXT)
+    return store
+
+
 def session_log(text_file: Path) -> ac.SessionLog:
     path = text_file.parent / "session.jsonl"
     path.unlink(missing_ok=True)
@@ -249,10 +279,6 @@ def session_log(text_file: Path) -> ac.SessionLog:
 #: Records the library builds and hands back (results, events, requests to a summarizer): their
 #: fields are filled by the library, not passed by a caller, so they are not walked.
 NOT_ARGUMENTS = {"CompactionResult", "StageEvent", "SummaryRequest"}
-
-#: Numeric parameters owned by other branches of issue 12 (ResultStore.recall, read_page's
-#: offset); they are walked in ``OTHER_BRANCH_CASES`` below.
-OTHER_BRANCH_PARAMS = {"ResultStore.recall:offset", "ResultStore.recall:limit", "read_page:offset"}
 
 
 def numeric_parameters() -> Iterator[str]:
@@ -299,7 +325,7 @@ def numeric_parameters() -> Iterator[str]:
 def test_every_numeric_parameter_is_walked() -> None:
     found = set(numeric_parameters())
     assert "truncate:limit" in found and "Compactor.compact:budget" in found  # the discovery works
-    missing = sorted(found - set(CASES) - OTHER_BRANCH_PARAMS)
+    missing = sorted(found - set(CASES))
     assert not missing, f"numeric parameters the walk does not cover: {missing}"
 
 
@@ -320,8 +346,8 @@ def test_bad_value_is_a_typed_error_naming_the_argument(key: str, value: Any, te
         assert isinstance(info.value, errors.ArgumentTypeError) and isinstance(info.value, TypeError)
 
 
-# Cases fixed on other branches of issue 12 (recall, paging): they may fail on this branch.
-OTHER_BRANCH_CASES = [
+# The recall and paging cases issue 12 names: recall ids of the wrong type or shape, and `in`.
+ISSUE_CASES = [
     pytest.param("read_page:offset", -1, id="read_page-offset=-1"),
     pytest.param("ResultStore.recall:offset", -5, id="recall-offset=-5"),
     pytest.param("ResultStore.recall:limit", -5, id="recall-limit=-5"),
@@ -331,8 +357,8 @@ OTHER_BRANCH_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("key", "value"), OTHER_BRANCH_CASES)
-def test_other_branch_cases(key: str, value: Any, tmp_path: Path, text_file: Path) -> None:
+@pytest.mark.parametrize(("key", "value"), ISSUE_CASES)
+def test_recall_and_paging_cases_of_the_issue(key: str, value: Any, tmp_path: Path, text_file: Path) -> None:
     store = ac.ResultStore(tmp_path / "store")
     stored = store.put("hello\n" * 10)
     if key == "read_page:offset":
@@ -374,6 +400,9 @@ def test_messages_of_the_wrong_type(value: Any) -> None:
         (lambda: conv().truncate_tool_results(10, per_tool=[1]), "per_tool"),  # type: ignore[arg-type]
         (lambda: ac.ToolResultPolicy(per_tool={"read": "x"}), "per_tool['read']"),
         (lambda: Compactor().compact(MESSAGES), "conv"),  # type: ignore[arg-type]
+        (lambda: ac.read_page(None), "path"),  # type: ignore[arg-type]
+        (lambda: ac.read_page(3), "path"),  # type: ignore[arg-type]
+        (lambda: ac.Conversation.from_file(None), "path"),  # type: ignore[arg-type]
     ],
 )
 def test_wrong_types_name_the_argument(call: Callable[[], Any], name: str) -> None:
@@ -427,7 +456,7 @@ def test_trim_says_what_it_compared() -> None:
         ac.trim_messages(MESSAGES, 0)
     message = str(info.value)
     assert "truncation marker" not in message
-    assert "the last round" in message and "system messages (0)" in message
+    assert "the last round" in message and "the system messages and reserved output (0)" in message
     assert f"({info.value.needed} tokens needed)" in message
 
 

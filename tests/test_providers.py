@@ -270,8 +270,20 @@ def policy_for(conv: ac.Conversation) -> CompactionPolicy:
     return replace(ac.STRATEGIES["openharness"], context_window=conv.tokens // 2, summary_max_tokens=2_000)
 
 
-def good_summary(required: list[str]) -> str:
-    return "<analysis>thinking</analysis><summary>## Current state\n- working on " + ", ".join(required) + "</summary>"
+def asks(conv: ac.Conversation) -> str:
+    """The user requests of ``conv`` as a summary section: a handoff the compactor accepts holds
+    the latest user request of what it replaces (issue 13)."""
+    texts = [m["content"] for m in conv.to_jsonl() if m["role"] == "user" and isinstance(m["content"], str)]
+    return "\n\n## User requests (latest first)\n" + "\n".join(f"- {t}" for t in reversed(texts))
+
+
+def good_summary(required: list[str], conv: ac.Conversation) -> str:
+    return (
+        "<analysis>thinking</analysis><summary>## Current state\n- working on "
+        + ", ".join(required)
+        + asks(conv)
+        + "</summary>"
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -284,7 +296,7 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     cut = conv.recent_start(keep_messages=pre.preserve_recent_messages)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
-    server.default = lambda request: Reply(good_summary(required), input_tokens=5_000)
+    server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)
     result = compactor.compact(conv)
     assert result.summary is not None and result.summary.startswith("## Current state")
     assert "<analysis>" not in result.summary
@@ -312,17 +324,17 @@ def test_previous_summary_is_updated_not_nested(server: LLMServer) -> None:
     conv = ac.Conversation(session_messages())
     provider = make("openai", server, context_window=400_000)
     compactor = Compactor(policy_for(conv), summarizer=LLMSummarizer(provider, retry_missing=False))
-    server.default = lambda request: Reply("<summary>## Current state\n- first pass</summary>")
+    server.default = lambda request: Reply(f"<summary>## Current state\n- first pass{asks(conv)}</summary>")
     first = compactor.compact(conv)
     grown = first.conversation.slice(0)
     grown.extend(session_messages(80, seed=11)[1:])
-    server.default = lambda request: Reply("<summary>## Current state\n- second pass</summary>")
+    server.default = lambda request: Reply(f"<summary>## Current state\n- second pass{asks(grown)}</summary>")
     second = compactor.compact(grown)
     assert "previous summary, to update" in last_user_text(server.last)
     assert "first pass" in last_user_text(server.last)
     texts = [m.get("content") or "" for m in second.conversation.to_jsonl()]
     assert sum(isinstance(t, str) and t.startswith(ac.summarize.SUMMARY_MARKER) for t in texts) == 1
-    assert second.summary == "## Current state\n- second pass"
+    assert second.summary is not None and second.summary.startswith("## Current state\n- second pass")
 
 
 def test_missing_identifier_triggers_one_retry(server: LLMServer) -> None:
@@ -331,7 +343,7 @@ def test_missing_identifier_triggers_one_retry(server: LLMServer) -> None:
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     server.enqueue(Reply("<summary>## Current state\n- fixed something</summary>"))
-    server.default = lambda request: Reply(good_summary(summarizer.events[-1]["required"]))
+    server.default = lambda request: Reply(good_summary(summarizer.events[-1]["required"], conv))
     result = compactor.compact(conv)
     event = summarizer.events[-1]
     assert event["attempts"] == 2 and event["outcome"] == "llm-retry"
@@ -369,13 +381,13 @@ def test_no_fallback_raises_and_auto_mode_keeps_the_cleared_conversation(server:
 def test_older_history_larger_than_the_summarizer_window_is_staged(server: LLMServer, tmp_path: Path) -> None:
     conv = ac.Conversation(session_messages(400))
     provider = make("openai", server, context_window=conv.tokens // 3)
-    server.default = lambda request: Reply("<summary>## Current state\n- part</summary>")
+    server.default = lambda request: Reply(f"<summary>## Current state\n- part{asks(conv)}</summary>")
     summarizer = LLMSummarizer(provider, retry_missing=False)
     # With a store, the cleared results' placeholders name their recall ids, and clearing alone
     # does not reach the target.
     store = ac.ResultStore(tmp_path)
     result = Compactor(policy_for(conv), summarizer=summarizer, store=store).compact(conv)
-    assert result.summary == "## Current state\n- part"
+    assert result.summary is not None and result.summary.startswith("## Current state\n- part")
     assert len(server.requests) >= 3  # at least two parts and a merge
     assert "Merge these partial handoff summaries" in last_user_text(server.last)
     for request in server.requests:

@@ -318,9 +318,9 @@ def test_negative_offset_and_limit_are_option_errors(tmp_path: Path) -> None:
     path.write_text("a\nb\n")
     for call in (ac.read_page, ac.page_text):
         arg = path if call is ac.read_page else "a\nb\n"
-        with pytest.raises(errors.OptionError, match="offset must be a line number or count of 0 or more, got -1"):
+        with pytest.raises(errors.OptionError, match="offset must be a non-negative integer, got -1"):
             call(arg, -1)  # type: ignore[operator]
-        with pytest.raises(errors.OptionError, match="limit must be a line number or count of 0 or more, got -5"):
+        with pytest.raises(errors.OptionError, match="limit must be a non-negative integer, got -5"):
             call(arg, 1, -5)  # type: ignore[operator]
     assert ac.read_page(path, 0, line_numbers=False).text == "a\nb\n", "offset 0 reads from the first line"
 

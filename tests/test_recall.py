@@ -188,10 +188,10 @@ def test_store_arguments_are_typed_errors(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     rid = store.put("hello")
     for call, kind, words in [
-        (lambda: store.recall(rid, -5), OptionError, "offset must be at least 1, got -5"),
-        (lambda: store.recall(rid, 1, 0), OptionError, "limit must be at least 1, got 0"),
-        (lambda: store.recall(rid, char_offset=-1), OptionError, "char_offset must be at least 0, got -1"),
-        (lambda: store.recall(rid, "1"), OptionError, "offset must be an integer, not str"),  # type: ignore[arg-type]
+        (lambda: store.recall(rid, -5), OptionError, "offset must be a positive integer, got -5"),
+        (lambda: store.recall(rid, 1, 0), OptionError, "limit must be a positive integer, got 0"),
+        (lambda: store.recall(rid, char_offset=-1), OptionError, "char_offset must be a non-negative integer, got -1"),
+        (lambda: store.recall(rid, "1"), OptionError, "offset must be a positive integer, got str '1'"),  # type: ignore[arg-type]
         (lambda: store.recall(None), OptionError, "recall_id must be a string, not NoneType"),  # type: ignore[arg-type]
         (lambda: store.get(None), OptionError, "recall_id must be a string"),  # type: ignore[arg-type]
         (lambda: store.get("r-" + "a" * 5_000), RecallError, "too long"),
@@ -292,7 +292,7 @@ def test_session_keeps_originals_beside_its_log_and_runs_the_recall_tool(tmp_pat
     assert session.functions["recall"] == session._recall  # runs session.recall (made anew if a store is)
     rid = session.compactor.store.put("kept")
     assert session.functions["recall"]({"id": rid}) == "kept"
-    assert session.functions["recall"]({"id": rid, "offset": -5}).startswith("Error: offset must be at least 1")
+    assert session.functions["recall"]({"id": rid, "offset": -5}).startswith("Error: offset must be a positive integer")
     assert session.functions["recall"]({"id": None}).startswith("Error: id must be a string")
     # Without a log or a store nothing is kept, and no recall tool is offered.
     bare = ac.Session(provider)  # no log: compactions store nothing; cut tool results will be stored

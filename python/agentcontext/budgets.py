@@ -229,14 +229,6 @@ class RecallPage:
         return f"{self.text}{'' if self.text.endswith(chr(10)) else chr(10)}\n{self.hint}"
 
 
-def _non_negative(name: str, value: object, least: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionError(f"{name} must be an integer, not {type(value).__name__} ({value!r:.80})")
-    if value < least:
-        raise OptionError(f"{name} must be at least {least}, got {value}")
-    return value
-
-
 class Recall:
     """The ``recall`` tool: resolves every id the library writes into a marker or placeholder,
     and pages the original back.
@@ -343,11 +335,11 @@ class Recall:
         path: str | None = None,
     ) -> RecallPage:
         """One page of what ``recall_id`` names (of the value at ``path`` in it, for JSON)."""
-        offset = _non_negative("offset", offset, 1)
-        limit = _non_negative("limit", limit, 1)
-        max_chars = _non_negative("max_chars", max_chars, 1)
+        offset = _checks.count("offset", offset, minimum=1)
+        limit = _checks.count("limit", limit, minimum=1)
+        max_chars = _checks.count("max_chars", max_chars, minimum=1)
         if char_offset is not None:
-            char_offset = _non_negative("char_offset", char_offset)
+            char_offset = _checks.count("char_offset", char_offset)
         text = self.original(recall_id)
         if path is not None:
             if not isinstance(path, str):

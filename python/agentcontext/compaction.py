@@ -210,9 +210,7 @@ class CompactionPolicy:
         outside it (the system prompt, the tool definitions, output reserved beyond
         ``reserved_output``): they come off the window first, fractional ``trigger`` and ``target``
         apply to what remains, and absolute ones lose ``tokens``."""
-        if tokens < 0:
-            raise OptionError(f"overhead must be at least 0 tokens, got {tokens}")
-        if tokens == 0:
+        if _checks.count("tokens", tokens) == 0:
             return self
 
         def less(value: float) -> float:
@@ -473,6 +471,7 @@ class Compactor:
         :meth:`CompactionPolicy.with_overhead`)."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
+        _checks.count("overhead", overhead)
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
         if conv.tokens <= p.trigger_tokens:
@@ -508,6 +507,7 @@ class Compactor:
         they come off the window, or off ``budget``, before the conversation is fitted."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
+        _checks.count("overhead", overhead)
         if budget is not None:
             budget = parse_budget(budget, conv.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)

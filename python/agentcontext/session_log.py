@@ -70,6 +70,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeGuard, get_args
 
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.types import Encoding, Format
@@ -341,9 +342,7 @@ class SessionLog:
         0 means before any): its entries, then every message logged since."""
         with self._mutex:
             if upto_compaction is not None and (
-                isinstance(upto_compaction, bool)
-                or not isinstance(upto_compaction, int)
-                or not 0 <= upto_compaction <= len(self.compactions)
+                _checks.count("upto_compaction", upto_compaction) > len(self.compactions)
             ):
                 raise OptionError(
                     f"upto_compaction must be an integer from 0 to {len(self.compactions)} "
@@ -397,7 +396,7 @@ class SessionLog:
         disk when this returns."""
         if not isinstance(conversation, Conversation):
             raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
-        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= len(conversation):
+        if _checks.count("start", start) > len(conversation):
             raise OptionError(
                 f"start must be an integer from 0 to {len(conversation)} (the conversation's length); got {start!r}"
             )

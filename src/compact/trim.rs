@@ -48,7 +48,7 @@ pub fn latest_request<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<us
         .find(|&i| messages.role_at(i) == Role::User && !messages.results_only_at(i))
 }
 
-fn refuse(limit: usize, needed: usize, what: &'static str) -> Error {
+fn refuse(limit: usize, needed: usize, what: String) -> Error {
     Error::TrimBudget { limit, needed, what }
 }
 
@@ -80,8 +80,12 @@ pub fn plan<S: Shape + ?Sized>(
     let Some(u) = request else {
         // No request to keep: the longest suffix that fits.
         if let Some(overflow) = suffix.overflow {
-            let needed = fixed + tokens[overflow].iter().sum::<usize>();
-            return Err(refuse(max_tokens, needed, "the system messages and the last round"));
+            let round = tokens[overflow].iter().sum::<usize>();
+            return Err(refuse(
+                max_tokens,
+                fixed + round,
+                format!("the system messages and reserved output ({fixed}) and the last round, never split ({round})"),
+            ));
         }
         return Ok(TrimPlan {
             keep: keep_suffix(suffix.start),
@@ -98,11 +102,13 @@ pub fn plan<S: Shape + ?Sized>(
     if !safe[u] || (u + 1 < n && !safe[u + 1]) {
         // The request sits inside a tool interaction (invalid order): it cannot be kept apart
         // from what surrounds it, and dropping it is not an option.
-        let needed = fixed + tokens[u..].iter().sum::<usize>();
+        let rest = tokens[u..].iter().sum::<usize>();
         return Err(refuse(
             max_tokens,
-            needed,
-            "the system messages and everything from the latest user request on",
+            fixed + rest,
+            format!(
+                "the system messages and reserved output ({fixed}) and everything from the latest user request on ({rest})"
+            ),
         ));
     }
     // The request, then the longest suffix after it that fits beside it.
@@ -116,11 +122,15 @@ pub fn plan<S: Shape + ?Sized>(
     let tail_tokens: usize = tokens[tail..].iter().sum();
     let least = overhead(u) + MIN_REQUEST_TOKENS.min(tokens[u] - overhead(u));
     if tail_tokens + least > available {
-        let what = if overhead(u) >= tokens[u] {
-            "the system messages, the latest user request (not plain text, so never cut) and the last round after it"
+        let request = if overhead(u) >= tokens[u] {
+            "not plain text, so never cut"
         } else {
-            "the system messages, the latest user request (cut to its least) and the last round after it"
+            "cut to its least"
         };
+        let what = format!(
+            "the system messages and reserved output ({fixed}), the latest user request ({request}: {least}) and the \
+             last round after it ({tail_tokens})"
+        );
         return Err(refuse(max_tokens, fixed + tail_tokens + least, what));
     }
     let room = available - tail_tokens;
@@ -191,7 +201,7 @@ pub fn trim(
             return Err(refuse(
                 max_tokens,
                 max_tokens + totals[u] - room,
-                "the latest user request, which is not plain text and cannot be cut",
+                "the latest user request, which is not plain text and cannot be cut".to_owned(),
             ));
         };
         let cut = cut_request(text, room - overhead(u), enc)?;

@@ -173,6 +173,13 @@ macro_rules! string_extractors {
 
 string_extractors!(text, encoding, format, strategy, unit, target, source, to, name);
 
+/// A file path argument: a `str` or an `os.PathLike` (as `open` takes), anything else an
+/// `ArgumentTypeError` naming the argument (pyo3's own conversion raises a bare `TypeError`).
+pub(crate) fn path(obj: &Bound<'_, PyAny>) -> PyResult<std::path::PathBuf> {
+    obj.extract::<std::path::PathBuf>()
+        .map_err(|_| ArgumentTypeError::new_err(format!("path must be a str or an os.PathLike, got {}", typed(obj))))
+}
+
 /// A message position for `conv[index]`: any int (negative counts from the end; one outside the
 /// `isize` range is a `MessageIndexError`), anything else an `ArgumentTypeError`.
 pub(crate) fn position(obj: &Bound<'_, PyAny>) -> PyResult<isize> {

@@ -229,7 +229,7 @@ fn limits(
 #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
 pub fn read_page(
     py: Python<'_>,
-    path: PathBuf,
+    #[pyo3(from_py_with = super::args::path)] path: PathBuf,
     #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
     #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
     #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,

@@ -118,15 +118,15 @@ impl PyConversation {
     #[pyo3(signature = (path, /, *, format = "auto", encoding = "o200k_base", max_bytes = 1_073_741_824))]
     fn from_file(
         py: Python<'_>,
-        path: PathBuf,
+        #[pyo3(from_py_with = super::args::path)] path: PathBuf,
         #[pyo3(from_py_with = super::args::string::format)] format: &str,
         #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
-        max_bytes: u64,
+        #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
     ) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
         let conv = py.detach(move || -> Result<Conversation, Error> {
-            let t = formats::file::read_path(&path, format, max_bytes)?;
+            let t = formats::file::read_path(&path, format, max_bytes as u64)?;
             Ok(Conversation::from_messages(t.format, encoding, t.messages))
         })?;
         Ok(Self::wrap(conv))
@@ -696,7 +696,11 @@ impl PyConversation {
 
     /// The latest real user request of messages `start:stop`: `(index, text)`, or None.
     #[pyo3(signature = (start = 0, stop = None, /))]
-    fn latest_request(&self, start: usize, stop: Option<usize>) -> Option<(usize, String)> {
+    fn latest_request(
+        &self,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> Option<(usize, String)> {
         self.with(|c| {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             let from = start.min(stop);
