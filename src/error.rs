@@ -60,6 +60,10 @@ pub enum Error {
         message: String,
     },
 
+    /// An argument that is not usable (an empty query, a bad regular expression).
+    #[error("{what}: {reason}")]
+    InvalidArgument { what: &'static str, reason: String },
+
     /// An index outside the conversation.
     #[error("message index {index} out of range for a conversation of {len} messages")]
     IndexOutOfRange { index: usize, len: usize },

@@ -7,7 +7,9 @@ pub mod compact;
 pub mod conversation;
 pub mod error;
 pub mod formats;
+pub mod memory;
 pub mod model;
+pub mod search;
 pub mod tokens;
 
 mod python;

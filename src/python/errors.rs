@@ -34,7 +34,7 @@ impl From<Error> for PyErr {
             Error::Io { path, source } => {
                 TranscriptReadError::new_err((source.raw_os_error().unwrap_or(0), message, path))
             }
-            Error::UnknownOption { .. } => OptionError::new_err(message),
+            Error::UnknownOption { .. } | Error::InvalidArgument { .. } => OptionError::new_err(message),
             Error::IndexOutOfRange { .. } => MessageIndexError::new_err(message),
             Error::BudgetTooSmall { needed, .. } => BudgetError::new_err((message, needed)),
             Error::FileRead { path, kind, .. } => FileReadError::new_err((message, path, kind)),

@@ -1,0 +1,194 @@
+//! Bindings for project memory (the index of a memory directory) and conversation search over a
+//! session log. Converts arguments and results; the work is in `crate::memory` and `crate::search`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::Error;
+use crate::memory::{MemoryIndex, Record, RenderLimits};
+use crate::search::Query;
+use crate::search::log::{self, SearchOptions};
+
+fn positive(what: &'static str, value: i64) -> Result<usize, Error> {
+    usize::try_from(value)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| Error::InvalidArgument {
+            what,
+            reason: format!("must be a positive integer, got {value}"),
+        })
+}
+
+fn record_dict<'py>(py: Python<'py>, r: &Record, body: bool) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &r.name)?;
+    d.set_item("type", r.kind.name())?;
+    d.set_item("description", &r.description)?;
+    d.set_item("updated", r.updated.as_deref())?;
+    d.set_item("file", &r.file)?;
+    d.set_item("bytes", r.bytes)?;
+    if body {
+        d.set_item("body", &r.body)?;
+    }
+    Ok(d)
+}
+
+/// The index of one memory directory, refreshed incrementally.
+#[pyclass(name = "MemoryIndex", module = "agentcontext", frozen)]
+pub struct PyMemoryIndex {
+    inner: Mutex<MemoryIndex>,
+    directory: PathBuf,
+}
+
+impl PyMemoryIndex {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryIndex> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[pymethods]
+impl PyMemoryIndex {
+    #[new]
+    #[pyo3(signature = (directory, /))]
+    fn new(directory: PathBuf) -> Self {
+        PyMemoryIndex {
+            inner: Mutex::new(MemoryIndex::new(directory.clone())),
+            directory,
+        }
+    }
+
+    #[getter]
+    fn directory(&self) -> PathBuf {
+        self.directory.clone()
+    }
+
+    fn refresh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = py.detach(|| self.lock().refresh())?;
+        let d = PyDict::new(py);
+        d.set_item("files", stats.files)?;
+        d.set_item("read", stats.read)?;
+        d.set_item("reused", stats.reused)?;
+        d.set_item("removed", stats.removed)?;
+        Ok(d)
+    }
+
+    #[pyo3(signature = (*, max_lines = 200, max_bytes = 25_000))]
+    fn render(&self, py: Python<'_>, max_lines: i64, max_bytes: i64) -> PyResult<String> {
+        let limits = RenderLimits {
+            max_lines: usize::try_from(max_lines.max(0)).unwrap_or(0),
+            max_bytes: usize::try_from(max_bytes.max(0)).unwrap_or(0),
+        };
+        Ok(py.detach(|| self.lock().render(limits))?)
+    }
+
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let index = self.lock();
+        index.records().map(|r| record_dict(py, r, false)).collect()
+    }
+
+    #[pyo3(signature = (name, /))]
+    fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let index = self.lock();
+        index.get(name).map(|r| record_dict(py, r, true)).transpose()
+    }
+
+    fn problems(&self) -> Vec<(String, String)> {
+        self.lock().problems().into_iter().map(|p| (p.file, p.reason)).collect()
+    }
+
+    #[pyo3(signature = (query, /, *, regex = false, limit = 10, snippet_chars = 240))]
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        regex: bool,
+        limit: i64,
+        snippet_chars: i64,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let limit = positive("limit", limit)?;
+        let width = positive("snippet_chars", snippet_chars)?;
+        let q = Query::parse(query, regex)?;
+        let index = self.lock();
+        let found = py.detach(|| {
+            index
+                .search(&q, limit)
+                .into_iter()
+                .map(|(r, s)| (r, s, crate::search::snippets(&q, &r.body, width, 1)))
+                .collect::<Vec<_>>()
+        });
+        found
+            .into_iter()
+            .map(|(r, s, snippets)| {
+                let d = record_dict(py, r, false)?;
+                d.set_item("score", s.score)?;
+                d.set_item("matches", s.matches)?;
+                d.set_item("snippets", snippets)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "MemoryIndex({:?}, records={})",
+            self.directory.display().to_string(),
+            self.lock().len()
+        )
+    }
+}
+
+/// Why `text` is not a valid record file named `file`, or None when it is.
+#[pyfunction]
+#[pyo3(signature = (file, text, /))]
+pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
+    crate::memory::record::parse(file, text, text.len() as u64).err()
+}
+
+/// Search the originals of a session log (see `agentcontext.search_log`).
+#[pyfunction]
+#[pyo3(signature = (path, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+pub fn search_log<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    query: &str,
+    regex: bool,
+    limit: i64,
+    snippet_chars: i64,
+    snippets: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = SearchOptions {
+        limit: positive("limit", limit)?,
+        snippet_chars: positive("snippet_chars", snippet_chars)?,
+        snippets: positive("snippets", snippets)?,
+    };
+    let q = Query::parse(query, regex)?;
+    let found = py.detach(|| log::search_log(&path, &q, options))?;
+    let hits = found
+        .hits
+        .iter()
+        .map(|h| {
+            let d = PyDict::new(py);
+            d.set_item("message", h.message)?;
+            d.set_item("line", h.line)?;
+            d.set_item("role", &h.role)?;
+            d.set_item("recall_id", h.recall_id.as_deref())?;
+            d.set_item("score", h.score)?;
+            d.set_item("matches", h.matches)?;
+            d.set_item("snippets", &h.snippets)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = PyDict::new(py);
+    out.set_item("messages", found.messages)?;
+    out.set_item("matched", found.matched)?;
+    out.set_item("hits", hits)?;
+    Ok(out)
+}
