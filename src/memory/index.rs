@@ -99,28 +99,46 @@ pub struct MemoryIndex {
     order: Vec<String>,
 }
 
-fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<(Stamp, String), String> {
+/// Read a record file that the listing's stat (`meta`) said is a regular file of at most the
+/// cap. Opened without following a symlink and without blocking (a file swapped for a FIFO since
+/// the stat reads as empty), and never more than the cap plus one byte (a file swapped for a
+/// device reads as too large). A file that grows after the stat keeps the stat's stamp, so the
+/// next refresh reads it again.
+fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<String, String> {
     if meta.len() > MAX_RECORD_BYTES {
         return Err(format!(
             "{} bytes, over the {MAX_RECORD_BYTES}-byte limit for a record",
             meta.len()
         ));
     }
-    let file = open_no_follow(path).map_err(|e| format!("cannot open: {e}"))?;
-    // The file may have been swapped since the directory was listed: trust only what was opened.
-    let meta = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
+    let mut file = open_no_follow(path).map_err(|e| format!("cannot open: {e}"))?;
+    let expected = meta.len() as usize;
+    let mut bytes = vec![0u8; expected + 1];
+    let mut filled = 0;
+    // One read call for a file of the size the stat gave; more only if it comes back short.
+    while filled < expected {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return Err(format!("cannot read: {e}")),
+        }
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    file.take(MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return Err(format!("over the {MAX_RECORD_BYTES}-byte limit for a record"));
+    if filled > expected {
+        // It grew: read the rest up to the cap.
+        bytes.truncate(filled);
+        (&mut file)
+            .take(MAX_RECORD_BYTES + 1 - filled as u64)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read: {e}"))?;
+        if bytes.len() as u64 > MAX_RECORD_BYTES {
+            return Err(format!("over the {MAX_RECORD_BYTES}-byte limit for a record"));
+        }
+    } else {
+        bytes.truncate(filled);
     }
-    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
-    Ok((Stamp::of(&meta), text))
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
 }
 
 /// Open for reading without following a symlink and without blocking on a FIFO.
@@ -138,30 +156,35 @@ pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
     File::open(path)
 }
 
-fn scan(path: &Path, file: &str, previous: Option<&Entry>) -> Option<(Entry, bool)> {
-    let meta = match fs::symlink_metadata(path) {
+/// What a refresh found for one listed file.
+enum Scan {
+    /// Same stamp as last time: the previous parse stands.
+    Unchanged,
+    Changed(Entry),
+    /// Gone between listing and stat.
+    Gone,
+}
+
+fn scan(entry: &fs::DirEntry, file: &str, previous: Option<&Entry>) -> Scan {
+    // DirEntry::metadata stats relative to the open directory (fstatat/statx, no symlink follow):
+    // no path walk per file.
+    let meta = match entry.metadata() {
         Ok(m) => m,
-        // Gone between listing and stat: not there.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(((Stamp::default_for_error(), Err(format!("cannot stat: {e}"))), true)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Scan::Gone,
+        Err(e) => return Scan::Changed((Stamp::default_for_error(), Err(format!("cannot stat: {e}")))),
     };
     let stamp = Stamp::of(&meta);
-    if let Some(prev) = previous
-        && prev.0 == stamp
-    {
-        return Some((prev.clone(), false));
+    if previous.is_some_and(|prev| prev.0 == stamp) {
+        return Scan::Unchanged;
     }
     let parsed = if meta.file_type().is_symlink() {
         Err("a symbolic link (not followed)".to_owned())
     } else if !meta.is_file() {
         Err("not a regular file".to_owned())
     } else {
-        match read_record(path, &meta) {
-            Ok((_, text)) => record::parse(file, &text, meta.len()),
-            Err(e) => Err(e),
-        }
+        read_record(&entry.path(), &meta).and_then(|text| record::parse(file, &text, meta.len()))
     };
-    Some(((stamp, parsed), true))
+    Scan::Changed((stamp, parsed))
 }
 
 impl Stamp {
@@ -199,7 +222,7 @@ impl MemoryIndex {
             message: format!("cannot list the memory directory {}: {e}", self.dir.display()),
         };
         let listing = fs::read_dir(&self.dir).map_err(fail)?;
-        let mut names = Vec::new();
+        let mut listed = Vec::new();
         for entry in listing {
             let entry = entry.map_err(fail)?;
             let Ok(name) = entry.file_name().into_string() else {
@@ -210,30 +233,36 @@ impl MemoryIndex {
             if name.starts_with('.') || !name.ends_with(".md") {
                 continue;
             }
-            names.push(name);
+            listed.push((name, entry));
         }
         let old = &self.entries;
-        let scanned: Vec<(String, Option<(Entry, bool)>)> = names
-            .into_par_iter()
-            .map(|name| {
-                let r = scan(&self.dir.join(&name), &name, old.get(&name));
-                (name, r)
-            })
+        let scanned: Vec<Scan> = listed
+            .par_iter()
+            .with_min_len(64)
+            .map(|(name, entry)| scan(entry, name, old.get(name)))
             .collect();
         let mut stats = Refresh::default();
-        let mut entries = HashMap::with_capacity(scanned.len());
-        for (name, r) in scanned {
-            let Some((entry, fresh)) = r else { continue };
-            stats.files += 1;
-            if fresh {
-                stats.read += 1;
-            } else {
-                stats.reused += 1;
+        let mut present: std::collections::HashSet<&str> = std::collections::HashSet::with_capacity(listed.len());
+        let mut changed = Vec::new();
+        for ((name, _), scan) in listed.iter().zip(scanned) {
+            match scan {
+                Scan::Gone => continue,
+                Scan::Unchanged => stats.reused += 1,
+                Scan::Changed(entry) => {
+                    stats.read += 1;
+                    changed.push((name.clone(), entry));
+                }
             }
-            entries.insert(name, entry);
+            stats.files += 1;
+            present.insert(name.as_str());
         }
-        stats.removed = self.entries.keys().filter(|k| !entries.contains_key(*k)).count();
-        self.entries = entries;
+        let before = self.entries.len();
+        self.entries.retain(|k, _| present.contains(k.as_str()));
+        stats.removed = before - self.entries.len();
+        if stats.read == 0 && stats.removed == 0 {
+            return Ok(stats);
+        }
+        self.entries.extend(changed);
         let mut order: Vec<(Kind, &str, &str)> = self
             .entries
             .values()
@@ -312,7 +341,7 @@ fn marker(unlisted: usize, total: usize) -> String {
 
 fn render_lines<'a>(records: impl Iterator<Item = &'a Record>, total: usize, limits: RenderLimits) -> Result<String> {
     let worst = marker(total, total);
-    if limits.max_lines < 1 || limits.max_bytes < worst.len() {
+    if limits.max_lines < 1 || limits.max_bytes <= worst.len() {
         return Err(Error::BudgetTooSmall {
             limit: if limits.max_lines < 1 {
                 limits.max_lines
@@ -320,37 +349,29 @@ fn render_lines<'a>(records: impl Iterator<Item = &'a Record>, total: usize, lim
                 limits.max_bytes
             },
             unit: if limits.max_lines < 1 { "lines" } else { "bytes" },
-            needed: if limits.max_lines < 1 { 1 } else { worst.len() },
+            needed: if limits.max_lines < 1 { 1 } else { worst.len() + 1 },
         });
     }
     let mut out = String::new();
     let mut listed = 0usize;
-    let mut lines = Vec::new();
+    // Lines that fit with room left for the marker, in case not every line fits.
+    let mut fits_with_marker = 0usize;
+    let mut bytes_with_marker = 0usize;
     for r in records {
-        lines.push(line(r));
-    }
-    // Lines that fit with room left for the marker; if every line fits, no marker is needed.
-    let all_bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
-    let all_fit = lines.len() <= limits.max_lines && all_bytes <= limits.max_bytes;
-    if all_fit {
-        for l in &lines {
-            out.push_str(l);
-            out.push('\n');
+        let l = line(r);
+        if listed + 1 > limits.max_lines || out.len() + l.len() + 1 > limits.max_bytes {
+            out.truncate(bytes_with_marker);
+            let _ = writeln!(out, "{}", marker(total - fits_with_marker, total));
+            return Ok(out);
         }
-        return Ok(out);
-    }
-    let mut used = 0usize;
-    for l in &lines {
-        let m = marker(total - listed - 1, total).len() + 1;
-        if listed + 1 >= limits.max_lines || used + l.len() + 1 + m > limits.max_bytes {
-            break;
-        }
-        out.push_str(l);
+        out.push_str(&l);
         out.push('\n');
-        used += l.len() + 1;
         listed += 1;
+        if listed < limits.max_lines && out.len() + marker(total - listed, total).len() < limits.max_bytes {
+            fits_with_marker = listed;
+            bytes_with_marker = out.len();
+        }
     }
-    let _ = writeln!(out, "{}", marker(total - listed, total));
     Ok(out)
 }
 
