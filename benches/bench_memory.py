@@ -61,7 +61,7 @@ def python_index(directory: Path, max_lines: int = 200) -> str:
     records.sort()
     lines = [f"- {name} ({TYPES[t]}, {file}): {desc}" for t, name, desc, file in records]
     if len(lines) > max_lines:
-        lines = lines[: max_lines - 1] + [f"[... {len(records) - max_lines + 1} of {len(records)} records not listed]"]
+        lines = [*lines[: max_lines - 1], f"[... {len(records) - max_lines + 1} of {len(records)} records not listed]"]
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +100,9 @@ def main() -> None:
             original = victim.read_text()
             flip = [0]
 
-            def rust_incremental(index: MemoryIndex = warm_index) -> None:
+            def rust_incremental(
+                index: MemoryIndex = warm_index, victim: Path = victim, original: str = original, flip: list[int] = flip
+            ) -> None:
                 flip[0] ^= 1
                 victim.write_text(original.replace("topic", "topic!" if flip[0] else "topic"))
                 index.refresh()

@@ -24,7 +24,22 @@ from typing import Any
 from agentcontext._core import count_tokens_batch, search_log
 
 SKIP = {"type", "role", "id", "tool_call_id", "tool_use_id", "call_id", "signature", "status", "model", "index"}
-WORDS = "build test deploy error cache token index module config server client request response value".split()
+WORDS = [
+    "build",
+    "test",
+    "deploy",
+    "error",
+    "cache",
+    "token",
+    "index",
+    "module",
+    "config",
+    "server",
+    "client",
+    "request",
+    "response",
+    "value",
+]
 
 
 def make_log(path: Path, target_tokens: int) -> tuple[int, int]:
@@ -124,8 +139,13 @@ def main() -> None:
         messages, tokens = make_log(path, args.tokens)
         print(f"log: {messages:,} messages, {tokens:,} tokens (o200k_base), {path.stat().st_size / 1e6:.1f} MB")
         queries = [
-            ("words: deploy error", "deploy error", False, [re.compile("deploy", re.I), re.compile("error", re.I)]),
-            ("rare word: quokka-7731", "quokka-7731", False, [re.compile("quokka\\-7731", re.I)]),
+            (
+                "words: deploy error",
+                "deploy error",
+                False,
+                [re.compile("deploy", re.IGNORECASE), re.compile("error", re.IGNORECASE)],
+            ),
+            ("rare word: quokka-7731", "quokka-7731", False, [re.compile("quokka\\-7731", re.IGNORECASE)]),
             ("regex: m\\d+\\.py", r"m\d+\.py", True, [re.compile(r"m\d+\.py")]),
         ]
         for label, query, is_regex, patterns in queries:

@@ -4,6 +4,8 @@
   exact (``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON.
 - ``agentcontext compact FILE --budget N|P%`` runs the compaction ladder with the offline
   summarizer (no API key) and reports what was kept, cleared and summarized.
+- ``agentcontext memory index DIR`` / ``memory search DIR QUERY`` / ``search LOG QUERY``: project
+  memory and search over a session log (:mod:`agentcontext.memory.cli`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,10 @@ def _build_parser() -> argparse.ArgumentParser:
     progress = ev.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     progress.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    from agentcontext.memory import cli as memory_cli
+
+    memory_cli.add_commands(sub)
     return parser
 
 
@@ -283,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return compact_command(args)
         elif args.command == "eval":
             return eval_command(args)
+        elif args.command in {"memory", "search"}:
+            from agentcontext.memory import cli as memory_cli
+
+            return memory_cli.run(args)
     except AgentContextError as exc:
         print(f"agentcontext: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

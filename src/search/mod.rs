@@ -92,7 +92,17 @@ impl Query {
         let re = RegexBuilder::new(pattern)
             .size_limit(REGEX_SIZE_LIMIT)
             .build()
-            .map_err(|e| invalid(format!("bad regular expression: {e}")))?;
+            .map_err(|e| {
+                // regex's syntax errors draw the pattern over several lines; the last says what is wrong.
+                let text = e.to_string();
+                let why = text
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ")
+                    .to_owned();
+                invalid(format!("bad regular expression {pattern:?}: {why}"))
+            })?;
         Ok(Query {
             units: vec![re],
             literals: None,
