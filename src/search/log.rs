@@ -9,6 +9,7 @@ use std::io::Read as _;
 use std::path::Path;
 
 use rayon::prelude::*;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::{Counted, Query, Scored, best, bm25, snippets};
@@ -73,36 +74,124 @@ const SKIP_KEYS: [&str; 11] = [
     "encrypted_content",
 ];
 
-/// The searchable text of a message (every content string, tool names and arguments included).
-pub fn message_text(value: &Value) -> String {
-    fn walk(v: &Value, out: &mut String) {
-        match v {
-            Value::String(s) => {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(s);
-            }
-            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
-            Value::Object(map) => {
-                for (k, v) in map {
-                    if !SKIP_KEYS.contains(&k.as_str()) {
-                        walk(v, out);
-                    }
-                }
-            }
-            Value::Number(n) => {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&n.to_string());
-            }
-            Value::Bool(_) | Value::Null => {}
-        }
+/// Collects the searchable text of a JSON value (every string and number, tool names and
+/// arguments included; the values of [`SKIP_KEYS`] left out) while it is parsed, without
+/// building a tree.
+struct TextOf<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for TextOf<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
     }
+}
+
+impl TextOf<'_> {
+    fn push(&mut self, s: &str) {
+        if !self.0.is_empty() {
+            self.0.push('\n');
+        }
+        self.0.push_str(s);
+    }
+}
+
+impl<'de> Visitor<'de> for TextOf<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_str<E>(mut self, v: &str) -> std::result::Result<(), E> {
+        self.push(v);
+        Ok(())
+    }
+    fn visit_i64<E>(mut self, v: i64) -> std::result::Result<(), E> {
+        self.push(&v.to_string());
+        Ok(())
+    }
+    fn visit_u64<E>(mut self, v: u64) -> std::result::Result<(), E> {
+        self.push(&v.to_string());
+        Ok(())
+    }
+    fn visit_f64<E>(mut self, v: f64) -> std::result::Result<(), E> {
+        self.push(&v.to_string());
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        while seq.next_element_seed(TextOf(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while let Some(skip) = map.next_key_seed(KeyIn(&SKIP_KEYS))? {
+            if skip {
+                map.next_value::<IgnoredAny>()?;
+            } else {
+                map.next_value_seed(TextOf(&mut *self.0))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A map key, as whether it is one of the given names.
+struct KeyIn<'a>(&'a [&'a str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIn<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeyIn<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<bool, E> {
+        Ok(self.0.contains(&v))
+    }
+}
+
+/// The text of a log record's `data` (the message), other fields skipped.
+struct RecordText<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for RecordText<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordText<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a log record")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while let Some(is_data) = map.next_key_seed(KeyIn(&["data"]))? {
+            if is_data {
+                map.next_value_seed(TextOf(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The searchable text of the message in a raw log record, or None if it is not valid JSON.
+pub fn record_text(raw: &str) -> Option<String> {
     let mut out = String::new();
-    walk(value, &mut out);
-    out
+    let mut de = serde_json::Deserializer::from_str(raw);
+    RecordText(&mut out).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
 }
 
 /// The role of a message and, for a tool result, the call id it answers.
@@ -146,7 +235,6 @@ enum Line {
     Message {
         counted: Counted,
         text: String,
-        data: Value,
     },
 }
 
@@ -171,11 +259,9 @@ fn classify(query: &Query, raw: &str) -> Line {
     if query.may_match_raw(raw) == Some(false) {
         return Line::Skipped;
     }
-    let Ok(mut record) = serde_json::from_str::<Value>(raw) else {
+    let Some(text) = record_text(raw) else {
         return Line::Other;
     };
-    let data = record.get_mut("data").map_or(Value::Null, Value::take);
-    let text = message_text(&data);
     let counts = query.count(&text);
     let matches = counts.iter().sum();
     Line::Message {
@@ -185,7 +271,6 @@ fn classify(query: &Query, raw: &str) -> Line {
             matches,
         },
         text,
-        data,
     }
 }
 
@@ -235,10 +320,15 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions) -> Result<
         .into_iter()
         .map(|(i, Scored { score, matches })| {
             let (message, line_no, _) = docs[i];
-            let Line::Message { text, data, .. } = &classified[line_no] else {
+            let Line::Message { text, .. } = &classified[line_no] else {
                 unreachable!("docs hold message lines only")
             };
-            let (role, recall_id) = role_and_recall(data);
+            // Only the hits are parsed into a tree, for their role and recall id.
+            let data = serde_json::from_str::<Value>(lines[line_no].strip_suffix('\r').unwrap_or(lines[line_no]))
+                .ok()
+                .and_then(|mut v| v.get_mut("data").map(Value::take))
+                .unwrap_or(Value::Null);
+            let (role, recall_id) = role_and_recall(&data);
             LogHit {
                 message,
                 line: line_no + 1,
