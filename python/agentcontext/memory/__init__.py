@@ -5,6 +5,7 @@ prompt, the tools a model uses to keep them, and search over what left the conte
 - :mod:`agentcontext.memory.tools`: :class:`MemoryTools` and :class:`AnthropicMemoryTool`.
 - :mod:`agentcontext.memory.section`: :func:`memory_section`, rules plus index.
 - :mod:`agentcontext.memory.conversation`: ``conversation_search`` over a session log.
+- :mod:`agentcontext.memory.flush`: :func:`flush_memory`, the silent turn before compaction.
 
 The index and the searches run in the Rust core.
 """
@@ -12,6 +13,7 @@ The index and the searches run in the Rust core.
 from __future__ import annotations
 
 from agentcontext.memory.conversation import ConversationSearch, conversation_search
+from agentcontext.memory.flush import FlushReport, flush_memory
 from agentcontext.memory.section import MEMORY_RULES, memory_section
 from agentcontext.memory.store import MEMORY_TYPES, MemoryStore, default_memory_root, is_slug, slugify
 from agentcontext.memory.tools import AnthropicMemoryTool, MemoryTools
@@ -21,10 +23,12 @@ __all__ = [
     "MEMORY_TYPES",
     "AnthropicMemoryTool",
     "ConversationSearch",
+    "FlushReport",
     "MemoryStore",
     "MemoryTools",
     "conversation_search",
     "default_memory_root",
+    "flush_memory",
     "is_slug",
     "memory_section",
     "slugify",
