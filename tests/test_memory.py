@@ -125,6 +125,12 @@ def test_special_and_huge_files_are_problems_not_hangs(store: MemoryStore) -> No
         store.read_text("fifo")
     with pytest.raises(MemoryRecordError, match="limit"):
         store.read_text("sparse")
+    (store.directory / "adir.md").mkdir()
+    with pytest.raises(MemoryRecordError, match="not a regular file"):
+        store.read_text("adir")
+    with pytest.raises(MemoryRecordError, match="directory"):
+        store.delete("adir")
+    assert AnthropicMemoryTool(store).execute({"command": "view", "path": "/memories/adir.md"}).startswith("Error")
 
 
 def test_size_cap_on_write(store: MemoryStore) -> None:

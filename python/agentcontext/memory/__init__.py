@@ -5,6 +5,8 @@ prompt, the tools a model uses to keep them, and search over what left the conte
 - :mod:`agentcontext.memory.tools`: :class:`MemoryTools` and :class:`AnthropicMemoryTool`.
 - :mod:`agentcontext.memory.section`: :func:`memory_section`, rules plus index.
 - :mod:`agentcontext.memory.conversation`: ``conversation_search`` over a session log.
+- :mod:`agentcontext.memory.anchors`: :class:`WorkspaceAnchors`, notes/plan files re-attached
+  after every compaction.
 - :mod:`agentcontext.memory.flush`: :func:`flush_memory`, the silent turn before compaction.
 
 The index and the searches run in the Rust core.
@@ -12,6 +14,7 @@ The index and the searches run in the Rust core.
 
 from __future__ import annotations
 
+from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.conversation import ConversationSearch, conversation_search
 from agentcontext.memory.flush import FlushReport, flush_memory
 from agentcontext.memory.section import MEMORY_RULES, memory_section
@@ -26,6 +29,7 @@ __all__ = [
     "FlushReport",
     "MemoryStore",
     "MemoryTools",
+    "WorkspaceAnchors",
     "conversation_search",
     "default_memory_root",
     "flush_memory",

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -231,11 +232,10 @@ class MemoryStore:
             raise MemoryRecordError(f"no memory record {name!r}", name, "not_found") from None
         except OSError as exc:
             raise MemoryRecordError(f"record {name}: cannot open {path.name}: {exc.strerror}", name, "io") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise MemoryRecordError(f"record {name}: {path.name} is not a regular file", name, "io")
         with os.fdopen(fd, "rb") as f:
-            import stat
-
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise MemoryRecordError(f"record {name}: {path.name} is not a regular file", name, "io")
             data = f.read(self.max_record_bytes + 1)
         if len(data) > self.max_record_bytes:
             raise MemoryRecordError(f"record {name}: over the {self.max_record_bytes:,}-byte limit", name, "too_large")
