@@ -286,9 +286,11 @@ def test_render_caps_bytes_and_refuses_a_cap_smaller_than_its_marker(store: Memo
     assert text.splitlines()[-1].startswith("[... ")
     assert store.render_index(max_lines=31) == store.render_index()
     assert len(store.render_index().splitlines()) == 30
-    for bad in ({"max_lines": 0}, {"max_bytes": 10}, {"max_lines": -5}):
+    for bad in ({"max_lines": 0}, {"max_bytes": 10}):
         with pytest.raises(BudgetError):
             store.render_index(**bad)
+    with pytest.raises(OptionError):
+        store.render_index(max_lines=-5)
 
 
 def test_index_of_a_missing_directory_is_a_typed_error(tmp_path: Path) -> None:
@@ -431,3 +433,52 @@ def test_memory_section_is_rules_then_index(store: MemoryStore) -> None:
     assert slugify("  Deploy: the Process! ") == "deploy-the-process"
     with pytest.raises(OptionError):
         slugify("!!!")
+
+
+def test_index_arguments_of_every_shape(store: MemoryStore) -> None:
+    store.write("a", description="alpha", type="user", body="alpha body")
+    index = store.index
+    index.refresh()
+    assert [r["name"] for r in index.search("alpha", limit=10**30)] == ["a"]
+    assert index.render(max_lines=10**30, max_bytes=10**30) == index.render()
+    for bad in (0, -1, -(10**30), "3", 1.5, True, None):
+        if bad is None:
+            continue
+        with pytest.raises(OptionError):
+            index.search("alpha", limit=bad)  # type: ignore[arg-type]
+    for bad_cap in (-1, -(10**30), "5", 2.0):
+        with pytest.raises(OptionError):
+            index.render(max_lines=bad_cap)  # type: ignore[arg-type]
+
+
+def test_one_index_shared_by_threads_while_another_process_writes(tmp_path: Path) -> None:
+    import threading
+
+    directory = tmp_path / "mem"
+    store = MemoryStore(directory=directory)
+    index = MemoryIndex(directory)
+    ctx = multiprocessing.get_context("spawn")
+    writer = ctx.Process(target=_writer, args=(str(directory), "gamma", 100))
+    writer.start()
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while writer.is_alive():
+                index.refresh()
+                index.render(max_lines=50)
+                index.search("gamma")
+                assert all(not file.endswith(".tmp") for file, _ in index.problems())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    writer.join(120)
+    for t in threads:
+        t.join(60)
+    assert writer.exitcode == 0 and errors == []
+    index.refresh()
+    assert len(index) == 101 and index.problems() == []
+    assert len(store) == 101

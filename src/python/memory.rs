@@ -5,21 +5,32 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyInt};
 
 use crate::error::Error;
 use crate::memory::{MemoryIndex, Record, RenderLimits};
 use crate::search::Query;
 use crate::search::log::{self, SearchOptions};
 
-fn positive(what: &'static str, value: i64) -> Result<usize, Error> {
-    usize::try_from(value)
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| Error::InvalidArgument {
-            what,
-            reason: format!("must be a positive integer, got {value}"),
-        })
+/// A count argument: any Python int (one past `usize` means "no limit" and is clamped), at
+/// least `min`; anything else is an `OptionError` naming the argument.
+fn count(what: &'static str, value: &Bound<'_, PyAny>, min: usize) -> PyResult<usize> {
+    let bad = |shown: String| Error::InvalidArgument {
+        what,
+        reason: format!("must be an integer of at least {min}, got {shown}"),
+    };
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(bad(value.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())).into());
+    }
+    let n = match value.extract::<i64>() {
+        Ok(n) => n,
+        Err(_) if value.gt(0)? => return Ok(usize::MAX),
+        Err(_) => return Err(bad(value.to_string()).into()),
+    };
+    match usize::try_from(n) {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(bad(n.to_string()).into()),
+    }
 }
 
 fn record_dict<'py>(py: Python<'py>, r: &Record, body: bool) -> PyResult<Bound<'py, PyDict>> {
@@ -44,6 +55,9 @@ pub struct PyMemoryIndex {
 }
 
 impl PyMemoryIndex {
+    /// The index, locked. Only ever taken with the GIL released (inside `py.detach`) and never
+    /// held across re-attaching, so a thread waiting for it never holds the GIL that the holder
+    /// needs.
     fn lock(&self) -> std::sync::MutexGuard<'_, MemoryIndex> {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -75,54 +89,62 @@ impl PyMemoryIndex {
         Ok(d)
     }
 
-    #[pyo3(signature = (*, max_lines = 200, max_bytes = 25_000))]
-    fn render(&self, py: Python<'_>, max_lines: i64, max_bytes: i64) -> PyResult<String> {
+    #[pyo3(signature = (*, max_lines = None, max_bytes = None), text_signature = "($self, *, max_lines=200, max_bytes=25000)")]
+    fn render(
+        &self,
+        py: Python<'_>,
+        max_lines: Option<&Bound<'_, PyAny>>,
+        max_bytes: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let default = RenderLimits::default();
         let limits = RenderLimits {
-            max_lines: usize::try_from(max_lines.max(0)).unwrap_or(0),
-            max_bytes: usize::try_from(max_bytes.max(0)).unwrap_or(0),
+            max_lines: max_lines.map_or(Ok(default.max_lines), |v| count("max_lines", v, 0))?,
+            max_bytes: max_bytes.map_or(Ok(default.max_bytes), |v| count("max_bytes", v, 0))?,
         };
         Ok(py.detach(|| self.lock().render(limits))?)
     }
 
     fn records<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let index = self.lock();
-        index.records().map(|r| record_dict(py, r, false)).collect()
+        let records: Vec<Record> = py.detach(|| self.lock().records().cloned().collect());
+        records.iter().map(|r| record_dict(py, r, false)).collect()
     }
 
     #[pyo3(signature = (name, /))]
     fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let index = self.lock();
-        index.get(name).map(|r| record_dict(py, r, true)).transpose()
+        let record = py.detach(|| self.lock().get(name).cloned());
+        record.map(|r| record_dict(py, &r, true)).transpose()
     }
 
-    fn problems(&self) -> Vec<(String, String)> {
-        self.lock().problems().into_iter().map(|p| (p.file, p.reason)).collect()
+    fn problems(&self, py: Python<'_>) -> Vec<(String, String)> {
+        py.detach(|| self.lock().problems().into_iter().map(|p| (p.file, p.reason)).collect())
     }
 
-    #[pyo3(signature = (query, /, *, regex = false, limit = 10, snippet_chars = 240))]
+    #[pyo3(
+        signature = (query, /, *, regex = false, limit = None, snippet_chars = None),
+        text_signature = "($self, query, /, *, regex=False, limit=10, snippet_chars=240)"
+    )]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: &str,
         regex: bool,
-        limit: i64,
-        snippet_chars: i64,
+        limit: Option<&Bound<'py, PyAny>>,
+        snippet_chars: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let limit = positive("limit", limit)?;
-        let width = positive("snippet_chars", snippet_chars)?;
+        let limit = limit.map_or(Ok(10), |v| count("limit", v, 1))?;
+        let width = snippet_chars.map_or(Ok(240), |v| count("snippet_chars", v, 1))?;
         let q = Query::parse(query, regex)?;
-        let index = self.lock();
         let found = py.detach(|| {
-            index
+            self.lock()
                 .search(&q, limit)
                 .into_iter()
-                .map(|(r, s)| (r, s, crate::search::snippets(&q, &r.body, width, 1)))
+                .map(|(r, s)| (r.clone(), s, crate::search::snippets(&q, &r.body, width, 1)))
                 .collect::<Vec<_>>()
         });
         found
             .into_iter()
             .map(|(r, s, snippets)| {
-                let d = record_dict(py, r, false)?;
+                let d = record_dict(py, &r, false)?;
                 d.set_item("score", s.score)?;
                 d.set_item("matches", s.matches)?;
                 d.set_item("snippets", snippets)?;
@@ -131,15 +153,15 @@ impl PyMemoryIndex {
             .collect()
     }
 
-    fn __len__(&self) -> usize {
-        self.lock().len()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.lock().len())
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let records = py.detach(|| self.lock().len());
         format!(
-            "MemoryIndex({:?}, records={})",
-            self.directory.display().to_string(),
-            self.lock().len()
+            "MemoryIndex({:?}, records={records})",
+            self.directory.display().to_string()
         )
     }
 }
@@ -153,21 +175,25 @@ pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
 
 /// Search the originals of a session log (see `agentcontext.search_log`).
 #[pyfunction]
-#[pyo3(signature = (path, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2))]
+#[pyo3(
+    signature = (path, query, /, *, regex = false, limit = None, snippet_chars = None, snippets = None),
+    text_signature = "(path, query, /, *, regex=False, limit=10, snippet_chars=240, snippets=2)"
+)]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
 pub fn search_log<'py>(
     py: Python<'py>,
     path: PathBuf,
     query: &str,
     regex: bool,
-    limit: i64,
-    snippet_chars: i64,
-    snippets: i64,
+    limit: Option<&Bound<'py, PyAny>>,
+    snippet_chars: Option<&Bound<'py, PyAny>>,
+    snippets: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let default = SearchOptions::default();
     let options = SearchOptions {
-        limit: positive("limit", limit)?,
-        snippet_chars: positive("snippet_chars", snippet_chars)?,
-        snippets: positive("snippets", snippets)?,
+        limit: limit.map_or(Ok(default.limit), |v| count("limit", v, 1))?,
+        snippet_chars: snippet_chars.map_or(Ok(default.snippet_chars), |v| count("snippet_chars", v, 1))?,
+        snippets: snippets.map_or(Ok(default.snippets), |v| count("snippets", v, 1))?,
     };
     let q = Query::parse(query, regex)?;
     let found = py.detach(|| log::search_log(&path, &q, options))?;
