@@ -69,6 +69,9 @@ pub enum Error {
     /// A JSON path that cannot be parsed, or that selects nothing in the text it is applied to.
     #[error("JSON path {path:?}: {reason}")]
     JsonPath { path: String, reason: String },
+    /// An argument that is not usable (an empty query, a bad regular expression).
+    #[error("{what}: {reason}")]
+    InvalidArgument { what: &'static str, reason: String },
 
     /// An index outside the conversation.
     #[error("message index {index} out of range for a conversation of {len} messages")]

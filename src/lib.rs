@@ -8,7 +8,9 @@ pub mod conversation;
 pub mod error;
 pub mod files;
 pub mod formats;
+pub mod memory;
 pub mod model;
+pub mod search;
 pub mod tokens;
 
 mod python;

@@ -32,6 +32,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "LLMSummarizer": ("agentcontext.summarize", "LLMSummarizer"),
     "MAX_IMAGE_TOKENS": ("agentcontext._core", "MAX_IMAGE_TOKENS"),
     "MESSAGE_OVERHEAD": ("agentcontext._core", "MESSAGE_OVERHEAD"),
+    "MemoryIndex": ("agentcontext._core", "MemoryIndex"),
+    "MemoryRecordError": ("agentcontext.errors", "MemoryRecordError"),
+    "MemoryStore": ("agentcontext.memory.store", "MemoryStore"),
     "MessageIndexError": ("agentcontext.errors", "MessageIndexError"),
     "MissingCredentialsError": ("agentcontext.errors", "MissingCredentialsError"),
     "MissingExtraError": ("agentcontext.errors", "MissingExtraError"),
@@ -61,6 +64,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Truncation": ("agentcontext._core", "Truncation"),
     "UnknownFormatError": ("agentcontext.errors", "UnknownFormatError"),
     "__version__": ("agentcontext._core", "__version__"),
+    "conversation_search": ("agentcontext.memory.conversation", "conversation_search"),
     "convert": ("agentcontext._core", "convert"),
     "count_tokens": ("agentcontext._core", "count_tokens"),
     "count_tokens_batch": ("agentcontext._core", "count_tokens_batch"),
@@ -82,7 +86,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 _SUBMODULES = frozenset(
     {
         "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "loop",
-        "metrics", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
+        "memory", "metrics", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
     }
 )  # fmt: skip
 
@@ -109,6 +113,7 @@ if TYPE_CHECKING:
         MESSAGE_OVERHEAD,
         TOOL_BLOCK_OVERHEAD,
         Conversation,
+        MemoryIndex,
         Page,
         Truncation,
         __version__,
@@ -148,6 +153,7 @@ if TYPE_CHECKING:
         ConversionError,
         FileReadError,
         InvalidMessageError,
+        MemoryRecordError,
         MessageIndexError,
         MissingCredentialsError,
         MissingExtraError,
@@ -160,6 +166,8 @@ if TYPE_CHECKING:
         UnknownFormatError,
     )
     from agentcontext.loop import Session
+    from agentcontext.memory.conversation import conversation_search
+    from agentcontext.memory.store import MemoryStore
     from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider, Provider
     from agentcontext.session_log import SessionLog
     from agentcontext.summarize import LLMSummarizer, OfflineSummarizer, Summarizer, SummaryRequest
@@ -187,6 +195,9 @@ __all__ = [
     "FileReader",
     "InvalidMessageError",
     "LLMSummarizer",
+    "MemoryIndex",
+    "MemoryRecordError",
+    "MemoryStore",
     "MessageIndexError",
     "MissingCredentialsError",
     "MissingExtraError",
@@ -213,6 +224,7 @@ __all__ = [
     "Truncation",
     "UnknownFormatError",
     "__version__",
+    "conversation_search",
     "convert",
     "count_tokens",
     "count_tokens_batch",

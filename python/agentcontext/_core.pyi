@@ -31,13 +31,16 @@ from agentcontext.types import (
 
 __all__ = [
     "MAX_IMAGE_TOKENS",
+    "MEMORY_MAX_RECORD_BYTES",
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
     "Conversation",
+    "MemoryIndex",
     "Page",
     "Truncation",
     "__version__",
     "_heuristic_features",
+    "check_memory_record",
     "convert",
     "count_tokens",
     "count_tokens_batch",
@@ -49,6 +52,7 @@ __all__ = [
     "page_text",
     "read_page",
     "repair",
+    "search_log",
     "trim_messages",
     "truncate",
     "validate",
@@ -62,6 +66,8 @@ MESSAGE_OVERHEAD: int
 TOOL_BLOCK_OVERHEAD: int
 #: What an image costs when its size is unknown (an URL) or over the limits: the most an image can cost.
 MAX_IMAGE_TOKENS: int
+#: The largest memory record file (bytes) the index reads and the store writes.
+MEMORY_MAX_RECORD_BYTES: int
 
 @final
 class Conversation:
@@ -551,3 +557,54 @@ def trim_messages(
             round after it do not fit together (``needed`` says how much would).
         OptionError: a negative count, or one over the 64-bit range.
     """
+
+@final
+class MemoryIndex:
+    """The index of one memory directory (``*.md`` record files with front matter), kept between
+    refreshes: :meth:`refresh` reads (in parallel) only files that are new or changed since the
+    last one (by inode, size, mtime and ctime). Broken files are reported by :meth:`problems`,
+    never raised. Thread-safe."""
+
+    def __new__(cls, directory: str | PathLike[str], /) -> MemoryIndex: ...
+    @property
+    def directory(self) -> Any:
+        """The directory, as given (a ``pathlib.Path``)."""
+    def refresh(self) -> dict[str, int]:
+        """Bring the index up to date; returns ``files``, ``read``, ``reused`` and ``removed``.
+        Raises :class:`~agentcontext.errors.FileReadError` if the directory cannot be listed."""
+    def render(self, *, max_lines: int = 200, max_bytes: int = 25_000) -> str:
+        """The index for the system prompt: one line per record, ``- name (type, file):
+        description``, grouped by type (user, feedback, project, reference) then by name; when
+        not all fit in ``max_lines`` / ``max_bytes``, a last line says how many are not listed.
+        Raises :class:`~agentcontext.errors.BudgetError` when not even that line fits."""
+    def records(self) -> list[dict[str, Any]]:
+        """Valid records in index order: ``name``, ``type``, ``description``, ``updated``, ``file``, ``bytes``."""
+    def get(self, name: str, /) -> dict[str, Any] | None:
+        """Record ``name`` with its ``body``, or None."""
+    def problems(self) -> list[tuple[str, str]]:
+        """(file name, reason) for each ``*.md`` file that is not a valid record."""
+    def search(
+        self, query: str, /, *, regex: bool = False, limit: int = 10, snippet_chars: int = 240
+    ) -> list[dict[str, Any]]:
+        """Records matching ``query`` (words, case-insensitive, ``"a phrase"`` quoted; or a regular
+        expression) in name, description or body, best first (BM25, name and description weighted
+        up), each with ``score``, ``matches`` and ``snippets`` of the body."""
+    def __len__(self) -> int: ...
+
+def check_memory_record(file: str, text: str, /) -> str | None:
+    """Why ``text`` is not a valid record file named ``file``, or None when it is."""
+
+def search_log(
+    path: str | PathLike[str],
+    query: str,
+    /,
+    *,
+    regex: bool = False,
+    limit: int = 10,
+    snippet_chars: int = 240,
+    snippets: int = 2,
+) -> dict[str, Any]:
+    """Search every message of a session log (``agentcontext.SessionLog``), cleared, cut and
+    summarized ones included: ``messages`` (message records in the log), ``matched`` and ``hits``,
+    best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (the call
+    id, for a tool result), ``score``, ``matches`` and ``snippets``."""

@@ -7,6 +7,8 @@
   not protocol-valid is repaired first (and the repairs reported), or refused with ``--no-repair``.
 - ``agentcontext eval PATH...`` compares strategies over many transcripts; every file it cannot
   read is listed and counted.
+- ``agentcontext memory index DIR`` / ``memory search DIR QUERY`` / ``search LOG QUERY``: project
+  memory and search over a session log (:mod:`agentcontext.memory.cli`).
 
 The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
@@ -156,6 +158,10 @@ def _build_parser() -> argparse.ArgumentParser:
     progress = ev.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     progress.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    from agentcontext.memory import cli as memory_cli
+
+    memory_cli.add_commands(sub)
     return parser
 
 
@@ -412,6 +418,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return compact_command(args)
         elif args.command == "eval":
             return eval_command(args)
+        elif args.command in {"memory", "search"}:
+            from agentcontext.memory import cli as memory_cli
+
+            return memory_cli.run(args)
     except AgentContextError as exc:
         print(f"agentcontext: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

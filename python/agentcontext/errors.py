@@ -254,4 +254,20 @@ class SessionSelectionError(TranscriptError):
         return (type(self), (str(self.args[0]), self.path, self.names))
 
 
-__all__ += ["SessionSelectionError", "UnknownFormatError"]
+class MemoryRecordError(AgentContextError, ValueError):
+    """A memory record that cannot be read, written or found.
+
+    ``name`` is the record; ``kind`` is one of ``"not_found"``, ``"exists"``, ``"invalid"`` (its
+    front matter, with the reason), ``"too_large"``, ``"symlink"`` or ``"io"``.
+    """
+
+    def __init__(self, message: str, name: str, kind: str) -> None:
+        super().__init__(message, name, kind)
+        self.name = name
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+__all__ += ["MemoryRecordError", "SessionSelectionError", "UnknownFormatError"]

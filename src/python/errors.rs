@@ -35,7 +35,9 @@ impl From<Error> for PyErr {
             Error::Io { path, source } => {
                 TranscriptReadError::new_err((source.raw_os_error().unwrap_or(0), message, path))
             }
-            Error::UnknownOption { .. } | Error::JsonPath { .. } => OptionError::new_err(message),
+            Error::UnknownOption { .. } | Error::JsonPath { .. } | Error::InvalidArgument { .. } => {
+                OptionError::new_err(message)
+            }
             Error::IndexOutOfRange { .. } => MessageIndexError::new_err(message),
             Error::BudgetTooSmall { needed, .. } | Error::TrimBudget { needed, .. } => {
                 BudgetError::new_err((message, needed))

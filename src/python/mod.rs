@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod fast;
 mod functions;
+mod memory;
 mod surgery;
 
 #[pyo3::pymodule(gil_used = false)]
@@ -23,6 +24,8 @@ mod _core {
         _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
         repair_messages, trim_messages, validate_messages,
     };
+    #[pymodule_export]
+    use super::memory::{PyMemoryIndex, check_memory_record, search_log};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
@@ -31,6 +34,7 @@ mod _core {
         m.add("MESSAGE_OVERHEAD", crate::tokens::MESSAGE_OVERHEAD)?;
         m.add("TOOL_BLOCK_OVERHEAD", crate::tokens::TOOL_BLOCK_OVERHEAD)?;
         m.add("MAX_IMAGE_TOKENS", crate::tokens::image::MAX_IMAGE_TOKENS)?;
+        m.add("MEMORY_MAX_RECORD_BYTES", crate::memory::MAX_RECORD_BYTES)?;
         Ok(())
     }
 }

@@ -1,0 +1,116 @@
+"""Workspace anchors: notes, plan or TODO files the agent maintains in its workspace, re-attached
+after every compaction (as re-attached read files are) within a token budget, so the plan
+survives any number of compactions.
+
+:meth:`WorkspaceAnchors.messages` reads each file now (current content, not what the history
+said) and renders one user message per file, in the order given, fitting all of them into
+``max_tokens``: a file that does not fit whole is cut (head and tail, with a marker naming the
+file to read for the rest); files after the budget is spent are listed as not re-attached.
+Missing files are skipped; special files, directories and files over ``max_bytes`` are reported
+in the message instead of read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agentcontext._core import count_tokens, truncate
+from agentcontext.errors import BudgetError, OptionError
+from agentcontext.types import Encoding
+
+__all__ = ["WorkspaceAnchors"]
+
+_HEADER = "[Re-attached after compaction: current content of workspace file {path}]\n"
+#: Tokens a cut file keeps at least (below this it is listed as not re-attached).
+_MIN_TOKENS = 64
+
+
+class WorkspaceAnchors:
+    """The anchor files of one workspace and the budget they share."""
+
+    def __init__(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        max_tokens: int = 4_000,
+        max_bytes: int = 1_000_000,
+        encoding: Encoding = "o200k_base",
+    ) -> None:
+        self.paths = [Path(p) for p in paths]
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise OptionError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if not isinstance(max_bytes, int) or max_bytes < 1:
+            raise OptionError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        self.max_tokens = max_tokens
+        self.max_bytes = max_bytes
+        self.encoding: Encoding = encoding
+
+    def _read(self, path: Path) -> str | None:
+        """The file's text, None when it does not exist; a one-line reason when it cannot be used."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"(not re-attached: {exc.strerror})"
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return "(not re-attached: not a regular file)"
+        with os.fdopen(fd, "rb") as f:
+            if st.st_size > self.max_bytes:
+                return f"(not re-attached: {st.st_size:,} bytes, over the {self.max_bytes:,}-byte limit)"
+            data = f.read(self.max_bytes + 1)
+        return data.decode("utf-8", errors="replace")
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The anchor messages to put after a compaction's summary (OpenAI/JSONL user messages).
+
+        The budget is shared fairly: files that fit in an equal share are attached whole, and
+        what they leave is split evenly among the larger ones, which are cut to their share."""
+        read: list[tuple[Path, str, str, int]] = []
+        for path in self.paths:
+            text = self._read(path)
+            if text is None:
+                continue
+            header = _HEADER.format(path=path)
+            need = count_tokens(header + text, encoding=self.encoding)
+            read.append((path, header, text, need))
+        # Water-filling over the files, smallest first.
+        share: dict[int, int] = {}
+        left = self.max_tokens
+        order = sorted(range(len(read)), key=lambda k: read[k][3])
+        for n, k in enumerate(order):
+            fair = left // (len(order) - n)
+            share[k] = min(read[k][3], fair)
+            left -= share[k]
+        out: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        for k, (path, header, text, need) in enumerate(read):
+            if share[k] >= need:
+                out.append({"role": "user", "content": header + text})
+                continue
+            room = share[k] - count_tokens(header, encoding=self.encoding)
+            if room < _MIN_TOKENS:
+                skipped.append(str(path))
+                continue
+            try:
+                body = truncate(text, room, unit="tokens", encoding=self.encoding, path=str(path)).text
+            except BudgetError:
+                skipped.append(str(path))
+                continue
+            out.append({"role": "user", "content": header + body})
+        if skipped:
+            used = sum(count_tokens(m["content"], encoding=self.encoding) for m in out)
+            note = f"[Not re-attached (token budget spent): {', '.join(skipped)}; read them if needed]"
+            if count_tokens(note, encoding=self.encoding) <= self.max_tokens - used:
+                out.append({"role": "user", "content": note})
+        return out
+
+    def tokens(self) -> int:
+        """Tokens of :meth:`messages` content now (at most ``max_tokens``)."""
+        return sum(count_tokens(m["content"], encoding=self.encoding) for m in self.messages())

@@ -1,0 +1,108 @@
+"""The memory and search commands of the ``agentcontext`` command line.
+
+- ``agentcontext memory index DIR [--json]``: the index of a memory directory as the system
+  prompt gets it, then the files that are not valid records and why.
+- ``agentcontext memory search DIR QUERY``: records matching words or a regular expression.
+- ``agentcontext search LOG QUERY``: messages of a session log (cleared and summarized ones
+  included) matching words or a regular expression, with message numbers and recall ids.
+
+Nothing here writes: a missing directory or log is an error (exit status 2), not created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from agentcontext._core import MemoryIndex
+
+__all__ = ["add_commands", "run"]
+
+
+def _add_query(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "query", help='words to find (case-insensitive; "a phrase" in quotes), or a regex with --regex'
+    )
+    command.add_argument("--regex", action="store_true", help="QUERY is a regular expression (Rust regex syntax)")
+    command.add_argument("--limit", type=int, default=10, help="show at most this many (default: 10)")
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``memory`` and ``search`` to the subcommands ``sub``."""
+    memory = sub.add_parser(
+        "memory",
+        help="show or search a project memory directory",
+        description="Read a memory directory (one NAME.md record with front matter per file).",
+    )
+    msub = memory.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
+    index = msub.add_parser(
+        "index",
+        help="the index the system prompt gets, and the files that are not valid records",
+        description="Print the memory index (one line per record, grouped by type) as the system prompt gets it, "
+        "then each file that is not a valid record and why.",
+    )
+    index.add_argument("directory", metavar="DIR", help="the memory directory")
+    index.add_argument("--max-lines", type=int, default=200, help="cap on index lines (default: 200)")
+    index.add_argument("--max-bytes", type=int, default=25_000, help="cap on index bytes (default: 25000)")
+    index.add_argument("--json", action="store_true", help="print one JSON object")
+    search = msub.add_parser("search", help="records matching words or a regular expression")
+    search.add_argument("directory", metavar="DIR", help="the memory directory")
+    _add_query(search)
+    log = sub.add_parser(
+        "search",
+        help="search a session log, cleared and summarized messages included",
+        description="Search every message of a session log (agentcontext.SessionLog), including messages cleared or "
+        "summarized out of the working set; print the best matches with their message number and recall id.",
+    )
+    log.add_argument("log", metavar="LOG", help="session log (JSON Lines written by SessionLog)")
+    _add_query(log)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a command added by :func:`add_commands`; raises AgentContextError on bad input."""
+    if args.command == "search":
+        from agentcontext.memory.conversation import conversation_search, format_hits
+
+        result = conversation_search(args.log, args.query, regex=args.regex, limit=args.limit)
+        print(
+            json.dumps({"log": args.log, "query": args.query, **result}, indent=2, ensure_ascii=False)
+            if args.json
+            else format_hits(result)
+        )
+        return 0
+    index = MemoryIndex(args.directory)
+    index.refresh()
+    if args.memory_command == "index":
+        rendered = index.render(max_lines=args.max_lines, max_bytes=args.max_bytes)
+        problems = index.problems()
+        if args.json:
+            report = {
+                "directory": args.directory,
+                "records": index.records(),
+                "problems": [{"file": f, "reason": r} for f, r in problems],
+                "index": rendered,
+            }
+            print(json.dumps(report, indent=2, ensure_ascii=False))
+            return 0
+        print(rendered if rendered else f"{args.directory}: no records", end="\n" if not rendered else "")
+        if problems:
+            many = len(problems) != 1
+            print(f"\n{len(problems)} {'files are not valid records' if many else 'file is not a valid record'}:")
+            for file, reason in problems:
+                print(f"  {file}: {reason}")
+        return 0
+    found = index.search(args.query, regex=args.regex, limit=args.limit)
+    if args.json:
+        print(
+            json.dumps({"directory": args.directory, "query": args.query, "hits": found}, indent=2, ensure_ascii=False)
+        )
+        return 0
+    if not found:
+        print("No memory record matches.")
+    for r in found:
+        print(f"- {r['name']} ({r['type']}, {r['file']}): {r['description']}")
+        for s in r["snippets"]:
+            print(f"    {s}")
+    return 0

@@ -1,0 +1,111 @@
+"""``conversation_search``: find text in everything a session ever held, including what was
+cleared, cut or summarized out of the working set, from the originals in its session log.
+
+The search runs in the Rust core over the log file (lines in parallel; for a words query, lines
+that cannot hold a word are not parsed). Each hit names the message's index in the log and, for a
+tool result, its recall id (the call id its cleared placeholder shows).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from agentcontext._core import search_log
+from agentcontext.errors import AgentContextError, OptionError
+
+__all__ = ["ConversationSearch", "conversation_search"]
+
+
+def conversation_search(
+    log: str | os.PathLike[str],
+    query: str,
+    *,
+    regex: bool = False,
+    limit: int = 10,
+    snippet_chars: int = 240,
+    snippets: int = 2,
+) -> dict[str, Any]:
+    """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
+    file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
+    ``messages``, ``matched`` and ``hits`` (best first: ``message``, ``line``, ``role``,
+    ``recall_id``, ``score``, ``matches``, ``snippets``)."""
+    return search_log(log, query, regex=regex, limit=limit, snippet_chars=snippet_chars, snippets=snippets)
+
+
+def format_hits(result: Mapping[str, Any]) -> str:
+    """The hits as the text a model reads."""
+    hits = result["hits"]
+    if not hits:
+        return f"No message matches (searched {result['messages']:,} messages)."
+    shown = f"{len(hits)} of {result['matched']:,}" if result["matched"] > len(hits) else f"{len(hits)}"
+    out = [f"{shown} matching messages (of {result['messages']:,} in the session), best first:"]
+    for h in hits:
+        ref = f"message {h['message']} ({h['role'] or 'unknown role'})"
+        if h["recall_id"]:
+            ref += f", recall id {h['recall_id']}"
+        out.append(f"- {ref}:")
+        out += [f"    {s}" for s in h["snippets"]]
+    return "\n".join(out)
+
+
+class ConversationSearch:
+    """The ``conversation_search`` tool over one session log: definition and executor."""
+
+    name = "conversation_search"
+
+    def __init__(self, log: str | os.PathLike[str], *, snippet_chars: int = 240, max_limit: int = 50) -> None:
+        self.log = os.fspath(log)
+        self.snippet_chars = snippet_chars
+        self.max_limit = max_limit
+
+    def definition(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
+        description = (
+            "Search everything said earlier in this session, including tool results and messages that were "
+            "cleared or summarized out of the context. Returns ranked snippets with the message number and, "
+            "for a tool result, its recall id (pass it to recall to read the whole result)."
+        )
+        schema = {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": 'Words to find (case-insensitive; "a phrase" in quotes).'},
+                "regex": {"type": "boolean", "description": "Treat query as a regular expression (default false)."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_limit,
+                    "description": "At most this many.",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        }
+        if style == "anthropic":
+            return {"name": self.name, "description": description, "input_schema": schema}
+        if style == "openai":
+            return {
+                "type": "function",
+                "function": {"name": self.name, "description": description, "parameters": schema},
+            }
+        raise OptionError(f'unknown tool style {style!r} (expected "openai" or "anthropic")')
+
+    def execute(self, arguments: Mapping[str, Any] | str) -> str:
+        """Run one call; a bad query comes back as ``Error: ...`` text."""
+        from agentcontext.memory.tools import _arguments, _str
+
+        try:
+            args = _arguments(arguments)
+            limit = args.get("limit", 10)
+            if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= self.max_limit:
+                raise OptionError(f"limit must be an integer from 1 to {self.max_limit}")
+            result = conversation_search(
+                self.log,
+                _str(args, "query"),
+                regex=bool(args.get("regex", False)),
+                limit=limit,
+                snippet_chars=self.snippet_chars,
+            )
+        except AgentContextError as exc:
+            return f"Error: {exc}"
+        return format_hits(result)

@@ -1,0 +1,220 @@
+//! Bindings for project memory (the index of a memory directory) and conversation search over a
+//! session log. Converts arguments and results; the work is in `crate::memory` and `crate::search`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyInt};
+
+use crate::error::Error;
+use crate::memory::{MemoryIndex, Record, RenderLimits};
+use crate::search::Query;
+use crate::search::log::{self, SearchOptions};
+
+/// A count argument: any Python int (one past `usize` means "no limit" and is clamped), at
+/// least `min`; anything else is an `OptionError` naming the argument.
+fn count(what: &'static str, value: &Bound<'_, PyAny>, min: usize) -> PyResult<usize> {
+    let bad = |shown: String| Error::InvalidArgument {
+        what,
+        reason: format!("must be an integer of at least {min}, got {shown}"),
+    };
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(bad(value.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())).into());
+    }
+    let n = match value.extract::<i64>() {
+        Ok(n) => n,
+        Err(_) if value.gt(0)? => return Ok(usize::MAX),
+        Err(_) => return Err(bad(value.to_string()).into()),
+    };
+    match usize::try_from(n) {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(bad(n.to_string()).into()),
+    }
+}
+
+fn record_dict<'py>(py: Python<'py>, r: &Record, body: bool) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &r.name)?;
+    d.set_item("type", r.kind.name())?;
+    d.set_item("description", &r.description)?;
+    d.set_item("updated", r.updated.as_deref())?;
+    d.set_item("file", &r.file)?;
+    d.set_item("bytes", r.bytes)?;
+    if body {
+        d.set_item("body", &r.body)?;
+    }
+    Ok(d)
+}
+
+/// The index of one memory directory, refreshed incrementally.
+#[pyclass(name = "MemoryIndex", module = "agentcontext", frozen)]
+pub struct PyMemoryIndex {
+    inner: Mutex<MemoryIndex>,
+    directory: PathBuf,
+}
+
+impl PyMemoryIndex {
+    /// The index, locked. Only ever taken with the GIL released (inside `py.detach`) and never
+    /// held across re-attaching, so a thread waiting for it never holds the GIL that the holder
+    /// needs.
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryIndex> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[pymethods]
+impl PyMemoryIndex {
+    #[new]
+    #[pyo3(signature = (directory, /))]
+    fn new(directory: PathBuf) -> Self {
+        PyMemoryIndex {
+            inner: Mutex::new(MemoryIndex::new(directory.clone())),
+            directory,
+        }
+    }
+
+    #[getter]
+    fn directory(&self) -> PathBuf {
+        self.directory.clone()
+    }
+
+    fn refresh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = py.detach(|| self.lock().refresh())?;
+        let d = PyDict::new(py);
+        d.set_item("files", stats.files)?;
+        d.set_item("read", stats.read)?;
+        d.set_item("reused", stats.reused)?;
+        d.set_item("removed", stats.removed)?;
+        Ok(d)
+    }
+
+    #[pyo3(signature = (*, max_lines = None, max_bytes = None), text_signature = "($self, *, max_lines=200, max_bytes=25000)")]
+    fn render(
+        &self,
+        py: Python<'_>,
+        max_lines: Option<&Bound<'_, PyAny>>,
+        max_bytes: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let default = RenderLimits::default();
+        let limits = RenderLimits {
+            max_lines: max_lines.map_or(Ok(default.max_lines), |v| count("max_lines", v, 0))?,
+            max_bytes: max_bytes.map_or(Ok(default.max_bytes), |v| count("max_bytes", v, 0))?,
+        };
+        Ok(py.detach(|| self.lock().render(limits))?)
+    }
+
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let records: Vec<Record> = py.detach(|| self.lock().records().cloned().collect());
+        records.iter().map(|r| record_dict(py, r, false)).collect()
+    }
+
+    #[pyo3(signature = (name, /))]
+    fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let record = py.detach(|| self.lock().get(name).cloned());
+        record.map(|r| record_dict(py, &r, true)).transpose()
+    }
+
+    fn problems(&self, py: Python<'_>) -> Vec<(String, String)> {
+        py.detach(|| self.lock().problems().into_iter().map(|p| (p.file, p.reason)).collect())
+    }
+
+    #[pyo3(
+        signature = (query, /, *, regex = false, limit = None, snippet_chars = None),
+        text_signature = "($self, query, /, *, regex=False, limit=10, snippet_chars=240)"
+    )]
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        regex: bool,
+        limit: Option<&Bound<'py, PyAny>>,
+        snippet_chars: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let limit = limit.map_or(Ok(10), |v| count("limit", v, 1))?;
+        let width = snippet_chars.map_or(Ok(240), |v| count("snippet_chars", v, 1))?;
+        let q = Query::parse(query, regex)?;
+        let found = py.detach(|| {
+            self.lock()
+                .search(&q, limit)
+                .into_iter()
+                .map(|(r, s)| (r.clone(), s, crate::search::snippets(&q, &r.body, width, 1)))
+                .collect::<Vec<_>>()
+        });
+        found
+            .into_iter()
+            .map(|(r, s, snippets)| {
+                let d = record_dict(py, &r, false)?;
+                d.set_item("score", s.score)?;
+                d.set_item("matches", s.matches)?;
+                d.set_item("snippets", snippets)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.lock().len())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let records = py.detach(|| self.lock().len());
+        format!(
+            "MemoryIndex({:?}, records={records})",
+            self.directory.display().to_string()
+        )
+    }
+}
+
+/// Why `text` is not a valid record file named `file`, or None when it is.
+#[pyfunction]
+#[pyo3(signature = (file, text, /))]
+pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
+    crate::memory::record::parse(file, text, text.len() as u64).err()
+}
+
+/// Search the originals of a session log (see `agentcontext.search_log`).
+#[pyfunction]
+#[pyo3(
+    signature = (path, query, /, *, regex = false, limit = None, snippet_chars = None, snippets = None),
+    text_signature = "(path, query, /, *, regex=False, limit=10, snippet_chars=240, snippets=2)"
+)]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+pub fn search_log<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    query: &str,
+    regex: bool,
+    limit: Option<&Bound<'py, PyAny>>,
+    snippet_chars: Option<&Bound<'py, PyAny>>,
+    snippets: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let default = SearchOptions::default();
+    let options = SearchOptions {
+        limit: limit.map_or(Ok(default.limit), |v| count("limit", v, 1))?,
+        snippet_chars: snippet_chars.map_or(Ok(default.snippet_chars), |v| count("snippet_chars", v, 1))?,
+        snippets: snippets.map_or(Ok(default.snippets), |v| count("snippets", v, 1))?,
+    };
+    let q = Query::parse(query, regex)?;
+    let found = py.detach(|| log::search_log(&path, &q, options))?;
+    let hits = found
+        .hits
+        .iter()
+        .map(|h| {
+            let d = PyDict::new(py);
+            d.set_item("message", h.message)?;
+            d.set_item("line", h.line)?;
+            d.set_item("role", &h.role)?;
+            d.set_item("recall_id", h.recall_id.as_deref())?;
+            d.set_item("score", h.score)?;
+            d.set_item("matches", h.matches)?;
+            d.set_item("snippets", &h.snippets)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = PyDict::new(py);
+    out.set_item("messages", found.messages)?;
+    out.set_item("matched", found.matched)?;
+    out.set_item("hits", hits)?;
+    Ok(out)
+}

@@ -1,0 +1,362 @@
+//! Search by words or by a regular expression, ranked with BM25, with snippets around the
+//! matches. One implementation for everything that is searched: memory records
+//! ([`crate::memory`]) and the originals of a session log ([`log`]).
+
+pub mod log;
+
+use rayon::prelude::*;
+use regex::{Regex, RegexBuilder};
+
+use crate::error::{Error, Result};
+
+/// The most terms a words query may have.
+pub const MAX_TERMS: usize = 32;
+/// The largest compiled regular expression (bytes), so a pathological pattern fails fast.
+const REGEX_SIZE_LIMIT: usize = 1 << 22;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// A parsed query.
+#[derive(Clone, Debug)]
+pub struct Query {
+    units: Vec<Regex>,
+    /// Per unit, the literal it stands for when the raw JSON of a document can be searched for it
+    /// instead (ASCII-insensitive), or None.
+    literals: Option<Vec<String>>,
+}
+
+/// How well a document matched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    pub score: f64,
+    /// Matches of all terms together.
+    pub matches: usize,
+}
+
+fn invalid(reason: impl Into<String>) -> Error {
+    Error::InvalidArgument {
+        what: "query",
+        reason: reason.into(),
+    }
+}
+
+impl Query {
+    /// Words (case-insensitive), each found anywhere in a document; `"a phrase"` in double quotes
+    /// is one term. A document matches when it holds at least one term; holding more of them,
+    /// rarer ones, and more often ranks it higher.
+    pub fn words(query: &str) -> Result<Query> {
+        let mut terms: Vec<String> = Vec::new();
+        for (i, chunk) in query.split('"').enumerate() {
+            if i % 2 == 1 {
+                let phrase = chunk.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !phrase.is_empty() {
+                    terms.push(phrase);
+                }
+            } else {
+                terms.extend(chunk.split_whitespace().map(str::to_owned));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        terms.retain(|t| seen.insert(t.to_lowercase()));
+        if terms.is_empty() {
+            return Err(invalid("no words to search for"));
+        }
+        if terms.len() > MAX_TERMS {
+            return Err(invalid(format!("{} words (at most {MAX_TERMS})", terms.len())));
+        }
+        let units = terms
+            .iter()
+            .map(|t| {
+                let pattern = regex::escape(t).replace(' ', r"\s+");
+                RegexBuilder::new(&pattern)
+                    .case_insensitive(true)
+                    .build()
+                    .map_err(|e| invalid(e.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // A term JSON would write differently (escaped) cannot be looked for in raw JSON.
+        let raw_safe = terms
+            .iter()
+            .all(|t| t.is_ascii() && !t.contains(['"', '\\', '/', ' ']) && !t.bytes().any(|b| b < 0x20));
+        let literals = raw_safe.then(|| terms.iter().map(|t| t.to_ascii_lowercase()).collect());
+        Ok(Query { units, literals })
+    }
+
+    /// A regular expression (Rust `regex` syntax: no backreferences or lookaround; linear time).
+    /// Case-sensitive unless the pattern says `(?i)`.
+    pub fn regex(pattern: &str) -> Result<Query> {
+        if pattern.is_empty() {
+            return Err(invalid("empty regular expression"));
+        }
+        let re = RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| {
+                // regex's syntax errors draw the pattern over several lines; the last says what is wrong.
+                let text = e.to_string();
+                let why = text
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ")
+                    .to_owned();
+                invalid(format!("bad regular expression {pattern:?}: {why}"))
+            })?;
+        Ok(Query {
+            units: vec![re],
+            literals: None,
+        })
+    }
+
+    pub fn parse(query: &str, regex: bool) -> Result<Query> {
+        if regex {
+            Query::regex(query)
+        } else {
+            Query::words(query)
+        }
+    }
+
+    pub fn units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// Matches of each unit in `text`.
+    pub fn count(&self, text: &str) -> Vec<usize> {
+        self.units.iter().map(|re| re.find_iter(text).count()).collect()
+    }
+
+    /// Whether raw JSON text that holds a document might match (false means it cannot); None when
+    /// this query cannot be decided on raw JSON.
+    pub fn may_match_raw(&self, raw: &str) -> Option<bool> {
+        let literals = self.literals.as_ref()?;
+        if raw.contains("\\u") {
+            return None;
+        }
+        let hay = raw.as_bytes();
+        Some(literals.iter().any(|lit| contains_ascii_ci(hay, lit.as_bytes())))
+    }
+
+    /// The first few match spans (byte ranges) in `text`, in order, one per unit first.
+    pub fn spans(&self, text: &str, max: usize) -> Vec<(usize, usize)> {
+        let mut spans: Vec<(usize, usize)> = self
+            .units
+            .iter()
+            .filter_map(|re| re.find(text).map(|m| (m.start(), m.end())))
+            .collect();
+        if spans.len() < max {
+            for re in &self.units {
+                spans.extend(re.find_iter(text).skip(1).take(max).map(|m| (m.start(), m.end())));
+            }
+        }
+        spans.sort_unstable();
+        spans.dedup();
+        spans
+    }
+
+    /// Rank documents made of weighted fields: the indices of the matching documents with their
+    /// scores, best first (ties by position), at most `limit`.
+    pub fn rank_fields<'a, D: AsRef<[&'a str]> + Sync>(
+        &self,
+        docs: &[D],
+        weights: &[f64],
+        limit: usize,
+    ) -> Vec<(usize, Scored)> {
+        let counted: Vec<Counted> = docs
+            .par_iter()
+            .map(|d| {
+                let fields = d.as_ref();
+                let mut tf = vec![0.0; self.units.len()];
+                let mut matches = 0;
+                for (f, w) in fields.iter().zip(weights) {
+                    for (u, c) in self.count(f).into_iter().enumerate() {
+                        tf[u] += w * c as f64;
+                        matches += c;
+                    }
+                }
+                Counted {
+                    tf,
+                    len: fields.iter().map(|f| f.len()).sum(),
+                    matches,
+                }
+            })
+            .collect();
+        let ranked = bm25(&counted, docs.len());
+        best(ranked, limit)
+    }
+}
+
+/// Term frequencies and length of one document.
+#[derive(Clone, Debug)]
+pub(crate) struct Counted {
+    pub tf: Vec<f64>,
+    pub len: usize,
+    pub matches: usize,
+}
+
+/// BM25 scores of the documents that match at least once (index into `docs`), over a collection
+/// of `total` documents (documents that were not counted because they cannot match included).
+pub(crate) fn bm25(docs: &[Counted], total: usize) -> Vec<(usize, Scored)> {
+    let units = docs.first().map_or(0, |d| d.tf.len());
+    let n = total.max(docs.len()) as f64;
+    let avg = (docs.iter().map(|d| d.len).sum::<usize>() as f64 / docs.len().max(1) as f64).max(1.0);
+    let idf: Vec<f64> = (0..units)
+        .map(|u| {
+            let df = docs.iter().filter(|d| d.tf[u] > 0.0).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    docs.iter()
+        .enumerate()
+        .filter(|(_, d)| d.matches > 0)
+        .map(|(i, d)| {
+            let norm = K1 * (1.0 - B + B * d.len as f64 / avg);
+            let score =
+                d.tf.iter()
+                    .zip(&idf)
+                    .map(|(&tf, idf)| idf * tf * (K1 + 1.0) / (tf + norm))
+                    .sum();
+            (
+                i,
+                Scored {
+                    score,
+                    matches: d.matches,
+                },
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn best(mut ranked: Vec<(usize, Scored)>, limit: usize) -> Vec<(usize, Scored)> {
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+    ranked.truncate(limit);
+    ranked
+}
+
+fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    let (first_lower, first_upper) = (needle[0].to_ascii_lowercase(), needle[0].to_ascii_uppercase());
+    let mut start = 0;
+    while let Some(off) = memchr::memchr2(first_lower, first_upper, &hay[start..]) {
+        let at = start + off;
+        if hay.len() - at >= needle.len() && hay[at..at + needle.len()].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        start = at + 1;
+    }
+    false
+}
+
+/// Up to `max` snippets of about `width` characters around the matches of `query` in `text`,
+/// whitespace collapsed, `…` where text was cut.
+pub fn snippets(query: &Query, text: &str, width: usize, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut covered_to = 0usize;
+    for (start, end) in query.spans(text, max * 2) {
+        if out.len() >= max {
+            break;
+        }
+        if start < covered_to {
+            continue;
+        }
+        let (s, e) = window(text, start, end, width);
+        let mut snippet = String::new();
+        if s > 0 {
+            snippet.push('…');
+        }
+        let mut space = false;
+        for c in text[s..e].chars() {
+            if c.is_whitespace() {
+                space = true;
+            } else {
+                if space && !snippet.is_empty() && !snippet.ends_with('…') {
+                    snippet.push(' ');
+                }
+                space = false;
+                snippet.push(c);
+            }
+        }
+        if e < text.len() {
+            snippet.push('…');
+        }
+        out.push(snippet);
+        covered_to = e;
+    }
+    out
+}
+
+/// A byte window of about `width` chars holding the match, a third of the room before it.
+fn window(text: &str, start: usize, end: usize, width: usize) -> (usize, usize) {
+    let before = width.saturating_sub(end - start) / 3;
+    let mut s = start;
+    for _ in 0..before {
+        match text[..s].chars().next_back() {
+            Some(c) => s -= c.len_utf8(),
+            None => break,
+        }
+    }
+    let mut e = s;
+    for (taken, c) in text[s..].chars().enumerate() {
+        if taken >= width && e >= end {
+            break;
+        }
+        e += c.len_utf8();
+    }
+    (s, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_rank_rarer_and_more_complete_matches_higher() {
+        let docs = [
+            ["the build failed", ""],
+            ["flaky test in CI: the build failed with ECONNRESET", ""],
+            ["nothing here", ""],
+            ["ECONNRESET", "econnreset again"],
+        ];
+        let q = Query::words("econnreset build").unwrap();
+        let ranked = q.rank_fields(&docs, &[1.0, 1.0], 10);
+        let order: Vec<usize> = ranked.iter().map(|(i, _)| *i).collect();
+        assert_eq!(order[0], 1);
+        assert!(!order.contains(&2));
+        assert_eq!(order.len(), 3);
+    }
+
+    #[test]
+    fn phrases_regex_and_errors() {
+        let q = Query::words("\"build   failed\"").unwrap();
+        assert_eq!(q.count("the BUILD\nfailed; build failed"), vec![2]);
+        assert!(Query::words("  ").is_err());
+        assert!(Query::regex("(unclosed").is_err());
+        let r = Query::regex(r"E[A-Z]{5,}").unwrap();
+        assert_eq!(r.count("ECONNRESET and EPIPE and eagain"), vec![1]);
+        assert!(r.may_match_raw("x").is_none());
+    }
+
+    #[test]
+    fn raw_prefilter_is_never_wrong_for_plain_words() {
+        let q = Query::words("Needle").unwrap();
+        assert_eq!(q.may_match_raw(r#"{"a":"a needle"}"#), Some(true));
+        assert_eq!(q.may_match_raw(r#"{"a":"a neeDLE"}"#), Some(true));
+        assert_eq!(q.may_match_raw(r#"{"a":"hay"}"#), Some(false));
+        assert_eq!(q.may_match_raw(r#"{"a":"\u006eeedle"}"#), None);
+        assert!(Query::words(r"a\b").unwrap().may_match_raw("x").is_none());
+    }
+
+    #[test]
+    fn snippets_are_bounded_and_marked() {
+        let text = format!("{} the secret is 42 {}", "a ".repeat(200), "b ".repeat(200));
+        let q = Query::words("secret").unwrap();
+        let s = snippets(&q, &text, 40, 2);
+        assert_eq!(s.len(), 1);
+        assert!(s[0].starts_with('…') && s[0].ends_with('…'));
+        assert!(s[0].contains("the secret is 42"));
+        assert!(s[0].chars().count() <= 44);
+        assert_eq!(snippets(&q, "é secret é", 3, 1), vec!["…secret…".to_owned()]);
+    }
+}

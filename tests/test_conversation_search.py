@@ -1,0 +1,152 @@
+"""conversation_search over a real session log: facts that left the working set (cleared tool
+results) are found again with their message index and recall id."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentcontext import Conversation, SessionLog
+from agentcontext.compaction import Compactor
+from agentcontext.errors import FileReadError, OptionError
+from agentcontext.memory import ConversationSearch, conversation_search
+
+
+def _session(n_calls: int = 12) -> list[dict]:
+    messages: list[dict] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Find why the deploy fails."},
+    ]
+    for i in range(n_calls):
+        call = f"call_{i}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call,
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"cmd": f"step {i}"})},
+                    }
+                ],
+            }
+        )
+        lines = [f"log line {j} of step {i}: nothing to see" for j in range(300)]
+        if i == 2:
+            lines[150] = "note: vault token expired for service quokka-7731 (rotate with vault kv rotate)"
+        body = "\n".join(lines)
+        messages.append({"role": "tool", "tool_call_id": call, "content": body})
+    messages.append({"role": "assistant", "content": "Still looking."})
+    return messages
+
+
+def test_finds_a_fact_that_exists_only_in_a_cleared_result(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path / "session.jsonl", format="openai")
+    conv = Conversation(_session(), format="openai")
+    log.append(conv)
+    result = Compactor("openharness").compact(conv, budget=conv.tokens // 5)
+    log.record_compaction(result)
+    working = json.dumps(log.working_set().to_openai())
+    assert "quokka-7731" not in working  # it left the window
+    found = conversation_search(log.path, "quokka-7731 vault")
+    assert found["messages"] == len(conv)
+    top = found["hits"][0]
+    assert (top["message"], top["role"], top["recall_id"]) == (7, "tool", "call_2")
+    assert any("vault token expired for service quokka-7731" in s for s in top["snippets"])
+    regex = conversation_search(log.path, r"quokka-\d{4}", regex=True)
+    assert [h["recall_id"] for h in regex["hits"]] == ["call_2"]
+    tool = ConversationSearch(log.path)
+    text = tool.execute({"query": "QUOKKA-7731"})
+    assert "message 7 (tool), recall id call_2" in text
+    assert tool.definition("anthropic")["name"] == "conversation_search"
+    assert tool.definition()["function"]["parameters"]["required"] == ["query"]
+
+
+def test_ranking_prefers_messages_with_more_and_rarer_words(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path / "s.jsonl", format="openai")
+    msgs = [
+        {"role": "user", "content": "the build"},
+        {"role": "user", "content": "the build failed on arm64 with a linker error"},
+        {"role": "user", "content": "another build"},
+        {"role": "user", "content": "arm64 runners"},
+        {"role": "user", "content": "unrelated"},
+    ]
+    log.append(Conversation(msgs, format="openai"))
+    hits = conversation_search(log.path, "arm64 linker build")["hits"]
+    # Holding all the words wins; arm64 (in 2 messages) is rarer than build (in 3).
+    assert [h["message"] for h in hits][:2] == [1, 3]
+    assert sorted(h["message"] for h in hits[2:]) == [0, 2]
+    assert conversation_search(log.path, "arm64", limit=1)["matched"] == 2
+    assert len(conversation_search(log.path, "arm64", limit=1)["hits"]) == 1
+
+
+def test_anthropic_log_and_unicode(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path / "a.jsonl", format="anthropic")
+    msgs = [
+        {"role": "user", "content": "Größe prüfen"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "read", "input": {"path": "x"}}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "Die GRÖßE ist 42 \u2028 MiB"}],
+        },
+    ]
+    log.append(Conversation(msgs, format="anthropic"))
+    hits = conversation_search(log.path, "größe")["hits"]
+    assert {h["message"] for h in hits} == {0, 2}
+    assert {h["recall_id"] for h in hits} == {None, "tu_1"}
+    # Escaped non-ASCII in the raw JSON (another writer) is still found.
+    raw = tmp_path / "escaped.jsonl"
+    raw.write_text(
+        '{"type":"session","version":1,"format":"openai"}\n'
+        + json.dumps(
+            {"type": "message", "index": 0, "data": [{"role": "user", "content": "caf\u00e9 crème"}]}, ensure_ascii=True
+        )
+        + "\n"
+    )
+    assert "\\u00e9" in raw.read_text()
+    assert conversation_search(raw, "café")["hits"][0]["message"] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "kwargs"),
+    [("", {}), ("   ", {}), ("(", {"regex": True}), ("x", {"limit": 0}), ("x", {"limit": -1}), ("x", {"snippets": 0})],
+)
+def test_bad_queries_are_option_errors(tmp_path: Path, query: str, kwargs: dict) -> None:
+    log = SessionLog(tmp_path / "s.jsonl")
+    with pytest.raises(OptionError):
+        conversation_search(log.path, query, **kwargs)
+    if "snippets" not in kwargs:  # not a tool argument
+        assert ConversationSearch(log.path).execute({"query": query, **kwargs}).startswith("Error")
+
+
+def test_missing_special_and_linked_logs_are_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileReadError):
+        conversation_search(tmp_path / "missing.jsonl", "x")
+    with pytest.raises(FileReadError):
+        conversation_search(tmp_path, "x")
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(FileReadError, match="not a regular file"):
+        conversation_search(tmp_path / "fifo", "x")
+    real = SessionLog(tmp_path / "real.jsonl")
+    (tmp_path / "link.jsonl").symlink_to(real.path)
+    with pytest.raises(FileReadError):
+        conversation_search(tmp_path / "link.jsonl", "x")
+    assert ConversationSearch(tmp_path / "missing.jsonl").execute({"query": "x"}).startswith("Error")
+
+
+def test_torn_and_garbage_lines_are_skipped_like_the_log_does(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path / "s.jsonl")
+    log.append(
+        Conversation([{"role": "user", "content": "alpha"}, {"role": "user", "content": "beta"}], format="openai")
+    )
+    with open(log.path, "ab") as f:
+        f.write(b"garbage line\n")
+        f.write(b'{"type":"message","index":2,"data":[{"role":"user","content":"gamma torn')
+    assert SessionLog(log.path).torn is not None
+    assert conversation_search(log.path, "gamma")["hits"] == []
+    assert conversation_search(log.path, "beta")["hits"][0]["message"] == 1
+    assert conversation_search(log.path, "beta")["messages"] == len(SessionLog(log.path).messages)
