@@ -34,8 +34,10 @@ import pytest
 
 import agentcontext as ac
 from agentcontext import errors, importers
+from agentcontext._core import search_log
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.compaction import CompactionPolicy, Compactor
+from agentcontext.memory import conversation_search
 
 from .llm_server import LLMServer
 
@@ -171,6 +173,26 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy.with_overhead:tokens": ("count", lambda v, _: CompactionPolicy().with_overhead(v)),
     "Compactor.compact:overhead": ("count", lambda v, _: Compactor().compact(conv(), overhead=v)),
     "Compactor.maybe_compact:overhead": ("count", lambda v, _: Compactor().maybe_compact(conv(), overhead=v)),
+    "MemoryIndex.render:max_lines": ("positive", lambda v, f: memory(f).index.render(max_lines=v)),
+    "MemoryIndex.render:max_bytes": ("positive", lambda v, f: memory(f).index.render(max_bytes=v)),
+    "MemoryIndex.search:limit": ("positive", lambda v, f: memory(f).index.search("x", limit=v)),
+    "MemoryIndex.search:snippet_chars": ("positive", lambda v, f: memory(f).index.search("x", snippet_chars=v)),
+    "MemoryStore.render_index:max_lines": ("positive", lambda v, f: memory(f).render_index(max_lines=v)),
+    "MemoryStore.render_index:max_bytes": ("positive", lambda v, f: memory(f).render_index(max_bytes=v)),
+    "MemoryStore.search:limit": ("positive", lambda v, f: memory(f).search("x", limit=v)),
+    "MemoryStore:max_record_bytes": (
+        "positive",
+        lambda v, f: ac.MemoryStore(f.parent, root=f.parent / "m", max_record_bytes=v),
+    ),
+    "conversation_search:limit": ("positive", lambda v, f: conversation_search(log_file(f), "x", limit=v)),
+    "conversation_search:snippet_chars": (
+        "positive",
+        lambda v, f: conversation_search(log_file(f), "x", snippet_chars=v),
+    ),
+    "conversation_search:snippets": ("positive", lambda v, f: conversation_search(log_file(f), "x", snippets=v)),
+    "search_log:limit": ("positive", lambda v, f: search_log(log_file(f), "x", limit=v)),
+    "search_log:snippet_chars": ("positive", lambda v, f: search_log(log_file(f), "x", snippet_chars=v)),
+    "search_log:snippets": ("positive", lambda v, f: search_log(log_file(f), "x", snippets=v)),
     "Conversation.handoff:start": ("count", lambda v, _: conv().handoff(v)),
     "Conversation.handoff:stop": ("optional", lambda v, _: conv().handoff(0, v)),
     "Conversation.summaries:start": ("count", lambda v, _: conv().summaries(v)),
@@ -268,6 +290,19 @@ def stored(text_file: Path) -> ac.ResultStore:
     store = ac.ResultStore(text_file.parent / "store")
     store.put(STORED_TEXT)
     return store
+
+
+def memory(text_file: Path) -> ac.MemoryStore:
+    store = ac.MemoryStore(text_file.parent, root=text_file.parent / "memory")
+    store.write("a-record", type="user", description="x marks it", body="x")
+    return store
+
+
+def log_file(text_file: Path) -> Path:
+    path = text_file.parent / "searched.jsonl"
+    if not path.exists():
+        ac.SessionLog(path).append(conv())
+    return path
 
 
 def session_log(text_file: Path) -> ac.SessionLog:

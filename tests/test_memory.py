@@ -286,11 +286,11 @@ def test_render_caps_bytes_and_refuses_a_cap_smaller_than_its_marker(store: Memo
     assert text.splitlines()[-1].startswith("[... ")
     assert store.render_index(max_lines=31) == store.render_index()
     assert len(store.render_index().splitlines()) == 30
-    for bad in ({"max_lines": 0}, {"max_bytes": 10}):
-        with pytest.raises(BudgetError):
-            store.render_index(**bad)
-    with pytest.raises(OptionError):
-        store.render_index(max_lines=-5)
+    with pytest.raises(BudgetError):
+        store.render_index(max_bytes=10)  # smaller than the marker
+    for bad in (0, -5):  # a count of lines is at least 1, as everywhere
+        with pytest.raises(OptionError):
+            store.render_index(max_lines=bad)
 
 
 def test_index_of_a_missing_directory_is_a_typed_error(tmp_path: Path) -> None:
@@ -439,14 +439,13 @@ def test_index_arguments_of_every_shape(store: MemoryStore) -> None:
     store.write("a", description="alpha", type="user", body="alpha body")
     index = store.index
     index.refresh()
-    assert [r["name"] for r in index.search("alpha", limit=10**30)] == ["a"]
-    assert index.render(max_lines=10**30, max_bytes=10**30) == index.render()
-    for bad in (0, -1, -(10**30), "3", 1.5, True, None):
-        if bad is None:
-            continue
+    assert [r["name"] for r in index.search("alpha", limit=2**64 - 1)] == ["a"]
+    assert index.render(max_lines=2**64 - 1, max_bytes=2**64 - 1) == index.render()
+    # Over the 64-bit range, like every count of the API (issue 12: 10**30 is refused, not rounded).
+    for bad in (0, -1, -(10**30), 10**30, "3", 1.5, True, None):
         with pytest.raises(OptionError):
             index.search("alpha", limit=bad)  # type: ignore[arg-type]
-    for bad_cap in (-1, -(10**30), "5", 2.0):
+    for bad_cap in (-1, -(10**30), 10**30, "5", 2.0, None):
         with pytest.raises(OptionError):
             index.render(max_lines=bad_cap)  # type: ignore[arg-type]
 

@@ -112,7 +112,7 @@ extractors!(count -> usize, |obj, name| super::integer(obj, name, 0);
     limit, max_chars, max_tokens, budget, reserved_output, safety_margin, recent_messages, recent_tools,
     clear_at_least, index, start, limit_chars, keep_messages, keep_tokens);
 extractors!(positive -> usize, |obj, name| super::integer(obj, name, 1);
-    parts, max_lines, max_bytes, line_max_chars);
+    parts, max_lines, max_bytes, line_max_chars, limit, snippet_chars, snippets);
 extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
         Ok(None)
     } else {

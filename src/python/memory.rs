@@ -5,33 +5,11 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt};
+use pyo3::types::PyDict;
 
-use crate::error::Error;
 use crate::memory::{MemoryIndex, Record, RenderLimits};
 use crate::search::Query;
 use crate::search::log::{self, SearchOptions};
-
-/// A count argument: any Python int (one past `usize` means "no limit" and is clamped), at
-/// least `min`; anything else is an `OptionError` naming the argument.
-fn count(what: &'static str, value: &Bound<'_, PyAny>, min: usize) -> PyResult<usize> {
-    let bad = |shown: String| Error::InvalidArgument {
-        what,
-        reason: format!("must be an integer of at least {min}, got {shown}"),
-    };
-    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
-        return Err(bad(value.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())).into());
-    }
-    let n = match value.extract::<i64>() {
-        Ok(n) => n,
-        Err(_) if value.gt(0)? => return Ok(usize::MAX),
-        Err(_) => return Err(bad(value.to_string()).into()),
-    };
-    match usize::try_from(n) {
-        Ok(n) if n >= min => Ok(n),
-        _ => Err(bad(n.to_string()).into()),
-    }
-}
 
 fn record_dict<'py>(py: Python<'py>, r: &Record, body: bool) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -89,18 +67,14 @@ impl PyMemoryIndex {
         Ok(d)
     }
 
-    #[pyo3(signature = (*, max_lines = None, max_bytes = None), text_signature = "($self, *, max_lines=200, max_bytes=25000)")]
+    #[pyo3(signature = (*, max_lines = 200, max_bytes = 25_000))]
     fn render(
         &self,
         py: Python<'_>,
-        max_lines: Option<&Bound<'_, PyAny>>,
-        max_bytes: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
+        #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
     ) -> PyResult<String> {
-        let default = RenderLimits::default();
-        let limits = RenderLimits {
-            max_lines: max_lines.map_or(Ok(default.max_lines), |v| count("max_lines", v, 0))?,
-            max_bytes: max_bytes.map_or(Ok(default.max_bytes), |v| count("max_bytes", v, 0))?,
-        };
+        let limits = RenderLimits { max_lines, max_bytes };
         Ok(py.detach(|| self.lock().render(limits))?)
     }
 
@@ -119,26 +93,21 @@ impl PyMemoryIndex {
         py.detach(|| self.lock().problems().into_iter().map(|p| (p.file, p.reason)).collect())
     }
 
-    #[pyo3(
-        signature = (query, /, *, regex = false, limit = None, snippet_chars = None),
-        text_signature = "($self, query, /, *, regex=False, limit=10, snippet_chars=240)"
-    )]
+    #[pyo3(signature = (query, /, *, regex = false, limit = 10, snippet_chars = 240))]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: &str,
         regex: bool,
-        limit: Option<&Bound<'py, PyAny>>,
-        snippet_chars: Option<&Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
+        #[pyo3(from_py_with = super::args::positive::snippet_chars)] snippet_chars: usize,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let limit = limit.map_or(Ok(10), |v| count("limit", v, 1))?;
-        let width = snippet_chars.map_or(Ok(240), |v| count("snippet_chars", v, 1))?;
         let q = Query::parse(query, regex)?;
         let found = py.detach(|| {
             self.lock()
                 .search(&q, limit)
                 .into_iter()
-                .map(|(r, s)| (r.clone(), s, crate::search::snippets(&q, &r.body, width, 1)))
+                .map(|(r, s)| (r.clone(), s, crate::search::snippets(&q, &r.body, snippet_chars, 1)))
                 .collect::<Vec<_>>()
         });
         found
@@ -175,25 +144,21 @@ pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
 
 /// Search the originals of a session log (see `agentcontext.search_log`).
 #[pyfunction]
-#[pyo3(
-    signature = (path, query, /, *, regex = false, limit = None, snippet_chars = None, snippets = None),
-    text_signature = "(path, query, /, *, regex=False, limit=10, snippet_chars=240, snippets=2)"
-)]
+#[pyo3(signature = (path, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2))]
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
 pub fn search_log<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    #[pyo3(from_py_with = super::args::path)] path: PathBuf,
     query: &str,
     regex: bool,
-    limit: Option<&Bound<'py, PyAny>>,
-    snippet_chars: Option<&Bound<'py, PyAny>>,
-    snippets: Option<&Bound<'py, PyAny>>,
+    #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
+    #[pyo3(from_py_with = super::args::positive::snippet_chars)] snippet_chars: usize,
+    #[pyo3(from_py_with = super::args::positive::snippets)] snippets: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let default = SearchOptions::default();
     let options = SearchOptions {
-        limit: limit.map_or(Ok(default.limit), |v| count("limit", v, 1))?,
-        snippet_chars: snippet_chars.map_or(Ok(default.snippet_chars), |v| count("snippet_chars", v, 1))?,
-        snippets: snippets.map_or(Ok(default.snippets), |v| count("snippets", v, 1))?,
+        limit,
+        snippet_chars,
+        snippets,
     };
     let q = Query::parse(query, regex)?;
     let found = py.detach(|| log::search_log(&path, &q, options))?;

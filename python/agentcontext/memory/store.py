@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcontext import _checks
 from agentcontext._core import MEMORY_MAX_RECORD_BYTES, MemoryIndex, check_memory_record
 from agentcontext.errors import MemoryRecordError, OptionError
 
@@ -143,8 +144,10 @@ class MemoryStore:
     ) -> None:
         if (project_root is None) == (directory is None):
             raise OptionError("give either project_root or directory")
-        if not isinstance(max_record_bytes, int) or not 0 < max_record_bytes <= MEMORY_MAX_RECORD_BYTES:
-            raise OptionError(f"max_record_bytes must be between 1 and {MEMORY_MAX_RECORD_BYTES}")
+        if _checks.count("max_record_bytes", max_record_bytes, minimum=1) > MEMORY_MAX_RECORD_BYTES:
+            raise OptionError(
+                f"max_record_bytes must be between 1 and {MEMORY_MAX_RECORD_BYTES}, got {max_record_bytes}"
+            )
         self.project_root = Path(project_root).resolve() if project_root is not None else None
         if directory is None:
             assert project_root is not None
