@@ -301,7 +301,8 @@ impl Shape for [Message] {
     }
 }
 
-fn user_turn_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
+/// Whether message `i` is a user turn: a user message that is not only tool results.
+pub(crate) fn user_turn_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
     s.role_at(i) == Role::User && !s.results_only_at(i)
 }
 

@@ -10,11 +10,11 @@
 use crate::budget::{self, Strategy, Unit};
 use crate::conversation::Conversation;
 use crate::error::Error;
-use crate::model::{Body, Message, Role};
+use crate::model::{Body, Message};
 use crate::tokens::Encoding;
 
 use super::select::recent_suffix_of;
-use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
+use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n, user_turn_at};
 
 /// The least a cut request's text keeps (tokens, its marker included) before the budget is
 /// refused instead.
@@ -45,7 +45,7 @@ impl TrimPlan {
 pub fn latest_request<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<usize> {
     (from..messages.message_count())
         .rev()
-        .find(|&i| messages.role_at(i) == Role::User && !messages.results_only_at(i))
+        .find(|&i| user_turn_at(messages, i))
 }
 
 fn refuse(limit: usize, needed: usize, what: String) -> Error {
@@ -219,7 +219,7 @@ pub fn trim(
 mod tests {
     use super::*;
     use crate::compact::testing::{call, chat, xorshift};
-    use crate::model::Format;
+    use crate::model::{Format, Role};
     use serde_json::{Value, json};
 
     fn conv(v: Value) -> Conversation {
