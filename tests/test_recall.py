@@ -299,6 +299,10 @@ def test_session_keeps_originals_beside_its_log_and_runs_the_recall_tool(tmp_pat
     assert bare.compactor.store is None and "recall" in bare.functions
     plain = ac.Session(provider, result_policy=False)
     assert plain.compactor.store is None and "recall" not in plain.functions
+    # A compactor with a store of its own and no log: the session's recall reads that store.
+    own = ac.ResultStore(tmp_path / "own")
+    kept = ac.Session(provider, compactor=ac.Compactor(store=own), result_policy=False)
+    assert kept.result_store is own and kept.functions["recall"]({"id": own.put("mine")}) == "mine"
     assert recall_tool("anthropic")["input_schema"]["properties"]["path"]["type"] == "string"
 
 

@@ -72,10 +72,11 @@ class Session:
     ``per_tool`` among them for per-tool budgets; ``False`` lets results in unchanged.
 
     One store keeps every original this session's markers name (:attr:`result_store`): ``store``,
-    else the policy's ``store``, else ``<log file>.recall`` beside the session log, else — once a
-    tool result is first cut — a temporary directory left in place (so a recall id stays valid
-    after the session is gone). Compactions keep the originals of what they cut, clear, summarize
-    or drop in it when it exists from the start (with ``store``, a policy store or a log). A tool
+    else the policy's ``store``, else the compactor's, else ``<log file>.recall`` beside the
+    session log, else — once a tool result is first cut — a temporary directory left in place (so
+    a recall id stays valid after the session is gone). Compactions keep the originals of what
+    they cut, clear, summarize or drop in it when it exists from the start (any of the first four).
+    A tool
     named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
     :func:`~agentcontext.recall_tool` to ``tools`` so the model can make one).
     """
@@ -102,9 +103,11 @@ class Session:
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
         if store is None and isinstance(result_policy, ToolResultPolicy):
             store = result_policy.store
+        if store is None:
+            store = compactor.store
         if store is None and log is not None:
             # The originals of what compactions cut, clear, summarize or drop, beside the log.
-            store = compactor.store or ResultStore(log.path.with_name(log.path.name + ".recall"))
+            store = ResultStore(log.path.with_name(log.path.name + ".recall"))
         if store is not None and compactor.store is not store:
             compactor = copy.copy(compactor)
             compactor.store = store
