@@ -1,0 +1,103 @@
+"""File reads for an agent: pages with limits, and dedup of repeated reads of unchanged files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from agentcontext import _checks
+from agentcontext._core import Page, read_page
+from agentcontext.errors import FileReadError
+
+__all__ = ["FileReader"]
+
+
+@dataclass
+class _ReadRecord:
+    number: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+    start_line: int
+    end_line: int
+
+
+class FileReader:
+    """File reads for an agent: :func:`agentcontext.read_page` with the given limits, plus dedup —
+    reading the same range of an unchanged file again (same size, modification time and content
+    hash) answers with a short stub naming the earlier read instead of the content."""
+
+    def __init__(
+        self,
+        *,
+        max_lines: int = 2000,
+        max_bytes: int = 50 * 1024,
+        line_max_chars: int = 2000,
+        byte_gate: int | None = 256 * 1024,
+        token_gate: int | None = 25_000,
+        dedup: bool = True,
+    ) -> None:
+        for name, value in (("max_lines", max_lines), ("max_bytes", max_bytes), ("line_max_chars", line_max_chars)):
+            _checks.count(name, value, minimum=1)
+        _checks.optional_count("byte_gate", byte_gate)
+        _checks.optional_count("token_gate", token_gate)
+        self.limits: dict[str, Any] = {
+            "max_lines": max_lines,
+            "max_bytes": max_bytes,
+            "line_max_chars": line_max_chars,
+            "byte_gate": byte_gate,
+            "token_gate": token_gate,
+        }
+        self.dedup = dedup
+        self.reads = 0
+        self._seen: dict[tuple[str, int | None, int | None], _ReadRecord] = {}
+
+    def read(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+        """The answer to a read: the page, or a stub for a repeated read of an unchanged file.
+
+        Raises:
+            FileReadError: the read was refused (too large, binary, not UTF-8, past the end, ...);
+                its message is the answer to give the model.
+        """
+        real = os.path.realpath(path)
+        page: Page = read_page(path, offset, limit, **self.limits)
+        stat = os.stat(real)
+        self.reads += 1
+        key = (real, offset, limit)
+        previous = self._seen.get(key)
+        record = _ReadRecord(
+            self.reads, stat.st_size, stat.st_mtime_ns, page.content_hash, page.start_line, page.end_line
+        )
+        self._seen[key] = record
+        if (
+            self.dedup
+            and previous is not None
+            and (previous.size, previous.mtime_ns, previous.content_hash)
+            == (record.size, record.mtime_ns, record.content_hash)
+        ):
+            record.number = previous.number
+            of_total = "" if page.total_lines is None else f" of {page.total_lines}"
+            return (
+                f"[{os.fspath(path)} is unchanged since read #{previous.number} "
+                f"(lines {previous.start_line}-{previous.end_line}{of_total}); "
+                "that content is still above in this conversation, so it is not repeated.]"
+            )
+        return page.text
+
+    def answer(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+        """Like :meth:`read`, but a refused read is answered with its message instead of raising."""
+        try:
+            return self.read(path, offset, limit)
+        except FileReadError as exc:
+            return str(exc)
+
+    def forget(self, path: str | os.PathLike[str] | None = None) -> None:
+        """Forget earlier reads (of one file, or all), e.g. after the conversation was compacted and
+        the earlier content is no longer in context."""
+        if path is None:
+            self._seen.clear()
+            return
+        real = os.path.realpath(path)
+        for key in [k for k in self._seen if k[0] == real]:
+            del self._seen[key]

@@ -1,0 +1,170 @@
+"""The content-addressed store of full tool results that markers and previews point to."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+from agentcontext.errors import OptionError, RecallError
+
+__all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
+
+#: The form of a store's recall id: ``r-`` and 20 lowercase hex digits of the text's SHA-256.
+RECALL_ID = re.compile(r"r-[0-9a-f]{20}")
+
+#: The longest id :class:`Recall` looks up (call ids of every provider are far shorter).
+MAX_ID_CHARS = 512
+
+
+def _shown(value: str) -> str:
+    """``value`` as a message shows it: quoted, and cut when long."""
+    if len(value) <= 80:
+        return repr(value)
+    return f"{value[:60]!r}... ({len(value):,} chars)"
+
+
+def _check_id(recall_id: object, argument: str = "recall_id") -> str:
+    if not isinstance(recall_id, str):
+        raise OptionError(f"{argument} must be a string, not {type(recall_id).__name__} ({recall_id!r:.80})")
+    if not recall_id or len(recall_id) > MAX_ID_CHARS or recall_id != recall_id.strip():
+        why = "empty" if not recall_id else "too long" if len(recall_id) > MAX_ID_CHARS else "padded with spaces"
+        raise RecallError(f"not a recall id ({why}): {argument}={_shown(recall_id)}", recall_id)
+    return recall_id
+
+
+class ResultStore:
+    """A content-addressed store of full tool results, one file per result under ``directory``.
+
+    The id of a text is derived from its SHA-256, so storing the same text twice gives the same
+    id and one file. Writes go to a temporary file in the same directory and are renamed into
+    place, so concurrent writers (threads or processes) of the same result leave one intact file
+    and a reader never sees a partial one. A text can also be stored under an alias (a tool call
+    id), which :meth:`alias` resolves to its recall id. Only regular files are read back: a
+    symlink or anything else planted under a stored name is refused.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OptionError(f"cannot use {self.directory} as a result store: {exc.strerror or exc}") from None
+        if not self.directory.is_dir():
+            raise OptionError(f"cannot use {self.directory} as a result store: not a folder")
+
+    @staticmethod
+    def id_for(text: str) -> str:
+        return "r-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+    def path_for(self, recall_id: str) -> Path:
+        _check_id(recall_id)
+        if not RECALL_ID.fullmatch(recall_id):
+            raise RecallError(
+                f"not a recall id: recall_id={_shown(recall_id)} (expected r- and 20 hex digits)", recall_id
+            )
+        return self.directory / f"{recall_id}.txt"
+
+    def _alias_path(self, alias: str) -> Path:
+        return self.directory / f"a-{hashlib.sha256(alias.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.ref"
+
+    def _write(self, path: Path, text: str) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            # Replaces whatever holds the name, a planted symlink included (the link, not its target).
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _read(self, path: Path, recall_id: str) -> str | None:
+        """The text of a regular file at ``path`` (None when there is none); anything else is refused."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if path.is_symlink():
+                raise RecallError(
+                    f"{path} is a symlink; the store reads only its own regular files", recall_id
+                ) from None
+            raise RecallError(f"{path}: cannot read the stored result: {exc.strerror}", recall_id) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecallError(
+                f"{path}: the stored result is not UTF-8 (changed outside the store?)", recall_id
+            ) from None
+
+    def _holds(self, path: Path) -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except OSError:
+            return False
+
+    def put(self, text: str, *, alias: str | None = None) -> str:
+        """Store ``text`` and return its recall id; with ``alias`` (a tool call id), the alias
+        resolves to that id from now on (:meth:`alias`)."""
+        recall_id = self.id_for(text)
+        path = self.path_for(recall_id)
+        if not self._holds(path):
+            self._write(path, text)
+        if alias is not None:
+            _check_id(alias, "alias")
+            ref = self._alias_path(alias)
+            record = f"{alias}\n{recall_id}"
+            if not self._holds(ref) or self._read(ref, alias) != record:
+                self._write(ref, record)
+        return recall_id
+
+    def alias(self, name: str) -> str | None:
+        """The recall id stored under the alias ``name``, or None."""
+        _check_id(name, "alias")
+        text = self._read(self._alias_path(name), name)
+        if text is None:
+            return None
+        stored_name, _, recall_id = text.rpartition("\n")
+        return recall_id if stored_name == name and RECALL_ID.fullmatch(recall_id) else None
+
+    def get(self, recall_id: str) -> str:
+        """The full text stored under ``recall_id``."""
+        path = self.path_for(recall_id)
+        text = self._read(path, recall_id)
+        if text is None:
+            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
+        return text
+
+    def __contains__(self, recall_id: object) -> bool:
+        return (
+            isinstance(recall_id, str)
+            and bool(RECALL_ID.fullmatch(recall_id))
+            and self._holds(self.path_for(recall_id))
+        )
+
+    def recall(
+        self,
+        recall_id: str,
+        offset: int = 1,
+        limit: int = 500,
+        *,
+        char_offset: int | None = None,
+        max_chars: int = 20_000,
+        path: str | None = None,
+    ) -> str:
+        """The answer of the ``recall`` tool for a stored result: see :meth:`Recall.recall`."""
+        from agentcontext.budgets.recall import Recall
+
+        _check_id(recall_id)
+        return Recall(self).recall(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path)
