@@ -195,3 +195,67 @@ def test_errors_module_is_where_the_core_raises_from() -> None:
     with pytest.raises(errors.InvalidMessageError) as info:
         ac.Conversation([{"role": "nobody"}])
     assert type(info.value).__module__ == "agentcontext.errors"
+
+
+def test_every_catchable_error_lives_in_the_errors_module() -> None:
+    """Issue #14: CompactionError moved to agentcontext.errors (the old import path still works)."""
+    from agentcontext import compaction
+
+    assert compaction.CompactionError is errors.CompactionError is ac.CompactionError
+    assert issubclass(errors.CompactionError, errors.AgentContextError)
+    public = [getattr(errors, name) for name in errors.__all__]
+    assert all(isinstance(c, type) and issubclass(c, errors.AgentContextError) for c in public)
+    assert {name for name in dir(ac) if name.endswith("Error")} <= set(errors.__all__)
+
+
+def test_testing_helpers_raise_typed_errors_for_wrong_types() -> None:
+    """The assertion helpers' wrong-type errors are ArgumentTypeError (still a TypeError)."""
+    from agentcontext import testing
+
+    conv = ac.Conversation([{"role": "user", "content": "hi"}])
+    for call in (
+        lambda: testing.assert_fits(42, 10),  # type: ignore[arg-type]
+        lambda: testing.assert_fits(conv),
+        lambda: testing.assert_retains(conv),
+        lambda: testing.assert_retains(conv, [3], original=conv),  # type: ignore[list-item]
+    ):
+        with pytest.raises(errors.ArgumentTypeError):
+            call()
+
+
+@pytest.mark.parametrize(("body", "what"), [(b"[]", "a list, not a JSON object"), (b"<html>", "not JSON")])
+def test_a_provider_body_that_is_not_an_object_is_a_typed_error(body: bytes, what: str) -> None:
+    """A server that answers 200 with something other than a JSON object: ProviderResponseError
+    (was a bare TypeError or json.JSONDecodeError)."""
+    pytest.importorskip("openai")
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        provider = ac.OpenAIChatProvider(
+            "gpt-test",
+            base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            api_key="k",
+            max_retries=0,
+            context_window=50_000,
+        )
+        with pytest.raises(errors.ProviderResponseError, match=what):
+            provider.complete(ac.Conversation([{"role": "user", "content": "hi"}]))
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -21,7 +21,13 @@ from typing import Any, Literal
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader, ResultStore, result_text
-from agentcontext.errors import AgentContextError, ArgumentTypeError, BudgetError, FileReadError, OptionError
+from agentcontext.errors import (
+    ArgumentTypeError,
+    BudgetError,
+    CompactionError,
+    FileReadError,
+    OptionError,
+)
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -108,10 +114,6 @@ def _results_only(message: Mapping[str, Any]) -> bool:
         and bool(content)
         and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
-
-
-class CompactionError(AgentContextError):
-    """A manual compaction that could not be done; the history is left unchanged."""
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,16 @@ class SummaryError(AgentContextError):
     """An LLM summarizer could not produce an acceptable summary (and had no fallback)."""
 
 
+class CompactionError(AgentContextError):
+    """A manual compaction that could not be done; the history is left unchanged.
+
+    (Also importable as ``agentcontext.compaction.CompactionError``.)"""
+
+
+class ProviderResponseError(AgentContextError, ValueError):
+    """A provider answered with a body that is not JSON, or JSON that is not an object."""
+
+
 class MissingExtraError(AgentContextError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
@@ -270,4 +280,10 @@ class MemoryRecordError(AgentContextError, ValueError):
         return str(self.args[0])
 
 
-__all__ += ["MemoryRecordError", "SessionSelectionError", "UnknownFormatError"]
+__all__ += [
+    "CompactionError",
+    "MemoryRecordError",
+    "ProviderResponseError",
+    "SessionSelectionError",
+    "UnknownFormatError",
+]

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert
-from agentcontext.errors import ContextOverflowError, MissingCredentialsError, MissingExtraError, OptionError
+from agentcontext.errors import (
+    ContextOverflowError,
+    MissingCredentialsError,
+    MissingExtraError,
+    OptionError,
+    ProviderResponseError,
+)
 from agentcontext.types import Format, JsonDict
 
 if TYPE_CHECKING:
@@ -389,10 +395,17 @@ def _with_options(
 
 
 def _raw_json(raw: Any) -> JsonDict:
-    """The response body of an SDK ``with_raw_response`` call, as the server sent it."""
-    body = json.loads(raw.http_response.content)
+    """The response body of an SDK ``with_raw_response`` call, as the server sent it.
+
+    Raises:
+        ProviderResponseError: the body is not a JSON object.
+    """
+    try:
+        body = json.loads(raw.http_response.content)
+    except ValueError as exc:
+        raise ProviderResponseError(f"the provider answered with a body that is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise TypeError(f"the provider answered with a {type(body).__name__}, not a JSON object")
+        raise ProviderResponseError(f"the provider answered with a {type(body).__name__}, not a JSON object")
     return body
 
 

@@ -186,7 +186,11 @@ def ac_transcript(request: pytest.FixtureRequest) -> Conversation:
         return param.slice(0)
     if isinstance(param, (str, os.PathLike)):
         return _loader(request)(param)
-    raise TypeError(f"ac_transcript parameters are transcript paths or Conversations, got {type(param).__name__}")
+    from agentcontext.errors import ArgumentTypeError
+
+    raise ArgumentTypeError(
+        f"ac_transcript parameters are transcript paths or Conversations, got {type(param).__name__}"
+    )
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from typing import Any
 
 from agentcontext._core import Conversation
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
-from agentcontext.errors import AgentContextError, OptionError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, OptionError
 from agentcontext.metrics import (
     PROBE_KINDS,
     Probe,
@@ -72,7 +72,9 @@ def _conversation(x: Any, *, format: str = "auto") -> Conversation:
     if isinstance(x, Mapping) and "messages" in x:
         return Conversation(x["messages"], system=x.get("system"))
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        raise TypeError(f"expected a Conversation, a CompactionResult or a list of messages, got {type(x).__name__}")
+        raise ArgumentTypeError(
+            f"expected a Conversation, a CompactionResult or a list of messages, got {type(x).__name__}"
+        )
     return Conversation(list(x), format=format)  # type: ignore[arg-type]
 
 
@@ -125,9 +127,9 @@ def assert_fits(x: Checked, budget: str | int | None = None, *, original: Conver
     elif isinstance(x, Conversation):
         conv, base = x, original
     else:
-        raise TypeError(f"expected a Conversation or a CompactionResult, got {type(x).__name__}")
+        raise ArgumentTypeError(f"expected a Conversation or a CompactionResult, got {type(x).__name__}")
     if budget is None:
-        raise TypeError("assert_fits needs a budget for a Conversation")
+        raise ArgumentTypeError("assert_fits needs a budget for a Conversation")
     shared = isinstance(budget, str) and budget.strip().endswith("%")
     if shared and base is None:
         raise OptionError(f"a budget of {budget!r} is a share of the original: pass a CompactionResult or original=")
@@ -160,7 +162,9 @@ def _probe_facts(
         kinds = [kind for k in kinds for kind in KIND_GROUPS.get(k, (k,))]
     if facts is None:
         if original is None:
-            raise TypeError("assert_retains needs facts, original= or a CompactionResult (whose original is used)")
+            raise ArgumentTypeError(
+                "assert_retains needs facts, original= or a CompactionResult (whose original is used)"
+            )
         found: list[str | Probe] = list(probes(original))
     elif isinstance(facts, (str, Probe)):
         found = [facts]
@@ -168,7 +172,7 @@ def _probe_facts(
         found = list(facts)
     for f in found:
         if not isinstance(f, (str, Probe)):
-            raise TypeError(f"a fact is a string or a metrics.Probe, got {type(f).__name__}")
+            raise ArgumentTypeError(f"a fact is a string or a metrics.Probe, got {type(f).__name__}")
     if kinds is not None:
         found = [f for f in found if isinstance(f, str) or f.kind in kinds]
     return found
@@ -202,7 +206,7 @@ def assert_retains(
     elif isinstance(x, Conversation):
         conv = x
     else:
-        raise TypeError(f"expected a Conversation or a CompactionResult, got {type(x).__name__}")
+        raise ArgumentTypeError(f"expected a Conversation or a CompactionResult, got {type(x).__name__}")
     wanted = _probe_facts(facts, original, kinds)
     haystack = working_set_text(conv)
     probe_facts = [f for f in wanted if isinstance(f, Probe)]
