@@ -359,7 +359,7 @@ def bench_measure() -> None:
     ]
     largest = max(support.normalized_files(), key=lambda p: p.stat().st_size)
     conv = ac.Conversation(support.read_jsonl(largest), format="jsonl")
-    policy = replay_policy(ac.STRATEGIES["openharness"], conv.tokens // 4)
+    policy = replay_policy(ac.PRESETS["openharness"].compaction, conv.tokens // 4)
     rep_time = median_time(lambda: replay(conv, Compactor(policy)), 3)
     calls = replay(conv, Compactor(policy)).turns
     enc = tiktoken_encoding()

@@ -50,7 +50,7 @@ def test_inspect_reads_every_format(tmp_path: Path) -> None:
 
     conv = ac.Conversation.from_file(EXAMPLE)
     anthropic = tmp_path / "request.json"
-    anthropic.write_text(json.dumps(conv.to_anthropic()))
+    anthropic.write_text(json.dumps(conv.to_anthropic_params()))
     responses = tmp_path / "items.json"
     responses.write_text(json.dumps({"input": conv.to_responses()}))
     for path, fmt in [(anthropic, "anthropic"), (responses, "responses")]:

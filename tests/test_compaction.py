@@ -27,8 +27,8 @@ from tests import support
 
 def same_messages(result: Any) -> None:
     """Every message the result kept unchanged equals its original, byte for byte."""
-    each = result.conversation.export_each()
-    originals = result.original.export_each()
+    each = result.conversation._export_each()
+    originals = result.original._export_each()
     for i, p in enumerate(result.provenance):
         if p is not None:
             assert each[i] == originals[p], (i, p)
@@ -59,8 +59,8 @@ def test_ladder_on_the_corpus(path: Path, transcripts: Path, tmp_path: Path) -> 
         log.append(conv)
         log.record_compaction(result)
         reloaded = SessionLog(tmp_path / f"{share}.jsonl")
-        assert reloaded.originals().export_each() == conv.export_each()
-        assert reloaded.working_set().export_each() == result.conversation.export_each()
+        assert reloaded.originals()._export_each() == conv._export_each()
+        assert reloaded.working_set()._export_each() == result.conversation._export_each()
 
 
 def session_conv(n: int = 300, seed: int = 3) -> ac.Conversation:
@@ -93,7 +93,7 @@ def test_auto_failure_keeps_the_cleared_conversation(summarizer: Any) -> None:
     assert stages == ["clear", "summarize"]
     assert "failed" in result.stages[-1].detail
     cleared, _ = conv.clear_tool_results(recall_ids=False)  # a compactor without a store
-    assert result.conversation.export_each() == cleared.export_each()
+    assert result.conversation._export_each() == cleared._export_each()
     assert result.summary is None and not result.fits
 
 
@@ -110,10 +110,10 @@ def test_auto_failure_falls_back_to_the_offline_summarizer(summarizer: Any) -> N
 @pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
 def test_manual_failure_raises_and_leaves_history_unchanged(summarizer: Any) -> None:
     conv = session_conv()
-    before = conv.export_each()
+    before = conv._export_each()
     with pytest.raises(CompactionError, match="history unchanged"):
         Compactor(summarizer=summarizer).compact(conv, manual=True)
-    assert conv.export_each() == before
+    assert conv._export_each() == before
 
 
 def test_manual_compaction_keeps_the_last_two_messages() -> None:
@@ -121,7 +121,7 @@ def test_manual_compaction_keeps_the_last_two_messages() -> None:
     result = Compactor().compact(conv, manual=True)
     assert [s.stage for s in result.stages][-1] == "summarize"
     # The last 2 messages, extended back to the nearest point that keeps calls with their results.
-    cut = max(c for c in conv.cut_points() if c <= len(conv) - 2)
+    cut = max(c for c in conv._cut_points() if c <= len(conv) - 2)
     assert result.stages[-1].detail["kept_raw"] == len(conv) - cut >= 2
     assert result.conversation.validate() == []
     same_messages(result)
@@ -135,7 +135,7 @@ def test_stages_stop_as_soon_as_the_target_is_met() -> None:
     assert result.summary is None and result.fits
     untouched = Compactor().compact(conv, budget=conv.tokens + 10)
     assert [s.stage for s in untouched.stages] == ["skip"]
-    assert untouched.conversation.export_each() == conv.export_each()
+    assert untouched.conversation._export_each() == conv._export_each()
 
 
 def test_anti_loop_guards() -> None:
@@ -370,14 +370,14 @@ def test_log_rebuilds_rolls_back_and_never_deletes(tmp_path: Path) -> None:
     more = session_conv(30, seed=11).slice(1)
     log.append(more)
     ws = log.working_set()
-    assert ws.export_each() == result.conversation.export_each() + more.export_each()
+    assert ws._export_each() == result.conversation._export_each() + more._export_each()
     assert len(log.originals()) == len(conv) + len(more)
     before = log.rollback()
-    assert before.export_each() == conv.export_each() + more.export_each()
+    assert before._export_each() == conv._export_each() + more._export_each()
     reloaded = SessionLog(tmp_path / "s.jsonl")
     assert len(reloaded.compactions) == 2
-    assert reloaded.working_set().export_each() == before.export_each()
-    assert reloaded.originals().export_each() == conv.export_each() + more.export_each()
+    assert reloaded.working_set()._export_each() == before._export_each()
+    assert reloaded.originals()._export_each() == conv._export_each() + more._export_each()
 
 
 def test_a_torn_last_line_is_reported_and_ignored(tmp_path: Path) -> None:
@@ -492,7 +492,7 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
     policy = CompactionPolicy(**{**PRESETS["openharness"].for_budget(budget).__dict__, "drop_oldest_groups": False})
     failed = Compactor(policy, summarizer=FailingOffline(), fallback=None).compact(conv)
     assert [s.stage for s in failed.stages] == ["clear", "summarize", "clear"]
-    assert failed.conversation.export_each() == cleared.export_each(), "auto failure keeps the cleared conversation"
+    assert failed.conversation._export_each() == cleared._export_each(), "auto failure keeps the cleared conversation"
 
 
 def test_tool_results_over_counts_what_truncation_would_cut() -> None:
@@ -557,7 +557,7 @@ def test_dropping_into_a_group_leaves_a_user_marker_first() -> None:
     messages.append({"role": "assistant", "content": "done"})
     conv = ac.Conversation(messages)
     policy = dataclasses.replace(
-        ac.STRATEGIES["openharness"], summarize=False, clear_tool_results=False, tool_result_budgets=False
+        ac.PRESETS["openharness"].compaction, summarize=False, clear_tool_results=False, tool_result_budgets=False
     )
     result = Compactor(policy).compact(conv, budget=conv.tokens // 2)
     assert result.fits and [s.stage for s in result.stages] == ["drop"]
@@ -568,5 +568,5 @@ def test_dropping_into_a_group_leaves_a_user_marker_first() -> None:
     assert f"{dropped:,} earlier messages" in out[1]["content"]
     assert out[2:] == messages[len(messages) - len(out) + 2 :]
     assert result.conversation.validate() == []
-    anthropic = result.conversation.to_anthropic()
+    anthropic = result.conversation.to_anthropic_params()
     assert anthropic["messages"][0]["role"] == "user"

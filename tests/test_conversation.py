@@ -50,7 +50,7 @@ def test_anthropic_system_parameter() -> None:
         system=[{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}],
     )
     assert conv.format == "anthropic"
-    assert conv.to_anthropic() == {
+    assert conv.to_anthropic_params() == {
         "system": [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": "hi"}],
     }

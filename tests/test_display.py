@@ -539,7 +539,7 @@ def test_replay_plot_has_the_compaction_points(tmp_path: Path) -> None:
     from agentcontext.metrics import replay, replay_policy
 
     conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
-    rep = replay(conv, ac.Compactor(replay_policy(ac.STRATEGIES["openharness"], 6_000)))
+    rep = replay(conv, ac.Compactor(replay_policy(ac.PRESETS["openharness"].compaction, 6_000)))
     assert rep.compactions
     fig = rep.plot(budget=6_000, path=tmp_path / "ctx.png")
     assert (tmp_path / "ctx.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -45,7 +45,7 @@ def test_corpus_round_trips_through_every_format(path: Path, transcripts: Path) 
     assert len(conv) == len(original)
     assert conv.to_jsonl() == original
 
-    request = conv.to_anthropic()
+    request = conv.to_anthropic_params()
     back = ac.Conversation(request["messages"], format="anthropic", system=request.get("system"))
     assert canonical_arguments(back.to_jsonl()) == canonical_arguments(original)
 
@@ -77,7 +77,7 @@ def test_claude_code_messages_round_trip_dict_equal(transcripts: Path) -> None:
     assert {"thinking", "tool_use", "tool_result", "text"} <= kinds
     for i, m in enumerate(messages):
         conv = ac.Conversation([m], format="anthropic")
-        assert conv.to_anthropic()["messages"] == [m], f"message {i}"
+        assert conv.to_anthropic_params()["messages"] == [m], f"message {i}"
         assert conv.to_format("anthropic") == [m]
     # The whole list at once, too (one conversation).
     assert ac.convert(messages, source="anthropic", to="anthropic")["messages"] == messages
@@ -123,7 +123,7 @@ def test_unknown_fields_survive_in_their_own_format() -> None:
         },
         {"role": "assistant", "content": [{"type": "compaction", "content": "summary so far"}]},
     ]
-    assert ac.Conversation(anthropic, format="anthropic").to_anthropic()["messages"] == anthropic
+    assert ac.Conversation(anthropic, format="anthropic").to_anthropic_params()["messages"] == anthropic
 
     chat = [
         {"role": "developer", "content": "be brief", "name": "policy"},
@@ -292,10 +292,10 @@ def test_generated_conversations_round_trip(chat: list[dict[str, Any]]) -> None:
     assert ac.Conversation(items, format="responses").to_responses() == items
     if not has_adjacent_assistant_turns(chat):
         assert ac.Conversation(items, format="responses").to_openai() == chat
-    request = conv.to_anthropic()
+    request = conv.to_anthropic_params()
     back = ac.Conversation(request["messages"], format="anthropic", system=request.get("system"))
     assert canonical_arguments(back.to_openai()) == canonical_arguments(chat)
-    assert back.to_anthropic() == request
+    assert back.to_anthropic_params() == request
     native = conv.to_jsonl()
     assert ac.Conversation(native, format="jsonl").to_openai() == chat
 
@@ -328,7 +328,7 @@ def test_input_is_never_mutated() -> None:
     ]
     snapshot = json.loads(json.dumps(chat))
     conv = ac.Conversation(chat)
-    conv.to_anthropic()
+    conv.to_anthropic_params()
     conv.to_responses()
     assert chat == snapshot
 
@@ -534,9 +534,9 @@ def test_a_provider_request_carries_only_the_fields_of_its_own_format() -> None:
         {"role": "assistant", "content": "hello", "refusal": None, "annotations": [], "audio": None},
     ]
     conv = ac.Conversation(openai_dump, format="openai")
-    carried = conv.to_anthropic()["messages"]
+    carried = conv.to_anthropic_params()["messages"]
     assert carried[1].get("refusal", "absent") is None and carried[0]["metadata"] == {"m": 1}
-    request = conv.to_anthropic(request=True)["messages"]
+    request = conv.to_anthropic_params(request=True)["messages"]
     assert request == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     assert conv.to_openai(request=True) == conv.to_openai() == openai_dump  # its own format: all kept
     for fmt in ("responses", "anthropic"):
@@ -544,6 +544,6 @@ def test_a_provider_request_carries_only_the_fields_of_its_own_format() -> None:
     anthropic = [
         {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
     ]
-    kept = ac.Conversation(anthropic, format="anthropic").to_anthropic(request=True)["messages"]
+    kept = ac.Conversation(anthropic, format="anthropic").to_anthropic_params(request=True)["messages"]
     assert kept == anthropic
     assert "cache_control" not in json.dumps(ac.Conversation(anthropic, format="anthropic").to_openai(request=True))

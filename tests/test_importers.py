@@ -165,7 +165,7 @@ def test_claude_code_thinking_and_compaction(corpus: dict[str, importers.Importe
         assert kinds[0] == "thinking" and "thinking" not in kinds[kinds.count("thinking") :]
         assert all(block["signature"] for block in m["content"] if block["type"] == "thinking")
     # It survives into Anthropic requests, signature included.
-    sent = item.conversation.to_anthropic()["messages"]
+    sent = item.conversation.to_anthropic_params()["messages"]
     assert any(b.get("type") == "thinking" for m in sent if isinstance(m["content"], list) for b in m["content"])
 
     (compaction,) = item.meta["compactions"]

@@ -131,7 +131,7 @@ def test_probes_share_no_code_with_the_summarizer() -> None:
 
 def test_replay_of_an_append_only_strategy_is_fully_cache_stable() -> None:
     conv = session()
-    never = replace(ac.STRATEGIES["openharness"], context_window=10 * conv.tokens)
+    never = replace(ac.PRESETS["openharness"].compaction, context_window=10 * conv.tokens)
     rep = replay(conv, Compactor(never))
     calls = sum(1 for m in conv.to_jsonl()[1:] if m["role"] == "assistant")
     assert rep.turns == calls
@@ -144,7 +144,7 @@ def test_replay_of_an_append_only_strategy_is_fully_cache_stable() -> None:
 
 def test_replay_with_compactions_breaks_the_prefix_where_it_compacts() -> None:
     conv = session()
-    policy = replay_policy(ac.STRATEGIES["openharness"], conv.tokens // 4)
+    policy = replay_policy(ac.PRESETS["openharness"].compaction, conv.tokens // 4)
     rep = replay(conv, Compactor(policy))
     assert rep.compactions, "a budget of a quarter forces compactions"
     assert 0 < rep.cache_stability < 1

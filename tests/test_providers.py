@@ -267,7 +267,7 @@ def test_completion_text_tools_usage(server: LLMServer, kind: str) -> None:
 
 
 def policy_for(conv: ac.Conversation) -> CompactionPolicy:
-    return replace(ac.STRATEGIES["openharness"], context_window=conv.tokens // 2, summary_max_tokens=2_000)
+    return replace(ac.PRESETS["openharness"].compaction, context_window=conv.tokens // 2, summary_max_tokens=2_000)
 
 
 def asks(conv: ac.Conversation) -> str:
@@ -293,7 +293,7 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     pre = compactor.policy
-    cut = conv.recent_start(keep_messages=pre.preserve_recent_messages)
+    cut = conv._recent_start(keep_messages=pre.preserve_recent_messages)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
     server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)
@@ -465,7 +465,7 @@ def test_overflow_recovery_is_logged(server: LLMServer, tmp_path: Any) -> None:
 def test_tool_loop_compiles_before_every_call(server: LLMServer) -> None:
     provider = make("openai", server, context_window=6_000)
     policy = replace(
-        ac.STRATEGIES["openharness"],
+        ac.PRESETS["openharness"].compaction,
         context_window=6_000,
         reserved_output=500,
         safety_margin=0,
@@ -588,7 +588,7 @@ def test_calibration_save_load_roundtrip(tmp_path: Any) -> None:
 
 def test_anthropic_context_management_from_policy() -> None:
     policy = replace(
-        ac.STRATEGIES["openharness"],
+        ac.PRESETS["openharness"].compaction,
         context_window=200_000,
         clear_at_least=5_000,
         exclude_tools=("memory",),

@@ -385,7 +385,7 @@ def test_assert_valid_passes(alpha: Conversation) -> None:
     assert_valid(alpha)
     assert_valid(compacted(alpha))
     assert_valid(openai_messages())
-    assert_valid(alpha.to_anthropic())
+    assert_valid(alpha.to_anthropic_params())
     assert_valid(alpha.to_responses(), format="responses")
 
 

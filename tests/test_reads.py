@@ -313,14 +313,14 @@ def test_totals_stay_exact_where_the_rest_of_the_file_was_counted(tmp_path: Path
     assert repr(page) == "Page(lines 5-7 of 300000, more=True)"
 
 
-def test_negative_offset_and_limit_are_option_errors(tmp_path: Path) -> None:
+def test_negative_offset_and_lines_are_option_errors(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("a\nb\n")
     for call in (ac.read_page, ac.page_text):
         arg = path if call is ac.read_page else "a\nb\n"
         with pytest.raises(errors.OptionError, match="offset must be a non-negative integer, got -1"):
             call(arg, -1)  # type: ignore[operator]
-        with pytest.raises(errors.OptionError, match="limit must be a non-negative integer, got -5"):
+        with pytest.raises(errors.OptionError, match="lines must be a non-negative integer, got -5"):
             call(arg, 1, -5)  # type: ignore[operator]
     assert ac.read_page(path, 0, line_numbers=False).text == "a\nb\n", "offset 0 reads from the first line"
 

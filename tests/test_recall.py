@@ -87,7 +87,7 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
                 assert recall.original(call_id) == originals[call_id], (preset, call_id)
                 if n % 5 == 0:
                     assert reassembled(recall, call_id, 3_000) == originals[call_id]
-            every = [m for items in result.original.export_each() for m in items]
+            every = [m for items in result.original._export_each() for m in items]
             for span in spans:
                 text = recall.original(span)
                 assert reassembled(recall, span, 3_000) == text
@@ -100,7 +100,7 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
                 if span in header:
                     pre = result.original.preamble
                     count = int(re.search(r": ([\d,]+) earlier messages", header).group(1).replace(",", ""))  # type: ignore[union-attr]
-                    each = result.original.slice(pre, pre + count).export_each()
+                    each = result.original.slice(pre, pre + count)._export_each()
                     assert lines == [m for items in each for m in items], "the summary's originals, exactly"
                 else:
                     # A dropped span: original messages, or messages an earlier stage wrote (a
@@ -189,7 +189,7 @@ def test_store_arguments_are_typed_errors(tmp_path: Path) -> None:
     rid = store.put("hello")
     for call, kind, words in [
         (lambda: store.recall(rid, -5), OptionError, "offset must be a positive integer, got -5"),
-        (lambda: store.recall(rid, 1, 0), OptionError, "limit must be a positive integer, got 0"),
+        (lambda: store.recall(rid, 1, 0), OptionError, "lines must be a positive integer, got 0"),
         (lambda: store.recall(rid, char_offset=-1), OptionError, "char_offset must be a non-negative integer, got -1"),
         (lambda: store.recall(rid, "1"), OptionError, "offset must be a positive integer, got str '1'"),  # type: ignore[arg-type]
         (lambda: store.recall(None), OptionError, "recall_id must be a string, not NoneType"),  # type: ignore[arg-type]

@@ -268,7 +268,7 @@ def test_a_compaction_keeps_messages_another_writer_appended_meanwhile(tmp_path:
     assert mine.compactions[-1]["upto"] == 20
     reread = SessionLog(path)
     late = [[{"role": "user", "content": "late"}]]
-    assert reread.working_set().export_each() == result.conversation.export_each() + late
+    assert reread.working_set()._export_each() == result.conversation._export_each() + late
 
 
 def test_repair_removes_only_the_torn_bytes(tmp_path: Path) -> None:

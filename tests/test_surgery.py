@@ -114,7 +114,7 @@ def test_repair_always_yields_a_valid_conversation_and_is_idempotent(case: tuple
     # The whole-list API gives the same answer.
     out, list_changes = ac.repair(messages, format=fmt)
     assert list_changes == changes
-    expected = fixed.to_anthropic() if fmt == "anthropic" else fixed.to_openai()
+    expected = fixed.to_anthropic_params() if fmt == "anthropic" else fixed.to_openai()
     assert out == expected
 
 
@@ -364,8 +364,8 @@ def test_thinking_of_old_turns_can_be_dropped() -> None:
     assert r["thinking_dropped"] == []
     dropped, r = conv.clear_tool_results(recent_messages=2, keep_thinking=False)
     assert r["thinking_dropped"] == [1, 3, 5, 7, 9]
-    assert dropped.to_anthropic()["messages"][1]["content"] == [{"type": "text", "text": "t0"}]
-    assert dropped.to_anthropic()["messages"][11] == messages[11]
+    assert dropped.to_anthropic_params()["messages"][1]["content"] == [{"type": "text", "text": "t0"}]
+    assert dropped.to_anthropic_params()["messages"][11] == messages[11]
 
 
 def test_dedup_of_repeated_reads() -> None:

@@ -11,82 +11,47 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The public names, by the module that defines them. This is the one list: ``_EXPORTS`` and
+#: ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below (which type checkers
+#: need spelled out) are checked against it by ``tests/test_public_api.py``.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "agentcontext._compat_core": ("page_text", "read_page"),
+    "agentcontext._core": (
+        "Conversation", "MAX_IMAGE_TOKENS", "MESSAGE_OVERHEAD", "MemoryIndex", "Page", "TOOL_BLOCK_OVERHEAD",
+        "Truncation", "__version__", "convert", "count_tokens", "count_tokens_batch", "detect_format",
+        "estimate_tokens", "important_tail", "json_path", "json_preview", "repair", "trim_messages", "truncate",
+        "validate"
+    ),
+    "agentcontext.budgets": (
+        "BudgetPreset", "FileReader", "OpenFiles", "Recall", "ResultStore", "ToolResultPolicy", "fit_project_files"
+    ),
+    "agentcontext.calibration": ("Calibration",),
+    "agentcontext.compaction": ("CompactionPolicy", "CompactionResult", "Compactor", "StageEvent"),
+    "agentcontext.errors": (
+        "AgentContextError", "ArgumentTypeError", "BudgetError", "CompactionError", "ContextOverflowError",
+        "ConversionError", "FileReadError", "InvalidMessageError", "MemoryRecordError", "MessageIndexError",
+        "MissingCredentialsError", "MissingExtraError", "OptionError", "ProviderResponseError", "RecallError",
+        "SessionSelectionError", "SummaryError", "TranscriptError", "TranscriptReadError", "UnknownFormatError"
+    ),
+    "agentcontext.loop": ("Session",),
+    "agentcontext.memory.conversation": ("conversation_search",),
+    "agentcontext.memory.store": ("MemoryStore",),
+    "agentcontext.presets": ("PRESETS", "Preset", "STRATEGIES"),
+    "agentcontext.providers": ("AnthropicProvider", "OpenAIChatProvider", "OpenAIResponsesProvider", "Provider"),
+    "agentcontext.session_log": ("SessionLog",),
+    "agentcontext.summarize": ("LLMSummarizer", "OfflineSummarizer", "Summarizer", "SummaryRequest"),
+}  # fmt: skip
+
 #: Public name -> (module, attribute), imported on first access.
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "AgentContextError": ("agentcontext.errors", "AgentContextError"),
-    "ArgumentTypeError": ("agentcontext.errors", "ArgumentTypeError"),
-    "AnthropicProvider": ("agentcontext.providers", "AnthropicProvider"),
-    "BudgetError": ("agentcontext.errors", "BudgetError"),
-    "BudgetPreset": ("agentcontext.budgets", "BudgetPreset"),
-    "Calibration": ("agentcontext.calibration", "Calibration"),
-    "CompactionError": ("agentcontext.compaction", "CompactionError"),
-    "CompactionPolicy": ("agentcontext.compaction", "CompactionPolicy"),
-    "CompactionResult": ("agentcontext.compaction", "CompactionResult"),
-    "Compactor": ("agentcontext.compaction", "Compactor"),
-    "ContextOverflowError": ("agentcontext.errors", "ContextOverflowError"),
-    "Conversation": ("agentcontext._core", "Conversation"),
-    "ConversionError": ("agentcontext.errors", "ConversionError"),
-    "FileReadError": ("agentcontext.errors", "FileReadError"),
-    "FileReader": ("agentcontext.budgets", "FileReader"),
-    "InvalidMessageError": ("agentcontext.errors", "InvalidMessageError"),
-    "LLMSummarizer": ("agentcontext.summarize", "LLMSummarizer"),
-    "MAX_IMAGE_TOKENS": ("agentcontext._core", "MAX_IMAGE_TOKENS"),
-    "MESSAGE_OVERHEAD": ("agentcontext._core", "MESSAGE_OVERHEAD"),
-    "MemoryIndex": ("agentcontext._core", "MemoryIndex"),
-    "MemoryRecordError": ("agentcontext.errors", "MemoryRecordError"),
-    "MemoryStore": ("agentcontext.memory.store", "MemoryStore"),
-    "MessageIndexError": ("agentcontext.errors", "MessageIndexError"),
-    "MissingCredentialsError": ("agentcontext.errors", "MissingCredentialsError"),
-    "MissingExtraError": ("agentcontext.errors", "MissingExtraError"),
-    "OfflineSummarizer": ("agentcontext.summarize", "OfflineSummarizer"),
-    "OpenAIChatProvider": ("agentcontext.providers", "OpenAIChatProvider"),
-    "OpenAIResponsesProvider": ("agentcontext.providers", "OpenAIResponsesProvider"),
-    "OpenFiles": ("agentcontext.budgets", "OpenFiles"),
-    "OptionError": ("agentcontext.errors", "OptionError"),
-    "PRESETS": ("agentcontext.budgets", "PRESETS"),
-    "Page": ("agentcontext._core", "Page"),
-    "Provider": ("agentcontext.providers", "Provider"),
-    "Recall": ("agentcontext.budgets", "Recall"),
-    "RecallError": ("agentcontext.errors", "RecallError"),
-    "ResultStore": ("agentcontext.budgets", "ResultStore"),
-    "STRATEGIES": ("agentcontext.compaction", "PRESETS"),
-    "Session": ("agentcontext.loop", "Session"),
-    "SessionLog": ("agentcontext.session_log", "SessionLog"),
-    "SessionSelectionError": ("agentcontext.errors", "SessionSelectionError"),
-    "StageEvent": ("agentcontext.compaction", "StageEvent"),
-    "Summarizer": ("agentcontext.summarize", "Summarizer"),
-    "SummaryError": ("agentcontext.errors", "SummaryError"),
-    "SummaryRequest": ("agentcontext.summarize", "SummaryRequest"),
-    "TOOL_BLOCK_OVERHEAD": ("agentcontext._core", "TOOL_BLOCK_OVERHEAD"),
-    "ToolResultPolicy": ("agentcontext.budgets", "ToolResultPolicy"),
-    "TranscriptError": ("agentcontext.errors", "TranscriptError"),
-    "TranscriptReadError": ("agentcontext.errors", "TranscriptReadError"),
-    "Truncation": ("agentcontext._core", "Truncation"),
-    "UnknownFormatError": ("agentcontext.errors", "UnknownFormatError"),
-    "__version__": ("agentcontext._core", "__version__"),
-    "conversation_search": ("agentcontext.memory.conversation", "conversation_search"),
-    "convert": ("agentcontext._core", "convert"),
-    "count_tokens": ("agentcontext._core", "count_tokens"),
-    "count_tokens_batch": ("agentcontext._core", "count_tokens_batch"),
-    "detect_format": ("agentcontext._core", "detect_format"),
-    "estimate_tokens": ("agentcontext._core", "estimate_tokens"),
-    "fit_project_files": ("agentcontext.budgets", "fit_project_files"),
-    "important_tail": ("agentcontext._core", "important_tail"),
-    "json_path": ("agentcontext._core", "json_path"),
-    "json_preview": ("agentcontext._core", "json_preview"),
-    "page_text": ("agentcontext._core", "page_text"),
-    "read_page": ("agentcontext._core", "read_page"),
-    "repair": ("agentcontext._core", "repair"),
-    "trim_messages": ("agentcontext._core", "trim_messages"),
-    "truncate": ("agentcontext._core", "truncate"),
-    "validate": ("agentcontext._core", "validate"),
-}
+_EXPORTS: dict[str, tuple[str, str]] = {name: (module, name) for module, names in _PUBLIC.items() for name in names}
+
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605  (derived from the one list above)
 
 #: Submodules reachable as attributes before they are imported (``agentcontext.metrics``).
 _SUBMODULES = frozenset(
     {
         "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "loop",
-        "memory", "metrics", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
+        "memory", "metrics", "presets", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
     }
 )  # fmt: skip
 
@@ -108,136 +73,72 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from agentcontext._core import (
-        MAX_IMAGE_TOKENS,
-        MESSAGE_OVERHEAD,
-        TOOL_BLOCK_OVERHEAD,
-        Conversation,
-        MemoryIndex,
-        Page,
-        Truncation,
-        __version__,
-        convert,
-        count_tokens,
-        count_tokens_batch,
-        detect_format,
-        estimate_tokens,
-        important_tail,
-        json_path,
-        json_preview,
-        page_text,
-        read_page,
-        repair,
-        trim_messages,
-        truncate,
-        validate,
-    )
-    from agentcontext.budgets import (
-        PRESETS,
-        BudgetPreset,
-        FileReader,
-        OpenFiles,
-        Recall,
-        ResultStore,
-        ToolResultPolicy,
-        fit_project_files,
-    )
-    from agentcontext.calibration import Calibration
-    from agentcontext.compaction import PRESETS as STRATEGIES
-    from agentcontext.compaction import CompactionError, CompactionPolicy, CompactionResult, Compactor, StageEvent
-    from agentcontext.errors import (
-        AgentContextError,
-        ArgumentTypeError,
-        BudgetError,
-        ContextOverflowError,
-        ConversionError,
-        FileReadError,
-        InvalidMessageError,
-        MemoryRecordError,
-        MessageIndexError,
-        MissingCredentialsError,
-        MissingExtraError,
-        OptionError,
-        RecallError,
-        SessionSelectionError,
-        SummaryError,
-        TranscriptError,
-        TranscriptReadError,
-        UnknownFormatError,
-    )
-    from agentcontext.loop import Session
-    from agentcontext.memory.conversation import conversation_search
-    from agentcontext.memory.store import MemoryStore
-    from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider, Provider
-    from agentcontext.session_log import SessionLog
-    from agentcontext.summarize import LLMSummarizer, OfflineSummarizer, Summarizer, SummaryRequest
-
-__all__ = [
-    "MAX_IMAGE_TOKENS",
-    "MESSAGE_OVERHEAD",
-    "PRESETS",
-    "STRATEGIES",
-    "TOOL_BLOCK_OVERHEAD",
-    "AgentContextError",
-    "AnthropicProvider",
-    "ArgumentTypeError",
-    "BudgetError",
-    "BudgetPreset",
-    "Calibration",
-    "CompactionError",
-    "CompactionPolicy",
-    "CompactionResult",
-    "Compactor",
-    "ContextOverflowError",
-    "Conversation",
-    "ConversionError",
-    "FileReadError",
-    "FileReader",
-    "InvalidMessageError",
-    "LLMSummarizer",
-    "MemoryIndex",
-    "MemoryRecordError",
-    "MemoryStore",
-    "MessageIndexError",
-    "MissingCredentialsError",
-    "MissingExtraError",
-    "OfflineSummarizer",
-    "OpenAIChatProvider",
-    "OpenAIResponsesProvider",
-    "OpenFiles",
-    "OptionError",
-    "Page",
-    "Provider",
-    "Recall",
-    "RecallError",
-    "ResultStore",
-    "Session",
-    "SessionLog",
-    "SessionSelectionError",
-    "StageEvent",
-    "Summarizer",
-    "SummaryError",
-    "SummaryRequest",
-    "ToolResultPolicy",
-    "TranscriptError",
-    "TranscriptReadError",
-    "Truncation",
-    "UnknownFormatError",
-    "__version__",
-    "conversation_search",
-    "convert",
-    "count_tokens",
-    "count_tokens_batch",
-    "detect_format",
-    "estimate_tokens",
-    "fit_project_files",
-    "important_tail",
-    "json_path",
-    "json_preview",
-    "page_text",
-    "read_page",
-    "repair",
-    "trim_messages",
-    "truncate",
-    "validate",
-]
+    from agentcontext._compat_core import page_text as page_text
+    from agentcontext._compat_core import read_page as read_page
+    from agentcontext._core import MAX_IMAGE_TOKENS as MAX_IMAGE_TOKENS
+    from agentcontext._core import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
+    from agentcontext._core import TOOL_BLOCK_OVERHEAD as TOOL_BLOCK_OVERHEAD
+    from agentcontext._core import Conversation as Conversation
+    from agentcontext._core import MemoryIndex as MemoryIndex
+    from agentcontext._core import Page as Page
+    from agentcontext._core import Truncation as Truncation
+    from agentcontext._core import __version__ as __version__
+    from agentcontext._core import convert as convert
+    from agentcontext._core import count_tokens as count_tokens
+    from agentcontext._core import count_tokens_batch as count_tokens_batch
+    from agentcontext._core import detect_format as detect_format
+    from agentcontext._core import estimate_tokens as estimate_tokens
+    from agentcontext._core import important_tail as important_tail
+    from agentcontext._core import json_path as json_path
+    from agentcontext._core import json_preview as json_preview
+    from agentcontext._core import repair as repair
+    from agentcontext._core import trim_messages as trim_messages
+    from agentcontext._core import truncate as truncate
+    from agentcontext._core import validate as validate
+    from agentcontext.budgets import BudgetPreset as BudgetPreset
+    from agentcontext.budgets import FileReader as FileReader
+    from agentcontext.budgets import OpenFiles as OpenFiles
+    from agentcontext.budgets import Recall as Recall
+    from agentcontext.budgets import ResultStore as ResultStore
+    from agentcontext.budgets import ToolResultPolicy as ToolResultPolicy
+    from agentcontext.budgets import fit_project_files as fit_project_files
+    from agentcontext.calibration import Calibration as Calibration
+    from agentcontext.compaction import CompactionPolicy as CompactionPolicy
+    from agentcontext.compaction import CompactionResult as CompactionResult
+    from agentcontext.compaction import Compactor as Compactor
+    from agentcontext.compaction import StageEvent as StageEvent
+    from agentcontext.errors import AgentContextError as AgentContextError
+    from agentcontext.errors import ArgumentTypeError as ArgumentTypeError
+    from agentcontext.errors import BudgetError as BudgetError
+    from agentcontext.errors import CompactionError as CompactionError
+    from agentcontext.errors import ContextOverflowError as ContextOverflowError
+    from agentcontext.errors import ConversionError as ConversionError
+    from agentcontext.errors import FileReadError as FileReadError
+    from agentcontext.errors import InvalidMessageError as InvalidMessageError
+    from agentcontext.errors import MemoryRecordError as MemoryRecordError
+    from agentcontext.errors import MessageIndexError as MessageIndexError
+    from agentcontext.errors import MissingCredentialsError as MissingCredentialsError
+    from agentcontext.errors import MissingExtraError as MissingExtraError
+    from agentcontext.errors import OptionError as OptionError
+    from agentcontext.errors import ProviderResponseError as ProviderResponseError
+    from agentcontext.errors import RecallError as RecallError
+    from agentcontext.errors import SessionSelectionError as SessionSelectionError
+    from agentcontext.errors import SummaryError as SummaryError
+    from agentcontext.errors import TranscriptError as TranscriptError
+    from agentcontext.errors import TranscriptReadError as TranscriptReadError
+    from agentcontext.errors import UnknownFormatError as UnknownFormatError
+    from agentcontext.loop import Session as Session
+    from agentcontext.memory.conversation import conversation_search as conversation_search
+    from agentcontext.memory.store import MemoryStore as MemoryStore
+    from agentcontext.presets import PRESETS as PRESETS
+    from agentcontext.presets import STRATEGIES as STRATEGIES
+    from agentcontext.presets import Preset as Preset
+    from agentcontext.providers import AnthropicProvider as AnthropicProvider
+    from agentcontext.providers import OpenAIChatProvider as OpenAIChatProvider
+    from agentcontext.providers import OpenAIResponsesProvider as OpenAIResponsesProvider
+    from agentcontext.providers import Provider as Provider
+    from agentcontext.session_log import SessionLog as SessionLog
+    from agentcontext.summarize import LLMSummarizer as LLMSummarizer
+    from agentcontext.summarize import OfflineSummarizer as OfflineSummarizer
+    from agentcontext.summarize import Summarizer as Summarizer
+    from agentcontext.summarize import SummaryRequest as SummaryRequest

@@ -1,6 +1,9 @@
 """The compiled core of agentcontext. Import from ``agentcontext``, not from here.
 
-Every count (``limit``, ``max_tokens``, ``recent_messages``, ...) is checked where it enters: a
+Sizes name their unit (``max_chars``, ``max_lines``, ``max_bytes``, ``max_tokens``, ``lines``) or
+take it from one ``unit=`` argument (``truncate``'s ``max_size``).
+
+Every count (``max_size``, ``max_tokens``, ``recent_messages``, ...) is checked where it enters: a
 negative value, one over the 64-bit range, or a value of the wrong type (``None``, a string, a
 float) is an :class:`~agentcontext.errors.OptionError` (:class:`~agentcontext.errors.ArgumentTypeError`
 for a wrong type) whose message starts with the argument's name; ``split(parts)``, ``max_lines``,
@@ -10,6 +13,8 @@ for a wrong type) whose message starts with the argument's name; ``split(parts)`
 from collections.abc import Iterable
 from os import PathLike
 from typing import Any, Literal, final, overload
+
+from typing_extensions import deprecated
 
 from agentcontext.types import (
     AnthropicRequest,
@@ -87,6 +92,17 @@ class Conversation:
     message, block, call or result it was on (the fields that spell the source format's own
     structure, ``type``, ``function``, ``image_url``, stay behind); blocks only one provider
     understands (signed thinking, server tool blocks) are written only to their own format.
+
+    The public surface is what a user needs: building and growing (``append``, ``extend``,
+    ``from_file``, ``concat``, ``slice``), counting (``tokens``, ``message_tokens``,
+    ``tokens_by_role``, ``tokens_by_tool``, ``stats``), writing (``to_<format>``, ``to_format``,
+    ``to_anthropic_params``), protocol surgery (``validate``, ``repair``, ``groups``, ``rounds``,
+    ``protected``, ``pin``, ``clear_tool_results``, ``clearable_tokens``, ``dedup_reads``,
+    ``truncate_tool_results``, ``tool_results_over``, ``recent_suffix``, ``split``, ``preamble``)
+    and ``handoff``. Methods with a leading underscore (``_recent_start``, ``_cut_points``,
+    ``_export_each``, ``_latest_request``, ``_summaries``) are internals of the compaction ladder
+    and may change without notice; their old public names still work for one release, with a
+    ``DeprecationWarning``.
 
     Raises:
         InvalidMessageError: a message does not have its format's shape (``index`` names it).
@@ -179,20 +195,30 @@ class Conversation:
     def to_jsonl(self) -> list[JsonDict]:
         """The library's own messages, one dict per line of a JSONL file."""
 
-    def to_anthropic(self, *, request: bool = False) -> AnthropicRequest:
-        """``{"system": ..., "messages": [...]}`` for ``client.messages.create(**conv.to_anthropic(request=True), ...)``;
-        ``system`` is present only when the conversation starts with system messages. With
-        ``request=True`` only messages read from Anthropic keep their unknown fields (Anthropic
-        rejects fields it does not define); without it every message's are carried.
+    def to_anthropic_params(self, *, request: bool = False) -> AnthropicRequest:
+        """The Anthropic request fields ``{"system": ..., "messages": [...]}``, for
+        ``client.messages.create(**conv.to_anthropic_params(request=True), ...)`` (the shape
+        ``convert(..., to="anthropic")`` gives too); ``system`` is present only when the
+        conversation starts with system messages. With ``request=True`` only messages read from
+        Anthropic keep their unknown fields (Anthropic rejects fields it does not define); without
+        it every message's are carried.
 
         Raises:
             ConversionError: a system message after the conversation started (Anthropic has no
                 place for it).
         """
 
+    @deprecated("use to_anthropic_params() (the same dict) or to_format('anthropic') (the message list)")
+    def to_anthropic(self, *, request: bool = False) -> AnthropicRequest:
+        """Deprecated: :meth:`to_anthropic_params` under its old name (``to_<format>`` gives a
+        message list for every other format)."""
+
     def to_format(self, format: FormatOrAuto, /, *, request: bool = False) -> list[JsonDict]:
-        """Messages in the named format; for ``"anthropic"`` a system prompt is the first element
-        with role ``"system"`` (``request`` as for :meth:`to_openai`)."""
+        """The message list in the named format, the shape ``to_openai``, ``to_responses`` and
+        ``to_jsonl`` give, and what ``Conversation(messages, format=format)`` reads back: for
+        ``"anthropic"`` a system prompt is the first element, with role ``"system"`` (the request
+        fields, with ``system`` apart, are :meth:`to_anthropic_params`). ``request`` as for
+        :meth:`to_openai`."""
 
     # -- surgery ----------------------------------------------------------------------------
     def validate(self) -> list[Violation]:
@@ -218,9 +244,13 @@ class Conversation:
         messages of the last ``recent_tools`` completed tool interactions (paired by id), and the
         pinned messages — each computed over the whole conversation."""
 
-    def pin(self, index: int, /, pinned: bool = True) -> None:
-        """Pin a message: it is never cleared or summarized and is always rendered."""
-
+    @overload
+    def pin(self, index: int, /, *, pinned: bool = True) -> None:
+        """Pin a message (``pinned=False`` unpins it): it is never cleared or summarized and is
+        always rendered."""
+    @overload
+    @deprecated("pass pinned by keyword: pin(index, pinned=...)")
+    def pin(self, index: int, pinned_positional: bool | None = None, /) -> None: ...
     @property
     def pinned(self) -> list[int]: ...
     def clear_tool_results(
@@ -255,8 +285,8 @@ class Conversation:
         """A copy where earlier results of a read-only tool called again with the same input are
         short stubs pointing to the latest call."""
 
-    def recent_suffix(self, budget: int, /, *, reserved_output: int = 0, safety_margin: int = 0) -> Suffix:
-        """The longest contiguous, protocol-complete suffix of history that fits ``budget`` once the
+    def recent_suffix(self, max_tokens: int, /, *, reserved_output: int = 0, safety_margin: int = 0) -> Suffix:
+        """The longest contiguous, protocol-complete suffix of history that fits ``max_tokens`` once the
         system messages, ``reserved_output`` and ``safety_margin`` are taken off: cut between
         interaction groups, or between rounds inside a last group too large to keep whole. A single
         round larger than the budget is reported in ``overflow`` (``fits`` is False), never split."""
@@ -270,7 +300,7 @@ class Conversation:
 
     def truncate_tool_results(
         self,
-        limit_chars: int,
+        max_chars: int,
         /,
         *,
         per_tool: dict[str, int] | None = None,
@@ -278,28 +308,28 @@ class Conversation:
         head_share: float = 0.5,
         recall_ids: bool = True,
     ) -> tuple[Conversation, list[JsonDict]]:
-        """A copy where every text tool result over its budget (``per_tool`` overrides by tool
+        """A copy where every text tool result over ``max_chars`` characters (``per_tool`` overrides by tool
         name) is cut to head + marker + tail; the marker names the call id, by which the original
         can be recalled (see :class:`agentcontext.budgets.Recall`), or with ``recall_ids=False``
         says the full text is not stored. Returns what was cut."""
 
-    def tool_results_over(self, limit_chars: int, /, *, per_tool: dict[str, int] | None = None) -> int:
+    def tool_results_over(self, max_chars: int, /, *, per_tool: dict[str, int] | None = None) -> int:
         """How many text tool results are over their budget: what :meth:`truncate_tool_results` would cut."""
 
     @property
     def preamble(self) -> int:
         """Number of leading system and developer messages (the system prompt)."""
 
-    def recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int:
-        """The start of the raw recent tail: the latest cut point keeping at least ``keep_messages``
+    def _recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int:
+        """Internal. The start of the raw recent tail: the latest cut point keeping at least ``keep_messages``
         messages and ``keep_tokens`` tokens after it (the preamble length when there is none)."""
 
-    def cut_points(self) -> list[int]:
-        """Message indices where history may be cut: starts of groups and rounds that keep every
+    def _cut_points(self) -> list[int]:
+        """Internal. Message indices where history may be cut: starts of groups and rounds that keep every
         tool call with its result."""
 
-    def export_each(self) -> list[list[JsonDict]]:
-        """Each message in the conversation's format, as the list of dicts it is written as."""
+    def _export_each(self) -> list[list[JsonDict]]:
+        """Internal. Each message in the conversation's format, as the list of dicts it is written as."""
 
     def handoff(self, start: int = 0, stop: int | None = None, /) -> JsonDict:
         """What the offline summarizer extracts from this history: user requests (latest first),
@@ -307,17 +337,29 @@ class Conversation:
         identifiers, TODOs, decisions, the last assistant text and earlier summaries — over messages
         ``start:stop`` (indices in the result are relative to ``start``)."""
 
-    def latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None:
-        """The latest real user request of messages ``start:stop`` as ``(index in this conversation, text)``: a user
+    def _latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None:
+        """Internal. The latest real user request of messages ``start:stop`` as ``(index in this conversation, text)``: a user
         turn with text that is not only tool results, not a summary of earlier history and not a
         text a harness put there (a task notification, a command echo, an interruption marker)."""
 
-    def summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]:
-        """Texts of summary messages in this history (from this library or Claude Code), oldest first."""
+    def _summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]:
+        """Internal. Texts of summary messages in this history (from this library or Claude Code), oldest first."""
 
     @staticmethod
     def concat(parts: list[Conversation], /) -> Conversation:
         """The conversations one after the other (one format and encoding), counts reused."""
+
+    # Old names of the internals, for one release.
+    @deprecated("an internal of the compaction ladder, no longer public")
+    def recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int: ...
+    @deprecated("an internal of the compaction ladder, no longer public")
+    def cut_points(self) -> list[int]: ...
+    @deprecated("an internal of the compaction ladder, no longer public")
+    def export_each(self) -> list[list[JsonDict]]: ...
+    @deprecated("an internal of the compaction ladder, no longer public")
+    def latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None: ...
+    @deprecated("an internal of the compaction ladder, no longer public")
+    def summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]: ...
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
@@ -394,7 +436,7 @@ class Truncation:
 
 def truncate(
     text: str,
-    limit: int,
+    max_size: int,
     /,
     *,
     unit: Unit = "chars",
@@ -406,7 +448,7 @@ def truncate(
     count_omitted_tokens: bool = False,
     not_stored: bool = False,
 ) -> Truncation:
-    """Fit ``text`` into ``limit`` units (chars, bytes, lines or tokens of ``encoding``).
+    """Fit ``text`` into ``max_size`` units of ``unit`` (chars, bytes, lines or tokens of ``encoding``).
 
     Over budget, the result is head + marker + tail: ``"head"`` and ``"tail"`` keep one end,
     ``"head_tail"`` both (``head_share`` of the room to the head), ``"auto"`` both when the tail
@@ -414,12 +456,12 @@ def truncate(
     see :func:`important_tail`) and the head otherwise. The marker sits where text was removed
     and states the lines and characters omitted, and how to get them back when ``recall_id`` or
     ``path`` is given (or, with ``not_stored`` and neither, that the full text is not stored). Cuts fall on line boundaries when that keeps at least half of the room and
-    never inside a character; the output, marker included, never exceeds ``limit``. Token budgets
+    never inside a character; the output, marker included, never exceeds ``max_size``. Token budgets
     count only the kept lines, not the whole text.
 
     Raises:
-        BudgetError: ``limit`` cannot hold the marker itself.
-        OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``limit`` negative or over
+        BudgetError: ``max_size`` cannot hold the marker itself.
+        OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``max_size`` negative or over
             the 64-bit range; ``head_share`` outside [0, 1] or NaN (ArgumentTypeError for a value
             of the wrong type).
     """
@@ -471,7 +513,7 @@ def read_page(
     path: str | PathLike[str],
     /,
     offset: int | None = None,
-    limit: int | None = None,
+    lines: int | None = None,
     *,
     max_lines: int = 2000,
     max_bytes: int = 51200,
@@ -481,7 +523,7 @@ def read_page(
     encoding: Encoding = "o200k_base",
     line_numbers: bool = True,
 ) -> Page:
-    """Read one page of a text file: at most ``max_lines`` lines (or ``limit``) or ``max_bytes``
+    """Read one page of a text file: ``lines`` lines (at most ``max_lines``, the default) or ``max_bytes``
     bytes, whichever comes first, from line ``offset`` (1-based; 0 reads as 1); lines longer than
     ``line_max_chars`` characters (or ``max_bytes`` bytes) are cut with a marker.
 
@@ -493,18 +535,21 @@ def read_page(
 
     Raises:
         FileReadError: with a message written for the model — the file is over ``byte_gate``
-            bytes and no offset/limit was given, the page is over ``token_gate`` tokens, the file
+            bytes and no ``offset``/``lines`` was given, the page is over ``token_gate`` tokens, the file
             is binary or not UTF-8 (in the lines shown), the offset is past the end, the path is a
             directory or not a regular file (``kind="not_regular"``: a FIFO, a device, a socket),
             or it cannot be read.
-        OptionError: a negative ``offset`` or ``limit``.
+        OptionError: a negative ``offset`` or ``lines``.
+
+    (``agentcontext.read_page`` still takes ``limit=`` for ``lines=`` for one release, with a
+    DeprecationWarning.)
     """
 
 def page_text(
     text: str,
     /,
     offset: int | None = None,
-    limit: int | None = None,
+    lines: int | None = None,
     *,
     name: str = "text",
     max_lines: int = 2000,
@@ -521,12 +566,75 @@ def validate(
 ) -> list[Violation]:
     """:meth:`Conversation.validate` for a whole list of messages."""
 
+@overload
+def repair(
+    messages: Iterable[Message], /, *, format: Literal["openai", "responses", "jsonl"], system: None = None
+) -> tuple[list[JsonDict], list[Change]]: ...
+@overload
+def repair(
+    messages: Iterable[Message], /, *, format: Literal["anthropic"], system: str | Iterable[Message] | None = None
+) -> tuple[AnthropicRequest, list[Change]]: ...
+@overload
+def repair(
+    messages: Iterable[Message], /, *, format: Literal["auto"] = "auto", system: str | Iterable[Message]
+) -> tuple[AnthropicRequest, list[Change]]: ...
+@overload
 def repair(
     messages: Iterable[Message], /, *, format: FormatOrAuto = "auto", system: str | Iterable[Message] | None = None
-) -> tuple[Any, list[Change]]:
+) -> tuple[list[JsonDict] | AnthropicRequest, list[Change]]:
     """:meth:`Conversation.repair` for a whole list: ``(messages, changes)``, the messages in the
-    same format (for ``"anthropic"``, ``{"system", "messages"}``)."""
+    same format: a list for OpenAI Chat, Responses and ``jsonl``; for Anthropic (``format="anthropic"``
+    or ``system=`` given, or detected), the request fields ``{"system", "messages"}``."""
 
+@overload
+def trim_messages(
+    messages: Iterable[Message],
+    max_tokens: int,
+    /,
+    *,
+    format: Literal["openai", "responses", "jsonl"],
+    system: None = None,
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> list[JsonDict]: ...
+@overload
+def trim_messages(
+    messages: Iterable[Message],
+    max_tokens: int,
+    /,
+    *,
+    format: Literal["anthropic"],
+    system: str | Iterable[Message] | None = None,
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> AnthropicRequest: ...
+@overload
+def trim_messages(
+    messages: Iterable[Message],
+    max_tokens: int,
+    /,
+    *,
+    format: Literal["auto"] = "auto",
+    system: str | Iterable[Message],
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> AnthropicRequest: ...
+@overload
 def trim_messages(
     messages: Iterable[Message],
     max_tokens: int,
@@ -541,12 +649,12 @@ def trim_messages(
     clear_at_least: int = 0,
     reserved_output: int = 0,
     safety_margin: int = 0,
-) -> Any:
+) -> list[JsonDict] | AnthropicRequest:
     """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages,
     the latest user request (a user message that is not only tool results) and the longest recent
     protocol-complete suffix that fits beside them. The request is kept verbatim, or cut to head +
     marker + tail when it does not fit whole beside the last round after it. Returned in the same
-    format. The messages the library did not change are the caller's own objects (new dicts only
+    format (a list; for Anthropic, the request fields ``{"system", "messages"}``). The messages the library did not change are the caller's own objects (new dicts only
     for cleared results and a cut request) when the list is OpenAI Chat or native dicts with
     string or null contents, no ``system=`` is given, every tool call is answered in the tool
     messages right after it (a reused call id is fine), and no result is orphan or duplicate and

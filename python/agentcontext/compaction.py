@@ -16,7 +16,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
@@ -38,6 +38,9 @@ from agentcontext.summarize import (
     summary_message,
 )
 from agentcontext.types import Encoding
+
+if TYPE_CHECKING:
+    from agentcontext.presets import Preset
 
 __all__ = [
     "PRESETS",
@@ -85,14 +88,18 @@ def _conversation(conv: Any) -> Conversation:
     return conv
 
 
-def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
-    """A policy, or the preset of that name.
+def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolicy:
+    """A policy, the policy of a :class:`~agentcontext.presets.Preset`, or the preset of that name.
 
     Raises:
         OptionError: no preset has that name.
     """
     if isinstance(strategy, CompactionPolicy):
         return strategy
+    from agentcontext.presets import Preset
+
+    if isinstance(strategy, Preset):
+        return strategy.compaction
     if strategy not in PRESETS:
         raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(PRESETS)})")
     return PRESETS[strategy]
@@ -643,7 +650,7 @@ class Compactor:
         and return their recall id; None without a store."""
         if self.store is None:
             return None
-        lines = [json.dumps(m, ensure_ascii=False) for items in conv.slice(start, stop).export_each() for m in items]
+        lines = [json.dumps(m, ensure_ascii=False) for items in conv.slice(start, stop)._export_each() for m in items]
         return self.store.put("\n".join(lines) + "\n")
 
     def _summarize(
@@ -661,7 +668,7 @@ class Compactor:
         preamble = work.preamble
         keep = p.manual_keep_messages if manual else p.preserve_recent_messages
         if cut is None:
-            cut = work.recent_start(keep_messages=keep, keep_tokens=0 if manual else p.keep_recent_tokens)
+            cut = work._recent_start(keep_messages=keep, keep_tokens=0 if manual else p.keep_recent_tokens)
         if cut <= preamble:
             why = "nothing older than the recent messages to summarize"
             if manual:
@@ -671,7 +678,7 @@ class Compactor:
         totals = work.message_tokens()
         older_tokens = sum(totals[preamble:cut])
         # Earlier summaries in the older part are updated, not nested.
-        previous = next(reversed(work.summaries(preamble, cut)), None)
+        previous = next(reversed(work._summaries(preamble, cut)), None)
         max_tokens = max(64, min(p.summary_max_tokens, older_tokens - 1))
         request = SummaryRequest(work, preamble, cut, previous, max_tokens, encoding=p.encoding, original=original)
         summary, failure = self._run_summarizer(self.summarizer, request, p)
@@ -1014,7 +1021,7 @@ def summary_floor(replaced_tokens: int, max_tokens: int) -> int:
 
 def latest_request(request: SummaryRequest) -> str | None:
     """The latest real user request in the range a summary replaces (None when there is none)."""
-    found = (request.original or request.source).latest_request(request.start, request.stop)
+    found = (request.original or request.source)._latest_request(request.start, request.stop)
     return found[1] if found else None
 
 

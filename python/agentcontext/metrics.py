@@ -109,7 +109,7 @@ class Replay:
 def _common_prefix_tokens(before: Conversation, after: Conversation) -> int:
     """Tokens of the longest run of leading messages ``after`` shares with ``before``."""
     n = 0
-    for a, b in zip(before.export_each(), after.export_each(), strict=False):
+    for a, b in zip(before._export_each(), after._export_each(), strict=False):
         if a != b:
             break
         n += 1

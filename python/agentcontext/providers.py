@@ -347,7 +347,7 @@ class Provider(ABC):
     def messages_of(self, conversation: Conversation) -> list[JsonDict]:
         """The conversation's messages in this provider's format."""
         if self.format == "anthropic":
-            return list(conversation.to_anthropic(request=True).get("messages", []))
+            return list(conversation.to_anthropic_params(request=True).get("messages", []))
         return conversation.to_format(self.format, request=True)
 
     def tool_results(self, results: Iterable[tuple[str, str]]) -> list[JsonDict]:
@@ -446,7 +446,7 @@ class AnthropicProvider(Provider):
         tool_choice: Any,
         **params: Any,
     ) -> Completion:
-        request = conversation.to_anthropic(request=True)
+        request = conversation.to_anthropic_params(request=True)
         body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": request.get("messages", [])}
         own_system = request.get("system")
         if system is not None:

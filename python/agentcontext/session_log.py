@@ -400,7 +400,7 @@ class SessionLog:
             raise OptionError(
                 f"start must be an integer from 0 to {len(conversation)} (the conversation's length); got {start!r}"
             )
-        each = conversation.export_each()[start:]
+        each = conversation._export_each()[start:]
         if not each:
             return
         with self._writing() as fd:
@@ -441,7 +441,7 @@ class SessionLog:
     def _record_working_set(
         self, conv: Conversation, origins: list[int | None], *, upto: int, extra: Mapping[str, Any]
     ) -> None:
-        each = conv.export_each()
+        each = conv._export_each()
         entries = [{"ref": o} if o is not None else {"data": d} for o, d in zip(origins, each, strict=True)]
         with self._writing() as fd:
             record = {"type": "compaction", "seq": len(self.compactions) + 1, "upto": upto, "working_set": entries}

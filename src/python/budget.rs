@@ -80,14 +80,14 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 
 #[pyfunction]
 #[pyo3(signature = (
-    text, limit, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
+    text, max_size, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
     recall_id = None, path = None, count_omitted_tokens = false, not_stored = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
     py: Python<'_>,
     #[pyo3(from_py_with = super::args::string::text)] text: &str,
-    #[pyo3(from_py_with = super::args::count::limit)] limit: usize,
+    #[pyo3(from_py_with = super::args::count::max_size)] max_size: usize,
     #[pyo3(from_py_with = super::args::string::unit)] unit: &str,
     #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
     #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
@@ -107,7 +107,7 @@ pub fn truncate(
         },
         count_omitted_tokens,
     };
-    let r = py.detach(|| budget::truncate(text, limit, unit, strategy, &options))?;
+    let r = py.detach(|| budget::truncate(text, max_size, unit, strategy, &options))?;
     let head_chars = budget::count::text_counts(&text.as_bytes()[..r.head_bytes]).chars;
     let tail_chars = budget::count::text_counts(&text.as_bytes()[text.len() - r.tail_bytes..]).chars;
     Ok(PyTruncation {
@@ -222,16 +222,16 @@ fn limits(
 /// Read one page of a file (see `agentcontext.read_page` in the stub for the rules).
 #[pyfunction]
 #[pyo3(signature = (
-    path, /, offset = None, limit = None, *, max_lines = 2000, max_bytes = 51200, line_max_chars = 2000,
+    path, /, offset = None, lines = None, *, max_lines = 2000, max_bytes = 51200, line_max_chars = 2000,
     byte_gate = Some(262_144), token_gate = Some(25_000), encoding = "o200k_base", line_numbers = true
-), text_signature = "(path, /, offset=None, limit=None, *, max_lines=2000, max_bytes=51200, line_max_chars=2000, \
+), text_signature = "(path, /, offset=None, lines=None, *, max_lines=2000, max_bytes=51200, line_max_chars=2000, \
     byte_gate=262144, token_gate=25000, encoding='o200k_base', line_numbers=True)")]
 #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
 pub fn read_page(
     py: Python<'_>,
     #[pyo3(from_py_with = super::args::path)] path: PathBuf,
     #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
-    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::lines)] lines: Option<usize>,
     #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
     #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
     #[pyo3(from_py_with = super::args::positive::line_max_chars)] line_max_chars: usize,
@@ -249,14 +249,14 @@ pub fn read_page(
         encoding,
         line_numbers,
     )?;
-    let page = py.detach(|| paging::read_page(&path, offset, limit, &limits))?;
+    let page = py.detach(|| paging::read_page(&path, offset, lines, &limits))?;
     Ok(page.into())
 }
 
 /// Page text already in memory with the same rules as `read_page` (no byte gate).
 #[pyfunction]
 #[pyo3(signature = (
-    text, /, offset = None, limit = None, *, name = "text", max_lines = 2000, max_bytes = 51200,
+    text, /, offset = None, lines = None, *, name = "text", max_lines = 2000, max_bytes = 51200,
     line_max_chars = 2000, token_gate = None, encoding = "o200k_base", line_numbers = false
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -264,7 +264,7 @@ pub fn page_text(
     py: Python<'_>,
     #[pyo3(from_py_with = super::args::string::text)] text: &str,
     #[pyo3(from_py_with = super::args::optional_count::offset)] offset: Option<usize>,
-    #[pyo3(from_py_with = super::args::optional_count::limit)] limit: Option<usize>,
+    #[pyo3(from_py_with = super::args::optional_count::lines)] lines: Option<usize>,
     #[pyo3(from_py_with = super::args::string::name)] name: &str,
     #[pyo3(from_py_with = super::args::positive::max_lines)] max_lines: usize,
     #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
@@ -283,7 +283,7 @@ pub fn page_text(
         line_numbers,
     )?;
     let page = py
-        .detach(|| paging::page_bytes(text.as_bytes(), name, offset, limit, &limits, false))
+        .detach(|| paging::page_bytes(text.as_bytes(), name, offset, lines, &limits, false))
         .map_err(|(kind, message)| Error::FileRead {
             path: name.to_owned(),
             kind,

@@ -271,7 +271,7 @@ impl PyConversation {
     /// An Anthropic request fragment: `{"system": ..., "messages": [...]}` (`system` only when
     /// the conversation has one), ready for `client.messages.create(**conv.to_anthropic(), ...)`.
     #[pyo3(signature = (*, request = false))]
-    fn to_anthropic<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
+    fn to_anthropic_params<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
         let write = if request {
             Conversation::to_anthropic_request
         } else {
@@ -343,8 +343,25 @@ impl PyConversation {
     }
 
     /// Pin a message (never cleared or summarized, always rendered), or unpin it.
-    #[pyo3(signature = (index, /, pinned = true))]
-    fn pin(&self, #[pyo3(from_py_with = super::args::count::index)] index: usize, pinned: bool) -> PyResult<()> {
+    /// `pinned` is keyword-only; a positional `pinned` still works, with a `DeprecationWarning`.
+    #[pyo3(signature = (index, pinned_positional = None, /, *, pinned = true))]
+    fn pin(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::index)] index: usize,
+        pinned_positional: Option<bool>,
+        pinned: bool,
+    ) -> PyResult<()> {
+        let pinned = match pinned_positional {
+            Some(value) => {
+                deprecated(
+                    py,
+                    "a positional pinned in Conversation.pin(index, pinned) is deprecated: pass it by keyword, pin(index, pinned=...)",
+                )?;
+                value
+            }
+            None => pinned,
+        };
         let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(conv.set_pinned(index, pinned)?)
     }
@@ -437,14 +454,14 @@ impl PyConversation {
         Ok((Self::wrap(conv), list))
     }
 
-    /// The longest recent suffix that fits `budget` tokens once the system messages,
+    /// The longest recent suffix that fits `max_tokens` once the system messages,
     /// `reserved_output` and `safety_margin` are taken off; a dict with `start`, `tokens`,
     /// `available`, `boundary` (`group`, `round` or `none`), `fits` and `overflow`.
-    #[pyo3(signature = (budget, /, *, reserved_output = 0, safety_margin = 0))]
+    #[pyo3(signature = (max_tokens, /, *, reserved_output = 0, safety_margin = 0))]
     fn recent_suffix<'py>(
         &self,
         py: Python<'py>,
-        #[pyo3(from_py_with = super::args::count::budget)] budget: usize,
+        #[pyo3(from_py_with = super::args::count::max_tokens)] max_tokens: usize,
         #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
         #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
@@ -454,7 +471,7 @@ impl PyConversation {
                 let pre = compact::structure::preamble_len(c.messages());
                 let system: usize = totals[..pre].iter().sum();
                 let available =
-                    budget.saturating_sub(system.saturating_add(reserved_output).saturating_add(safety_margin));
+                    max_tokens.saturating_sub(system.saturating_add(reserved_output).saturating_add(safety_margin));
                 let pairing = Pairing::of(c.messages());
                 (
                     compact::recent_suffix(c.messages(), &totals, &pairing, available),
@@ -493,11 +510,11 @@ impl PyConversation {
     /// A copy where every text tool result over its budget is cut to head + marker + tail (the
     /// marker names the call id, by which the original can be recalled, or with `recall_ids=False` says
     /// the full text is not stored), and what was cut.
-    #[pyo3(signature = (limit_chars, /, *, per_tool = None, strategy = "auto", head_share = 0.5, recall_ids = true))]
+    #[pyo3(signature = (max_chars, /, *, per_tool = None, strategy = "auto", head_share = 0.5, recall_ids = true))]
     fn truncate_tool_results<'py>(
         &self,
         py: Python<'py>,
-        #[pyo3(from_py_with = super::args::count::limit_chars)] limit_chars: usize,
+        #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
         #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
         #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
         #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
@@ -511,7 +528,7 @@ impl PyConversation {
                 let (changed, report) = compact::clear::plan_result_budgets(
                     c.messages(),
                     &pairing,
-                    |name| per_tool.get(name).copied().unwrap_or(limit_chars),
+                    |name| per_tool.get(name).copied().unwrap_or(max_chars),
                     strategy,
                     recall_ids,
                 );
@@ -535,10 +552,10 @@ impl PyConversation {
 
     /// How many text tool results are over their budget (`per_tool` overrides by tool name):
     /// what `truncate_tool_results` would cut.
-    #[pyo3(signature = (limit_chars, /, *, per_tool = None))]
+    #[pyo3(signature = (max_chars, /, *, per_tool = None))]
     fn tool_results_over(
         &self,
-        #[pyo3(from_py_with = super::args::count::limit_chars)] limit_chars: usize,
+        #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
         #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
     ) -> usize {
         use crate::model::{Body, ResultContent};
@@ -549,7 +566,7 @@ impl PyConversation {
                 .messages()
                 .iter()
                 .flat_map(|m| m.tool_results().map(|(_, content, _)| content))
-                .filter(|content| over(content, limit_chars))
+                .filter(|content| over(content, max_chars))
                 .count(),
             Some(per_tool) => {
                 let pairing = Pairing::of(c.messages());
@@ -560,7 +577,7 @@ impl PyConversation {
                         call.result
                             .is_some_and(|at| match &c.messages()[at.0].blocks[at.1].body {
                                 Body::ToolResult { content, .. } => {
-                                    over(content, per_tool.get(call.name).copied().unwrap_or(limit_chars))
+                                    over(content, per_tool.get(call.name).copied().unwrap_or(max_chars))
                                 }
                                 _ => false,
                             })
@@ -579,6 +596,7 @@ impl PyConversation {
     /// The start of the raw recent tail: the latest cut point that keeps at least
     /// `keep_messages` messages and `keep_tokens` tokens after it; the preamble length when
     /// there is none (nothing older to summarize).
+    #[pyo3(name = "_recent_start")]
     #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
     fn recent_start(
         &self,
@@ -608,6 +626,7 @@ impl PyConversation {
 
     /// Message indices where history may be cut: starts of groups and rounds that do not
     /// separate a tool call from its result.
+    #[pyo3(name = "_cut_points")]
     fn cut_points(&self) -> Vec<usize> {
         self.with(|c| {
             let m = c.messages();
@@ -628,6 +647,7 @@ impl PyConversation {
     /// Each message in the conversation's format, as the list of dicts it is written as (one
     /// dict, or several for a Responses assistant turn or an Anthropic message carrying tool
     /// results next to text when written to another format).
+    #[pyo3(name = "_export_each")]
     fn export_each<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let per_message = py.detach(|| {
             self.with(|c| {
@@ -695,6 +715,7 @@ impl PyConversation {
     }
 
     /// The latest real user request of messages `start:stop`: `(index, text)`, or None.
+    #[pyo3(name = "_latest_request")]
     #[pyo3(signature = (start = 0, stop = None, /))]
     fn latest_request(
         &self,
@@ -710,6 +731,7 @@ impl PyConversation {
 
     /// Texts of the summary messages in this history (written by this library or a well-known
     /// harness), oldest first.
+    #[pyo3(name = "_summaries")]
     #[pyo3(signature = (start = 0, stop = None, /))]
     fn summaries(
         &self,
@@ -767,6 +789,100 @@ impl PyConversation {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
         self.export(py, format, request)
     }
+
+    // Old names, for one release: each warns, then answers as the new name does.
+
+    /// Deprecated: `to_anthropic_params` (the `{"system", "messages"}` request fields); the
+    /// message list is `to_format("anthropic")`.
+    #[pyo3(signature = (*, request = false))]
+    fn to_anthropic<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
+        deprecated(
+            py,
+            "Conversation.to_anthropic() is deprecated: use to_anthropic_params() for the {\"system\", \"messages\"} \
+             request fields (what it returns), or to_format(\"anthropic\") for the message list",
+        )?;
+        self.to_anthropic_params(py, request)
+    }
+
+    /// Deprecated: internal (`_recent_start`).
+    #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
+    #[pyo3(name = "recent_start")]
+    fn recent_start_deprecated(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::keep_messages)] keep_messages: usize,
+        #[pyo3(from_py_with = super::args::count::keep_tokens)] keep_tokens: usize,
+    ) -> PyResult<usize> {
+        deprecated(
+            py,
+            "Conversation.recent_start() is deprecated: it is an internal of the compaction ladder, no longer public",
+        )?;
+        Ok(self.recent_start(keep_messages, keep_tokens))
+    }
+
+    /// Deprecated: internal (`_cut_points`).
+    #[pyo3(name = "cut_points")]
+    fn cut_points_deprecated(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        deprecated(
+            py,
+            "Conversation.cut_points() is deprecated: it is an internal of the compaction ladder, no longer public",
+        )?;
+        Ok(self.cut_points())
+    }
+
+    /// Deprecated: internal (`_export_each`).
+    #[pyo3(name = "export_each")]
+    fn export_each_deprecated<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        deprecated(
+            py,
+            "Conversation.export_each() is deprecated: it is an internal of the compaction ladder, no longer public",
+        )?;
+        self.export_each(py)
+    }
+
+    /// Deprecated: internal (`_latest_request`).
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    #[pyo3(name = "latest_request")]
+    fn latest_request_deprecated(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyResult<Option<(usize, String)>> {
+        deprecated(
+            py,
+            "Conversation.latest_request() is deprecated: it is an internal of the compaction ladder, no longer public",
+        )?;
+        Ok(self.latest_request(start, stop))
+    }
+
+    /// Deprecated: internal (`_summaries`).
+    #[pyo3(signature = (start = 0, stop = None, /))]
+    #[pyo3(name = "summaries")]
+    fn summaries_deprecated(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyResult<Vec<String>> {
+        deprecated(
+            py,
+            "Conversation.summaries() is deprecated: it is an internal of the compaction ladder, no longer public",
+        )?;
+        Ok(self.summaries(start, stop))
+    }
+}
+
+/// A `DeprecationWarning` for the caller of an old name (removed in the next release).
+fn deprecated(py: Python<'_>, message: &str) -> PyResult<()> {
+    let message = std::ffi::CString::new(format!("{message} (the old form stops working in the next release)"))
+        .unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
+        &message,
+        1,
+    )
 }
 
 impl PyConversation {

@@ -8,6 +8,7 @@ from typing import Any
 
 from agentcontext import _checks
 from agentcontext._core import Page, read_page
+from agentcontext._deprecation import renamed
 from agentcontext.errors import FileReadError
 
 __all__ = ["FileReader"]
@@ -53,7 +54,8 @@ class FileReader:
         self.reads = 0
         self._seen: dict[tuple[str, int | None, int | None], _ReadRecord] = {}
 
-    def read(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+    @renamed("FileReader.read", limit="lines")
+    def read(self, path: str | os.PathLike[str], offset: int | None = None, lines: int | None = None) -> str:
         """The answer to a read: the page, or a stub for a repeated read of an unchanged file.
 
         Raises:
@@ -61,10 +63,10 @@ class FileReader:
                 its message is the answer to give the model.
         """
         real = os.path.realpath(path)
-        page: Page = read_page(path, offset, limit, **self.limits)
+        page: Page = read_page(path, offset, lines, **self.limits)
         stat = os.stat(real)
         self.reads += 1
-        key = (real, offset, limit)
+        key = (real, offset, lines)
         previous = self._seen.get(key)
         record = _ReadRecord(
             self.reads, stat.st_size, stat.st_mtime_ns, page.content_hash, page.start_line, page.end_line
@@ -85,10 +87,11 @@ class FileReader:
             )
         return page.text
 
-    def answer(self, path: str | os.PathLike[str], offset: int | None = None, limit: int | None = None) -> str:
+    @renamed("FileReader.answer", limit="lines")
+    def answer(self, path: str | os.PathLike[str], offset: int | None = None, lines: int | None = None) -> str:
         """Like :meth:`read`, but a refused read is answered with its message instead of raising."""
         try:
-            return self.read(path, offset, limit)
+            return self.read(path, offset, lines)
         except FileReadError as exc:
             return str(exc)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, json_path
+from agentcontext._deprecation import renamed
 from agentcontext.budgets.store import RECALL_ID, ResultStore, _check_id, _shown
 from agentcontext.budgets.tools import recall_tool
 from agentcontext.errors import AgentContextError, OptionError, RecallError
@@ -55,7 +56,7 @@ class Recall:
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
       the session ``log``. When a call id was used twice, the last result is the one recalled.
 
-    Pages are by lines (``offset``, ``limit``) and never longer than ``max_chars`` characters: a
+    Pages are by lines (``offset``, ``lines``; the tool's arguments ``offset`` and ``limit``) and never longer than ``max_chars`` characters: a
     longer line (a one-line JSON result) is paged by character, the hint naming ``char_offset``.
     ``path`` first selects a value inside a JSON result (``$.items[3].name``; see
     :func:`agentcontext.json_path`).
@@ -137,11 +138,12 @@ class Recall:
         where = ", ".join(looked) if looked else "nothing (no store, session log or original messages given)"
         raise RecallError(f"no stored result with recall id {_shown(recall_id)} (looked in {where})", recall_id)
 
+    @renamed("Recall.page", limit="lines")
     def page(
         self,
         recall_id: str,
         offset: int = 1,
-        limit: int = 500,
+        lines: int = 500,
         *,
         char_offset: int | None = None,
         max_chars: int = 20_000,
@@ -149,7 +151,7 @@ class Recall:
     ) -> RecallPage:
         """One page of what ``recall_id`` names (of the value at ``path`` in it, for JSON)."""
         offset = _checks.count("offset", offset, minimum=1)
-        limit = _checks.count("limit", limit, minimum=1)
+        lines = _checks.count("lines", lines, minimum=1)
         max_chars = _checks.count("max_chars", max_chars, minimum=1)
         if char_offset is not None:
             char_offset = _checks.count("char_offset", char_offset)
@@ -158,20 +160,21 @@ class Recall:
             if not isinstance(path, str):
                 raise OptionError(f"path must be a string, not {type(path).__name__}")
             text = json_path(text, path)
-        return _page(text, offset, limit, char_offset, max_chars)
+        return _page(text, offset, lines, char_offset, max_chars)
 
+    @renamed("Recall.recall", limit="lines")
     def recall(
         self,
         recall_id: str,
         offset: int = 1,
-        limit: int = 500,
+        lines: int = 500,
         *,
         char_offset: int | None = None,
         max_chars: int = 20_000,
         path: str | None = None,
     ) -> str:
         """The tool's answer: :meth:`page` with its continuation hint."""
-        return self.page(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path).answer
+        return self.page(recall_id, offset, lines, char_offset=char_offset, max_chars=max_chars, path=path).answer
 
     def __call__(self, arguments: Mapping[str, Any]) -> str:
         """The executor for a tool call's parsed arguments (``id``, ``offset``, ``limit``,
@@ -185,10 +188,14 @@ class Recall:
                 f"Error: unknown argument {unknown[0]!r} (the recall tool takes id, offset, limit, char_offset, path)"
             )
         try:
+            # The tool's argument is `limit` (lines): checked here, in `page`'s order, so that the
+            # answer to a bad value names the argument the model passed.
+            offset = _checks.count("offset", arguments.get("offset", 1), minimum=1)
+            lines = _checks.count("limit", arguments.get("limit", 500), minimum=1)
             return self.recall(
                 arguments.get("id"),  # type: ignore[arg-type]  # checked in `original`
-                arguments.get("offset", 1),
-                arguments.get("limit", 500),
+                offset,
+                lines,
                 char_offset=arguments.get("char_offset"),
                 path=arguments.get("path"),
             )
@@ -204,7 +211,7 @@ def result_text(content: object) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _page(text: str, offset: int, limit: int, char_offset: int | None, max_chars: int) -> RecallPage:
+def _page(text: str, offset: int, lines: int, char_offset: int | None, max_chars: int) -> RecallPage:
     n = len(text)
     # A final line break ends the last line; it does not start another.
     total_lines = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
@@ -215,7 +222,7 @@ def _page(text: str, offset: int, limit: int, char_offset: int | None, max_chars
         for _ in range(offset - 1):
             start = text.index("\n", start) + 1
         stop = start
-        for _ in range(limit):
+        for _ in range(lines):
             nl = text.find("\n", stop)
             if nl < 0:
                 stop = n

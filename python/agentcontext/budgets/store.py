@@ -9,6 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentcontext._deprecation import renamed
 from agentcontext.errors import OptionError, RecallError
 
 __all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
@@ -153,11 +154,12 @@ class ResultStore:
             and self._holds(self.path_for(recall_id))
         )
 
+    @renamed("ResultStore.recall", limit="lines")
     def recall(
         self,
         recall_id: str,
         offset: int = 1,
-        limit: int = 500,
+        lines: int = 500,
         *,
         char_offset: int | None = None,
         max_chars: int = 20_000,
@@ -167,4 +169,4 @@ class ResultStore:
         from agentcontext.budgets.recall import Recall
 
         _check_id(recall_id)
-        return Recall(self).recall(recall_id, offset, limit, char_offset=char_offset, max_chars=max_chars, path=path)
+        return Recall(self).recall(recall_id, offset, lines, char_offset=char_offset, max_chars=max_chars, path=path)

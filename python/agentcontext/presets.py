@@ -1,0 +1,108 @@
+"""One preset per harness: the budget numbers and the compaction policy of a well-known agent
+harness, in one object, for comparison on the same transcripts.
+
+``PRESETS["claude-code"].result_policy()`` is its tool-result budget, ``.file_reader()`` its read
+tool, ``.compactor()`` its compaction ladder (``.budgets`` and ``.compaction`` hold the numbers).
+:data:`agentcontext.budgets.PRESETS` and :data:`agentcontext.compaction.PRESETS` are the two
+halves by name; ``agentcontext.STRATEGIES`` is their old, deprecated name for the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from agentcontext import _deprecation
+from agentcontext.budgets.presets import PRESETS as BUDGET_PRESETS
+from agentcontext.budgets.presets import BudgetPreset
+from agentcontext.budgets.reads import FileReader
+from agentcontext.budgets.results import ToolResultPolicy
+from agentcontext.budgets.store import ResultStore
+from agentcontext.compaction import PRESETS as COMPACTION_PRESETS
+from agentcontext.compaction import CompactionPolicy
+
+if TYPE_CHECKING:
+    from agentcontext.compaction import Compactor
+
+__all__ = ["PRESETS", "STRATEGIES", "Preset"]
+
+_BUDGET_FIELDS = frozenset(f.name for f in fields(BudgetPreset)) | {"with_"}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A harness: ``budgets`` (tool results, reads, project files; None when the harness
+    publishes none, and the library's defaults apply) and ``compaction`` (the ladder's policy).
+
+    Until the next release, the fields of :class:`~agentcontext.budgets.BudgetPreset` read on a
+    preset (``PRESETS["pi"].read_max_lines``, as when ``agentcontext.PRESETS`` held budget presets)
+    answer from ``budgets`` with a DeprecationWarning.
+    """
+
+    name: str
+    budgets: BudgetPreset | None
+    compaction: CompactionPolicy
+
+    def result_policy(self, context_window: int = 200_000, store: ResultStore | None = None) -> ToolResultPolicy:
+        """The budget of each tool result under this harness's numbers."""
+        if self.budgets is None:
+            return ToolResultPolicy(context_window=context_window, store=store)
+        return self.budgets.result_policy(context_window, store)
+
+    def file_reader(self) -> FileReader:
+        """The read tool under this harness's limits."""
+        return FileReader() if self.budgets is None else self.budgets.file_reader()
+
+    def compactor(self, **options: Any) -> Compactor:
+        """A :class:`~agentcontext.Compactor` with this harness's policy (``options`` as for it)."""
+        from agentcontext.compaction import Compactor
+
+        return Compactor(self.compaction, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _BUDGET_FIELDS:
+            budgets = self.__dict__.get("budgets")
+            if budgets is not None:
+                _deprecation.warn(
+                    f"PRESETS[{self.__dict__.get('name')!r}].{name} is deprecated: agentcontext.PRESETS holds "
+                    f"Preset objects now, use .budgets.{name}"
+                )
+                return getattr(budgets, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+#: Every harness by name, in the order of the compaction presets.
+PRESETS: dict[str, Preset] = {
+    name: Preset(name, BUDGET_PRESETS.get(name), policy) for name, policy in COMPACTION_PRESETS.items()
+}
+
+
+class _Strategies(Mapping[str, CompactionPolicy]):
+    """``agentcontext.STRATEGIES``, the old name of the compaction policies by name: a view of
+    ``PRESETS[name].compaction`` that warns on use."""
+
+    def _warn(self) -> None:
+        _deprecation.warn(
+            "agentcontext.STRATEGIES is deprecated: use agentcontext.PRESETS[name].compaction "
+            "(or agentcontext.compaction.PRESETS)",
+            stacklevel=4,
+        )
+
+    def __getitem__(self, name: str) -> CompactionPolicy:
+        self._warn()
+        return PRESETS[name].compaction
+
+    def __iter__(self) -> Iterator[str]:
+        self._warn()
+        return iter(PRESETS)
+
+    def __len__(self) -> int:
+        self._warn()
+        return len(PRESETS)
+
+    def __repr__(self) -> str:
+        return f"STRATEGIES({sorted(PRESETS)})"
+
+
+STRATEGIES: Mapping[str, CompactionPolicy] = _Strategies()
