@@ -147,6 +147,9 @@ def test_pin_takes_pinned_by_keyword() -> None:
     assert c.pinned == [1]
     with pytest.raises(TypeError):
         c.pin(1, True, False)  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        c.pin(1, None)  # type: ignore[call-overload]  # not a bool, as before
+    assert c.pinned == [1]
 
 
 @pytest.mark.parametrize(

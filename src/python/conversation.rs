@@ -344,23 +344,31 @@ impl PyConversation {
 
     /// Pin a message (never cleared or summarized, always rendered), or unpin it.
     /// `pinned` is keyword-only; a positional `pinned` still works, with a `DeprecationWarning`.
-    #[pyo3(signature = (index, pinned_positional = None, /, *, pinned = true))]
+    #[pyo3(signature = (index, /, *positional, pinned = true))]
     fn pin(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::index)] index: usize,
-        pinned_positional: Option<bool>,
+        positional: &Bound<'_, pyo3::types::PyTuple>,
         pinned: bool,
     ) -> PyResult<()> {
-        let pinned = match pinned_positional {
-            Some(value) => {
+        let pinned = match positional.len() {
+            0 => pinned,
+            1 => {
+                let value: bool = positional.get_item(0)?.extract()?;
                 deprecated(
                     py,
-                    "a positional pinned in Conversation.pin(index, pinned) is deprecated: pass it by keyword, pin(index, pinned=...)",
+                    "a positional pinned in Conversation.pin(index, pinned) is deprecated: pass it by keyword, \
+                     pin(index, pinned=...)",
                 )?;
                 value
             }
-            None => pinned,
+            n => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "pin() takes 1 positional argument (the index) but {} were given",
+                    n + 1
+                )));
+            }
         };
         let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(conv.set_pinned(index, pinned)?)
