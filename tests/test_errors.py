@@ -214,6 +214,7 @@ def test_testing_helpers_raise_typed_errors_for_wrong_types() -> None:
 
     conv = ac.Conversation([{"role": "user", "content": "hi"}])
     for call in (
+        lambda: testing.assert_valid(42),  # type: ignore[arg-type]
         lambda: testing.assert_fits(42, 10),  # type: ignore[arg-type]
         lambda: testing.assert_fits(conv),
         lambda: testing.assert_retains(conv),

@@ -88,6 +88,8 @@ def assert_valid(x: Checked | Iterable[Mapping[str, Any]] | Mapping[str, Any], *
     __tracebackhide__ = True
     try:
         conv = _conversation(x, format=format)
+    except ArgumentTypeError:
+        raise  # not a conversation at all: the caller's mistake, not a failed assertion
     except AgentContextError as exc:
         raise AssertionError(f"not a valid conversation: {exc}") from None
     violations = conv.validate()
