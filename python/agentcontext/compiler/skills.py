@@ -143,9 +143,12 @@ def _files(directory: Path) -> list[str]:
     out: list[str] = []
     for top, dirs, names in os.walk(directory, followlinks=False):
         dirs.sort()
-        for n in sorted(names):
+        links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
+        for n in sorted([*names, *links]):
             rel = os.path.relpath(os.path.join(top, n), directory)
-            if rel != "SKILL.md":
+            if n in links:
+                out.append(f"{rel} (a symlink to a directory, not followed)")
+            elif rel != "SKILL.md":
                 out.append(rel)
             if len(out) >= MAX_LISTED_FILES:
                 return [*out, "... (more files not listed)"]
