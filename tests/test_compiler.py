@@ -283,7 +283,7 @@ def test_plan_hides_every_write_tool_and_refuses_forged_calls(strategy: str, tmp
     reg.tool("delete_everything", "Read-only despite the name.", lambda a: ran.append("d") or "x", read_only=True)
     reg.tool("subagent", "Delegated.", lambda a: ran.append("s") or "x", read_only=True, execution_domain="delegated")
     reg.tool("fetch", "Remote read.", lambda a: ran.append("f") or "x", read_only=True, execution_domain="remote")
-    store = MemoryStore(tmp_path / "mem")
+    store = MemoryStore(directory=tmp_path / "mem")
     ws = WorkingSet(registry=reg, memory=store)
     compiler = Compiler(ws, strategy=strategy)
     conv = Conversation([{"role": "user", "content": "plan it"}], format="openai")
@@ -313,13 +313,15 @@ def test_plan_hides_every_write_tool_and_refuses_forged_calls(strategy: str, tmp
 
 
 def test_bundle_and_subagent_root_only(tmp_path: Path) -> None:
-    ws = WorkingSet(registry=tools(), memory=MemoryStore(tmp_path / "m"), bundle={"grep", "source:mcp:github"})
+    ws = WorkingSet(
+        registry=tools(), memory=MemoryStore(directory=tmp_path / "m"), bundle={"grep", "source:mcp:github"}
+    )
     names = [t.name for t in ws.effective()]
     assert names == ["grep", "list_issues", "create_issue"]
     compiler = Compiler(ws)
     out = compiler.execute("bash", "{}")
     assert out is not None and "not in this session's tool bundle" in out
-    child = WorkingSet(registry=tools(), memory=MemoryStore(tmp_path / "m"), root=False)
+    child = WorkingSet(registry=tools(), memory=MemoryStore(directory=tmp_path / "m"), root=False)
     assert not any(t.name.startswith("memory_") for t in child.effective())
 
 
@@ -329,7 +331,7 @@ def test_bundle_and_subagent_root_only(tmp_path: Path) -> None:
 def test_sections_in_order_and_tokens_per_source(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     write(tmp_path / "AGENTS.md", "Use tabs.")
-    store = MemoryStore(tmp_path / "mem")
+    store = MemoryStore(directory=tmp_path / "mem")
     store.write("role", description="The user is a data scientist", type="user", body="b")
     goal = Goal("tests pass", EvidenceJudge(CommandExited("pytest")))
     ws = WorkingSet.load(tmp_path, skills=[make_skills(tmp_path)], registry=tools(), memory=store, goal=goal, git=False)
@@ -368,7 +370,7 @@ def test_sections_in_order_and_tokens_per_source(tmp_path: Path) -> None:
 
 
 def test_section_change_is_an_event_with_its_cache_cost(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "mem")
+    store = MemoryStore(directory=tmp_path / "mem")
     compiler = Compiler(WorkingSet(registry=tools(), memory=store))
     conv = Conversation([{"role": "user", "content": "hello " * 200}], format="anthropic")
     compiler.compile(conv)
@@ -472,3 +474,57 @@ def test_evidence_judge_reads_the_last_run_and_files(tmp_path: Path) -> None:
     v = judge.judge("tests pass", conv)
     assert v.met and v.missing == ""
     assert not EvidenceJudge(CommandExited("cargo test")).judge("g", conv).met
+
+
+# -- CLI -----------------------------------------------------------------------------------------
+
+
+def test_cli_prompt_text_json_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentcontext.cli import EXIT_BAD_INPUT, main
+
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / "AGENTS.md", "Use tabs.")
+    skills = make_skills(tmp_path)
+    mcp = write(
+        tmp_path / "tools.json",
+        json.dumps(
+            {
+                "tools": [
+                    {"name": "get", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+                    {"name": "put", "inputSchema": {"type": "object"}},
+                ]
+            }
+        ),
+    )
+    args = ["prompt", "--workspace", str(tmp_path), "--skills", str(skills), "--mcp", f"fs={mcp}", "--no-git"]
+    assert main([*args, "--mode", "plan"]) == 0
+    out = capsys.readouterr().out
+    assert "## AGENTS.md\n\nUse tabs." in out and "- pdf: Fill and merge PDF forms." in out
+    assert "tools sent in plan mode (filter): get, LoadSkill" in out
+    assert "hidden: put: plan mode allows only read-only tools" in out
+    assert "skills not loaded (" in out and "no front matter" in out
+    assert main([*args, "--mode", "plan", "--strategy", "deny", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in report["tools"]] == ["get", "put", "LoadSkill"]
+    assert report["hidden"] == {"put": "plan mode allows only read-only tools and this one can change state"}
+    assert report["instructions"]["read"] == ["AGENTS.md"]
+    assert {s["name"] for s in report["sections"]} == {"base", "tools", "skills", "environment", "instructions"}
+    assert all(s["tokens"] > 0 for s in report["sections"])
+    assert report["reminders"][0].startswith("Plan mode:") and "refused: put" in report["reminders"][0]
+    os.mkfifo(tmp_path / "fifo.json")
+    bad = [
+        ["--mode", "yolo"],
+        ["--strategy", "both"],
+        ["--workspace", str(tmp_path / "none")],
+        ["--skills", str(tmp_path / "AGENTS.md")],
+        ["--mcp", "noequals"],
+        ["--mcp", f"x={tmp_path / 'fifo.json'}"],
+        ["--mcp", "x=/dev/zero"],
+        ["--mcp", f"x={tmp_path / 'AGENTS.md'}"],
+        ["--memory", str(tmp_path / "none")],
+        ["--style", "xml"],
+    ]
+    for extra in bad:
+        assert main(["prompt", "--workspace", str(tmp_path), "--no-git", *extra]) == EXIT_BAD_INPUT, extra
+        err = capsys.readouterr().err
+        assert err.startswith("agentcontext: error: ") and err.count("\n") == 1, err

@@ -328,7 +328,8 @@ def compile_request(
     """Compile one request from ``working_set`` and a history kept by the caller (a
     :class:`Conversation`, or messages in ``format``, detected when None). ``style`` is the tool
     definition shape (``"anthropic"``, ``"openai"``, ``"responses"``; by default the history's
-    format, ``"openai"`` for JSONL). ``reminders`` are texts for this request only. Nothing is
+    format, ``"openai"`` for JSONL). ``reminders`` are texts for this request only (in plan mode the plan-mode notice
+    comes first). Nothing is
     kept between calls."""
     if not isinstance(working_set, WorkingSet):
         raise OptionError(f"working_set must be a WorkingSet, got {type(working_set).__name__}")
@@ -337,16 +338,30 @@ def compile_request(
     tool_style = _check_style(style if style is not None else _STYLE_OF.get(conv.format, "openai"))
     if isinstance(reminders, str) or not all(isinstance(r, str) for r in reminders):
         raise OptionError("reminders must be a list of texts")
+    checked_mode, checked_strategy = check_mode(mode), check_strategy(strategy)
+    registry = working_set.effective()
+    if checked_mode == "plan":
+        # Stateless: every plan-mode request says so, at the end (the cached prefix is not touched).
+        reminders = [plan_notice(registry, checked_strategy, root=working_set.root), *reminders]
     return _compile(
         conv,
         working_set,
-        mode=check_mode(mode),
-        strategy=check_strategy(strategy),
+        mode=checked_mode,
+        strategy=checked_strategy,
         style=tool_style,
         max_tokens=max_tokens,
+        registry=registry,
         reminders=reminders,
         count=lambda _k, text: count_tokens(text, encoding=conv.encoding) if text else 0,
     )
+
+
+def plan_notice(registry: Registry, strategy: Strategy, *, root: bool = True) -> str:
+    """The reminder that announces plan mode (with ``deny``, it names the tools that will be refused,
+    since the catalog still lists them)."""
+    hidden = [t.name for t in registry if hidden_reason(t, "plan", root=root)]
+    refused = f" Calls to these tools will be refused: {', '.join(hidden)}." if hidden and strategy == "deny" else ""
+    return "Plan mode: investigate and plan; do not change anything. Only read-only tools may be used." + refused
 
 
 def _check_style(style: object) -> ToolStyle:
@@ -401,6 +416,8 @@ class Compiler:
         self._notice: list[str] = []
         self._turns = 0
         self._scanned: tuple[Conversation | None, int] = (None, 0)
+        if self.mode == "plan":
+            self._notice.append(plan_notice(self.registry, self.strategy, root=self.working_set.root))
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -429,12 +446,7 @@ class Compiler:
         self.events.append({"event": "mode_changed", "from": self.mode, "to": new})
         self.mode = new
         if new == "plan":
-            hidden = [t.name for t in self.registry if hidden_reason(t, new, root=self.working_set.root)]
-            refused = f" Calls to these tools will be refused: {', '.join(hidden)}." if hidden else ""
-            self._notice.append(
-                "Plan mode: investigate and plan; do not change anything. Only read-only tools may be used."
-                + (refused if self.strategy == "deny" else "")
-            )
+            self._notice.append(plan_notice(self.registry, self.strategy, root=self.working_set.root))
         else:
             self._notice.append("Default mode: every tool of the session may be used again.")
         self.reminders.mode_changed(new)
