@@ -450,6 +450,10 @@ class Session:
     def _outside_tokens(self) -> int:
         """Tokens of the system prompt, tool definitions and this call's reminders, counted again
         only when they change."""
+        if self.compiled is not None and not self.tools:
+            # The compiler counted them exactly already.
+            t = self.compiled.tokens
+            return int(t["system"] + t["tools"] + t["reminders"])
         system, tools = self._system_and_tools()
         reminders = "".join(self.compiled.reminders) if self.compiled is not None else ""
         text = (system or "") + (json.dumps(tools) if tools else "") + reminders

@@ -144,6 +144,8 @@ class CompiledRequest:
     sections: list[Section]
     #: Tool definitions to send (None when there is no tool).
     tools: list[JsonDict] | None
+    #: The tool definitions as JSON text (what their token count is of; "" without tools).
+    tools_json: str
     #: Tools the model sees, and the ones the mode hides with the reason.
     visible: list[str]
     hidden: dict[str, str]
@@ -244,6 +246,31 @@ def _tail(texts: list[str], fmt: Format) -> list[JsonDict]:
     return list(convert(message, to=fmt, source="jsonl"))
 
 
+@dataclass(frozen=True)
+class _Catalog:
+    """What a registry gives a request in one mode: computed once per registry version."""
+
+    visible: list[str]
+    hidden: dict[str, str]
+    definitions: list[JsonDict] | None
+    definitions_json: str
+    text: str | None
+
+
+def _catalog(reg: Registry, mode: Mode, strategy: Strategy, style: ToolStyle, root: bool) -> _Catalog:
+    tools = list(reg)
+    hidden = {t.name: why for t in tools if (why := hidden_reason(t, mode, root=root)) is not None}
+    shown = [t for t in tools if t.name not in hidden] if strategy == "filter" else tools
+    definitions = [t.definition(style) for t in shown] or None
+    return _Catalog(
+        [t.name for t in tools if t.name not in hidden],
+        hidden,
+        definitions,
+        json.dumps(definitions) if definitions else "",
+        _tool_catalog(shown),
+    )
+
+
 def _compile(
     conversation: Conversation,
     ws: WorkingSet,
@@ -255,14 +282,13 @@ def _compile(
     reminders: Sequence[str],
     count: Callable[[str, str], int],
     registry: Registry | None = None,
+    catalog: _Catalog | None = None,
 ) -> CompiledRequest:
     reg = registry if registry is not None else ws.effective()
-    tools = list(reg)
-    hidden = {t.name: why for t in tools if (why := hidden_reason(t, mode, root=ws.root)) is not None}
-    shown = [t for t in tools if t.name not in hidden] if strategy == "filter" else tools
+    cat = catalog if catalog is not None else _catalog(reg, mode, strategy, style, ws.root)
     texts: dict[str, str | None] = {
         "base": ws.base.rstrip("\n") + "\n" if ws.base else None,
-        "tools": _tool_catalog(shown),
+        "tools": cat.text,
         "skills": ws.skills.section() if ws.skills is not None else None,
         "environment": ws.environment,
         "instructions": ws.instructions.section() if ws.instructions is not None else None,
@@ -275,8 +301,7 @@ def _compile(
         texts["memory"] = memory_section(ws.memory)
     sections = [Section(name, t, count("section:" + name, t)) for name in SECTION_ORDER if (t := texts[name])]
     system = "\n".join(s.text for s in sections)
-    definitions = [t.definition(style) for t in shown] or None
-    tools_tokens = count("tools", json.dumps(definitions)) if definitions else 0
+    tools_tokens = count("tools", cat.definitions_json) if cat.definitions else 0
     reminder_texts = list(reminders)
     tail = _tail(reminder_texts, conversation.format)
     reminder_tokens = count("reminders", render_reminders(reminder_texts)) if reminder_texts else 0
@@ -286,9 +311,10 @@ def _compile(
     return CompiledRequest(
         system=system,
         sections=sections,
-        tools=definitions,
-        visible=[t.name for t in tools if t.name not in hidden],
-        hidden=hidden,
+        tools=[dict(d) for d in cat.definitions] if cat.definitions else None,
+        tools_json=cat.definitions_json,
+        visible=list(cat.visible),
+        hidden=dict(cat.hidden),
         mode=mode,
         strategy=strategy,
         tail=tail,
@@ -416,6 +442,7 @@ class Compiler:
         self._notice: list[str] = []
         self._turns = 0
         self._scanned: tuple[Conversation | None, int] = (None, 0)
+        self._catalogs: dict[tuple[int, str, str, str, bool], _Catalog] = {}
         if self.mode == "plan":
             self._notice.append(plan_notice(self.registry, self.strategy, root=self.working_set.root))
 
@@ -491,11 +518,22 @@ class Compiler:
             reminders=texts,
             count=self._counter,
             registry=self.registry,
+            catalog=self._catalog(tool_style),
         )
         compiled.persist = [text for rule, text in due if rule.persist]
         if record:
             self.record(conversation, compiled)
         return compiled
+
+    def _catalog(self, style: ToolStyle) -> _Catalog:
+        reg = self.registry
+        key = (reg.version, self.mode, self.strategy, style, self.working_set.root)
+        got = self._catalogs.get(key)
+        if got is None:
+            if len(self._catalogs) > 16:
+                self._catalogs.clear()
+            got = self._catalogs[key] = _catalog(reg, self.mode, self.strategy, style, self.working_set.root)
+        return got
 
     def _new_inputs(self, conversation: Conversation) -> int:
         """User inputs (not tool results) added since the last compile: the new messages of the
@@ -520,13 +558,17 @@ class Compiler:
         """``compiled`` was sent over ``conversation``: report what changed since the previous
         request and measure the part of it that is a prefix of the previous one."""
         self.requests.append(compiled)
-        pieces = [("tool_definitions", json.dumps(compiled.tools))] if compiled.tools else []
+        pieces = [("tool_definitions", compiled.tools_json)] if compiled.tools else []
         pieces += [(s.name, s.text) for s in compiled.sections]
-        head = Conversation([{"role": "system", "content": t} for _, t in pieces], format="jsonl")
+        texts = dict(pieces)
+        prev = self._previous
+        if prev is not None and prev.texts == texts:
+            head = prev.head  # unchanged: not counted again
+        else:
+            head = Conversation([{"role": "system", "content": t} for _, t in pieces], format="jsonl")
         head_tokens = head.tokens
         history = conversation.tokens
         request = head_tokens + history + compiled.tokens["reminders"]
-        prev = self._previous
         call = len(self._request_tokens)
         if prev is None:
             prefix = 0
@@ -537,7 +579,6 @@ class Compiler:
                     prefix += prev.history_tokens
                 else:
                     prefix += _common_prefix_tokens(prev.conversation.slice(0, prev.length), conversation)
-        texts = dict(pieces)
         now = {**compiled.tokens["sections"], "tool_definitions": compiled.tokens["tools"]}
         if prev is not None:
             for name in dict.fromkeys([*prev.texts, *texts]):

@@ -85,6 +85,8 @@ class Registry:
 
     def __init__(self, tools: Sequence[ToolSpec] = ()) -> None:
         self._tools: dict[str, ToolSpec] = {}
+        #: Goes up on every change (compilers cache the catalog per version).
+        self.version = 0
         for t in tools:
             self.add(t)
 
@@ -97,6 +99,7 @@ class Registry:
                 f"tool {tool.name!r} ({tool.source}) is already registered (from {self._tools[tool.name].source})"
             )
         self._tools[tool.name] = tool
+        self.version += 1
         return tool
 
     def tool(
@@ -205,7 +208,8 @@ class Registry:
         return added
 
     def remove(self, name: str) -> None:
-        self._tools.pop(name, None)
+        if self._tools.pop(name, None) is not None:
+            self.version += 1
 
     def get(self, name: str) -> ToolSpec | None:
         return self._tools.get(name)
