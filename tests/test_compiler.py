@@ -528,3 +528,47 @@ def test_cli_prompt_text_json_and_bad_input(tmp_path: Path, capsys: pytest.Captu
         assert main(["prompt", "--workspace", str(tmp_path), "--no-git", *extra]) == EXIT_BAD_INPUT, extra
         err = capsys.readouterr().err
         assert err.startswith("agentcontext: error: ") and err.count("\n") == 1, err
+
+
+def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
+    judge = EvidenceJudge(FileContains("x"))
+    conv = Conversation([], format="openai")
+    cases: list[Any] = [
+        lambda: Goal("", judge),
+        lambda: Goal("g", judge, max_continuations=-1),
+        lambda: Goal("g", judge, max_continuations=1.5),
+        lambda: Goal("g", object()),  # type: ignore[arg-type]
+        lambda: EvidenceJudge(),
+        lambda: Compiler(mode=1),  # type: ignore[arg-type]
+        lambda: Compiler(strategy="FILTER"),
+        lambda: Compiler(working_set={}),  # type: ignore[arg-type]
+        lambda: Compiler().compile(conv, max_tokens=0),
+        lambda: Compiler().compile(conv, style="xml"),
+        lambda: compile_request(conv, {}),  # type: ignore[arg-type]
+        lambda: compile_request(conv, WorkingSet(), reminders="text"),
+        lambda: Reminder("turn", "x", every=0),
+        lambda: Reminder("turn", "x", every=2, at=3),
+        lambda: Reminder("pressure", "x", share=0),
+        lambda: Reminder("pressure", "x", share=float("nan")),
+        lambda: Reminder("tool", " "),
+        lambda: project_instructions(tmp_path, per_file_chars=-1),
+        lambda: project_instructions(tmp_path, names=["a/b"]),
+        lambda: environment_section(tmp_path, max_chars=0),
+        lambda: environment_section(tmp_path, git_timeout=0),
+        lambda: environment_section(tmp_path / "none"),
+        lambda: WorkingSet.load(tmp_path / "none"),
+        lambda: ToolSpec("", "d"),
+        lambda: ToolSpec("bad name", "d"),
+        lambda: ToolSpec("t", "d", input_schema={"type": "string"}),
+        lambda: ToolSpec("t", "d", read_only="yes"),  # type: ignore[arg-type]
+        lambda: Registry().add({"name": "t"}),  # type: ignore[arg-type]
+        lambda: Registry().add_mcp("", []),
+        lambda: Registry().add_mcp("s", "tools"),  # type: ignore[arg-type]
+        lambda: Registry().add_mcp("s", [{"name": "t", "annotations": []}]),
+        lambda: Registry().add_memory(object()),
+        lambda: Registry().bundle("grep"),
+    ]
+    for i, case in enumerate(cases):
+        with pytest.raises(OptionError):
+            case()
+            pytest.fail(f"case {i} did not raise")

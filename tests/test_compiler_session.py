@@ -236,3 +236,26 @@ def test_llm_judge_has_no_tools_and_a_small_working_set(kind: str, providers: li
     assert "[assistant called bash]" in texts_of(judge_calls[1])
     assert "The goal is not met yet: no test run shown" in texts_of(requests[4])
     assert goal.status == "met"
+
+
+def test_plan_refuses_functions_without_metadata_but_not_recall(providers: list[Any]) -> None:
+    ran: list[str] = []
+    compiler = Compiler(WorkingSet(registry=registry(ran)), mode="plan", strategy="deny")
+    with LLMServer() as server:
+        session = Session(
+            make("openai", server, providers),
+            compiler=compiler,
+            functions={"deploy": lambda a: ran.append("deploy") or "deployed"},
+        )
+        server.enqueue(
+            Reply("", tool_calls=[{"name": "deploy", "arguments": {}}]),
+            Reply("", tool_calls=[{"name": "recall", "arguments": {"id": "r-missing"}}]),
+            Reply("ok"),
+        )
+        assert session.run("Plan.").text == "ok"
+    assert ran == []
+    history = json.dumps(session.conversation.to_jsonl())
+    assert "Error: tool 'deploy' is not available in plan mode: it has no metadata in the registry" in history
+    assert [e["tool"] for e in compiler.events if e["event"] == "tool_refused"] == ["deploy"]
+    compiler.set_mode("default")
+    assert compiler.execute("deploy", "{}", session.functions) == "deployed"

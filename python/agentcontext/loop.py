@@ -84,8 +84,10 @@ class Session:
     ``compiler`` (a :class:`~agentcontext.compiler.Compiler`) compiles the system prompt, the tool
     catalog and the reminders before every model call, tool loops included (``system`` then
     replaces its base instructions; ``tools`` are sent after its catalog); :meth:`run` runs tool
-    calls through its registry (a call the mode hides gets an error result and never runs) and,
-    when the model ends a reply naturally, lets its goal's judge decide whether to continue.
+    calls through its registry (a call the mode hides gets an error result and never runs; a
+    ``functions`` entry outside the registry has no metadata, so plan mode refuses it, all but the
+    session's own ``recall``) and, when the model ends a reply naturally, lets its goal's judge
+    decide whether to continue.
     """
 
     def __init__(
@@ -315,7 +317,9 @@ class Session:
 
     def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
         if self.compiler is not None:
-            output = self.compiler.execute(name, arguments, self.functions)
+            # The session's own recall tool only reads.
+            own = ("recall",) if self.functions.get("recall") == self._recall else ()
+            output = self.compiler.execute(name, arguments, self.functions, read_only=own)
             return output if output is not None else f"Error: no tool named {name!r}"
         fn = self.functions.get(name)
         return f"Error: no tool named {name!r}" if fn is None else fn(parsed())

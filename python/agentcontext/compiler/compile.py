@@ -617,12 +617,18 @@ class Compiler:
     # -- execution ---------------------------------------------------------------------------
 
     def execute(
-        self, name: str, arguments: str, fallback: Mapping[str, Callable[[Any], Any]] | None = None
+        self,
+        name: str,
+        arguments: str,
+        fallback: Mapping[str, Callable[[Any], Any]] | None = None,
+        *,
+        read_only: Collection[str] = (),
     ) -> str | None:
         """Run tool call ``name`` (``arguments`` as JSON text) through the full registry. A tool
-        the mode hides (or that no registry has) is refused with a tool error that says why and
-        never runs. Returns None when the registry does not know ``name`` and ``fallback`` does
-        not either (the caller decides)."""
+        the mode hides, or outside the bundle, is refused with a tool error that says why and
+        never runs. A ``fallback`` function (a tool without metadata) runs in default mode; in
+        plan mode only when its name is in ``read_only``. Returns None when neither the registry
+        nor ``fallback`` has ``name`` (the caller decides)."""
         tool = self.registry.get(name)
         if tool is None and self.working_set.registry is not None:
             tool = self.working_set.registry.get(name)  # outside the bundle: still refused below
@@ -632,6 +638,10 @@ class Compiler:
             why = hidden_reason(tool, self.mode, root=self.working_set.root)
             if why is not None:
                 return self._refuse(name, why, mode=True)
+        elif self.mode == "plan" and fallback is not None and name in fallback and name not in read_only:
+            return self._refuse(
+                name, "it has no metadata in the registry, so it cannot be shown to be read-only", mode=True
+            )
         self.reminders.tool_called(name, arguments)
         try:
             parsed: Any = json.loads(arguments) if arguments else {}

@@ -154,7 +154,8 @@ class Registry:
             schema = entry.get("inputSchema", {"type": "object", "properties": {}})
             if not isinstance(schema, Mapping):
                 raise OptionError(f"MCP server {server!r}: tool {raw!r}: inputSchema is not an object")
-            notes = entry.get("annotations") or {}
+            notes = entry.get("annotations")
+            notes = {} if notes is None else notes
             if not isinstance(notes, Mapping):
                 raise OptionError(f"MCP server {server!r}: tool {raw!r}: annotations is not an object")
             description = entry.get("description") or notes.get("title") or ""
