@@ -11,6 +11,8 @@
   memory and search over a session log (:mod:`agentcontext.memory.cli`).
 - ``agentcontext sessions list DIR`` / ``sessions show DIR [--history N]``: saved session snapshots
   (:mod:`agentcontext.sessions.cli`).
+- ``agentcontext prompt [--workspace DIR] [--mode default|plan] [--skills DIR]...``: the compiled
+  system prompt, tool catalog and tokens per section (:mod:`agentcontext.compiler.cli`).
 
 The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
@@ -167,6 +169,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from agentcontext.sessions import cli as sessions_cli
 
     sessions_cli.add_commands(sub)
+    from agentcontext.compiler import cli as compiler_cli
+
+    compiler_cli.add_commands(sub)
     return parser
 
 
@@ -431,6 +436,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from agentcontext.sessions import cli as sessions_cli
 
             return sessions_cli.run(args)
+        elif args.command == "prompt":
+            from agentcontext.compiler import cli as compiler_cli
+
+            return compiler_cli.run(args)
     except AgentContextError as exc:
         print(f"agentcontext: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -34,6 +34,7 @@ from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
+from agentcontext.compiler.compile import CompiledRequest, Compiler
 from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError
 from agentcontext.providers import Completion, Provider
 from agentcontext.session_log import SessionLog
@@ -79,6 +80,14 @@ class Session:
     A tool
     named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
     :func:`~agentcontext.recall_tool` to ``tools`` so the model can make one).
+
+    ``compiler`` (a :class:`~agentcontext.compiler.Compiler`) compiles the system prompt, the tool
+    catalog and the reminders before every model call, tool loops included (``system`` then
+    replaces its base instructions; ``tools`` are sent after its catalog); :meth:`run` runs tool
+    calls through its registry (a call the mode hides gets an error result and never runs; a
+    ``functions`` entry outside the registry has no metadata, so plan mode refuses it, all but the
+    session's own ``recall``) and, when the model ends a reply naturally, lets its goal's judge
+    decide whether to continue.
     """
 
     def __init__(
@@ -96,8 +105,17 @@ class Session:
         params: Mapping[str, Any] | None = None,
         result_policy: ToolResultPolicy | bool = True,
         store: ResultStore | None = None,
+        compiler: Compiler | None = None,
     ) -> None:
         _checks.count("max_tokens", max_tokens, minimum=1)
+        if compiler is not None and not isinstance(compiler, Compiler):
+            raise OptionError(f"compiler must be an agentcontext.compiler.Compiler, got {type(compiler).__name__}")
+        if compiler is not None and system is not None:
+            compiler.working_set.base = system
+        #: The working-set compiler (None: ``system`` and ``tools`` are sent as given).
+        self.compiler = compiler
+        #: The request compiled for the current model call (None without a compiler).
+        self.compiled: CompiledRequest | None = None
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
@@ -271,17 +289,23 @@ class Session:
         _checks.count("max_steps", max_steps, minimum=1)
         completion = self.send(content)
         steps = 1
-        while completion.tool_calls and steps < max_steps:
+        while steps < max_steps:
+            if not completion.tool_calls:
+                # A natural end (not cut by max_tokens): the goal's judge (if any) may ask for more.
+                if self.compiler is None or completion.stop_reason in ("max_tokens", "length", "max_output_tokens"):
+                    break
+                more = self.compiler.after_reply(self.conversation)
+                if more is None:
+                    break
+                completion = self.send(more)
+                steps += 1
+                continue
             outputs = []
             for call in completion.tool_calls:
-                fn = self.functions.get(call.name)
-                if fn is None:
-                    output = f"Error: no tool named {call.name!r}"
-                else:
-                    try:
-                        output = fn(call.parsed())
-                    except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
-                        output = f"Error: {type(exc).__name__}: {exc}"
+                try:
+                    output = self._run_tool(call.name, call.arguments, call.parsed)
+                except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
+                    output = f"Error: {type(exc).__name__}: {exc}"
                 outputs.append((call.name, output if isinstance(output, str) else json.dumps(output)))
             texts = self._budget(outputs)
             self._extend(
@@ -291,6 +315,15 @@ class Session:
             steps += 1
         return completion
 
+    def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
+        if self.compiler is not None:
+            # The session's own recall tool only reads.
+            own = ("recall",) if self.functions.get("recall") == self._recall else ()
+            output = self.compiler.execute(name, arguments, self.functions, read_only=own)
+            return output if output is not None else f"Error: no tool named {name!r}"
+        fn = self.functions.get(name)
+        return f"Error: no tool named {name!r}" if fn is None else fn(parsed())
+
     def _overhead(self, scale: float) -> int:
         """Local tokens every request carries outside the conversation: the system prompt, the
         tool definitions, and the output ``max_tokens`` reserves beyond the policy's
@@ -298,7 +331,22 @@ class Session:
         extra_output = max(0, self.max_tokens - self.compactor.policy.reserved_output)
         return self._outside_tokens() + math.ceil(extra_output / scale)
 
+    def _compile(self) -> None:
+        """The compiler's request for this call; reminders kept in history are added first."""
+        if self.compiler is None:
+            return
+        compiled = self.compiler.compile(
+            self.conversation,
+            max_tokens=self.max_tokens,
+            context_window=self.provider.context_window,
+            record=False,
+        )
+        for text in compiled.persist:
+            self.add_user(text)
+        self.compiled = compiled
+
     def _call(self) -> Completion:
+        self._compile()
         scale = self.scale()
         result = self.compactor.maybe_compact(self.conversation, scale=scale, overhead=self._overhead(scale))
         if result is not None and result.compacted and result.conversation is not self.conversation:
@@ -329,8 +377,12 @@ class Session:
 
     def _complete_once(self) -> Completion:
         request = self.conversation
+        system, tools = self._system_and_tools()
+        if self.compiler is not None and self.compiled is not None:
+            request = self.compiled.request_conversation(self.conversation)
+            self.compiler.record(self.conversation, self.compiled)
         completion = self.provider.complete(
-            request, max_tokens=self.max_tokens, system=self.system, tools=self.tools, **self.params
+            request, max_tokens=self.max_tokens, system=system, tools=tools, **self.params
         )
         self.completions.append(completion)
         if self.calibration is not None and completion.usage.input_tokens > 0:
@@ -392,9 +444,23 @@ class Session:
             )
         self._replace(result)
 
+    def _system_and_tools(self) -> tuple[str | None, list[JsonDict] | None]:
+        """The system prompt and tool definitions of this call (the compiler's when there is one)."""
+        if self.compiled is None:
+            return self.system, self.tools
+        tools = [*(self.compiled.tools or []), *(self.tools or [])] or None
+        return self.compiled.system or None, tools
+
     def _outside_tokens(self) -> int:
-        """Tokens of the system prompt and tool definitions, counted again only when they change."""
-        text = (self.system or "") + (json.dumps(self.tools) if self.tools else "")
+        """Tokens of the system prompt, tool definitions and this call's reminders, counted again
+        only when they change."""
+        if self.compiled is not None and not self.tools:
+            # The compiler counted them exactly already.
+            t = self.compiled.tokens
+            return int(t["system"] + t["tools"] + t["reminders"])
+        system, tools = self._system_and_tools()
+        reminders = "".join(self.compiled.reminders) if self.compiled is not None else ""
+        text = (system or "") + (json.dumps(tools) if tools else "") + reminders
         if text != self._outside[0]:
             self._outside = (text, count_tokens(text) if text else 0)
         return self._outside[1]
