@@ -174,3 +174,7 @@ class Permissions:
                 why = "the current settings deny it" if now == "deny" else "the current settings allow it anyway"
                 notes.append(f"the saved grant for tool {name!r} was not restored: {why}")
         return notes
+
+    def for_child(self) -> Permissions:
+        """The same settings without this session's grants (a subagent's own permission state)."""
+        return Permissions(self.rules, default=self.default, read_only=self.read_only)

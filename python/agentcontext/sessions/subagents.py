@@ -188,10 +188,11 @@ class Subagents:
 
     # -- running calls ---------------------------------------------------------------------------
 
-    def run_calls(self, calls: Sequence[ToolCall]) -> list[str]:
-        """Run the ``agent`` calls of one model reply concurrently; their results in call order."""
+    def run_calls(self, calls: Sequence[ToolCall], *, reply_calls: Sequence[ToolCall] = ()) -> list[str]:
+        """Run the ``agent`` calls of one model reply concurrently; their results in call order.
+        ``reply_calls`` are all the calls of that reply (a fork gets placeholder results for them)."""
         prefix = self.parent.conversation.slice(0) if self.policy.fork else None
-        pending = [c.id for c in self.parent._last_calls] if prefix is not None else []
+        pending = [c.id for c in (reply_calls or calls)] if prefix is not None else []
         if len(calls) == 1:
             results = [self._run(calls[0], prefix, pending)]
         else:
@@ -207,7 +208,11 @@ class Subagents:
         prompt = args.get("prompt") if isinstance(args, Mapping) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return SubagentResult(
-                call.id, str(description), self.depth + 1, "Error: the agent tool needs a non-empty 'prompt'.", 0,
+                call.id,
+                str(description),
+                self.depth + 1,
+                "Error: the agent tool needs a non-empty 'prompt'.",
+                0,
                 error="no prompt",
             )
         number = next(self._counter)
@@ -233,14 +238,15 @@ class Subagents:
         directory: Path | None,
     ) -> SubagentResult:
         child = self._child_session(prefix, pending, number, directory)
-        before = len(child.completions)
+        head = self.parent.sent_head
         completion = child.run(prompt, max_steps=self.policy.max_steps)
         final = completion.text
         shared = None
-        if prefix is not None and child.compiled is not None and self.parent.compiled is not None:
-            shared = _shared_prefix_tokens(self.parent, child, len(prefix))
-        elif prefix is not None:
-            shared = prefix.tokens
+        if prefix is not None:
+            # The system prompt and the catalog are the parent's when they match byte for byte;
+            # the prefix messages are the parent's by construction.
+            same_head = head is not None and child.first_sent_head == head
+            shared = (child.head_tokens(head) if same_head and head is not None else 0) + prefix.tokens
         text, recall_id, tokens = self._budgeted(final)
         log = child.log.path if child.log is not None else None
         if log is not None:
@@ -253,7 +259,7 @@ class Subagents:
             tokens,
             recall_id=recall_id,
             log=log,
-            steps=len(child.completions) - before,
+            steps=len(child.completions),
             workspace=directory,
             shared_prefix_tokens=shared,
             session=child,
@@ -308,6 +314,7 @@ class Subagents:
         )
         child.depth = self.depth + 1
         child.judge_goal = False
+        child.subagent_limit = self.policy.max_depth
         if self.depth + 1 < self.policy.max_depth:
             child.subagents = Subagents(child, self.policy, depth=self.depth + 1)
         return child
@@ -332,13 +339,19 @@ class Subagents:
         tools = self.parent.tools
         if tools is None:
             return None
+        if self.policy.fork:
+            return list(tools)  # the parent's catalog, byte for byte (prompt cache); refused at execution
         spawn = self.depth + 1 < self.policy.max_depth
         out = [t for t in tools if (n := _tool_name(t)) is not None and (n != AGENT_TOOL or spawn) and self._allowed(n)]
         return out or None
 
     def _child_functions(self) -> dict[str, Any]:
-        functions = {n: f for n, f in self.parent.functions.items() if n != AGENT_TOOL and self._allowed(n)}
-        return functions
+        own = self.parent.functions.get("recall")
+        return {
+            n: f
+            for n, f in self.parent.functions.items()
+            if n != AGENT_TOOL and self._allowed(n) and not (n == "recall" and own == self.parent._recall)
+        }
 
     def _child_compiler(self, directory: Path | None, *, fork: bool) -> Any:
         compiler = self.parent.compiler
@@ -355,7 +368,7 @@ class Subagents:
                 [
                     t
                     for t in ws.registry
-                    if (t.name != AGENT_TOOL or (spawn and fork)) and (fork or self._allowed(t.name, t))
+                    if (t.name != AGENT_TOOL or spawn or fork) and (fork or self._allowed(t.name, t))
                 ]
             )
         if fork:
@@ -402,8 +415,8 @@ class Subagents:
 
 
 def _sources(ws: Any) -> dict[str, Any]:
-    return {"base": ws.base, "registry": ws.registry, "skills": ws.skills, "memory": ws.memory, "bundle": ws.bundle,
-            "root": ws.root, "goal": ws.goal}
+    keys = ("base", "registry", "skills", "memory", "bundle", "root", "goal")
+    return {k: getattr(ws, k) for k in keys}
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -418,12 +431,3 @@ def _tool_name(tool: Mapping[str, Any]) -> str | None:
     if name is None and isinstance(tool.get("function"), Mapping):
         name = tool["function"].get("name")
     return name if isinstance(name, str) else None
-
-
-def _shared_prefix_tokens(parent: Session, child: Session, messages: int) -> int:
-    """Tokens the child's first request shares with the parent's: the system prompt, the catalog
-    and the first ``messages`` messages, when they are equal."""
-    p, c = parent.compiled, child.requests_sent[0] if child.requests_sent else None
-    if p is None or c is None:
-        return 0
-    return c
