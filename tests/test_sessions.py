@@ -483,3 +483,65 @@ def test_anthropic_provider_runs_children_too(tmp_path: Path) -> None:
         if b.get("type") == "tool_result"
     ]
     assert results == ["child says hi"]
+
+
+def test_resume_restores_mode_and_goal_and_compiles_the_prompt_anew(server: LLMServer, tmp_path: Path) -> None:
+    from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
+
+    store = SnapshotStore(tmp_path / "snap")
+    target = tmp_path / "done.txt"
+    registry = Registry()
+    registry.tool("look", "read something", lambda _a: "seen", read_only=True)
+    registry.tool("edit", "change something", lambda _a: "changed")
+
+    def goal() -> Goal:
+        return Goal("done.txt says finished", EvidenceJudge(FileContains(str(target), "finished")), max_continuations=5)
+
+    compiler = Compiler(WorkingSet(registry=registry, goal=goal()), mode="plan")
+    session = Session(chat(server), compiler=compiler, snapshots=store)
+    session.run("plan it")  # the judge does not run in plan mode
+    compiler.set_mode("default")
+    session.run("now do it")  # not met: the judge asks for more, up to a continuation
+    assert compiler.working_set.goal is not None
+    continuations = compiler.working_set.goal.continuations
+    assert continuations >= 1
+    saved = store.current()
+    assert saved is not None and saved.control["mode"] == "default"
+    assert saved.control["goal"]["continuations"] == continuations
+
+    fresh = Compiler(WorkingSet(base="new base instructions", registry=registry, goal=goal()), mode="plan")
+    resumed = Session.resume(store, chat(server), compiler=fresh)
+    assert fresh.mode == "default"  # restored from the snapshot
+    assert fresh.working_set.goal is not None and fresh.working_set.goal.continuations == continuations
+    resumed.send("status?")
+    system = server.last.body["messages"][0]
+    assert system["role"] == "system" and "new base instructions" in texts(system)  # compiled anew
+
+    other = Compiler(WorkingSet(registry=registry, goal=Goal("another goal", EvidenceJudge(FileContains(str(target))))))
+    notes = Session.resume(store, chat(server), compiler=other).resume_notes
+    assert "the goal changed since the snapshot; the new one starts afresh" in notes
+    assert (
+        "the tools or settings changed since the snapshot; the request is compiled from the current ones" not in notes
+    )
+
+
+def test_bad_session_arguments(server: LLMServer, tmp_path: Path) -> None:
+    with pytest.raises(OptionError, match="snapshots must be a SnapshotStore"):
+        Session(chat(server), snapshots=str(tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="permissions must be a Permissions"):
+        Session(chat(server), permissions={"default": "ask"})  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="subagents must be a SubagentPolicy or True"):
+        Session(chat(server), subagents="yes")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match=r"Rule\.decision must be one of allow, deny, ask"):
+        Rule("x", "maybe")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="is not a regular expression"):
+        Rule("x", "deny", arguments="(")
+    with pytest.raises(OptionError, match="default must be one of"):
+        Permissions(default="sometimes")  # type: ignore[arg-type]
+    session = Session(chat(server), permissions=Permissions(default="ask"), functions={"w": lambda _a: "x"})
+    server.enqueue(Reply(tool_calls=[{"name": "w", "arguments": {}, "id": "w1"}]))
+    session.run("go")
+    with pytest.raises(OptionError, match="allow must be True or False"):
+        session.answer(allow="yes")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="call 'nope' is not pending"):
+        session.answer("nope", allow=True)

@@ -49,8 +49,10 @@ def _control_line(info: SnapshotInfo) -> str:
             text = str(value).replace("\n", " ")
             parts.append(f"{key} {text[:60] + '…' if len(text) > 60 else text}")
     compaction = control.get("compaction")
-    if isinstance(compaction, dict) and compaction.get("last"):
-        parts.append(f"last compaction {compaction['last']}")
+    if isinstance(compaction, dict) and compaction.get("count"):
+        last = compaction.get("last")
+        stages = " + ".join(map(str, last)) if isinstance(last, list) and last else "?"
+        parts.append(f"{compaction['count']} compactions, the last: {stages}")
     return ", ".join(parts)
 
 
