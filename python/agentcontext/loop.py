@@ -27,14 +27,13 @@ import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.compiler.compile import CompiledRequest, Compiler
 from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, SnapshotError
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
@@ -49,6 +48,9 @@ from agentcontext.sessions.subagents import (
     agent_tool_definition,
 )
 from agentcontext.types import JsonDict, Message
+
+if TYPE_CHECKING:
+    from agentcontext.compiler.compile import CompiledRequest, Compiler
 
 __all__ = ["Session", "ToolFunction"]
 
@@ -130,8 +132,11 @@ class Session:
         subagents: SubagentPolicy | bool | None = None,
     ) -> None:
         _checks.count("max_tokens", max_tokens, minimum=1)
-        if compiler is not None and not isinstance(compiler, Compiler):
-            raise OptionError(f"compiler must be an agentcontext.compiler.Compiler, got {type(compiler).__name__}")
+        if compiler is not None:
+            from agentcontext.compiler.compile import Compiler  # only when used: keeps the import light
+
+            if not isinstance(compiler, Compiler):
+                raise OptionError(f"compiler must be an agentcontext.compiler.Compiler, got {type(compiler).__name__}")
         if compiler is not None and system is not None:
             compiler.working_set.base = system
         #: The working-set compiler (None: ``system`` and ``tools`` are sent as given).

@@ -34,12 +34,8 @@ import contextvars
 import dataclasses
 import itertools
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -196,6 +192,8 @@ class Subagents:
         if len(calls) == 1:
             results = [self._run(calls[0], prefix, pending)]
         else:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=min(self.policy.max_parallel, len(calls))) as pool:
                 results = list(pool.map(lambda c: self._run(c, prefix, pending), calls))
         with self._lock:
@@ -383,6 +381,10 @@ class Subagents:
 
     @contextlib.contextmanager
     def _workspace(self, number: int) -> Iterator[Path | None]:
+        import shutil
+        import subprocess
+        import tempfile
+
         mode = self.policy.workspace
         if mode == "shared":
             yield None
@@ -404,6 +406,8 @@ class Subagents:
                 shutil.rmtree(directory, ignore_errors=True)
 
     def _repository(self) -> Path | None:
+        import subprocess
+
         compiler = self.parent.compiler
         root = compiler.working_set.workspace if compiler is not None else None
         root = root or Path.cwd()
@@ -420,6 +424,8 @@ def _sources(ws: Any) -> dict[str, Any]:
 
 
 def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
     done = subprocess.run(
         ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True, stdin=subprocess.DEVNULL
     )
