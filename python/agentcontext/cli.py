@@ -9,6 +9,10 @@
   read is listed and counted.
 - ``agentcontext memory index DIR`` / ``memory search DIR QUERY`` / ``search LOG QUERY``: project
   memory and search over a session log (:mod:`agentcontext.memory.cli`).
+- ``agentcontext sessions list DIR`` / ``sessions show DIR [--history N]``: saved session snapshots
+  (:mod:`agentcontext.sessions.cli`).
+- ``agentcontext prompt [--workspace DIR] [--mode default|plan] [--skills DIR]...``: the compiled
+  system prompt, tool catalog and tokens per section (:mod:`agentcontext.compiler.cli`).
 
 The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
@@ -162,6 +166,12 @@ def _build_parser() -> argparse.ArgumentParser:
     from agentcontext.memory import cli as memory_cli
 
     memory_cli.add_commands(sub)
+    from agentcontext.sessions import cli as sessions_cli
+
+    sessions_cli.add_commands(sub)
+    from agentcontext.compiler import cli as compiler_cli
+
+    compiler_cli.add_commands(sub)
     return parser
 
 
@@ -422,6 +432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from agentcontext.memory import cli as memory_cli
 
             return memory_cli.run(args)
+        elif args.command == "sessions":
+            from agentcontext.sessions import cli as sessions_cli
+
+            return sessions_cli.run(args)
+        elif args.command == "prompt":
+            from agentcontext.compiler import cli as compiler_cli
+
+            return compiler_cli.run(args)
     except AgentContextError as exc:
         print(f"agentcontext: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -280,10 +280,27 @@ class MemoryRecordError(AgentContextError, ValueError):
         return str(self.args[0])
 
 
+class SnapshotError(AgentContextError, ValueError):
+    """A session snapshot that cannot be read or written.
+
+    ``path`` is the file or directory; ``kind`` is one of ``"not_found"``, ``"version"``,
+    ``"invalid"`` (with the reason), ``"too_large"``, ``"symlink"`` or ``"io"``.
+    """
+
+    def __init__(self, message: str, path: str, kind: str) -> None:
+        super().__init__(message, path, kind)
+        self.path = path
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 __all__ += [
     "CompactionError",
     "MemoryRecordError",
     "ProviderResponseError",
     "SessionSelectionError",
+    "SnapshotError",
     "UnknownFormatError",
 ]

@@ -27,22 +27,44 @@ import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError
-from agentcontext.providers import Completion, Provider
+from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, SnapshotError
+from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
+from agentcontext.sessions.permissions import PendingCall, PermissionRequest, Permissions
+from agentcontext.sessions.snapshots import Snapshot, SnapshotReason, SnapshotStore
+from agentcontext.sessions.subagents import (
+    AGENT_DESCRIPTION,
+    AGENT_SCHEMA,
+    AGENT_TOOL,
+    SubagentPolicy,
+    Subagents,
+    agent_tool_definition,
+)
 from agentcontext.types import JsonDict, Message
+
+if TYPE_CHECKING:
+    from agentcontext.compiler.compile import CompiledRequest, Compiler
 
 __all__ = ["Session", "ToolFunction"]
 
 #: A tool the loop can run: parsed arguments in, the result text out.
 ToolFunction = Callable[[Any], str]
+
+#: The tool result of a call that was decided not to run, by decision.
+_REFUSALS: dict[str, str] = {
+    "deny": "Error: the session's permission settings do not allow calls to {name!r}. The call was not run.",
+    "denied_by_user": "Error: the user did not allow this call to {name!r}. The call was not run.",
+    "no_user": (
+        "Error: calls to {name!r} need the user's permission, which a subagent cannot ask for. The call was not run."
+    ),
+}
 
 #: How many times in a row an Anthropic ``stop_reason: "compaction"`` pause is continued.
 MAX_COMPACTION_PAUSES = 3
@@ -79,6 +101,14 @@ class Session:
     A tool
     named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
     :func:`~agentcontext.recall_tool` to ``tools`` so the model can make one).
+
+    ``compiler`` (a :class:`~agentcontext.compiler.Compiler`) compiles the system prompt, the tool
+    catalog and the reminders before every model call, tool loops included (``system`` then
+    replaces its base instructions; ``tools`` are sent after its catalog); :meth:`run` runs tool
+    calls through its registry (a call the mode hides gets an error result and never runs; a
+    ``functions`` entry outside the registry has no metadata, so plan mode refuses it, all but the
+    session's own ``recall``) and, when the model ends a reply naturally, lets its goal's judge
+    decide whether to continue.
     """
 
     def __init__(
@@ -96,8 +126,23 @@ class Session:
         params: Mapping[str, Any] | None = None,
         result_policy: ToolResultPolicy | bool = True,
         store: ResultStore | None = None,
+        compiler: Compiler | None = None,
+        snapshots: SnapshotStore | None = None,
+        permissions: Permissions | None = None,
+        subagents: SubagentPolicy | bool | None = None,
     ) -> None:
         _checks.count("max_tokens", max_tokens, minimum=1)
+        if compiler is not None:
+            from agentcontext.compiler.compile import Compiler  # only when used: keeps the import light
+
+            if not isinstance(compiler, Compiler):
+                raise OptionError(f"compiler must be an agentcontext.compiler.Compiler, got {type(compiler).__name__}")
+        if compiler is not None and system is not None:
+            compiler.working_set.base = system
+        #: The working-set compiler (None: ``system`` and ``tools`` are sent as given).
+        self.compiler = compiler
+        #: The request compiled for the current model call (None without a compiler).
+        self.compiled: CompiledRequest | None = None
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
@@ -159,6 +204,62 @@ class Session:
         self._folded = 0
         self._folded_sum: dict[str, int] = {}
         self._outside: tuple[str, int] = ("", 0)
+        self._init_control(snapshots, permissions, subagents)
+
+    def _init_control(
+        self,
+        snapshots: SnapshotStore | None,
+        permissions: Permissions | None,
+        subagents: SubagentPolicy | bool | None,
+    ) -> None:
+        if snapshots is not None and not isinstance(snapshots, SnapshotStore):
+            raise OptionError(f"snapshots must be a SnapshotStore, got {type(snapshots).__name__}")
+        if permissions is not None and not isinstance(permissions, Permissions):
+            raise OptionError(f"permissions must be a Permissions, got {type(permissions).__name__}")
+        #: Where the end of every outer turn is saved (None: nowhere).
+        self.snapshots = snapshots
+        #: What may run without asking (None: every call runs).
+        self.permissions = permissions
+        #: The calls of the last model reply that wait for the user (see :meth:`answer`).
+        self.pending_permission: PermissionRequest | None = None
+        #: Outer turns completed (calls of :meth:`run`).
+        self.turn = 0
+        #: 0 for a root agent; a subagent is one deeper than its parent.
+        self.depth = 0
+        #: The depth at which agents may not start subagents (set on subagents).
+        self.subagent_limit: int | None = None
+        #: Whether the goal's judge runs when a reply ends (subagents do not judge their parent's goal).
+        self.judge_goal = True
+        #: What :meth:`resume` could not restore, one note each.
+        self.resume_notes: list[str] = []
+        #: The system prompt and tool definitions (JSON) of the first and the latest request sent.
+        self.first_sent_head: tuple[str, str] | None = None
+        self.sent_head: tuple[str, str] | None = None
+        self.subagents: Subagents | None = None
+        if subagents is not None and subagents is not False:
+            policy = SubagentPolicy() if subagents is True else subagents
+            if not isinstance(policy, SubagentPolicy):
+                raise OptionError(f"subagents must be a SubagentPolicy or True, got {type(subagents).__name__}")
+            self.subagents = Subagents(self, policy)
+            self._add_agent_tool()
+
+    def _add_agent_tool(self) -> None:
+        """Put the ``agent`` tool in the catalog: the compiler's registry (a copy, with delegated
+        metadata: plan mode hides it) or the tool definitions."""
+        if self.compiler is not None:
+            from agentcontext.compiler.registry import Registry, ToolSpec
+
+            ws = self.compiler.working_set
+            current = list(ws.registry) if ws.registry is not None else []
+            if not any(t.name == AGENT_TOOL for t in current):
+                spec = ToolSpec(AGENT_TOOL, AGENT_DESCRIPTION, AGENT_SCHEMA, execution_domain="delegated")
+                ws.registry = Registry([*current, spec])
+                self.compiler._registry = None  # the effective registry is built again on next use
+            return
+        style = {"anthropic": "anthropic", "responses": "responses"}.get(self.provider.format, "openai")
+        names = {t.get("name") or (t.get("function") or {}).get("name") for t in self.tools or []}
+        if AGENT_TOOL not in names:
+            self.tools = [*(self.tools or []), agent_tool_definition(style)]  # type: ignore[arg-type]
 
     # -- messages --------------------------------------------------------------------------
 
@@ -265,31 +366,231 @@ class Session:
         return self._call()
 
     def run(self, content: str | Message | None = None, *, max_steps: int = 25) -> Completion:
-        """Like :meth:`send`, then run the model's tool calls with :attr:`functions` and call again,
-        until the model answers without tool calls or ``max_steps`` calls were made. A tool that
-        raises, or that has no function, answers with the error text (the model sees it)."""
+        """One outer turn: like :meth:`send`, then run the model's tool calls with
+        :attr:`functions` and call again, until the model answers without tool calls or
+        ``max_steps`` calls were made. A tool that raises, or that has no function, answers with the
+        error text (the model sees it). With a compiler and a goal, a natural end lets the goal's
+        judge ask for more.
+
+        With :attr:`permissions`, a reply holding a call that must be asked pauses the turn before
+        any of its calls runs: :attr:`pending_permission` says which; :meth:`answer` them and call
+        ``run()`` again to go on. ``run()`` without ``content`` also goes on with the calls a
+        resumed session left unanswered. With :attr:`snapshots`, the end of the turn is saved."""
         _checks.count("max_steps", max_steps, minimum=1)
-        completion = self.send(content)
-        steps = 1
-        while completion.tool_calls and steps < max_steps:
-            outputs = []
-            for call in completion.tool_calls:
-                fn = self.functions.get(call.name)
-                if fn is None:
-                    output = f"Error: no tool named {call.name!r}"
-                else:
-                    try:
-                        output = fn(call.parsed())
-                    except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
-                        output = f"Error: {type(exc).__name__}: {exc}"
-                outputs.append((call.name, output if isinstance(output, str) else json.dumps(output)))
-            texts = self._budget(outputs)
-            self._extend(
-                self.provider.tool_results([(c.id, t) for c, t in zip(completion.tool_calls, texts, strict=True)])
-            )
-            completion = self._call()
-            steps += 1
+        calls = self._unanswered_calls() if content is None else []
+        if calls and self.pending_permission is not None and not self.pending_permission.answered:
+            waiting = ", ".join(f"{c.name} ({c.id})" for c in self.pending_permission.calls)
+            raise OptionError(f"a permission request is waiting for an answer: {waiting} (see Session.answer)")
+        completion = self.completions[-1] if calls and self.completions else None
+        steps = 0
+        if not calls:
+            completion = self.send(content)
+            calls, steps = completion.tool_calls, 1
+        reason: SnapshotReason = "reply"
+        while True:
+            if calls:
+                if steps >= max_steps:
+                    reason = "turn_limit"
+                    break
+                if not self._answer_calls(calls):
+                    reason = "permission"
+                    break
+                completion = self._call()
+                calls, steps = completion.tool_calls, steps + 1
+                continue
+            assert completion is not None
+            # A natural end (not cut by max_tokens): the goal's judge (if any) may ask for more.
+            natural = completion.stop_reason not in ("max_tokens", "length", "max_output_tokens")
+            if self.compiler is None or not self.judge_goal or not natural or steps >= max_steps:
+                break
+            more = self.compiler.after_reply(self.conversation)
+            if more is None:
+                break
+            completion = self.send(more)
+            calls, steps = completion.tool_calls, steps + 1
+        self.turn += 1
+        self._save_snapshot(reason)
+        if completion is None:
+            raise OptionError("the session has no model reply to return yet")
         return completion
+
+    def _unanswered_calls(self) -> list[ToolCall]:
+        """The tool calls of the last model reply when the conversation ends with it (a paused
+        permission request, a turn limit, a resumed session)."""
+        n = len(self.conversation)
+        start = n
+        while start > 0 and self.conversation[start - 1].get("role") == "assistant":
+            start -= 1
+        if start == n:
+            return []
+        out = []
+        for message in self.conversation.slice(start, n).to_jsonl():
+            for call in message.get("tool_calls") or []:
+                out.append(ToolCall(str(call.get("id")), str(call.get("name")), str(call.get("arguments") or "")))
+        return out
+
+    def _answer_calls(self, calls: Sequence[ToolCall]) -> bool:
+        """Run ``calls`` (one model reply's) and append their results; False (nothing run) when
+        one of them must be asked first."""
+        decisions: dict[str, str] = {}
+        if self.permissions is not None:
+            answers = self.pending_permission.answers if self.pending_permission is not None else {}
+            asked = []
+            for c in calls:
+                if c.id in answers:
+                    decisions[c.id] = "allow" if answers[c.id] else "denied_by_user"
+                    continue
+                decision: str = self.permissions.decide(c.name, c.arguments, read_only=self._read_only(c.name))
+                if decision == "ask" and self.depth > 0:
+                    decision = "no_user"
+                decisions[c.id] = decision
+                if decision == "ask":
+                    asked.append(PendingCall(c.id, c.name, c.arguments))
+            if asked:
+                self.pending_permission = PermissionRequest(asked, answers=dict(answers))
+                return False
+            self.pending_permission = None
+        outputs = self._run_calls(calls, decisions)
+        texts = self._budget(outputs)
+        self._extend(self.provider.tool_results([(c.id, t) for c, t in zip(calls, texts, strict=True)]))
+        return True
+
+    def _run_calls(self, calls: Sequence[ToolCall], decisions: Mapping[str, str]) -> list[tuple[str, str]]:
+        """The result of every call, in call order; ``agent`` calls run concurrently."""
+        outputs: list[tuple[str, str] | None] = [None] * len(calls)
+        agents: list[int] = []
+        for i, call in enumerate(calls):
+            refusal = _REFUSALS.get(decisions.get(call.id, "allow"))
+            if refusal is None and call.name == AGENT_TOOL:
+                refusal = self._agent_refusal(call)
+                if refusal is None and self.subagents is not None:
+                    agents.append(i)
+                    continue
+            if refusal is not None:
+                outputs[i] = (call.name, refusal.format(name=call.name))
+                continue
+            try:
+                output = self._run_tool(call.name, call.arguments, call.parsed)
+            except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
+                output = f"Error: {type(exc).__name__}: {exc}"
+            outputs[i] = (call.name, output if isinstance(output, str) else json.dumps(output))
+        if agents:
+            assert self.subagents is not None
+            texts = self.subagents.run_calls([calls[i] for i in agents], reply_calls=calls)
+            for i, text in zip(agents, texts, strict=True):
+                outputs[i] = (calls[i].name, text)
+        return [o for o in outputs if o is not None]
+
+    def _agent_refusal(self, call: ToolCall) -> str | None:
+        """Why an ``agent`` call cannot start a subagent here, or None when it can."""
+        if self.subagents is None:
+            if self.subagent_limit is not None:
+                return (
+                    f"Error: tool {call.name!r} is not available: subagents may not start subagents at depth "
+                    f"{self.depth} (max_depth {self.subagent_limit}). The call was not run."
+                )
+            return None  # not ours: the session's functions decide
+        if self.compiler is not None:
+            # Through the registry: a mode that hides delegated tools refuses it (and says why).
+            return self.compiler.execute(call.name, call.arguments, {})
+        return None
+
+    def _read_only(self, name: str) -> bool:
+        """Whether the registry's metadata says tool ``name`` only reads (never from its name)."""
+        if self.compiler is None:
+            return False
+        tool = self.compiler.registry.get(name)
+        return tool is not None and tool.read_only
+
+    def answer(self, call_id: str | None = None, *, allow: bool, always: bool = False) -> None:
+        """Answer the pending permission request: call ``call_id`` (None: every pending call) is
+        allowed or not; ``always`` also allows every later call to that tool in this session. Then
+        call :meth:`run` to go on."""
+        request = self.pending_permission
+        if request is None:
+            raise OptionError("no permission request is pending")
+        if not isinstance(allow, bool):
+            raise OptionError(f"allow must be True or False, got {allow!r}")
+        chosen = [c for c in request.calls if call_id is None or c.id == call_id]
+        if not chosen:
+            raise OptionError(f"call {call_id!r} is not pending (pending: {', '.join(c.id for c in request.calls)})")
+        for c in chosen:
+            request.answers[c.id] = allow
+            if allow and always and self.permissions is not None:
+                self.permissions.grant(c.name)
+
+    def clear(self) -> None:
+        """Empty the conversation (a user's ``/clear``): the pending permission request and the
+        compaction state go too; with :attr:`snapshots`, an empty snapshot becomes current, so a
+        later :meth:`resume` cannot bring back what was cleared. The session log keeps its record."""
+        self.conversation = Conversation([], format=self.provider.format, encoding=self.conversation.encoding)
+        self.pending_permission = None
+        self.compactor.last = None
+        self.compactor._turns_since = 0
+        if self.snapshots is not None and self.depth == 0:
+            from agentcontext.sessions.state import capture, fingerprint
+
+            self.snapshots.clear(control=capture(self), fingerprint=fingerprint(self), turn=self.turn)
+
+    def snapshot(self, reason: SnapshotReason = "manual") -> Snapshot:
+        """The session's state now: its conversation and control state (see
+        :mod:`agentcontext.sessions.state`)."""
+        from agentcontext.sessions.state import capture, fingerprint
+
+        return Snapshot(
+            self.conversation.slice(0),
+            control=capture(self),
+            fingerprint=fingerprint(self),
+            turn=self.turn,
+            reason=reason,
+        )
+
+    def head_tokens(self, head: tuple[str, str]) -> int:
+        """Tokens of a request head (system prompt, tool definitions as JSON) as :attr:`sent_head`
+        holds it."""
+        encoding = self.conversation.encoding
+        exact = encoding if encoding in ("o200k_base", "cl100k_base") else "o200k_base"
+        return sum(count_tokens(text, encoding=exact) for text in head if text)
+
+    def _save_snapshot(self, reason: SnapshotReason) -> None:
+        if self.snapshots is not None and self.depth == 0:
+            self.snapshots.save(self.snapshot(reason))
+
+    @classmethod
+    def resume(cls, snapshots: SnapshotStore, provider: Provider, **options: Any) -> Session:
+        """A session rebuilt from ``snapshots``' current snapshot and what exists now.
+
+        ``options`` are :class:`Session`'s (compiler, tools, functions, permissions, ...): the system
+        prompt, tool catalog and memory index are compiled anew from them. The control state is
+        restored where it still applies (:func:`agentcontext.sessions.state.restore` says how);
+        :attr:`resume_notes` lists what was not. Calls the snapshot left unanswered are run by the
+        next ``run()`` (one to a tool that no longer exists gets an error result saying so); a
+        pending permission request is asked again (:attr:`pending_permission`)."""
+        if not isinstance(snapshots, SnapshotStore):
+            raise OptionError(f"snapshots must be a SnapshotStore, got {type(snapshots).__name__}")
+        snap = snapshots.current()
+        if snap is None:
+            raise SnapshotError(f"{snapshots.directory}: no snapshot to resume", str(snapshots.directory), "not_found")
+        from agentcontext.sessions.state import restore
+
+        session = cls(provider, conversation=snap.conversation, snapshots=snapshots, **options)
+        session.turn = snap.turn
+        session.resume_notes = restore(session, snap)
+        return session
+
+    def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
+        if self.depth > 0 and self.compiler is not None:
+            every = self.compiler.working_set.registry
+            tool = self.compiler.registry.get(name) or (every.get(name) if every is not None else None)
+            if tool is not None and tool.root_only:  # a fork keeps the parent's catalog: refused here
+                return f"Error: tool {name!r} is not available: it is for the root agent only. The call was not run."
+        if self.compiler is not None:
+            # The session's own recall tool only reads.
+            own = ("recall",) if self.functions.get("recall") == self._recall else ()
+            output = self.compiler.execute(name, arguments, self.functions, read_only=own)
+            return output if output is not None else f"Error: no tool named {name!r}"
+        fn = self.functions.get(name)
+        return f"Error: no tool named {name!r}" if fn is None else fn(parsed())
 
     def _overhead(self, scale: float) -> int:
         """Local tokens every request carries outside the conversation: the system prompt, the
@@ -298,7 +599,22 @@ class Session:
         extra_output = max(0, self.max_tokens - self.compactor.policy.reserved_output)
         return self._outside_tokens() + math.ceil(extra_output / scale)
 
+    def _compile(self) -> None:
+        """The compiler's request for this call; reminders kept in history are added first."""
+        if self.compiler is None:
+            return
+        compiled = self.compiler.compile(
+            self.conversation,
+            max_tokens=self.max_tokens,
+            context_window=self.provider.context_window,
+            record=False,
+        )
+        for text in compiled.persist:
+            self.add_user(text)
+        self.compiled = compiled
+
     def _call(self) -> Completion:
+        self._compile()
         scale = self.scale()
         result = self.compactor.maybe_compact(self.conversation, scale=scale, overhead=self._overhead(scale))
         if result is not None and result.compacted and result.conversation is not self.conversation:
@@ -329,8 +645,16 @@ class Session:
 
     def _complete_once(self) -> Completion:
         request = self.conversation
+        system, tools = self._system_and_tools()
+        if self.compiler is not None and self.compiled is not None:
+            request = self.compiled.request_conversation(self.conversation)
+            self.compiler.record(self.conversation, self.compiled)
+        head = (system or "", json.dumps(tools, ensure_ascii=False) if tools else "")
+        if self.first_sent_head is None:
+            self.first_sent_head = head
+        self.sent_head = head
         completion = self.provider.complete(
-            request, max_tokens=self.max_tokens, system=self.system, tools=self.tools, **self.params
+            request, max_tokens=self.max_tokens, system=system, tools=tools, **self.params
         )
         self.completions.append(completion)
         if self.calibration is not None and completion.usage.input_tokens > 0:
@@ -392,9 +716,23 @@ class Session:
             )
         self._replace(result)
 
+    def _system_and_tools(self) -> tuple[str | None, list[JsonDict] | None]:
+        """The system prompt and tool definitions of this call (the compiler's when there is one)."""
+        if self.compiled is None:
+            return self.system, self.tools
+        tools = [*(self.compiled.tools or []), *(self.tools or [])] or None
+        return self.compiled.system or None, tools
+
     def _outside_tokens(self) -> int:
-        """Tokens of the system prompt and tool definitions, counted again only when they change."""
-        text = (self.system or "") + (json.dumps(self.tools) if self.tools else "")
+        """Tokens of the system prompt, tool definitions and this call's reminders, counted again
+        only when they change."""
+        if self.compiled is not None and not self.tools:
+            # The compiler counted them exactly already.
+            t = self.compiled.tokens
+            return int(t["system"] + t["tools"] + t["reminders"])
+        system, tools = self._system_and_tools()
+        reminders = "".join(self.compiled.reminders) if self.compiled is not None else ""
+        text = (system or "") + (json.dumps(tools) if tools else "") + reminders
         if text != self._outside[0]:
             self._outside = (text, count_tokens(text) if text else 0)
         return self._outside[1]

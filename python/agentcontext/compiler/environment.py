@@ -1,0 +1,101 @@
+"""The environment section: working directory, platform, date, shell and, in a git repository,
+the branch and a short status — gathered offline (``git`` runs locally with a timeout; no git, or
+not a repository, just leaves those lines out), capped in size."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from agentcontext import _checks
+from agentcontext.errors import OptionError
+
+__all__ = ["environment_section", "git_state"]
+
+#: Lines of ``git status --short`` kept; the rest are counted.
+MAX_STATUS_LINES = 20
+
+
+def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=workspace,
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def git_state(workspace: str | os.PathLike[str], *, timeout: float = 2.0) -> tuple[str, list[str]] | None:
+    """``(branch, status lines)`` of the repository ``workspace`` is in, or None (not a repository,
+    git missing, or git did not answer within ``timeout`` seconds). A detached HEAD is
+    ``"(detached at <short sha>)"``."""
+    _checks.number("timeout", timeout, low=0.0, low_open=True)
+    ws = Path(workspace)
+    status = _git(ws, ["status", "--porcelain=v1", "--branch", "--untracked-files=normal"], timeout)
+    if status is None:
+        return None
+    lines = status.splitlines()
+    head, rest = (lines[0], lines[1:]) if lines and lines[0].startswith("## ") else ("", lines)
+    branch = head[3:].split("...", 1)[0].strip()
+    if branch.startswith("HEAD") or not branch:
+        sha = _git(ws, ["rev-parse", "--short", "HEAD"], timeout)
+        branch = f"(detached at {sha.strip()})" if sha else "(no commit yet)"
+    elif branch.startswith("No commits yet on "):
+        branch = branch.removeprefix("No commits yet on ") + " (no commit yet)"
+    return branch, rest
+
+
+def environment_section(
+    workspace: str | os.PathLike[str],
+    *,
+    git: bool = True,
+    git_timeout: float = 2.0,
+    max_chars: int = 2_000,
+    today: datetime.date | None = None,
+) -> str:
+    """The environment section. Only the date (not the time) is shown, so the section stays the
+    same all day; the git status lines are capped at 20 and the whole section at ``max_chars``
+    (the status is cut first, with a line saying how many entries were left out)."""
+    _checks.count("max_chars", max_chars, minimum=1)
+    ws = Path(workspace).resolve()
+    if not ws.is_dir():
+        raise OptionError(f"workspace {os.fspath(workspace)!r} is not a directory")
+    day = today or datetime.datetime.now(datetime.timezone.utc).date()
+    shell = os.environ.get("SHELL") or os.environ.get("COMSPEC") or "unknown"
+    head = [
+        "# Environment",
+        "",
+        f"Working directory: {ws}",
+        f"Platform: {platform.system()} {platform.release()} ({platform.machine()})",
+        f"Date: {day.isoformat()}",
+        f"Shell: {shell}",
+    ]
+    state = git_state(ws, timeout=git_timeout) if git else None
+    if state is None:
+        text = "\n".join(head) + "\n"
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "\n"
+    branch, status = state
+    head.append(f"Git branch: {branch}")
+    keep = min(len(status), MAX_STATUS_LINES)
+    while True:
+        body = head + (["Git status (short):", *status[:keep]] if status else ["Git status: clean"])
+        if keep < len(status):
+            body.append(f"... and {len(status) - keep} more")
+        text = "\n".join(body) + "\n"
+        if len(text) <= max_chars or keep == 0:
+            break
+        keep -= 1
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "\n"

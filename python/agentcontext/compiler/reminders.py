@@ -1,0 +1,132 @@
+"""Reminders: rules attached to events that put a short block in the next request only.
+
+Events: a tool about to run (its name and JSON arguments matched by regular expressions), a turn
+count (``every`` N turns or ``at`` turn N), context pressure (the request reaching a share of the
+window; fires when it crosses up, again only after it fell below) and a mode change. Each event
+fires a rule once; its text joins the next request as a ``<system-reminder>`` block at the end
+and is gone from the request after (kept in history only for a rule with ``persist=True``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentcontext import _checks
+from agentcontext.errors import OptionError
+
+__all__ = ["Reminder", "Reminders", "render_reminders"]
+
+Trigger = Literal["tool", "turn", "pressure", "mode"]
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """One rule. ``on`` is the event; ``text`` may name ``{tool}``, ``{turn}``, ``{share}``,
+    ``{mode}`` (what the event gave)."""
+
+    on: Trigger
+    text: str
+    #: ``on="tool"``: regular expressions the tool name / its JSON arguments must match (search).
+    tool: str | None = None
+    arguments: str | None = None
+    #: ``on="turn"``: fire every ``every`` turns, or once at turn ``at``.
+    every: int | None = None
+    at: int | None = None
+    #: ``on="pressure"``: the share of the context window that fires it.
+    share: float = 0.75
+    #: ``on="mode"``: only when changing to this mode (any when None).
+    mode: str | None = None
+    #: Keep the reminder in the conversation history instead of the next request only.
+    persist: bool = False
+
+    def __post_init__(self) -> None:
+        if self.on not in ("tool", "turn", "pressure", "mode"):
+            raise OptionError(f'a reminder is on "tool", "turn", "pressure" or "mode", got {self.on!r}')
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise OptionError("a reminder needs a non-empty text")
+        for pattern in (self.tool, self.arguments):
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise OptionError(f"reminder pattern {pattern!r} is not a regular expression: {exc}") from None
+        if self.on == "turn":
+            if (self.every is None) == (self.at is None):
+                raise OptionError('a reminder on "turn" needs exactly one of every= or at=')
+            _checks.optional_count("every", self.every, minimum=1)
+            _checks.optional_count("at", self.at, minimum=1)
+        if self.on == "pressure":
+            _checks.number("share", self.share, low=0.0, high=1.0, low_open=True)
+
+
+@dataclass
+class Reminders:
+    """The rules and the reminders waiting for the next request."""
+
+    rules: Sequence[Reminder] = ()
+    #: ``(rule, rendered text)`` waiting for the next request.
+    pending: list[tuple[Reminder, str]] = field(default_factory=list)
+    #: Every reminder fired, ``{"on", "text", "persist"}``, in order.
+    fired: list[dict[str, object]] = field(default_factory=list)
+    _above: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.rules = list(self.rules)
+        for r in self.rules:
+            if not isinstance(r, Reminder):
+                raise OptionError(f"reminders are Reminder objects, got {type(r).__name__}")
+
+    def _fire(self, rule: Reminder, **values: object) -> None:
+        try:
+            text = rule.text.format(**values)
+        except (KeyError, IndexError, ValueError):
+            text = rule.text
+        self.pending.append((rule, text))
+        self.fired.append({"on": rule.on, "text": text, "persist": rule.persist})
+
+    def tool_called(self, name: str, arguments: str) -> None:
+        """A tool is about to run."""
+        for r in self.rules:
+            if r.on != "tool":
+                continue
+            if r.tool is not None and not re.search(r.tool, name):
+                continue
+            if r.arguments is not None and not re.search(r.arguments, arguments):
+                continue
+            self._fire(r, tool=name)
+
+    def turn(self, number: int) -> None:
+        """Turn ``number`` (1-based: user inputs so far) is about to be answered."""
+        for r in self.rules:
+            if r.on == "turn" and ((r.every and number % r.every == 0) or r.at == number):
+                self._fire(r, turn=number)
+
+    def pressure(self, tokens: int, window: int) -> None:
+        """The request is ``tokens`` of a ``window``-token context window."""
+        share = tokens / window if window > 0 else 0.0
+        for i, r in enumerate(self.rules):
+            if r.on != "pressure":
+                continue
+            if share >= r.share and i not in self._above:
+                self._above.add(i)
+                self._fire(r, share=f"{share:.0%}")
+            elif share < r.share:
+                self._above.discard(i)
+
+    def mode_changed(self, mode: str) -> None:
+        for r in self.rules:
+            if r.on == "mode" and (r.mode is None or r.mode == mode):
+                self._fire(r, mode=mode)
+
+    def take(self) -> list[tuple[Reminder, str]]:
+        """The pending reminders; they are no longer pending."""
+        out, self.pending = self.pending, []
+        return out
+
+
+def render_reminders(texts: Sequence[str]) -> str:
+    """The reminder block of one request."""
+    return "<system-reminder>\n" + "\n".join(t.strip() for t in texts) + "\n</system-reminder>"

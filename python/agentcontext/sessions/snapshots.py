@@ -1,0 +1,432 @@
+"""Session snapshots: the exact, resumable state of a session, kept apart from its log.
+
+A :class:`SnapshotStore` is one directory::
+
+    current.json          the latest snapshot
+    history/00000041.json earlier ones, newest numbered highest (at most ``keep``)
+    .lock                 serializes writers between threads and processes
+
+A snapshot holds the whole typed conversation, losslessly (its messages as the format it is in
+writes them, unknown fields and key order kept, with that format and its encoding), the control state the caller gives (a JSON
+object: mode, goal, judge state, pending permission request, compaction state, calibration — the
+store does not interpret it), a fingerprint of the registry and settings, the turn number and why it
+was taken.
+
+Writes are atomic: the new snapshot is written to a temporary file in the directory and fsynced;
+the previous ``current`` is hard-linked into ``history`` (so ``current`` exists at every instant);
+the temporary file is renamed over ``current`` and the directory is fsynced. A process killed at any
+point leaves a readable ``current``: the previous one or the new one, never a mixture.
+:meth:`SnapshotStore.clear` (a user's ``/clear``) writes an empty ``current`` the same way, so a
+later resume cannot bring back what was cleared (the old one stays in ``history``).
+
+Reads are bounded: only regular files (never through a symlink), at most ``max_bytes`` each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from agentcontext import _checks
+from agentcontext._core import Conversation
+from agentcontext.errors import AgentContextError, OptionError, SnapshotError
+from agentcontext.types import Encoding, Format
+
+__all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotInfo", "SnapshotReason", "SnapshotStore"]
+
+#: The version of the snapshot file layout this library writes and reads.
+SNAPSHOT_VERSION = 1
+#: The largest snapshot file read by default (bytes).
+DEFAULT_MAX_BYTES = 1 << 30
+
+#: Why a snapshot was taken: the end of an outer turn (a natural reply, a paused permission
+#: request, a turn limit), a user's clear, or an explicit call.
+SnapshotReason = Literal["reply", "permission", "turn_limit", "clear", "manual"]
+_REASONS: tuple[str, ...] = get_args(SnapshotReason)
+
+_FORMATS: tuple[Format, ...] = ("openai", "responses", "anthropic", "jsonl")
+_ENCODINGS: tuple[Encoding, ...] = get_args(Encoding)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+_HISTORY_NAME = re.compile(r"(\d{8,})\.json")
+_TEMP_PREFIX = ".snapshot-"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One saved session state.
+
+    ``conversation`` is the whole typed conversation; ``control`` a JSON object of the session's
+    control state; ``fingerprint`` identifies the tool registry and settings the state was taken
+    under (resume compares it with the current one); ``turn`` counts outer turns.
+    """
+
+    conversation: Conversation
+    control: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str = ""
+    turn: int = 0
+    reason: SnapshotReason = "manual"
+    created: str = field(default_factory=_now)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.conversation, Conversation):
+            raise OptionError(f"conversation must be a Conversation, got {type(self.conversation).__name__}")
+        if not isinstance(self.control, Mapping):
+            raise OptionError(f"control must be a mapping (a JSON object), got {type(self.control).__name__}")
+        if not isinstance(self.fingerprint, str):
+            raise OptionError(f"fingerprint must be a string, got {type(self.fingerprint).__name__}")
+        _checks.count("turn", self.turn)
+        if self.reason not in _REASONS:
+            raise OptionError(f"reason must be one of {', '.join(_REASONS)}, got {self.reason!r}")
+
+    @property
+    def empty(self) -> bool:
+        """Whether the conversation holds no message (a cleared session)."""
+        return len(self.conversation) == 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's JSON object."""
+        conv = self.conversation
+        return {
+            "version": SNAPSHOT_VERSION,
+            "created": self.created,
+            "reason": self.reason,
+            "turn": self.turn,
+            "fingerprint": self.fingerprint,
+            "format": conv.format,
+            "encoding": conv.encoding,
+            "tokens": conv.tokens,
+            "messages": conv.to_format(conv.format),
+            "control": dict(self.control),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, *, path: str = "<snapshot>") -> Snapshot:
+        """A snapshot from :meth:`to_json`'s object; :class:`SnapshotError` names what is wrong."""
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{path}: a snapshot is a JSON object, got {type(data).__name__}", path, "invalid")
+        version = data.get("version")
+        if version != SNAPSHOT_VERSION:
+            raise SnapshotError(
+                f"{path}: snapshot version {version!r} (this library reads version {SNAPSHOT_VERSION})",
+                path,
+                "version",
+            )
+        messages = data.get("messages")
+        control = data.get("control", {})
+        if not isinstance(messages, list):
+            raise SnapshotError(f"{path}: 'messages' must be a list", path, "invalid")
+        if not isinstance(control, dict):
+            raise SnapshotError(f"{path}: 'control' must be an object", path, "invalid")
+        fmt, encoding = data.get("format"), data.get("encoding")
+        if fmt not in _FORMATS:
+            raise SnapshotError(f"{path}: unknown format {fmt!r}", path, "invalid")
+        if encoding not in _ENCODINGS:
+            raise SnapshotError(f"{path}: unknown encoding {encoding!r}", path, "invalid")
+        try:
+            conv = Conversation(messages, format=fmt, encoding=encoding)
+            return cls(
+                conv,
+                control=control,
+                fingerprint=data.get("fingerprint", ""),
+                turn=data.get("turn", 0),
+                reason=data.get("reason", "manual"),
+                created=str(data.get("created", "")),
+            )
+        except AgentContextError as exc:
+            raise SnapshotError(f"{path}: {exc}", path, "invalid") from exc
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """What a snapshot file says about itself, read without rebuilding the conversation."""
+
+    path: Path
+    slot: int
+    """0 for ``current``, 1 for the newest in ``history``, 2 for the one before, …"""
+    created: str
+    reason: str
+    turn: int
+    messages: int
+    tokens: int
+    format: str
+    fingerprint: str
+    control: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "slot": self.slot,
+            "created": self.created,
+            "reason": self.reason,
+            "turn": self.turn,
+            "messages": self.messages,
+            "tokens": self.tokens,
+            "format": self.format,
+            "fingerprint": self.fingerprint,
+            "control": self.control,
+        }
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _lock(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+class SnapshotStore:
+    """The snapshots of one session, in ``directory`` (created, mode 0700; never a symlink).
+
+    ``keep`` earlier snapshots stay in ``history`` (0 keeps none); a snapshot file over
+    ``max_bytes`` is refused on read. ``create=False`` opens an existing store only (for readers:
+    nothing is made; a missing directory is a :class:`SnapshotError` of kind ``"not_found"``).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        keep: int = 10,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        create: bool = True,
+    ) -> None:
+        self.keep = _checks.count("keep", keep)
+        self.max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
+        if not isinstance(directory, str | os.PathLike):
+            raise OptionError(f"directory must be a path, got {type(directory).__name__}")
+        self.directory = Path(directory).absolute()
+        for path in (self.directory, self.directory / "history"):
+            if path.is_symlink():
+                raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
+            if not create and not path.exists():
+                raise SnapshotError(f"{path}: no such snapshot directory", str(path), "not_found")
+            try:
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as exc:
+                raise SnapshotError(f"{path}: cannot create the directory: {exc.strerror}", str(path), "io") from None
+            if not path.is_dir():
+                raise SnapshotError(f"{path}: not a directory", str(path), "io")
+
+    def __repr__(self) -> str:
+        return f"SnapshotStore({str(self.directory)!r}, keep={self.keep})"
+
+    @property
+    def current_path(self) -> Path:
+        return self.directory / "current.json"
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o600)
+        try:
+            _lock(fd)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def save(self, snapshot: Snapshot) -> Path:
+        """Make ``snapshot`` the current one (the previous current rotates into ``history``), and
+        return the path of ``current``."""
+        if not isinstance(snapshot, Snapshot):
+            raise OptionError(f"save() takes a Snapshot, got {type(snapshot).__name__}")
+        data = json.dumps(snapshot.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        with self._locked():
+            self._remove_stale_temps()
+            tmp = self.directory / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                self._rotate()
+                os.replace(tmp, self.current_path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            _fsync_dir(self.directory)
+            self._prune()
+        return self.current_path
+
+    def clear(self, *, control: Mapping[str, Any] | None = None, fingerprint: str = "", turn: int = 0) -> Path:
+        """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
+        resume; the old current stays in ``history``. ``control`` is what survives the clear (for
+        example the mode)."""
+        current = self._peek_current()
+        fmt = current.format if current is not None else "jsonl"
+        encoding = current.encoding if current is not None else "o200k_base"
+        empty = Conversation([], format=fmt, encoding=encoding)
+        return self.save(
+            Snapshot(empty, control=dict(control or {}), fingerprint=fingerprint, turn=turn, reason="clear")
+        )
+
+    def _peek_current(self) -> Conversation | None:
+        try:
+            return self.load().conversation
+        except SnapshotError as exc:
+            if exc.kind == "not_found":
+                return None
+            raise
+
+    def _history_files(self) -> list[tuple[int, Path]]:
+        out = []
+        with os.scandir(self.directory / "history") as entries:
+            for entry in entries:
+                m = _HISTORY_NAME.fullmatch(entry.name)
+                if m and entry.is_file(follow_symlinks=False):
+                    out.append((int(m.group(1)), Path(entry.path)))
+        return sorted(out, reverse=True)
+
+    def _rotate(self) -> None:
+        """Put the current snapshot into ``history`` (current stays in place until replaced)."""
+        current = self.current_path
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(mode):
+            raise SnapshotError(f"{current}: not a regular file; not replaced", str(current), "symlink")
+        if self.keep == 0:
+            return
+        files = self._history_files()
+        number = files[0][0] + 1 if files else 1
+        target = self.directory / "history" / f"{number:08d}.json"
+        try:
+            os.link(current, target)
+        except OSError:
+            # No hard links here (some file systems): a copy, made durable before it counts.
+            tmp = target.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp")
+            shutil.copyfile(current, tmp, follow_symlinks=False)
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        _fsync_dir(target.parent)
+
+    def _prune(self) -> None:
+        for _, path in self._history_files()[self.keep :]:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def _remove_stale_temps(self) -> None:
+        # Writers hold the lock while a temporary file exists: any found under the lock is left by a
+        # writer that died.
+        for folder in (self.directory, self.directory / "history"):
+            for path in folder.glob(f"{_TEMP_PREFIX}*.tmp"):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _path_of(self, slot: int) -> Path:
+        slot = _checks.count("slot", slot)
+        if slot == 0:
+            return self.current_path
+        files = self._history_files()
+        if slot > len(files):
+            raise SnapshotError(
+                f"{self.directory}: no snapshot {slot} back (history holds {len(files)})",
+                str(self.directory),
+                "not_found",
+            )
+        return files[slot - 1][1]
+
+    def _read(self, path: Path) -> Any:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _BINARY)
+        except FileNotFoundError:
+            raise SnapshotError(f"{path}: no snapshot", str(path), "not_found") from None
+        except OSError as exc:
+            raise SnapshotError(f"{path}: cannot open: {exc.strerror}", str(path), "io") from None
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SnapshotError(f"{path}: not a regular file", str(path), "io")
+            data = f.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:
+            raise SnapshotError(f"{path}: over the {self.max_bytes:,}-byte limit (max_bytes)", str(path), "too_large")
+        try:
+            return json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SnapshotError(f"{path}: not a JSON snapshot: {exc}", str(path), "invalid") from None
+
+    def load(self, slot: int = 0) -> Snapshot:
+        """The snapshot in ``slot`` (0 = current, 1 = the newest in history, …)."""
+        path = self._path_of(slot)
+        return Snapshot.from_json(self._read(path), path=str(path))
+
+    def current(self) -> Snapshot | None:
+        """The current snapshot, or None when none was saved yet."""
+        try:
+            return self.load()
+        except SnapshotError as exc:
+            if exc.kind == "not_found":
+                return None
+            raise
+
+    def info(self, slot: int = 0) -> SnapshotInfo:
+        """What snapshot ``slot`` says about itself (the conversation is not rebuilt)."""
+        path = self._path_of(slot)
+        data = self._read(path)
+        if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:
+            raise SnapshotError(f"{path}: not a version-{SNAPSHOT_VERSION} snapshot", str(path), "version")
+        messages = data.get("messages")
+        control = data.get("control")
+        return SnapshotInfo(
+            path=path,
+            slot=slot,
+            created=str(data.get("created", "")),
+            reason=str(data.get("reason", "")),
+            turn=int(data.get("turn", 0)) if isinstance(data.get("turn"), int) else 0,
+            messages=len(messages) if isinstance(messages, list) else 0,
+            tokens=int(data.get("tokens", 0)) if isinstance(data.get("tokens"), int) else 0,
+            format=str(data.get("format", "")),
+            fingerprint=str(data.get("fingerprint", "")),
+            control=control if isinstance(control, dict) else {},
+        )
+
+    def history(self) -> list[SnapshotInfo]:
+        """Every snapshot, current first (an unreadable history file is skipped)."""
+        out = []
+        try:
+            out.append(self.info(0))
+        except SnapshotError as exc:
+            if exc.kind != "not_found":
+                raise
+        for slot in range(1, len(self._history_files()) + 1):
+            with contextlib.suppress(SnapshotError):
+                out.append(self.info(slot))
+        return out
+
+
+def _fsync_dir(path: Path) -> None:
+    if sys.platform == "win32":  # pragma: no cover - directories cannot be fsynced there
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

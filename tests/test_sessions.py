@@ -1,0 +1,547 @@
+"""Sessions that survive the process (snapshots, resume, clear, permissions) and subagents that
+cannot flood their parent — through the real SDK clients against the loopback server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcontext.compiler.compile import Compiler, WorkingSet
+from agentcontext.compiler.registry import Registry
+from agentcontext.errors import OptionError, SnapshotError
+from agentcontext.loop import Session
+from agentcontext.providers import AnthropicProvider, OpenAIChatProvider
+from agentcontext.session_log import SessionLog
+from agentcontext.sessions import SnapshotStore
+from agentcontext.sessions.permissions import Permissions, Rule
+from agentcontext.sessions.subagents import SubagentPolicy, workspace
+from tests.llm_server import LLMServer, Recorded, Reply
+
+pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
+pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def chat(server: LLMServer, window: int = 100_000) -> OpenAIChatProvider:
+    return OpenAIChatProvider(
+        "gpt-test", base_url=server.url + "/v1", api_key="test-key", max_retries=0, context_window=window
+    )
+
+
+def texts(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def first_user(request: Recorded) -> str:
+    return next(texts(m) for m in request.body["messages"] if m["role"] == "user")
+
+
+def echo(request: Recorded) -> Reply:
+    """Deterministic: answer the last user text."""
+    last = [m for m in request.body["messages"] if m["role"] == "user"][-1]
+    return Reply(text=f"answer to {texts(last)}")
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer(default=echo) as s:
+        yield s
+
+
+# -- snapshots at the end of every outer turn ------------------------------------------------------
+
+
+def test_every_outer_turn_is_saved_with_its_reason(server: LLMServer, tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "snap")
+    session = Session(chat(server), system="be brief", snapshots=store, functions={"ls": lambda _a: "a.py"})
+    session.run("first")
+    current = store.current()
+    assert current is not None and (current.turn, current.reason) == (1, "reply")
+    assert current.conversation.to_openai() == session.conversation.to_openai()
+    server.enqueue(Reply(tool_calls=[{"name": "ls", "arguments": {}}]))
+    session.run("second", max_steps=1)  # the model asked for a tool; the step limit ends the turn
+    current = store.current()
+    assert current is not None and (current.turn, current.reason) == (2, "turn_limit")
+    assert current.control["unanswered_tools"] == ["ls"]
+    assert [i.turn for i in store.history()] == [2, 1]
+
+
+RESUMING = textwrap.dedent(
+    """
+    import sys, time
+    from agentcontext.loop import Session
+    from agentcontext.providers import OpenAIChatProvider
+    from agentcontext.sessions import SnapshotStore
+
+    url, directory = sys.argv[1], sys.argv[2]
+    provider = OpenAIChatProvider("gpt-test", base_url=url + "/v1", api_key="k", max_retries=0, context_window=100000)
+    session = Session(provider, system="be brief", snapshots=SnapshotStore(directory))
+    session.run("one")
+    session.run("two")
+    print("saved", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="kill -9 is POSIX")
+def test_kill_9_then_resume_sends_what_the_uninterrupted_run_sends(server: LLMServer, tmp_path: Path) -> None:
+    directory = tmp_path / "snap"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RESUMING, server.url, str(directory)], stdout=subprocess.PIPE, text=True, env=_env()
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "saved"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    resumed = Session.resume(SnapshotStore(directory), chat(server), system="be brief")
+    assert resumed.resume_notes == []
+    assert resumed.turn == 2
+    resumed.run("three")
+    after_resume = server.last.body
+
+    uninterrupted = Session(chat(server), system="be brief")
+    for text in ("one", "two", "three"):
+        uninterrupted.run(text)
+    assert after_resume == server.last.body
+
+
+def test_clear_then_resume_is_empty(server: LLMServer, tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "snap")
+    session = Session(chat(server), snapshots=store)
+    session.run("a secret plan")
+    session.clear()
+    assert len(session.conversation) == 0
+    resumed = Session.resume(store, chat(server))
+    assert len(resumed.conversation) == 0
+    resumed.run("hello again")
+    sent = json.dumps(server.last.body["messages"])
+    assert "secret" not in sent
+    assert [m["role"] for m in server.last.body["messages"]] == ["user"]
+
+
+def test_resume_needs_a_snapshot(server: LLMServer, tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="no snapshot to resume"):
+        Session.resume(SnapshotStore(tmp_path / "empty"), chat(server))
+    with pytest.raises(OptionError, match="snapshots must be a SnapshotStore"):
+        Session.resume(str(tmp_path), chat(server))  # type: ignore[arg-type]
+
+
+def test_a_resumed_call_to_a_tool_that_is_gone_gets_an_error(server: LLMServer, tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "snap")
+    session = Session(chat(server), snapshots=store, functions={"old_tool": lambda _a: "x"})
+    server.enqueue(Reply(tool_calls=[{"name": "old_tool", "arguments": {}, "id": "call_1"}]))
+    session.run("use it", max_steps=1)
+    resumed = Session.resume(store, chat(server), functions={"new_tool": lambda _a: "y"})
+    assert any("'old_tool'" in n and "no longer exists" in n for n in resumed.resume_notes)
+    resumed.run()  # goes on with the unanswered call
+    tool_messages = [m for m in server.last.body["messages"] if m["role"] == "tool"]
+    assert tool_messages == [{"role": "tool", "tool_call_id": "call_1", "content": "Error: no tool named 'old_tool'"}]
+
+
+# -- permissions --------------------------------------------------------------------------------
+
+
+def test_a_call_that_asks_pauses_before_anything_runs(server: LLMServer, tmp_path: Path) -> None:
+    ran: list[str] = []
+    store = SnapshotStore(tmp_path / "snap")
+    session = Session(
+        chat(server),
+        snapshots=store,
+        functions={
+            "read": lambda _a: ran.append("read") or "contents",
+            "write": lambda _a: ran.append("write") or "ok",
+        },
+        permissions=Permissions([Rule("read", "allow")], default="ask"),
+    )
+    server.enqueue(
+        Reply(
+            tool_calls=[{"name": "read", "arguments": {}, "id": "r1"}, {"name": "write", "arguments": {}, "id": "w1"}]
+        )
+    )
+    session.run("edit the file")
+    assert ran == []  # not even the allowed call of that reply ran
+    assert session.pending_permission is not None
+    assert [c.id for c in session.pending_permission.calls] == ["w1"]
+    current = store.current()
+    assert current is not None and current.reason == "permission"
+    with pytest.raises(OptionError, match="waiting for an answer: write"):
+        session.run()
+    session.answer("w1", allow=True, always=True)
+    session.run()
+    assert ran == ["read", "write"]
+    assert session.pending_permission is None
+    assert session.permissions is not None and session.permissions.granted == {"write"}
+    server.enqueue(Reply(tool_calls=[{"name": "write", "arguments": {}, "id": "w2"}]))
+    session.run("again")  # granted: no question this time
+    assert ran == ["read", "write", "write"]
+
+
+def test_a_denied_call_gets_an_error_result(server: LLMServer) -> None:
+    session = Session(
+        chat(server),
+        functions={"rm": lambda _a: pytest.fail("must not run")},
+        permissions=Permissions([Rule("rm", "deny", arguments=r"-rf"), Rule("rm", "ask")]),
+    )
+    server.enqueue(Reply(tool_calls=[{"name": "rm", "arguments": {"args": "-rf /"}, "id": "x1"}]))
+    session.run("clean up")
+    results = [m["content"] for m in server.last.body["messages"] if m["role"] == "tool"]
+    assert results == ["Error: the session's permission settings do not allow calls to 'rm'. The call was not run."]
+    server.enqueue(Reply(tool_calls=[{"name": "rm", "arguments": {"args": "a.txt"}, "id": "x2"}]))
+    session.run("just the one file")
+    session.answer(allow=False)
+    session.run()
+    results = [m["content"] for m in server.last.body["messages"] if m["role"] == "tool"]
+    assert results[-1] == "Error: the user did not allow this call to 'rm'. The call was not run."
+    with pytest.raises(OptionError, match="no permission request is pending"):
+        session.answer(allow=True)
+
+
+def test_a_pending_request_is_asked_again_and_grants_follow_the_rule(server: LLMServer, tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "snap")
+    permissions = Permissions(default="ask")
+    permissions.grant("deploy")
+    permissions.grant("format")
+    session = Session(chat(server), snapshots=store, permissions=permissions, functions={"push": lambda _a: "pushed"})
+    server.enqueue(Reply(tool_calls=[{"name": "push", "arguments": {}, "id": "p1"}]))
+    session.run("ship it")
+    assert session.pending_permission is not None
+
+    # Now: deploy is denied outright, format allowed anyway; push still asks.
+    current = Permissions([Rule("deploy", "deny"), Rule("format", "allow")], default="ask")
+    resumed = Session.resume(store, chat(server), permissions=current, functions={"push": lambda _a: "pushed"})
+    assert current.granted == set()
+    assert any("'deploy'" in n and "deny" in n for n in resumed.resume_notes)
+    assert any("'format'" in n and "allow it anyway" in n for n in resumed.resume_notes)
+    assert resumed.pending_permission is not None  # asked again
+    assert [c.id for c in resumed.pending_permission.calls] == ["p1"]
+    resumed.answer(allow=True)
+    resumed.run()
+    assert [m["content"] for m in server.last.body["messages"] if m["role"] == "tool"] == ["pushed"]
+
+    # Under settings that would ask for it, a grant comes back.
+    store2 = SnapshotStore(tmp_path / "snap2")
+    granted = Permissions(default="ask")
+    granted.grant("push")
+    Session(chat(server), snapshots=store2, permissions=granted).run("hi")
+    again = Permissions(default="ask")
+    Session.resume(store2, chat(server), permissions=again)
+    assert again.granted == {"push"}
+
+
+# -- subagents ----------------------------------------------------------------------------------
+
+
+def agent_call(description: str, prompt: str, call_id: str) -> dict[str, Any]:
+    return {"name": "agent", "arguments": {"description": description, "prompt": prompt}, "id": call_id}
+
+
+def routed(request: Recorded) -> Reply:
+    """Parent and children told apart by their first user message."""
+    messages = request.body["messages"]
+    task, last = first_user(request), messages[-1]
+    if task == "parent task":
+        if last["role"] == "user":
+            return Reply(tool_calls=[agent_call("look", "task A", "a1"), agent_call("write", "task B", "b1")])
+        return Reply(text="parent done")
+    if task in ("task A", "task B"):
+        if last["role"] == "user":
+            return Reply(tool_calls=[{"name": "meet", "arguments": {}}])
+        return Reply(text="A is done" if task == "task A" else "word " * 1000)
+    return echo(request)
+
+
+def test_two_children_in_parallel_one_over_its_budget(tmp_path: Path) -> None:
+    barrier = threading.Barrier(2, timeout=30)
+
+    def meet(_args: Any) -> str:
+        barrier.wait()  # both children must be running at once, or this breaks
+        return "met"
+
+    with LLMServer(default=routed) as server:
+        log = SessionLog(tmp_path / "parent.jsonl", format="openai")
+        parent = Session(
+            chat(server),
+            functions={"meet": meet},
+            tools=[{"type": "function", "function": {"name": "meet", "parameters": {"type": "object"}}}],
+            subagents=SubagentPolicy(return_tokens=100),
+            log=log,
+        )
+        parent.run("parent task")
+    assert parent.subagents is not None
+    a, b = parent.subagents.results
+    assert (a.call_id, b.call_id) == ("a1", "b1")  # call order
+    for child in (a, b):
+        assert child.session is not None
+        child_results = [m for m in child.session.conversation.to_openai() if m["role"] == "tool"]
+        assert [m["content"] for m in child_results] == ["met"]
+        # A child sees only its task, never the parent's history.
+        assert child.session.conversation.to_openai()[0] == {
+            "role": "user",
+            "content": "task A" if child is a else "task B",
+        }
+        assert child.log is not None and child.log.exists()
+        assert "parent task" not in child.log.read_text()
+    results = {m["tool_call_id"]: m["content"] for m in parent.conversation.to_openai() if m["role"] == "tool"}
+    assert results["a1"].startswith("A is done\n[subagent transcript: ")
+    assert b.final_tokens >= 10 * 100 and b.recall_id is not None  # ten times its budget
+    assert b.recall_id in results["b1"] and len(results["b1"]) < 1000
+    assert parent.result_store.get(b.recall_id) == "word " * 1000
+    assert parent.conversation.to_openai()[-1]["content"] == "parent done"
+
+
+def test_depth_limit_and_root_only_tools(tmp_path: Path) -> None:
+    registry = Registry()
+    registry.tool("remember", "write a memory", lambda _a: "saved", root_only=True)
+    registry.tool("look", "read something", lambda _a: "seen", read_only=True)
+
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            if last["role"] == "user":
+                return Reply(tool_calls=[agent_call("sub", "child task", "c1")])
+            return Reply(text="top done")
+        if task == "child task" and last["role"] == "user":
+            names = sorted(t["function"]["name"] for t in request.body.get("tools", []))
+            assert names == ["look"]  # no root-only tool, no agent tool at max depth
+            return Reply(
+                tool_calls=[agent_call("deeper", "grandchild", "g1"), {"name": "remember", "arguments": {}, "id": "m1"}]
+            )
+        return Reply(text="child done")
+
+    with LLMServer(default=script) as server:
+        compiler = Compiler(WorkingSet(registry=registry))
+        parent = Session(chat(server), compiler=compiler, subagents=SubagentPolicy(max_depth=1))
+        parent.run("top")
+    assert parent.subagents is not None
+    (child,) = parent.subagents.results
+    assert child.session is not None
+    results = {m["tool_call_id"]: m["content"] for m in child.session.conversation.to_openai() if m["role"] == "tool"}
+    assert "may not start subagents at depth 1 (max_depth 1)" in results["g1"]
+    assert "for the root agent only" in results["m1"]
+    assert all(first_user(r) != "grandchild" for r in server.requests)  # never started
+
+
+def test_fork_shares_the_parents_prefix_byte_for_byte(tmp_path: Path) -> None:
+    def script(request: Recorded) -> Reply:
+        messages = request.body["messages"]
+        if messages[-1]["role"] == "user" and texts(messages[-1]) == "fork task":
+            return Reply(text="fork result")
+        if messages[-1]["role"] == "user":
+            return Reply(
+                tool_calls=[agent_call("fork", "fork task", "f1"), {"name": "ls", "arguments": {}, "id": "l1"}]
+            )
+        return Reply(text="done")
+
+    with LLMServer(default=script) as server:
+        parent = Session(
+            chat(server),
+            system="you are the parent",
+            functions={"ls": lambda _a: "a.py"},
+            tools=[{"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}],
+            subagents=SubagentPolicy(fork=True),
+        )
+        parent.run("start")
+        requests = [r.body for r in server.requests]
+    parent_next = requests[-1]  # the parent's request after the calls
+    child_first = next(b for b in requests if texts(b["messages"][-1]) == "fork task")
+    assistant = next(i for i, m in enumerate(parent_next["messages"]) if m["role"] == "assistant")
+    shared = assistant + 1
+    assert json.dumps(child_first["messages"][:shared]) == json.dumps(parent_next["messages"][:shared])
+    assert json.dumps(child_first["tools"]) == json.dumps(parent_next["tools"])
+    placeholders = [m for m in child_first["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in placeholders] == ["f1", "l1"]
+    assert all("still running in the parent" in m["content"] for m in placeholders)
+    assert parent.subagents is not None
+    (fork,) = parent.subagents.results
+    assert fork.shared_prefix_tokens is not None and fork.shared_prefix_tokens > 0
+
+
+def test_isolated_workspaces(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (
+        ["init", "-q"],
+        ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    seen: list[Path | None] = []
+
+    def where(_args: Any) -> str:
+        here = workspace()
+        seen.append(here)
+        return str(here)
+
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        return Reply(tool_calls=[{"name": "where", "arguments": {}}]) if last["role"] == "user" else Reply(text="ok")
+
+    tools = [{"type": "function", "function": {"name": "where", "parameters": {"type": "object"}}}]
+    for mode in ("directory", "worktree"):
+        with LLMServer(default=script) as server:
+            compiler = Compiler(WorkingSet.load(repo, git=False))
+            session = Session(
+                chat(server),
+                compiler=compiler,
+                tools=tools,
+                functions={"where": where},
+                subagents=SubagentPolicy(workspace=mode),  # type: ignore[arg-type]
+            )
+            session.run("top")
+        here = seen[-1]
+        assert here is not None and here != repo and not here.exists()  # removed afterwards
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert len(listed.strip().splitlines()) == 1
+
+
+def test_bad_subagent_settings() -> None:
+    with pytest.raises(OptionError, match="max_depth must be a positive integer"):
+        SubagentPolicy(max_depth=0)
+    with pytest.raises(OptionError, match="return_share must be a finite number over 0"):
+        SubagentPolicy(return_share=0)
+    with pytest.raises(OptionError, match='workspace must be "shared"'):
+        SubagentPolicy(workspace="tmp")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="tool_filter must be"):
+        SubagentPolicy(tool_filter="ls")
+
+
+def test_a_child_cannot_ask_the_user(tmp_path: Path) -> None:
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        if last["role"] == "user":
+            return Reply(tool_calls=[{"name": "write", "arguments": {}, "id": "w1"}])
+        return Reply(text="child ok")
+
+    with LLMServer(default=script) as server:
+        session = Session(
+            chat(server),
+            functions={"write": lambda _a: pytest.fail("must not run")},
+            permissions=Permissions(default="ask"),
+            subagents=True,
+        )
+        session.run("top")  # the parent's own agent call asks too
+        assert session.pending_permission is not None
+        session.answer(allow=True)
+        session.run()
+    assert session.subagents is not None
+    (child,) = session.subagents.results
+    assert child.session is not None
+    results = [m["content"] for m in child.session.conversation.to_openai() if m["role"] == "tool"]
+    assert results == [
+        "Error: calls to 'write' need the user's permission, which a subagent cannot ask for. The call was not run."
+    ]
+
+
+def test_anthropic_provider_runs_children_too(tmp_path: Path) -> None:
+    def script(request: Recorded) -> Reply:
+        messages = request.body["messages"]
+        task = texts(messages[0])
+        last = messages[-1]
+        is_results = isinstance(last["content"], list) and any(b.get("type") == "tool_result" for b in last["content"])
+        if task == "top":
+            return Reply(text="ok") if is_results else Reply(tool_calls=[agent_call("a", "child", "c1")])
+        return Reply(text="child says hi")
+
+    with LLMServer(default=script) as server:
+        provider = AnthropicProvider(
+            "claude-test", base_url=server.url, api_key="k", max_retries=0, context_window=100_000
+        )
+        session = Session(provider, subagents=True)
+        session.run("top")
+    results = [
+        b["content"]
+        for m in session.conversation.to_anthropic_params()["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert results == ["child says hi"]
+
+
+def test_resume_restores_mode_and_goal_and_compiles_the_prompt_anew(server: LLMServer, tmp_path: Path) -> None:
+    from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
+
+    store = SnapshotStore(tmp_path / "snap")
+    target = tmp_path / "done.txt"
+    registry = Registry()
+    registry.tool("look", "read something", lambda _a: "seen", read_only=True)
+    registry.tool("edit", "change something", lambda _a: "changed")
+
+    def goal() -> Goal:
+        return Goal("done.txt says finished", EvidenceJudge(FileContains(str(target), "finished")), max_continuations=5)
+
+    compiler = Compiler(WorkingSet(registry=registry, goal=goal()), mode="plan")
+    session = Session(chat(server), compiler=compiler, snapshots=store)
+    session.run("plan it")  # the judge does not run in plan mode
+    compiler.set_mode("default")
+    session.run("now do it")  # not met: the judge asks for more, up to a continuation
+    assert compiler.working_set.goal is not None
+    continuations = compiler.working_set.goal.continuations
+    assert continuations >= 1
+    saved = store.current()
+    assert saved is not None and saved.control["mode"] == "default"
+    assert saved.control["goal"]["continuations"] == continuations
+
+    fresh = Compiler(WorkingSet(base="new base instructions", registry=registry, goal=goal()), mode="plan")
+    resumed = Session.resume(store, chat(server), compiler=fresh)
+    assert fresh.mode == "default"  # restored from the snapshot
+    assert fresh.working_set.goal is not None and fresh.working_set.goal.continuations == continuations
+    resumed.send("status?")
+    system = server.last.body["messages"][0]
+    assert system["role"] == "system" and "new base instructions" in texts(system)  # compiled anew
+
+    other = Compiler(WorkingSet(registry=registry, goal=Goal("another goal", EvidenceJudge(FileContains(str(target))))))
+    notes = Session.resume(store, chat(server), compiler=other).resume_notes
+    assert "the goal changed since the snapshot; the new one starts afresh" in notes
+    assert (
+        "the tools or settings changed since the snapshot; the request is compiled from the current ones" not in notes
+    )
+
+
+def test_bad_session_arguments(server: LLMServer, tmp_path: Path) -> None:
+    with pytest.raises(OptionError, match="snapshots must be a SnapshotStore"):
+        Session(chat(server), snapshots=str(tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="permissions must be a Permissions"):
+        Session(chat(server), permissions={"default": "ask"})  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="subagents must be a SubagentPolicy or True"):
+        Session(chat(server), subagents="yes")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match=r"Rule\.decision must be one of allow, deny, ask"):
+        Rule("x", "maybe")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="is not a regular expression"):
+        Rule("x", "deny", arguments="(")
+    with pytest.raises(OptionError, match="default must be one of"):
+        Permissions(default="sometimes")  # type: ignore[arg-type]
+    session = Session(chat(server), permissions=Permissions(default="ask"), functions={"w": lambda _a: "x"})
+    server.enqueue(Reply(tool_calls=[{"name": "w", "arguments": {}, "id": "w1"}]))
+    session.run("go")
+    with pytest.raises(OptionError, match="allow must be True or False"):
+        session.answer(allow="yes")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="call 'nope' is not pending"):
+        session.answer("nope", allow=True)
