@@ -506,8 +506,9 @@ def test_orphan_results_become_user_messages(tmp_path: Path) -> None:
     messages = item.conversation.to_jsonl()
     assert item.conversation.validate() == []
     assert [m["role"] for m in messages] == ["system", "user", "user", "assistant", "tool", "user"]
-    assert messages[2]["content"] == "[tool result for call a, which is not in the source transcript]\nearly"
+    assert messages[2]["content"] == "[tool result for call a, which is not in the conversation]\nearly"
     assert messages[4]["content"] == "ok"
+    assert messages[5]["content"] == "[another tool result for call a, which already has one]\nagain"
     assert item.meta["orphan_results"] == 2
 
 

@@ -269,9 +269,40 @@ def test_ids_reused_across_turns() -> None:
     assert kinds(ac.validate(messages)) == ["duplicate_id"]
     fixed, changes = ac.repair(messages)
     assert [c["kind"] for c in changes] == ["renamed_id"]
-    assert fixed[4]["tool_calls"][0]["id"] == fixed[5]["tool_call_id"] == "toolu_1~2"
+    assert fixed[4]["tool_calls"][0]["id"] == fixed[5]["tool_call_id"] == "toolu_1#2"
     assert fixed[5]["content"] == "second"
     assert ac.validate(fixed) == []
+
+
+def test_orphan_and_second_results_become_user_messages_that_keep_their_text() -> None:
+    """repair loses no content: a result with no call before it, and a second result for a call,
+    become user messages that name the call (the convention the importers use too)."""
+    messages = [
+        {"role": "user", "content": "go"},
+        {**tool("ghost", "output of a call that was trimmed away"), "extra": "kept"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        tool("a", "first"),
+        tool("a", "second"),
+    ]
+    fixed, changes = ac.repair(messages)
+    assert [(c["kind"], c["index"], c["id"]) for c in changes] == [
+        ("orphan_to_user", 1, "ghost"),
+        ("duplicate_to_user", 4, "a"),
+    ]
+    assert fixed[1] == {
+        "role": "user",
+        "content": "[tool result for call ghost, which is not in the conversation]\noutput of a call that was trimmed away",
+        "extra": "kept",
+    }
+    assert fixed[3] == tool("a", "first")
+    assert fixed[4] == {"role": "user", "content": "[another tool result for call a, which already has one]\nsecond"}
+    assert ac.validate(fixed) == []
+    anthropic = ac.convert(messages, to="anthropic")["messages"]
+    fixed_a, changes_a = ac.repair(anthropic, format="anthropic")
+    assert [c["kind"] for c in changes_a] == ["orphan_to_user", "duplicate_to_user"]
+    texts = json.dumps(fixed_a)
+    assert "output of a call that was trimmed away" in texts and "second" in texts
+    assert ac.validate(fixed_a["messages"], format="anthropic") == []
 
 
 def test_thinking_after_a_tool_call_is_moved_first() -> None:

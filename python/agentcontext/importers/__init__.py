@@ -67,12 +67,15 @@ Supported formats (:data:`FORMATS`; :func:`detect` tells them apart by content, 
     several lines, up to one that ends with two spaces) were never sent to the model and are
     dropped; everything else is the assistant's reply.
 
-Rules applied to every format (those of the shared transcript corpus): every call is answered by
-exactly one ``tool`` message placed right after its assistant message; a call with no recorded
-result gets one with the content :data:`NO_RESULT`; ids reused within a transcript are renamed
-``<id>#2``, ``<id>#3``, ... with their results; ``arguments`` is always a JSON string; images
-become ``[image]``. A result whose call is not in the transcript (none was seen in practice)
-becomes a user message that says so, rather than being dropped. Every conversation built here has
+Rules applied to every format (those of the shared transcript corpus), by
+:meth:`Conversation.repair`, so that imported and repaired conversations follow one convention:
+every call is answered by exactly one ``tool`` message placed right after its assistant message;
+ids reused within a transcript are renamed ``<id>#2``, ``<id>#3``, ... with their results; a
+result whose call is not before it in the transcript, or a second result for a call (none was seen
+in practice), becomes a user message that names the call and keeps the text, rather than being
+dropped. A call with no recorded result gets one with the content :data:`NO_RESULT` (where repair
+writes that the call was interrupted). ``arguments`` is always a JSON string; images become
+``[image]``. Every conversation built here has
 ``conversation.validate() == []``. Content is kept as text (``"content"`` a string), except an
 assistant message with signed thinking, whose content is a list of blocks.
 

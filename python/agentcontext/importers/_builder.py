@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,22 +94,17 @@ class _Builder:
             message["is_error"] = True
         self._add(message)
 
-    def finish(self) -> tuple[list[JsonDict], dict[str, int]]:
+    def finish(self) -> list[JsonDict]:
         if self._pending_extra:
             # A marker with nothing after it (a compaction at the very end) stands on its own.
             self._add({"role": "user", "content": self._pending_text})
-        return _pair(self.messages)
+        return self.messages
 
     def build(self, name: str, fmt: str, meta: JsonDict) -> Imported:
-        messages, counts = self.finish()
+        messages = self.finish()
         meta = {k: v for k, v in meta.items() if v is not None}
         meta["dropped"] = dict(self.dropped)
-        meta.update({k: v for k, v in counts.items() if v})
-        compactions = [
-            {"index": i, **m["compaction"]} for i, m in enumerate(messages) if isinstance(m.get("compaction"), dict)
-        ]
-        if compactions:
-            meta["compactions"] = compactions
+        replaced: int | None = None
         try:
             conv = Conversation(messages, format="jsonl")
         except InvalidMessageError as err:
@@ -119,9 +114,44 @@ class _Builder:
             # text. Each one becomes U+FFFD.
             fixed = [0]
             messages = [_replace_surrogates(m, fixed) for m in messages]
-            meta["replaced_lone_surrogates"] = fixed[0]
+            replaced = fixed[0]
             conv = Conversation(messages, format="jsonl")
+        conv, messages = _paired(conv, messages, meta)
+        compactions = [
+            {"index": i, **m["compaction"]} for i, m in enumerate(messages) if isinstance(m.get("compaction"), dict)
+        ]
+        if compactions:
+            meta["compactions"] = compactions
+        if replaced is not None:
+            meta["replaced_lone_surrogates"] = replaced
         return Imported(name, fmt, conv, self.src.path, meta)
+
+
+def _paired(conv: Conversation, messages: list[JsonDict], meta: JsonDict) -> tuple[Conversation, list[JsonDict]]:
+    """The pairing rules, by :meth:`Conversation.repair`: every result right after its call, reused
+    ids renamed ``id#2``, ``id#3``, ... with their results, a result with no call before it (or a
+    second one for a call) made a user message that says so. A call with no result gets one that
+    says the source recorded none (:data:`NO_RESULT`, not repair's words for an interrupted call).
+    The counts go to ``meta``."""
+    repaired, changes = conv.repair()
+    if not changes:
+        return conv, messages
+    kinds = Counter(c["kind"] for c in changes)
+    counts = {
+        "synthesized_results": kinds["synthesized_result"],
+        "renamed_ids": kinds["renamed_id"],
+        "orphan_results": kinds["orphan_to_user"] + kinds["duplicate_to_user"],
+    }
+    meta.update({k: v for k, v in counts.items() if v})
+    messages = repaired.to_jsonl()
+    synthesized = {c["id"] for c in changes if c["kind"] == "synthesized_result"}
+    if synthesized:
+        for m in messages:
+            if m["role"] == "tool" and m.get("tool_call_id") in synthesized:
+                m["content"] = NO_RESULT
+                m.pop("is_error", None)
+        repaired = Conversation(messages, format="jsonl")
+    return repaired, messages
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -137,79 +167,3 @@ def _replace_surrogates(value: Any, count: list[int]) -> Any:
     if isinstance(value, dict):
         return {k: _replace_surrogates(v, count) for k, v in value.items()}
     return value
-
-
-def _pair(messages: list[JsonDict]) -> tuple[list[JsonDict], dict[str, int]]:
-    """Rename reused call ids, put every result right after its call's message, synthesize the
-    missing ones and turn results without a call into user messages."""
-    counts = {"synthesized_results": 0, "renamed_ids": 0, "orphan_results": 0}
-    # 1. Reused ids: the k-th call with an id becomes id#k; results follow their call (first in,
-    #    first out), a result after all its calls were answered goes to the latest.
-    seen: Counter[str] = Counter()
-    waiting: dict[str, deque[str]] = {}
-    latest: dict[str, str] = {}
-    taken: set[str] = set()
-    for m in messages:
-        calls = m.get("tool_calls")
-        if calls:
-            for call in calls:
-                original = call["id"]
-                seen[original] += 1
-                new = original
-                if seen[original] > 1 or original in taken:
-                    k = max(seen[original], 2)
-                    while f"{original}#{k}" in taken:
-                        k += 1
-                    new = f"{original}#{k}"
-                    call["id"] = new
-                    counts["renamed_ids"] += 1
-                taken.add(new)
-                waiting.setdefault(original, deque()).append(new)
-                latest[original] = new
-        elif m["role"] == "tool":
-            original = m["tool_call_id"]
-            queue = waiting.get(original)
-            if queue:
-                m["tool_call_id"] = queue.popleft()
-            elif original in latest:
-                m["tool_call_id"] = latest[original]
-    # 2. Results right after their calls.
-    owner: dict[str, int] = {}
-    for i, m in enumerate(messages):
-        for call in m.get("tool_calls") or ():
-            owner[call["id"]] = i
-    results: dict[int, list[int]] = {}
-    orphans: set[int] = set()
-    answered: set[str] = set()
-    for j, m in enumerate(messages):
-        if m["role"] != "tool":
-            continue
-        cid = m["tool_call_id"]
-        at = owner.get(cid)
-        if at is None or at > j or cid in answered:
-            orphans.add(j)
-        else:
-            answered.add(cid)
-            results.setdefault(at, []).append(j)
-    out: list[JsonDict] = []
-    for j, m in enumerate(messages):
-        if m["role"] == "tool":
-            if j in orphans:
-                counts["orphan_results"] += 1
-                text = m.get("content") or ""
-                note = f"[tool result for call {m['tool_call_id']}, which is not in the source transcript]"
-                extra = {k: v for k, v in m.items() if k not in ("role", "content", "tool_call_id", "is_error")}
-                out.append({"role": "user", "content": f"{note}\n{text}" if text else note, **extra})
-            continue
-        out.append(m)
-        calls = m.get("tool_calls")
-        if not calls:
-            continue
-        got = results.get(j, [])
-        out.extend(messages[k] for k in got)
-        have = {messages[k]["tool_call_id"] for k in got}
-        for call in calls:
-            if call["id"] not in have:
-                out.append({"role": "tool", "content": NO_RESULT, "tool_call_id": call["id"]})
-                counts["synthesized_results"] += 1
-    return out, counts
