@@ -152,6 +152,7 @@ def test_transcript_loading_refuses_special_files(fifo: Path, unix_socket: Path)
             out[name] = [
                 refusal(ac.Conversation.from_file, path),
                 refusal(importers.load, path),
+                refusal(lambda p: importers.load(p, cache=True), path),
                 refusal(importers.detect, path),
                 refusal(importers.import_file, path),
             ]
@@ -343,6 +344,12 @@ def test_a_transcript_over_the_size_cap_is_refused_with_how_to_raise_it(tmp_path
         assert str(info.value) == expected and info.value.path == str(path)
     assert len(ac.Conversation.from_file(path, max_bytes=size)) == 1
     assert len(importers.load(path, max_bytes=size)) == 1
+    # The cache of the one loading path keeps the cap: a file read under a larger cap is refused
+    # under a smaller one.
+    assert len(importers.load(path, max_bytes=size, cache=True)) == 1
+    with pytest.raises(errors.TranscriptReadError) as info:
+        importers.load(path, max_bytes=2048, cache=True)
+    assert str(info.value) == expected
     assert importers.MAX_TRANSCRIPT_BYTES == 1 << 30
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     refused = subprocess.run(

@@ -88,6 +88,9 @@ and ``compactions`` (``[{"index": message index, ...}]``) when there are any.
 from __future__ import annotations
 
 import os
+import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, cast
@@ -215,7 +218,12 @@ def import_files(
 
 
 def load(
-    path: PathLike, *, format: str = "auto", session: str | int | None = None, max_bytes: int = MAX_TRANSCRIPT_BYTES
+    path: PathLike,
+    *,
+    format: str = "auto",
+    session: str | int | None = None,
+    max_bytes: int = MAX_TRANSCRIPT_BYTES,
+    cache: bool = False,
 ) -> Conversation:
     """One conversation from any transcript file: an agent session file or one of the library's
     own formats (native JSONL, OpenAI Chat, Anthropic, Responses).
@@ -232,6 +240,14 @@ def load(
     Only a regular file is read (a symlink to one is followed): a FIFO, device or socket is
     refused before any byte is read, and so is a file over ``max_bytes`` (default 1 GiB).
 
+    This is the library's one loading path: the CLI, ``agentcontext eval`` and the pytest plugin
+    read transcripts through it (:meth:`Conversation.from_file` is the reader of the library's own
+    formats it calls). With ``cache=True`` the conversations of the file stay parsed for the next
+    call with the same arguments (the :data:`CACHED_FILES` files read last, each known by its
+    path, size and modification time, so a changed file is read again) and each call returns a
+    copy of the one asked for: for reading one file many times, as the plugin and ``eval`` do once
+    per strategy.
+
     Raises:
         SessionSelectionError: the file holds several sessions and ``session`` is None, or it has
             no session by that name or index (``names`` lists them).
@@ -241,9 +257,46 @@ def load(
         TranscriptReadError: the file cannot be read.
         OptionError: an unknown ``format`` name.
     """
+    if not isinstance(cache, bool):
+        raise OptionError(f"cache must be True or False, got {type(cache).__name__}")
     p = Path(os.fspath(path))
+    if not cache:
+        return _pick(_load_all(p, format, max_bytes), session, p)
+    return _pick(_load_cached(p, format, max_bytes), session, p).slice(0)
+
+
+#: How many files :func:`load` keeps parsed with ``cache=True``.
+CACHED_FILES: Final = 8
+
+_cache: OrderedDict[tuple[object, ...], list[Imported]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _load_cached(p: Path, format: str, max_bytes: int) -> list[Imported]:
+    try:
+        st = os.stat(p)
+    except OSError:
+        return _load_all(p, format, max_bytes)  # raises the error that says why
+    if not stat.S_ISREG(st.st_mode):
+        return _load_all(p, format, max_bytes)
+    key = (str(p.resolve()), format, max_bytes, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _cache_lock:
+        items = _cache.get(key)
+        if items is not None:
+            _cache.move_to_end(key)
+            return items
+    items = _load_all(p, format, max_bytes)
+    with _cache_lock:
+        _cache[key] = items
+        while len(_cache) > CACHED_FILES:
+            _cache.popitem(last=False)
+    return items
+
+
+def _load_all(p: Path, format: str, max_bytes: int) -> list[Imported]:
+    """Every conversation of a file in any format (:func:`load` picks one)."""
     if format in LIBRARY_FORMATS:
-        return _pick([_library_file(p, format, max_bytes=max_bytes)], session, p)
+        return [_library_file(p, format, max_bytes=max_bytes)]
     if format != "auto" and format not in FORMATS:
         raise OptionError(
             f"unknown format {format!r} (expected one of {', '.join(FORMATS + LIBRARY_FORMATS)} or 'auto')"
@@ -251,12 +304,12 @@ def load(
     src = _Source.read(p, max_bytes)
     fmt = _detect(src) if format == "auto" else format
     if fmt is not None:
-        return _pick(_IMPORTERS[fmt](src), session, p)
+        return _IMPORTERS[fmt](src)
     try:
         conv = Conversation.from_file(p, max_bytes=max_bytes)
     except TranscriptError as err:
         raise _unknown(src, FORMATS + LIBRARY_FORMATS, library_error=err) from err
-    return _pick([_library_file(p, conv.format, conv)], session, p)
+    return [_library_file(p, conv.format, conv)]
 
 
 # ---------------------------------------------------------------------------------------------
