@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from agentcontext._core import Conversation
+from agentcontext._core import Conversation, repair
 from agentcontext.errors import (
     InvalidMessageError,
 )
@@ -106,7 +106,7 @@ class _Builder:
         meta["dropped"] = dict(self.dropped)
         replaced: int | None = None
         try:
-            conv = Conversation(messages, format="jsonl")
+            conv, messages = _paired(messages, meta)
         except InvalidMessageError as err:
             if "surrogate" not in str(err):
                 raise self.src.fail(f"session {name!r}: {err}") from err
@@ -115,8 +115,7 @@ class _Builder:
             fixed = [0]
             messages = [_replace_surrogates(m, fixed) for m in messages]
             replaced = fixed[0]
-            conv = Conversation(messages, format="jsonl")
-        conv, messages = _paired(conv, messages, meta)
+            conv, messages = _paired(messages, meta)
         compactions = [
             {"index": i, **m["compaction"]} for i, m in enumerate(messages) if isinstance(m.get("compaction"), dict)
         ]
@@ -127,31 +126,29 @@ class _Builder:
         return Imported(name, fmt, conv, self.src.path, meta)
 
 
-def _paired(conv: Conversation, messages: list[JsonDict], meta: JsonDict) -> tuple[Conversation, list[JsonDict]]:
-    """The pairing rules, by :meth:`Conversation.repair`: every result right after its call, reused
-    ids renamed ``id#2``, ``id#3``, ... with their results, a result with no call before it (or a
-    second one for a call) made a user message that says so. A call with no result gets one that
-    says the source recorded none (:data:`NO_RESULT`, not repair's words for an interrupted call).
-    The counts go to ``meta``."""
-    repaired, changes = conv.repair()
-    if not changes:
-        return conv, messages
-    kinds = Counter(c["kind"] for c in changes)
-    counts = {
-        "synthesized_results": kinds["synthesized_result"],
-        "renamed_ids": kinds["renamed_id"],
-        "orphan_results": kinds["orphan_to_user"] + kinds["duplicate_to_user"],
-    }
-    meta.update({k: v for k, v in counts.items() if v})
-    messages = repaired.to_jsonl()
-    synthesized = {c["id"] for c in changes if c["kind"] == "synthesized_result"}
-    if synthesized:
-        for m in messages:
+def _paired(messages: list[JsonDict], meta: JsonDict) -> tuple[Conversation, list[JsonDict]]:
+    """The conversation of ``messages`` under the pairing rules, applied by :func:`repair` (the
+    one implementation, in the core): every result right after its call, reused ids renamed
+    ``id#2``, ``id#3``, ... with their results, a result with no call before it (or a second one
+    for a call) made a user message that says so. A call with no result gets one that says the
+    source recorded none (:data:`NO_RESULT`, not repair's words for an interrupted call). The
+    counts go to ``meta``."""
+    fixed, changes = repair(messages, format="jsonl")
+    if changes:
+        kinds = Counter(c["kind"] for c in changes)
+        counts = {
+            "synthesized_results": kinds["synthesized_result"],
+            "renamed_ids": kinds["renamed_id"],
+            "orphan_results": kinds["orphan_to_user"] + kinds["duplicate_to_user"],
+        }
+        meta.update({k: v for k, v in counts.items() if v})
+        messages = fixed
+        synthesized = {c["id"] for c in changes if c["kind"] == "synthesized_result"}
+        for m in messages if synthesized else ():
             if m["role"] == "tool" and m.get("tool_call_id") in synthesized:
                 m["content"] = NO_RESULT
                 m.pop("is_error", None)
-        repaired = Conversation(messages, format="jsonl")
-    return repaired, messages
+    return Conversation(messages, format="jsonl"), messages
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
