@@ -190,8 +190,10 @@ pub fn duplicate_note(id: &str) -> String {
 }
 
 /// Write the results of message `mi` that answer no call (or a call already answered) as user
-/// messages: a note naming the call id, then the result's text. A tool message that carried just
-/// that result keeps its other fields.
+/// messages: a note naming the call id, then the result's text. In the library's own format, a
+/// tool message that carried just that result keeps its other fields (metadata such as a
+/// compaction marker); a provider format's fields of a result (a Responses item's `type`, a Chat
+/// tool message's `name`) would be wrong on a user message and are not kept.
 fn unpaired_as_user(
     m: &Message,
     mi: usize,
@@ -225,7 +227,7 @@ fn unpaired_as_user(
         } else {
             format!("{note}\n{text}")
         };
-        let whole = m.role == Role::Tool && m.blocks.len() == 1;
+        let whole = m.role == Role::Tool && m.blocks.len() == 1 && m.origin == Format::Native;
         out.push(Message {
             role: Role::User,
             blocks: Arc::new([Block::new(Body::Text { text })]),
