@@ -370,3 +370,19 @@ def test_a_transcript_over_the_size_cap_is_refused_with_how_to_raise_it(tmp_path
         env=env,
     )
     assert allowed.returncode == 0 and json.loads(allowed.stdout)["messages"] == 1
+
+
+@pytest.mark.parametrize("max_bytes", [-1, 0, "x", True, 2**70])
+def test_a_bad_max_bytes_is_refused_alike_by_every_transcript_reader(tmp_path: Path, max_bytes: object) -> None:
+    """The importers refused a bad cap with a bare TypeError ("x") or a size message about a
+    limit of -1 bytes; now every reader raises what Conversation.from_file raises."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
+    with pytest.raises(errors.AgentContextError) as expected:
+        ac.Conversation.from_file(path, max_bytes=max_bytes)  # type: ignore[arg-type]
+    for call in (importers.load, importers.detect, importers.import_file):
+        with pytest.raises(errors.AgentContextError) as info:
+            call(path, max_bytes=max_bytes)  # type: ignore[operator]
+        assert (type(info.value), str(info.value)) == (type(expected.value), str(expected.value)), call
+    with pytest.raises(type(expected.value)):
+        importers.load(path, max_bytes=max_bytes, cache=True)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final, Union
 
+from agentcontext import _checks
 from agentcontext.errors import (
     TranscriptError,
     TranscriptReadError,
@@ -42,7 +43,10 @@ def read_transcript_bytes(path: PathLike, max_bytes: int = MAX_TRANSCRIPT_BYTES)
     Raises:
         TranscriptReadError: missing, a directory, not a regular file, over ``max_bytes``, no
             permission; the message names the path.
+        OptionError, ArgumentTypeError: ``max_bytes`` is not a positive integer (as
+            :meth:`Conversation.from_file` says it).
     """
+    max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
     shown = os.fspath(path)
 
     def refuse(code: int, why: str) -> TranscriptReadError:
