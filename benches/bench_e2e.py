@@ -16,24 +16,16 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from timing import timed
+
 import agentcontext as ac
 from tests import support
-
-
-def median_time(fn: Callable[[], Any], repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def table(header: list[str], rows: list[list[str]]) -> None:
@@ -75,8 +67,8 @@ def bench_tokens() -> None:
     for name, texts in inputs().items():
         size = sum(len(t.encode()) for t in texts)
         assert [ac.count_tokens(t) for t in texts] == [len(enc.encode_ordinary(t)) for t in texts]
-        ours = median_time(lambda texts=texts: [ac.count_tokens(t) for t in texts])
-        theirs = median_time(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts])
+        ours = timed(lambda texts=texts: [ac.count_tokens(t) for t in texts])
+        theirs = timed(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts])
         rows.append(
             [
                 name,
@@ -98,7 +90,7 @@ def bench_tokens() -> None:
         exact = ac.count_tokens_batch(texts)
         heur_errors = sorted(abs(ac.estimate_tokens(t) - n) / n for t, n in zip(texts, exact, strict=True))
         quarter_errors = sorted(abs(len(t) / 4 - n) / n for t, n in zip(texts, exact, strict=True))
-        ours = median_time(lambda texts=texts: [ac.estimate_tokens(t) for t in texts])
+        ours = timed(lambda texts=texts: [ac.estimate_tokens(t) for t in texts])
         p90 = int(0.9 * (len(texts) - 1))
         under = statistics.median(n / (len(t) / 4) for t, n in zip(texts, exact, strict=True))
         rows.append(
@@ -138,10 +130,10 @@ def bench_conversation() -> None:
                 total += len(enc.encode_ordinary(c["function"]["arguments"]))
         return total
 
-    whole_list = median_time(lambda: ac.Conversation([*session, new]).tokens)
-    tiktoken_turn = median_time(stateless_tiktoken)
-    boundary = median_time(lambda: ac.detect_format(session)) / len(session)
-    list_boundary = median_time(lambda: ac.trim_messages(session, 10**9, encoding="approximate"), 15) / len(session)
+    whole_list = timed(lambda: ac.Conversation([*session, new]).tokens)
+    tiktoken_turn = timed(stateless_tiktoken)
+    boundary = timed(lambda: ac.detect_format(session)) / len(session)
+    list_boundary = timed(lambda: ac.trim_messages(session, 10**9, encoding="approximate"), 15) / len(session)
     rows = [
         [
             "append 1 message, exact count (Conversation)",
@@ -199,8 +191,8 @@ def bench_budgets() -> None:
     rows = []
     for label, size in [("1 MB", 1 << 20), ("10 MB", 10 << 20), ("100 MB", 100 << 20)]:
         text = build_log(size)
-        ours = median_time(lambda text=text: ac.truncate(text, 16_000), 7)
-        theirs = median_time(lambda text=text: python_head_tail(text, 16_000), 7)
+        ours = timed(lambda text=text: ac.truncate(text, 16_000), 7)
+        theirs = timed(lambda text=text: python_head_tail(text, 16_000), 7)
         rows.append(
             [
                 f"truncate {label} to 16,000 chars",
@@ -210,8 +202,8 @@ def bench_budgets() -> None:
             ]
         )
     text = build_log(10 << 20)
-    ours = median_time(lambda: ac.truncate(text, 16_000, strategy="head"), 7)
-    theirs = median_time(lambda: (text.count("\n"), len(text.encode())), 7)
+    ours = timed(lambda: ac.truncate(text, 16_000, strategy="head"), 7)
+    theirs = timed(lambda: (text.count("\n"), len(text.encode())), 7)
     rows.append(
         [
             "count lines, chars, bytes of 10 MB (in truncate)",
@@ -223,14 +215,14 @@ def bench_budgets() -> None:
     mb = build_log(1 << 20)
     fitted = ac.truncate(mb, 4_000, unit="tokens")
     kept = mb[: fitted.head_chars] + mb[len(mb) - fitted.tail_chars :]
-    ours = median_time(lambda: ac.truncate(mb, 4_000, unit="tokens"), 7)
+    ours = timed(lambda: ac.truncate(mb, 4_000, unit="tokens"), 7)
 
     def tiktoken_fit() -> str:
         ids = enc.encode_ordinary(mb)
         return enc.decode(ids[:1_980]) + "\n[...]\n" + enc.decode(ids[-1_980:])
 
-    theirs = median_time(tiktoken_fit, 3)
-    kept_only = median_time(lambda: enc.encode_ordinary(kept), 7)
+    theirs = timed(tiktoken_fit, 3)
+    kept_only = timed(lambda: enc.encode_ordinary(kept), 7)
     rows.append(
         [
             "fit 1 MB to 4,000 tokens (vs tiktoken: encode all, slice)",
@@ -274,10 +266,10 @@ def bench_surgery() -> None:
             start_on="human",
         )
 
-    theirs = median_time(langchain, 7)
+    theirs = timed(langchain, 7)
     rows = []
     for encoding, clear in [("approximate", False), ("approximate", True), ("heuristic", True), ("o200k_base", True)]:
-        ours = median_time(lambda e=encoding, c=clear: ac.trim_messages(session, budget, encoding=e, clear=c), 7)
+        ours = timed(lambda e=encoding, c=clear: ac.trim_messages(session, budget, encoding=e, clear=c), 7)
         what = f"trim_messages(encoding={encoding!r}{'' if clear else ', clear=False'})"
         rows.append([what, f"{ours * 1e3:.2f} ms", f"{theirs * 1e3:.1f} ms", f"{theirs / ours:.1f}x"])
     table(["agentcontext", "time", "LangChain trim_messages", "ratio"], rows)
@@ -287,7 +279,7 @@ def bench_surgery() -> None:
     for encoding in ["approximate", "o200k_base"]:
         conv = ac.Conversation(session, encoding=encoding)
         cleared = len(conv.clear_tool_results()[1]["cleared"])
-        ours = median_time(conv.clear_tool_results, 7)
+        ours = timed(conv.clear_tool_results, 7)
         rows.append([f"Conversation.clear_tool_results() ({encoding})", f"{ours * 1e3:.2f} ms", f"{cleared:,}"])
     table(["stateful: a new conversation with its counts, and the report", "time", "results cleared"], rows)
 
@@ -309,10 +301,10 @@ def bench_ladder() -> None:
         budget = conv.tokens // 10
         compactor = Compactor("openharness")
         result = compactor.compact(conv, budget=budget)
-        ours = median_time(lambda c=compactor, conv=conv, budget=budget: c.compact(conv, budget=budget), 5)
+        ours = timed(lambda c=compactor, conv=conv, budget=budget: c.compact(conv, budget=budget), 5)
         texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
         texts += [(c.get("function") or c)["arguments"] for m in messages for c in m.get("tool_calls") or []]
-        count = median_time(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts], 3)
+        count = timed(lambda texts=texts: [len(enc.encode_ordinary(t)) for t in texts], 3)
         stages = " -> ".join(f"{s.stage} {s.tokens_after:,}" for s in result.stages)
         rows.append(
             [name, f"{conv.tokens:,}", stages, f"{ours * 1e3:.0f} ms", f"{count * 1e3:.0f} ms", f"{count / ours:.1f}x"]
@@ -346,8 +338,8 @@ def bench_measure() -> None:
                 [json.loads(line) for line in text.splitlines() if line.strip()]
 
     print(f"\n[measure] importers, replay and eval on the shared corpus ({len(files)} raw files, {size / 1e6:.1f} MB)")
-    ours = median_time(lambda: importers.import_files(files), 3)
-    parse = median_time(parse_only, 3)
+    ours = timed(lambda: importers.import_files(files), 3)
+    parse = timed(parse_only, 3)
     conversations = len(importers.import_files(files))
     rows = [
         [
@@ -360,11 +352,11 @@ def bench_measure() -> None:
     largest = max(support.normalized_files(), key=lambda p: p.stat().st_size)
     conv = ac.Conversation(support.read_jsonl(largest), format="jsonl")
     policy = replay_policy(ac.PRESETS["openharness"].compaction, conv.tokens // 4)
-    rep_time = median_time(lambda: replay(conv, Compactor(policy)), 3)
+    rep_time = timed(lambda: replay(conv, Compactor(policy)), 3)
     calls = replay(conv, Compactor(policy)).turns
     enc = tiktoken_encoding()
     texts = [t for _, t in support.message_texts(largest)]
-    count = median_time(lambda: [len(enc.encode_ordinary(t)) for t in texts], 3)
+    count = timed(lambda: [len(enc.encode_ordinary(t)) for t in texts], 3)
     rows.append(
         [
             f"replay {largest.stem[:20]} ({calls} calls)",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
-import time
 from pathlib import Path
+
+from timing import timed
 
 from agentcontext._core import MemoryIndex
 
@@ -63,15 +63,6 @@ def python_index(directory: Path, max_lines: int = 200) -> str:
     if len(lines) > max_lines:
         lines = [*lines[: max_lines - 1], f"[... {len(records) - max_lines + 1} of {len(records)} records not listed]"]
     return "\n".join(lines) + "\n"
-
-
-def timed(fn, rounds: int) -> float:  # type: ignore[no-untyped-def]
-    samples = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples)
 
 
 def main() -> None:

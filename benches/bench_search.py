@@ -15,11 +15,11 @@ import argparse
 import json
 import random
 import re
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from timing import timed
 
 from agentcontext._core import count_tokens_batch, search_log
 
@@ -118,15 +118,6 @@ def python_search(path: Path, patterns: list[re.Pattern[str]], limit: int = 10) 
             n += 1
     scores.sort()
     return scores[:limit]
-
-
-def timed(fn: Any, rounds: int) -> float:
-    samples = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples)
 
 
 def main() -> None:

@@ -263,3 +263,21 @@ def synthetic_session(messages: int = 2000, seed: int = 7) -> list[dict[str, Any
                 out.append({"role": "tool", "tool_call_id": cid, "content": result})
         out.append({"role": "assistant", "content": f"Done: {' '.join(rng.sample(_WORDS, 15))}."})
     return out
+
+
+def provider(kind: str, url: str, opened: list[Any], **options: Any) -> Any:
+    """A provider of ``kind`` (``anthropic``, ``openai`` or ``responses``) talking to the loopback
+    LLM server at ``url``, with a test key, no retries and a 50,000-token window unless
+    ``options`` say otherwise; appended to ``opened`` for the caller to close."""
+    from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider
+
+    common: dict[str, Any] = {"api_key": "test-key", "max_retries": 0, "context_window": 50_000, **options}
+    made: Any
+    if kind == "anthropic":
+        made = AnthropicProvider("claude-test", base_url=url, **common)
+    elif kind == "openai":
+        made = OpenAIChatProvider("gpt-test", base_url=url + "/v1", **common)
+    else:
+        made = OpenAIResponsesProvider("gpt-test", base_url=url + "/v1", **common)
+    opened.append(made)
+    return made

@@ -162,7 +162,7 @@ def test_compact_repairs_invalid_input_so_the_output_validates(tmp_path: Path) -
         assert out.returncode == 0, out.stderr
         report = json.loads(out.stdout)
         assert report["repaired"] == [
-            {"kind": "dropped_orphan", "index": 3, "id": "ghost"},
+            {"kind": "orphan_to_user", "index": 3, "id": "ghost"},
             {"kind": "renamed_id", "index": 4, "id": "c1"},
         ]
         written = [json.loads(line) for line in out_file.read_text().splitlines()]
@@ -173,7 +173,7 @@ def test_compact_repairs_invalid_input_so_the_output_validates(tmp_path: Path) -
     table = run("compact", str(src), "--budget", "100%")
     assert table.returncode == 0, table.stderr
     assert "repaired the input first (2 changes" in table.stdout
-    assert "message 3: dropped result 'ghost' that has no call" in table.stdout
+    assert "message 3: made result 'ghost', which has no call, a user message" in table.stdout
     assert "message 4: renamed reused call id 'c1'" in table.stdout
     # A valid transcript is not touched and says so.
     assert json.loads(run("compact", str(EXAMPLE), "--budget", "50%", "--json").stdout)["repaired"] == []

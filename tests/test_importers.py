@@ -506,8 +506,9 @@ def test_orphan_results_become_user_messages(tmp_path: Path) -> None:
     messages = item.conversation.to_jsonl()
     assert item.conversation.validate() == []
     assert [m["role"] for m in messages] == ["system", "user", "user", "assistant", "tool", "user"]
-    assert messages[2]["content"] == "[tool result for call a, which is not in the source transcript]\nearly"
+    assert messages[2]["content"] == "[tool result for call a, which is not in the conversation]\nearly"
     assert messages[4]["content"] == "ok"
+    assert messages[5]["content"] == "[another tool result for call a, which already has one]\nagain"
     assert item.meta["orphan_results"] == 2
 
 
@@ -630,3 +631,23 @@ def test_openhands_actions_without_native_calls(tmp_path: Path) -> None:
         {"role": "assistant", "content": "Done."},
     ]
     assert item.meta["dropped"] == {"observation/agent_state_changed": 1}
+
+
+def test_load_with_cache_returns_copies_rereads_changed_files_and_stays_bounded(tmp_path: Path) -> None:
+    """The one loading path's cache (used by ``agentcontext eval`` and the pytest plugin): each call
+    returns a copy, a file changed since it was read is read again, and at most CACHED_FILES files
+    stay parsed."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "one"}) + "\n", encoding="utf-8")
+    first = importers.load(path, cache=True)
+    first.append({"role": "assistant", "content": "changed by the caller"})
+    assert importers.load(path, cache=True).to_jsonl() == [{"role": "user", "content": "one"}]
+    path.write_text(json.dumps({"role": "user", "content": "two, longer"}) + "\n", encoding="utf-8")
+    assert importers.load(path, cache=True).to_jsonl() == [{"role": "user", "content": "two, longer"}]
+    for k in range(importers.CACHED_FILES + 3):
+        other = tmp_path / f"other-{k}.jsonl"
+        other.write_text(json.dumps({"role": "user", "content": str(k)}) + "\n", encoding="utf-8")
+        assert importers.load(other, cache=True).to_jsonl() == [{"role": "user", "content": str(k)}]
+    assert len(importers._cache) == importers.CACHED_FILES
+    with pytest.raises(errors.OptionError):
+        importers.load(path, cache="yes")  # type: ignore[arg-type]

@@ -16,7 +16,6 @@ from agentcontext.budgets import ResultStore, ToolResultPolicy, recall_tool
 from agentcontext.compaction import CompactionPolicy
 from agentcontext.errors import ContextOverflowError, OptionError
 from agentcontext.loop import Session
-from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider
 from agentcontext.session_log import SessionLog
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
@@ -37,16 +36,7 @@ def providers() -> Iterator[list[Any]]:
 
 
 def make(kind: str, server: LLMServer, opened: list[Any], window: int) -> Any:
-    common: dict[str, Any] = {"api_key": "test-key", "max_retries": 0, "context_window": window}
-    provider: Any
-    if kind == "anthropic":
-        provider = AnthropicProvider("claude-test", base_url=server.url, **common)
-    elif kind == "openai":
-        provider = OpenAIChatProvider("gpt-test", base_url=server.url + "/v1", **common)
-    else:
-        provider = OpenAIResponsesProvider("gpt-test", base_url=server.url + "/v1", **common)
-    opened.append(provider)
-    return provider
+    return support.provider(kind, server.url, opened, context_window=window)
 
 
 def tool_outputs(request: Recorded) -> list[str]:

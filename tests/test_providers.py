@@ -20,8 +20,6 @@ from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionE
 from agentcontext.loop import Session
 from agentcontext.providers import (
     AnthropicProvider,
-    OpenAIChatProvider,
-    OpenAIResponsesProvider,
     classify_overflow,
     context_window,
 )
@@ -57,17 +55,7 @@ def server() -> Iterator[LLMServer]:
 
 def make(kind: str, server: LLMServer, **kw: Any) -> Any:
     """A provider of ``kind`` talking to ``server``, closed when the server fixture ends."""
-    window = kw.pop("context_window", 50_000)
-    common = {"api_key": "test-key", "max_retries": 0, "context_window": window, **kw}
-    provider: Any
-    if kind == "anthropic":
-        provider = AnthropicProvider("claude-test", base_url=server.url, **common)
-    elif kind == "openai":
-        provider = OpenAIChatProvider("gpt-test", base_url=server.url + "/v1", **common)
-    else:
-        provider = OpenAIResponsesProvider("gpt-test", base_url=server.url + "/v1", **common)
-    _OPEN.append(provider)
-    return provider
+    return support.provider(kind, server.url, _OPEN, **kw)
 
 
 KINDS = ["anthropic", "openai", "responses"]

@@ -152,6 +152,7 @@ def test_transcript_loading_refuses_special_files(fifo: Path, unix_socket: Path)
             out[name] = [
                 refusal(ac.Conversation.from_file, path),
                 refusal(importers.load, path),
+                refusal(lambda p: importers.load(p, cache=True), path),
                 refusal(importers.detect, path),
                 refusal(importers.import_file, path),
             ]
@@ -343,6 +344,12 @@ def test_a_transcript_over_the_size_cap_is_refused_with_how_to_raise_it(tmp_path
         assert str(info.value) == expected and info.value.path == str(path)
     assert len(ac.Conversation.from_file(path, max_bytes=size)) == 1
     assert len(importers.load(path, max_bytes=size)) == 1
+    # The cache of the one loading path keeps the cap: a file read under a larger cap is refused
+    # under a smaller one.
+    assert len(importers.load(path, max_bytes=size, cache=True)) == 1
+    with pytest.raises(errors.TranscriptReadError) as info:
+        importers.load(path, max_bytes=2048, cache=True)
+    assert str(info.value) == expected
     assert importers.MAX_TRANSCRIPT_BYTES == 1 << 30
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     refused = subprocess.run(
@@ -363,3 +370,19 @@ def test_a_transcript_over_the_size_cap_is_refused_with_how_to_raise_it(tmp_path
         env=env,
     )
     assert allowed.returncode == 0 and json.loads(allowed.stdout)["messages"] == 1
+
+
+@pytest.mark.parametrize("max_bytes", [-1, 0, "x", True, 2**70])
+def test_a_bad_max_bytes_is_refused_alike_by_every_transcript_reader(tmp_path: Path, max_bytes: object) -> None:
+    """The importers refused a bad cap with a bare TypeError ("x") or a size message about a
+    limit of -1 bytes; now every reader raises what Conversation.from_file raises."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
+    with pytest.raises(errors.AgentContextError) as expected:
+        ac.Conversation.from_file(path, max_bytes=max_bytes)  # type: ignore[arg-type]
+    for call in (importers.load, importers.detect, importers.import_file):
+        with pytest.raises(errors.AgentContextError) as info:
+            call(path, max_bytes=max_bytes)  # type: ignore[operator]
+        assert (type(info.value), str(info.value)) == (type(expected.value), str(expected.value)), call
+    with pytest.raises(type(expected.value)):
+        importers.load(path, max_bytes=max_bytes, cache=True)  # type: ignore[arg-type]

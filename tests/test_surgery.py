@@ -269,9 +269,52 @@ def test_ids_reused_across_turns() -> None:
     assert kinds(ac.validate(messages)) == ["duplicate_id"]
     fixed, changes = ac.repair(messages)
     assert [c["kind"] for c in changes] == ["renamed_id"]
-    assert fixed[4]["tool_calls"][0]["id"] == fixed[5]["tool_call_id"] == "toolu_1~2"
+    assert fixed[4]["tool_calls"][0]["id"] == fixed[5]["tool_call_id"] == "toolu_1#2"
     assert fixed[5]["content"] == "second"
     assert ac.validate(fixed) == []
+
+
+def test_orphan_and_second_results_become_user_messages_that_keep_their_text() -> None:
+    """repair loses no content: a result with no call before it, and a second result for a call,
+    become user messages that name the call (the convention the importers use too)."""
+    messages = [
+        {"role": "user", "content": "go"},
+        {**tool("ghost", "output of a call that was trimmed away"), "extra": "kept"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        tool("a", "first"),
+        tool("a", "second"),
+    ]
+    fixed, changes = ac.repair(messages)
+    assert [(c["kind"], c["index"], c["id"]) for c in changes] == [
+        ("orphan_to_user", 1, "ghost"),
+        ("duplicate_to_user", 4, "a"),
+    ]
+    assert fixed[1] == {
+        "role": "user",
+        "content": "[tool result for call ghost, which is not in the conversation]\noutput of a call that was trimmed away",
+    }
+    # In the library's own format the message's other fields (metadata) stay; a provider format's
+    # fields of a result (Chat's name, a Responses item's type) would be wrong on a user message.
+    assert ac.repair(messages, format="jsonl")[0][1]["extra"] == "kept"
+    assert fixed[3] == tool("a", "first")
+    assert fixed[4] == {"role": "user", "content": "[another tool result for call a, which already has one]\nsecond"}
+    assert ac.validate(fixed) == []
+    anthropic = ac.convert(messages, to="anthropic")["messages"]
+    fixed_a, changes_a = ac.repair(anthropic, format="anthropic")
+    assert [c["kind"] for c in changes_a] == ["orphan_to_user", "duplicate_to_user"]
+    texts = json.dumps(fixed_a)
+    assert "output of a call that was trimmed away" in texts and "second" in texts
+    assert ac.validate(fixed_a["messages"], format="anthropic") == []
+    # A Responses orphan becomes a user message item, not a function_call_output without its call.
+    items = [
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "function_call_output", "call_id": "zz", "output": "lost?"},
+    ]
+    fixed_r, changes_r = ac.repair(items, format="responses")
+    assert [c["kind"] for c in changes_r] == ["orphan_to_user"]
+    assert fixed_r[1]["role"] == "user" and fixed_r[1].get("type", "message") == "message"
+    assert fixed_r[1]["content"] == "[tool result for call zz, which is not in the conversation]\nlost?"
+    assert ac.repair(fixed_r, format="responses") == (fixed_r, [])
 
 
 def test_thinking_after_a_tool_call_is_moved_first() -> None:

@@ -228,9 +228,11 @@ class Conversation:
 
     def repair(self) -> tuple[Conversation, list[Change]]:
         """A repaired copy and what changed: results moved right after their calls, an error result
-        synthesized for an interrupted call, orphan and duplicate results dropped, reused ids renamed
-        (``id~2``) with their results, thinking moved first, empty messages dropped. A valid
-        conversation comes back equal with no changes, so ``repair`` is idempotent."""
+        synthesized for an interrupted call, a result with no call before it (or a second result for
+        a call) made a user message that names the call and keeps the text, reused ids renamed
+        (``id#2``, ``id#3``, ...) with their results, thinking moved first, empty messages dropped.
+        A valid conversation comes back equal with no changes, so ``repair`` is idempotent. The
+        importers of :mod:`agentcontext.importers` build their conversations with this repair."""
 
     def groups(self) -> list[tuple[int, int]]:
         """Interaction groups after the system messages: each starts at a real user message (not

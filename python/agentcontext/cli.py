@@ -310,8 +310,8 @@ def compact_command(args: argparse.Namespace) -> int:
 REPAIRS = {
     "moved_result": "moved result {id} right after its call",
     "synthesized_result": "added an error result for interrupted call {id}",
-    "dropped_orphan": "dropped result {id} that has no call",
-    "dropped_duplicate": "dropped a second result for call {id}",
+    "orphan_to_user": "made result {id}, which has no call, a user message",
+    "duplicate_to_user": "made a second result for call {id} a user message",
     "renamed_id": "renamed reused call id {id}",
     "reordered_thinking": "moved thinking first",
     "dropped_empty": "dropped an empty message",

@@ -14,7 +14,6 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
@@ -131,22 +130,21 @@ def _import_each(
     return importers.import_files(ok)
 
 
-@lru_cache(maxsize=8)
-def _file(path: str) -> list[Conversation]:
-    from agentcontext import importers
-
-    if importers.detect(path) is None:
-        return [Conversation.from_file(path)]
-    return [item.conversation for item in importers.import_file(path)]
-
-
 def evaluate_task(task: Task) -> Evaluation:
     """Run one task (in a worker process or a Ray task). Errors are reported in the row."""
     try:
-        conv = _file(task.path)[max(task.index, 0)]
+        conv = _load(task.path, task.index)
         return evaluate(conv, task.strategy, task.budget, name=task.name)
     except AgentContextError as exc:
         return _failed(task, exc)
+
+
+def _load(path: str, index: int) -> Conversation:
+    """The ``index``-th conversation of a file (-1: the file is one conversation in a library
+    format), by :func:`agentcontext.importers.load`, cached: every strategy reads the same file."""
+    from agentcontext import importers
+
+    return importers.load(path, session=None if index < 0 else index, cache=True)
 
 
 def _failed(task: Task, exc: BaseException) -> Evaluation:

@@ -38,6 +38,7 @@ __all__ = [
     "probes",
     "replay",
     "retention",
+    "shared_prefix_tokens",
     "working_set_text",
 ]
 
@@ -106,14 +107,41 @@ class Replay:
         )
 
 
-def _common_prefix_tokens(before: Conversation, after: Conversation) -> int:
-    """Tokens of the longest run of leading messages ``after`` shares with ``before``."""
+class _MessageExports:
+    """Each message of a conversation as its format writes it (``export_each``), exported once,
+    when a prefix comparison first reaches it (messages appended later too, when reached)."""
+
+    __slots__ = ("_conversation", "_known")
+
+    def __init__(self, conversation: Conversation) -> None:
+        self._conversation = conversation
+        self._known: list[list[dict[str, Any]]] = []
+
+    def at(self, i: int) -> list[dict[str, Any]]:
+        known = self._known
+        if i >= len(known):
+            # In runs that double, so a long shared prefix costs few calls.
+            stop = min(len(self._conversation), max(i + 1, 2 * len(known), 8))
+            known.extend(self._conversation.slice(len(known), stop)._export_each())
+        return known[i]
+
+
+def _common_prefix_tokens(before: _MessageExports, before_len: int, after: _MessageExports, conv: Conversation) -> int:
+    """Tokens of the longest run of leading messages ``conv`` (exported by ``after``) shares with
+    the first ``before_len`` messages exported by ``before``. Only the shared run and the first
+    message that differs are exported; ``after`` is the next call's ``before``, so a message of the
+    working set is exported once while it stays in it."""
     n = 0
-    for a, b in zip(before._export_each(), after._export_each(), strict=False):
-        if a != b:
-            break
+    stop = min(before_len, len(conv))
+    while n < stop and before.at(n) == after.at(n):
         n += 1
-    return sum(after.message_tokens()[:n])
+    return sum(conv.message_tokens()[:n])
+
+
+def shared_prefix_tokens(before: Conversation, after: Conversation) -> int:
+    """Tokens of the longest run of leading messages ``after`` shares with ``before`` (what a
+    provider's prompt cache can read when ``after`` follows ``before``)."""
+    return _common_prefix_tokens(_MessageExports(before), len(before), _MessageExports(after), after)
 
 
 def replay(conversation: Conversation, compactor: Compactor) -> Replay:
@@ -130,6 +158,7 @@ def replay(conversation: Conversation, compactor: Compactor) -> Replay:
     compactions: list[int] = []
     uncompacted_tokens: list[int] = []
     work = Conversation([], format="jsonl", encoding=conversation.encoding)
+    exports = _MessageExports(work)
     taken = running = prev_len = prev_tokens = 0
     for call, stop in enumerate(starts):
         work.extend(originals[taken:stop])
@@ -140,9 +169,12 @@ def replay(conversation: Conversation, compactor: Compactor) -> Replay:
             compactions.append(call)
             # Until now the working set only grew: the previous request is its first prev_len messages.
             new = result.conversation.slice(0)
-            prefixes.append(_common_prefix_tokens(work.slice(0, prev_len), new) if call else 0)
-            work = new
+            new_exports = _MessageExports(new)
+            prefixes.append(_common_prefix_tokens(exports, prev_len, new_exports, new) if call else 0)
+            work, exports = new, new_exports
         else:
+            if result is not None and result.compacted:
+                exports = _MessageExports(work)  # compacted in place: its messages may have changed
             # Nothing before the new messages changed: the whole previous request is a prefix.
             prefixes.append(prev_tokens)
         sizes.append(work.tokens)

@@ -301,6 +301,9 @@ class Provider(ABC):
     name: ClassVar[str]
     #: The SDK client calls go through.
     client: Any
+    #: Server-side context management sent on every call that does not pass its own (Anthropic,
+    #: Responses); None sends nothing.
+    context_management: Any = None
 
     def __init__(self, model: str, *, context_window: int | None = None) -> None:
         _checks.optional_count("context_window", context_window, minimum=1)
@@ -331,7 +334,6 @@ class Provider(ABC):
                 raise
             raise overflow from exc
 
-    @abstractmethod
     def _complete(
         self,
         conversation: Conversation,
@@ -342,7 +344,26 @@ class Provider(ABC):
         tool_choice: Any,
         **params: Any,
     ) -> Completion:
-        """The SDK call of this provider (errors are classified by :meth:`complete`)."""
+        """One call: the request body of this provider with the tools, the tool choice, the
+        caller's parameters and the provider's ``context_management`` (unless the call passes its
+        own), sent by the SDK; the answer read as a :class:`Completion`. Errors are classified by
+        :meth:`complete`."""
+        body = _with_options(self._request(conversation, max_tokens, system), tools, tool_choice, params)
+        if self.context_management is not None and "context_management" not in body:
+            body["context_management"] = self.context_management
+        return self._completion(_raw_json(self._send(body)))
+
+    @abstractmethod
+    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
+        """The request body: the model, the output limit, the conversation and ``system``."""
+
+    @abstractmethod
+    def _send(self, body: dict[str, Any]) -> Any:
+        """The SDK's ``with_raw_response`` call with ``body``."""
+
+    @abstractmethod
+    def _completion(self, data: JsonDict) -> Completion:
+        """The completion the server answered with ``data`` (its JSON body)."""
 
     def messages_of(self, conversation: Conversation) -> list[JsonDict]:
         """The conversation's messages in this provider's format."""
@@ -436,16 +457,7 @@ class AnthropicProvider(Provider):
         self.context_management = dict(context_management) if context_management else None
         self.betas = list(betas)
 
-    def _complete(
-        self,
-        conversation: Conversation,
-        *,
-        max_tokens: int,
-        system: str | None,
-        tools: Sequence[Mapping[str, Any]] | None,
-        tool_choice: Any,
-        **params: Any,
-    ) -> Completion:
+    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
         request = conversation.to_anthropic_params(request=True)
         body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": request.get("messages", [])}
         own_system = request.get("system")
@@ -453,15 +465,15 @@ class AnthropicProvider(Provider):
             body["system"] = system if not own_system else _join_system(own_system, system)
         elif own_system:
             body["system"] = own_system
-        _with_options(body, tools, tool_choice, params)
-        if self.context_management is not None and "context_management" not in body:
-            body["context_management"] = self.context_management
+        return body
+
+    def _send(self, body: dict[str, Any]) -> Any:
         if self.betas or "context_management" in body or "betas" in body:
             body["betas"] = sorted({*self.betas, *body.get("betas", ())})
-            raw = self.client.beta.messages.with_raw_response.create(**body)
-        else:
-            raw = self.client.messages.with_raw_response.create(**body)
-        data = _raw_json(raw)
+            return self.client.beta.messages.with_raw_response.create(**body)
+        return self.client.messages.with_raw_response.create(**body)
+
+    def _completion(self, data: JsonDict) -> Completion:
         content = data.get("content") or []
         usage = data.get("usage") or {}
         cache_read = usage.get("cache_read_input_tokens") or 0
@@ -518,23 +530,16 @@ class OpenAIChatProvider(Provider):
         self._adopt_client(client, "openai", "OpenAI", client_options)
         self.max_tokens_param = max_tokens_param
 
-    def _complete(
-        self,
-        conversation: Conversation,
-        *,
-        max_tokens: int,
-        system: str | None,
-        tools: Sequence[Mapping[str, Any]] | None,
-        tool_choice: Any,
-        **params: Any,
-    ) -> Completion:
+    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
         messages = conversation.to_openai(request=True)
         if system is not None:
             messages = [{"role": "system", "content": system}, *messages]
-        body = _with_options(
-            {"model": self.model, "messages": messages, self.max_tokens_param: max_tokens}, tools, tool_choice, params
-        )
-        data = _raw_json(self.client.chat.completions.with_raw_response.create(**body))
+        return {"model": self.model, "messages": messages, self.max_tokens_param: max_tokens}
+
+    def _send(self, body: dict[str, Any]) -> Any:
+        return self.client.chat.completions.with_raw_response.create(**body)
+
+    def _completion(self, data: JsonDict) -> Completion:
         choice = (data.get("choices") or [{}])[0]
         message = dict(choice.get("message") or {"role": "assistant", "content": ""})
         usage = data.get("usage") or {}
@@ -585,16 +590,7 @@ class OpenAIResponsesProvider(Provider):
         self._adopt_client(client, "openai", "OpenAI", client_options)
         self.context_management = [dict(x) for x in context_management] if context_management else None
 
-    def _complete(
-        self,
-        conversation: Conversation,
-        *,
-        max_tokens: int,
-        system: str | None,
-        tools: Sequence[Mapping[str, Any]] | None,
-        tool_choice: Any,
-        **params: Any,
-    ) -> Completion:
+    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "input": conversation.to_responses(request=True),
@@ -602,10 +598,12 @@ class OpenAIResponsesProvider(Provider):
         }
         if system is not None:
             body["instructions"] = system
-        _with_options(body, tools, tool_choice, params)
-        if self.context_management is not None and "context_management" not in body:
-            body["context_management"] = self.context_management
-        data = _raw_json(self.client.responses.with_raw_response.create(**body))
+        return body
+
+    def _send(self, body: dict[str, Any]) -> Any:
+        return self.client.responses.with_raw_response.create(**body)
+
+    def _completion(self, data: JsonDict) -> Completion:
         output = list(data.get("output") or [])
         usage = data.get("usage") or {}
         text = "".join(

@@ -69,10 +69,10 @@ class TranscriptParam:
     name: str
 
     def load(self) -> Conversation:
-        from agentcontext.evaluation import _file
+        from agentcontext.importers import load
 
-        # A copy: the parsed file is cached and shared by the tests of every strategy.
-        return _file(self.path)[max(self.index, 0)].slice(0)
+        # Cached (a copy each time): the parsed file is shared by the tests of every strategy.
+        return load(self.path, session=None if self.index < 0 else self.index, cache=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:

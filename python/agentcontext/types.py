@@ -85,8 +85,8 @@ class Change(TypedDict):
     kind: Literal[
         "moved_result",
         "synthesized_result",
-        "dropped_orphan",
-        "dropped_duplicate",
+        "orphan_to_user",
+        "duplicate_to_user",
         "renamed_id",
         "reordered_thinking",
         "dropped_empty",

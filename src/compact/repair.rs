@@ -1,9 +1,12 @@
 //! Repair: turn any conversation into one every provider accepts, reporting each change.
 //!
 //! Results move right after their calls, a call without a result gets a clearly marked error
-//! result, orphan and duplicate results are dropped, reused call ids are renamed (with their
-//! results), thinking moves before the rest of its turn, and empty messages are dropped. A valid
-//! conversation comes back unchanged, so repair is idempotent.
+//! result, a result with no call before it (orphan) or a second result for a call becomes a user
+//! message that says so and keeps its text (no content is lost), reused call ids are renamed
+//! `id#2`, `id#3`, ... (with their results), thinking moves before the rest of its turn, and empty
+//! messages are dropped. A valid conversation comes back unchanged, so repair is idempotent.
+//! The agent-session importers (`agentcontext.importers`) build their conversations with this
+//! repair, so imported and repaired conversations follow one convention.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,8 +22,8 @@ pub const INTERRUPTED: &str = "[no result: the tool call was interrupted before 
 pub enum ChangeKind {
     MovedResult,
     SynthesizedResult,
-    DroppedOrphan,
-    DroppedDuplicate,
+    OrphanToUser,
+    DuplicateToUser,
     RenamedId,
     ReorderedThinking,
     DroppedEmpty,
@@ -31,8 +34,8 @@ impl ChangeKind {
         match self {
             ChangeKind::MovedResult => "moved_result",
             ChangeKind::SynthesizedResult => "synthesized_result",
-            ChangeKind::DroppedOrphan => "dropped_orphan",
-            ChangeKind::DroppedDuplicate => "dropped_duplicate",
+            ChangeKind::OrphanToUser => "orphan_to_user",
+            ChangeKind::DuplicateToUser => "duplicate_to_user",
             ChangeKind::RenamedId => "renamed_id",
             ChangeKind::ReorderedThinking => "reordered_thinking",
             ChangeKind::DroppedEmpty => "dropped_empty",
@@ -45,6 +48,8 @@ pub struct Change {
     pub kind: ChangeKind,
     /// The message of the input the change is about.
     pub index: usize,
+    /// The call id the change is about: as the input has it, except for a synthesized result,
+    /// where it is the id the output gives the call (renamed when the call reused an id).
     pub id: Option<String>,
 }
 
@@ -66,10 +71,10 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     for &ci in &pairing.reused_ids {
         let base = &pairing.calls[ci].id;
         let mut n = 2;
-        let mut candidate = format!("{base}~{n}");
+        let mut candidate = format!("{base}#{n}");
         while used.contains_key(&candidate) {
             n += 1;
-            candidate = format!("{base}~{n}");
+            candidate = format!("{base}#{n}");
         }
         used.insert(candidate.clone(), 1);
         renamed.insert(ci, candidate);
@@ -86,19 +91,13 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         .enumerate()
         .filter_map(|(i, c)| c.result.map(|r| (r, i)))
         .collect();
+    // Results that answer no call (orphans) or a call already answered: user messages.
+    let mut unpaired: HashMap<(usize, usize), ChangeKind> = HashMap::new();
     for &at in &pairing.orphans {
-        changes.push(Change {
-            kind: ChangeKind::DroppedOrphan,
-            index: at.0,
-            id: result_id(messages, at),
-        });
+        unpaired.insert(at, ChangeKind::OrphanToUser);
     }
     for &at in &pairing.duplicate_results {
-        changes.push(Change {
-            kind: ChangeKind::DroppedDuplicate,
-            index: at.0,
-            id: result_id(messages, at),
-        });
+        unpaired.insert(at, ChangeKind::DuplicateToUser);
     }
 
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
@@ -125,7 +124,11 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
             out.push(kept);
             continue;
         }
-        // Results leave their carrier; they are written again right after their calls.
+        // Results leave their carrier; they are written again right after their calls, or, when
+        // they answer no call, as user messages where they stood.
+        if has_results {
+            unpaired_as_user(m, mi, &unpaired, &mut out, &mut changes);
+        }
         let mut kept = m.clone();
         // Rename reused call ids first, while block indices still match the pairing.
         for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
@@ -176,10 +179,62 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     (out, changes)
 }
 
-fn result_id(messages: &[Message], at: (usize, usize)) -> Option<String> {
-    match &messages[at.0].blocks[at.1].body {
-        Body::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
-        _ => None,
+/// The note that opens the user message an orphan result becomes.
+pub fn orphan_note(id: &str) -> String {
+    format!("[tool result for call {id}, which is not in the conversation]")
+}
+
+/// The note that opens the user message a second result for a call becomes.
+pub fn duplicate_note(id: &str) -> String {
+    format!("[another tool result for call {id}, which already has one]")
+}
+
+/// Write the results of message `mi` that answer no call (or a call already answered) as user
+/// messages: a note naming the call id, then the result's text. In the library's own format, a
+/// tool message that carried just that result keeps its other fields (metadata such as a
+/// compaction marker); a provider format's fields of a result (a Responses item's `type`, a Chat
+/// tool message's `name`) would be wrong on a user message and are not kept.
+fn unpaired_as_user(
+    m: &Message,
+    mi: usize,
+    unpaired: &HashMap<(usize, usize), ChangeKind>,
+    out: &mut Vec<Message>,
+    changes: &mut Vec<Change>,
+) {
+    for (bi, b) in m.blocks.iter().enumerate() {
+        let Body::ToolResult {
+            tool_use_id, content, ..
+        } = &b.body
+        else {
+            continue;
+        };
+        let Some(&kind) = unpaired.get(&(mi, bi)) else {
+            continue;
+        };
+        changes.push(Change {
+            kind,
+            index: mi,
+            id: Some(tool_use_id.clone()),
+        });
+        let note = if kind == ChangeKind::OrphanToUser {
+            orphan_note(tool_use_id)
+        } else {
+            duplicate_note(tool_use_id)
+        };
+        let text = content.text();
+        let text = if text.is_empty() {
+            note
+        } else {
+            format!("{note}\n{text}")
+        };
+        let whole = m.role == Role::Tool && m.blocks.len() == 1 && m.origin == Format::Native;
+        out.push(Message {
+            role: Role::User,
+            blocks: Arc::new([Block::new(Body::Text { text })]),
+            form: ContentForm::String,
+            origin: m.origin,
+            extra: if whole { m.extra.clone() } else { Extra::new() },
+        });
     }
 }
 
@@ -244,7 +299,7 @@ fn emit_results(
                 changes.push(Change {
                     kind: ChangeKind::SynthesizedResult,
                     index: mi,
-                    id: Some(call.id.to_owned()),
+                    id: Some(id.clone()),
                 });
                 let block = Block::new(Body::ToolResult {
                     tool_use_id: id,
@@ -338,7 +393,7 @@ mod tests {
         assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
         let kinds: Vec<&str> = changes.iter().map(|c| c.kind.as_str()).collect();
         for k in [
-            "dropped_orphan",
+            "orphan_to_user",
             "moved_result",
             "synthesized_result",
             "renamed_id",
@@ -350,9 +405,11 @@ mod tests {
         assert_eq!(again, fixed);
         assert!(none.is_empty());
         let out = formats::openai_chat::write(&fixed);
-        assert_eq!(out[2]["content"], "late");
-        assert_eq!(out[3]["content"], INTERRUPTED);
-        assert_eq!(out[5]["tool_calls"][0]["id"], "1~2");
-        assert_eq!(out[6]["tool_call_id"], "1~2");
+        assert_eq!(out[1]["role"], "user");
+        assert_eq!(out[1]["content"], format!("{}\norphan", orphan_note("ghost")));
+        assert_eq!(out[3]["content"], "late");
+        assert_eq!(out[4]["content"], INTERRUPTED);
+        assert_eq!(out[6]["tool_calls"][0]["id"], "1#2");
+        assert_eq!(out[7]["tool_call_id"], "1#2");
     }
 }

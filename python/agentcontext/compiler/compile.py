@@ -33,7 +33,7 @@ from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
 from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
 from agentcontext.errors import OptionError
-from agentcontext.metrics import Replay, _common_prefix_tokens
+from agentcontext.metrics import Replay, shared_prefix_tokens
 from agentcontext.types import Encoding, Format, JsonDict
 
 __all__ = [
@@ -573,12 +573,12 @@ class Compiler:
         if prev is None:
             prefix = 0
         else:
-            prefix = _common_prefix_tokens(prev.head, head)
+            prefix = shared_prefix_tokens(prev.head, head)
             if prefix == head_tokens and prev.head.tokens == head_tokens:
                 if conversation is prev.conversation and len(conversation) >= prev.length:
                     prefix += prev.history_tokens
                 else:
-                    prefix += _common_prefix_tokens(prev.conversation.slice(0, prev.length), conversation)
+                    prefix += shared_prefix_tokens(prev.conversation.slice(0, prev.length), conversation)
         now = {**compiled.tokens["sections"], "tool_definitions": compiled.tokens["tools"]}
         if prev is not None:
             for name in dict.fromkeys([*prev.texts, *texts]):
