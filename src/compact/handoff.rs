@@ -9,7 +9,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use super::args::{Arg, Args};
-use super::structure::{FastMap, FastSet, Pairing, is_user_turn};
+use super::structure::{FastMap, FastSet, Pairing, Shape, is_user_turn};
 use crate::model::{Body, Message, Role, ToolInput};
 
 /// Text that starts a summary this library (or a well-known harness) wrote into history: ours,
@@ -38,32 +38,69 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "Caveat: The messages below were generated",
 ];
 
+/// What a message is to the search for the user's latest ask ([`latest_ask`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskKind {
+    /// Not the user's ask: an assistant, system or tool message, a user message of tool results
+    /// only, or a harness text in a user turn ([`NOT_REQUEST_PREFIXES`]).
+    Not,
+    /// A real user request.
+    Request,
+    /// A summary of earlier history ([`SUMMARY_PREFIXES`]): it holds the requests it replaced.
+    Summary,
+}
+
+/// What the text of a user turn is ([`AskKind`]); `marked` says the message carries an importer's
+/// `compaction` key.
+pub fn ask_kind_of_text(text: &str, marked: bool) -> AskKind {
+    if marked || SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p)) {
+        return AskKind::Summary;
+    }
+    let trimmed = text.trim();
+    if trimmed.is_empty() || NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+        AskKind::Not
+    } else {
+        AskKind::Request
+    }
+}
+
+/// What `m` is to the search for the latest ask ([`AskKind`]).
+pub fn ask_kind(m: &Message) -> AskKind {
+    if !is_user_turn(m) {
+        return AskKind::Not;
+    }
+    ask_kind_of_text(&text_of(m), m.extra.contains_key("compaction"))
+}
+
 /// Whether `m` is a real user request: a user turn with text that is not only tool results,
 /// not a summary of earlier history and not a harness text ([`NOT_REQUEST_PREFIXES`]).
 pub fn is_request(m: &Message) -> bool {
-    if !is_user_turn(m) || is_summary(m) {
-        return false;
-    }
-    let text = text_of(m);
-    let trimmed = text.trim();
-    !trimmed.is_empty() && !NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p))
+    ask_kind(m) == AskKind::Request
 }
 
-/// The latest real user request in `messages` ([`is_request`]): its index and text.
+/// The message at or after `from` that holds the user's latest ask: the latest real request, or a
+/// summary of earlier history when no request follows it (it holds the requests it replaced).
+/// The one search for "the latest request" — `trim_messages` keeps what it finds, the offline
+/// handoff quotes it, the compactor checks summaries against it.
+pub fn latest_ask<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<(usize, AskKind)> {
+    (from..messages.message_count())
+        .rev()
+        .map(|i| (i, messages.ask_at(i)))
+        .find(|(_, kind)| *kind != AskKind::Not)
+}
+
+/// The latest real user request in `messages` ([`latest_ask`], when it is a request and not a
+/// summary): its index and text.
 pub fn latest_request(messages: &[Message]) -> Option<(usize, String)> {
-    messages
-        .iter()
-        .rposition(is_request)
-        .map(|i| (i, text_of(&messages[i]).trim().to_owned()))
+    match latest_ask(messages, 0)? {
+        (i, AskKind::Request) => Some((i, text_of(&messages[i]).trim().to_owned())),
+        _ => None,
+    }
 }
 
 /// Whether `m` holds a summary of earlier history (see [`SUMMARY_PREFIXES`]).
 pub fn is_summary(m: &Message) -> bool {
-    m.role == Role::User
-        && (m.extra.contains_key("compaction") || {
-            let text = text_of(m);
-            SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p))
-        })
+    m.role == Role::User && ask_kind(m) == AskKind::Summary
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -510,14 +547,15 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
     match m.role {
         Role::User if is_user_turn(m) => {
             let text = text_of(m);
-            if is_summary(m) {
+            let kind = ask_kind_of_text(&text, m.extra.contains_key("compaction"));
+            if kind == AskKind::Summary {
                 f.summary = Some(text.into_owned());
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
             paths_in(&text, &mut f.paths);
             references_in(&text, &mut f.references);
-            if is_request(m) {
+            if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
             }
         }
@@ -845,6 +883,27 @@ mod tests {
                 "{line:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_latest_ask_skips_harness_texts_and_falls_back_to_a_summary() {
+        let v = json!([
+            {"role": "user", "content": "[agentcontext: earlier conversation compacted: 3 earlier messages]\n\nnotes"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "Port the parser."},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "done"},
+            {"role": "user", "content": "<task-notification>\n<summary>Background command done</summary>\n</task-notification>"},
+            {"role": "user", "content": "[Request interrupted by user]"},
+            {"role": "user", "content": "  "}
+        ]);
+        let m = formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap();
+        assert_eq!(latest_ask(&m[..], 0), Some((2, AskKind::Request)));
+        assert_eq!(latest_request(&m).map(|(i, _)| i), Some(2));
+        assert_eq!(latest_ask(&m[..], 3), None);
+        assert_eq!(latest_ask(&m[..2], 0), Some((0, AskKind::Summary)));
+        assert_eq!(latest_request(&m[..2]), None, "a summary is not the user's words");
     }
 
     #[test]
