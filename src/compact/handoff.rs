@@ -134,8 +134,9 @@ pub struct Handoff {
     /// Every file path touched or named: read, written, in a command, or in user text (each once,
     /// at its last mention, most recent last).
     pub paths: Vec<String>,
-    /// Test names with the status of their last run (`passed`, `failed`, `error`, or `ran` when a
-    /// command named the test and its outcome did not say), most recent last.
+    /// Test names with the status of their last run (`passed`, `failed`, `error`, `skipped`; `ran`
+    /// when a command named the test and its outcome did not say; `named` when only a tool input
+    /// named it, as an edit of a test file does), most recent last.
     pub tests: Vec<(String, String)>,
     /// URLs, branch names and commit hashes in user text and tool inputs, most recent last.
     pub references: Vec<String>,
@@ -427,7 +428,9 @@ fn references_in(text: &str, out: &mut Vec<String>) {
         } else if w == "git" {
             let rest = &all[k + 1..all.len().min(k + 5)];
             let branch = match rest {
-                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] => Some(*name),
+                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] | ["branch", name, ..] => {
+                    Some(*name)
+                }
                 ["switch" | "checkout", name, ..] if !name.starts_with('-') && !name.contains('.') => Some(*name),
                 _ => None,
             };
@@ -442,19 +445,38 @@ fn references_in(text: &str, out: &mut Vec<String>) {
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
 /// Each test once per output, with the last status it got there.
 fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
-    if !text.contains("::") {
-        return; // no node id, nothing to read (most outputs)
+    let unittest = text.contains(" ... ");
+    if !text.contains("::") && !unittest {
+        return; // no node id and no unittest line, nothing to read (most outputs)
     }
     let status = |w: &str| match w {
         "PASSED" | "ok" => Some("passed"),
-        "FAILED" => Some("failed"),
+        "FAILED" | "FAIL" => Some("failed"),
         "ERROR" => Some("error"),
+        "skipped" | "SKIPPED" => Some("skipped"),
         _ => None,
     };
     let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
     let mut found: Vec<(&str, &'static str)> = Vec::new();
     let mut at: FastMap<&str, usize> = FastMap::default();
     for line in text.lines() {
+        if unittest && line.starts_with("test") && line.contains(" ... ") {
+            // unittest and Django: `test_name (module.Class) ... ok`.
+            let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
+            let first = rest.split_whitespace().next().unwrap_or("");
+            if let (Some(st), Some((method, _))) = (status(first.trim_end_matches(['.', ','])), name.split_once(" (")) {
+                if method.starts_with("test") && name.ends_with(')') {
+                    let name = name.trim();
+                    if let Some(&k) = at.get(name) {
+                        found[k].1 = st;
+                    } else {
+                        at.insert(name, found.len());
+                        found.push((name, st));
+                    }
+                }
+            }
+            continue;
+        }
         if !line.contains("::") {
             continue;
         }
@@ -646,6 +668,24 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
             }
         }
     }
+    // Other inputs (contents written, edits, patches, queries, URLs to fetch) name paths, test
+    // names, URLs and commits too.
+    let used = [
+        PATH_KEYS.iter().find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+        COMMAND_KEYS
+            .iter()
+            .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+    ];
+    for_other_strings(&args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
+        paths_in(text, &mut f.paths);
+        references_in(text, &mut f.references);
+        for word in words(text) {
+            let w = word.trim_end_matches([':', '.', ',']);
+            if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
+                f.tests.push((w.to_owned(), "named".to_owned()));
+            }
+        }
+    });
     let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
     let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
@@ -698,6 +738,33 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
         });
     }
     f
+}
+
+/// Call `each` with every string value of a tool input (nested ones included) except the
+/// top-level members whose key `skip` accepts.
+fn for_other_strings(args: &Args<'_>, skip: impl Fn(&str) -> bool, each: &mut impl FnMut(&str)) {
+    fn walk(v: &serde_json::Value, each: &mut impl FnMut(&str)) {
+        match v {
+            serde_json::Value::String(s) => each(s),
+            serde_json::Value::Array(items) => items.iter().for_each(|x| walk(x, each)),
+            serde_json::Value::Object(map) => map.values().for_each(|x| walk(x, each)),
+            _ => {}
+        }
+    }
+    match args {
+        Args::Object(members) => {
+            for (k, v) in members {
+                if skip(k) {
+                    continue;
+                }
+                match v {
+                    Arg::Str(s) => each(s),
+                    Arg::Other(v) => walk(v, each),
+                }
+            }
+        }
+        Args::Other(v) => walk(v, each),
+    }
 }
 
 /// Extract a handoff from `messages`.
@@ -774,7 +841,13 @@ pub fn extract(messages: &[Message]) -> Handoff {
             order += 1;
             let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
             entry.0 = order;
-            if status != "ran" {
+            // A runner's status is kept until another runner's; "ran" beats "named".
+            let weak = |st: &str| match st {
+                "named" => 0,
+                "ran" => 1,
+                _ => 2,
+            };
+            if weak(status) == 2 || weak(status) > weak(&entry.1) {
                 entry.1.clone_from(status);
             }
         }
