@@ -162,6 +162,10 @@ _SECTIONS = (
 LATEST_SHARE = 1 / 3
 USERS_SHARE = 0.35
 CARRIED_SHARE = 0.2
+#: Sections of bare facts (a path, an identifier per line): a fact the summary already names
+#: verbatim elsewhere is not listed again.
+_NAMED_ONCE = frozenset({"Files read", "Paths named", "Identifiers"})
+_WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
 #: A user message in the list is cut to this many characters (head and tail).
 USER_LINE_CHARS = 1_200
 
@@ -282,6 +286,21 @@ class OfflineSummarizer:
                 done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
             return done[k]
 
+        # What the summary says so far: a fact (a path, an identifier) it already names verbatim —
+        # in the latest request, a user message, another section — takes no second line.
+        said: set[str] = set()
+
+        def say(text: str) -> None:
+            for word in _WORD_BREAK.split(text):
+                said.add(word)
+                said.add(word.rstrip(".:;!?"))
+
+        def redundant(name: str, text: str) -> bool:
+            return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in said
+
+        for kept_line in chosen[LATEST]:
+            say(kept_line)
+
         def take(name: str, limit: int) -> int:
             """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken."""
             spent = 0
@@ -291,6 +310,7 @@ class OfflineSummarizer:
                 if spent + extra > limit:
                     break
                 chosen[name].append(text)
+                say(text)
                 spent += extra
             return spent
 
@@ -310,8 +330,12 @@ class OfflineSummarizer:
                     continue
                 text, c = line(name, k)
                 extra = c + (header if not chosen[name] else 0)
-                if used + extra <= cap:
+                if redundant(name, text):
+                    position[name] = k + 1
+                    progress = True
+                elif used + extra <= cap:
                     chosen[name].append(text)
+                    say(text)
                     used += extra
                     progress = True
                     position[name] = k + 1
