@@ -160,6 +160,9 @@ _SECTIONS = (
 #: harnesses, carried forward. What is left goes to the other sections, one line from each in
 #: turn, most recent first.
 LATEST_SHARE = 1 / 3
+#: Under a small cap the latest request gets up to this many tokens (at most 3/4 of the cap), so
+#: that its head and tail both say something.
+LATEST_MIN_TOKENS = 128
 USERS_SHARE = 0.35
 CARRIED_SHARE = 0.2
 #: Sections of bare facts (a path, an identifier per line): a fact the summary already names
@@ -208,7 +211,8 @@ class OfflineSummarizer:
     error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
     A previous summary of this library is merged section by section, not nested. The summary
-    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, the earlier
+    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it (under a small
+    cap, up to :data:`LATEST_MIN_TOKENS` but at most 3/4 of it), the earlier
     user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
     the rest is shared by the other sections one line from each in turn, most recent first, so
     that when the cap forces a choice every section keeps its latest facts."""
@@ -270,7 +274,8 @@ class OfflineSummarizer:
         cap, enc = request.max_tokens, request.encoding
         chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         if latest:
-            room = max(64, int(cap * LATEST_SHARE))
+            # A third of the cap; under a small cap the request is most of the summary.
+            room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap * 3 // 4), 32)
             kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
             chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
         used = count_tokens(_render(chosen), encoding=enc)
