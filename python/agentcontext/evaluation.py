@@ -347,7 +347,7 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
     """One line per transcript: its probes, then each strategy's retention, the latest ask kept
     (``ask``/``no ask``; nothing when the transcript has no request) and fill where the original
     exceeded the budget; ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
-    on that transcript, ``failed`` a run that raised."""
+    on that transcript, ``failed`` a run that raised. As text, names over 48 characters are cut."""
     strategies = list(dict.fromkeys(r.strategy for r in rows))
     by: dict[str, dict[str, Evaluation]] = {}
     for r in rows:
@@ -374,7 +374,8 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
                 parts.append("< baseline")
             cells.append(", ".join(parts))
         probes = max((r.probes for r in runs.values()), default=0)
-        body.append([name, str(probes), *cells])
+        shown = name if markdown or len(name) <= 48 else name[:47] + "…"
+        body.append([shown, str(probes), *cells])
     if markdown:
         return "\n".join(
             [

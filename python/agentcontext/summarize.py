@@ -160,8 +160,8 @@ _SECTIONS = (
 #: harnesses, carried forward. What is left goes to the other sections, one line from each in
 #: turn, most recent first.
 LATEST_SHARE = 1 / 3
-#: Under a small cap the latest request gets up to this many tokens (at most 3/4 of the cap), so
-#: that its head and tail both say something.
+#: The latest request gets at least this many tokens of the cap (all of a smaller cap), so that
+#: its head and tail both say something.
 LATEST_MIN_TOKENS = 128
 USERS_SHARE = 0.35
 CARRIED_SHARE = 0.2
@@ -211,8 +211,8 @@ class OfflineSummarizer:
     error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
     A previous summary of this library is merged section by section, not nested. The summary
-    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it (under a small
-    cap, up to :data:`LATEST_MIN_TOKENS` but at most 3/4 of it), the earlier
+    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, but at least
+    :data:`LATEST_MIN_TOKENS` (all of a smaller cap), the earlier
     user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
     the rest is shared by the other sections one line from each in turn, most recent first, so
     that when the cap forces a choice every section keeps its latest facts."""
@@ -274,8 +274,8 @@ class OfflineSummarizer:
         cap, enc = request.max_tokens, request.encoding
         chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         if latest:
-            # A third of the cap; under a small cap the request is most of the summary.
-            room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap * 3 // 4), 32)
+            # A third of the cap, at least LATEST_MIN_TOKENS; a cap that small is all the request's.
+            room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
             kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
             chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
         used = count_tokens(_render(chosen), encoding=enc)
