@@ -169,8 +169,10 @@ CARRIED_SHARE = 0.2
 #: verbatim elsewhere is not listed again.
 _NAMED_ONCE = frozenset({"Files read", "Paths named", "Identifiers"})
 _WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
-#: A user message in the list is cut to this many characters (head and tail).
+#: A user message in the list is cut to this many characters (head and tail), and to fewer, down
+#: to USER_LINE_MIN_CHARS, when its share of the cap has less room left.
 USER_LINE_CHARS = 1_200
+USER_LINE_MIN_CHARS = 90
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
@@ -307,11 +309,21 @@ class OfflineSummarizer:
             say(kept_line)
 
         def take(name: str, limit: int) -> int:
-            """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken."""
+            """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
+            message or carried summary too long for the room left is cut shorter (head and tail,
+            at least :data:`USER_LINE_MIN_CHARS`) rather than left out."""
             spent = 0
             for k in range(len(sections.get(name, []))):
                 text, c = line(name, k)
                 extra = c + (header if not chosen[name] else 0)
+                if spent + extra > limit and name in (USERS, CARRIED):
+                    left = limit - spent - (header if not chosen[name] else 0)
+                    chars = left * 3
+                    if chars < USER_LINE_MIN_CHARS:
+                        break
+                    text = _head_tail(sections[name][k], chars)
+                    c = count_tokens(text, encoding=enc) + 1
+                    extra = c + (header if not chosen[name] else 0)
                 if spent + extra > limit:
                     break
                 chosen[name].append(text)
@@ -319,10 +331,11 @@ class OfflineSummarizer:
                 spent += extra
             return spent
 
-        for name in ("Current state", "Next step"):
-            used += take(name, max(0, cap - used))
+        # Every user message (and what earlier harnesses summarized) before the rest.
         used += take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
         used += take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
+        for name in ("Current state", "Next step"):
+            used += take(name, max(0, cap - used))
         # The rest in turns: one line from each section, most recent first, while anything fits.
         rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
         position = {name: len(chosen[name]) for name in rest}
