@@ -140,7 +140,11 @@ def test_corpus_targets_at_a_quarter(transcripts: Path) -> None:
     assert pooled["claude-code"]["retention"] >= 0.90, pooled["claude-code"]["retention"]
     base = {r.transcript: r for r in rows if r.strategy == BASELINE}
     ours = [r for r in rows if r.strategy == "claude-code"]
-    below = [(r.transcript, r.retention, base[r.transcript].retention) for r in ours if r.retention < base[r.transcript].retention]
+    below = [
+        (r.transcript, r.retention, base[r.transcript].retention)
+        for r in ours
+        if r.retention < base[r.transcript].retention
+    ]
     assert not below
     lost_ask = [r.transcript for r in ours if r.latest_ask is False and "drop" not in r.stages]
     assert not lost_ask

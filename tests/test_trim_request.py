@@ -170,7 +170,9 @@ def test_a_harness_text_after_the_request_is_not_taken_for_it(harness_text: str)
 def test_a_summary_of_earlier_history_stands_for_the_requests_it_replaced() -> None:
     """After a compaction the summary holds the latest request: with no request after it, trim
     keeps it like a request."""
-    summary = "[agentcontext: earlier conversation compacted: 9 earlier messages]\n\n## Latest request (verbatim)\nfix foo"
+    summary = (
+        "[agentcontext: earlier conversation compacted: 9 earlier messages]\n\n## Latest request (verbatim)\nfix foo"
+    )
     m = agent(summary, [300, 300, 300])
     out = ac.trim_messages(m, 400)
     assert out[1]["content"] == summary

@@ -358,19 +358,19 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
         base = runs.get(BASELINE)
         cells = []
         for s in strategies:
-            r = runs.get(s)
-            if r is None:
+            run = runs.get(s)
+            if run is None:
                 cells.append("-")
                 continue
-            if r.error is not None:
+            if run.error is not None:
                 cells.append("failed")
                 continue
-            parts = [_pct(r.retention)]
-            if r.latest_ask is not None:
-                parts.append("ask" if r.latest_ask else "no ask")
-            if r.fill is not None:
-                parts.append(f"fill {r.fill:.0%}")
-            if base is not None and s != BASELINE and base.error is None and r.retention < base.retention:
+            parts = [_pct(run.retention)]
+            if run.latest_ask is not None:
+                parts.append("ask" if run.latest_ask else "no ask")
+            if run.fill is not None:
+                parts.append(f"fill {run.fill:.0%}")
+            if base is not None and s != BASELINE and base.error is None and run.retention < base.retention:
                 parts.append("< baseline")
             cells.append(", ".join(parts))
         probes = max((r.probes for r in runs.values()), default=0)
