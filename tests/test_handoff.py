@@ -148,3 +148,32 @@ def test_corpus_targets_at_a_quarter(transcripts: Path) -> None:
     assert not below
     lost_ask = [r.transcript for r in ours if r.latest_ask is False and "drop" not in r.stages]
     assert not lost_ask
+
+
+def test_shrinking_a_summary_keeps_the_head_and_tail_of_the_latest_request() -> None:
+    """For a ladder that must cut an accepted summary down (the room beside the last round): the
+    offline sections are fitted again, the request first, instead of cutting the whole text to
+    head + tail (which kept the request's head and the next step's tail)."""
+    from agentcontext import count_tokens
+    from agentcontext.summarize import shrink_summary
+
+    ask = (
+        "START of the task: port ledger.ex.\n## Steps (the user's own heading)\n"
+        + "detail line\n" * 300
+        + "END: run mix test."
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": ask}]
+    for k in range(20):
+        messages.append(bash(f"c{k}", f"mix test test/m{k}_test.exs"))
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": "ok\n" * 50 + "1 test, 0 failures"})
+    messages.append({"role": "assistant", "content": "All green; the next step is the changelog. " * 10})
+    summary = offline(ac.Conversation(messages), 2_000)
+    for room in (64, 150, 400):
+        small = shrink_summary(summary, room)
+        assert count_tokens(small) <= room
+        assert small.startswith("## Latest request (verbatim)\nSTART of the task: port ledger.ex.")
+        assert "END: run mix test." in small, (room, small)
+    assert shrink_summary(summary, 10_000) == summary
+    plain = "an LLM's prose summary. " * 200
+    cut = shrink_summary(plain, 100)
+    assert count_tokens(cut) <= 100 and cut.startswith("an LLM's prose") and "omitted" in cut
