@@ -64,12 +64,25 @@ pub fn ask_kind_of_text(text: &str, marked: bool) -> AskKind {
     }
 }
 
-/// What `m` is to the search for the latest ask ([`AskKind`]).
+/// What `m` is to the search for the latest ask ([`AskKind`]): a summary by its first text
+/// block; else a request when any of its text blocks is one (Claude Code may put a reminder
+/// block before the user's own words).
 pub fn ask_kind(m: &Message) -> AskKind {
     if !is_user_turn(m) {
         return AskKind::Not;
     }
-    ask_kind_of_text(&text_of(m), m.extra.contains_key("compaction"))
+    let marked = m.extra.contains_key("compaction");
+    let mut texts = m.blocks.iter().filter_map(|b| match &b.body {
+        Body::Text { text } if !text.trim().is_empty() => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return if marked { AskKind::Summary } else { AskKind::Not };
+    };
+    match ask_kind_of_text(first, marked) {
+        AskKind::Not if texts.any(|t| ask_kind_of_text(t, false) == AskKind::Request) => AskKind::Request,
+        kind => kind,
+    }
 }
 
 /// Whether `m` is a real user request: a user turn with text that is not only tool results,
@@ -569,7 +582,7 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
     match m.role {
         Role::User if is_user_turn(m) => {
             let text = text_of(m);
-            let kind = ask_kind_of_text(&text, m.extra.contains_key("compaction"));
+            let kind = ask_kind(m);
             if kind == AskKind::Summary {
                 f.summary = Some(text.into_owned());
                 return f;
@@ -977,6 +990,16 @@ mod tests {
         assert_eq!(latest_ask(&m[..], 3), None);
         assert_eq!(latest_ask(&m[..2], 0), Some((0, AskKind::Summary)));
         assert_eq!(latest_request(&m[..2]), None, "a summary is not the user's words");
+        // A reminder block before the user's own words does not hide the request.
+        let v = json!([
+            {"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>todo list empty</system-reminder>"},
+                {"type": "text", "text": "Rename the module."}]},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>still empty</system-reminder>"}]}
+        ]);
+        let m = formats::anthropic::read(serde_json::from_value(v).unwrap(), None).unwrap();
+        assert_eq!(latest_ask(&m[..], 0), Some((0, AskKind::Request)));
     }
 
     #[test]
