@@ -316,3 +316,21 @@ def test_baseline_keeps_every_user_message_and_a_recent_suffix() -> None:
         )
     e = evaluate(conv, "baseline-suffix-users", "25%")
     assert e.strategy == "baseline-suffix-users" and e.valid and e.fits and e.latest_ask
+
+
+def test_eval_per_transcript_lines(transcripts: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = transcripts / "normalized" / "openhands"
+    args = ["eval", str(folder), "--budget", "25%", "--strategy", "openharness,baseline-suffix-users"]
+    assert main([*args, "--workers", "1", "--no-progress", "--per-transcript"]) == 0
+    out = capsys.readouterr().out
+    lines = out.split("retention per transcript\n", 1)[1].splitlines()
+    assert lines[0].split() == ["transcript", "probes", "openharness", "baseline-suffix-users"]
+    rows = evaluation.run([folder], ["openharness", "baseline-suffix-users"], "25%", workers=1)
+    by = {(r.transcript, r.strategy): r for r in rows}
+    body = {line.split()[0]: line for line in lines[2:]}
+    assert len(body) == 9
+    for name, line in body.items():
+        ours, base = by[name, "openharness"], by[name, "baseline-suffix-users"]
+        assert f"{ours.retention:.1%}" in line
+        assert ("< baseline" in line) == (ours.retention < base.retention)
+        assert ("no ask" in line) == (ours.latest_ask is False or base.latest_ask is False)

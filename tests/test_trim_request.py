@@ -140,3 +140,40 @@ def test_the_callers_objects_come_back_with_a_reused_call_id() -> None:
         if not any(x is y for y in m):
             assert x["role"] == "tool" and x["content"] != "word " * 200
     assert {v["kind"] for v in ac.validate(cleared)} == {"duplicate_id"}
+
+
+@pytest.mark.parametrize(
+    "harness_text",
+    [
+        "<task-notification>\n<task-id>b7</task-id>\n<summary>Background command done</summary>\n</task-notification>",
+        "[Request interrupted by user]",
+        "<system-reminder>The todo list is empty.</system-reminder>",
+    ],
+)
+def test_a_harness_text_after_the_request_is_not_taken_for_it(harness_text: str) -> None:
+    """Claude Code puts task notifications, interruption markers and reminders in user turns: the
+    request trim keeps is the one the user typed before them (was: the harness text, and the
+    request was dropped). Both paths: plain Chat dicts (the fast path) and Anthropic blocks."""
+    request = "please fix the failing test in foo.py"
+    m = agent(request, [300, 300])
+    m += [{"role": "user", "content": harness_text}, {"role": "assistant", "content": "Noted."}]
+    m += agent("unused", [300])[2:]  # one more tool round after the notification
+    out = ac.trim_messages(m, 500)
+    assert request_kept(out, request), [x["role"] for x in out]
+    assert ac.validate(out) == []
+    anthropic = ac.convert(m, to="anthropic")
+    got = ac.trim_messages(anthropic["messages"], 500, format="anthropic", system=anthropic["system"])
+    assert request_kept(got["messages"], request)
+    assert ac.validate(got["messages"], format="anthropic", system=got.get("system")) == []
+
+
+def test_a_summary_of_earlier_history_stands_for_the_requests_it_replaced() -> None:
+    """After a compaction the summary holds the latest request: with no request after it, trim
+    keeps it like a request."""
+    summary = (
+        "[agentcontext: earlier conversation compacted: 9 earlier messages]\n\n## Latest request (verbatim)\nfix foo"
+    )
+    m = agent(summary, [300, 300, 300])
+    out = ac.trim_messages(m, 400)
+    assert out[1]["content"] == summary
+    assert ac.validate(out) == []

@@ -335,14 +335,19 @@ class Conversation:
 
     def handoff(self, start: int = 0, stop: int | None = None, /) -> JsonDict:
         """What the offline summarizer extracts from this history: user requests (latest first),
-        files read and modified, commands with their last outcome, errors (resolved or not),
-        identifiers, TODOs, decisions, the last assistant text and earlier summaries — over messages
-        ``start:stop`` (indices in the result are relative to ``start``)."""
+        files read and modified, every path named (in user and assistant text, tool inputs of any
+        member and commands), commands with their last outcome, errors (resolved or not), tests
+        with their last status (``passed``, ``failed``, ``error``, ``skipped``; ``ran`` when only a
+        command named it, ``named`` when only another tool input did), identifiers, references
+        (URLs, branches, commits), TODOs, decisions, the last assistant text and earlier summaries
+        — over messages ``start:stop`` (indices in the result are relative to ``start``)."""
 
     def _latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None:
         """Internal. The latest real user request of messages ``start:stop`` as ``(index in this conversation, text)``: a user
         turn with text that is not only tool results, not a summary of earlier history and not a
-        text a harness put there (a task notification, a command echo, an interruption marker)."""
+        text a harness put there (a task notification, a command echo, an interruption marker).
+        None when there is none, or when a summary of earlier history comes after the last one
+        (the summary holds it): the same search ``trim_messages`` keeps the request by."""
 
     def _summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]:
         """Internal. Texts of summary messages in this history (from this library or Claude Code), oldest first."""
@@ -653,7 +658,9 @@ def trim_messages(
     safety_margin: int = 0,
 ) -> list[JsonDict] | AnthropicRequest:
     """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages,
-    the latest user request (a user message that is not only tool results) and the longest recent
+    the latest user request (a user message that is not only tool results and not a text a harness
+    put there — a task notification, an interruption marker, a reminder; a summary of earlier
+    history when no request follows it) and the longest recent
     protocol-complete suffix that fits beside them. The request is kept verbatim, or cut to head +
     marker + tail when it does not fit whole beside the last round after it. Returned in the same
     format (a list; for Anthropic, the request fields ``{"system", "messages"}``). The messages the library did not change are the caller's own objects (new dicts only

@@ -155,6 +155,12 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--workers", type=int, help="local worker processes (default: CPU count)")
     ev.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ev.add_argument(
+        "--per-transcript",
+        action="store_true",
+        help="also print one line per transcript: each strategy's retention, whether it kept the latest "
+        "ask, its fill, and '< baseline' where it kept fewer probes than baseline-suffix-users",
+    )
+    ev.add_argument(
         "--skip-errors",
         action="store_true",
         help="exit 0 even when some transcripts cannot be read or evaluated (they are still listed and counted)",
@@ -369,6 +375,9 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.csv:
         evaluation.write_csv(rows, args.csv)
     print(evaluation.markdown_table(rows) if args.markdown else evaluation.format_table(rows))
+    if args.per_transcript:
+        print("\nretention per transcript")
+        print(evaluation.per_transcript_table(rows, markdown=args.markdown))
     # One line per transcript and reason (a file that cannot be read fails every strategy alike).
     failed: dict[tuple[str, str], list[str]] = {}
     for r in rows:

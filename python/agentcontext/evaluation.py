@@ -25,7 +25,7 @@ from agentcontext.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, su
 if TYPE_CHECKING:
     from agentcontext import importers
 
-__all__ = ["Task", "discover", "format_table", "run", "scan", "write_csv", "write_json"]
+__all__ = ["Task", "discover", "format_table", "per_transcript_table", "run", "scan", "write_csv", "write_json"]
 
 Engine = Literal["local", "ray"]
 
@@ -339,6 +339,50 @@ def markdown_table(rows: Sequence[Evaluation]) -> str:
         ]
 
     return "\n".join([*table(header, body), "", *table(kinds_header, kinds_body)])
+
+
+def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) -> str:
+    """One line per transcript: its probes, then each strategy's retention, the latest ask kept
+    (``ask``/``no ask``; nothing when the transcript has no request) and fill where the original
+    exceeded the budget; ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
+    on that transcript, ``failed`` a run that raised. As text, names over 48 characters are cut."""
+    strategies = list(dict.fromkeys(r.strategy for r in rows))
+    by: dict[str, dict[str, Evaluation]] = {}
+    for r in rows:
+        by.setdefault(r.transcript, {})[r.strategy] = r
+    header = ["transcript", "probes", *strategies]
+    body = []
+    for name, runs in by.items():
+        base = runs.get(BASELINE)
+        cells = []
+        for s in strategies:
+            run = runs.get(s)
+            if run is None:
+                cells.append("-")
+                continue
+            if run.error is not None:
+                cells.append("failed")
+                continue
+            parts = [_pct(run.retention)]
+            if run.latest_ask is not None:
+                parts.append("ask" if run.latest_ask else "no ask")
+            if run.fill is not None:
+                parts.append(f"fill {run.fill:.0%}")
+            if base is not None and s != BASELINE and base.error is None and run.retention < base.retention:
+                parts.append("< baseline")
+            cells.append(", ".join(parts))
+        probes = max((r.probes for r in runs.values()), default=0)
+        shown = name if markdown or len(name) <= 48 else name[:47] + "…"
+        body.append([shown, str(probes), *cells])
+    if markdown:
+        return "\n".join(
+            [
+                "| " + " | ".join(header) + " |",
+                "|---|" + "---:|" * (len(header) - 1),
+                *("| " + " | ".join(r) + " |" for r in body),
+            ]
+        )
+    return "\n".join(_text_table(header, body))
 
 
 def write_json(rows: Sequence[Evaluation], path: str | os.PathLike[str], **meta: Any) -> None:

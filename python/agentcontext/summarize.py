@@ -24,6 +24,7 @@ __all__ = [
     "SummaryRequest",
     "identifiers_in",
     "required_identifiers",
+    "shrink_summary",
     "strip_scratchpad",
     "summary_message",
 ]
@@ -160,10 +161,19 @@ _SECTIONS = (
 #: harnesses, carried forward. What is left goes to the other sections, one line from each in
 #: turn, most recent first.
 LATEST_SHARE = 1 / 3
+#: The latest request gets at least this many tokens of the cap (all of a smaller cap), so that
+#: its head and tail both say something.
+LATEST_MIN_TOKENS = 128
 USERS_SHARE = 0.35
 CARRIED_SHARE = 0.2
-#: A user message in the list is cut to this many characters (head and tail).
+#: Sections of bare facts (a path, an identifier per line): a fact the summary already names
+#: verbatim elsewhere is not listed again.
+_NAMED_ONCE = frozenset({"Files read", "Paths named", "Identifiers"})
+_WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
+#: A user message in the list is cut to this many characters (head and tail), and to fewer, down
+#: to USER_LINE_MIN_CHARS, when its share of the cap has less room left.
 USER_LINE_CHARS = 1_200
+USER_LINE_MIN_CHARS = 90
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
@@ -204,7 +214,8 @@ class OfflineSummarizer:
     error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
     A previous summary of this library is merged section by section, not nested. The summary
-    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, the earlier
+    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, but at least
+    :data:`LATEST_MIN_TOKENS` (all of a smaller cap), the earlier
     user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
     the rest is shared by the other sections one line from each in turn, most recent first, so
     that when the cap forces a choice every section keeps its latest facts."""
@@ -260,68 +271,128 @@ class OfflineSummarizer:
         }
         for name in _SECTIONS[1:]:
             sections[name] = _merge(sections[name], previous.get(name, []))
-        return self._fit(latest, sections, request)
+        return _fit(latest, sections, request.max_tokens, request.encoding)
 
-    def _fit(self, latest: str | None, sections: dict[str, list[str]], request: SummaryRequest) -> str:
-        cap, enc = request.max_tokens, request.encoding
-        chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
-        if latest:
-            room = max(64, int(cap * LATEST_SHARE))
-            kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
-            chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
-        used = count_tokens(_render(chosen), encoding=enc)
-        header = 6  # "## Name" and the blank line before it
-        # Lines are rendered and counted only when considered: most never are once the cap is met.
-        rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
 
-        def line(name: str, k: int) -> tuple[str, int]:
-            done = rendered[name]
-            while len(done) <= k:
-                raw = sections[name][len(done)]
-                text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
-                done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
-            return done[k]
+def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k_base") -> str:
+    """``summary`` within ``max_tokens``, for a ladder that must make an accepted summary smaller
+    (the room beside the last round). A summary in the offline summarizer's sections is fitted
+    again section by section — the latest request first (head and tail, see
+    :class:`OfflineSummarizer`), then the other sections' most recent lines — so the request
+    survives; any other text is cut to head (70%) + marker + tail. Unchanged when it fits."""
+    if count_tokens(summary, encoding=encoding) <= max_tokens:
+        return summary
+    if not summary.startswith("## ") or not any(summary.startswith(f"## {n}\n") for n in _SECTIONS):
+        return truncate(
+            summary, max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=encoding
+        ).text
+    latest: str | None = None
+    rest = summary
+    if summary.startswith(f"## {LATEST}\n"):
+        # The request is everything up to the next section this summarizer writes (a "## " line of
+        # the user's own markdown is part of it).
+        rest = summary[len(LATEST) + 4 :]
+        ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
+        end = min(ends, default=len(rest))
+        latest, rest = rest[:end].strip() or None, rest[end:]
+    sections = {name: lines for name, lines in _parse_sections(rest).items() if name in _SECTIONS}
+    for name in _SECTIONS[1:]:
+        sections.setdefault(name, [])
+    return _fit(latest, sections, max_tokens, encoding)
 
-        def take(name: str, limit: int) -> int:
-            """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken."""
-            spent = 0
-            for k in range(len(sections.get(name, []))):
-                text, c = line(name, k)
-                extra = c + (header if not chosen[name] else 0)
-                if spent + extra > limit:
+
+def _fit(latest: str | None, sections: dict[str, list[str]], cap: int, enc: Encoding) -> str:
+    """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares)."""
+    chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
+    if latest:
+        # A third of the cap, at least LATEST_MIN_TOKENS; a cap that small is all the request's.
+        room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
+        kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
+        chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
+    used = count_tokens(_render(chosen), encoding=enc)
+    header = 6  # "## Name" and the blank line before it
+    # Lines are rendered and counted only when considered: most never are once the cap is met.
+    rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+
+    def line(name: str, k: int) -> tuple[str, int]:
+        done = rendered[name]
+        while len(done) <= k:
+            raw = sections[name][len(done)]
+            text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
+            done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
+        return done[k]
+
+    # What the summary says so far: a fact (a path, an identifier) it already names verbatim —
+    # in the latest request, a user message, another section — takes no second line.
+    said: set[str] = set()
+
+    def say(text: str) -> None:
+        for word in _WORD_BREAK.split(text):
+            said.add(word)
+            said.add(word.rstrip(".:;!?"))
+
+    def redundant(name: str, text: str) -> bool:
+        return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in said
+
+    for kept_line in chosen[LATEST]:
+        say(kept_line)
+
+    def take(name: str, limit: int) -> int:
+        """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
+        message or carried summary too long for the room left is cut shorter (head and tail,
+        at least :data:`USER_LINE_MIN_CHARS`) rather than left out."""
+        spent = 0
+        for k in range(len(sections.get(name, []))):
+            text, c = line(name, k)
+            extra = c + (header if not chosen[name] else 0)
+            if spent + extra > limit and name in (USERS, CARRIED):
+                left = limit - spent - (header if not chosen[name] else 0)
+                chars = left * 3
+                if chars < USER_LINE_MIN_CHARS:
                     break
-                chosen[name].append(text)
-                spent += extra
-            return spent
-
-        for name in ("Current state", "Next step"):
-            used += take(name, max(0, cap - used))
-        used += take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
-        used += take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
-        # The rest in turns: one line from each section, most recent first, while anything fits.
-        rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
-        position = {name: len(chosen[name]) for name in rest}
-        progress = True
-        while progress:
-            progress = False
-            for name in rest:
-                k = position[name]
-                if k >= len(sections.get(name, [])) or used >= cap:
-                    continue
-                text, c = line(name, k)
+                text = _head_tail(sections[name][k], chars)
+                c = count_tokens(text, encoding=enc) + 1
                 extra = c + (header if not chosen[name] else 0)
-                if used + extra <= cap:
-                    chosen[name].append(text)
-                    used += extra
-                    progress = True
-                    position[name] = k + 1
-                else:
-                    position[name] = len(sections[name])  # this section is done
-        text = _render(chosen)
-        if count_tokens(text, encoding=enc) > cap:
-            # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
-            return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
-        return text
+            if spent + extra > limit:
+                break
+            chosen[name].append(text)
+            say(text)
+            spent += extra
+        return spent
+
+    # Every user message (and what earlier harnesses summarized) before the rest.
+    used += take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
+    used += take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
+    for name in ("Current state", "Next step"):
+        used += take(name, max(0, cap - used))
+    # The rest in turns: one line from each section, most recent first, while anything fits.
+    rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
+    position = {name: len(chosen[name]) for name in rest}
+    progress = True
+    while progress:
+        progress = False
+        for name in rest:
+            k = position[name]
+            if k >= len(sections.get(name, [])) or used >= cap:
+                continue
+            text, c = line(name, k)
+            extra = c + (header if not chosen[name] else 0)
+            if redundant(name, text):
+                position[name] = k + 1
+                progress = True
+            elif used + extra <= cap:
+                chosen[name].append(text)
+                say(text)
+                used += extra
+                progress = True
+                position[name] = k + 1
+            else:
+                position[name] = len(sections[name])  # this section is done
+    text = _render(chosen)
+    if count_tokens(text, encoding=enc) > cap:
+        # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
+        return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
+    return text
 
 
 def _one_line(text: str, limit: int) -> str:

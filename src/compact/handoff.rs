@@ -9,7 +9,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use super::args::{Arg, Args};
-use super::structure::{FastMap, FastSet, Pairing, is_user_turn};
+use super::structure::{FastMap, FastSet, Pairing, Shape, is_user_turn};
 use crate::model::{Body, Message, Role, ToolInput};
 
 /// Text that starts a summary this library (or a well-known harness) wrote into history: ours,
@@ -38,32 +38,82 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "Caveat: The messages below were generated",
 ];
 
+/// What a message is to the search for the user's latest ask ([`latest_ask`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskKind {
+    /// Not the user's ask: an assistant, system or tool message, a user message of tool results
+    /// only, or a harness text in a user turn ([`NOT_REQUEST_PREFIXES`]).
+    Not,
+    /// A real user request.
+    Request,
+    /// A summary of earlier history ([`SUMMARY_PREFIXES`]): it holds the requests it replaced.
+    Summary,
+}
+
+/// What the text of a user turn is ([`AskKind`]); `marked` says the message carries an importer's
+/// `compaction` key.
+pub fn ask_kind_of_text(text: &str, marked: bool) -> AskKind {
+    if marked || SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p)) {
+        return AskKind::Summary;
+    }
+    let trimmed = text.trim();
+    if trimmed.is_empty() || NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+        AskKind::Not
+    } else {
+        AskKind::Request
+    }
+}
+
+/// What `m` is to the search for the latest ask ([`AskKind`]): a summary by its first text
+/// block; else a request when any of its text blocks is one (Claude Code may put a reminder
+/// block before the user's own words).
+pub fn ask_kind(m: &Message) -> AskKind {
+    if !is_user_turn(m) {
+        return AskKind::Not;
+    }
+    let marked = m.extra.contains_key("compaction");
+    let mut texts = m.blocks.iter().filter_map(|b| match &b.body {
+        Body::Text { text } if !text.trim().is_empty() => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return if marked { AskKind::Summary } else { AskKind::Not };
+    };
+    match ask_kind_of_text(first, marked) {
+        AskKind::Not if texts.any(|t| ask_kind_of_text(t, false) == AskKind::Request) => AskKind::Request,
+        kind => kind,
+    }
+}
+
 /// Whether `m` is a real user request: a user turn with text that is not only tool results,
 /// not a summary of earlier history and not a harness text ([`NOT_REQUEST_PREFIXES`]).
 pub fn is_request(m: &Message) -> bool {
-    if !is_user_turn(m) || is_summary(m) {
-        return false;
-    }
-    let text = text_of(m);
-    let trimmed = text.trim();
-    !trimmed.is_empty() && !NOT_REQUEST_PREFIXES.iter().any(|p| trimmed.starts_with(p))
+    ask_kind(m) == AskKind::Request
 }
 
-/// The latest real user request in `messages` ([`is_request`]): its index and text.
+/// The message at or after `from` that holds the user's latest ask: the latest real request, or a
+/// summary of earlier history when no request follows it (it holds the requests it replaced).
+/// The one search for "the latest request" — `trim_messages` keeps what it finds, the offline
+/// handoff quotes it, the compactor checks summaries against it.
+pub fn latest_ask<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<(usize, AskKind)> {
+    (from..messages.message_count())
+        .rev()
+        .map(|i| (i, messages.ask_at(i)))
+        .find(|(_, kind)| *kind != AskKind::Not)
+}
+
+/// The latest real user request in `messages` ([`latest_ask`], when it is a request and not a
+/// summary): its index and text.
 pub fn latest_request(messages: &[Message]) -> Option<(usize, String)> {
-    messages
-        .iter()
-        .rposition(is_request)
-        .map(|i| (i, text_of(&messages[i]).trim().to_owned()))
+    match latest_ask(messages, 0)? {
+        (i, AskKind::Request) => Some((i, text_of(&messages[i]).trim().to_owned())),
+        _ => None,
+    }
 }
 
 /// Whether `m` holds a summary of earlier history (see [`SUMMARY_PREFIXES`]).
 pub fn is_summary(m: &Message) -> bool {
-    m.role == Role::User
-        && (m.extra.contains_key("compaction") || {
-            let text = text_of(m);
-            SUMMARY_PREFIXES.iter().any(|p| text.starts_with(p))
-        })
+    m.role == Role::User && ask_kind(m) == AskKind::Summary
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,8 +147,9 @@ pub struct Handoff {
     /// Every file path touched or named: read, written, in a command, or in user text (each once,
     /// at its last mention, most recent last).
     pub paths: Vec<String>,
-    /// Test names with the status of their last run (`passed`, `failed`, `error`, or `ran` when a
-    /// command named the test and its outcome did not say), most recent last.
+    /// Test names with the status of their last run (`passed`, `failed`, `error`, `skipped`; `ran`
+    /// when a command named the test and its outcome did not say; `named` when only a tool input
+    /// named it, as an edit of a test file does), most recent last.
     pub tests: Vec<(String, String)>,
     /// URLs, branch names and commit hashes in user text and tool inputs, most recent last.
     pub references: Vec<String>,
@@ -390,7 +441,9 @@ fn references_in(text: &str, out: &mut Vec<String>) {
         } else if w == "git" {
             let rest = &all[k + 1..all.len().min(k + 5)];
             let branch = match rest {
-                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] => Some(*name),
+                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] | ["branch", name, ..] => {
+                    Some(*name)
+                }
                 ["switch" | "checkout", name, ..] if !name.starts_with('-') && !name.contains('.') => Some(*name),
                 _ => None,
             };
@@ -405,19 +458,38 @@ fn references_in(text: &str, out: &mut Vec<String>) {
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
 /// Each test once per output, with the last status it got there.
 fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
-    if !text.contains("::") {
-        return; // no node id, nothing to read (most outputs)
+    let unittest = text.contains(" ... ");
+    if !text.contains("::") && !unittest {
+        return; // no node id and no unittest line, nothing to read (most outputs)
     }
     let status = |w: &str| match w {
         "PASSED" | "ok" => Some("passed"),
-        "FAILED" => Some("failed"),
+        "FAILED" | "FAIL" => Some("failed"),
         "ERROR" => Some("error"),
+        "skipped" | "SKIPPED" => Some("skipped"),
         _ => None,
     };
     let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
     let mut found: Vec<(&str, &'static str)> = Vec::new();
     let mut at: FastMap<&str, usize> = FastMap::default();
     for line in text.lines() {
+        if unittest && line.starts_with("test") && line.contains(" ... ") {
+            // unittest and Django: `test_name (module.Class) ... ok`.
+            let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
+            let first = rest.split_whitespace().next().unwrap_or("");
+            if let (Some(st), Some((method, _))) = (status(first.trim_end_matches(['.', ','])), name.split_once(" (")) {
+                if method.starts_with("test") && name.ends_with(')') {
+                    let name = name.trim();
+                    if let Some(&k) = at.get(name) {
+                        found[k].1 = st;
+                    } else {
+                        at.insert(name, found.len());
+                        found.push((name, st));
+                    }
+                }
+            }
+            continue;
+        }
         if !line.contains("::") {
             continue;
         }
@@ -510,14 +582,15 @@ fn scan_message(i: usize, m: &Message) -> MessageFacts {
     match m.role {
         Role::User if is_user_turn(m) => {
             let text = text_of(m);
-            if is_summary(m) {
+            let kind = ask_kind(m);
+            if kind == AskKind::Summary {
                 f.summary = Some(text.into_owned());
                 return f;
             }
             identifiers_in(&text, &mut f.identifiers);
             paths_in(&text, &mut f.paths);
             references_in(&text, &mut f.references);
-            if is_request(m) {
+            if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
             }
         }
@@ -608,6 +681,24 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
             }
         }
     }
+    // Other inputs (contents written, edits, patches, queries, URLs to fetch) name paths, test
+    // names, URLs and commits too.
+    let used = [
+        PATH_KEYS.iter().find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+        COMMAND_KEYS
+            .iter()
+            .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+    ];
+    for_other_strings(&args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
+        paths_in(text, &mut f.paths);
+        references_in(text, &mut f.references);
+        for word in words(text) {
+            let w = word.trim_end_matches([':', '.', ',']);
+            if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
+                f.tests.push((w.to_owned(), "named".to_owned()));
+            }
+        }
+    });
     let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
     let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
@@ -660,6 +751,33 @@ fn scan_call(messages: &[Message], c: &super::structure::Call<'_>, (reads, write
         });
     }
     f
+}
+
+/// Call `each` with every string value of a tool input (nested ones included) except the
+/// top-level members whose key `skip` accepts.
+fn for_other_strings(args: &Args<'_>, skip: impl Fn(&str) -> bool, each: &mut impl FnMut(&str)) {
+    fn walk(v: &serde_json::Value, each: &mut impl FnMut(&str)) {
+        match v {
+            serde_json::Value::String(s) => each(s),
+            serde_json::Value::Array(items) => items.iter().for_each(|x| walk(x, each)),
+            serde_json::Value::Object(map) => map.values().for_each(|x| walk(x, each)),
+            _ => {}
+        }
+    }
+    match args {
+        Args::Object(members) => {
+            for (k, v) in members {
+                if skip(k) {
+                    continue;
+                }
+                match v {
+                    Arg::Str(s) => each(s),
+                    Arg::Other(v) => walk(v, each),
+                }
+            }
+        }
+        Args::Other(v) => walk(v, each),
+    }
 }
 
 /// Extract a handoff from `messages`.
@@ -736,7 +854,13 @@ pub fn extract(messages: &[Message]) -> Handoff {
             order += 1;
             let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
             entry.0 = order;
-            if status != "ran" {
+            // A runner's status is kept until another runner's; "ran" beats "named".
+            let weak = |st: &str| match st {
+                "named" => 0,
+                "ran" => 1,
+                _ => 2,
+            };
+            if weak(status) == 2 || weak(status) > weak(&entry.1) {
                 entry.1.clone_from(status);
             }
         }
@@ -845,6 +969,37 @@ mod tests {
                 "{line:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_latest_ask_skips_harness_texts_and_falls_back_to_a_summary() {
+        let v = json!([
+            {"role": "user", "content": "[agentcontext: earlier conversation compacted: 3 earlier messages]\n\nnotes"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "Port the parser."},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "done"},
+            {"role": "user", "content": "<task-notification>\n<summary>Background command done</summary>\n</task-notification>"},
+            {"role": "user", "content": "[Request interrupted by user]"},
+            {"role": "user", "content": "  "}
+        ]);
+        let m = formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap();
+        assert_eq!(latest_ask(&m[..], 0), Some((2, AskKind::Request)));
+        assert_eq!(latest_request(&m).map(|(i, _)| i), Some(2));
+        assert_eq!(latest_ask(&m[..], 3), None);
+        assert_eq!(latest_ask(&m[..2], 0), Some((0, AskKind::Summary)));
+        assert_eq!(latest_request(&m[..2]), None, "a summary is not the user's words");
+        // A reminder block before the user's own words does not hide the request.
+        let v = json!([
+            {"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>todo list empty</system-reminder>"},
+                {"type": "text", "text": "Rename the module."}]},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>still empty</system-reminder>"}]}
+        ]);
+        let m = formats::anthropic::read(serde_json::from_value(v).unwrap(), None).unwrap();
+        assert_eq!(latest_ask(&m[..], 0), Some((0, AskKind::Request)));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
+use super::handoff::AskKind;
 use crate::model::{Body, Message, Role};
 
 /// A word-at-a-time hash with a folded multiply (the 128-bit product's halves xor-ed, so every
@@ -285,6 +286,15 @@ pub trait Shape {
     fn role_at(&self, i: usize) -> Role;
     /// Whether message `i` only carries tool results ([`Message::is_tool_results_only`]).
     fn results_only_at(&self, i: usize) -> bool;
+    /// What message `i` is to the search for the user's latest ask
+    /// ([`super::handoff::latest_ask`]); by default every user turn is a request.
+    fn ask_at(&self, i: usize) -> AskKind {
+        if user_turn_at(self, i) {
+            AskKind::Request
+        } else {
+            AskKind::Not
+        }
+    }
 }
 
 impl Shape for [Message] {
@@ -298,6 +308,10 @@ impl Shape for [Message] {
 
     fn results_only_at(&self, i: usize) -> bool {
         self[i].is_tool_results_only()
+    }
+
+    fn ask_at(&self, i: usize) -> AskKind {
+        super::handoff::ask_kind(&self[i])
     }
 }
 

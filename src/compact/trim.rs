@@ -3,9 +3,11 @@
 //! call from its result.
 //!
 //! The request is what the kept turns answer: a list without it leaves the model without the
-//! task, and one that opens with the assistant is rejected by Anthropic. So the latest user
-//! message that is not only tool results is always kept — verbatim when it fits beside the last
-//! round after it, else cut to head + marker + tail — or the budget is refused.
+//! task, and one that opens with the assistant is rejected by Anthropic. So the latest real user
+//! request ([`super::handoff::latest_ask`]: not only tool results, not a task notification or an
+//! interruption marker; a summary of earlier history when no request follows it) is always
+//! kept — verbatim when it fits beside the last round after it, else cut to head + marker +
+//! tail — or the budget is refused.
 
 use crate::budget::{self, Strategy, Unit};
 use crate::conversation::Conversation;
@@ -13,8 +15,9 @@ use crate::error::Error;
 use crate::model::{Body, Message};
 use crate::tokens::Encoding;
 
+use super::handoff::latest_ask;
 use super::select::recent_suffix_of;
-use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n, user_turn_at};
+use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
 
 /// The least a cut request's text keeps (tokens, its marker included) before the budget is
 /// refused instead.
@@ -39,13 +42,6 @@ impl TrimPlan {
             shrink: None,
         }
     }
-}
-
-/// The latest message that is a real user request (not only tool results), at or after `from`.
-pub fn latest_request<S: Shape + ?Sized>(messages: &S, from: usize) -> Option<usize> {
-    (from..messages.message_count())
-        .rev()
-        .find(|&i| user_turn_at(messages, i))
 }
 
 fn refuse(limit: usize, needed: usize, what: String) -> Error {
@@ -75,7 +71,7 @@ pub fn plan<S: Shape + ?Sized>(
     let fixed = tokens[..pre].iter().sum::<usize>() + reserve;
     let available = max_tokens.saturating_sub(fixed);
     let suffix = recent_suffix_of(messages, tokens, pairing, available);
-    let request = latest_request(messages, pre);
+    let request = latest_ask(messages, pre).map(|(i, _)| i);
     let keep_suffix = |start: usize| (0..pre).chain(start..n).collect::<Vec<_>>();
     let Some(u) = request else {
         // No request to keep: the longest suffix that fits.

@@ -10,6 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use crate::compact::handoff::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
@@ -38,6 +39,8 @@ struct Skel {
     text_tokens: usize,
     /// No content and no tool calls.
     empty: bool,
+    /// What it is to the search for the latest ask (from its role and text).
+    ask: AskKind,
 }
 
 impl Shape for [Skel] {
@@ -52,6 +55,10 @@ impl Shape for [Skel] {
     fn results_only_at(&self, i: usize) -> bool {
         // A tool message is its result; other messages have their content first.
         self[i].role == Role::Tool
+    }
+
+    fn ask_at(&self, i: usize) -> AskKind {
+        self[i].ask
     }
 }
 
@@ -101,11 +108,16 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         let role_obj = d.get_item(k_role).ok()??;
         let role = Role::parse(role_obj.cast::<PyString>().ok()?.to_str().ok()?)?;
         let content = d.get_item(k_content).ok()?;
+        let mut ask = AskKind::Not;
         let (text_tokens, empty) = match &content {
             None => (0, true),
             Some(c) if c.is_none() => (0, true),
             Some(c) => {
                 let s = c.cast::<PyString>().ok()?;
+                if role == Role::User {
+                    let marked = d.contains(intern!(py, "compaction")).ok()?;
+                    ask = compact::handoff::ask_kind_of_text(s.to_str().ok()?, marked);
+                }
                 (tokens_of(s, enc)?, s.len().ok()? == 0)
             }
         };
@@ -115,6 +127,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             result_tokens: 0,
             text_tokens,
             empty,
+            ask,
         };
         if role == Role::Tool {
             let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
