@@ -545,3 +545,49 @@ def test_bad_session_arguments(server: LLMServer, tmp_path: Path) -> None:
         session.answer(allow="yes")  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="call 'nope' is not pending"):
         session.answer("nope", allow=True)
+
+
+def _one_agent_call(arguments: Any) -> Any:
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            if last["role"] == "user":
+                return Reply(tool_calls=[{"name": "agent", "arguments": arguments, "id": "c1"}])
+            return Reply(text="ok")
+        return Reply(text="child done")
+
+    return script
+
+
+@pytest.mark.parametrize("with_compiler", [False, True])
+def test_agent_arguments_nested_too_deeply_are_an_error_result(tmp_path: Path, with_compiler: bool) -> None:
+    # json.loads raised RecursionError out of the agent tool (and out of the compiler's execute),
+    # ending the parent's run; the model now gets an error result and the run goes on.
+    deep = "[" * 5000 + "]" * 5000
+    with LLMServer(default=_one_agent_call(deep)) as server:
+        compiler = Compiler(WorkingSet.load(tmp_path, git=False)) if with_compiler else None
+        session = Session(chat(server), subagents=SubagentPolicy(), compiler=compiler)
+        completion = session.run("top")
+    assert completion.text == "ok"
+    results = [m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"]
+    assert results == ["Error: the agent tool needs a non-empty 'prompt'."]
+
+
+def test_a_worktree_that_cannot_be_made_is_an_error_result(tmp_path: Path) -> None:
+    # A repository with no commit has no HEAD: `git worktree add` failed with CalledProcessError,
+    # which escaped the parent's run as a traceback.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentcontext-agent-*"))
+    with LLMServer(default=_one_agent_call({"description": "d", "prompt": "p"})) as server:
+        session = Session(
+            chat(server),
+            compiler=Compiler(WorkingSet.load(repo, git=False)),
+            subagents=SubagentPolicy(workspace="worktree"),
+        )
+        completion = session.run("top")
+    assert completion.text == "ok"
+    (result,) = [m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"]
+    assert result.startswith("Error: the subagent failed: OptionError: workspace='worktree': git worktree add failed")
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentcontext-agent-*")) <= before  # nothing left

@@ -645,7 +645,7 @@ class Compiler:
         self.reminders.tool_called(name, arguments)
         try:
             parsed: Any = json.loads(arguments) if arguments else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = arguments
         fn: Callable[[Any], Any] | None = tool.function if tool is not None else None
         if fn is None and fallback is not None:
