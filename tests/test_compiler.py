@@ -30,7 +30,7 @@ from agentcontext.compiler import (
     parse_front_matter,
     project_instructions,
 )
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.memory import MemoryStore
 
 GIT = shutil.which("git")
@@ -572,3 +572,50 @@ def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
         with pytest.raises(OptionError):
             case()
             pytest.fail(f"case {i} did not raise")
+
+
+def test_a_tool_name_with_a_trailing_newline_is_refused() -> None:
+    # The name pattern ended in `$`, which also matches before a final newline: "read\n" was accepted
+    # and sent to the provider as a tool name.
+    with pytest.raises(OptionError, match="tool name must be"):
+        ToolSpec("read\n", "reads")
+    with pytest.raises(OptionError, match="tool name must be"):
+        Registry().add_mcp("srv", [{"name": "read\n"}])
+
+
+def test_mcp_tools_list_naming_a_tool_twice_adds_nothing() -> None:
+    # add_mcp is all or nothing, but a name given twice in one tools/list was added once and then
+    # refused with "already registered (from mcp:srv)", leaving the registry half-changed.
+    registry = Registry()
+    with pytest.raises(OptionError, match="tools/list gives tool 'a' twice"):
+        registry.add_mcp("srv", [{"name": "a"}, {"name": "b"}, {"name": "a"}])
+    assert len(registry) == 0 and registry.version == 0
+
+
+@pytest.mark.parametrize(
+    ("build", "error"),
+    [
+        (lambda: WorkingSet(registry=5), "WorkingSet registry must be a Registry"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(base=5), "WorkingSet base must be a str"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(goal="tests pass"), "WorkingSet goal must be a Goal"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(skills="skills/"), "WorkingSet skills must be a Skills"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(workspace="."), "WorkingSet workspace must be a Path"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(bundle=5), "WorkingSet bundle must be a collection"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(bundle=[1]), "WorkingSet bundle must be a collection"),  # type: ignore[list-item]
+        (lambda: WorkingSet(root="no"), "WorkingSet root must be True or False"),  # type: ignore[arg-type]
+        (lambda: WorkingSet.load(5), "workspace must be a path"),  # type: ignore[arg-type]
+        (lambda: Registry(5), "Registry takes a sequence of ToolSpec"),  # type: ignore[arg-type]
+        (lambda: Registry().bundle(5), "a bundle is a collection of names"),  # type: ignore[arg-type]
+        (lambda: Registry().add_mcp("s", [{"name": "a"}], prefix=5), "prefix must be a string"),  # type: ignore[arg-type]
+        (lambda: Registry().add_mcp("s", [{"name": "a"}], call=5), "call must be a function"),  # type: ignore[arg-type]
+        (lambda: Compiler(WorkingSet()).compile([]), "compile\\(\\) takes a Conversation"),  # type: ignore[arg-type]
+        (
+            lambda: Compiler(WorkingSet()).compile(Conversation([], format="openai"), context_window="x"),  # type: ignore[arg-type]
+            "context_window must be a positive integer",
+        ),
+    ],
+)
+def test_wrong_typed_working_set_arguments_are_typed_errors(build: Any, error: str) -> None:
+    # These raised AttributeError/TypeError at compile time (e.g. 'int' object has no attribute 'bundle').
+    with pytest.raises(ArgumentTypeError, match=error):
+        build()
