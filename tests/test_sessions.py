@@ -591,3 +591,37 @@ def test_a_worktree_that_cannot_be_made_is_an_error_result(tmp_path: Path) -> No
     (result,) = [m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"]
     assert result.startswith("Error: the subagent failed: OptionError: workspace='worktree': git worktree add failed")
     assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentcontext-agent-*")) <= before  # nothing left
+
+
+@pytest.mark.parametrize("with_permissions", [False, True])
+def test_resume_from_a_snapshot_with_malformed_control_says_what_was_not_restored(
+    server: LLMServer, tmp_path: Path, with_permissions: bool
+) -> None:
+    # A control object edited by hand (or by another version): unanswered_tools 5 and granted 5 raised
+    # TypeError ('int' object is not iterable) from resume; calls 5 raised OptionError. Each piece is
+    # now left out with a note, and the session runs.
+    store = SnapshotStore(tmp_path / "snap")
+    Session(chat(server), snapshots=store).run("hi")
+    path = store.current_path
+    data = json.loads(path.read_text())
+    data["control"].update({"unanswered_tools": 5, "permissions": {"granted": 5}, "pending_permission": {"calls": 5}})
+    path.write_text(json.dumps(data))
+    permissions = Permissions(default="ask") if with_permissions else None
+    resumed = Session.resume(store, chat(server), permissions=permissions)
+    notes = " | ".join(resumed.resume_notes)
+    assert "unanswered_tools is not a list" in notes
+    assert "'granted' is not a list" in notes
+    assert "pending permission request was not restored" in notes
+    assert resumed.pending_permission is None
+    assert resumed.run("again").text == "answer to again"
+
+
+def test_answer_always_must_be_a_bool(server: LLMServer) -> None:
+    # always="no" is truthy: it granted the tool for the rest of the session.
+    permissions = Permissions(default="ask")
+    session = Session(chat(server), permissions=permissions, functions={"push": lambda _a: "pushed"})
+    server.enqueue(Reply(tool_calls=[{"name": "push", "arguments": {}, "id": "p1"}]))
+    session.run("ship it")
+    with pytest.raises(OptionError, match="always must be True or False"):
+        session.answer(allow=True, always="no")  # type: ignore[arg-type]
+    assert permissions.granted == set()
