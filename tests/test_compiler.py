@@ -619,3 +619,23 @@ def test_wrong_typed_working_set_arguments_are_typed_errors(build: Any, error: s
     # These raised AttributeError/TypeError at compile time (e.g. 'int' object has no attribute 'bundle').
     with pytest.raises(ArgumentTypeError, match=error):
         build()
+
+
+def test_an_evidence_judge_reads_past_arguments_nested_too_deeply(tmp_path: Path) -> None:
+    # A model's tool call whose arguments nest 5,000 deep made json.loads raise RecursionError inside
+    # the judge (ending the session's run); such arguments are now kept as the raw string.
+    deep = "[" * 5000 + "]" * 5000
+    conv = Conversation(
+        [
+            {"role": "user", "content": "fix"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": deep}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "nothing"},
+        ],
+        format="openai",
+    )
+    verdict = EvidenceJudge(CommandExited("pytest"), workspace=tmp_path).judge("tests pass", conv)
+    assert not verdict.met

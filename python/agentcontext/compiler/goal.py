@@ -130,7 +130,7 @@ def tool_events(conversation: Conversation, *, last: int = 200) -> list[ToolEven
             raw = call.get("arguments")
             try:
                 args = json.loads(raw) if isinstance(raw, str) else raw
-            except ValueError:
+            except (ValueError, RecursionError):
                 args = raw
             events.append(ToolEvent(str(call.get("name")), args, results.get(call.get("id"))))
     return events
