@@ -639,3 +639,11 @@ def test_an_evidence_judge_reads_past_arguments_nested_too_deeply(tmp_path: Path
     )
     verdict = EvidenceJudge(CommandExited("pytest"), workspace=tmp_path).judge("tests pass", conv)
     assert not verdict.met
+
+
+def test_a_skill_name_with_a_trailing_newline_is_a_problem(tmp_path: Path) -> None:
+    # `name: "evil\n"` passed the $-anchored name pattern and broke the catalog line ("- evil" / ": fine").
+    write(tmp_path / "evil" / "SKILL.md", '---\nname: "evil\\n"\ndescription: fine\n---\nbody\n')
+    found = discover_skills([tmp_path])
+    assert len(found) == 0
+    assert [(Path(f).parent.name, "must be" in why) for f, why in found.problems] == [("evil", True)]
