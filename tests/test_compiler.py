@@ -647,3 +647,33 @@ def test_a_skill_name_with_a_trailing_newline_is_a_problem(tmp_path: Path) -> No
     found = discover_skills([tmp_path])
     assert len(found) == 0
     assert [(Path(f).parent.name, "must be" in why) for f, why in found.problems] == [("evil", True)]
+
+
+def test_a_judge_that_returns_no_verdict_is_named() -> None:
+    # A judge returning True (not a Verdict) failed with AttributeError: 'bool' object has no attribute 'met'.
+    class Sloppy:
+        def judge(self, goal: str, conversation: Conversation) -> Any:
+            return True
+
+    goal = Goal("tests pass", Sloppy())
+    with pytest.raises(OptionError, match="judge Sloppy returned bool, not a Verdict"):
+        goal.check(Conversation([{"role": "user", "content": "go"}], format="openai"))
+    assert goal.verdicts == [] and goal.status == "active"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"messages": -1}, "messages must be a positive integer"),
+        ({"messages": "20"}, "messages must be a positive integer"),
+        ({"per_message_chars": 0}, "per_message_chars must be a positive integer"),
+    ],
+)
+def test_bad_llm_judge_arguments(kwargs: dict[str, Any], error: str) -> None:
+    # messages, per_message_chars and the provider were not checked when the judge was made.
+    from agentcontext.compiler import LLMJudge
+
+    with pytest.raises(OptionError, match=error):
+        LLMJudge(object(), **kwargs)
+    with pytest.raises(OptionError, match="provider must be a Provider"):
+        LLMJudge(object())
