@@ -677,3 +677,19 @@ def test_bad_llm_judge_arguments(kwargs: dict[str, Any], error: str) -> None:
         LLMJudge(object(), **kwargs)
     with pytest.raises(OptionError, match="provider must be a Provider"):
         LLMJudge(object())
+
+
+def test_cli_prompt_mcp_file_nested_too_deeply_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # json.loads raised RecursionError: a traceback instead of one line and exit 2.
+    from agentcontext.cli import EXIT_BAD_INPUT, main
+
+    deep = write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
+    assert main(["prompt", "--workspace", str(tmp_path), "--no-git", "--mcp", f"srv={deep}"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
+
+
+def test_an_mcp_tool_with_a_bad_schema_names_the_server() -> None:
+    # The ToolSpec error said only "tool 'a': input_schema must be ...", not which MCP server gave it.
+    with pytest.raises(OptionError, match="MCP server 'srv': tool #0: tool 'a': input_schema must be"):
+        Registry().add_mcp("srv", [{"name": "a", "inputSchema": {"type": "string"}}])

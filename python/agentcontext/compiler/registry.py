@@ -172,8 +172,8 @@ class Registry:
             runner = None
             if call is not None:
                 runner = _mcp_runner(call, raw)
-            added.append(
-                ToolSpec(
+            try:
+                spec = ToolSpec(
                     f"{prefix or ''}{raw}",
                     str(description),
                     dict(schema),
@@ -182,7 +182,9 @@ class Registry:
                     source=f"mcp:{server}",
                     function=runner,
                 )
-            )
+            except OptionError as exc:
+                raise OptionError(f"MCP server {server!r}: tool #{i}: {exc}") from None
+            added.append(spec)
         seen: set[str] = set()
         for spec in added:  # all or nothing
             if spec.name in seen:
