@@ -30,7 +30,7 @@ from agentcontext.compiler import (
     parse_front_matter,
     project_instructions,
 )
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.memory import MemoryStore
 
 GIT = shutil.which("git")
@@ -572,3 +572,124 @@ def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
         with pytest.raises(OptionError):
             case()
             pytest.fail(f"case {i} did not raise")
+
+
+def test_a_tool_name_with_a_trailing_newline_is_refused() -> None:
+    # The name pattern ended in `$`, which also matches before a final newline: "read\n" was accepted
+    # and sent to the provider as a tool name.
+    with pytest.raises(OptionError, match="tool name must be"):
+        ToolSpec("read\n", "reads")
+    with pytest.raises(OptionError, match="tool name must be"):
+        Registry().add_mcp("srv", [{"name": "read\n"}])
+
+
+def test_mcp_tools_list_naming_a_tool_twice_adds_nothing() -> None:
+    # add_mcp is all or nothing, but a name given twice in one tools/list was added once and then
+    # refused with "already registered (from mcp:srv)", leaving the registry half-changed.
+    registry = Registry()
+    with pytest.raises(OptionError, match="tools/list gives tool 'a' twice"):
+        registry.add_mcp("srv", [{"name": "a"}, {"name": "b"}, {"name": "a"}])
+    assert len(registry) == 0 and registry.version == 0
+
+
+@pytest.mark.parametrize(
+    ("build", "error"),
+    [
+        (lambda: WorkingSet(registry=5), "WorkingSet registry must be a Registry"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(base=5), "WorkingSet base must be a str"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(goal="tests pass"), "WorkingSet goal must be a Goal"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(skills="skills/"), "WorkingSet skills must be a Skills"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(workspace="."), "WorkingSet workspace must be a Path"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(bundle=5), "WorkingSet bundle must be a collection"),  # type: ignore[arg-type]
+        (lambda: WorkingSet(bundle=[1]), "WorkingSet bundle must be a collection"),  # type: ignore[list-item]
+        (lambda: WorkingSet(root="no"), "WorkingSet root must be True or False"),  # type: ignore[arg-type]
+        (lambda: WorkingSet.load(5), "workspace must be a path"),  # type: ignore[arg-type]
+        (lambda: Registry(5), "Registry takes a sequence of ToolSpec"),  # type: ignore[arg-type]
+        (lambda: Registry().bundle(5), "a bundle is a collection of names"),  # type: ignore[arg-type]
+        (lambda: Registry().add_mcp("s", [{"name": "a"}], prefix=5), "prefix must be a string"),  # type: ignore[arg-type]
+        (lambda: Registry().add_mcp("s", [{"name": "a"}], call=5), "call must be a function"),  # type: ignore[arg-type]
+        (lambda: Compiler(WorkingSet()).compile([]), "compile\\(\\) takes a Conversation"),  # type: ignore[arg-type]
+        (
+            lambda: Compiler(WorkingSet()).compile(Conversation([], format="openai"), context_window="x"),  # type: ignore[arg-type]
+            "context_window must be a positive integer",
+        ),
+    ],
+)
+def test_wrong_typed_working_set_arguments_are_typed_errors(build: Any, error: str) -> None:
+    # These raised AttributeError/TypeError at compile time (e.g. 'int' object has no attribute 'bundle').
+    with pytest.raises(ArgumentTypeError, match=error):
+        build()
+
+
+def test_an_evidence_judge_reads_past_arguments_nested_too_deeply(tmp_path: Path) -> None:
+    # A model's tool call whose arguments nest 5,000 deep made json.loads raise RecursionError inside
+    # the judge (ending the session's run); such arguments are now kept as the raw string.
+    deep = "[" * 5000 + "]" * 5000
+    conv = Conversation(
+        [
+            {"role": "user", "content": "fix"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sh", "arguments": deep}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "nothing"},
+        ],
+        format="openai",
+    )
+    verdict = EvidenceJudge(CommandExited("pytest"), workspace=tmp_path).judge("tests pass", conv)
+    assert not verdict.met
+
+
+def test_a_skill_name_with_a_trailing_newline_is_a_problem(tmp_path: Path) -> None:
+    # `name: "evil\n"` passed the $-anchored name pattern and broke the catalog line ("- evil" / ": fine").
+    write(tmp_path / "evil" / "SKILL.md", '---\nname: "evil\\n"\ndescription: fine\n---\nbody\n')
+    found = discover_skills([tmp_path])
+    assert len(found) == 0
+    assert [(Path(f).parent.name, "must be" in why) for f, why in found.problems] == [("evil", True)]
+
+
+def test_a_judge_that_returns_no_verdict_is_named() -> None:
+    # A judge returning True (not a Verdict) failed with AttributeError: 'bool' object has no attribute 'met'.
+    class Sloppy:
+        def judge(self, goal: str, conversation: Conversation) -> Any:
+            return True
+
+    goal = Goal("tests pass", Sloppy())
+    with pytest.raises(OptionError, match="judge Sloppy returned bool, not a Verdict"):
+        goal.check(Conversation([{"role": "user", "content": "go"}], format="openai"))
+    assert goal.verdicts == [] and goal.status == "active"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"messages": -1}, "messages must be a positive integer"),
+        ({"messages": "20"}, "messages must be a positive integer"),
+        ({"per_message_chars": 0}, "per_message_chars must be a positive integer"),
+    ],
+)
+def test_bad_llm_judge_arguments(kwargs: dict[str, Any], error: str) -> None:
+    # messages, per_message_chars and the provider were not checked when the judge was made.
+    from agentcontext.compiler import LLMJudge
+
+    with pytest.raises(OptionError, match=error):
+        LLMJudge(object(), **kwargs)
+    with pytest.raises(OptionError, match="provider must be a Provider"):
+        LLMJudge(object())
+
+
+def test_cli_prompt_mcp_file_nested_too_deeply_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # json.loads raised RecursionError: a traceback instead of one line and exit 2.
+    from agentcontext.cli import EXIT_BAD_INPUT, main
+
+    deep = write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
+    assert main(["prompt", "--workspace", str(tmp_path), "--no-git", "--mcp", f"srv={deep}"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
+
+
+def test_an_mcp_tool_with_a_bad_schema_names_the_server() -> None:
+    # The ToolSpec error said only "tool 'a': input_schema must be ...", not which MCP server gave it.
+    with pytest.raises(OptionError, match="MCP server 'srv': tool #0: tool 'a': input_schema must be"):
+        Registry().add_mcp("srv", [{"name": "a", "inputSchema": {"type": "string"}}])

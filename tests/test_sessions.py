@@ -545,3 +545,83 @@ def test_bad_session_arguments(server: LLMServer, tmp_path: Path) -> None:
         session.answer(allow="yes")  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="call 'nope' is not pending"):
         session.answer("nope", allow=True)
+
+
+def _one_agent_call(arguments: Any) -> Any:
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            if last["role"] == "user":
+                return Reply(tool_calls=[{"name": "agent", "arguments": arguments, "id": "c1"}])
+            return Reply(text="ok")
+        return Reply(text="child done")
+
+    return script
+
+
+@pytest.mark.parametrize("with_compiler", [False, True])
+def test_agent_arguments_nested_too_deeply_are_an_error_result(tmp_path: Path, with_compiler: bool) -> None:
+    # json.loads raised RecursionError out of the agent tool (and out of the compiler's execute),
+    # ending the parent's run; the model now gets an error result and the run goes on.
+    deep = "[" * 5000 + "]" * 5000
+    with LLMServer(default=_one_agent_call(deep)) as server:
+        compiler = Compiler(WorkingSet.load(tmp_path, git=False)) if with_compiler else None
+        session = Session(chat(server), subagents=SubagentPolicy(), compiler=compiler)
+        completion = session.run("top")
+    assert completion.text == "ok"
+    results = [m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"]
+    assert results == ["Error: the agent tool needs a non-empty 'prompt'."]
+
+
+def test_a_worktree_that_cannot_be_made_is_an_error_result(tmp_path: Path) -> None:
+    # A repository with no commit has no HEAD: `git worktree add` failed with CalledProcessError,
+    # which escaped the parent's run as a traceback.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentcontext-agent-*"))
+    with LLMServer(default=_one_agent_call({"description": "d", "prompt": "p"})) as server:
+        session = Session(
+            chat(server),
+            compiler=Compiler(WorkingSet.load(repo, git=False)),
+            subagents=SubagentPolicy(workspace="worktree"),
+        )
+        completion = session.run("top")
+    assert completion.text == "ok"
+    (result,) = [m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"]
+    assert result.startswith("Error: the subagent failed: OptionError: workspace='worktree': git worktree add failed")
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentcontext-agent-*")) <= before  # nothing left
+
+
+@pytest.mark.parametrize("with_permissions", [False, True])
+def test_resume_from_a_snapshot_with_malformed_control_says_what_was_not_restored(
+    server: LLMServer, tmp_path: Path, with_permissions: bool
+) -> None:
+    # A control object edited by hand (or by another version): unanswered_tools 5 and granted 5 raised
+    # TypeError ('int' object is not iterable) from resume; calls 5 raised OptionError. Each piece is
+    # now left out with a note, and the session runs.
+    store = SnapshotStore(tmp_path / "snap")
+    Session(chat(server), snapshots=store).run("hi")
+    path = store.current_path
+    data = json.loads(path.read_text())
+    data["control"].update({"unanswered_tools": 5, "permissions": {"granted": 5}, "pending_permission": {"calls": 5}})
+    path.write_text(json.dumps(data))
+    permissions = Permissions(default="ask") if with_permissions else None
+    resumed = Session.resume(store, chat(server), permissions=permissions)
+    notes = " | ".join(resumed.resume_notes)
+    assert "unanswered_tools is not a list" in notes
+    assert "'granted' is not a list" in notes
+    assert "pending permission request was not restored" in notes
+    assert resumed.pending_permission is None
+    assert resumed.run("again").text == "answer to again"
+
+
+def test_answer_always_must_be_a_bool(server: LLMServer) -> None:
+    # always="no" is truthy: it granted the tool for the rest of the session.
+    permissions = Permissions(default="ask")
+    session = Session(chat(server), permissions=permissions, functions={"push": lambda _a: "pushed"})
+    server.enqueue(Reply(tool_calls=[{"name": "push", "arguments": {}, "id": "p1"}]))
+    session.run("ship it")
+    with pytest.raises(OptionError, match="always must be True or False"):
+        session.answer(allow=True, always="no")  # type: ignore[arg-type]
+    assert permissions.granted == set()

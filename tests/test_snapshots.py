@@ -360,3 +360,89 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Cap
     assert "--history must be a non-negative integer" in capsys.readouterr().err
     assert main(["sessions", "show", str(tmp_path / "s")]) == 2
     assert "no current snapshot" in capsys.readouterr().err
+
+
+_VALID = {"version": 1, "format": "openai", "encoding": "o200k_base", "messages": [], "turn": 1, "reason": "reply"}
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"turn": "x"}, "turn must be a non-negative integer"),
+        ({"turn": -3}, "turn must be a non-negative integer"),
+        ({"turn": 1e400}, "turn must be a non-negative integer"),
+        ({"control": []}, "'control' must be an object"),
+        ({"messages": [1, 2]}, "message 0"),
+        ({"messages": [{"role": 5}]}, "`role` must be a string"),
+        ({"fingerprint": 7}, "fingerprint must be a string"),
+        ({"reason": ["reply"]}, "reason must be one of"),
+        ({"created": {"a": 1}}, "'created' must be a string"),
+        ({"format": None}, "unknown format"),
+    ],
+)
+def test_cli_show_refuses_a_field_of_the_wrong_type(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict, error: str
+) -> None:
+    # `sessions show` read fields loosely: a turn of "x" was shown as turn 0, messages that are not
+    # messages were counted, control [] shown as no control; now it checks what load() checks.
+    store = SnapshotStore(tmp_path / "s")
+    store.current_path.write_text(json.dumps({**_VALID, **change}))
+    assert main(["sessions", "show", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and error in err, err
+    with pytest.raises(SnapshotError) as info:
+        store.info()
+    assert info.value.kind == "invalid"
+
+
+def test_deeply_nested_json_is_a_snapshot_error_not_a_recursion_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SnapshotStore(tmp_path / "s")
+    store.current_path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SnapshotError, match="nested too deeply"):
+        store.load()
+    assert main(["sessions", "show", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
+
+
+def test_cli_show_prints_a_created_field_with_a_newline_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SnapshotStore(tmp_path / "s")
+    store.current_path.write_text(json.dumps({**_VALID, "created": "2026\nturn 99, evil"}))
+    assert main(["sessions", "show", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "2026\\nturn 99" in out
+
+
+def test_cli_show_on_a_file_says_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert main(["sessions", "show", str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a directory" in err and "cannot create" not in err
+
+
+def test_a_huge_sparse_snapshot_is_refused_without_reading_it(tmp_path: Path) -> None:
+    # The default limit is 1 GiB: a 4 GiB sparse current.json was read up to 1 GiB + 1 into memory
+    # before being refused. A child process limited to 512 MiB of address space shows it is not.
+    store = SnapshotStore(tmp_path / "s")
+    with open(store.current_path, "wb") as f:
+        f.truncate(4 << 30)
+    code = textwrap.dedent(
+        f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+        from agentcontext.errors import SnapshotError
+        from agentcontext.sessions import SnapshotStore
+        try:
+            SnapshotStore({str(tmp_path / "s")!r}, create=False).load()
+        except SnapshotError as exc:
+            print(exc.kind)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "too_large"

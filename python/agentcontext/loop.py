@@ -511,6 +511,8 @@ class Session:
             raise OptionError("no permission request is pending")
         if not isinstance(allow, bool):
             raise OptionError(f"allow must be True or False, got {allow!r}")
+        if not isinstance(always, bool):
+            raise OptionError(f"always must be True or False, got {always!r}")
         chosen = [c for c in request.calls if call_id is None or c.id == call_id]
         if not chosen:
             raise OptionError(f"call {call_id!r} is not pending (pending: {', '.join(c.id for c in request.calls)})")

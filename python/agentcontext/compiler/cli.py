@@ -71,6 +71,8 @@ def _mcp(registry: Registry, spec: str) -> None:
         listing = json.loads(got.text)
     except ValueError as exc:
         raise OptionError(f"--mcp {server}: {file} is not JSON: {exc}") from None
+    except RecursionError:
+        raise OptionError(f"--mcp {server}: {file} is not a tools/list result: JSON nested too deeply") from None
     registry.add_mcp(server, listing)
 
 

@@ -32,8 +32,13 @@ from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strate
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
 from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
+<<<<<<< HEAD
 from agentcontext.errors import OptionError
 from agentcontext.metrics import Replay, shared_prefix_tokens
+=======
+from agentcontext.errors import ArgumentTypeError, OptionError
+from agentcontext.metrics import Replay, _common_prefix_tokens
+>>>>>>> attack
 from agentcontext.types import Encoding, Format, JsonDict
 
 __all__ = [
@@ -86,6 +91,30 @@ class WorkingSet:
     bundle: Collection[str] | None = None
     root: bool = True
 
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("base", str),
+            ("registry", Registry),
+            ("skills", Skills),
+            ("instructions", ProjectInstructions),
+            ("environment", str),
+            ("goal", Goal),
+        ):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise ArgumentTypeError(
+                    f"WorkingSet {name} must be a {kind.__name__} or None, got {type(value).__name__}"
+                )
+        if self.workspace is not None and not isinstance(self.workspace, Path):
+            raise ArgumentTypeError(f"WorkingSet workspace must be a Path or None, got {type(self.workspace).__name__}")
+        b = self.bundle
+        if b is not None and (
+            isinstance(b, str | bytes) or not isinstance(b, Collection) or not all(isinstance(n, str) for n in b)
+        ):
+            raise ArgumentTypeError(f"WorkingSet bundle must be a collection of tool names or None, got {b!r:.80}")
+        if not isinstance(self.root, bool):
+            raise ArgumentTypeError(f"WorkingSet root must be True or False, got {type(self.root).__name__}")
+
     @classmethod
     def load(
         cls,
@@ -102,6 +131,8 @@ class WorkingSet:
         ``root``) are taken as given."""
         ws = cls(**sources)
         if workspace is not None:
+            if not isinstance(workspace, str | os.PathLike):
+                raise ArgumentTypeError(f"workspace must be a path, got {type(workspace).__name__}")
             ws.workspace = Path(workspace).resolve()
             if not ws.workspace.is_dir():
                 raise OptionError(f"workspace {os.fspath(workspace)!r} is not a directory")
@@ -495,6 +526,9 @@ class Compiler:
         change events, the cache-prefix metric); else call :meth:`record` with the history
         actually sent (a Session does, after compaction)."""
         _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.optional_count("context_window", context_window, minimum=1)
+        if not isinstance(conversation, Conversation):
+            raise ArgumentTypeError(f"compile() takes a Conversation, got {type(conversation).__name__}")
         if self._counter is None or self._counter.encoding != conversation.encoding:
             self._counter = _Counter(conversation.encoding)
         tool_style = _check_style(style if style is not None else _STYLE_OF.get(conversation.format, "openai"))
@@ -645,7 +679,7 @@ class Compiler:
         self.reminders.tool_called(name, arguments)
         try:
             parsed: Any = json.loads(arguments) if arguments else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = arguments
         fn: Callable[[Any], Any] | None = tool.function if tool is not None else None
         if fn is None and fallback is not None:

@@ -90,6 +90,10 @@ class Goal:
         if self.status != "active":
             return None
         verdict = self.judge.judge(self.condition, conversation)
+        if not isinstance(verdict, Verdict):
+            raise OptionError(
+                f"the goal's judge {type(self.judge).__name__} returned {type(verdict).__name__}, not a Verdict"
+            )
         self.verdicts.append(verdict)
         if verdict.met:
             self.status = "met"
@@ -130,7 +134,7 @@ def tool_events(conversation: Conversation, *, last: int = 200) -> list[ToolEven
             raw = call.get("arguments")
             try:
                 args = json.loads(raw) if isinstance(raw, str) else raw
-            except ValueError:
+            except (ValueError, RecursionError):
                 args = raw
             events.append(ToolEvent(str(call.get("name")), args, results.get(call.get("id"))))
     return events
@@ -268,6 +272,10 @@ class LLMJudge:
         self, provider: Any, *, max_tokens: int = 256, messages: int = 20, per_message_chars: int = 1_500
     ) -> None:
         _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("messages", messages, minimum=1)
+        _checks.count("per_message_chars", per_message_chars, minimum=1)
+        if not callable(getattr(provider, "complete", None)):
+            raise OptionError(f"provider must be a Provider (with complete()), got {type(provider).__name__}")
         self.provider = provider
         self.max_tokens = max_tokens
         self.messages = messages

@@ -13,11 +13,11 @@ what a mode hides is refused there, not just left out of the catalog.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = ["EXECUTION_DOMAINS", "Registry", "ToolSpec", "ToolStyle"]
 
@@ -25,7 +25,7 @@ ExecutionDomain = Literal["local", "delegated", "remote"]
 ToolStyle = Literal["anthropic", "openai", "responses"]
 #: Where a tool runs: on this machine, in another agent (a subagent), or on a remote server.
 EXECUTION_DOMAINS: tuple[str, ...] = ("local", "delegated", "remote")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class ToolSpec:
     function: Callable[[Any], str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise OptionError(f"tool name must be 1-128 of A-Z a-z 0-9 _ . -, got {self.name!r}")
         if not isinstance(self.description, str):
             raise OptionError(f"tool {self.name!r}: description must be a string")
@@ -87,6 +87,8 @@ class Registry:
         self._tools: dict[str, ToolSpec] = {}
         #: Goes up on every change (compilers cache the catalog per version).
         self.version = 0
+        if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+            raise ArgumentTypeError(f"Registry takes a sequence of ToolSpec objects, got {type(tools).__name__}")
         for t in tools:
             self.add(t)
 
@@ -143,6 +145,14 @@ class Registry:
         :class:`~agentcontext.errors.OptionError` naming the server and the entry."""
         if not isinstance(server, str) or not server:
             raise OptionError(f"server must be a non-empty string, got {server!r}")
+        if prefix is not None and not isinstance(prefix, str):
+            raise ArgumentTypeError(
+                f"MCP server {server!r}: prefix must be a string or None, got {type(prefix).__name__}"
+            )
+        if call is not None and not callable(call):
+            raise ArgumentTypeError(
+                f"MCP server {server!r}: call must be a function or None, got {type(call).__name__}"
+            )
         entries = tools_list.get("tools") if isinstance(tools_list, Mapping) else tools_list
         if not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
             raise OptionError(f"MCP server {server!r}: tools/list must give a list of tools")
@@ -162,8 +172,8 @@ class Registry:
             runner = None
             if call is not None:
                 runner = _mcp_runner(call, raw)
-            added.append(
-                ToolSpec(
+            try:
+                spec = ToolSpec(
                     f"{prefix or ''}{raw}",
                     str(description),
                     dict(schema),
@@ -172,8 +182,14 @@ class Registry:
                     source=f"mcp:{server}",
                     function=runner,
                 )
-            )
+            except OptionError as exc:
+                raise OptionError(f"MCP server {server!r}: tool #{i}: {exc}") from None
+            added.append(spec)
+        seen: set[str] = set()
         for spec in added:  # all or nothing
+            if spec.name in seen:
+                raise OptionError(f"MCP server {server!r}: tools/list gives tool {spec.name!r} twice")
+            seen.add(spec.name)
             if spec.name in self._tools:
                 raise OptionError(
                     f"MCP server {server!r}: tool {spec.name!r} is already registered "
@@ -231,6 +247,8 @@ class Registry:
             return list(self._tools.values())
         if isinstance(names, str):
             raise OptionError(f"a bundle is a collection of names, got the string {names!r}")
+        if not isinstance(names, Collection):
+            raise ArgumentTypeError(f"a bundle is a collection of names, got {type(names).__name__}")
         wanted = set(names)
         return [t for t in self._tools.values() if t.name in wanted or f"source:{t.source}" in wanted]
 

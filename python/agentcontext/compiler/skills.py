@@ -37,7 +37,7 @@ MAX_BODY_CHARS = 60_000
 MAX_LISTED_FILES = 50
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1_024
-_SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _KEY = re.compile(r"^([A-Za-z0-9_-]+):(.*)$")
 
 
@@ -219,7 +219,7 @@ def _skill(fields: dict[str, Any], path: Path) -> Skill:
     name = fields.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("front matter has no name")
-    if len(name) > MAX_NAME_CHARS or not _SKILL_NAME.match(name):
+    if len(name) > MAX_NAME_CHARS or not _SKILL_NAME.fullmatch(name):
         raise ValueError(f"name {name[:80]!r} must be 1-{MAX_NAME_CHARS} of a-z, 0-9, - and _")
     description = fields.get("description")
     if not isinstance(description, str) or not description.strip():

@@ -38,6 +38,11 @@ def add_commands(sub: Any) -> None:
     show.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its control characters (a newline in a file's field) shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _control_line(info: SnapshotInfo) -> str:
     control = info.control
     parts = []
@@ -46,10 +51,10 @@ def _control_line(info: SnapshotInfo) -> str:
         if isinstance(value, dict):
             value = value.get("condition") or value.get("text") or json.dumps(value, ensure_ascii=False)
         if value:
-            text = str(value).replace("\n", " ")
+            text = _one_line(str(value))
             parts.append(f"{key} {text[:60] + '…' if len(text) > 60 else text}")
     compaction = control.get("compaction")
-    if isinstance(compaction, dict) and compaction.get("count"):
+    if isinstance(compaction, dict) and isinstance(compaction.get("count"), int) and compaction["count"] > 0:
         last = compaction.get("last")
         stages = " + ".join(map(str, last)) if isinstance(last, list) and last else "?"
         parts.append(f"{compaction['count']} compactions, the last: {stages}")
@@ -59,7 +64,7 @@ def _control_line(info: SnapshotInfo) -> str:
 def _line(info: SnapshotInfo, name: str) -> str:
     what = "empty (cleared)" if info.messages == 0 else f"{info.messages:,} messages, {info.tokens:,} tokens"
     control = _control_line(info)
-    return f"{name}: turn {info.turn}, {what}, {info.format}, {info.reason} at {info.created}" + (
+    return f"{name}: turn {info.turn}, {what}, {info.format}, {info.reason} at {_one_line(info.created)}" + (
         f"; {control}" if control else ""
     )
 

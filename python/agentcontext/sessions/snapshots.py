@@ -134,6 +134,9 @@ class Snapshot:
             raise SnapshotError(f"{path}: 'messages' must be a list", path, "invalid")
         if not isinstance(control, dict):
             raise SnapshotError(f"{path}: 'control' must be an object", path, "invalid")
+        created = data.get("created", "")
+        if not isinstance(created, str):
+            raise SnapshotError(f"{path}: 'created' must be a string", path, "invalid")
         fmt, encoding = data.get("format"), data.get("encoding")
         if fmt not in _FORMATS:
             raise SnapshotError(f"{path}: unknown format {fmt!r}", path, "invalid")
@@ -147,7 +150,7 @@ class Snapshot:
                 fingerprint=data.get("fingerprint", ""),
                 turn=data.get("turn", 0),
                 reason=data.get("reason", "manual"),
-                created=str(data.get("created", "")),
+                created=created,
             )
         except AgentContextError as exc:
             raise SnapshotError(f"{path}: {exc}", path, "invalid") from exc
@@ -223,6 +226,8 @@ class SnapshotStore:
                 raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
             if not create and not path.exists():
                 raise SnapshotError(f"{path}: no such snapshot directory", str(path), "not_found")
+            if not create and not path.is_dir():
+                raise SnapshotError(f"{path}: not a directory", str(path), "io")
             try:
                 path.mkdir(parents=True, exist_ok=True, mode=0o700)
             except OSError as exc:
@@ -362,16 +367,22 @@ class SnapshotStore:
             raise SnapshotError(f"{path}: no snapshot", str(path), "not_found") from None
         except OSError as exc:
             raise SnapshotError(f"{path}: cannot open: {exc.strerror}", str(path), "io") from None
+        too_large = SnapshotError(f"{path}: over the {self.max_bytes:,}-byte limit (max_bytes)", str(path), "too_large")
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 raise SnapshotError(f"{path}: not a regular file", str(path), "io")
+            if st.st_size > self.max_bytes:  # refused before reading (a huge sparse file costs no memory)
+                raise too_large
             data = f.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
-            raise SnapshotError(f"{path}: over the {self.max_bytes:,}-byte limit (max_bytes)", str(path), "too_large")
+            raise too_large
         try:
             return json.loads(data)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SnapshotError(f"{path}: not a JSON snapshot: {exc}", str(path), "invalid") from None
+        except RecursionError:
+            raise SnapshotError(f"{path}: not a JSON snapshot: nested too deeply", str(path), "invalid") from None
 
     def load(self, slot: int = 0) -> Snapshot:
         """The snapshot in ``slot`` (0 = current, 1 = the newest in history, …)."""
@@ -388,24 +399,22 @@ class SnapshotStore:
             raise
 
     def info(self, slot: int = 0) -> SnapshotInfo:
-        """What snapshot ``slot`` says about itself (the conversation is not rebuilt)."""
+        """What snapshot ``slot`` says about itself, checked as :meth:`load` checks it (a field of the
+        wrong type is a :class:`SnapshotError`, never shown as a default)."""
         path = self._path_of(slot)
-        data = self._read(path)
-        if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:
-            raise SnapshotError(f"{path}: not a version-{SNAPSHOT_VERSION} snapshot", str(path), "version")
-        messages = data.get("messages")
-        control = data.get("control")
+        snapshot = Snapshot.from_json(self._read(path), path=str(path))
+        conv = snapshot.conversation
         return SnapshotInfo(
             path=path,
             slot=slot,
-            created=str(data.get("created", "")),
-            reason=str(data.get("reason", "")),
-            turn=int(data.get("turn", 0)) if isinstance(data.get("turn"), int) else 0,
-            messages=len(messages) if isinstance(messages, list) else 0,
-            tokens=int(data.get("tokens", 0)) if isinstance(data.get("tokens"), int) else 0,
-            format=str(data.get("format", "")),
-            fingerprint=str(data.get("fingerprint", "")),
-            control=control if isinstance(control, dict) else {},
+            created=snapshot.created,
+            reason=snapshot.reason,
+            turn=snapshot.turn,
+            messages=len(conv),
+            tokens=conv.tokens,
+            format=conv.format,
+            fingerprint=snapshot.fingerprint,
+            control=dict(snapshot.control),
         )
 
     def history(self) -> list[SnapshotInfo]:

@@ -156,7 +156,11 @@ def restore(session: Session, snapshot: Snapshot) -> list[str]:
             if isinstance(continuations, int) and continuations >= 0:
                 goal.continuations = continuations
     notes += _restore_permissions(session, control)
-    gone = [n for n in control.get("unanswered_tools") or [] if isinstance(n, str) and not _tool_exists(session, n)]
+    unanswered = control.get("unanswered_tools") or []
+    if not isinstance(unanswered, list):
+        notes.append("the snapshot's unanswered_tools is not a list; not checked")
+        unanswered = []
+    gone = [n for n in unanswered if isinstance(n, str) and not _tool_exists(session, n)]
     for name in gone:
         notes.append(f"a call to tool {name!r} was left unanswered and that tool no longer exists; it gets an error")
     calibration = control.get("calibration")
@@ -176,7 +180,9 @@ def _restore_permissions(session: Session, control: dict[str, Any]) -> list[str]
     saved = control.get("permissions")
     permissions = session.permissions
     if isinstance(saved, dict) and saved.get("granted"):
-        if permissions is None:
+        if not isinstance(saved["granted"], list):
+            notes.append("the saved grants were not restored: 'granted' is not a list of tool names")
+        elif permissions is None:
             names = ", ".join(map(str, saved["granted"]))
             notes.append(f"saved grants ({names}) were not restored: this session has no permission settings")
         else:
@@ -184,7 +190,11 @@ def _restore_permissions(session: Session, control: dict[str, Any]) -> list[str]
             notes += permissions.restore(saved, read_only=read_only)
     pending = control.get("pending_permission")
     if isinstance(pending, dict):
-        request = PermissionRequest.from_json(pending)
+        try:
+            request = PermissionRequest.from_json(pending)
+        except AgentContextError as exc:
+            notes.append(f"the pending permission request was not restored: {exc}")
+            return notes
         if permissions is None:
             notes.append("a pending permission request was dropped: this session has no permission settings")
             return notes

@@ -201,7 +201,10 @@ class Subagents:
         return [r.text for r in results]
 
     def _run(self, call: ToolCall, prefix: Conversation | None, pending: list[str]) -> SubagentResult:
-        args = call.parsed()
+        try:
+            args = call.parsed()
+        except RecursionError:  # arguments nested too deeply to parse: not an object with a prompt
+            args = None
         description = args.get("description", "") if isinstance(args, Mapping) else ""
         prompt = args.get("prompt") if isinstance(args, Mapping) else None
         if not isinstance(prompt, str) or not prompt.strip():
@@ -214,16 +217,17 @@ class Subagents:
                 error="no prompt",
             )
         number = next(self._counter)
-        with self._workspace(number) as directory:
-            token = _WORKSPACE.set(directory) if directory is not None else None
-            try:
-                return self._run_child(call, str(description), prompt, prefix, pending, number, directory)
-            except AgentContextError as exc:
-                text = f"Error: the subagent failed: {type(exc).__name__}: {exc}"
-                return SubagentResult(call.id, str(description), self.depth + 1, text, 0, error=str(exc))
-            finally:
-                if token is not None:
-                    _WORKSPACE.reset(token)
+        try:
+            with self._workspace(number) as directory:
+                token = _WORKSPACE.set(directory) if directory is not None else None
+                try:
+                    return self._run_child(call, str(description), prompt, prefix, pending, number, directory)
+                finally:
+                    if token is not None:
+                        _WORKSPACE.reset(token)
+        except AgentContextError as exc:  # the child's, or its workspace's: the parent's model is told
+            text = f"Error: the subagent failed: {type(exc).__name__}: {exc}"
+            return SubagentResult(call.id, str(description), self.depth + 1, text, 0, error=str(exc))
 
     def _run_child(
         self,
@@ -396,7 +400,13 @@ class Subagents:
         try:
             if base is not None:
                 directory.rmdir()
-                _git(base, "worktree", "add", "--detach", str(directory), "HEAD")
+                try:
+                    _git(base, "worktree", "add", "--detach", str(directory), "HEAD")
+                except (OSError, subprocess.SubprocessError) as exc:
+                    why = getattr(exc, "stderr", None) or str(exc)
+                    raise OptionError(
+                        f"workspace='worktree': git worktree add failed in {base}: {str(why).strip()[:300]}"
+                    ) from None
             yield directory
         finally:
             if not self.policy.keep_workspace:
