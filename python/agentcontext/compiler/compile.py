@@ -32,13 +32,8 @@ from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strate
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
 from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
-<<<<<<< HEAD
-from agentcontext.errors import OptionError
-from agentcontext.metrics import Replay, shared_prefix_tokens
-=======
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.metrics import Replay, _common_prefix_tokens
->>>>>>> attack
+from agentcontext.metrics import Replay, shared_prefix_tokens
 from agentcontext.types import Encoding, Format, JsonDict
 
 __all__ = [
