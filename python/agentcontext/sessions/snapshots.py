@@ -41,6 +41,7 @@ from typing import Any, Literal, get_args
 from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import AgentContextError, OptionError, SnapshotError
+from agentcontext.session_log import _lock
 from agentcontext.types import Encoding, Format
 
 __all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotInfo", "SnapshotReason", "SnapshotStore"]
@@ -187,19 +188,6 @@ class SnapshotInfo:
         }
 
 
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _lock(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-
 class SnapshotStore:
     """The snapshots of one session, in ``directory`` (created, mode 0700; never a symlink).
 
@@ -248,7 +236,7 @@ class SnapshotStore:
     def _locked(self) -> Iterator[None]:
         fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o600)
         try:
-            _lock(fd)
+            _lock(fd, exclusive=True)
             yield
         finally:
             os.close(fd)  # closing releases the lock
