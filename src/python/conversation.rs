@@ -9,8 +9,9 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
 use super::convert::{to_py, to_py_list, to_value, to_values};
-use super::surgery::{self, Protection};
+use super::surgery;
 use crate::compact::{self, ClearOptions, Pairing};
+use crate::compact::{Protection, surgery as ops};
 use crate::conversation::{Conversation, Tally};
 use crate::error::Error;
 use crate::formats;
@@ -385,7 +386,7 @@ impl PyConversation {
         };
         let (before, conv, report) = py.detach(|| {
             self.with(|c| {
-                let (conv, report) = surgery::clear(c, protection, &options);
+                let (conv, report) = ops::clear(c, protection, &options);
                 (c.total_tokens(), conv, report)
             })
         });
@@ -408,7 +409,7 @@ impl PyConversation {
             recent_messages,
             recent_tools,
         };
-        py.detach(|| self.with(|c| surgery::clearable_tokens(c, protection, &exclude)))
+        py.detach(|| self.with(|c| ops::clearable_tokens(c, protection, &exclude)))
     }
 
     /// A copy where earlier results of repeated read-only calls (same tool, same input) are
@@ -425,7 +426,7 @@ impl PyConversation {
             recent_messages,
             recent_tools: 0,
         };
-        let (conv, stubbed) = py.detach(|| self.with(|c| surgery::dedup(c, &tools, protection)));
+        let (conv, stubbed) = py.detach(|| self.with(|c| ops::dedup(c, &tools, protection)));
         let list = PyList::empty(py);
         for s in stubbed {
             let d = PyDict::new(py);

@@ -18,7 +18,7 @@ use crate::compact::{
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
-use super::surgery::Protection;
+use crate::compact::Protection;
 
 /// Tokens of a Python string under `enc`; `Approximate` needs only its length.
 fn tokens_of(s: &Bound<'_, PyString>, enc: Encoding) -> Option<usize> {
