@@ -172,16 +172,6 @@ impl PyConversation {
         self.with(Conversation::len)
     }
 
-    /// The conversation as an HTML table for Jupyter, rendered by `agentcontext.display` (which
-    /// never raises: a failure renders as an escaped note).
-    #[pyo3(name = "_repr_html_")]
-    fn repr_html<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.py()
-            .import("agentcontext.display")?
-            .getattr("conversation_repr_html")?
-            .call1((slf,))
-    }
-
     fn __repr__(&self) -> String {
         self.with(|c| {
             format!(
