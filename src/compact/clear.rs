@@ -642,19 +642,8 @@ pub fn plan_clear_counted<'m>(
     options: &ClearOptions,
 ) -> (Vec<(usize, Message)>, ClearReport<'m>) {
     let cached = |(mi, bi): (usize, usize)| counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi));
-    let (protected_messages, protected_calls) = protected.flags(messages.len(), pairing.calls.len());
-    let candidates: Vec<usize> = pairing
-        .calls
+    let candidates: Vec<usize> = Candidates::new(pairing, protected, messages.len(), &options.exclude_tools)
         .iter()
-        .enumerate()
-        .filter(|&(ci, c)| {
-            c.result.is_some_and(|at| {
-                !(protected_calls[ci]
-                    || protected_messages[at.0]
-                    || protected_messages[c.at.0]
-                    || options.exclude_tools.contains(c.name))
-            })
-        })
         .map(|(ci, _)| ci)
         .collect();
     // The result of one call, cleared, if that frees tokens.
@@ -872,7 +861,54 @@ fn with_placeholder(b: &Block, text: String) -> Block {
 
 /// Whether a result was already cleared or deduplicated by this module.
 pub fn is_placeholder(content: &ResultContent) -> bool {
-    matches!(content, ResultContent::Text(t) if t.starts_with("[cleared: result of ") || t.starts_with("[superseded: "))
+    matches!(content, ResultContent::Text(t) if is_placeholder_text(t))
+}
+
+/// Whether a result's text is a placeholder of this module (a cleared result or a dedup stub):
+/// clearing leaves it alone.
+pub fn is_placeholder_text(text: &str) -> bool {
+    text.starts_with(PLACEHOLDER_PARTS[0]) || text.starts_with(SUPERSEDED)
+}
+
+/// How a dedup stub opens.
+const SUPERSEDED: &str = "[superseded: ";
+
+/// The calls whose results clearing may replace: completed calls outside the protected set (the
+/// call, its message and its result's message) whose tool is not excluded. Every path that clears
+/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
+/// its results here; each then skips results that are already placeholders.
+pub struct Candidates<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    protected_messages: Vec<bool>,
+    protected_calls: Vec<bool>,
+    exclude: &'p BTreeSet<String>,
+}
+
+impl<'p, 'a> Candidates<'p, 'a> {
+    pub fn new(
+        pairing: &'p Pairing<'a>,
+        protected: &Protected,
+        messages: usize,
+        exclude: &'p BTreeSet<String>,
+    ) -> Self {
+        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
+        Candidates {
+            pairing,
+            protected_messages,
+            protected_calls,
+            exclude,
+        }
+    }
+
+    /// `(call index, result position)` of each candidate, in call order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
+        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
+            let at = c.result?;
+            let protected =
+                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
+            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
+        })
+    }
 }
 
 /// Replace the results of earlier calls to the same read-only tool with the same input by a
@@ -920,7 +956,7 @@ pub fn dedup_repeated_calls<'m>(
             continue;
         };
         let text = format!(
-            "[superseded: {} was called again later (call {}); its latest result is the current one]",
+            "{SUPERSEDED}{} was called again later (call {}); its latest result is the current one]",
             describe_call(c.name, input),
             pairing.calls[later].id
         );

@@ -122,17 +122,9 @@ pub fn clearable_tokens(conv: &Conversation, protection: Protection, exclude: &B
     let messages = conv.messages();
     let (pairing, protected) = protection.of(conv);
     let counts = conv.counts();
-    let (protected_messages, protected_calls) = protected.flags(messages.len(), pairing.calls.len());
-    pairing
-        .calls
+    clear::Candidates::new(&pairing, &protected, messages.len(), exclude)
         .iter()
-        .enumerate()
-        .filter_map(|(ci, c)| {
-            let at = c.result?;
-            if protected_calls[ci] || protected_messages[at.0] || protected_messages[c.at.0] || exclude.contains(c.name)
-            {
-                return None;
-            }
+        .filter_map(|(_, at)| {
             let Body::ToolResult { content, .. } = &messages[at.0].blocks[at.1].body else {
                 return None;
             };

@@ -6,6 +6,8 @@
 //! general path on it, and returns a list of the caller's own message objects (new dicts only for
 //! cleared results). Anything else falls back to the general path, which also reports errors.
 
+use std::collections::BTreeSet;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -13,7 +15,8 @@ use pyo3::types::{PyDict, PyList, PyString};
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{Described, Placeholders},
+    clear::{Candidates, Described, Placeholders, is_placeholder_text},
+    validate::Checked,
 };
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
@@ -36,8 +39,12 @@ struct Skel {
     result_tokens: usize,
     /// Tokens of its string content.
     text_tokens: usize,
-    /// No content and no tool calls.
+    /// No content and no tool calls. (A string of whitespace is read as text, not looked into:
+    /// that would read every string, and costs the fast path several percent. Either path
+    /// returns such a list alike; only the objects differ, the caller's own here.)
     empty: bool,
+    /// For a tool message: its call id (in `Skeleton::ids`).
+    result_id: Option<usize>,
 }
 
 impl Shape for [Skel] {
@@ -52,6 +59,46 @@ impl Shape for [Skel] {
     fn results_only_at(&self, i: usize) -> bool {
         // A tool message is its result; other messages have their content first.
         self[i].role == Role::Tool
+    }
+}
+
+impl Shape for Skeleton<'_> {
+    fn message_count(&self) -> usize {
+        self.messages.message_count()
+    }
+
+    fn role_at(&self, i: usize) -> Role {
+        self.messages.role_at(i)
+    }
+
+    fn results_only_at(&self, i: usize) -> bool {
+        self.messages.results_only_at(i)
+    }
+}
+
+/// The skeleton judged by the core's validation rules (`compact::validate`).
+impl Checked for Skeleton<'_> {
+    fn results_in_next_user(&self, _: usize) -> bool {
+        false
+    }
+
+    fn is_empty_at(&self, i: usize) -> bool {
+        self.messages[i].empty
+    }
+
+    fn not_results_before(&self, _: usize, b: usize) -> bool {
+        // A tool message's result is its only block.
+        b > 0
+    }
+
+    fn thinking_out_of_order(&self, _: usize) -> bool {
+        // String contents carry no thinking blocks.
+        false
+    }
+
+    fn result_id(&self, (m, _): (usize, usize)) -> Option<String> {
+        let id = self.ids[self.messages[m].result_id?].to_str().ok()?;
+        Some(id.to_owned())
     }
 }
 
@@ -71,6 +118,9 @@ struct Skeleton<'py> {
     ids: Vec<Bound<'py, PyString>>,
     /// Arguments texts, read only for the calls whose results are cleared.
     args: Vec<Bound<'py, PyString>>,
+    /// The content of each tool message (by message), looked into only for the results that
+    /// clearing may replace.
+    results: Vec<Option<Bound<'py, PyString>>>,
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
@@ -95,17 +145,20 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         tools: Vec::with_capacity(n),
         ids: Vec::with_capacity(n + n / 2),
         args: Vec::with_capacity(n / 2),
+        results: Vec::with_capacity(n),
     };
     for (mi, item) in list.iter().enumerate() {
         let d = item.cast_into::<PyDict>().ok()?;
         let role_obj = d.get_item(k_role).ok()??;
         let role = Role::parse(role_obj.cast::<PyString>().ok()?.to_str().ok()?)?;
         let content = d.get_item(k_content).ok()?;
+        let mut text = None;
         let (text_tokens, empty) = match &content {
             None => (0, true),
             Some(c) if c.is_none() => (0, true),
             Some(c) => {
                 let s = c.cast::<PyString>().ok()?;
+                text = Some(s.clone());
                 (tokens_of(s, enc)?, s.len().ok()? == 0)
             }
         };
@@ -115,12 +168,14 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             result_tokens: 0,
             text_tokens,
             empty,
+            result_id: None,
         };
         if role == Role::Tool {
             let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
             m.tokens += TOOL_BLOCK_OVERHEAD;
             m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
             m.empty = false;
+            m.result_id = Some(sk.ids.len());
             sk.tools.push(Tool {
                 at: (mi, 0),
                 id: sk.ids.len(),
@@ -152,36 +207,21 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 }
             }
         }
+        sk.results.push(if role == Role::Tool { text } else { None });
         sk.messages.push(m);
         sk.objects.push(d);
     }
     Some(sk)
 }
 
-/// What the selection can work on without conversion: every call answered once, in the tool
-/// messages right after it, no orphan or duplicate result, no empty message. A reused id is
-/// allowed: each result pairs with the latest call of its id, as on the general path.
-fn is_valid(messages: &[Skel], pairing: &Pairing<'_>) -> bool {
-    if !(pairing.orphans.is_empty() && pairing.duplicate_results.is_empty()) {
-        return false;
-    }
-    if messages.iter().any(|m| m.empty && !m.role.is_instruction()) {
-        return false;
-    }
-    // First message of the run of tool messages that ends at each message.
-    let mut run_start = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        let start = if m.role == Role::Tool && i > 0 && messages[i - 1].role == Role::Tool {
-            run_start[i - 1]
-        } else {
-            i
-        };
-        run_start.push(start);
-    }
-    pairing.calls.iter().all(|c| {
-        c.result
-            .is_some_and(|(rm, _)| rm > c.at.0 && messages[rm].role == Role::Tool && run_start[rm] <= c.at.0 + 1)
-    })
+/// What the selection can work on without conversion: a list the core's validation finds
+/// nothing wrong with (every call answered once, in the tool messages right after it, no orphan
+/// or duplicate result, no empty message) but reused ids, which are allowed: each result pairs
+/// with the latest call of its id, as on the general path.
+fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
+    compact::validate_with(sk, pairing)
+        .iter()
+        .all(|v| v.kind == compact::ViolationKind::DuplicateId)
 }
 
 /// `trim_messages` over the skeleton; `None` means "use the general path".
@@ -212,7 +252,7 @@ pub(crate) fn trim<'py>(
         id: ids[t.id],
         name: t.call.map(|(name, _)| ids[name]),
     }));
-    if !is_valid(&sk.messages, &pairing) {
+    if !is_valid(&sk, &pairing) {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.
         return Ok(None);
     }
@@ -234,13 +274,18 @@ pub(crate) fn trim<'py>(
             &pairing,
             protection.recent_messages,
             protection.recent_tools,
-            &std::collections::BTreeSet::new(),
+            &BTreeSet::new(),
         );
-        let (protected_messages, protected_calls) = protected.flags(sk.messages.len(), pairing.calls.len());
+        let none = BTreeSet::new();
+        let candidates = Candidates::new(&pairing, &protected, sk.messages.len(), &none);
         let mut freed = 0;
-        for (ci, c) in pairing.calls.iter().enumerate() {
-            let Some(at) = c.result else { continue };
-            if protected_calls[ci] || protected_messages[at.0] || protected_messages[c.at.0] {
+        for (ci, at) in candidates.iter() {
+            let c = &pairing.calls[ci];
+            // A result already cleared (a list trimmed before) stays as it is, as on the general path.
+            if sk.results[at.0]
+                .as_ref()
+                .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text))
+            {
                 continue;
             }
             // One arguments text per call, in call order.
