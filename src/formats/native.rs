@@ -162,6 +162,7 @@ pub fn write_message(m: &Message) -> Value {
 
 /// Write `m` as native messages: one `tool` message per tool result, then the rest of the
 /// message (if anything is left), like OpenAI Chat.
+#[allow(clippy::too_many_lines)] // one match over the block kinds, as the Chat writer
 fn write_into(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Native;
     let mut results = 0;

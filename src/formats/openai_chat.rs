@@ -218,6 +218,7 @@ pub fn write(messages: &[Message]) -> Vec<Value> {
     out
 }
 
+#[allow(clippy::too_many_lines)] // one match over the block kinds, as the native writer
 fn write_message(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::OpenAiChat;
     // Tool results first: in Anthropic they open the user message that carries them.

@@ -224,6 +224,59 @@ fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
         .all(|v| v.kind == compact::ViolationKind::DuplicateId)
 }
 
+/// A cleared result: its call's description, the result's tokens and the call.
+type ClearedResult = (Described, usize, usize);
+
+/// Clear the results the core's candidates name (placeholders of an earlier trim stay as they
+/// are, as on the general path), into `tokens` and `cleared` by message; returns the tokens
+/// freed, or `None` when an arguments text cannot be read (the general path then reports it).
+fn clear_results<'a>(
+    sk: &'a Skeleton<'_>,
+    pairing: &Pairing<'a>,
+    enc: Encoding,
+    protection: Protection,
+    placeholders: &mut Placeholders<'a>,
+    tokens: &mut [usize],
+    cleared: &mut [Option<ClearedResult>],
+) -> Option<usize> {
+    let n = sk.messages.len();
+    let (no_pins, no_exclusions) = (BTreeSet::new(), BTreeSet::new());
+    let protected = compact::select::protected_n(
+        n,
+        pairing,
+        protection.recent_messages,
+        protection.recent_tools,
+        &no_pins,
+    );
+    let mut freed = 0;
+    for (ci, at) in Candidates::new(pairing, &protected, n, &no_exclusions).iter() {
+        let c = &pairing.calls[ci];
+        if sk.results[at.0]
+            .as_ref()
+            .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text))
+        {
+            continue;
+        }
+        // One arguments text per call, in call order.
+        let args = sk.args[ci].to_str().ok()?;
+        let before = sk.messages[at.0].result_tokens;
+        let d = placeholders.describe_arguments(c.name, args);
+        let after = TOOL_BLOCK_OVERHEAD
+            + if enc == Encoding::Approximate {
+                // What `count` gives for the text, from its length alone.
+                Encoding::approximate(Placeholders::chars(d, before, c.id))
+            } else {
+                placeholders.count(d, before, c.id, enc)
+            };
+        if after < before {
+            freed += before - after;
+            tokens[at.0] -= before - after;
+            cleared[at.0] = Some((d, before, ci));
+        }
+    }
+    Some(freed)
+}
+
 /// `trim_messages` over the skeleton; `None` means "use the general path".
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn trim<'py>(
@@ -265,48 +318,21 @@ pub(crate) fn trim<'py>(
     let mut tokens = original.clone();
     // Message index → the cleared result's placeholder: its call's description, the result's
     // tokens and the call; the text is written only for the messages that are returned.
-    let mut cleared: Vec<Option<(Described, usize, usize)>> = vec![None; sk.messages.len()];
+    let mut cleared: Vec<Option<ClearedResult>> = vec![None; sk.messages.len()];
     let mut placeholders = Placeholders::default();
     let mut text = String::new();
     if clear {
-        let protected = compact::select::protected_n(
-            sk.messages.len(),
+        let Some(freed) = clear_results(
+            &sk,
             &pairing,
-            protection.recent_messages,
-            protection.recent_tools,
-            &BTreeSet::new(),
-        );
-        let none = BTreeSet::new();
-        let candidates = Candidates::new(&pairing, &protected, sk.messages.len(), &none);
-        let mut freed = 0;
-        for (ci, at) in candidates.iter() {
-            let c = &pairing.calls[ci];
-            // A result already cleared (a list trimmed before) stays as it is, as on the general path.
-            if sk.results[at.0]
-                .as_ref()
-                .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text))
-            {
-                continue;
-            }
-            // One arguments text per call, in call order.
-            let Ok(args) = sk.args[ci].to_str() else {
-                return Ok(None);
-            };
-            let before = sk.messages[at.0].result_tokens;
-            let d = placeholders.describe_arguments(c.name, args);
-            let after = TOOL_BLOCK_OVERHEAD
-                + if enc == Encoding::Approximate {
-                    // What `count` gives for the text, from its length alone.
-                    Encoding::approximate(Placeholders::chars(d, before, c.id))
-                } else {
-                    placeholders.count(d, before, c.id, enc)
-                };
-            if after < before {
-                freed += before - after;
-                tokens[at.0] -= before - after;
-                cleared[at.0] = Some((d, before, ci));
-            }
-        }
+            enc,
+            protection,
+            &mut placeholders,
+            &mut tokens,
+            &mut cleared,
+        ) else {
+            return Ok(None);
+        };
         if freed < clear_at_least {
             tokens.clone_from(&original);
             cleared.fill(None);

@@ -225,21 +225,70 @@ pub fn plan_clear_counted<'m>(
     enc: Encoding,
     options: &ClearOptions,
 ) -> (Vec<(usize, Message)>, ClearReport<'m>) {
-    let cached = |(mi, bi): (usize, usize)| counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi));
+    let planner = Planner {
+        messages,
+        counts,
+        pairing,
+        enc,
+        options,
+    };
     let candidates: Vec<usize> = Candidates::new(pairing, protected, messages.len(), &options.exclude_tools)
         .iter()
         .map(|(ci, _)| ci)
         .collect();
-    // The result of one call, cleared, if that frees tokens.
-    let clear_result = |placeholders: &mut Placeholders<'m>, ci: usize| -> Option<ResultPlan<'m>> {
-        let c = &pairing.calls[ci];
+    let mut report = ClearReport::default();
+    // (message, block) → replacement block
+    let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
+    let direct = planner.clear_results(&candidates, &mut report, &mut replace);
+    report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
+    if options.clear_tool_inputs {
+        planner.clear_inputs(&candidates, &mut report, &mut replace);
+    }
+    let mut drop_thinking: BTreeSet<usize> = BTreeSet::new();
+    if !options.keep_thinking {
+        report.tokens_freed += thinking_to_drop(messages, protected, enc, &mut drop_thinking);
+    }
+    if report.tokens_freed < options.clear_at_least || report.tokens_freed == 0 {
+        let skipped = report.tokens_freed > 0;
+        return (
+            Vec::new(),
+            ClearReport {
+                skipped_below_minimum: skipped,
+                ..ClearReport::default()
+            },
+        );
+    }
+    report.thinking_dropped = drop_thinking.iter().copied().collect();
+    (rebuild(messages, replace, &drop_thinking, direct), report)
+}
+
+/// What one clearing pass reads: the messages, their cached counts, the pairing, the encoding
+/// and the options.
+struct Planner<'m, 'p> {
+    messages: &'m [Message],
+    counts: Option<&'p [tokens::MessageTokens]>,
+    pairing: &'p Pairing<'m>,
+    enc: Encoding,
+    options: &'p ClearOptions,
+}
+
+impl<'m> Planner<'m, '_> {
+    /// The cached count of the block at `(message, block)`.
+    fn cached(&self, (mi, bi): (usize, usize)) -> Option<usize> {
+        self.counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi))
+    }
+
+    /// The result of call `ci` cleared, if that frees tokens.
+    fn clear_result(&self, placeholders: &mut Placeholders<'m>, ci: usize) -> Option<ResultPlan<'m>> {
+        let (enc, options) = (self.enc, self.options);
+        let c = &self.pairing.calls[ci];
         let id = if options.recall_ids { c.id } else { "" };
         let at = c.result?;
-        let (block, _, _) = live_result(messages, at)?;
-        let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
+        let (block, _, _) = live_result(self.messages, at)?;
+        let Body::ToolUse { input, .. } = &self.messages[c.at.0].blocks[c.at.1].body else {
             return None;
         };
-        let before = cached(at).unwrap_or_else(|| result_tokens(enc, block));
+        let before = self.cached(at).unwrap_or_else(|| result_tokens(enc, block));
         // An `arguments` text is described once per distinct call, and its placeholder counted
         // by parts (see `Placeholders::count`).
         let described = match input {
@@ -261,7 +310,7 @@ pub fn plan_clear_counted<'m>(
         // the heuristic is allowed two tokens a byte.
         let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
         let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
-        let bounded = counts.is_some() && before > bound && !options.count_placeholders;
+        let bounded = self.counts.is_some() && before > bound && !options.count_placeholders;
         let after = if bounded {
             bound
         } else {
@@ -283,55 +332,66 @@ pub fn plan_clear_counted<'m>(
             };
             (cleared, at, text)
         })
-    };
-    let exact_counting = enc.is_bpe();
-    let mut report = ClearReport::default();
-    // (message, block) → replacement block
-    let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
-    let mut placeholders = Placeholders::default();
-    // Exact counting of placeholders is worth spreading over threads; with cached counts most
-    // placeholders are not counted at all (see the bound above), and threads only cost.
-    let parallel = exact_counting && counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
-    let results: Vec<ResultPlan<'m>> = if parallel {
-        candidates
-            .par_iter()
-            .with_min_len(PARALLEL_RESULTS / 2)
-            .map_init(Placeholders::default, |placeholders, &ci| {
-                clear_result(placeholders, ci)
-            })
-            .flatten_iter()
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // Written straight into the report and the replacements (serially, with room made for
-    // every candidate), without a list of results in between.
-    let planned = if parallel { results.len() } else { candidates.len() };
-    report.cleared.reserve_exact(planned);
-    replace.reserve_exact(planned);
-    let serial: &[usize] = if parallel { &[] } else { &candidates };
-    let serial = serial.iter().filter_map(|&ci| clear_result(&mut placeholders, ci));
-    // A message whose only block is the result (an OpenAI `tool` message, a Responses output)
-    // is built here, while it is fresh in the cache; nothing else can change it (thinking and
-    // call inputs are in other messages). Messages of several blocks are built below.
-    let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
-    for (cleared, at, text) in results.into_iter().chain(serial) {
-        report.cleared.push(cleared);
-        let m = &messages[at.0];
-        if m.blocks.len() == 1 {
-            direct.push((at.0, message_with(m, Arc::new([with_placeholder(&m.blocks[0], text)]))));
-        } else {
-            replace.push((at, Replacement::Text(text)));
-        }
     }
-    report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
-    if options.clear_tool_inputs {
-        for &ci in &candidates {
-            let c = &pairing.calls[ci];
-            if c.result.is_none_or(|at| live_result(messages, at).is_none()) {
+
+    /// Clear the results of `candidates` into the report: a message whose only block is the
+    /// result is returned whole (built here, while it is fresh in the cache; nothing else can
+    /// change it: thinking and call inputs are in other messages), other results go to `replace`.
+    fn clear_results(
+        &self,
+        candidates: &[usize],
+        report: &mut ClearReport<'m>,
+        replace: &mut Vec<((usize, usize), Replacement)>,
+    ) -> Vec<(usize, Message)> {
+        // Exact counting of placeholders is worth spreading over threads; with cached counts most
+        // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
+        let parallel = self.enc.is_bpe() && self.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
+        let results: Vec<ResultPlan<'m>> = if parallel {
+            candidates
+                .par_iter()
+                .with_min_len(PARALLEL_RESULTS / 2)
+                .map_init(Placeholders::default, |placeholders, &ci| {
+                    self.clear_result(placeholders, ci)
+                })
+                .flatten_iter()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Written straight into the report and the replacements (serially, with room made for
+        // every candidate), without a list of results in between.
+        let planned = if parallel { results.len() } else { candidates.len() };
+        report.cleared.reserve_exact(planned);
+        replace.reserve_exact(planned);
+        let mut placeholders = Placeholders::default();
+        let serial: &[usize] = if parallel { &[] } else { candidates };
+        let serial = serial.iter().filter_map(|&ci| self.clear_result(&mut placeholders, ci));
+        let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
+        for (cleared, at, text) in results.into_iter().chain(serial) {
+            report.cleared.push(cleared);
+            let m = &self.messages[at.0];
+            if m.blocks.len() == 1 {
+                direct.push((at.0, message_with(m, Arc::new([with_placeholder(&m.blocks[0], text)]))));
+            } else {
+                replace.push((at, Replacement::Text(text)));
+            }
+        }
+        direct
+    }
+
+    /// Shorten the inputs of the calls whose results are cleared (`clear_tool_inputs`).
+    fn clear_inputs(
+        &self,
+        candidates: &[usize],
+        report: &mut ClearReport<'m>,
+        replace: &mut Vec<((usize, usize), Replacement)>,
+    ) {
+        for &ci in candidates {
+            let c = &self.pairing.calls[ci];
+            if c.result.is_none_or(|at| live_result(self.messages, at).is_none()) {
                 continue;
             }
-            let call_block = &messages[c.at.0].blocks[c.at.1];
+            let call_block = &self.messages[c.at.0].blocks[c.at.1];
             if let Body::ToolUse { id, name, input } = &call_block.body {
                 let summary = format!("[input cleared: {} chars]", input.as_text().chars().count());
                 let mut obj = serde_json::Map::new();
@@ -345,8 +405,8 @@ pub fn plan_clear_counted<'m>(
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
                 };
-                let was = cached(c.at).unwrap_or_else(|| result_tokens(enc, call_block));
-                let now = result_tokens(enc, &cleared);
+                let was = self.cached(c.at).unwrap_or_else(|| result_tokens(self.enc, call_block));
+                let now = result_tokens(self.enc, &cleared);
                 if now < was {
                     report.tokens_freed += was - now;
                     report.inputs_cleared.push(c.at.0);
@@ -355,34 +415,36 @@ pub fn plan_clear_counted<'m>(
             }
         }
     }
-    let mut drop_thinking: BTreeSet<usize> = BTreeSet::new();
-    if !options.keep_thinking {
-        for (i, m) in messages.iter().enumerate() {
-            if m.role == Role::Assistant && !protected.messages.contains(&i) {
-                let freed: usize = m
-                    .blocks
-                    .iter()
-                    .filter(|b| matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
-                    .map(|b| result_tokens(enc, b))
-                    .sum();
-                if freed > 0 {
-                    report.tokens_freed += freed;
-                    drop_thinking.insert(i);
-                }
+}
+
+/// The unprotected assistant messages with thinking blocks, into `drop`; returns their tokens.
+fn thinking_to_drop(messages: &[Message], protected: &Protected, enc: Encoding, drop: &mut BTreeSet<usize>) -> usize {
+    let mut freed = 0;
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::Assistant && !protected.messages.contains(&i) {
+            let tokens: usize = m
+                .blocks
+                .iter()
+                .filter(|b| matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
+                .map(|b| result_tokens(enc, b))
+                .sum();
+            if tokens > 0 {
+                freed += tokens;
+                drop.insert(i);
             }
         }
     }
-    if report.tokens_freed < options.clear_at_least || report.tokens_freed == 0 {
-        let skipped = report.tokens_freed > 0;
-        return (
-            Vec::new(),
-            ClearReport {
-                skipped_below_minimum: skipped,
-                ..ClearReport::default()
-            },
-        );
-    }
-    report.thinking_dropped = drop_thinking.iter().copied().collect();
+    freed
+}
+
+/// The changed messages, in message order: those with replaced blocks or dropped thinking,
+/// rebuilt here, and the `direct` ones built already.
+fn rebuild(
+    messages: &[Message],
+    mut replace: Vec<((usize, usize), Replacement)>,
+    drop_thinking: &BTreeSet<usize>,
+    mut direct: Vec<(usize, Message)>,
+) -> Vec<(usize, Message)> {
     // Results and call inputs never share a position: one sorted list, consumed in order.
     replace.sort_unstable_by_key(|(at, _)| *at);
     let mut touched: Vec<usize> = replace
@@ -419,7 +481,7 @@ pub fn plan_clear_counted<'m>(
         changed.append(&mut direct);
     }
     changed.sort_by_key(|&(mi, _)| mi);
-    (changed, report)
+    changed
 }
 
 /// `m` with `blocks` as its blocks (role, form, origin and unknown fields kept).
