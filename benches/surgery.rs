@@ -61,11 +61,18 @@ fn main() {
     let values = session(2000);
     let messages = formats::openai_chat::read(values).unwrap();
     let conv = Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, messages);
-    let totals = conv.totals();
     let budget = conv.total_tokens() / 4;
     let mut c = Criterion::default()
         .configure_from_args()
         .measurement_time(Duration::from_secs(3));
+    bench_structure(&mut c, &conv);
+    bench_clearing(&mut c, &conv);
+    bench_together(&mut c, &conv, budget);
+    c.final_summary();
+}
+
+/// Pairing, validation, repair and the protected set.
+fn bench_structure(c: &mut Criterion, conv: &Conversation) {
     let m = conv.messages();
     c.bench_function("pairing", |b| b.iter(|| Pairing::of(black_box(m))));
     c.bench_function("validate", |b| b.iter(|| compact::validate(black_box(m))));
@@ -74,6 +81,12 @@ fn main() {
     c.bench_function("protected", |b| {
         b.iter(|| compact::protected(black_box(m), &pairing, 12, 3, &BTreeSet::new()));
     });
+}
+
+/// The clearing plan, with and without cached counts, and the new conversation.
+fn bench_clearing(c: &mut Criterion, conv: &Conversation) {
+    let m = conv.messages();
+    let pairing = Pairing::of(m);
     let protected = compact::protected(m, &pairing, 12, 3, &BTreeSet::new());
     c.bench_function("clear: plan (changed messages only)", |b| {
         b.iter(|| {
@@ -124,6 +137,23 @@ fn main() {
             )
         });
     });
+    let protection = compact::Protection {
+        recent_messages: 12,
+        recent_tools: 3,
+    };
+    c.bench_function(
+        "clear: a new conversation with its counts (compact::surgery::clear)",
+        |b| {
+            b.iter(|| compact::surgery::clear(black_box(conv), protection, &ClearOptions::default()));
+        },
+    );
+}
+
+/// Selection, and the passes a compaction runs together.
+fn bench_together(c: &mut Criterion, conv: &Conversation, budget: usize) {
+    let m = conv.messages();
+    let totals = conv.totals();
+    let pairing = Pairing::of(m);
     c.bench_function("recent suffix", |b| {
         b.iter(|| compact::recent_suffix(black_box(m), &totals, &pairing, budget));
     });
@@ -169,5 +199,4 @@ fn main() {
             (v, pr, cl, s, parts)
         });
     });
-    c.final_summary();
 }

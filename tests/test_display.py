@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -532,6 +533,20 @@ def test_jupyter_reprs_are_wired() -> None:
     assert conv._repr_html_() == conversation_html(conv)
     result = ac.Compactor("openharness").compact(conv, budget=8_000)
     assert result._repr_html_() == result_html(result)
+
+
+def test_jupyter_repr_without_the_package_namespace() -> None:
+    # The compiled core imports no display code: the package gives its Conversation the HTML view
+    # however the core is reached first (here straight from `agentcontext._core`), in a fresh process.
+    code = (
+        "import sys; from agentcontext._core import Conversation; "
+        "assert 'agentcontext.display' not in sys.modules; "
+        "conv = Conversation([{'role': 'user', 'content': 'hi <b>'}]); html = conv._repr_html_(); "
+        "from agentcontext.display import conversation_html; assert html == conversation_html(conv), html; "
+        "assert 'ac-conversation' in html and 'hi &lt;b&gt;' in html; print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.strip() == "ok", out.stderr
 
 
 def test_replay_plot_has_the_compaction_points(tmp_path: Path) -> None:

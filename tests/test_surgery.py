@@ -482,6 +482,32 @@ def test_trim_fast_path_matches_the_general_path(encoding: str) -> None:
     assert session == support.synthetic_session(600, seed=8), "the input is never mutated"
 
 
+@pytest.mark.parametrize("encoding", ["approximate", "o200k_base"])
+def test_trimming_a_trimmed_list_leaves_its_placeholders(encoding: str) -> None:
+    # A framework that keeps the trimmed list and trims it again: the fast path re-cleared the
+    # placeholders of the first trim (losing the original sizes they name), the general path did not.
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "do it"}]
+    for i in range(20):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": f'{{"path": "f{i}.py"}}'},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x = 1\n" * (300 + i * 37)})
+    half = ac.Conversation(messages, encoding=encoding).tokens // 2  # type: ignore[arg-type]
+    once = ac.trim_messages(messages, half, encoding=encoding)  # type: ignore[arg-type]
+    placeholders = {m["tool_call_id"]: m["content"] for m in once if str(m.get("content")).startswith("[cleared:")}
+    assert len(placeholders) > 10
+    budget = ac.Conversation(once, encoding=encoding).tokens - 1  # type: ignore[arg-type]
+    fast = ac.trim_messages(once, budget, encoding=encoding)  # type: ignore[arg-type]
+    general = ac.trim_messages(tuple(once), budget, encoding=encoding)  # type: ignore[arg-type]
+    assert fast == general
+    for m in fast:
+        if m["role"] == "tool" and m["tool_call_id"] in placeholders:
+            assert m["content"] == placeholders[m["tool_call_id"]]
+
+
 # ---------------------------------------------------------------------------------------------
 # The shared corpus.
 

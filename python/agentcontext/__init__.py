@@ -9,6 +9,8 @@ cheap until something is used.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 #: The public names, by the module that defines them. This is the one list: ``_EXPORTS`` and
@@ -70,6 +72,28 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS, *_SUBMODULES})
+
+
+def _conversation_repr_html(self: Conversation) -> str:
+    """``Conversation._repr_html_`` (Jupyter): :func:`agentcontext.display.conversation_repr_html`."""
+    from agentcontext.display import conversation_repr_html
+
+    return conversation_repr_html(self)
+
+
+class _Package(types.ModuleType):
+    """This package's module type. The compiled core renders no HTML and imports nothing of the
+    package above it but the errors: its ``Conversation`` gets the Jupyter view from here, as soon
+    as the core is loaded (Python sets ``agentcontext._core`` on the package when it imports it),
+    by whichever import comes first — yet ``import agentcontext`` alone still loads no core."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "_core":
+            value.Conversation._repr_html_ = _conversation_repr_html
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:

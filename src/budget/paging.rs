@@ -372,6 +372,7 @@ fn read_line<R: BufRead>(
     Ok(ReadLine { text: out, ended, cut })
 }
 
+#[allow(clippy::too_many_lines)] // one pass over the lines: position, limits and the token gate together
 fn page_from<R: BufRead>(
     reader: R,
     name: &str,

@@ -9,6 +9,7 @@ pub mod handoff;
 pub mod repair;
 pub mod select;
 pub mod structure;
+pub mod surgery;
 pub mod trim;
 pub mod validate;
 
@@ -16,6 +17,7 @@ pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_ca
 pub use repair::{Change, ChangeKind, repair};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};
+pub use surgery::Protection;
 pub use validate::{Violation, ViolationKind, validate, validate_with};
 
 /// Helpers shared by the tests of this module's parts.

@@ -55,6 +55,7 @@ pub struct Change {
 
 /// Repair `messages`; returns the repaired messages and what was changed (empty when the input
 /// was valid, in which case the output equals the input).
+#[allow(clippy::too_many_lines)] // the repairs in the order they must run, each a few lines
 pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     let pairing = Pairing::of(messages);
     if validate_with(messages, &pairing).is_empty() {

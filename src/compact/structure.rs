@@ -320,7 +320,7 @@ pub(crate) fn user_turn_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
     s.role_at(i) == Role::User && !s.results_only_at(i)
 }
 
-fn result_carrier_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
+pub(crate) fn result_carrier_at<S: Shape + ?Sized>(s: &S, i: usize) -> bool {
     match s.role_at(i) {
         Role::Tool => true,
         Role::User => s.results_only_at(i),

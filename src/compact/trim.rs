@@ -15,9 +15,11 @@ use crate::error::Error;
 use crate::model::{Body, Message};
 use crate::tokens::Encoding;
 
+use super::clear::ClearOptions;
 use super::handoff::latest_ask;
 use super::select::recent_suffix_of;
 use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
+use super::surgery::{self, Protection};
 
 /// The least a cut request's text keeps (tokens, its marker included) before the budget is
 /// refused instead.
@@ -160,8 +162,8 @@ fn single_text(m: &Message) -> Option<&str> {
     }
 }
 
-/// `trim_messages` over a parsed conversation: when it does not fit, `clear` it (old tool
-/// results cleared, when the caller clears), then keep what [`plan`] says.
+/// `trim_messages` over a parsed conversation: when it does not fit, clear old tool results
+/// (when `clear` gives the protection and options to clear with), then keep what [`plan`] says.
 ///
 /// # Errors
 /// [`Error::TrimBudget`] as [`plan`], also when the request must be cut but is not one text.
@@ -169,15 +171,15 @@ pub fn trim(
     conv: &Conversation,
     max_tokens: usize,
     reserve: usize,
-    clear: Option<&dyn Fn(&Conversation) -> Conversation>,
+    clear: Option<(Protection, &ClearOptions)>,
 ) -> Result<Vec<Message>, Error> {
     if conv.total_tokens() + reserve <= max_tokens {
         return Ok(conv.messages().to_vec());
     }
     let cleared;
     let conv = match clear {
-        Some(clear) => {
-            cleared = clear(conv);
+        Some((protection, options)) => {
+            cleared = surgery::clear(conv, protection, options).0;
             if cleared.total_tokens() + reserve <= max_tokens {
                 return Ok(cleared.messages().to_vec());
             }

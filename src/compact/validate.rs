@@ -1,7 +1,7 @@
 //! Protocol validation: every way a conversation can make a provider reject the request over
 //! tool pairing, placement, ids, reasoning order or empty messages, with message indices.
 
-use super::structure::{Pairing, is_result_carrier};
+use super::structure::{Pairing, Shape, result_carrier_at};
 use crate::model::{Body, Format, Message, Role};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,31 +46,85 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// What validation reads of a conversation beyond its [`Shape`]: implemented by parsed messages
+/// (`[Message]`) and by the whole-list fast path's skeleton of borrowed dicts, so that both judge
+/// validity by the one set of rules below.
+pub trait Checked: Shape {
+    /// Whether the results of calls in message `i` travel in the one user message after it
+    /// (Anthropic) rather than in the result messages after it.
+    fn results_in_next_user(&self, i: usize) -> bool;
+    /// Whether message `i` has nothing in it: no block but text that is empty or only whitespace.
+    fn is_empty_at(&self, i: usize) -> bool;
+    /// Whether message `m` holds anything but tool results before its block `b`.
+    fn not_results_before(&self, m: usize, b: usize) -> bool;
+    /// Whether assistant message `i` has a thinking block after a tool call or text.
+    fn thinking_out_of_order(&self, i: usize) -> bool;
+    /// The call id of the tool result at `at`.
+    fn result_id(&self, at: (usize, usize)) -> Option<String>;
+}
+
+impl Checked for [Message] {
+    fn results_in_next_user(&self, i: usize) -> bool {
+        self[i].origin == Format::Anthropic
+    }
+
+    fn is_empty_at(&self, i: usize) -> bool {
+        self[i].blocks.iter().all(|b| match &b.body {
+            Body::Text { text } => text.trim().is_empty(),
+            _ => false,
+        })
+    }
+
+    fn not_results_before(&self, m: usize, b: usize) -> bool {
+        self[m].blocks[..b]
+            .iter()
+            .any(|b| !matches!(b.body, Body::ToolResult { .. }))
+    }
+
+    fn thinking_out_of_order(&self, i: usize) -> bool {
+        let mut seen_other = false;
+        for b in self[i].blocks.iter() {
+            match &b.body {
+                Body::Thinking { .. } | Body::RedactedThinking { .. } if seen_other => return true,
+                Body::ToolUse { .. } | Body::Text { .. } => seen_other = true,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn result_id(&self, (m, b): (usize, usize)) -> Option<String> {
+        match &self[m].blocks[b].body {
+            Body::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// Where the results of the calls in assistant message `call_msg` must be: the messages right
 /// after it that carry only results (for Anthropic: the one user message right after it, with
-/// the results first).
-fn result_zone(messages: &[Message], call_msg: usize) -> std::ops::Range<usize> {
+/// the results first). `runs[i]` is where the run of result carriers from message `i` ends.
+fn result_zone<S: Checked + ?Sized>(messages: &S, runs: &[usize], call_msg: usize) -> std::ops::Range<usize> {
     let start = call_msg + 1;
-    if messages[call_msg].origin == Format::Anthropic {
-        let end = if start < messages.len() && messages[start].role == Role::User {
+    if messages.results_in_next_user(call_msg) {
+        let end = if start < messages.message_count() && messages.role_at(start) == Role::User {
             start + 1
         } else {
             start
         };
         return start..end;
     }
-    let mut end = start;
-    while end < messages.len() && is_result_carrier(&messages[end]) {
-        end += 1;
-    }
-    start..end
+    start..runs[start]
 }
 
-fn is_empty(m: &Message) -> bool {
-    m.blocks.iter().all(|b| match &b.body {
-        Body::Text { text } => text.trim().is_empty(),
-        _ => false,
-    })
+/// For each message, and one past the end: where the run of result carriers from it ends.
+fn carrier_runs<S: Shape + ?Sized>(messages: &S) -> Vec<usize> {
+    let n = messages.message_count();
+    let mut runs = vec![n; n + 1];
+    for i in (0..n).rev() {
+        runs[i] = if result_carrier_at(messages, i) { runs[i + 1] } else { i };
+    }
+    runs
 }
 
 pub fn validate(messages: &[Message]) -> Vec<Violation> {
@@ -78,12 +132,11 @@ pub fn validate(messages: &[Message]) -> Vec<Violation> {
     validate_with(messages, &pairing)
 }
 
-pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> {
+/// The violations of `messages` paired as `pairing`, sorted by message index and kind.
+pub fn validate_with<S: Checked + ?Sized>(messages: &S, pairing: &Pairing) -> Vec<Violation> {
     let mut out = Vec::new();
-    let id_at = |(m, b): (usize, usize)| match &messages[m].blocks[b].body {
-        Body::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
-        _ => None,
-    };
+    let id_at = |at: (usize, usize)| messages.result_id(at);
+    let runs = carrier_runs(messages);
     for &at in &pairing.orphans {
         out.push(Violation {
             kind: ViolationKind::OrphanResult,
@@ -118,14 +171,10 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
                 detail: format!("tool call {} ({}) has no result", c.id, c.name),
             }),
             Some((rm, rb)) => {
-                let zone = result_zone(messages, c.at.0);
+                let zone = result_zone(messages, &runs, c.at.0);
                 // Anthropic: tool results also open the user message that carries them.
-                let m = &messages[rm];
-                let misplaced = !zone.contains(&rm)
-                    || (m.origin == Format::Anthropic
-                        && m.blocks[..rb]
-                            .iter()
-                            .any(|b| !matches!(b.body, Body::ToolResult { .. })));
+                let misplaced =
+                    !zone.contains(&rm) || (messages.results_in_next_user(rm) && messages.not_results_before(rm, rb));
                 if misplaced {
                     out.push(Violation {
                         kind: ViolationKind::MisplacedResult,
@@ -140,31 +189,22 @@ pub fn validate_with(messages: &[Message], pairing: &Pairing) -> Vec<Violation> 
             }
         }
     }
-    for (i, m) in messages.iter().enumerate() {
-        if m.role == Role::Assistant {
-            let mut seen_other = false;
-            for b in m.blocks.iter() {
-                match &b.body {
-                    Body::Thinking { .. } | Body::RedactedThinking { .. } if seen_other => {
-                        out.push(Violation {
-                            kind: ViolationKind::ThinkingOrder,
-                            index: i,
-                            id: None,
-                            detail: "thinking after a tool call or text in the same turn".into(),
-                        });
-                        break;
-                    }
-                    Body::ToolUse { .. } | Body::Text { .. } => seen_other = true,
-                    _ => {}
-                }
-            }
+    for i in 0..messages.message_count() {
+        let role = messages.role_at(i);
+        if role == Role::Assistant && messages.thinking_out_of_order(i) {
+            out.push(Violation {
+                kind: ViolationKind::ThinkingOrder,
+                index: i,
+                id: None,
+                detail: "thinking after a tool call or text in the same turn".into(),
+            });
         }
-        if is_empty(m) && !m.role.is_instruction() {
+        if !role.is_instruction() && messages.is_empty_at(i) {
             out.push(Violation {
                 kind: ViolationKind::EmptyMessage,
                 index: i,
                 id: None,
-                detail: format!("{} message with no content", m.role.as_str()),
+                detail: format!("{} message with no content", role.as_str()),
             });
         }
     }

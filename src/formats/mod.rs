@@ -175,6 +175,46 @@ pub(crate) fn take_role(map: &mut Map<String, Value>, index: usize) -> Result<St
     }
 }
 
+/// The role of a Chat or native message: one of `system`, `developer`, `user`, `assistant`, `tool`.
+pub(crate) fn take_chat_role(map: &mut Map<String, Value>, index: usize) -> Result<crate::model::Role> {
+    let role_name = take_role(map, index)?;
+    crate::model::Role::parse(&role_name).ok_or_else(|| {
+        Error::invalid(
+            index,
+            format!(
+                "unknown role {role_name:?} (expected \"system\", \"developer\", \"user\", \"assistant\" or \"tool\")"
+            ),
+        )
+    })
+}
+
+/// The `tool_call_id` of a Chat or native tool message.
+pub(crate) fn take_tool_call_id(map: &mut Map<String, Value>, index: usize) -> Result<String> {
+    match map.shift_remove("tool_call_id") {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(Error::invalid(
+            index,
+            format!(
+                "tool message: `tool_call_id` must be a string, got {}",
+                type_name(&other)
+            ),
+        )),
+        None => Err(Error::invalid(index, "tool message without `tool_call_id`")),
+    }
+}
+
+/// Messages written one by one into one list (a message may become several values).
+pub(crate) fn write_each(
+    messages: &[crate::model::Message],
+    write: impl Fn(&crate::model::Message, &mut Vec<Value>),
+) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        write(m, &mut out);
+    }
+    out
+}
+
 pub(crate) fn obj(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
     let mut m = Map::with_capacity(pairs.len() + 2);
     for (k, v) in pairs {

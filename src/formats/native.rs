@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use super::anthropic::{read_content, read_result_content, write_block_opts};
 use super::{
-    call_item_fields, carry_extra, into_object, item_fields, single_text, take_opt_bool, take_role, take_str, type_name,
+    call_item_fields, carry_extra, into_object, item_fields, single_text, take_chat_role, take_opt_bool, take_str,
+    take_tool_call_id, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
@@ -36,29 +37,9 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
     let mut map = into_object(v, index, "a message")?;
-    let role_name = take_role(&mut map, index)?;
-    let Some(role) = Role::parse(&role_name) else {
-        return Err(Error::invalid(
-            index,
-            format!(
-                "unknown role {role_name:?} (expected \"system\", \"developer\", \"user\", \"assistant\" or \"tool\")"
-            ),
-        ));
-    };
+    let role = take_chat_role(&mut map, index)?;
     if role == Role::Tool {
-        let tool_use_id = match map.shift_remove("tool_call_id") {
-            Some(Value::String(s)) => s,
-            Some(other) => {
-                return Err(Error::invalid(
-                    index,
-                    format!(
-                        "tool message: `tool_call_id` must be a string, got {}",
-                        type_name(&other)
-                    ),
-                ));
-            }
-            None => return Err(Error::invalid(index, "tool message without `tool_call_id`")),
-        };
+        let tool_use_id = take_tool_call_id(&mut map, index)?;
         let raw = map.shift_remove("content");
         let form = match &raw {
             Some(Value::String(_)) => ContentForm::String,
@@ -162,6 +143,7 @@ pub fn write_message(m: &Message) -> Value {
 
 /// Write `m` as native messages: one `tool` message per tool result, then the rest of the
 /// message (if anything is left), like OpenAI Chat.
+#[allow(clippy::too_many_lines)] // one match over the block kinds, as the Chat writer
 fn write_into(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Native;
     let mut results = 0;

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    call_item_fields, carry_extra, content_blocks, into_object, item_fields, merge_extra, obj, single_text, take_role,
-    take_str, type_name,
+    call_item_fields, carry_extra, content_blocks, into_object, item_fields, merge_extra, obj, single_text,
+    take_chat_role, take_str, take_tool_call_id, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, ImageSource, Message, ResultContent, Role, ToolInput};
@@ -20,29 +20,9 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
     let mut map = into_object(v, index, "an OpenAI chat message")?;
-    let role_name = take_role(&mut map, index)?;
-    let Some(role) = Role::parse(&role_name) else {
-        return Err(Error::invalid(
-            index,
-            format!(
-                "unknown role {role_name:?} (expected \"system\", \"developer\", \"user\", \"assistant\" or \"tool\")"
-            ),
-        ));
-    };
+    let role = take_chat_role(&mut map, index)?;
     if role == Role::Tool {
-        let tool_use_id = match map.shift_remove("tool_call_id") {
-            Some(Value::String(s)) => s,
-            Some(other) => {
-                return Err(Error::invalid(
-                    index,
-                    format!(
-                        "tool message: `tool_call_id` must be a string, got {}",
-                        type_name(&other)
-                    ),
-                ));
-            }
-            None => return Err(Error::invalid(index, "tool message without `tool_call_id`")),
-        };
+        let tool_use_id = take_tool_call_id(&mut map, index)?;
         let (content, form) = match map.shift_remove("content") {
             Some(Value::String(s)) => (ResultContent::Text(s), ContentForm::String),
             Some(Value::Array(parts)) => (ResultContent::Parts(read_parts(parts, index)?), ContentForm::Parts),
@@ -211,13 +191,10 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
 /// Write messages as Chat Completions messages. Tool results held in other messages (Anthropic
 /// user messages) become `tool` messages; thinking blocks have no Chat form and are left out.
 pub fn write(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        write_message(m, &mut out);
-    }
-    out
+    super::write_each(messages, write_message)
 }
 
+#[allow(clippy::too_many_lines)] // one match over the block kinds, as the native writer
 fn write_message(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::OpenAiChat;
     // Tool results first: in Anthropic they open the user message that carries them.

@@ -295,11 +295,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
 // ---------------------------------------------------------------------------------------------
 
 pub fn write(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        write_message(m, &mut out);
-    }
-    out
+    super::write_each(messages, write_message)
 }
 
 fn write_message(m: &Message, out: &mut Vec<Value>) {

@@ -9,8 +9,9 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
 use super::convert::{to_py, to_py_list, to_value, to_values};
-use super::surgery::{self, Protection};
+use super::surgery;
 use crate::compact::{self, ClearOptions, Pairing};
+use crate::compact::{Protection, surgery as ops};
 use crate::conversation::{Conversation, Tally};
 use crate::error::Error;
 use crate::formats;
@@ -169,16 +170,6 @@ impl PyConversation {
 
     fn __len__(&self) -> usize {
         self.with(Conversation::len)
-    }
-
-    /// The conversation as an HTML table for Jupyter, rendered by `agentcontext.display` (which
-    /// never raises: a failure renders as an escaped note).
-    #[pyo3(name = "_repr_html_")]
-    fn repr_html<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.py()
-            .import("agentcontext.display")?
-            .getattr("conversation_repr_html")?
-            .call1((slf,))
     }
 
     fn __repr__(&self) -> String {
@@ -410,7 +401,7 @@ impl PyConversation {
         };
         let (before, conv, report) = py.detach(|| {
             self.with(|c| {
-                let (conv, report) = surgery::clear(c, protection, &options);
+                let (conv, report) = ops::clear(c, protection, &options);
                 (c.total_tokens(), conv, report)
             })
         });
@@ -433,7 +424,7 @@ impl PyConversation {
             recent_messages,
             recent_tools,
         };
-        py.detach(|| self.with(|c| surgery::clearable_tokens(c, protection, &exclude)))
+        py.detach(|| self.with(|c| ops::clearable_tokens(c, protection, &exclude)))
     }
 
     /// A copy where earlier results of repeated read-only calls (same tool, same input) are
@@ -450,7 +441,7 @@ impl PyConversation {
             recent_messages,
             recent_tools: 0,
         };
-        let (conv, stubbed) = py.detach(|| self.with(|c| surgery::dedup(c, &tools, protection)));
+        let (conv, stubbed) = py.detach(|| self.with(|c| ops::dedup(c, &tools, protection)));
         let list = PyList::empty(py);
         for s in stubbed {
             let d = PyDict::new(py);

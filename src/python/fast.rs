@@ -6,6 +6,8 @@
 //! general path on it, and returns a list of the caller's own message objects (new dicts only for
 //! cleared results). Anything else falls back to the general path, which also reports errors.
 
+use std::collections::BTreeSet;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -14,12 +16,13 @@ use crate::compact::handoff::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{Described, Placeholders},
+    clear::{Candidates, Described, Placeholders, is_placeholder_text},
+    validate::Checked,
 };
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
-use super::surgery::Protection;
+use crate::compact::Protection;
 
 /// Tokens of a Python string under `enc`; `Approximate` needs only its length.
 fn tokens_of(s: &Bound<'_, PyString>, enc: Encoding) -> Option<usize> {
@@ -37,10 +40,14 @@ struct Skel {
     result_tokens: usize,
     /// Tokens of its string content.
     text_tokens: usize,
-    /// No content and no tool calls.
+    /// No content and no tool calls. (A string of whitespace is read as text, not looked into:
+    /// that would read every string, and costs the fast path several percent. Either path
+    /// returns such a list alike; only the objects differ, the caller's own here.)
     empty: bool,
     /// What it is to the search for the latest ask (from its role and text).
     ask: AskKind,
+    /// For a tool message: its call id (in `Skeleton::ids`).
+    result_id: Option<usize>,
 }
 
 impl Shape for [Skel] {
@@ -62,6 +69,50 @@ impl Shape for [Skel] {
     }
 }
 
+impl Shape for Skeleton<'_> {
+    fn message_count(&self) -> usize {
+        self.messages.message_count()
+    }
+
+    fn role_at(&self, i: usize) -> Role {
+        self.messages.role_at(i)
+    }
+
+    fn results_only_at(&self, i: usize) -> bool {
+        self.messages.results_only_at(i)
+    }
+
+    fn ask_at(&self, i: usize) -> AskKind {
+        self.messages.ask_at(i)
+    }
+}
+
+/// The skeleton judged by the core's validation rules (`compact::validate`).
+impl Checked for Skeleton<'_> {
+    fn results_in_next_user(&self, _: usize) -> bool {
+        false
+    }
+
+    fn is_empty_at(&self, i: usize) -> bool {
+        self.messages[i].empty
+    }
+
+    fn not_results_before(&self, _: usize, b: usize) -> bool {
+        // A tool message's result is its only block.
+        b > 0
+    }
+
+    fn thinking_out_of_order(&self, _: usize) -> bool {
+        // String contents carry no thinking blocks.
+        false
+    }
+
+    fn result_id(&self, (m, _): (usize, usize)) -> Option<String> {
+        let id = self.ids[self.messages[m].result_id?].to_str().ok()?;
+        Some(id.to_owned())
+    }
+}
+
 /// A tool call or result of the skeleton: where it is and its strings (indices into `ids`).
 struct Tool {
     at: (usize, usize),
@@ -78,6 +129,9 @@ struct Skeleton<'py> {
     ids: Vec<Bound<'py, PyString>>,
     /// Arguments texts, read only for the calls whose results are cleared.
     args: Vec<Bound<'py, PyString>>,
+    /// The content of each tool message (by message), looked into only for the results that
+    /// clearing may replace.
+    results: Vec<Option<Bound<'py, PyString>>>,
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
@@ -102,6 +156,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         tools: Vec::with_capacity(n),
         ids: Vec::with_capacity(n + n / 2),
         args: Vec::with_capacity(n / 2),
+        results: Vec::with_capacity(n),
     };
     for (mi, item) in list.iter().enumerate() {
         let d = item.cast_into::<PyDict>().ok()?;
@@ -109,6 +164,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         let role = Role::parse(role_obj.cast::<PyString>().ok()?.to_str().ok()?)?;
         let content = d.get_item(k_content).ok()?;
         let mut ask = AskKind::Not;
+        let mut text = None;
         let (text_tokens, empty) = match &content {
             None => (0, true),
             Some(c) if c.is_none() => (0, true),
@@ -118,6 +174,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                     let marked = d.contains(intern!(py, "compaction")).ok()?;
                     ask = compact::handoff::ask_kind_of_text(s.to_str().ok()?, marked);
                 }
+                text = Some(s.clone());
                 (tokens_of(s, enc)?, s.len().ok()? == 0)
             }
         };
@@ -128,12 +185,14 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             text_tokens,
             empty,
             ask,
+            result_id: None,
         };
         if role == Role::Tool {
             let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
             m.tokens += TOOL_BLOCK_OVERHEAD;
             m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
             m.empty = false;
+            m.result_id = Some(sk.ids.len());
             sk.tools.push(Tool {
                 at: (mi, 0),
                 id: sk.ids.len(),
@@ -165,36 +224,74 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 }
             }
         }
+        sk.results.push(if role == Role::Tool { text } else { None });
         sk.messages.push(m);
         sk.objects.push(d);
     }
     Some(sk)
 }
 
-/// What the selection can work on without conversion: every call answered once, in the tool
-/// messages right after it, no orphan or duplicate result, no empty message. A reused id is
-/// allowed: each result pairs with the latest call of its id, as on the general path.
-fn is_valid(messages: &[Skel], pairing: &Pairing<'_>) -> bool {
-    if !(pairing.orphans.is_empty() && pairing.duplicate_results.is_empty()) {
-        return false;
+/// What the selection can work on without conversion: a list the core's validation finds
+/// nothing wrong with (every call answered once, in the tool messages right after it, no orphan
+/// or duplicate result, no empty message) but reused ids, which are allowed: each result pairs
+/// with the latest call of its id, as on the general path.
+fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
+    compact::validate_with(sk, pairing)
+        .iter()
+        .all(|v| v.kind == compact::ViolationKind::DuplicateId)
+}
+
+/// A cleared result: its call's description, the result's tokens and the call.
+type ClearedResult = (Described, usize, usize);
+
+/// Clear the results the core's candidates name (placeholders of an earlier trim stay as they
+/// are, as on the general path), into `tokens` and `cleared` by message; returns the tokens
+/// freed, or `None` when an arguments text cannot be read (the general path then reports it).
+fn clear_results<'a>(
+    sk: &'a Skeleton<'_>,
+    pairing: &Pairing<'a>,
+    enc: Encoding,
+    protection: Protection,
+    placeholders: &mut Placeholders<'a>,
+    tokens: &mut [usize],
+    cleared: &mut [Option<ClearedResult>],
+) -> Option<usize> {
+    let n = sk.messages.len();
+    let (no_pins, no_exclusions) = (BTreeSet::new(), BTreeSet::new());
+    let protected = compact::select::protected_n(
+        n,
+        pairing,
+        protection.recent_messages,
+        protection.recent_tools,
+        &no_pins,
+    );
+    let mut freed = 0;
+    for (ci, at) in Candidates::new(pairing, &protected, n, &no_exclusions).iter() {
+        let c = &pairing.calls[ci];
+        if sk.results[at.0]
+            .as_ref()
+            .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text))
+        {
+            continue;
+        }
+        // One arguments text per call, in call order.
+        let args = sk.args[ci].to_str().ok()?;
+        let before = sk.messages[at.0].result_tokens;
+        let d = placeholders.describe_arguments(c.name, args);
+        let after = TOOL_BLOCK_OVERHEAD
+            + if enc == Encoding::Approximate {
+                // What `count` gives for the text, from its length alone.
+                Encoding::approximate(Placeholders::chars(d, before, c.id))
+            } else {
+                placeholders.count(d, before, c.id, enc)
+            };
+        if after < before {
+            freed += before - after;
+            tokens[at.0] -= before - after;
+            cleared[at.0] = Some((d, before, ci));
+        }
     }
-    if messages.iter().any(|m| m.empty && !m.role.is_instruction()) {
-        return false;
-    }
-    // First message of the run of tool messages that ends at each message.
-    let mut run_start = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        let start = if m.role == Role::Tool && i > 0 && messages[i - 1].role == Role::Tool {
-            run_start[i - 1]
-        } else {
-            i
-        };
-        run_start.push(start);
-    }
-    pairing.calls.iter().all(|c| {
-        c.result
-            .is_some_and(|(rm, _)| rm > c.at.0 && messages[rm].role == Role::Tool && run_start[rm] <= c.at.0 + 1)
-    })
+    Some(freed)
 }
 
 /// `trim_messages` over the skeleton; `None` means "use the general path".
@@ -225,7 +322,7 @@ pub(crate) fn trim<'py>(
         id: ids[t.id],
         name: t.call.map(|(name, _)| ids[name]),
     }));
-    if !is_valid(&sk.messages, &pairing) {
+    if !is_valid(&sk, &pairing) {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.
         return Ok(None);
     }
@@ -238,43 +335,21 @@ pub(crate) fn trim<'py>(
     let mut tokens = original.clone();
     // Message index → the cleared result's placeholder: its call's description, the result's
     // tokens and the call; the text is written only for the messages that are returned.
-    let mut cleared: Vec<Option<(Described, usize, usize)>> = vec![None; sk.messages.len()];
+    let mut cleared: Vec<Option<ClearedResult>> = vec![None; sk.messages.len()];
     let mut placeholders = Placeholders::default();
     let mut text = String::new();
     if clear {
-        let protected = compact::select::protected_n(
-            sk.messages.len(),
+        let Some(freed) = clear_results(
+            &sk,
             &pairing,
-            protection.recent_messages,
-            protection.recent_tools,
-            &std::collections::BTreeSet::new(),
-        );
-        let (protected_messages, protected_calls) = protected.flags(sk.messages.len(), pairing.calls.len());
-        let mut freed = 0;
-        for (ci, c) in pairing.calls.iter().enumerate() {
-            let Some(at) = c.result else { continue };
-            if protected_calls[ci] || protected_messages[at.0] || protected_messages[c.at.0] {
-                continue;
-            }
-            // One arguments text per call, in call order.
-            let Ok(args) = sk.args[ci].to_str() else {
-                return Ok(None);
-            };
-            let before = sk.messages[at.0].result_tokens;
-            let d = placeholders.describe_arguments(c.name, args);
-            let after = TOOL_BLOCK_OVERHEAD
-                + if enc == Encoding::Approximate {
-                    // What `count` gives for the text, from its length alone.
-                    Encoding::approximate(Placeholders::chars(d, before, c.id))
-                } else {
-                    placeholders.count(d, before, c.id, enc)
-                };
-            if after < before {
-                freed += before - after;
-                tokens[at.0] -= before - after;
-                cleared[at.0] = Some((d, before, ci));
-            }
-        }
+            enc,
+            protection,
+            &mut placeholders,
+            &mut tokens,
+            &mut cleared,
+        ) else {
+            return Ok(None);
+        };
         if freed < clear_at_least {
             tokens.clone_from(&original);
             cleared.fill(None);

@@ -210,7 +210,7 @@ pub fn trim_messages<'py>(
     #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
-    let protection = super::surgery::Protection {
+    let protection = crate::compact::Protection {
         recent_messages,
         recent_tools,
     };
@@ -243,10 +243,7 @@ pub fn trim_messages<'py>(
             clear_at_least,
             ..crate::compact::ClearOptions::default()
         };
-        let clearing = |c: &crate::conversation::Conversation| super::surgery::clear(c, protection, &options).0;
-        let clearing: Option<&dyn Fn(&crate::conversation::Conversation) -> crate::conversation::Conversation> =
-            if clear { Some(&clearing) } else { None };
-        crate::compact::trim::trim(&conv, max_tokens, reserve, clearing)
+        crate::compact::trim::trim(&conv, max_tokens, reserve, clear.then_some((protection, &options)))
     })?;
     export(py, format, &kept)
 }

@@ -1,0 +1,649 @@
+//! Clearing old tool results (deterministic, no model involved): which results may be cleared
+//! ([`Candidates`]), the plan that replaces each by a placeholder and counts what it frees, and
+//! its application. The tool call (name and input) always stays; user and assistant text is never
+//! rewritten; protected and pinned messages are never touched.
+//!
+//! The placeholders themselves (describing a call, writing and counting the text, recognising
+//! one) are in [`placeholder`]; deduplicating repeated read-only calls in [`dedup`]; cutting
+//! results to per-tool budgets in [`budgets`].
+
+pub mod budgets;
+pub mod dedup;
+pub mod placeholder;
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::select::Protected;
+use super::structure::Pairing;
+use crate::model::{Block, Body, Extra, Message, ResultContent, Role, ToolInput};
+use crate::tokens::{self, Encoding};
+
+pub use budgets::{Budgeted, plan_result_budgets};
+pub use dedup::dedup_repeated_calls;
+pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
+
+/// Options of [`clear_tool_results`].
+#[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each one a caller's option
+pub struct ClearOptions {
+    /// Tools whose results are never cleared.
+    pub exclude_tools: BTreeSet<String>,
+    /// Also replace the inputs of cleared calls.
+    pub clear_tool_inputs: bool,
+    /// Clear only if at least this many tokens are freed (so the prompt cache is not broken for
+    /// little gain); 0 clears whatever there is.
+    pub clear_at_least: usize,
+    /// Keep thinking blocks of old assistant turns (else they are dropped outside the protected set).
+    pub keep_thinking: bool,
+    /// Count every placeholder exactly (for a caller that keeps the counts of the new messages,
+    /// as `Conversation` does). Otherwise, with cached counts, a placeholder clearly smaller than
+    /// its result is given an upper bound instead (see [`Cleared::after_exact`]).
+    pub count_placeholders: bool,
+    /// Placeholders name the call id as the recall id (the caller keeps the originals: a session
+    /// log, a result store, its own messages). When false they say that the result is not stored.
+    pub recall_ids: bool,
+}
+
+impl Default for ClearOptions {
+    fn default() -> Self {
+        ClearOptions {
+            exclude_tools: BTreeSet::new(),
+            clear_tool_inputs: false,
+            clear_at_least: 0,
+            keep_thinking: true,
+            count_placeholders: false,
+            recall_ids: true,
+        }
+    }
+}
+
+/// One cleared result. The id and the tool name are borrowed from the messages the plan was made
+/// from ([`Cleared::into_owned`] copies them, for a report that outlives those messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cleared<'a> {
+    pub index: usize,
+    pub tool_use_id: Cow<'a, str>,
+    pub tool_name: Cow<'a, str>,
+    pub tokens_before: usize,
+    pub tokens_after: usize,
+    /// `tokens_after` is the placeholder block's count (what `count_block` gives for it); when
+    /// false it is an upper bound, which a caller that recounts the message replaces.
+    pub after_exact: bool,
+}
+
+impl Cleared<'_> {
+    /// This entry with its own copies of the id and the tool name.
+    pub fn into_owned(self) -> Cleared<'static> {
+        Cleared {
+            index: self.index,
+            tool_use_id: Cow::Owned(self.tool_use_id.into_owned()),
+            tool_name: Cow::Owned(self.tool_name.into_owned()),
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+            after_exact: self.after_exact,
+        }
+    }
+}
+
+/// What a clearing pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClearReport<'a> {
+    pub cleared: Vec<Cleared<'a>>,
+    /// Messages whose tool-call inputs were cleared (`clear_tool_inputs`).
+    pub inputs_cleared: Vec<usize>,
+    /// Messages whose old thinking blocks were dropped.
+    pub thinking_dropped: Vec<usize>,
+    pub tokens_freed: usize,
+    /// Set when clearing would have freed less than `clear_at_least` and nothing was changed.
+    pub skipped_below_minimum: bool,
+}
+
+impl ClearReport<'_> {
+    /// This report with its own copies of every id and tool name.
+    pub fn into_owned(self) -> ClearReport<'static> {
+        ClearReport {
+            cleared: self.cleared.into_iter().map(Cleared::into_owned).collect(),
+            inputs_cleared: self.inputs_cleared,
+            thinking_dropped: self.thinking_dropped,
+            tokens_freed: self.tokens_freed,
+            skipped_below_minimum: self.skipped_below_minimum,
+        }
+    }
+}
+
+/// The result block `block` with its content replaced by `text` (id, error flag and unknown
+/// fields kept).
+pub(super) fn with_text(block: &Block, tool_use_id: &str, is_error: Option<bool>, text: String) -> Block {
+    Block {
+        body: Body::ToolResult {
+            tool_use_id: tool_use_id.to_owned(),
+            content: ResultContent::Text(text),
+            is_error,
+        },
+        extra: copy_extra(&block.extra),
+        item: block.item.clone(),
+    }
+}
+
+/// A copy of `extra`; an empty map (the usual case) is made rather than cloned, which skips the
+/// generic clone of its (empty) table and entries.
+fn copy_extra(extra: &Extra) -> Extra {
+    if extra.is_empty() { Extra::new() } else { extra.clone() }
+}
+
+/// The result block at `at` with its id and error flag, unless it is not a result or was already
+/// replaced by a placeholder or a stub.
+pub(super) fn live_result(messages: &[Message], at: (usize, usize)) -> Option<(&Block, &str, Option<bool>)> {
+    let block = &messages[at.0].blocks[at.1];
+    match &block.body {
+        Body::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } if !is_placeholder(content) => Some((block, tool_use_id.as_str(), *is_error)),
+        _ => None,
+    }
+}
+
+fn result_tokens(enc: Encoding, b: &Block) -> usize {
+    tokens::count_block(enc, b)
+}
+
+/// Clear every completed, paired tool result outside `protected`: its content becomes a
+/// placeholder naming the call, its size and a recall id (the call id). Returns the new messages
+/// (only changed messages differ) and a report. Nothing changes when fewer than
+/// `clear_at_least` tokens would be freed.
+pub fn clear_tool_results<'m>(
+    messages: &'m [Message],
+    pairing: &Pairing<'m>,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+) -> (Vec<Message>, ClearReport<'m>) {
+    let (changed, report) = plan_clear(messages, pairing, protected, enc, options);
+    (apply(messages, changed), report)
+}
+
+/// `messages` with the messages at the given positions replaced (positions in increasing order,
+/// as the plans give them; any order is accepted). Only the unchanged messages are copied.
+pub fn apply(messages: &[Message], mut changed: Vec<(usize, Message)>) -> Vec<Message> {
+    if !changed.is_sorted_by_key(|(i, _)| *i) {
+        changed.sort_by_key(|(i, _)| *i);
+    }
+    let mut out = Vec::with_capacity(messages.len());
+    let mut changed = changed.into_iter().peekable();
+    for (i, m) in messages.iter().enumerate() {
+        let mut new = None;
+        // A later entry for the same position wins, as assignment in order would have it.
+        while let Some((_, m)) = changed.next_if(|(at, _)| *at == i) {
+            new = Some(m);
+        }
+        out.push(new.unwrap_or_else(|| m.clone()));
+    }
+    debug_assert!(changed.next().is_none(), "a changed position past the end");
+    out
+}
+
+/// What [`clear_tool_results`] would change, without copying the rest: the new versions of the
+/// changed messages (by position) and the report.
+pub fn plan_clear<'m>(
+    messages: &'m [Message],
+    pairing: &Pairing<'m>,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+) -> (Vec<(usize, Message)>, ClearReport<'m>) {
+    plan_clear_counted(messages, None, pairing, protected, enc, options)
+}
+
+/// From this many clearable results on, results are counted and placeholders built on all
+/// cores when counting is exact (BPE); otherwise the work per result is a few allocations,
+/// which one thread does faster than two can share.
+const PARALLEL_RESULTS: usize = 256;
+
+/// One result to clear: the report entry, where the block is and its placeholder.
+type ResultPlan<'m> = (Cleared<'m>, (usize, usize), String);
+
+/// What replaces a block: a result's new text, or a whole new block.
+enum Replacement {
+    Text(String),
+    Block(Box<Block>),
+}
+
+/// [`plan_clear`] reusing cached counts (`counts[i]` of message `i`) for the results it clears,
+/// so only the placeholders are counted.
+pub fn plan_clear_counted<'m>(
+    messages: &'m [Message],
+    counts: Option<&[tokens::MessageTokens]>,
+    pairing: &Pairing<'m>,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+) -> (Vec<(usize, Message)>, ClearReport<'m>) {
+    let planner = Planner {
+        messages,
+        counts,
+        pairing,
+        enc,
+        options,
+    };
+    let candidates: Vec<usize> = Candidates::new(pairing, protected, messages.len(), &options.exclude_tools)
+        .iter()
+        .map(|(ci, _)| ci)
+        .collect();
+    let mut report = ClearReport::default();
+    // (message, block) → replacement block
+    let mut replace: Vec<((usize, usize), Replacement)> = Vec::new();
+    let direct = planner.clear_results(&candidates, &mut report, &mut replace);
+    report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
+    if options.clear_tool_inputs {
+        planner.clear_inputs(&candidates, &mut report, &mut replace);
+    }
+    let mut drop_thinking: BTreeSet<usize> = BTreeSet::new();
+    if !options.keep_thinking {
+        report.tokens_freed += thinking_to_drop(messages, protected, enc, &mut drop_thinking);
+    }
+    if report.tokens_freed < options.clear_at_least || report.tokens_freed == 0 {
+        let skipped = report.tokens_freed > 0;
+        return (
+            Vec::new(),
+            ClearReport {
+                skipped_below_minimum: skipped,
+                ..ClearReport::default()
+            },
+        );
+    }
+    report.thinking_dropped = drop_thinking.iter().copied().collect();
+    (rebuild(messages, replace, &drop_thinking, direct), report)
+}
+
+/// What one clearing pass reads: the messages, their cached counts, the pairing, the encoding
+/// and the options.
+struct Planner<'m, 'p> {
+    messages: &'m [Message],
+    counts: Option<&'p [tokens::MessageTokens]>,
+    pairing: &'p Pairing<'m>,
+    enc: Encoding,
+    options: &'p ClearOptions,
+}
+
+impl<'m> Planner<'m, '_> {
+    /// The cached count of the block at `(message, block)`.
+    fn cached(&self, (mi, bi): (usize, usize)) -> Option<usize> {
+        self.counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi))
+    }
+
+    /// The result of call `ci` cleared, if that frees tokens.
+    fn clear_result(&self, placeholders: &mut Placeholders<'m>, ci: usize) -> Option<ResultPlan<'m>> {
+        let (enc, options) = (self.enc, self.options);
+        let c = &self.pairing.calls[ci];
+        let id = if options.recall_ids { c.id } else { "" };
+        let at = c.result?;
+        let (block, _, _) = live_result(self.messages, at)?;
+        let Body::ToolUse { input, .. } = &self.messages[c.at.0].blocks[c.at.1].body else {
+            return None;
+        };
+        let before = self.cached(at).unwrap_or_else(|| result_tokens(enc, block));
+        // An `arguments` text is described once per distinct call, and its placeholder counted
+        // by parts (see `Placeholders::count`).
+        let described = match input {
+            ToolInput::Raw(args) => Some(placeholders.describe_arguments(c.name, args)),
+            _ => None,
+        };
+        let text = match described {
+            Some(d) => {
+                let mut text = String::new();
+                placeholders.write_new(d, before, id, &mut text);
+                text
+            }
+            None => placeholders.placeholder(c.name, input, before, id),
+        };
+        // With cached counts, unless every placeholder is asked for: when the result is clearly
+        // larger than any count of its placeholder, the placeholder is not counted here and the
+        // report holds that bound (a caller that keeps counts fills in the exact figure). A
+        // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
+        // the heuristic is allowed two tokens a byte.
+        let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
+        let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
+        let bounded = self.counts.is_some() && before > bound && !options.count_placeholders;
+        let after = if bounded {
+            bound
+        } else {
+            // What `count_block` gives for a result whose content is this text.
+            tokens::TOOL_BLOCK_OVERHEAD
+                + match described {
+                    Some(d) if enc.is_bpe() => placeholders.count(d, before, id, enc),
+                    _ => enc.count(&text),
+                }
+        };
+        (after < before).then(|| {
+            let cleared = Cleared {
+                index: at.0,
+                tool_use_id: Cow::Borrowed(c.id),
+                tool_name: Cow::Borrowed(c.name),
+                tokens_before: before,
+                tokens_after: after,
+                after_exact: !bounded,
+            };
+            (cleared, at, text)
+        })
+    }
+
+    /// Clear the results of `candidates` into the report: a message whose only block is the
+    /// result is returned whole (built here, while it is fresh in the cache; nothing else can
+    /// change it: thinking and call inputs are in other messages), other results go to `replace`.
+    fn clear_results(
+        &self,
+        candidates: &[usize],
+        report: &mut ClearReport<'m>,
+        replace: &mut Vec<((usize, usize), Replacement)>,
+    ) -> Vec<(usize, Message)> {
+        // Exact counting of placeholders is worth spreading over threads; with cached counts most
+        // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
+        let parallel = self.enc.is_bpe() && self.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
+        let results: Vec<ResultPlan<'m>> = if parallel {
+            candidates
+                .par_iter()
+                .with_min_len(PARALLEL_RESULTS / 2)
+                .map_init(Placeholders::default, |placeholders, &ci| {
+                    self.clear_result(placeholders, ci)
+                })
+                .flatten_iter()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Written straight into the report and the replacements (serially, with room made for
+        // every candidate), without a list of results in between.
+        let planned = if parallel { results.len() } else { candidates.len() };
+        report.cleared.reserve_exact(planned);
+        replace.reserve_exact(planned);
+        let mut placeholders = Placeholders::default();
+        let serial: &[usize] = if parallel { &[] } else { candidates };
+        let serial = serial.iter().filter_map(|&ci| self.clear_result(&mut placeholders, ci));
+        let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
+        for (cleared, at, text) in results.into_iter().chain(serial) {
+            report.cleared.push(cleared);
+            let m = &self.messages[at.0];
+            if m.blocks.len() == 1 {
+                direct.push((at.0, message_with(m, Arc::new([with_placeholder(&m.blocks[0], text)]))));
+            } else {
+                replace.push((at, Replacement::Text(text)));
+            }
+        }
+        direct
+    }
+
+    /// Shorten the inputs of the calls whose results are cleared (`clear_tool_inputs`).
+    fn clear_inputs(
+        &self,
+        candidates: &[usize],
+        report: &mut ClearReport<'m>,
+        replace: &mut Vec<((usize, usize), Replacement)>,
+    ) {
+        for &ci in candidates {
+            let c = &self.pairing.calls[ci];
+            if c.result.is_none_or(|at| live_result(self.messages, at).is_none()) {
+                continue;
+            }
+            let call_block = &self.messages[c.at.0].blocks[c.at.1];
+            if let Body::ToolUse { id, name, input } = &call_block.body {
+                let summary = format!("[input cleared: {} chars]", input.as_text().chars().count());
+                let mut obj = serde_json::Map::new();
+                obj.insert("cleared".into(), Value::String(summary));
+                let cleared = Block {
+                    body: Body::ToolUse {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: ToolInput::Json(Value::Object(obj)),
+                    },
+                    extra: call_block.extra.clone(),
+                    item: call_block.item.clone(),
+                };
+                let was = self.cached(c.at).unwrap_or_else(|| result_tokens(self.enc, call_block));
+                let now = result_tokens(self.enc, &cleared);
+                if now < was {
+                    report.tokens_freed += was - now;
+                    report.inputs_cleared.push(c.at.0);
+                    replace.push((c.at, Replacement::Block(Box::new(cleared))));
+                }
+            }
+        }
+    }
+}
+
+/// The unprotected assistant messages with thinking blocks, into `drop`; returns their tokens.
+fn thinking_to_drop(messages: &[Message], protected: &Protected, enc: Encoding, drop: &mut BTreeSet<usize>) -> usize {
+    let mut freed = 0;
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::Assistant && !protected.messages.contains(&i) {
+            let tokens: usize = m
+                .blocks
+                .iter()
+                .filter(|b| matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. }))
+                .map(|b| result_tokens(enc, b))
+                .sum();
+            if tokens > 0 {
+                freed += tokens;
+                drop.insert(i);
+            }
+        }
+    }
+    freed
+}
+
+/// The changed messages, in message order: those with replaced blocks or dropped thinking,
+/// rebuilt here, and the `direct` ones built already.
+fn rebuild(
+    messages: &[Message],
+    mut replace: Vec<((usize, usize), Replacement)>,
+    drop_thinking: &BTreeSet<usize>,
+    mut direct: Vec<(usize, Message)>,
+) -> Vec<(usize, Message)> {
+    // Results and call inputs never share a position: one sorted list, consumed in order.
+    replace.sort_unstable_by_key(|(at, _)| *at);
+    let mut touched: Vec<usize> = replace
+        .iter()
+        .map(|&((mi, _), _)| mi)
+        .chain(drop_thinking.iter().copied())
+        .collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut replace = replace.into_iter().peekable();
+    let mut changed: Vec<(usize, Message)> = touched
+        .into_iter()
+        .map(|mi| {
+            let m = &messages[mi];
+            let drop = drop_thinking.contains(&mi);
+            let mut blocks = Vec::with_capacity(m.blocks.len());
+            for (bi, b) in m.blocks.iter().enumerate() {
+                if let Some((_, new)) = replace.next_if(|(at, _)| *at == (mi, bi)) {
+                    blocks.push(match new {
+                        Replacement::Block(block) => *block,
+                        Replacement::Text(text) => with_placeholder(b, text),
+                    });
+                } else if !(drop && matches!(b.body, Body::Thinking { .. } | Body::RedactedThinking { .. })) {
+                    blocks.push(b.clone());
+                }
+            }
+            (mi, message_with(m, blocks.into()))
+        })
+        .collect();
+    // Both lists are in message order as a rule; the stable sort only checks that when so.
+    if changed.is_empty() {
+        changed = direct;
+    } else {
+        changed.append(&mut direct);
+    }
+    changed.sort_by_key(|&(mi, _)| mi);
+    changed
+}
+
+/// `m` with `blocks` as its blocks (role, form, origin and unknown fields kept).
+fn message_with(m: &Message, blocks: Arc<[Block]>) -> Message {
+    Message {
+        role: m.role,
+        blocks,
+        form: m.form,
+        origin: m.origin,
+        extra: copy_extra(&m.extra),
+    }
+}
+
+/// The result block `b` with its content replaced by a placeholder's `text`.
+fn with_placeholder(b: &Block, text: String) -> Block {
+    match &b.body {
+        Body::ToolResult {
+            tool_use_id, is_error, ..
+        } => with_text(b, tool_use_id, *is_error, text),
+        _ => unreachable!("placeholders replace results"),
+    }
+}
+
+/// The calls whose results clearing may replace: completed calls outside the protected set (the
+/// call, its message and its result's message) whose tool is not excluded. Every path that clears
+/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
+/// its results here; each then skips results that are already placeholders.
+pub struct Candidates<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    protected_messages: Vec<bool>,
+    protected_calls: Vec<bool>,
+    exclude: &'p BTreeSet<String>,
+}
+
+impl<'p, 'a> Candidates<'p, 'a> {
+    pub fn new(
+        pairing: &'p Pairing<'a>,
+        protected: &Protected,
+        messages: usize,
+        exclude: &'p BTreeSet<String>,
+    ) -> Self {
+        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
+        Candidates {
+            pairing,
+            protected_messages,
+            protected_calls,
+            exclude,
+        }
+    }
+
+    /// `(call index, result position)` of each candidate, in call order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
+        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
+            let at = c.result?;
+            let protected =
+                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
+            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_after_counts_are_the_new_messages_counts() {
+        use crate::compact::select::protected;
+        use crate::compact::testing::chat;
+        // Results small and large, so that some placeholders are counted and some bounded.
+        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
+        for k in 0..40 {
+            let id = format!("call_{k}");
+            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read_file",
+                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
+            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
+                                          "content": "word ".repeat(k * k)}));
+        }
+        let messages = chat(serde_json::Value::Array(turns));
+        for enc in [
+            Encoding::O200k,
+            Encoding::Cl100k,
+            Encoding::Heuristic,
+            Encoding::Approximate,
+        ] {
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
+            let options = ClearOptions::default();
+            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert!(report.cleared.iter().any(|c| c.after_exact));
+            assert!(report.cleared.iter().any(|c| !c.after_exact));
+            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
+                assert_eq!(c.index, *i);
+                let recount = tokens::count_message(enc, m);
+                if c.after_exact {
+                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
+                } else {
+                    assert!(c.tokens_after >= recount.tools[0].tokens);
+                }
+            }
+            // Asked to, the plan counts every placeholder, and clears the same results.
+            let counting = ClearOptions {
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let (exact, exact_report) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
+            assert_eq!(exact, changed);
+            assert_eq!(exact_report.cleared.len(), report.cleared.len());
+            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
+                assert!(c.after_exact);
+                assert_eq!(
+                    tokens::MessageTokens::single_result(c.tokens_after),
+                    tokens::count_message(enc, m)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn apply_replaces_by_position_in_any_order() {
+        let m = |t: &str| Message::text(Role::User, t);
+        let messages = vec![m("a"), m("b"), m("c")];
+        let out = apply(&messages, vec![(2, m("x")), (0, m("y")), (2, m("z"))]);
+        assert_eq!(out, vec![m("y"), m("b"), m("z")]);
+        assert_eq!(apply(&messages, Vec::new()), messages);
+    }
+
+    #[test]
+    fn reports_borrow_and_copy_the_same_values() {
+        let cleared = Cleared {
+            index: 3,
+            tool_use_id: Cow::Borrowed("call_1"),
+            tool_name: Cow::Borrowed("read_file"),
+            tokens_before: 120,
+            tokens_after: 20,
+            after_exact: true,
+        };
+        let report = ClearReport {
+            cleared: vec![cleared.clone()],
+            inputs_cleared: vec![1],
+            thinking_dropped: vec![2],
+            tokens_freed: 100,
+            skipped_below_minimum: false,
+        };
+        let owned = report.clone().into_owned();
+        assert_eq!(owned, report);
+        assert!(matches!(owned.cleared[0].tool_use_id, Cow::Owned(_)));
+        assert!(matches!(owned.cleared[0].tool_name, Cow::Owned(_)));
+        assert_eq!(cleared.into_owned().tool_name, "read_file");
+    }
+
+    #[test]
+    fn copies_extra_fields() {
+        assert!(copy_extra(&Extra::new()).is_empty());
+        let mut extra = Extra::new();
+        extra.insert("cache_control".into(), serde_json::json!({"type": "ephemeral"}));
+        extra.insert("a".into(), serde_json::json!(1));
+        let copy = copy_extra(&extra);
+        assert_eq!(copy, extra);
+        assert_eq!(copy.keys().collect::<Vec<_>>(), ["cache_control", "a"]);
+    }
+}
