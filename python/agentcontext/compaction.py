@@ -682,6 +682,21 @@ def summary_cap(policy: CompactionPolicy, target: int) -> int:
     return max(64, min(policy.summary_max_tokens, target // 5))
 
 
+#: How a workspace anchor message opens (see :mod:`agentcontext.memory.anchors`).
+_ANCHOR_HEADER = "[Re-attached after compaction: current content of workspace file "
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted ``indices`` as contiguous ``(start, stop)`` ranges."""
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
 @dataclass
 class _Summary:
     """A summary written over ``original[preamble:stop]``. It replaces ``original[preamble:covers]``:
@@ -729,6 +744,7 @@ class _Run:
         #: Why the last rung that gave up did (for recompile's error).
         self.why = ""
         self._cuts: list[int] | None = None
+        self._stale: set[int] | None = None
 
     # -- results ---------------------------------------------------------------------------
 
@@ -1022,9 +1038,23 @@ class _Run:
     def _assemble(self, head: Conversation, start: int) -> tuple[Conversation, list[int | None]]:
         o = self.original
         pinned = self._pinned(start)
-        parts = [o.slice(0, self.pre), head, *(o.slice(i, i + 1) for i in pinned), o.slice(start)]
-        prov: list[int | None] = [*range(self.pre), *[None] * len(head), *pinned, *range(start, len(o))]
+        raw = [i for i in range(start, len(o)) if i not in self._stale_anchors()]
+        runs = [o.slice(lo, hi) for lo, hi in _runs(raw)]
+        parts = [o.slice(0, self.pre), head, *(o.slice(i, i + 1) for i in pinned), *runs]
+        prov: list[int | None] = [*range(self.pre), *[None] * len(head), *pinned, *raw]
         return Conversation.concat(parts), prov
+
+    def _stale_anchors(self) -> set[int]:
+        """Anchor messages an earlier compaction attached, superseded by the ones attached now."""
+        if self.compactor.anchors is None:
+            return set()
+        if self._stale is None:
+            o, marker = self.original, _ANCHOR_HEADER
+            self._stale = {
+                i for i in range(self.pre, len(o))
+                if o[i]["role"] == "user" and isinstance(c := o[i].get("content"), str) and c.startswith(marker)
+            }  # fmt: skip
+        return self._stale
 
     # -- the rungs after the summary -------------------------------------------------------
 
