@@ -58,7 +58,7 @@ def test_the_budget_is_filled_at_10_25_50(path: Path, transcripts: Path) -> None
         assert result.target == budget and result.to_dict()["fill"] == round(result.tokens_after / budget, 4)
         if conv.tokens <= budget:
             continue
-        if system + 64 < budget:
+        if system + 200 < budget:
             assert result.fits, (share, result.reason)
         if not result.fits:
             continue
@@ -71,7 +71,9 @@ def test_the_budget_is_filled_at_10_25_50(path: Path, transcripts: Path) -> None
             index, text = ask
             opening = " ".join(text.split())[:40]
             out = " ".join(" ".join(_texts(result.conversation)).split())
-            assert index in result.provenance or opening in out, share
+            cut = index in (result.origins or []) and text.startswith(result.conversation[
+                (result.origins or []).index(index)]["content"][:20])  # fmt: skip
+            assert index in result.provenance or opening in out or cut, share
 
 
 def test_a_latest_user_message_larger_than_the_budget_is_cut_not_refused(tmp_path: Path) -> None:

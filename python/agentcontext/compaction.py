@@ -100,6 +100,9 @@ def resolve_policy(strategy: str | CompactionPolicy) -> CompactionPolicy:
 #: otherwise open with the assistant.
 DROP_MARKER_TOKENS = 48
 
+#: Room kept for the header of the message that carries a summary (what it replaces, the recall id).
+SUMMARY_HEADER_TOKENS = 48
+
 #: The least a summary is cut to (tokens) when the last round does not fit beside it whole.
 MIN_SUMMARY_TOKENS = 32
 
@@ -887,7 +890,8 @@ class _Run:
         start = self.work.recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.keep_recent_tokens)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens
         if self.fill:
-            start = min(start, self._fill_start(self.target - cap - self._pinned_tokens(start)))
+            room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
+            start = min(start, self._fill_start(room))
         if start <= self.pre:
             why = "nothing older than the recent messages to summarize"
             if self.manual:
@@ -1064,7 +1068,7 @@ class _Run:
         the last round alone does not fit, nothing is older, or no summary was made."""
         p, limit = self.p, self.limit
         room = max(64, min(p.summary_max_tokens, limit // 4))
-        start = self._fill_start(limit - room - self._pinned_tokens(len(self.original)))
+        start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - self._pinned_tokens(len(self.original)))
         if start >= len(self.original):
             s = self.original.recent_suffix(max(0, limit - room))
             lo, hi = s["overflow"] or (start, start)
@@ -1086,9 +1090,20 @@ class _Run:
         conv, prov = self._grow(summary, self._anchors(), min(self.target, limit) if self.fill else None)
         if conv.tokens > limit:
             conv, prov = self._grow(summary, [], None)
+        if conv.tokens > limit:
+            # Counted apart, the parts came out larger together: the summary gives way.
+            shrunk = self._shrunk(summary, limit - (conv.tokens - self._summary_tokens(summary)))
+            if shrunk is not None:
+                summary = shrunk
+                conv, prov = self._grow(summary, [], None)
         if conv.tokens <= limit:
             return self.finish(conv, prov, summary=summary)
         return self.oversized(summary)
+
+    def _summary_tokens(self, summary: _Summary) -> int:
+        """Tokens of the message carrying ``summary``."""
+        message = self._summary_message(summary, store=False)
+        return Conversation([message], format=self.original.format, encoding=self.original.encoding).tokens
 
     def drop_unsummarized(self) -> CompactionResult | None:
         """Recompile's last step: no summary could be made, so everything before the largest
@@ -1119,7 +1134,10 @@ class _Run:
         request stays (cut when it alone is too large)."""
         work, limit = self.work, self.limit
         s = work.recent_suffix(limit)
-        if s["overflow"] is not None:
+        found = self.original.latest_request()
+        if s["overflow"] is not None or (found is not None and s["preamble"] <= found[0] < s["start"]):
+            # The last round alone does not fit, or the suffix that does leaves out the latest
+            # request: the last round with the request, cut as they must be.
             return self.oversized(None)
         pre, start = s["preamble"], s["start"]
         marker: list[Conversation] = []
@@ -1175,6 +1193,8 @@ class _Run:
                 shrunk = self._shrunk(summary, limit - self.pre_tokens - sum(self.totals[i] for i in keep))
                 attempts[:0] = [s for s in (shrunk, summary) if s is not None]
         for attempt in attempts:
+            if attempt is None and found is not None and self.pre <= found[0] < last and found[0] not in keep:
+                keep.insert(0, found[0])  # without the summary that held it, the request itself
             done = self._cut_round(keep, attempt)
             if done is not None:
                 conv = done.conversation
@@ -1263,12 +1283,15 @@ class _Run:
                         stored = store.put(texts[k][j], alias=call_id if isinstance(call_id, str) else None)
                     recall[kj] = None if store is None else call_id if isinstance(call_id, str) else stored
                 try:
-                    out[k][j]["content"] = truncate(
+                    done = truncate(
                         texts[k][j], shares[kj], unit="tokens", strategy="head_tail", head_share=0.5,
                         encoding=p.encoding, recall_id=recall[kj], not_stored=recall[kj] is None,
-                    ).text  # fmt: skip
+                    )  # fmt: skip
                 except BudgetError:
                     return None
+                if not (done.head_chars and done.tail_chars):
+                    return None  # a marker alone is not a cut message: its head and tail must fit
+                out[k][j]["content"] = done.text
             cut = sorted({keep[k] for k, _ in recall})
             body = Conversation(
                 Conversation([m for ms in out for m in ms], format="jsonl").to_format(o.format),
