@@ -848,7 +848,8 @@ class _Run:
             results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"],
         )  # fmt: skip
         before_prov = self.provenance
-        self.provenance = [None if i in set(changed) else q for i, q in enumerate(before_prov)]
+        gone = set(changed)
+        self.provenance = [None if i in gone else q for i, q in enumerate(before_prov)]
         self.work = cleared
         if self.fill and cleared.tokens <= self.target:
             self._restore_cleared(work, before_prov, changed)
@@ -1029,8 +1030,8 @@ class _Run:
             # Counted apart, the parts came out larger together: the next cut point.
             summary.covers = next((c for c in self._cuts or [] if c > summary.covers), stop)
         # The summary as written, beside the raw part it was written for; then the fill.
-        grown = range(summary.covers, stop)
-        unfilled = conv.tokens - sum(self.totals[i] for i in grown if i not in set(self._pinned(stop)))
+        pinned = set(self._pinned(stop))
+        unfilled = conv.tokens - sum(self.totals[i] for i in range(summary.covers, stop) if i not in pinned)
         if not summary.recorded:
             self.event("summarize", self.work.tokens, unfilled, **summary.detail, kept_raw=len(o) - stop)
             summary.recorded = True
