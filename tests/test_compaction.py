@@ -484,7 +484,7 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
     # Clearing deferred, then a summary (refit once more when the summary at its cap leaves too
     # little room for the recent messages).
     assert [s.stage for s in ok.stages][:2] == ["clear", "summarize"]
-    assert {s.stage for s in ok.stages[2:]} <= {"summarize"}
+    assert {s.stage for s in ok.stages[2:]} <= {"summarize", "fill"}
     assert "deferred" in ok.stages[0].detail and ok.stages[0].tokens_after == ok.stages[0].tokens_before
     assert ok.fits and ok.conversation.validate() == []
 
@@ -546,9 +546,10 @@ def test_recent_part_too_large_summarizes_before_dropping() -> None:
     assert len(refit) == 1
 
 
-def test_dropping_into_a_group_leaves_a_user_marker_first() -> None:
+def test_dropping_into_a_group_keeps_the_request_first() -> None:
     """Dropping whole rounds inside one long group would open the kept part with the assistant
-    (Anthropic rejects that, and the model loses the request): a user marker takes its place."""
+    (Anthropic rejects that, and the model loses the request): the latest request is kept before
+    the rounds that fit beside it (issue 13: the latest ask is always in the working set)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are helpful."},
         {"role": "user", "content": "Please fix src/app.py now"},
@@ -567,11 +568,15 @@ def test_dropping_into_a_group_leaves_a_user_marker_first() -> None:
     result = Compactor(policy).compact(conv, budget=conv.tokens // 2)
     assert result.fits and [s.stage for s in result.stages] == ["drop"]
     out = result.conversation.to_openai()
-    assert out[0] == messages[0]
+    assert out[:2] == messages[:2]
+    assert out[2]["role"] == "assistant" and out[2:] == messages[len(messages) - len(out) + 2 :]
+    assert result.fates().count("dropped") == len(messages) - len(out) > 0
+    assert result.conversation.validate() == []
+
+    # Without a user request to keep, a user marker says what was dropped.
+    no_request = ac.Conversation([messages[0], *messages[2:]])
+    result = Compactor(policy).compact(no_request, budget=no_request.tokens // 2)
+    out = result.conversation.to_openai()
     assert out[1]["role"] == "user" and out[1]["content"].startswith("[agentcontext: ")
     dropped = result.fates().count("dropped")
     assert f"{dropped:,} earlier messages" in out[1]["content"]
-    assert out[2:] == messages[len(messages) - len(out) + 2 :]
-    assert result.conversation.validate() == []
-    anthropic = result.conversation.to_anthropic()
-    assert anthropic["messages"][0]["role"] == "user"

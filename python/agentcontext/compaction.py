@@ -1136,11 +1136,22 @@ class _Run:
         work, limit = self.work, self.limit
         s = work.recent_suffix(limit)
         found = self.original.latest_request()
-        if s["overflow"] is not None or (found is not None and s["preamble"] <= found[0] < s["start"]):
-            # The last round alone does not fit, or the suffix that does leaves out the latest
-            # request: the last round with the request, cut as they must be.
+        if s["overflow"] is not None:
             return self.oversized(None)
         pre, start = s["preamble"], s["start"]
+        if found is not None and pre <= found[0] < start:
+            # The suffix that fits leaves out the latest request: it is kept, with the longest
+            # suffix that fits beside it (else the last round with it, cut as they must be).
+            q = found[0]
+            rest = work.recent_suffix(max(0, limit - work.message_tokens()[q]))
+            if rest["overflow"] is not None or rest["start"] <= q:
+                return self.oversized(None)
+            at = rest["start"]
+            kept = Conversation.concat([work.slice(0, pre), work.slice(q, q + 1), work.slice(at)])
+            self.event("drop", work.tokens, kept.tokens, dropped_messages=at - pre - 1, kept_request=q)
+            kept_origins: list[int | None] = [*range(pre), q, *range(at, len(work))]
+            prov = [*self.provenance[:pre], self.provenance[q], *self.provenance[at:]]
+            return self.finish(kept, prov, first_kept=q, origins=kept_origins)
         marker: list[Conversation] = []
         if pre < start < len(work) and work[start]["role"] != "user":
             # A kept part that opens with the assistant leaves the model without the request it
