@@ -677,12 +677,13 @@ class Compactor:
 
 
 def summary_cap(policy: CompactionPolicy, target: int) -> int:
-    """The most tokens a summary may take when the working set is to be ``target`` tokens: a fifth
-    of the target, at least 64 and at most the policy's ``summary_max_tokens`` (a 25,000-token
-    budget allows a 5,000-token summary; 100,000 tokens allow the default cap of 6,000). The
-    rest of the target goes to the raw recent part, which is what a summary cannot replace. Used when
-    a budget is given; a live loop caps its summaries at ``summary_max_tokens``."""
-    return max(64, min(policy.summary_max_tokens, target // 5))
+    """The most tokens a summary may take when the working set is to be ``target`` tokens: a third
+    of the target, at least 64 and at most the policy's ``summary_max_tokens`` (a 12,000-token
+    budget allows a 4,000-token summary; 18,000 tokens and more allow the default cap of 6,000).
+    The rest of the target goes to the raw recent part. Used when a budget is given; a live loop
+    caps its summaries at ``summary_max_tokens``. (A fifth of the target filled the same but
+    retained fewer probe facts on the shared corpus: 78.0% against 83.5% at 25%, openharness.)"""
+    return max(64, min(policy.summary_max_tokens, target // 3))
 
 
 #: How a workspace anchor message opens (see :mod:`agentcontext.memory.anchors`).
