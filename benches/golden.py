@@ -121,7 +121,7 @@ def conversation_outputs(conv: Any, raw: list[Any] | None) -> dict[str, Any]:
         "clearable_tokens_0_0": conv.clearable_tokens(recent_messages=0, recent_tools=0),
         "groups": conv.groups(),
         "rounds": conv.rounds(),
-        "cut_points": conv.cut_points(),
+        "cut_points": conv._cut_points(),
     }
     cleared, report = conv.clear_tool_results()
     out["clear_tool_results"] = {"messages": cleared.to_jsonl(), "report": report}

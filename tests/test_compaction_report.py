@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
+from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionError, Compactor
 from agentcontext.summarize import SUMMARY_MARKER
 from tests import support
@@ -123,13 +124,25 @@ def test_the_drop_stage_never_drops_the_summary(million: ac.Conversation, name: 
     assert result.to_dict()["summarized"] > 8_000
 
 
-def test_a_last_round_larger_than_the_budget_keeps_the_summary_and_says_so(session: list[dict[str, Any]]) -> None:
+def test_a_last_round_larger_than_the_budget_is_cut_beside_the_summary(
+    session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    # The last user turn (~33.7K tokens) alone is larger than the budget: the last rung cuts it
+    # head + marker + tail beside the summary, the original recallable by the marker's id (on
+    # main: no working set, exit 3).
     conv = with_last_turn(session, 2700)
-    result = Compactor("pi").compact(conv, budget=30_000)
+    store = ResultStore(tmp_path / "store")
+    result = Compactor("pi", store=store).compact(conv, budget=30_000)
     check(result, 30_000)
-    assert not result.fits
-    assert result.reason and "never split" in result.reason
-    assert sum(str(m.get("content")).startswith(SUMMARY_MARKER) for m in messages(result.conversation)) == 1
+    assert result.fits and result.tokens_after <= 30_000
+    out = messages(result.conversation)
+    assert sum(str(m.get("content")).startswith(SUMMARY_MARKER) for m in out) == 1
+    last = str(out[-1]["content"])
+    original = str(conv[len(conv) - 1]["content"])
+    assert last.startswith("Here is the log:\nline 0: value=0") and last.endswith("line 2699: value=18893 status=ok")
+    recall_id = re.search(r'recall\(id="([^"]+)"\)', last)
+    assert recall_id and store.get(recall_id.group(1)) == original
+    assert [s.stage for s in result.stages][-1] == "cut"
 
 
 def test_recompile_says_what_it_compared() -> None:
