@@ -77,6 +77,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "page_text": ("agentcontext._core", "page_text"),
     "read_page": ("agentcontext._core", "read_page"),
     "repair": ("agentcontext._core", "repair"),
+    "token_cache_clear": ("agentcontext._core", "token_cache_clear"),
+    "token_cache_info": ("agentcontext._core", "token_cache_info"),
     "trim_messages": ("agentcontext._core", "trim_messages"),
     "truncate": ("agentcontext._core", "truncate"),
     "validate": ("agentcontext._core", "validate"),
@@ -85,7 +87,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 #: Submodules reachable as attributes before they are imported (``agentcontext.metrics``).
 _SUBMODULES = frozenset(
     {
-        "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "loop",
+        "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "integrations", "loop",
         "memory", "metrics", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
     }
 )  # fmt: skip
@@ -128,6 +130,8 @@ if TYPE_CHECKING:
         page_text,
         read_page,
         repair,
+        token_cache_clear,
+        token_cache_info,
         trim_messages,
         truncate,
         validate,
