@@ -429,8 +429,10 @@ def bench_frameworks() -> None:
             [what, f"{ours * 1e3:.2f} ms", f"{cold * 1e3:.1f} ms", f"{theirs * 1e3:.1f} ms", f"{theirs / ours:.0f}x"]
         )
     table(["counts (agentcontext / LangChain)", "agentcontext", "first call", "LangChain", "ratio"], rows)
-    print(f"  count memo after the o200k runs: {info['entries']:,} entries, {info['bytes'] / 1024:.0f} KiB "
-          f"(capacity {info['capacity']:,} entries), {info['hits']:,} hits, {info['misses']:,} misses")
+    print(
+        f"  count memo after the o200k runs: {info['entries']:,} entries, {info['bytes'] / 1024:.0f} KiB "
+        f"(capacity {info['capacity']:,} entries), {info['hits']:,} hits, {info['misses']:,} misses"
+    )
     print("  (agentcontext: trim_messages with clearing, pairing kept; 'first call' is with an empty memo)")
 
 

@@ -41,9 +41,10 @@ def test_counts_are_the_same_with_and_without_the_memo(encoding: str) -> None:
     as_parts = [
         {**m, "content": [{"type": "text", "text": m["content"]}]} if m["role"] == "user" else m for m in session
     ]
-    assert ac.Conversation(as_parts, encoding=encoding).message_tokens() == ac.Conversation(
-        session, encoding=encoding
-    ).message_tokens()
+    assert (
+        ac.Conversation(as_parts, encoding=encoding).message_tokens()
+        == ac.Conversation(session, encoding=encoding).message_tokens()
+    )
 
 
 def test_a_list_that_grew_by_one_message_costs_one_count() -> None:
@@ -91,13 +92,13 @@ def test_threads_share_the_memo() -> None:
     expected = _uncached(session, budget)
     ac.token_cache_clear(capacity=256)  # small: threads evict each other's entries
     results: list[Any] = []
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
 
     def work() -> None:
         try:
             for _ in range(3):
                 results.append(ac.trim_messages(session, budget))
-        except BaseException as exc:  # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(4)]

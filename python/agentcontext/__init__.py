@@ -241,6 +241,8 @@ __all__ = [
     "page_text",
     "read_page",
     "repair",
+    "token_cache_clear",
+    "token_cache_info",
     "trim_messages",
     "truncate",
     "validate",
