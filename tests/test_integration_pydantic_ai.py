@@ -7,6 +7,8 @@ own objects."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from typing import Any
 
 import pytest
@@ -30,11 +32,18 @@ import agentcontext as ac
 from agentcontext.integrations.pydantic_ai import _dicts, fit_messages, history_processor
 from tests.integration_support import BIG_RESULT, BUDGET, check_call
 
-# Agent.run_sync leaves its own event loop and socket pair open (Pydantic AI 2.68); the warnings
-# about them are raised when they are collected, in whichever test runs next.
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
 REQUESTS = ["Please review the session handlers for leaks.", "Now check the request loaders as well."]
+
+
+def close_run_sync_loop() -> None:
+    """Close the event loop Agent.run_sync leaves set (else its warnings surface in a later test)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        policy = asyncio.get_event_loop_policy()
+        loop = policy.get_event_loop()
+        loop.close()
+        policy.set_event_loop(None)
+        gc.collect()
 
 
 def as_dicts(messages: list[ModelMessage]) -> list[dict[str, Any]]:
@@ -95,6 +104,8 @@ def test_history_processor_fits_every_request_and_compacts_the_history(asynchron
         else:
             result = agent.run_sync(request, message_history=history)
         history = result.all_messages()
+    if not asynchronous:
+        close_run_sync_loop()
     assert len(calls) == 8
     for call in calls:
         check_call(as_dicts(call), latest_prompt(call))
