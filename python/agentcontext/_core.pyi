@@ -54,6 +54,8 @@ __all__ = [
     "read_page",
     "repair",
     "search_log",
+    "token_cache_clear",
+    "token_cache_info",
     "trim_messages",
     "truncate",
     "validate",
