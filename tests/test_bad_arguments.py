@@ -158,6 +158,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "Conversation.latest_request:stop": ("optional", lambda v, _: conv().latest_request(0, v)),
     "Conversation.from_file:max_bytes": ("positive", lambda v, f: ac.Conversation.from_file(f, max_bytes=v)),
     "read_page:offset": ("optional", lambda v, f: ac.read_page(f, v)),
+    "token_cache_clear:capacity": ("optional", lambda v, _: ac.token_cache_clear(capacity=v)),
     "ResultStore.recall:offset": ("positive", lambda v, f: stored(f).recall(STORED, v)),
     "ResultStore.recall:limit": ("positive", lambda v, f: stored(f).recall(STORED, 1, v)),
     "ResultStore.recall:char_offset": ("optional", lambda v, f: stored(f).recall(STORED, char_offset=v)),
