@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from typing import Any
 
 import pytest
@@ -196,3 +197,48 @@ def test_fit_messages_keeps_the_callers_objects_and_names_what_it_cannot_read() 
     # The library's own functions name the adapter for LangChain objects.
     with pytest.raises(ac.InvalidMessageError, match=r"HumanMessage is not JSON data; .*integrations.langchain"):
         ac.trim_messages(msgs, 1_000)
+
+
+class ThreadSpyMessage(HumanMessage):
+    """A user message that records the thread its content is read from."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "content":
+            READ_ON.add(threading.get_ident())
+        return super().__getattribute__(name)
+
+
+READ_ON: set[int] = set()
+
+
+@pytest.mark.parametrize("size", [10, 400])
+def test_the_async_path_fits_large_lists_off_the_event_loop(size: int) -> None:
+    from langchain.agents.middleware import ModelRequest, ModelResponse
+
+    messages: list[BaseMessage] = [ThreadSpyMessage(f"request {i}", id=f"h{i}") for i in range(size)]
+    middleware = AgentContextMiddleware(BUDGET)
+    received: list[list[BaseMessage]] = []
+
+    async def handler(request: ModelRequest) -> ModelResponse:
+        received.append(request.messages)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    async def call() -> int:
+        request = ModelRequest(
+            model=model(),
+            messages=messages,
+            system_message=None,
+            tool_choice=None,
+            tools=[],
+            response_format=None,
+            state={"messages": messages},
+            runtime=None,
+        )
+        await middleware.awrap_model_call(request, handler)
+        return threading.get_ident()
+
+    READ_ON.clear()
+    loop_thread = asyncio.run(call())
+    assert received and received[0][-1] is messages[-1]
+    # Small lists are fitted right on the loop; large ones in a worker thread.
+    assert (loop_thread in READ_ON) == (size < 256)
