@@ -376,11 +376,64 @@ def bench_measure() -> None:
     )
 
 
+def bench_frameworks() -> None:
+    """The call a framework makes on every model call: the whole list in, fitted into half its
+    size. LangChain's ``trim_messages`` recounts every message each call; agentcontext keeps its
+    counts across calls (the count memo), as a framework's next call sees the same messages."""
+    try:
+        from langchain_core.messages import trim_messages as lc_trim
+        from langchain_core.messages.utils import count_tokens_approximately
+    except ImportError:
+        print("\n[frameworks] skipped: pip install langchain-core (the baseline) to run it")
+        return
+    enc = tiktoken_encoding()
+    session = support.synthetic_session(2000)
+    budget = ac.Conversation(session).tokens // 2
+    print(f"\n[frameworks] {len(session):,} generated messages fitted into half their tokens ({budget:,}), every call")
+
+    def tiktoken_counter(messages: list[Any]) -> int:
+        # What a LangChain user writes for exact counts: each message's text and tool calls.
+        total = 0
+        for m in messages:
+            total += 4 + len(enc.encode(m.text))
+            for call in getattr(m, "tool_calls", None) or []:
+                total += 3 + len(enc.encode(call["name"])) + len(enc.encode(str(call["args"])))
+        return total
+
+    def langchain(counter: Callable[[list[Any]], int]) -> Callable[[], Any]:
+        return lambda: lc_trim(
+            session, max_tokens=budget, strategy="last", token_counter=counter, include_system=True, start_on="human"
+        )
+
+    rows = []
+    info = {}
+    for what, counter, encoding, repeats in [
+        ("o200k_base / tiktoken counter", tiktoken_counter, "o200k_base", 3),
+        ("approximate / count_tokens_approximately", count_tokens_approximately, "approximate", 7),
+    ]:
+        theirs = median_time(langchain(counter), repeats)
+        ac.token_cache_clear()
+        cold = median_time(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 1)
+        ours = median_time(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 15)
+        if encoding == "o200k_base":
+            info = ac.token_cache_info()
+        rows.append(
+            [what, f"{ours * 1e3:.2f} ms", f"{cold * 1e3:.1f} ms", f"{theirs * 1e3:.1f} ms", f"{theirs / ours:.0f}x"]
+        )
+    table(["counts (agentcontext / LangChain)", "agentcontext", "first call", "LangChain", "ratio"], rows)
+    print(
+        f"  count memo after the o200k runs: {info['entries']:,} entries, {info['bytes'] / 1024:.0f} KiB "
+        f"(capacity {info['capacity']:,} entries), {info['hits']:,} hits, {info['misses']:,} misses"
+    )
+    print("  (agentcontext: trim_messages with clearing, pairing kept; 'first call' is with an empty memo)")
+
+
 SECTIONS = {
     "tokens": bench_tokens,
     "conversation": bench_conversation,
     "budgets": bench_budgets,
     "surgery": bench_surgery,
+    "frameworks": bench_frameworks,
     "ladder": bench_ladder,
     "measure": bench_measure,
 }

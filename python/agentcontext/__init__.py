@@ -21,8 +21,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext._core": (
         "Conversation", "MAX_IMAGE_TOKENS", "MESSAGE_OVERHEAD", "MemoryIndex", "Page", "TOOL_BLOCK_OVERHEAD",
         "Truncation", "__version__", "convert", "count_tokens", "count_tokens_batch", "detect_format",
-        "estimate_tokens", "important_tail", "json_path", "json_preview", "repair", "trim_messages", "truncate",
-        "validate"
+        "estimate_tokens", "important_tail", "json_path", "json_preview", "repair", "token_cache_clear",
+        "token_cache_info", "trim_messages", "truncate", "validate"
     ),
     "agentcontext.budgets": (
         "BudgetPreset", "FileReader", "OpenFiles", "Recall", "ResultStore", "ToolResultPolicy", "fit_project_files"
@@ -52,7 +52,7 @@ __all__ = sorted(_EXPORTS)  # noqa: PLE0605  (derived from the one list above)
 #: Submodules reachable as attributes before they are imported (``agentcontext.metrics``).
 _SUBMODULES = frozenset(
     {
-        "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "loop",
+        "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "integrations", "loop",
         "memory", "metrics", "presets", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
     }
 )  # fmt: skip
@@ -116,6 +116,8 @@ if TYPE_CHECKING:
     from agentcontext._core import json_path as json_path
     from agentcontext._core import json_preview as json_preview
     from agentcontext._core import repair as repair
+    from agentcontext._core import token_cache_clear as token_cache_clear
+    from agentcontext._core import token_cache_info as token_cache_info
     from agentcontext._core import trim_messages as trim_messages
     from agentcontext._core import truncate as truncate
     from agentcontext._core import validate as validate

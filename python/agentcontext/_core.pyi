@@ -28,6 +28,7 @@ from agentcontext.types import (
     Stats,
     Suffix,
     Target,
+    TokenCacheInfo,
     ToolTotals,
     TruncateStrategy,
     Unit,
@@ -58,6 +59,8 @@ __all__ = [
     "read_page",
     "repair",
     "search_log",
+    "token_cache_clear",
+    "token_cache_info",
     "trim_messages",
     "truncate",
     "validate",
@@ -593,6 +596,24 @@ def repair(
     """:meth:`Conversation.repair` for a whole list: ``(messages, changes)``, the messages in the
     same format: a list for OpenAI Chat, Responses and ``jsonl``; for Anthropic (``format="anthropic"``
     or ``system=`` given, or detected), the request fields ``{"system", "messages"}``."""
+
+def token_cache_info() -> TokenCacheInfo:
+    """What the process's token-count memo holds and how it has been used.
+
+    Message contents (and clearing placeholders) counted under ``o200k_base``, ``cl100k_base``
+    or ``heuristic`` are remembered by a hash of the text (two 64-bit hashes), so a whole list
+    passed again on the next call is not counted again: a list that grew by one message costs one
+    count. Texts under 16 bytes are counted directly. ``capacity``: entries held at most (default
+    131,072, rounded down to a multiple of 32); ``bytes``: what its tables have allocated;
+    ``hits``/``misses``: look-ups since the process started. Thread-safe."""
+
+def token_cache_clear(*, capacity: int | None = None) -> None:
+    """Empty the token-count memo; ``capacity`` (entries, rounded down to a multiple of 32; 0
+    turns memoizing off) replaces the current one.
+
+    Raises:
+        OptionError: ``capacity`` negative or over the 64-bit range.
+    """
 
 @overload
 def trim_messages(

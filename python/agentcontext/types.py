@@ -125,3 +125,13 @@ class Suffix(TypedDict):
     fits: bool
     overflow: tuple[int, int] | None
     preamble: int
+
+
+class TokenCacheInfo(TypedDict):
+    """What ``token_cache_info`` reports of the token-count memo."""
+
+    entries: int
+    capacity: int
+    bytes: int
+    hits: int
+    misses: int

@@ -118,7 +118,7 @@ extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
     } else {
         super::integer(obj, name, 0).map(Some)
     };
-    stop, offset, lines, token_gate, byte_gate);
+    stop, offset, lines, token_gate, byte_gate, capacity);
 extractors!(fraction -> f64, |obj, name| super::share(obj, name); head_share);
 
 /// `per_tool`: tool name → a non-negative limit, each value checked as `per_tool['name']`.

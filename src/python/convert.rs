@@ -5,7 +5,7 @@ use super::errors::ArgumentTypeError;
 use std::fmt::Write as _;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Error;
@@ -141,7 +141,85 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
         }
         return Ok(Value::Array(out));
     }
-    Err(Fault::new(format!("{} is not JSON data", type_name(obj))))
+    // Message objects of SDKs and frameworks: any other mapping is read as its items, a pydantic
+    // model (LiteLLM's and the OpenAI SDK's messages) as its JSON-mode dump without unset values.
+    // A framework's own message classes have another shape (a LangChain message dumps to
+    // `{"type": "human", ...}`): those are refused with the adapter to use.
+    if adapter_hint(obj).is_some() {
+        return Err(Fault::new(format!(
+            "{} is not JSON data{}",
+            type_name(obj),
+            hint(obj, depth)
+        )));
+    }
+    if let Ok(mapping) = obj.cast::<PyMapping>() {
+        let dict = PyDict::new(obj.py());
+        let items = mapping
+            .items()
+            .map_err(|e| Fault::new(format!("{} could not be read as a mapping: {e}", type_name(obj))))?;
+        for item in items.iter() {
+            let (k, v) = item
+                .extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
+                .map_err(|e| Fault::new(format!("{} could not be read as a mapping: {e}", type_name(obj))))?;
+            dict.set_item(k, v)
+                .map_err(|e| Fault::new(format!("{} could not be read as a mapping: {e}", type_name(obj))))?;
+        }
+        return convert(dict.as_any(), depth);
+    }
+    if !obj.is_instance_of::<pyo3::types::PyType>() {
+        if let Ok(dump) = obj.getattr(pyo3::intern!(obj.py(), "model_dump")) {
+            let kwargs = PyDict::new(obj.py());
+            let dumped = kwargs
+                .set_item("mode", "json")
+                .and_then(|()| kwargs.set_item("exclude_none", true))
+                .and_then(|()| dump.call((), Some(&kwargs)))
+                .map_err(|e| Fault::new(format!("{}.model_dump() failed: {e}", type_name(obj))))?;
+            if dumped.is_instance_of::<PyDict>() {
+                return convert(&dumped, depth);
+            }
+        }
+    }
+    Err(Fault::new(format!(
+        "{} is not JSON data{}",
+        type_name(obj),
+        hint(obj, depth)
+    )))
+}
+
+/// What to do with an object the library cannot read: the adapter of the framework it comes from,
+/// or (for a message itself) the shapes that are read.
+fn hint(obj: &Bound<'_, PyAny>, depth: usize) -> &'static str {
+    match adapter_hint(obj) {
+        Some(hint) => hint,
+        None if depth == 0 => {
+            "; a message is a dict, another Mapping or a pydantic model (model_dump); framework messages: \
+             see agentcontext.integrations"
+        }
+        None => "",
+    }
+}
+
+/// The adapter for an object of a framework that has one (from its class's module).
+fn adapter_hint(obj: &Bound<'_, PyAny>) -> Option<&'static str> {
+    let module = obj
+        .get_type()
+        .module()
+        .map_or_else(|_| String::new(), |m| m.to_string());
+    let root = module.split('.').next().unwrap_or_default();
+    Some(match root {
+        "langchain_core" | "langchain" | "langgraph" => {
+            "; LangChain messages: use agentcontext.integrations.langchain (fit_messages, AgentContextMiddleware) \
+             or agentcontext.integrations.langgraph, or langchain_core.messages.convert_to_openai_messages"
+        }
+        "pydantic_ai" => {
+            "; Pydantic AI messages: use agentcontext.integrations.pydantic_ai (fit_messages, history_processor), \
+             or pydantic_ai.messages.ModelMessagesTypeAdapter.dump_python(messages, mode='json')"
+        }
+        "agents" => {
+            "; OpenAI Agents SDK: use agentcontext.integrations.openai_agents (input_filter, CompactingSession)"
+        }
+        _ => return None,
+    })
 }
 
 fn py_str(s: &Bound<'_, PyString>) -> Result<String, String> {

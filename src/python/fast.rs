@@ -24,12 +24,49 @@ use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
 use crate::compact::Protection;
 
-/// Tokens of a Python string under `enc`; `Approximate` needs only its length.
-fn tokens_of(s: &Bound<'_, PyString>, enc: Encoding) -> Option<usize> {
-    if enc == Encoding::Approximate {
-        return Some(Encoding::approximate(s.len().ok()?));
+/// The texts whose counts the skeleton needs, counted together with the GIL released (through
+/// the count memo: a list that grew by one message costs one count); `Approximate` needs only a
+/// string's length and is counted on the spot.
+struct Pending<'py> {
+    enc: Encoding,
+    texts: Vec<Bound<'py, PyString>>,
+    /// For each text: its message and whether it is the message's content (else a call's name or
+    /// arguments).
+    slots: Vec<(usize, bool)>,
+}
+
+impl<'py> Pending<'py> {
+    /// The tokens of `s` now (`Approximate`), or 0 and remembered for [`Pending::count`].
+    fn add(&mut self, s: &Bound<'py, PyString>, message: usize, content: bool) -> Option<usize> {
+        if self.enc == Encoding::Approximate {
+            return Some(Encoding::approximate(s.len().ok()?));
+        }
+        self.texts.push(s.clone());
+        self.slots.push((message, content));
+        Some(0)
     }
-    Some(enc.count(s.to_str().ok()?))
+
+    /// Count the remembered texts into `messages`.
+    fn count(self, py: Python<'_>, messages: &mut [Skel]) -> Option<()> {
+        let strs = self
+            .texts
+            .iter()
+            .map(|s| s.to_str().ok())
+            .collect::<Option<Vec<&str>>>()?;
+        let enc = self.enc;
+        let counts = py.detach(|| enc.count_many_cached(&strs));
+        for (&(mi, content), n) in self.slots.iter().zip(counts) {
+            let m = &mut messages[mi];
+            m.tokens += n;
+            if content {
+                m.text_tokens += n;
+                if m.role == Role::Tool {
+                    m.result_tokens += n;
+                }
+            }
+        }
+        Some(())
+    }
 }
 
 /// What the selection needs of one message.
@@ -158,6 +195,11 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         args: Vec::with_capacity(n / 2),
         results: Vec::with_capacity(n),
     };
+    let mut pending = Pending {
+        enc,
+        texts: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
+        slots: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
+    };
     for (mi, item) in list.iter().enumerate() {
         let d = item.cast_into::<PyDict>().ok()?;
         let role_obj = d.get_item(k_role).ok()??;
@@ -175,7 +217,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                     ask = compact::handoff::ask_kind_of_text(s.to_str().ok()?, marked);
                 }
                 text = Some(s.clone());
-                (tokens_of(s, enc)?, s.len().ok()? == 0)
+                (pending.add(s, mi, true)?, s.len().ok()? == 0)
             }
         };
         let mut m = Skel {
@@ -211,7 +253,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                     };
                     let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
                     let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
-                    m.tokens += TOOL_BLOCK_OVERHEAD + tokens_of(&name, enc)? + tokens_of(&args, enc)?;
+                    m.tokens += TOOL_BLOCK_OVERHEAD + pending.add(&name, mi, false)? + pending.add(&args, mi, false)?;
                     m.empty = false;
                     sk.tools.push(Tool {
                         at: (mi, k + 1),
@@ -228,6 +270,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         sk.messages.push(m);
         sk.objects.push(d);
     }
+    pending.count(py, &mut sk.messages)?;
     Some(sk)
 }
 

@@ -3,6 +3,7 @@
 
 mod args;
 mod budget;
+mod cache;
 mod conversation;
 mod convert;
 mod errors;
@@ -17,6 +18,8 @@ mod _core {
     use super::budget::{
         PyPage, PyTruncation, important_tail, json_path, json_preview, page_text, read_page, truncate,
     };
+    #[pymodule_export]
+    use super::cache::{token_cache_clear, token_cache_info};
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]

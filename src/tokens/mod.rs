@@ -2,6 +2,7 @@
 //! the binary by `bpe-openai`, whose counts equal tiktoken's), a fast class-aware heuristic for providers without a public tokenizer, and the
 //! per-message accounting rules shared by every counter.
 
+pub mod cache;
 pub mod heuristic;
 pub mod image;
 
@@ -58,6 +59,26 @@ impl Encoding {
             Encoding::Heuristic => heuristic::estimate(text, heuristic::Profile::for_encoding(self)),
             Encoding::Approximate => Self::approximate(text.chars().count()),
         }
+    }
+
+    /// [`count`](Self::count), memoized in the process's bounded memo ([`cache`]) for the
+    /// encodings whose counting costs more than hashing (the BPE ones and the heuristic): for
+    /// message contents, which frameworks pass again on every call.
+    pub fn count_cached(self, text: &str) -> usize {
+        if self == Encoding::Approximate {
+            return self.count(text);
+        }
+        cache::global().count(self, text, |t| self.count(t))
+    }
+
+    /// [`count_cached`](Self::count_cached) of many texts: the memoized ones looked up, the
+    /// others counted together ([`count_many`](Self::count_many): in parallel when there are
+    /// enough of them).
+    pub fn count_many_cached(self, texts: &[&str]) -> Vec<usize> {
+        if self == Encoding::Approximate {
+            return self.count_many(texts);
+        }
+        cache::global().count_many(self, texts, |batch| self.count_many(batch))
     }
 
     /// Whether counts are exact byte-pair encodings (o200k, cl100k) rather than estimates.
@@ -159,24 +180,24 @@ pub fn count_message(enc: Encoding, m: &Message) -> MessageTokens {
     }
 }
 
-/// Count one block (see the module docs for the rules).
+/// Count one block (see the module docs for the rules); contents through the memo.
 pub fn count_block(enc: Encoding, b: &Block) -> usize {
     match &b.body {
-        Body::Text { text } => enc.count(text),
-        Body::ToolUse { name, input, .. } => TOOL_BLOCK_OVERHEAD + enc.count(name) + enc.count(&input.as_text()),
+        Body::Text { text } => enc.count_cached(text),
+        Body::ToolUse { name, input, .. } => TOOL_BLOCK_OVERHEAD + enc.count(name) + enc.count_cached(&input.as_text()),
         Body::ToolResult { content, .. } => {
             TOOL_BLOCK_OVERHEAD
                 + match content {
-                    ResultContent::Text(s) => enc.count(s),
+                    ResultContent::Text(s) => enc.count_cached(s),
                     ResultContent::Parts(parts) => parts.iter().map(|p| count_block(enc, p)).sum(),
                     ResultContent::Absent => 0,
                 }
         }
-        Body::Thinking { thinking, .. } => enc.count(thinking),
+        Body::Thinking { thinking, .. } => enc.count_cached(thinking),
         // Encrypted: its length is all there is to go on (base64, about 4 characters a token).
         Body::RedactedThinking { data } => data.len().div_ceil(4),
         Body::Image { source } => image::tokens(source),
-        Body::Opaque { value } => enc.count(&value.to_string()),
+        Body::Opaque { value } => enc.count_cached(&value.to_string()),
     }
 }
 

@@ -169,10 +169,13 @@ impl<'a> Placeholders<'a> {
             self.tail = text;
             return n;
         }
-        let opening = *self.opening_tokens[d.slot].get_or_insert_with(|| enc.count(&self.described[d.start..d.end]));
+        // Both through the count memo: the same results are cleared again on every call of a
+        // framework that passes the whole list.
+        let opening =
+            *self.opening_tokens[d.slot].get_or_insert_with(|| enc.count_cached(&self.described[d.start..d.end]));
         self.tail.clear();
         push_tail(&mut self.tail, tokens, id);
-        opening + enc.count(&self.tail)
+        opening + enc.count_cached(&self.tail)
     }
 
     /// The placeholder for the call `d` describes, appended to `out`.

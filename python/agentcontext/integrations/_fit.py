@@ -1,0 +1,122 @@
+"""The part every adapter shares: fit a framework's own message objects into a budget.
+
+An adapter turns each of its objects into one or more OpenAI Chat (or Responses) dicts, each
+marked with where it came from; :func:`agentcontext.trim_messages` fits the dicts (clearing old
+tool results, keeping the system messages, the latest user request and the longest recent suffix,
+never splitting a tool call from its result); each dict that comes back is mapped to the object it
+came from. A dict that is unchanged gives back the caller's own object (ids, metadata, usage
+kept); a changed one (a cleared result, a cut request) is rebuilt by the adapter from the original
+with the new content only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from agentcontext import _checks
+from agentcontext.types import Encoding, FormatOrAuto
+
+T = TypeVar("T")
+
+#: The key each dict carries back to its source (the library keeps keys it does not know).
+MARK = "_agentcontext_source"
+
+#: From this many messages on, the async adapters fit off the event loop (in a worker thread; the
+#: token counting there releases the GIL), so other tasks keep running meanwhile.
+OFF_LOOP_MESSAGES = 256
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What every adapter fits the model input into: ``max_tokens`` in all, ``reserved_output``
+    and ``safety_margin`` kept free; old tool results are cleared first (``clear``) except in the
+    last ``recent_messages`` messages and the last ``recent_tools`` tool calls. Counts are exact
+    for ``o200k_base``/``cl100k_base`` and memoized across calls (a list that grew by one message
+    costs one count)."""
+
+    max_tokens: int
+    encoding: Encoding = "o200k_base"
+    clear: bool = True
+    recent_messages: int = 12
+    recent_tools: int = 3
+    clear_at_least: int = 0
+    reserved_output: int = 0
+    safety_margin: int = 0
+
+    def __post_init__(self) -> None:
+        _checks.count("max_tokens", self.max_tokens)
+        for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
+            _checks.count(name, getattr(self, name))
+
+    def options(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "max_tokens"}
+
+    def fit_dicts(self, dicts: list[dict[str, Any]], format: FormatOrAuto = "auto") -> list[dict[str, Any]]:
+        from agentcontext._core import trim_messages
+
+        out = trim_messages(dicts, self.max_tokens, format=format, **self.options())
+        if isinstance(out, list):
+            return out
+        # Detected as Anthropic: the request fields; with no system given, its messages are the list.
+        return out["messages"]
+
+
+def fit(
+    objects: Sequence[T],
+    budget: Budget,
+    to_dicts: Callable[[T, int], list[dict[str, Any]]],
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    *,
+    format: FormatOrAuto = "auto",
+) -> list[T]:
+    """Fit ``objects`` into ``budget``.
+
+    ``to_dicts(obj, i)`` gives the dicts ``obj`` (at ``i``) stands for (most objects: one). ``rebuild(obj,
+    parts)`` is called for an object some of whose dicts were changed or dropped; ``parts`` lists
+    its dicts that were kept, by position, each with the changed dict (or None when unchanged);
+    it returns the object to send, or None to leave it out. Objects whose dicts all come back
+    unchanged are returned as they are, and so are objects that stand for no dict.
+    """
+    dicts: list[dict[str, Any]] = []
+    owners: list[list[int]] = []
+    for i, obj in enumerate(objects):
+        mine = []
+        for k, d in enumerate(to_dicts(obj, i)):
+            mine.append(len(dicts))
+            dicts.append({**d, MARK: [i, k]})
+        owners.append(mine)
+    out = budget.fit_dicts(dicts, format)
+    # Per object: its kept dicts, with the new content where changed.
+    kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
+    for d in out:
+        i, k = d[MARK]
+        original = dicts[owners[i][k]]
+        changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
+        kept.setdefault(i, []).append((k, changed))
+    result: list[T] = []
+    for i, obj in enumerate(objects):
+        if not owners[i]:
+            # Nothing the model reads (metadata parts): it goes with the list.
+            result.append(obj)
+            continue
+        parts = kept.get(i)
+        if parts is None:
+            continue
+        if len(parts) == len(owners[i]) and all(changed is None for _, changed in parts):
+            result.append(obj)
+            continue
+        new = rebuild(obj, parts)
+        if new is not None:
+            result.append(new)
+    return result
+
+
+async def off_loop(size: int, work: Callable[[], T]) -> T:
+    """``work()``, in a worker thread when there are ``size`` >= :data:`OFF_LOOP_MESSAGES`
+    messages (so the event loop is not held up), else right here."""
+    if size >= OFF_LOOP_MESSAGES:
+        return await asyncio.to_thread(work)
+    return work()

@@ -1,0 +1,170 @@
+"""Pydantic AI: a history processor that fits each model request into a budget.
+
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from agentcontext.integrations.pydantic_ai import history_processor
+
+    agent = Agent(model, tools=[...], capabilities=[ProcessHistory(history_processor(max_tokens=100_000))])
+
+Pydantic AI keeps what a history processor returns as the run's history, so the history is
+compacted as it goes: old tool returns cleared, then the latest user prompt and the longest recent
+suffix kept, never a tool call without its return. Messages are the run's own ``ModelRequest`` and
+``ModelResponse`` objects where nothing changed; a request some of whose parts were cleared, cut or
+dropped is a copy (``dataclasses.replace``) holding its other parts as they were. Parts the model
+does not read as text (instruction and capability deltas) stay with their message. The processor
+is synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
+pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentcontext.errors import MissingExtraError
+from agentcontext.integrations._fit import Budget, fit
+from agentcontext.types import Encoding
+
+try:
+    from pydantic_ai.messages import (
+        BaseToolCallPart,
+        BaseToolReturnPart,
+        ModelMessage,
+        ModelResponse,
+        NativeToolCallPart,
+        NativeToolReturnPart,
+        RetryFeedbackPart,
+        RetryPromptPart,
+        SystemPromptPart,
+        TextPart,
+        ThinkingPart,
+        UserPromptPart,
+    )
+except ImportError as exc:  # pragma: no cover - depends on what is installed
+    raise MissingExtraError(
+        "agentcontext.integrations.pydantic_ai needs Pydantic AI: pip install 'agentcontext[pydantic-ai]'"
+    ) from exc
+
+__all__ = ["fit_messages", "history_processor"]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
+        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _request_part(part: Any) -> dict[str, Any] | None:
+    if isinstance(part, SystemPromptPart):
+        return {"role": "system", "content": part.content}
+    if isinstance(part, UserPromptPart):
+        return {"role": "user", "content": _text(part.content)}
+    if isinstance(part, BaseToolReturnPart) and not isinstance(part, NativeToolReturnPart):
+        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()}
+    if isinstance(part, RetryPromptPart):
+        if part.tool_name is not None:
+            return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()}
+        return {"role": "user", "content": part.model_response()}
+    if isinstance(part, RetryFeedbackPart):
+        return {"role": "user", "content": _text(part.content)}
+    return None
+
+
+def _response(message: ModelResponse) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, BaseToolCallPart) and not isinstance(part, NativeToolCallPart):
+            calls.append(
+                {
+                    "id": part.tool_call_id,
+                    "type": "function",
+                    "function": {"name": part.tool_name, "arguments": part.args_as_json_str()},
+                }
+            )
+        elif isinstance(part, (TextPart, ThinkingPart)):
+            texts.append(part.content)
+        else:
+            # Server-side tool calls and returns, files: counted as what they hold.
+            texts.append(_text(getattr(part, "content", None) or getattr(part, "args", None) or ""))
+    out: dict[str, Any] = {"role": "assistant", "content": "\n".join(t for t in texts if t) or None}
+    if calls:
+        out["tool_calls"] = calls
+    elif out["content"] is None:
+        out["content"] = ""
+    return out
+
+
+def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
+    if isinstance(message, ModelResponse):
+        return [_response(message)]
+    return [d for d in (_request_part(p) for p in message.parts) if d is not None]
+
+
+def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]]) -> ModelMessage | None:
+    if isinstance(message, ModelResponse):
+        return message
+    changes = dict(kept)
+    parts: list[Any] = []
+    k = 0
+    for part in message.parts:
+        if _request_part(part) is None:
+            parts.append(part)
+            continue
+        if k in changes:
+            changed = changes[k]
+            if changed is None:
+                parts.append(part)
+            elif isinstance(part, BaseToolReturnPart) or (
+                isinstance(part, UserPromptPart) and isinstance(part.content, str)
+            ):
+                parts.append(dataclasses.replace(part, content=changed["content"]))
+            elif isinstance(part, UserPromptPart):
+                # Text cut, everything else (images, files) kept.
+                rest = [item for item in part.content if not isinstance(item, str)]
+                parts.append(dataclasses.replace(part, content=[changed["content"], *rest]))
+            else:
+                parts.append(part)
+        k += 1
+    if not any(_request_part(p) is not None for p in parts):
+        return None
+    return dataclasses.replace(message, parts=parts)
+
+
+def fit_messages(messages: Sequence[ModelMessage], budget: Budget) -> list[ModelMessage]:
+    """``messages`` fitted into ``budget``: the caller's own messages where unchanged."""
+    return fit(messages, budget, _dicts, _rebuild, format="openai")
+
+
+def history_processor(
+    max_tokens: int,
+    *,
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> Callable[[list[ModelMessage]], list[ModelMessage]]:
+    """A history processor for ``ProcessHistory`` (see the module docs). The arguments are those
+    of :func:`agentcontext.trim_messages`."""
+    budget = Budget(
+        max_tokens,
+        encoding=encoding,
+        clear=clear,
+        recent_messages=recent_messages,
+        recent_tools=recent_tools,
+        clear_at_least=clear_at_least,
+        reserved_output=reserved_output,
+        safety_margin=safety_margin,
+    )
+
+    def process(messages: list[ModelMessage]) -> list[ModelMessage]:
+        return fit_messages(messages, budget)
+
+    return process

@@ -1,0 +1,169 @@
+"""OpenAI Agents SDK with the agentcontext call_model_input_filter and CompactingSession, end to
+end with a fake Model: multi-turn, tool-using runs whose history exceeds the budget. Every call
+the model receives fits, is valid and keeps the latest user request; the items it receives are
+the run's own where unchanged; the session stores what the adapter promises."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+)
+
+from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+import agentcontext as ac
+from agentcontext.integrations.openai_agents import CompactingSession, fit_items, input_filter
+from tests.integration_support import BIG_RESULT, BUDGET, check_call
+
+set_tracing_disabled(True)
+
+REQUESTS = ["Please review the session handlers for leaks.", "Now check the request loaders as well."]
+
+
+@function_tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"# {path}\n{BIG_RESULT}"
+
+
+class FakeModel(Model):
+    """Three tool calls after each user message, then an answer; records every input."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str | None, list[Any]]] = []
+        self.counter = itertools.count()
+        self.in_turn = 0
+
+    async def get_response(
+        self, system_instructions: str | None, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.calls.append((system_instructions, items))
+        last = items[-1]
+        if last.get("role") == "user":
+            self.in_turn = 0
+        if self.in_turn < 3:
+            self.in_turn += 1
+            i = next(self.counter)
+            output: list[Any] = [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id=f"call_{i}",
+                    name="read_file",
+                    arguments=f'{{"path": "src/mod_{i}.py"}}',
+                    id=f"fc_{i}",
+                )
+            ]
+        else:
+            output = [
+                ResponseOutputMessage(
+                    id=f"msg_{next(self.counter)}",
+                    type="message",
+                    role="assistant",
+                    status="completed",
+                    content=[ResponseOutputText(type="output_text", text="Done.", annotations=[])],
+                )
+            ]
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+def agent(model: FakeModel) -> Agent[Any]:
+    return Agent(name="reviewer", instructions="You are a careful reviewer.", model=model, tools=[read_file])
+
+
+def check_calls(model: FakeModel) -> None:
+    assert len(model.calls) == 8
+    for k, (instructions, items) in enumerate(model.calls):
+        system = [{"role": "system", "content": instructions}] if instructions else []
+        check_call([*system, *items], REQUESTS[0] if k < 4 else REQUESTS[1], format="responses")
+
+
+def test_input_filter_fits_every_call_and_leaves_the_session_whole(tmp_path: Any) -> None:
+    model = FakeModel()
+    session = SQLiteSession("s1", str(tmp_path / "chat.db"))
+    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+
+    async def run() -> list[Any]:
+        for request in REQUESTS:
+            await Runner.run(agent(model), request, session=session, run_config=config)
+        return await session.get_items()
+
+    stored = asyncio.run(run())
+    check_calls(model)
+    # View-only: the session holds every item, every output whole.
+    outputs = [i for i in stored if i.get("type") == "function_call_output"]
+    assert len(outputs) == 6 and all(BIG_RESULT in i["output"] for i in outputs)
+    # Some call received a cleared output, as a copy with only `output` replaced.
+    sent = [i for _, items in model.calls for i in items if i.get("type") == "function_call_output"]
+    cleared = [i for i in sent if i["output"].startswith("[cleared: result of read_file")]
+    assert cleared
+    originals = {i["call_id"]: i for i in outputs}
+    for i in cleared:
+        assert {k: v for k, v in i.items() if k != "output"} == {
+            k: v for k, v in originals[i["call_id"]].items() if k != "output"
+        }
+
+
+def test_compacting_session_stores_a_fitted_history(tmp_path: Any) -> None:
+    model = FakeModel()
+    session = CompactingSession(
+        SQLiteSession("s2", str(tmp_path / "chat.db")), BUDGET, recent_tools=1, recent_messages=2
+    )
+    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+
+    async def run() -> list[Any]:
+        for request in REQUESTS:
+            await Runner.run(agent(model), request, session=session, run_config=config)
+        return await session.get_items()
+
+    stored = asyncio.run(run())
+    check_calls(model)
+    assert session.compactions > 0
+    conv = ac.Conversation(stored, format="responses")
+    assert conv.validate() == []
+    assert conv.tokens <= BUDGET
+    assert any(i.get("content") == REQUESTS[1] for i in stored)
+    assert any(str(i.get("output", "")).startswith("[cleared: result of read_file") for i in stored)
+
+
+def test_fit_items_keeps_every_field_of_the_items_it_does_not_change() -> None:
+    items: list[Any] = [
+        {"role": "user", "content": "Read it."},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "abc"},
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "read_file",
+            "arguments": "{}",
+            "id": "fc_1",
+            "status": "completed",
+        },
+        {"type": "function_call_output", "call_id": "c1", "output": BIG_RESULT},
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "m1",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Read.", "annotations": []}],
+        },
+        {"role": "user", "content": "Summarize it."},
+    ]
+    same = fit_items(items, ac.integrations.Budget(100_000), "Be brief.")
+    assert all(a is b for a, b in zip(same, items, strict=True))
+    fitted = fit_items(items, ac.integrations.Budget(BUDGET // 3, recent_messages=0, recent_tools=0), "Be brief.")
+    assert [a is b for a, b in zip(fitted, items, strict=True)] == [True, True, True, False, True, True]
+    assert fitted[3] == {**items[3], "output": fitted[3]["output"]} and fitted[3]["output"].startswith("[cleared:")
