@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    call_item_fields, carry_extra, content_blocks, into_object, item_fields, merge_extra, obj, single_text, take_role,
-    take_str, type_name,
+    call_item_fields, carry_extra, content_blocks, into_object, item_fields, leftover, merge_extra, obj, single_text,
+    take_role, take_str, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, ImageSource, Message, ResultContent, Role, ToolInput};
@@ -68,7 +68,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             blocks: std::sync::Arc::new([block]),
             form,
             origin: Format::OpenAiChat,
-            extra: map,
+            extra: leftover(map),
         });
     }
     let content = map.shift_remove("content");
@@ -81,7 +81,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
                 blocks: std::sync::Arc::new([Block::new(Body::Text { text })]),
                 form: ContentForm::String,
                 origin: Format::OpenAiChat,
-                extra: map,
+                extra: leftover(map),
             });
         }
     }
@@ -111,7 +111,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         blocks: blocks.into(),
         form,
         origin: Format::OpenAiChat,
-        extra: map,
+        extra: leftover(map),
     })
 }
 
@@ -133,7 +133,7 @@ fn read_tool_call(call: Value, index: usize) -> Result<Block> {
             name,
             input: ToolInput::Raw(arguments),
         },
-        extra: map,
+        extra: leftover(map),
         item: None,
     })
 }
@@ -170,7 +170,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
             let text = take_str(&mut map, "text", index, "text part: ")?;
             Ok(Block {
                 body: Body::Text { text },
-                extra: map,
+                extra: leftover(map),
                 item: None,
             })
         }
@@ -191,7 +191,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                     }
                     Ok(Block {
                         body: Body::Image { source },
-                        extra: map,
+                        extra: leftover(map),
                         item: None,
                     })
                 }
