@@ -22,17 +22,39 @@ TIKTOKEN_HASHES = {
 }
 
 
+#: The subset of the shared corpus that ships with the tests (tests/data/SOURCES.md): at least one
+#: session per agent format, with the same layout (SOURCES.md tables, raw/, normalized/).
+VENDORED = ROOT / "tests" / "data"
+
+
 def shared_dir() -> Path:
     """The shared folder: ``AGENTCONTEXT_SHARED``, default ``../shared`` next to the project."""
     return Path(os.environ.get("AGENTCONTEXT_SHARED", ROOT.parent / "shared")).resolve()
 
 
 def transcripts_dir() -> Path:
-    return shared_dir() / "data" / "transcripts"
+    """The full corpus when it is there (``AGENTCONTEXT_SHARED`` names it, or ``../shared`` exists),
+    else the vendored subset. A folder named by ``AGENTCONTEXT_SHARED`` is used even when missing,
+    so that a wrong path shows up as skips that name it rather than as a smaller corpus."""
+    shared = shared_dir() / "data" / "transcripts"
+    if "AGENTCONTEXT_SHARED" in os.environ or shared.is_dir():
+        return shared
+    return VENDORED
+
+
+def full_corpus() -> bool:
+    """Whether the tests run on the full shared corpus (the facts about all 67 transcripts hold)."""
+    return transcripts_dir() != VENDORED
 
 
 def normalized_files() -> list[Path]:
     return sorted((transcripts_dir() / "normalized").glob("*/*.jsonl"))
+
+
+def corpus_size() -> int:
+    """How many transcripts the corpus in use holds: 67 in the full corpus (its SOURCES.md), 16 in
+    the vendored subset (tests/data/SOURCES.md)."""
+    return 67 if full_corpus() else 16
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -101,7 +101,7 @@ def corpus_tool_results() -> list[tuple[str, str]]:
 def test_every_corpus_tool_result_through_every_preset(name: str, transcripts: Path) -> None:
     preset = PRESETS[name]
     results = corpus_tool_results()
-    assert len(results) > 1900
+    assert len(results) > (1900 if support.full_corpus() else 600)
     for budget in (500, 4000):
         policy = preset.result_policy().__class__(
             budget_chars=budget, strategy=preset.strategy, head_share=preset.head_share, persist_over_chars=None
@@ -120,11 +120,14 @@ def test_every_corpus_tool_result_through_every_preset(name: str, transcripts: P
 @pytest.mark.parametrize(
     ("transcript", "index", "rule"),
     [
-        ("mini-swe-agent/deepseek_chat_dev_rerun--pylint-dev__astroid-1196", 159, "test summary"),
-        ("mini-swe-agent/deepseek_chat_dev_rerun--pylint-dev__astroid-1196", 129, "traceback"),
+        # All in the vendored subset (tests/data), so they run on a fresh clone too.
+        ("codemie/session-2025-12-01T21-45-5b959dae", 8, "test summary"),
+        ("mini-swe-agent/deepseek_chat_dev--pyvista__pyvista-4315", 25, "traceback"),
+        ("mini-swe-agent/deepseek_chat_dev--pyvista__pyvista-4315", 17, "exit status"),
         ("pi-mono/large-session", 74, "error"),
-        ("codemie/session-196820da", 85, "json close"),
-        ("codemie/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799", 7, None),
+        ("openhands/mock_output--output--1", 26, "json close"),
+        ("codemie/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80", 6, "summary"),
+        ("codemie/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80", 3, None),
     ],
 )
 def test_tail_importance_on_real_outputs(transcript: str, index: int, rule: str | None, transcripts: Path) -> None:

@@ -72,7 +72,7 @@ def claude_code_messages(root: Path) -> list[dict[str, Any]]:
 
 def test_claude_code_messages_round_trip_dict_equal(transcripts: Path) -> None:
     messages = claude_code_messages(transcripts)
-    assert len(messages) > 600
+    assert len(messages) > (600 if support.full_corpus() else 15)
     kinds = {b["type"] for m in messages if isinstance(m["content"], list) for b in m["content"]}
     assert {"thinking", "tool_use", "tool_result", "text"} <= kinds
     for i, m in enumerate(messages):

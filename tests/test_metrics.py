@@ -199,7 +199,7 @@ def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:
     assert corpus_run["code"] == 0
     data = corpus_run["json"]
     runs = data["runs"]
-    assert len(runs) == 67 * 4
+    assert len(runs) == support.corpus_size() * 4
     assert {r["strategy"] for r in runs} == {"openharness", "pi", "claude-code", "codex"}
     assert all(r["valid"] and r["error"] is None for r in runs)
     for r in runs:
@@ -229,12 +229,14 @@ def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:
 def test_eval_csv_has_one_row_per_transcript_and_strategy(corpus_run: dict[str, Any]) -> None:
     with open(corpus_run["csv"], newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 67 * 4
+    assert len(rows) == support.corpus_size() * 4
     assert set(rows[0]) == set(evaluation.CSV_COLUMNS)
     assert len({(r["transcript"], r["strategy"]) for r in rows}) == len(rows)
 
 
 def test_readme_eval_table_is_what_the_command_prints(transcripts: Path) -> None:
+    if not support.full_corpus():
+        pytest.skip("the README's eval table is measured on the full corpus (set AGENTCONTEXT_SHARED)")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"<!-- eval-command -->\n```bash\n(.+?)\n```\n\n(\|.+?)\n\n(?!\|)", readme, re.DOTALL)
     assert found, "README has the eval command and its table"
@@ -253,8 +255,8 @@ def test_readme_eval_table_is_what_the_command_prints(transcripts: Path) -> None
 def test_eval_raw_sessions_and_errors(transcripts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = transcripts / "raw" / "codemie"
     rows = evaluation.run([raw], ["openharness"], "30%", workers=1)
-    assert len(rows) == 8 and all(r.valid for r in rows)
-    assert {r.transcript for r in rows} >= {"session-624a4a58", "session-2025-12-01T21-45-5b959dae"}
+    assert len(rows) == (8 if support.full_corpus() else 3) and all(r.valid for r in rows)
+    assert {r.transcript for r in rows} >= {"session-9eda1058", "session-2025-12-01T21-45-5b959dae"}
     bogus = tmp_path / "x.json"
     bogus.write_text('{"hello": 1}')
     assert main(["eval", str(bogus), "--budget", "10%"]) == 2
@@ -270,8 +272,9 @@ def test_progress_bar(transcripts: Path) -> None:
     stream = io.StringIO()
     evaluation.run([transcripts / "normalized" / "openhands"], ["pi"], 2000, workers=1, progress=stream)
     lines = stream.getvalue().splitlines()
-    assert lines[-1].startswith("eval [##############################] 9/9")
-    assert 1 < len(lines) <= 11
+    n = 9 if support.full_corpus() else 6  # openhands transcripts
+    assert lines[-1].startswith(f"eval [##############################] {n}/{n}")
+    assert 1 < len(lines) <= n + 2
 
 
 def test_parallel_and_serial_runs_agree(transcripts: Path) -> None:
@@ -283,7 +286,7 @@ def test_parallel_and_serial_runs_agree(transcripts: Path) -> None:
 
 
 def test_ray_engine_matches_local(transcripts: Path) -> None:
-    ray = pytest.importorskip("ray", reason="Ray is a test extra: pip install -e '.[test]'")
+    ray = pytest.importorskip("ray", reason="Ray is the test-ray extra: pip install -e '.[test,test-ray]'")
     folder = transcripts / "normalized" / "openhands"
     local = evaluation.run([folder], ["openharness", "claude-code"], "25%", workers=1)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)

@@ -128,6 +128,8 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
 def test_every_result_policy_marker_on_the_corpus_recalls_its_original(
     preset: str, transcripts: Path, tmp_path: Path
 ) -> None:
+    if preset == "pi" and not support.full_corpus():
+        pytest.skip("pi cuts results over 51,200 chars: only session-624a4a58 of the full corpus has one")
     store = ResultStore(tmp_path / "store")
     recall = Recall(store)
     policy = BUDGET_PRESETS[preset].result_policy(context_window=8_000, store=store)

@@ -27,7 +27,7 @@ def test_exact_counts_equal_tiktoken_on_the_corpus(
 ) -> None:
     enc = tiktoken_encodings[encoding]
     texts = corpus_texts()
-    assert len(texts) > 5000
+    assert len(texts) > (5000 if support.full_corpus() else 1900)
     expected = [len(enc.encode_ordinary(t)) for t in texts]
     assert ac.count_tokens_batch(texts, encoding=encoding) == expected
     # One by one, through the single-text entry point, on a sample.

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    call_item_fields, carries_across, carry_extra, content_blocks, into_object, item_fields, obj, single_text,
-    take_opt_bool, take_opt_str, take_role, take_str, type_name,
+    call_item_fields, carries_across, carry_extra, content_blocks, into_object, item_fields, leftover, obj,
+    single_text, take_opt_bool, take_opt_str, take_role, take_str, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message, ResultContent, Role, ToolInput};
@@ -65,7 +65,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         blocks: blocks.into(),
         form,
         origin: Format::Anthropic,
-        extra: map,
+        extra: leftover(map),
     })
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn read_block(v: Value, index: usize, origin: Format) -> Result<Block
     };
     Ok(Block {
         body,
-        extra: map,
+        extra: leftover(map),
         item: None,
     })
 }

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use super::anthropic::{read_content, read_result_content, write_block_opts};
 use super::{
-    call_item_fields, carry_extra, into_object, item_fields, single_text, take_chat_role, take_opt_bool, take_str,
-    take_tool_call_id, type_name,
+    call_item_fields, carry_extra, into_object, item_fields, leftover, single_text, take_chat_role, take_opt_bool,
+    take_str, take_tool_call_id, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
@@ -61,7 +61,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             })]),
             form,
             origin: Format::Native,
-            extra: map,
+            extra: leftover(map),
         });
     }
     let (mut blocks, form) = read_content(map.shift_remove("content"), index, Format::Native)?;
@@ -87,7 +87,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         blocks: blocks.into(),
         form,
         origin: Format::Native,
-        extra: map,
+        extra: leftover(map),
     })
 }
 
@@ -118,7 +118,7 @@ fn read_flat_call(call: Value, index: usize) -> Result<Block> {
     };
     Ok(Block {
         body: Body::ToolUse { id, name, input },
-        extra: map,
+        extra: leftover(map),
         item: None,
     })
 }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{
-    call_item_fields, carry_extra, content_blocks, into_object, item_fields, merge_extra, obj, single_text,
+    call_item_fields, carry_extra, content_blocks, into_object, item_fields, leftover, merge_extra, obj, single_text,
     take_chat_role, take_str, take_tool_call_id, type_name,
 };
 use crate::error::{Error, Result};
@@ -48,7 +48,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
             blocks: std::sync::Arc::new([block]),
             form,
             origin: Format::OpenAiChat,
-            extra: map,
+            extra: leftover(map),
         });
     }
     let content = map.shift_remove("content");
@@ -61,7 +61,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
                 blocks: std::sync::Arc::new([Block::new(Body::Text { text })]),
                 form: ContentForm::String,
                 origin: Format::OpenAiChat,
-                extra: map,
+                extra: leftover(map),
             });
         }
     }
@@ -91,7 +91,7 @@ pub fn read_message(v: Value, index: usize) -> Result<Message> {
         blocks: blocks.into(),
         form,
         origin: Format::OpenAiChat,
-        extra: map,
+        extra: leftover(map),
     })
 }
 
@@ -113,7 +113,7 @@ fn read_tool_call(call: Value, index: usize) -> Result<Block> {
             name,
             input: ToolInput::Raw(arguments),
         },
-        extra: map,
+        extra: leftover(map),
         item: None,
     })
 }
@@ -150,7 +150,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
             let text = take_str(&mut map, "text", index, "text part: ")?;
             Ok(Block {
                 body: Body::Text { text },
-                extra: map,
+                extra: leftover(map),
                 item: None,
             })
         }
@@ -171,7 +171,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                     }
                     Ok(Block {
                         body: Body::Image { source },
-                        extra: map,
+                        extra: leftover(map),
                         item: None,
                     })
                 }

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use super::{carry_extra, into_object, merge_extra, obj, take_opt_str, take_str, type_name};
+use super::{carry_extra, into_object, leftover, merge_extra, obj, take_opt_str, take_str, type_name};
 use crate::error::{Error, Result};
 use crate::model::{
     Block, Body, ContentForm, Extra, Format, ImageSource, ItemMeta, Message, ResultContent, Role, ToolInput,
@@ -152,7 +152,7 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
                 })]),
                 form,
                 origin: Format::Responses,
-                extra: map,
+                extra: leftover(map),
             }))
         }
         // Everything else the model produced (web search calls, compaction items, ...) or that
@@ -171,7 +171,10 @@ fn opening(body: Body, fields: Extra, form: ContentForm) -> Block {
     Block {
         body,
         extra: Extra::new(),
-        item: Some(Box::new(ItemMeta { fields, form })),
+        item: Some(Box::new(ItemMeta {
+            fields: leftover(fields),
+            form,
+        })),
     }
 }
 
@@ -248,7 +251,10 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
                 ContentForm::Absent,
             )]));
         }
-        blocks[0].item = Some(Box::new(ItemMeta { fields: map, form }));
+        blocks[0].item = Some(Box::new(ItemMeta {
+            fields: leftover(map),
+            form,
+        }));
         return Ok(Item::AssistantSide(blocks));
     }
     Ok(Item::Standalone(Message {
@@ -256,7 +262,7 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
         blocks: blocks.into(),
         form,
         origin: Format::Responses,
-        extra: map,
+        extra: leftover(map),
     }))
 }
 
@@ -272,7 +278,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
             let text = take_str(&mut map, "text", index, "text part: ")?;
             Ok(Block {
                 body: Body::Text { text },
-                extra: map,
+                extra: leftover(map),
                 item: None,
             })
         }
@@ -282,7 +288,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                 body: Body::Image {
                     source: ImageSource::from_url(&url),
                 },
-                extra: map,
+                extra: leftover(map),
                 item: None,
             })
         }
