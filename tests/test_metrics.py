@@ -331,7 +331,7 @@ def test_eval_per_transcript_lines(transcripts: Path, capsys: pytest.CaptureFixt
     rows = evaluation.run([folder], ["openharness", "baseline-suffix-users"], "25%", workers=1)
     by = {(r.transcript, r.strategy): r for r in rows}
     body = {line.split()[0]: line for line in lines[2:]}
-    assert len(body) == 9
+    assert len(body) == len(list(folder.glob("*.jsonl"))) == len(rows) // 2 > 0
     for name, line in body.items():
         ours, base = by[name, "openharness"], by[name, "baseline-suffix-users"]
         assert f"{ours.retention:.1%}" in line
