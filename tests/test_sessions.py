@@ -625,3 +625,27 @@ def test_answer_always_must_be_a_bool(server: LLMServer) -> None:
     with pytest.raises(OptionError, match="always must be True or False"):
         session.answer(allow=True, always="no")  # type: ignore[arg-type]
     assert permissions.granted == set()
+
+
+def test_a_turn_whose_judge_raises_is_saved_before_the_error(server: LLMServer, tmp_path: Path) -> None:
+    # The end-of-turn snapshot was skipped when the goal's judge raised: the reply the model gave
+    # in that turn was in no snapshot, and a resume brought back the turn before it.
+    from agentcontext.compiler.goal import Goal
+
+    class Broken:
+        def judge(self, goal: str, conversation: Any) -> Any:
+            raise RuntimeError("judge is down")
+
+    store = SnapshotStore(tmp_path / "snap")
+    compiler = Compiler(WorkingSet(registry=Registry(), goal=Goal("tests pass", Broken())))  # type: ignore[arg-type]
+    session = Session(chat(server), compiler=compiler, snapshots=store)
+    with pytest.raises(RuntimeError, match="judge is down"):
+        session.run("make the tests pass")
+    saved = store.current()
+    assert saved is not None and saved.reason == "error"
+    assert [texts(m) for m in saved.conversation.to_openai()][-2:] == [
+        "make the tests pass",
+        "answer to make the tests pass",
+    ]
+    resumed = Session.resume(store, chat(server))
+    assert texts(resumed.conversation.to_openai()[-1]) == "answer to make the tests pass"

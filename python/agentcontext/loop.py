@@ -375,13 +375,39 @@ class Session:
         With :attr:`permissions`, a reply holding a call that must be asked pauses the turn before
         any of its calls runs: :attr:`pending_permission` says which; :meth:`answer` them and call
         ``run()`` again to go on. ``run()`` without ``content`` also goes on with the calls a
-        resumed session left unanswered. With :attr:`snapshots`, the end of the turn is saved."""
+        resumed session left unanswered. With :attr:`snapshots`, the end of the turn is saved; a turn
+        that fails after a model call (a provider error, a judge that raises) is saved with reason
+        ``"error"`` before the exception reaches the caller."""
         _checks.count("max_steps", max_steps, minimum=1)
         calls = self._unanswered_calls() if content is None else []
         if calls and self.pending_permission is not None and not self.pending_permission.answered:
             waiting = ", ".join(f"{c.name} ({c.id})" for c in self.pending_permission.calls)
             raise OptionError(f"a permission request is waiting for an answer: {waiting} (see Session.answer)")
         completion = self.completions[-1] if calls and self.completions else None
+        calls_before = len(self.completions)
+        try:
+            completion, reason = self._turn(content, calls, completion, max_steps)
+        except Exception as exc:
+            # What the turn did before it failed (replies, tool results) is not lost: saved with
+            # reason "error" when a model call was made, then the error goes on to the caller.
+            if self.snapshots is not None and len(self.completions) > calls_before:
+                try:
+                    self._save_snapshot("error")
+                except Exception as save_error:  # noqa: BLE001 - the turn's own error is the one to raise
+                    add_note = getattr(exc, "add_note", None)  # Python 3.11+
+                    if add_note is not None:
+                        add_note(f"the snapshot of the failed turn was not saved: {save_error}")
+            raise
+        self.turn += 1
+        self._save_snapshot(reason)
+        if completion is None:
+            raise OptionError("the session has no model reply to return yet")
+        return completion
+
+    def _turn(
+        self, content: str | Message | None, calls: list[ToolCall], completion: Completion | None, max_steps: int
+    ) -> tuple[Completion | None, SnapshotReason]:
+        """The calls of one outer turn (see :meth:`run`) and why it ended."""
         steps = 0
         if not calls:
             completion = self.send(content)
@@ -408,11 +434,7 @@ class Session:
                 break
             completion = self.send(more)
             calls, steps = completion.tool_calls, steps + 1
-        self.turn += 1
-        self._save_snapshot(reason)
-        if completion is None:
-            raise OptionError("the session has no model reply to return yet")
-        return completion
+        return completion, reason
 
     def _unanswered_calls(self) -> list[ToolCall]:
         """The tool calls of the last model reply when the conversation ends with it (a paused

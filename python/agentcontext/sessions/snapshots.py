@@ -53,7 +53,7 @@ DEFAULT_MAX_BYTES = 1 << 30
 
 #: Why a snapshot was taken: the end of an outer turn (a natural reply, a paused permission
 #: request, a turn limit), a user's clear, or an explicit call.
-SnapshotReason = Literal["reply", "permission", "turn_limit", "clear", "manual"]
+SnapshotReason = Literal["reply", "permission", "turn_limit", "error", "clear", "manual"]
 _REASONS: tuple[str, ...] = get_args(SnapshotReason)
 
 _FORMATS: tuple[Format, ...] = ("openai", "responses", "anthropic", "jsonl")
