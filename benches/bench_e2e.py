@@ -16,6 +16,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -411,10 +412,10 @@ def bench_frameworks() -> None:
         ("o200k_base / tiktoken counter", tiktoken_counter, "o200k_base", 3),
         ("approximate / count_tokens_approximately", count_tokens_approximately, "approximate", 7),
     ]:
-        theirs = median_time(langchain(counter), repeats)
+        theirs = timed(langchain(counter), repeats)
         ac.token_cache_clear()
-        cold = median_time(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 1)
-        ours = median_time(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 15)
+        cold = timed(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 1)
+        ours = timed(lambda e=encoding: ac.trim_messages(session, budget, encoding=e), 15)
         if encoding == "o200k_base":
             info = ac.token_cache_info()
         rows.append(
