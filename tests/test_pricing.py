@@ -210,6 +210,10 @@ def test_a_cold_cache_clears_in_the_rung_whatever_the_turns() -> None:
     assert warm is not None and not warm[0]
     cold = clear_rung("claude-sonnet-4-5", 0, seconds_since_last_call=301, **kw)
     assert cold is not None and cold[0] and cold[1]["clear_dollars"] == 0.0 and "cold" in cold[1]["pays"]
+    # Dollars too large for a float are left out of the event (JSON has no infinity), not reported as inf.
+    huge = clear_rung("claude-sonnet-4-5", 1e308, **kw)
+    assert huge is not None and huge[0] and huge[1]["keep_dollars"] is None
+    json.dumps(huge[1], allow_nan=False)
     with pytest.raises(OptionError, match="first_changed 400 is not a message"):
         clear_rung("gpt-5", 1, **{**kw, "first_changed": 400})
 

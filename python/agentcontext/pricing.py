@@ -319,8 +319,8 @@ def clear_rung(
         "remaining_turns": remaining_turns,
         "saved_tokens": saved,
         "rewritten_tokens": rewritten,
-        "keep_dollars": round(decision.keep_dollars, 6),
-        "clear_dollars": round(decision.clear_dollars, 6) if math.isfinite(decision.clear_dollars) else None,
+        "keep_dollars": _rounded(decision.keep_dollars),
+        "clear_dollars": _rounded(decision.clear_dollars),
     }
     if decision.clear:
         return True, {**detail, "pays": decision.reason}
@@ -331,3 +331,9 @@ def clear_rung(
             "cleared_anyway": f"over the limit of {limit:,} tokens",
         }
     return False, {**detail, "why": f"clearing does not pay: {decision.reason}"}
+
+
+def _rounded(dollars: float) -> float | None:
+    """Dollars to the micro-dollar for an event's detail; None when not finite (a clearing under
+    ``clear_at_least``, or a product of huge numbers), which JSON cannot hold."""
+    return round(dollars, 6) if math.isfinite(dollars) else None
