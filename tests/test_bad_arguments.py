@@ -72,7 +72,8 @@ def chat_provider(**kw: Any) -> ac.OpenAIChatProvider:
 # -- the walk --------------------------------------------------------------------------------
 
 #: kind -> the bad values of that kind. Counts are ints from 0; "positive" from 1; "optional"
-#: counts may be None; "share" is a number in [0, 1]; "scale" a finite number over 0.
+#: counts may be None; "share" is a number in [0, 1]; "scale" a finite number over 0; "number" a
+#: finite number from 0.
 BAD: dict[str, list[Any]] = {
     "count": [-1, 10**30, None, "3", 2.5, float("nan"), True],
     "positive": [0, -1, 10**30, None, "3", 2.5],
@@ -80,6 +81,7 @@ BAD: dict[str, list[Any]] = {
     "optional_positive": [0, -1, 10**30, "3", 2.5],
     "share": [-0.5, 1.5, float("nan"), None, "0.5"],
     "scale": [0, -1.0, float("nan"), float("inf"), None, "1"],
+    "number": [-1.0, float("nan"), float("inf"), None, "1", True],
     "budget": [0, -1, 10**30, "abc", "0%", "150%", float("nan"), True],
 }
 
@@ -208,6 +210,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy:result_budget_chars": ("optional", policy_field("result_budget_chars")),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
+    "CompactionPolicy:remaining_turns": ("number", policy_field("remaining_turns")),
     "CompactionPolicy.for_budget:budget": ("positive", lambda v, _: CompactionPolicy().for_budget(v)),
     "CompactionPolicy.scaled:factor": ("scale", lambda v, _: CompactionPolicy().scaled(v)),
     "Compactor.compact:budget": ("budget", lambda v, _: Compactor().compact(conv(), budget=v)),

@@ -19,6 +19,7 @@ from agentcontext.cli import main
 from agentcontext.compaction import Compactor
 from agentcontext.errors import OptionError
 from agentcontext.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
+from agentcontext.pricing import PRICES
 from tests import support
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,9 +216,24 @@ def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:
     kinds_at = lines.index("retention by probe kind")
     assert lines[kinds_at + 1].split() == ["strategy", "latest", "ask", "user", "message", "user", "path", "call",
                                           "path", "exception", "test", "identifier"]  # fmt: skip
-    # One line per strategy in each table.
+    # One line per strategy in each table, one per strategy and price table in the cost table.
+    cost_at = lines.index(evaluation.COST_TITLE)
     assert sum(1 for line in lines[:kinds_at] if line.split() and line.split()[0] in rows) == 4
-    assert sum(1 for line in lines[kinds_at:] if line.split() and line.split()[0] in rows) == 4
+    assert sum(1 for line in lines[kinds_at:cost_at] if line.split() and line.split()[0] in rows) == 4
+    assert sum(1 for line in lines[cost_at:] if line.split() and line.split()[0] in rows) == 8
+    # The default price tables: one Anthropic, one OpenAI model, a column each.
+    assert lines[0].split()[-5:] == ["cost", "claude-sonnet-4-5", "cost", "gpt-5", "time"]
+    assert data["prices"] == ["claude-sonnet-4-5", "gpt-5"]
+    for name, row in rows.items():
+        mine = [r for r in runs if r["strategy"] == name]
+        for table in ("claude-sonnet-4-5", "gpt-5"):
+            prices = PRICES[table]
+            read = sum(r["cached_tokens"] for r in mine)
+            written = sum(r["cache_write_tokens"] for r in mine)
+            cost = row["cost"][table]
+            assert (cost["read_tokens"], cost["written_tokens"]) == (read, written)
+            assert cost["dollars"] == pytest.approx((read * prices.cache_read + written * prices.cache_write) / 1e6)
+            assert cost["dollars"] == pytest.approx(sum(r["cost"][table]["dollars"] for r in mine))
     # Pooled retention: kept probes over all probes of all transcripts, not a mean of shares.
     for name, row in rows.items():
         mine = [r for r in runs if r["strategy"] == name]
@@ -230,7 +246,10 @@ def test_eval_csv_has_one_row_per_transcript_and_strategy(corpus_run: dict[str, 
     with open(corpus_run["csv"], newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == support.corpus_size() * 4
-    assert set(rows[0]) == set(evaluation.CSV_COLUMNS)
+    assert list(rows[0]) == [*evaluation.CSV_COLUMNS, "cost_claude-sonnet-4-5", "cost_gpt-5"]
+    for r in rows:
+        read, written = int(r["cached_tokens"]), int(r["cache_write_tokens"])
+        assert float(r["cost_gpt-5"]) == pytest.approx((read * 0.125 + written * 1.25) / 1e6)
     assert len({(r["transcript"], r["strategy"]) for r in rows}) == len(rows)
 
 

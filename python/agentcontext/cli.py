@@ -29,6 +29,7 @@ from typing import Any
 from agentcontext import Conversation
 from agentcontext.compaction import parse_budget
 from agentcontext.errors import AgentContextError, OptionError
+from agentcontext.pricing import EVAL_PRICES, PRICES, price_tables
 from agentcontext.types import Encoding, FormatOrAuto
 
 #: What `inspect` counts with: the exact encodings and the heuristic.
@@ -154,6 +155,14 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
     ev.add_argument("--workers", type=int, help="local worker processes (default: CPU count)")
     ev.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ev.add_argument(
+        "--prices",
+        metavar="MODEL[,MODEL]",
+        default=",".join(EVAL_PRICES),
+        help="price each strategy's replayed requests (cache reads, cache writes) under these models' list prices "
+        f"(default: {','.join(EVAL_PRICES)}; known: {', '.join(PRICES)}; a dated id such as "
+        "claude-sonnet-4-5-20250929 finds its family; 'none': no cost columns)",
+    )
     ev.add_argument(
         "--per-transcript",
         action="store_true",
@@ -362,6 +371,7 @@ def eval_command(args: argparse.Namespace) -> int:
     from agentcontext import evaluation
 
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
+    prices = price_tables(args.prices)
     rows = evaluation.run(
         args.paths,
         strategies,
@@ -371,10 +381,10 @@ def eval_command(args: argparse.Namespace) -> int:
         progress=evaluation.progress_stream(args.progress),
     )
     if args.json:
-        evaluation.write_json(rows, args.json, budget=args.budget, paths=list(args.paths))
+        evaluation.write_json(rows, args.json, prices=prices, budget=args.budget, paths=list(args.paths))
     if args.csv:
-        evaluation.write_csv(rows, args.csv)
-    print(evaluation.markdown_table(rows) if args.markdown else evaluation.format_table(rows))
+        evaluation.write_csv(rows, args.csv, prices=prices)
+    print(evaluation.markdown_table(rows, prices) if args.markdown else evaluation.format_table(rows, prices))
     if args.per_transcript:
         print("\nretention per transcript")
         print(evaluation.per_transcript_table(rows, markdown=args.markdown))

@@ -28,6 +28,7 @@ from agentcontext.errors import (
     FileReadError,
     OptionError,
 )
+from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -169,6 +170,13 @@ class CompactionPolicy:
     cooldown_turns: int = 0
     encoding: Encoding = "o200k_base"
     note: str = ""
+    #: Stage (b)'s cache economics, off without prices: with a :class:`~agentcontext.pricing.Prices`
+    #: or a model name (``"claude-sonnet-4-5"``, see :data:`~agentcontext.pricing.PRICES`), old
+    #: results are cleared only when that pays (:func:`~agentcontext.pricing.clear_rung`): the
+    #: tokens freed, read ``remaining_turns`` more times, cost more than writing the changed suffix
+    #: to the cache again; otherwise the ladder stops while the conversation fits.
+    prices: Prices | str | None = None
+    remaining_turns: float = DEFAULT_REMAINING_TURNS
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -179,6 +187,10 @@ class CompactionPolicy:
                 _checks.optional_count(f.name, value)
             elif f.name == "per_tool_budget_chars":
                 object.__setattr__(self, f.name, _checks.count_map(f.name, value))
+            elif f.name == "prices":
+                object.__setattr__(self, f.name, None if value is None else resolve_prices(value))
+            elif f.name == "remaining_turns":
+                _checks.number(f.name, value)
             elif f.type in ("int", int):
                 _checks.count(f.name, value)
 
@@ -269,8 +281,10 @@ class CompactionPolicy:
                     changes[f.name] = raw.lower() in ("1", "true", "yes")
                 elif isinstance(current, int) and f.name not in ("trigger", "target"):
                     changes[f.name] = int(raw)
-                elif f.name in ("trigger", "target"):
+                elif f.name in ("trigger", "target", "remaining_turns"):
                     changes[f.name] = float(raw)
+                elif f.name == "prices":
+                    changes[f.name] = None if raw.lower() in ("", "none") else resolve_prices(raw)
                 elif f.name == "result_budget_chars":
                     changes[f.name] = None if raw.lower() in ("", "none") else int(raw)
                 elif isinstance(current, str):
@@ -284,10 +298,9 @@ class CompactionPolicy:
                     if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
                         raise ValueError(raw)
                     changes[f.name] = value
-            except (ValueError, json.JSONDecodeError):
-                raise OptionError(
-                    f"{ENV_PREFIX}{f.name.upper()}={raw!r} is not a valid {type(current).__name__}"
-                ) from None
+            except (ValueError, json.JSONDecodeError) as exc:
+                what = f": {exc}" if f.name == "prices" else f" is not a valid {type(current).__name__}"
+                raise OptionError(f"{ENV_PREFIX}{f.name.upper()}={raw!r}{what}") from None
         return replace(self, **changes) if changes else self
 
 
@@ -342,7 +355,9 @@ class StageEvent:
     """One stage of the ladder: what it did and the tokens before and after."""
 
     #: ``flush``: the memory flush before a summary; ``fill``: results restored or raw messages
-    #: added to fill the target; ``cut``: the oversized last round cut to fit.
+    #: added to fill the target; ``cut``: the oversized last round cut to fit; ``skip``: the
+    #: ladder stopped without a change (under the target, or clearing does not pay at the
+    #: policy's ``prices``: its detail holds the decision's numbers).
     stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "cut", "skip"]
     tokens_before: int
     tokens_after: int
@@ -825,7 +840,8 @@ class _Run:
             why = f"clearing every old result leaves at least {floor:,} tokens, over the target"
             self.event("clear", work.tokens, work.tokens, deferred=why)
             return None
-        self._clear_now()
+        if not self._clear_now(priced=True):
+            return self.finish(self.work, self.provenance)
         if self.work.tokens <= self.target:
             return self.finish(self.work, self.provenance)
         return None
@@ -835,7 +851,9 @@ class _Run:
             self._clear_now()
         return None
 
-    def _clear_now(self) -> None:
+    def _clear_now(self, *, priced: bool = False) -> bool:
+        """Clear old tool results; False when ``priced`` and the policy's prices say that does not
+        pay (:func:`~agentcontext.pricing.clear_rung`): then nothing changes and the ladder stops."""
         p, work = self.p, self.work
         cleared, report = work.clear_tool_results(
             recall_ids=self.compactor.store is not None,
@@ -846,13 +864,18 @@ class _Run:
             clear_tool_inputs=p.clear_tool_inputs,
             keep_thinking=p.keep_thinking,
         )
-        self.compactor._keep_results(self.original, report["cleared"])
         if not report["cleared"]:
-            return
+            return True
         changed = sorted({c["index"] for c in report["cleared"]})
+        pays = clear_rung(p.prices, p.remaining_turns, before=work, after=cleared, first_changed=changed[0],
+                          limit=self.limit, clear_at_least=p.clear_at_least) if priced else None  # fmt: skip
+        if pays is not None and not pays[0]:
+            self.event("skip", work.tokens, work.tokens, **pays[1])
+            return False
+        self.compactor._keep_results(self.original, report["cleared"])
         self.event(
             "clear", work.tokens, cleared.tokens,
-            results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"],
+            results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"], **(pays[1] if pays else {}),
         )  # fmt: skip
         before_prov = self.provenance
         gone = set(changed)
@@ -860,6 +883,7 @@ class _Run:
         self.work = cleared
         if self.fill and cleared.tokens <= self.target:
             self._restore_cleared(work, before_prov, changed)
+        return True
 
     def _restore_cleared(self, uncleared: Conversation, before_prov: list[int | None], changed: list[int]) -> None:
         """Fill after clearing: the newest cleared messages get their results back while the

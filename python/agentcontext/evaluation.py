@@ -21,11 +21,16 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from agentcontext.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
+from agentcontext.pricing import Prices, price_tables
 
 if TYPE_CHECKING:
     from agentcontext import importers
 
 __all__ = ["Task", "discover", "format_table", "per_transcript_table", "run", "scan", "write_csv", "write_json"]
+
+#: Price tables: model names, :class:`~agentcontext.pricing.Prices`, ``"a,b"`` or None for the
+#: defaults (:data:`~agentcontext.pricing.EVAL_PRICES`); ``()`` or ``"none"``: no cost columns.
+PriceTables = str | Sequence[Prices | str] | None
 
 Engine = Literal["local", "ray"]
 
@@ -36,7 +41,7 @@ SUFFIXES = (".jsonl", ".json", ".traj", ".md")
 CSV_COLUMNS = (
     "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
     "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
-    "compactions_per_100_turns", "turns", "seconds", "error",
+    "compactions_per_100_turns", "turns", "seconds", "error", "cached_tokens",
 )  # fmt: skip
 
 
@@ -274,11 +279,19 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:.{digits}%}"
 
 
-def _rows(rows: Sequence[Evaluation]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
-    """The cells of both tables: one row per strategy of the measures, and of retention by kind."""
-    summary = summarize_evaluations(rows)
+def _dollars(x: float | None) -> str:
+    return "-" if x is None else f"${x:,.3f}"
+
+
+def _rows(
+    rows: Sequence[Evaluation], prices: PriceTables = None
+) -> tuple[list[str], list[list[str]], list[str], list[list[str]], list[str], list[list[str]]]:
+    """The cells of the tables: one row per strategy of the measures (with the replay's cost under
+    each price table), of retention by kind, and of the cost by part, per price table."""
+    tables = [t.name or "custom" for t in price_tables(prices)]
+    summary = summarize_evaluations(rows, prices)
     header = ["strategy", "transcripts", "valid", "fits", "fill", "reduction", "retention", "latest ask",
-              "cache stability", "compactions/100 turns"]  # fmt: skip
+              "cache stability", "compactions/100 turns", *(f"cost {t}" for t in tables)]  # fmt: skip
     body = [
         [
             s["strategy"],
@@ -291,12 +304,32 @@ def _rows(rows: Sequence[Evaluation]) -> tuple[list[str], list[list[str]], list[
             _pct(s["latest_ask"], 0),
             _pct(s["cache_stability"]),
             "-" if s["compactions_per_100_turns"] is None else f"{s['compactions_per_100_turns']:.2f}",
+            *(_dollars(c["dollars"] if (c := s["cost"][t]) else None) for t in tables),
         ]
         for s in summary
     ]
     kinds_header = ["strategy", *(k.replace("_", " ") for k in PROBE_KINDS)]
     kinds_body = [[s["strategy"], *(_pct(s["retention_by_kind"][k]) for k in PROBE_KINDS)] for s in summary]
-    return header, body, kinds_header, kinds_body
+    cost_header = ["strategy", "prices", "cache reads", "cache writes", "reads", "writes", "total"]
+    cost_body = [
+        [
+            s["strategy"],
+            t,
+            f"{c['read_tokens']:,}",
+            f"{c['written_tokens']:,}",
+            _dollars(c["read_dollars"]),
+            _dollars(c["written_dollars"]),
+            _dollars(c["dollars"]),
+        ]
+        for s in summary
+        for t in tables
+        if (c := s["cost"][t]) is not None
+    ]
+    return header, body, kinds_header, kinds_body, cost_header, cost_body
+
+
+#: The title of the cost table (the replayed requests' input tokens, priced).
+COST_TITLE = "replay input cost per price table (cache writes at the write price: OpenAI's is its uncached input price)"
 
 
 def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
@@ -312,24 +345,29 @@ def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-def format_table(rows: Sequence[Evaluation]) -> str:
-    """Two tables. One line per strategy: transcripts, share valid, share fitting the budget,
-    mean fill (output tokens / budget where the original exceeded it), mean token reduction,
-    probe retention pooled over every probe of every transcript, share of outputs holding the
-    latest user request, pooled prompt-cache stability, compactions per 100 turns and total
-    seconds; then pooled retention per probe kind."""
-    header, body, kinds_header, kinds_body = _rows(rows)
-    seconds = {s["strategy"]: s["seconds"] for s in summarize_evaluations(rows)}
+def format_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
+    """Up to three tables. One line per strategy: transcripts, share valid, share fitting the
+    budget, mean fill (output tokens / budget where the original exceeded it), mean token
+    reduction, probe retention pooled over every probe of every transcript, share of outputs
+    holding the latest user request, pooled prompt-cache stability, compactions per 100 turns,
+    the replayed requests' input cost under each price table of ``prices`` (None: one Anthropic
+    and one OpenAI model, :data:`~agentcontext.pricing.EVAL_PRICES`; ``()``: none) and total
+    seconds; then pooled retention per probe kind; then, when a strategy was replayed and there
+    are prices, that cost by part: cache reads and writes, in tokens and dollars."""
+    header, body, kinds_header, kinds_body, cost_header, cost_body = _rows(rows, prices)
+    seconds = {s["strategy"]: s["seconds"] for s in summarize_evaluations(rows, ())}
     header = [*header, "time"]
     body = [[*r, f"{seconds[r[0]]:.2f}s"] for r in body]
+    cost = ["", COST_TITLE, *_text_table(cost_header, cost_body)] if cost_body else []
     return "\n".join(
-        [*_text_table(header, body), "", "retention by probe kind", *_text_table(kinds_header, kinds_body)]
+        [*_text_table(header, body), "", "retention by probe kind", *_text_table(kinds_header, kinds_body), *cost]
     )
 
 
-def markdown_table(rows: Sequence[Evaluation]) -> str:
-    """:func:`format_table` as Markdown tables (for READMEs and reports), without the times."""
-    header, body, kinds_header, kinds_body = _rows(rows)
+def markdown_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
+    """:func:`format_table` as Markdown tables (for READMEs and reports), without the times and
+    the titles."""
+    header, body, kinds_header, kinds_body, cost_header, cost_body = _rows(rows, prices)
 
     def table(h: list[str], b: list[list[str]]) -> list[str]:
         return [
@@ -338,7 +376,8 @@ def markdown_table(rows: Sequence[Evaluation]) -> str:
             *("| " + " | ".join(r) + " |" for r in b),
         ]
 
-    return "\n".join([*table(header, body), "", *table(kinds_header, kinds_body)])
+    cost = ["", *table(cost_header, cost_body)] if cost_body else []
+    return "\n".join([*table(header, body), "", *table(kinds_header, kinds_body), *cost])
 
 
 def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) -> str:
@@ -385,17 +424,38 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
     return "\n".join(_text_table(header, body))
 
 
-def write_json(rows: Sequence[Evaluation], path: str | os.PathLike[str], **meta: Any) -> None:
-    data = {**meta, "strategies": summarize_evaluations(rows), "runs": [r.to_dict() for r in rows]}
+def write_json(
+    rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None, **meta: Any
+) -> None:
+    """``meta``, the summary (``strategies``, :func:`~agentcontext.metrics.summarize_evaluations`)
+    and every run, each with its ``cost`` under each price table of ``prices`` (as for
+    :func:`format_table`)."""
+    tables = price_tables(prices)
+    data = {
+        **meta,
+        "prices": [t.name or "custom" for t in tables],
+        "strategies": summarize_evaluations(rows, tables),
+        "runs": [r.to_dict(tables) for r in rows],
+    }
     Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str]) -> None:
+def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None) -> None:
+    """One row per run: :data:`CSV_COLUMNS`, then for each price table of ``prices`` (as for
+    :func:`format_table`) ``cost_<name>``: the replayed requests' input cost in dollars (empty
+    without a replay)."""
+    tables = price_tables(prices)
+    names = [t.name or "custom" for t in tables]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    columns = [*CSV_COLUMNS, *(f"cost_{n}" for n in names)]
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow(r.to_dict())
+        row = r.to_dict()
+        for n, t in zip(names, tables, strict=True):
+            cost = r.cost(t)
+            row[f"cost_{n}"] = "" if cost is None else cost.dollars
+        writer.writerow(row)
     Path(path).write_text(buffer.getvalue(), encoding="utf-8")
 
 

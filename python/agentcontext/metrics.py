@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
+from agentcontext.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
 
 if TYPE_CHECKING:
@@ -239,8 +240,24 @@ class Evaluation:
         """Summary tokens / tokens of the history it replaced (None without a summary)."""
         return self.summary_tokens / self.summarized_tokens if self.summarized_tokens else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def cost(self, prices: Prices | str) -> Cost | None:
+        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.pricing.Prices`
+        or a model name): the cached prefixes (``cached_tokens``) at the cache-read price, the
+        rest (``cache_write_tokens``, the first request whole) at the cache-write price. None
+        without a replay (the baseline, a failed run)."""
+        table = resolve_prices(prices)
+        if self.error is not None or not self.turns:
+            return None
+        return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
+
+    def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> dict[str, Any]:
+        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.pricing.Prices`
+        or None for :data:`~agentcontext.pricing.EVAL_PRICES`), also ``cost``: by table name, the
+        :meth:`cost` under each (None without a replay)."""
         out = asdict(self)
+        tables = price_tables(prices)
+        if tables:
+            out["cost"] = {t.name or "custom": (c.to_dict() if (c := self.cost(t)) else None) for t in tables}
         out["reduction"] = self.reduction
         out["summary_ratio"] = self.summary_ratio
         out["fill"] = self.fill
@@ -383,14 +400,21 @@ def _latest_ask_kept(kept: Retention) -> bool | None:
     return None if not total else kept.by_kind["latest_ask"][0] == total
 
 
-def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
+def summarize_evaluations(
+    rows: Sequence[Evaluation], prices: str | Sequence[Prices | str] | None = None
+) -> list[dict[str, Any]]:
     """One row per strategy: transcripts, share valid, share fitting, mean reduction; probe
     retention pooled over every probe of every transcript (``retention``, so a long session
     weighs by its facts, not one vote each), per kind (``retention_by_kind``, pooled too) and the
     per-transcript mean beside it (``retention_mean``); the share of outputs that hold the latest
     user request (``latest_ask``); mean fill where the original exceeded the budget (``fill``,
     None when none did); cache stability and compactions per 100 turns pooled over every replayed
-    call of every transcript (None without a replay, as for the baseline); total seconds."""
+    call of every transcript (None without a replay, as for the baseline); ``cost``: for each
+    price table of ``prices`` (model names or :class:`~agentcontext.pricing.Prices`; None:
+    :data:`~agentcontext.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
+    by its name, what every replayed request of every transcript cost as input (cache reads,
+    cache writes, their sum; :meth:`Evaluation.cost`), None without a replay; total seconds."""
+    tables = price_tables(prices)
     by: dict[str, list[Evaluation]] = {}
     for r in rows:
         by.setdefault(r.strategy, []).append(r)
@@ -424,10 +448,20 @@ def summarize_evaluations(rows: Sequence[Evaluation]) -> list[dict[str, Any]]:
                 "compactions_per_100_turns": (
                     100 * sum(r.compactions for r in ok) / turns if (turns := sum(r.turns for r in ok)) else None
                 ),
+                "cost": {t.name or "custom": _pooled_cost(ok, t) for t in tables},
                 "seconds": sum(r.seconds for r in rs),
             }
         )
     return out
+
+
+def _pooled_cost(rows: Sequence[Evaluation], prices: Prices) -> dict[str, Any] | None:
+    replayed = [r for r in rows if r.turns]
+    if not replayed:
+        return None
+    read = sum(r.cached_tokens for r in replayed)
+    written = sum(r.cache_write_tokens for r in replayed)
+    return prices.breakdown(read=read, written=written).to_dict()
 
 
 def _pooled_kinds(rows: Sequence[Evaluation]) -> dict[str, float | None]:

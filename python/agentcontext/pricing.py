@@ -16,18 +16,46 @@ the suffix is written again anyway, so clearing costs nothing extra and always p
 
 Prices are in US dollars per million tokens. :data:`PRICES` holds the published list prices of
 common models (checked 2026-11; override them with your own :class:`Prices`).
+
+The compaction ladder asks :func:`clear_rung` before its clear rung changes anything, when its
+policy has ``prices`` (:class:`~agentcontext.CompactionPolicy`; off by default); ``agentcontext
+eval`` prices each strategy's replayed requests under :data:`EVAL_PRICES` (``--prices``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
-__all__ = ["PRICES", "ClearingDecision", "Cost", "Prices", "clearing_pays", "prices_for", "requests_cost"]
+if TYPE_CHECKING:
+    from agentcontext._core import Conversation
+
+__all__ = [
+    "DEFAULT_REMAINING_TURNS",
+    "EVAL_PRICES",
+    "PRICES",
+    "ClearingDecision",
+    "Cost",
+    "Prices",
+    "clear_rung",
+    "clearing_pays",
+    "price_tables",
+    "prices_for",
+    "requests_cost",
+    "resolve_prices",
+]
+
+#: The further requests a session is expected to make when the clearing decision is given no
+#: ``remaining_turns`` (:attr:`agentcontext.CompactionPolicy.remaining_turns`).
+DEFAULT_REMAINING_TURNS = 20.0
+
+#: The price tables ``agentcontext eval`` reports by default: one Anthropic, one OpenAI model.
+EVAL_PRICES = ("claude-sonnet-4-5", "gpt-5")
 
 
 @dataclass(frozen=True)
@@ -61,6 +89,18 @@ class Prices:
         output = _checks.count("output", output)
         return (read * self.cache_read + written * self.cache_write + output * self.output) / 1e6
 
+    def breakdown(self, *, read: int = 0, written: int = 0, output: int = 0) -> Cost:
+        """:meth:`cost` by part: what the cache reads, the writes and the output cost."""
+        return Cost(
+            self.name,
+            _checks.count("read", read),
+            _checks.count("written", written),
+            _checks.count("output", output),
+            read * self.cache_read / 1e6,
+            written * self.cache_write / 1e6,
+            output * self.output / 1e6,
+        )
+
 
 #: List prices (USD per million tokens) by model family. Anthropic's cache writes are the
 #: 5-minute cache's (1.25* input); OpenAI writes at the input price and reads at its cached-input
@@ -87,20 +127,67 @@ def prices_for(model: str) -> Prices:
     return PRICES[max(matches, key=len)]
 
 
+def resolve_prices(prices: Prices | str) -> Prices:
+    """``prices`` itself, or the :data:`PRICES` entry of a model name (see :func:`prices_for`)."""
+    if isinstance(prices, Prices):
+        return prices
+    if isinstance(prices, str):
+        return prices_for(prices)
+    raise ArgumentTypeError(f"prices must be a Prices or a model name, got {type(prices).__name__}")
+
+
+def price_tables(tables: str | Sequence[Prices | str] | None = None) -> list[Prices]:
+    """Price tables: model names separated by commas (``"claude-sonnet-4-5,gpt-5"``; ``""`` or
+    ``"none"``: no table), a sequence of model names and :class:`Prices`, or None for
+    :data:`EVAL_PRICES`. A table named twice is listed once.
+
+    Raises:
+        OptionError: a model has no prices, or two different tables have the same name.
+    """
+    if tables is None:
+        tables = EVAL_PRICES
+    if isinstance(tables, str):
+        tables = [] if tables.strip().lower() in ("", "none") else [t.strip() for t in tables.split(",") if t.strip()]
+    if not isinstance(tables, Sequence):
+        raise ArgumentTypeError(f"prices must be model names or Prices, got {type(tables).__name__}")
+    out: dict[str, Prices] = {}
+    for table in tables:
+        resolved = resolve_prices(table)
+        name = resolved.name or "custom"
+        if name in out and out[name] != resolved:
+            raise OptionError(f"two different price tables are named {name!r}: give each its own name")
+        out[name] = resolved
+    return list(out.values())
+
+
 @dataclass(frozen=True)
 class Cost:
-    """What a sequence of requests cost: cached reads, writes (or uncached input), output."""
+    """What a sequence of requests cost under one price table (``prices``, its name): cached
+    reads, writes (the cache-write price; where a provider has no write premium, as OpenAI, that
+    is the uncached input price), output."""
 
+    prices: str
     read_tokens: int
     written_tokens: int
     output_tokens: int
-    dollars: float
+    read_dollars: float
+    written_dollars: float
+    output_dollars: float = 0.0
+
+    @property
+    def dollars(self) -> float:
+        """The whole cost."""
+        return self.read_dollars + self.written_dollars + self.output_dollars
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "prices": self.prices,
             "read_tokens": self.read_tokens,
             "written_tokens": self.written_tokens,
             "output_tokens": self.output_tokens,
+            "read_dollars": self.read_dollars,
+            "written_dollars": self.written_dollars,
+            "output_dollars": self.output_dollars,
             "dollars": self.dollars,
         }
 
@@ -119,7 +206,7 @@ def requests_cost(
     written = sum(r - p for r, p in zip(request_tokens, prefix_tokens, strict=True))
     if written < 0 or any(p > r for r, p in zip(request_tokens, prefix_tokens, strict=True)):
         raise OptionError("a request's cached prefix cannot be larger than the request")
-    return Cost(read, written, output_tokens, prices.cost(read=read, written=written, output=output_tokens))
+    return prices.breakdown(read=read, written=written, output=output_tokens)
 
 
 @dataclass(frozen=True)
@@ -175,7 +262,7 @@ def clearing_pays(
     cost = rewritten * (prices.cache_write - prices.cache_read) / 1e6
     if keep > cost:
         why = (
-            f"reading {saved:,} tokens for {turns:g} more turns costs ${keep:.4f}, "
+            f"reading {saved:,} tokens for {turns:g} more turn{'' if turns == 1 else 's'} costs ${keep:.4f}, "
             f"rewriting {rewritten:,} tokens once ${cost:.4f}"
         )
         return ClearingDecision(True, keep, cost, why)
@@ -184,5 +271,69 @@ def clearing_pays(
         keep,
         cost,
         f"rewriting {rewritten:,} tokens once costs ${cost:.4f}, more than reading {saved:,} tokens "
-        f"for {turns:g} more turns (${keep:.4f})",
+        f"for {turns:g} more turn{'' if turns == 1 else 's'} (${keep:.4f})",
     )
+
+
+def clear_rung(
+    prices: Prices | str | None,
+    remaining_turns: float,
+    *,
+    before: Conversation,
+    after: Conversation,
+    first_changed: int,
+    limit: int,
+    clear_at_least: int = 0,
+    seconds_since_last_call: float | None = None,
+) -> tuple[bool, dict[str, Any]] | None:
+    """The compaction ladder's clear rung asks this before clearing ``before`` into ``after``
+    (whose first changed message is ``first_changed``): None without ``prices`` (clear, as
+    without this hook); else whether to clear, and the detail of the stage event that says the
+    decision and its numbers.
+
+    :func:`clearing_pays` decides, with ``saved_tokens`` the tokens clearing frees and
+    ``rewritten_tokens`` those of ``after`` from ``first_changed`` on. When it does not pay and
+    ``before`` fits ``limit``, the answer is False: the rung leaves the conversation as it is, and
+    the ladder stops there, since every later rung would change the cached prefix too. Over
+    ``limit`` the conversation must shrink, so the answer is True whatever the prices (the detail
+    says so).
+    """
+    if prices is None:
+        return None
+    table = resolve_prices(prices)
+    sizes = after.message_tokens()
+    if not 0 <= first_changed < len(sizes):
+        raise OptionError(f"first_changed {first_changed} is not a message of the cleared conversation")
+    saved = max(0, before.tokens - after.tokens)
+    rewritten = sum(sizes[first_changed:])
+    decision = clearing_pays(
+        saved_tokens=saved,
+        rewritten_tokens=rewritten,
+        remaining_turns=remaining_turns,
+        prices=table,
+        seconds_since_last_call=seconds_since_last_call,
+        clear_at_least=clear_at_least,
+    )
+    detail: dict[str, Any] = {
+        "prices": table.name or "custom",
+        "remaining_turns": remaining_turns,
+        "saved_tokens": saved,
+        "rewritten_tokens": rewritten,
+        "keep_dollars": _rounded(decision.keep_dollars),
+        "clear_dollars": _rounded(decision.clear_dollars),
+    }
+    if decision.clear:
+        return True, {**detail, "pays": decision.reason}
+    if before.tokens > limit:
+        return True, {
+            **detail,
+            "does_not_pay": decision.reason,
+            "cleared_anyway": f"over the limit of {limit:,} tokens",
+        }
+    return False, {**detail, "why": f"clearing does not pay: {decision.reason}"}
+
+
+def _rounded(dollars: float) -> float | None:
+    """Dollars to the micro-dollar for an event's detail; None when not finite (a clearing under
+    ``clear_at_least``, or a product of huge numbers), which JSON cannot hold."""
+    return round(dollars, 6) if math.isfinite(dollars) else None
