@@ -79,6 +79,8 @@ BAD: dict[str, list[Any]] = {
     "optional": [-1, 10**30, "3", 2.5, float("nan")],
     "optional_positive": [0, -1, 10**30, "3", 2.5],
     "share": [-0.5, 1.5, float("nan"), None, "0.5"],
+    "optional_share": [0, -0.5, 1.5, float("nan"), "0.5", True],
+    "seconds": [-1.0, float("nan"), float("inf"), "3", True],
     "scale": [0, -1.0, float("nan"), float("inf"), None, "1"],
     "budget": [0, -1, 10**30, "abc", "0%", "150%", float("nan"), True],
 }
@@ -206,6 +208,15 @@ CASES: dict[str, tuple[str, Call]] = {
         if f.type == "int"
     },
     "CompactionPolicy:result_budget_chars": ("optional", policy_field("result_budget_chars")),
+    "CompactionPolicy:soft_trim_chars": ("optional", policy_field("soft_trim_chars")),
+    "CompactionPolicy:max_history_share": ("optional_share", policy_field("max_history_share")),
+    "CompactionPolicy:sliding_window": ("optional_share", policy_field("sliding_window")),
+    "CompactionPolicy:memory_warning": ("optional_share", policy_field("memory_warning")),
+    "Compactor.compact:idle_seconds": ("seconds", lambda v, _: Compactor().compact(conv(), idle_seconds=v)),
+    "Compactor.maybe_compact:idle_seconds": (
+        "seconds",
+        lambda v, _: Compactor("openclaw").maybe_compact(conv(), idle_seconds=v),
+    ),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy.for_budget:budget": ("positive", lambda v, _: CompactionPolicy().for_budget(v)),
