@@ -192,7 +192,7 @@ class CompactionPolicy:
     memory_warning: float | None = None
     #: A summarizer request over the summarizer's window: ``stage`` (parts, then a merge) or
     #: ``truncate`` (Letta: tool results cut to 5,000 chars, then 30% head + 30% tail).
-    summarizer_overflow: str = "stage"
+    summarizer_overflow: Literal["stage", "truncate"] = "stage"
 
     def __post_init__(self) -> None:
         for f in fields(self):

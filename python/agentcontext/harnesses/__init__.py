@@ -1,2 +1,2 @@
-"""The behaviours behind some presets' numbers, one module per harness (the compaction ladder
-calls them where the policy asks for them; see :data:`agentcontext.compaction.PRESETS`)."""
+"""Behaviours of the harnesses the presets are named after, one module per harness, called by
+the compaction ladder (:mod:`agentcontext.compaction`) where a policy field turns them on."""
