@@ -183,3 +183,47 @@ def test_shrinking_a_summary_keeps_the_head_and_tail_of_the_latest_request() -> 
     plain = "an LLM's prose summary. " * 200
     cut = shrink_summary(plain, 100)
     assert count_tokens(cut) <= 100 and cut.startswith("an LLM's prose") and "omitted" in cut
+
+
+# -- updating a previous summary (as OpenClaw's oldest-chunks summary is updated) ---------------
+
+REQUEST = "Please make the parser accept tabs in tests/test_parser.py and keep the public API stable"
+
+
+def rounds_only(n: int, start: int = 0) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(start, start + n):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"cmd": "ls"})}}
+        out += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"file_{i}.py\n"},
+        ]
+    return out
+
+
+def test_an_update_with_no_new_request_keeps_the_latest_request() -> None:
+    conv = ac.Conversation([{"role": "user", "content": REQUEST}, *rounds_only(10)])
+    summarizer = OfflineSummarizer()
+    first = summarizer.summarize(SummaryRequest(conv, 0, 11, None, 2_000))
+    assert REQUEST in first
+    # The next range holds only tool rounds: the request is still the latest, not dropped.
+    second = summarizer.summarize(SummaryRequest(conv, 11, len(conv), first, 2_000))
+    assert REQUEST in second and second.startswith("## Latest request (verbatim)\n")
+
+
+def test_a_markdown_heading_in_the_latest_request_survives_an_update() -> None:
+    ask = "Fix the importer.\n\n## Steps\n1. read importers/base.py\n2. run the tests\n\n## Done when\nall tests pass"
+    conv = ac.Conversation(
+        [
+            {"role": "user", "content": ask},
+            *rounds_only(3),
+            {"role": "user", "content": "now the docs"},
+            *rounds_only(3, 3),
+        ]
+    )
+    summarizer = OfflineSummarizer()
+    first = summarizer.summarize(SummaryRequest(conv, 0, 7, None, 2_000))
+    second = summarizer.summarize(SummaryRequest(conv, 7, len(conv), first, 2_000))
+    # The earlier request, now among the earlier ones, is whole: its "## " lines are its own.
+    assert "all tests pass" in second and "run the tests" in second
+    assert "\n## Done when\n" not in second and "\n## Steps\n" not in second

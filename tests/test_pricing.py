@@ -307,3 +307,15 @@ def test_the_cli_prints_cost_columns(transcripts: Path, tmp_path: Path, capsys: 
     assert main([*args, "--prices", "llama"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no prices for model 'llama'" in err[0]
+
+
+def test_the_ladder_passes_its_idle_time_to_the_price_decision() -> None:
+    # The clear rung asked clearing_pays without the time since the last call: a cache idle past
+    # its TTL (cold, to be written again anyway) still kept old results it would pay to clear.
+    conv = _session()
+    policy = _live(conv, prices="claude-sonnet-4-5", remaining_turns=1)
+    warm = Compactor(policy).maybe_compact(conv, idle_seconds=10)
+    assert warm is not None and [s.stage for s in warm.stages] == ["skip"]
+    cold = Compactor(policy).maybe_compact(conv, idle_seconds=3_600)
+    assert cold is not None and cold.stages[0].stage == "clear"
+    assert cold.stages[0].detail["pays"].startswith("the cache is cold (3600 s idle")

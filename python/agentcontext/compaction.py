@@ -3,6 +3,7 @@ policy, with an event per stage.
 
 (a) tool-result budgets → (b) clear old tool results → (c) summarize older history (staged when
 the summarizer's own window is too small) → (e) drop the oldest whole groups as a last resort.
+Some presets change a rung the way their harness does (:mod:`agentcontext.harnesses`).
 Each stage stops the ladder once the conversation is under the target. Recent messages are kept
 raw, taken from the original conversation; the originals of everything that leaves stay in the
 session log.
@@ -28,6 +29,7 @@ from agentcontext.errors import (
     FileReadError,
     OptionError,
 )
+from agentcontext.harnesses import letta, openclaw
 from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
@@ -109,6 +111,9 @@ def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolic
     return PRESETS[strategy]
 
 
+#: The policy fields that are an optional share of something (None: off).
+_SHARES = ("max_history_share", "sliding_window", "memory_warning")
+
 #: Room kept for the user marker that replaces dropped messages when the kept part would
 #: otherwise open with the assistant.
 DROP_MARKER_TOKENS = 48
@@ -177,13 +182,38 @@ class CompactionPolicy:
     #: to the cache again; otherwise the ladder stops while the conversation fits.
     prices: Prices | str | None = None
     remaining_turns: float = DEFAULT_REMAINING_TURNS
+    #: OpenClaw's ``maxHistoryShare``: auto compaction triggers when the history (the
+    #: conversation after its system messages) is over this share of the whole window; older
+    #: history over it is split into chunks of equal token mass and the oldest are summarized
+    #: first (:mod:`agentcontext.harnesses.openclaw`). None: ``trigger`` applies.
+    max_history_share: float | None = None
+    #: OpenClaw: before clearing, old tool results over this many chars are cut to head + tail.
+    soft_trim_chars: int | None = None
+    #: OpenClaw's cache TTL: results are not trimmed or cleared while the prompt cache holding
+    #: them is warm, less than this many seconds since the last call (``idle_seconds``). 0: no TTL.
+    cache_ttl_seconds: int = 0
+    #: Letta's sliding window: summarize the oldest this share of the messages, +10% per step,
+    #: until the rest is under the target (:mod:`agentcontext.harnesses.letta`).
+    sliding_window: float | None = None
+    #: Letta: the share of the window at which a memory-pressure reminder fires
+    #: (:func:`agentcontext.harnesses.letta.memory_warning`).
+    memory_warning: float | None = None
+    #: A summarizer request over the summarizer's window: ``stage`` (parts, then a merge) or
+    #: ``truncate`` (Letta: tool results cut to 5,000 chars, then 30% head + 30% tail).
+    summarizer_overflow: Literal["stage", "truncate"] = "stage"
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in ("trigger", "target"):
                 _checks.number(f.name, value, low_open=True)
-            elif f.name == "result_budget_chars":
+            elif f.name in _SHARES:
+                if value is not None:
+                    _checks.number(f.name, value, high=1.0, low_open=True)
+            elif f.name == "summarizer_overflow":
+                if value not in ("stage", "truncate"):
+                    raise OptionError(f'summarizer_overflow must be "stage" or "truncate", got {value!r}')
+            elif f.name in ("result_budget_chars", "soft_trim_chars"):
                 _checks.optional_count(f.name, value)
             elif f.name == "per_tool_budget_chars":
                 object.__setattr__(self, f.name, _checks.count_map(f.name, value))
@@ -279,13 +309,15 @@ class CompactionPolicy:
                     if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
                         raise ValueError(raw)
                     changes[f.name] = raw.lower() in ("1", "true", "yes")
+                elif f.name in _SHARES:
+                    changes[f.name] = None if raw.lower() in ("", "none") else float(raw)
                 elif isinstance(current, int) and f.name not in ("trigger", "target"):
                     changes[f.name] = int(raw)
                 elif f.name in ("trigger", "target", "remaining_turns"):
                     changes[f.name] = float(raw)
                 elif f.name == "prices":
                     changes[f.name] = None if raw.lower() in ("", "none") else resolve_prices(raw)
-                elif f.name == "result_budget_chars":
+                elif f.name in ("result_budget_chars", "soft_trim_chars"):
                     changes[f.name] = None if raw.lower() in ("", "none") else int(raw)
                 elif isinstance(current, str):
                     changes[f.name] = raw
@@ -321,7 +353,9 @@ PRESETS: dict[str, CompactionPolicy] = {
         CompactionPolicy(
             "openclaw",
             trigger=0.5, target=0.4, preserve_recent_messages=12, preserve_recent_tools=3, summarizer_window=32_000,
-            note="history over 50% of the window; an LLM summarizer gets older history in equal-token-share parts, then merges",
+            max_history_share=0.5, soft_trim_chars=4_000, cache_ttl_seconds=300,
+            note="history over 50% of the window; the oldest equal-token chunks summarized first, then the rest "
+            "(staged, merged); old results soft-trimmed then cleared, never while the cache is warm (5 min)",
         ),
         CompactionPolicy(
             "claude-code",
@@ -338,8 +372,10 @@ PRESETS: dict[str, CompactionPolicy] = {
         CompactionPolicy(
             "letta",
             trigger=0.9, target=0.7, preserve_recent_messages=0, keep_recent_tokens=0, result_budget_chars=5_000,
-            clear_tool_results=False,
-            note="trigger at 90%, target 70%; tool returns cut to 5,000 chars",
+            clear_tool_results=False, sliding_window=0.3, memory_warning=0.75, summarizer_overflow="truncate",
+            note="trigger at 90%, warning at 75%; tool returns cut to 5,000 chars; sliding window from 30% of "
+            "messages, +10% a step, to under 70%; an overflowing summary request: tool returns cut to 5,000 "
+            "chars, then 30% head + 30% tail",
         ),
         CompactionPolicy(
             "goose",
@@ -511,19 +547,26 @@ class Compactor:
 
     # -- auto ------------------------------------------------------------------------------
 
-    def maybe_compact(self, conv: Conversation, *, scale: float = 1.0, overhead: int = 0) -> CompactionResult | None:
+    def maybe_compact(
+        self, conv: Conversation, *, scale: float = 1.0, overhead: int = 0, idle_seconds: float | None = None
+    ) -> CompactionResult | None:
         """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
         the cooldown has not passed, or the previous compaction did not shrink the context and
         nothing has grown since. Call it before every model call. ``scale``: provider tokens per
         local token (see :meth:`CompactionPolicy.scaled`). ``overhead``: local tokens every
         request carries outside the conversation — system prompt, tool definitions (see
-        :meth:`CompactionPolicy.with_overhead`)."""
+        :meth:`CompactionPolicy.with_overhead`). With ``max_history_share`` (OpenClaw) the trigger
+        is the history's share of the whole window instead. ``idle_seconds``: seconds since the
+        previous model call (None: unknown), for the policy's ``cache_ttl_seconds``."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
+        if idle_seconds is not None:
+            _checks.number("idle_seconds", idle_seconds)
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
-        if conv.tokens <= p.trigger_tokens:
+        over = openclaw.history_over_share(conv, self.policy.scaled(scale))
+        if over is False or (over is None and conv.tokens <= p.trigger_tokens):
             return None
         last = self.last
         if last is not None:
@@ -531,7 +574,7 @@ class Compactor:
                 return None
             if last.tokens_after >= last.tokens_before and conv.tokens <= last.tokens_after:
                 return None
-        result = self.compact(conv, scale=scale, overhead=overhead)
+        result = self.compact(conv, scale=scale, overhead=overhead, idle_seconds=idle_seconds)
         self.last = result
         self._turns_since = 0
         return result
@@ -546,6 +589,7 @@ class Compactor:
         budget: int | str | None = None,
         scale: float = 1.0,
         overhead: int = 0,
+        idle_seconds: float | None = None,
     ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
@@ -568,14 +612,17 @@ class Compactor:
         ``budget`` (a live loop, :meth:`maybe_compact`) the trigger and target keep their
         meaning: the ladder stops under the target, keeps the policy's recent messages, and
         never cuts the last round (the caller refuses to send a request that cannot fit; the
-        result says why)."""
+        result says why). ``idle_seconds``: seconds since the previous model call, for the
+        policy's ``cache_ttl_seconds`` (None: unknown, no TTL applies)."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
+        if idle_seconds is not None:
+            _checks.number("idle_seconds", idle_seconds)
         if budget is not None:
             budget = parse_budget(budget, conv.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
-        run = _Run(self, conv, p, manual=manual, one_shot=budget is not None)
+        run = _Run(self, conv, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
         return (
             run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
         )
@@ -634,6 +681,8 @@ class Compactor:
         try:
             if not window_bound or request.tokens <= room:
                 raw = summarizer.summarize(request)
+            elif p.summarizer_overflow == "truncate":
+                raw = letta.summarize_overflowing(summarizer, request, room)
             else:
                 older = request.older
                 parts = older.split(max(2, math.ceil(request.tokens / max(room, 1))))
@@ -743,9 +792,18 @@ class _Run:
     per stage. A stage returns the finished result when the ladder stops there, else None."""
 
     def __init__(
-        self, compactor: Compactor, conv: Conversation, p: CompactionPolicy, *, manual: bool, one_shot: bool
+        self,
+        compactor: Compactor,
+        conv: Conversation,
+        p: CompactionPolicy,
+        *,
+        manual: bool,
+        one_shot: bool,
+        idle_seconds: float | None = None,
     ) -> None:
         self.compactor = compactor
+        #: Seconds since the previous model call (None: unknown), for the cache TTL.
+        self.idle_seconds = idle_seconds
         self.original = conv
         self.p = p
         self.manual = manual
@@ -827,9 +885,17 @@ class _Run:
         """(b) Clear old tool results; deferred when even clearing all of them cannot reach the
         target and the summarizer reads the originals anyway (then it is done only if the summary
         fails)."""
-        p, work = self.p, self.work
+        p = self.p
         if not p.clear_tool_results or self.manual:
             return None
+        warm = openclaw.cache_warm(p, self.idle_seconds)
+        if warm is not None:
+            self.deferred = True
+            self.event("clear", self.work.tokens, self.work.tokens, deferred=warm)
+            return None
+        if openclaw.soft_trim(self) and self.work.tokens <= self.target:
+            return self.finish(self.work, self.provenance)
+        work = self.work
         floor = work.tokens - work.clearable_tokens(
             recent_messages=p.preserve_recent_messages,
             recent_tools=p.preserve_recent_tools,
@@ -847,7 +913,7 @@ class _Run:
         return None
 
     def clear_deferred(self) -> CompactionResult | None:
-        if self.deferred:
+        if self.deferred and not (openclaw.soft_trim(self) and self.work.tokens <= self.target):
             self._clear_now()
         return None
 
@@ -868,7 +934,8 @@ class _Run:
             return True
         changed = sorted({c["index"] for c in report["cleared"]})
         pays = clear_rung(p.prices, p.remaining_turns, before=work, after=cleared, first_changed=changed[0],
-                          limit=self.limit, clear_at_least=p.clear_at_least) if priced else None  # fmt: skip
+                          limit=self.limit, clear_at_least=p.clear_at_least,
+                          seconds_since_last_call=self.idle_seconds) if priced else None  # fmt: skip
         if pays is not None and not pays[0]:
             self.event("skip", work.tokens, work.tokens, **pays[1])
             return False
@@ -920,6 +987,8 @@ class _Run:
             return None
         keep = p.manual_keep_messages if self.manual else p.preserve_recent_messages
         start = self.work._recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.keep_recent_tokens)
+        if p.sliding_window is not None and not self.manual:
+            start = letta.sliding_window_start(self, start)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens
         if self.fill:
             room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
@@ -962,7 +1031,8 @@ class _Run:
         request = SummaryRequest(
             work, self.pre, stop, previous, max_tokens, encoding=p.encoding, original=self.original
         )
-        text, failure = c._run_summarizer(c.summarizer, request, p)
+        chunks = openclaw.chunks_first(self, request)
+        text, failure = c._run_summarizer(chunks or c.summarizer, request, p)
         used = type(c.summarizer).__name__
         if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
             text, fallback_failure = c._run_summarizer(c.fallback, request, p)
@@ -985,6 +1055,8 @@ class _Run:
         }
         if failure:
             detail["note"] = failure
+        elif chunks is not None:
+            detail.update(chunks.detail)
         return _Summary(text, stop, stop, detail)
 
     def _summary_message(self, summary: _Summary, *, store: bool) -> dict[str, str]:

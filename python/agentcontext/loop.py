@@ -25,6 +25,7 @@ import copy
 import json
 import math
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResult
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
 from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, SnapshotError
+from agentcontext.harnesses import letta
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest, Permissions
@@ -157,6 +159,9 @@ class Session:
             compactor = copy.copy(compactor)
             compactor.store = store
         self.compactor = compactor
+        warning = letta.memory_warning(compactor.policy)
+        if compiler is not None and warning is not None and warning not in compiler.reminders.rules:
+            compiler.reminders.rules = [*compiler.reminders.rules, warning]
         #: The ``recall`` tool's executor: every id this session's markers name resolves here.
         self.recall = Recall(store, log=log)
         fmt = provider.format
@@ -204,6 +209,8 @@ class Session:
         self._folded = 0
         self._folded_sum: dict[str, int] = {}
         self._outside: tuple[str, int] = ("", 0)
+        #: When the latest model reply came (time.monotonic()), for the compactor's cache TTL.
+        self._answered_at: float | None = None
         self._init_control(snapshots, permissions, subagents)
 
     def _init_control(
@@ -640,7 +647,10 @@ class Session:
     def _call(self) -> Completion:
         self._compile()
         scale = self.scale()
-        result = self.compactor.maybe_compact(self.conversation, scale=scale, overhead=self._overhead(scale))
+        idle = None if self._answered_at is None else time.monotonic() - self._answered_at
+        result = self.compactor.maybe_compact(
+            self.conversation, scale=scale, overhead=self._overhead(scale), idle_seconds=idle
+        )
         if result is not None and result.compacted and result.conversation is not self.conversation:
             self._replace(result)
         self._ensure_fits()
@@ -681,6 +691,7 @@ class Session:
             request, max_tokens=self.max_tokens, system=system, tools=tools, **self.params
         )
         self.completions.append(completion)
+        self._answered_at = time.monotonic()
         if self.calibration is not None and completion.usage.input_tokens > 0:
             estimates = self.class_totals()
             # The system prompt and tool definitions travel outside the conversation.

@@ -177,11 +177,12 @@ USER_LINE_MIN_CHARS = 90
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
-    """Lines per section of a summary written by :class:`OfflineSummarizer`."""
+    """Lines per section of a summary written by :class:`OfflineSummarizer`. Only its own section
+    names open a section: a "## " line of the user's markdown (in the latest request) is content."""
     out: dict[str, list[str]] = {}
     current: str | None = None
     for line in summary.splitlines():
-        if line.startswith("## "):
+        if line.startswith("## ") and line[3:].strip() in _SECTIONS:
             current = line[3:].strip()
             out.setdefault(current, [])
         elif current is not None and line.strip():
@@ -238,6 +239,9 @@ class OfflineSummarizer:
         if latest and previous.get(LATEST):
             # The previous summary's latest request is now an earlier one.
             requests.append(f"- {' '.join(previous.pop(LATEST))}")
+        elif latest is None and previous.get(LATEST):
+            # No request since: the previous summary's latest request is still the latest.
+            latest = "\n".join(previous.pop(LATEST))
         state = []
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(

@@ -1,0 +1,128 @@
+"""Letta's compaction behaviours, for the ``letta`` preset (or any policy that sets their fields):
+
+- **Sliding window** (``sliding_window`` 0.3): the oldest 30% of the messages are summarized, then
+  40%, 50%, ... (+10% a step) until what stays raw is under the target (70% of the window for the
+  preset, with room for the summary). Each cut falls on a cut point (the start of a group or a
+  round: a call is never split from its result), the latest one at or before the step's message.
+- **Memory-pressure warning** (``memory_warning`` 0.75): a reminder, before the 90% trigger, that
+  history will soon be trimmed and what matters should be saved to memory.
+  :func:`memory_warning` gives it as a :class:`~agentcontext.compiler.Reminder` (context
+  pressure); a :class:`~agentcontext.Session` with a compiler adds it itself.
+- **Overflowing summarizer request** (``summarizer_overflow="truncate"``): when the older history
+  is larger than a window-bound summarizer's window, instead of staging it, every tool result in
+  it is cut to 5,000 chars and the request retried; when that is still too large, the transcript
+  is kept as text, 30% of the room from its head and 30% from its tail.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.summarize import Summarizer, SummaryRequest
+
+if TYPE_CHECKING:
+    from agentcontext.compaction import CompactionPolicy, _Run
+    from agentcontext.compiler.reminders import Reminder
+
+__all__ = ["MEMORY_WARNING", "TOOL_RETURN_CHARS", "TRANSCRIPT_KEEP_SHARE", "WINDOW_STEP", "memory_warning",
+           "sliding_window_start", "summarize_overflowing"]  # fmt: skip
+
+#: Letta's memory-pressure warning.
+MEMORY_WARNING = (
+    "The conversation history will soon reach its maximum length and be trimmed. "
+    "Make sure to save any important information from the conversation to your memory before it is removed."
+)
+#: Each step of the sliding window evicts this much more of the messages.
+WINDOW_STEP = 0.1
+#: Tool returns in an overflowing summarizer request are cut to this many chars.
+TOOL_RETURN_CHARS = 5_000
+#: Then the transcript keeps this share of the summarizer's room from its head, and as much from its tail.
+TRANSCRIPT_KEEP_SHARE = 0.3
+
+
+def memory_warning(policy: CompactionPolicy) -> Reminder | None:
+    """The memory-pressure reminder at ``policy.memory_warning`` of the window (None without one)."""
+    if policy.memory_warning is None:
+        return None
+    from agentcontext.compiler.reminders import Reminder
+
+    return Reminder(on="pressure", text=MEMORY_WARNING, share=policy.memory_warning)
+
+
+def sliding_window_start(run: _Run, least: int) -> int:
+    """Where the raw recent part starts under the sliding window: the first step (30%, 40%, ...
+    of the messages after the system messages) whose cut point leaves the rest, with the system
+    messages and room for the summary, under the target; ``least`` (the policy's own recent
+    start) when no step does."""
+    from agentcontext.compaction import SUMMARY_HEADER_TOKENS, summary_cap
+
+    p, o = run.p, run.original
+    first = p.sliding_window
+    if first is None:
+        return least
+    pre, n = run.pre, len(o) - run.pre
+    cuts = [c for c in o._cut_points() if pre < c < len(o)]
+    cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
+    room = run.target - run.pre_tokens - cap - SUMMARY_HEADER_TOKENS
+    step = 0
+    while True:
+        share = first + step * WINDOW_STEP
+        if share > 1.0 + 1e-9:
+            return least
+        step += 1
+        at = pre + round(share * n)
+        start = next((c for c in reversed(cuts) if c <= at), None)
+        if start is not None and sum(run.totals[start:]) <= room:
+            return start
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else json.dumps(b)
+                         for b in content)  # fmt: skip
+    return "" if content is None else json.dumps(content)
+
+
+def transcript(conv: Conversation) -> str:
+    """``conv`` as a plain-text transcript, one block per message (calls named with their input)."""
+    lines = []
+    for m in conv.to_jsonl():
+        role = m.get("role", "?")
+        label = f"tool result ({m['tool_call_id']})" if role == "tool" and m.get("tool_call_id") else role
+        body = _text(m.get("content"))
+        calls = [f"calls {c.get('name')}({c.get('arguments')}) [{c.get('id')}]" for c in m.get("tool_calls") or []]
+        lines.append("\n".join(x for x in (f"{label}: {body}", *calls) if x))
+    return "\n\n".join(lines)
+
+
+def summarize_overflowing(summarizer: Summarizer, request: SummaryRequest, room: int) -> str:
+    """Letta's fallback for a summarizer request over ``room`` tokens: tool results cut to
+    :data:`TOOL_RETURN_CHARS`; when still over, the transcript's head and tail,
+    :data:`TRANSCRIPT_KEEP_SHARE` of ``room`` each (the middle marked as omitted)."""
+    # From the original when the request has it: a result the budgets stage cut is not cut again.
+    older = (request.original or request.source).slice(request.start, request.stop)
+    cut, entries = older.truncate_tool_results(TOOL_RETURN_CHARS, recall_ids=False)
+    if entries and sum(cut.message_tokens()) <= room:
+        return summarizer.summarize(
+            SummaryRequest(
+                cut, cut.preamble, len(cut), request.previous_summary, request.max_tokens,
+                encoding=request.encoding, context={"overflow": f"tool returns cut to {TOOL_RETURN_CHARS:,} chars"},
+            )
+        )  # fmt: skip
+    text = transcript(cut)
+    keep = max(1, int(2 * TRANSCRIPT_KEEP_SHARE * room))
+    if count_tokens(text, encoding=request.encoding) > keep:
+        text = truncate(
+            text, keep, unit="tokens", strategy="head_tail", head_share=0.5, encoding=request.encoding, not_stored=True
+        ).text
+    whole = Conversation([{"role": "user", "content": text}], encoding=request.encoding)
+    return summarizer.summarize(
+        SummaryRequest(
+            whole, 0, 1, request.previous_summary, request.max_tokens, encoding=request.encoding,
+            context={"overflow": f"transcript kept as {TRANSCRIPT_KEEP_SHARE:.0%} head + {TRANSCRIPT_KEEP_SHARE:.0%} tail"},
+        )
+    )  # fmt: skip
