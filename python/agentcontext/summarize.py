@@ -238,6 +238,9 @@ class OfflineSummarizer:
         if latest and previous.get(LATEST):
             # The previous summary's latest request is now an earlier one.
             requests.append(f"- {' '.join(previous.pop(LATEST))}")
+        elif latest is None and previous.get(LATEST):
+            # No new request since the previous summary: its latest request is still the latest.
+            latest = "\n".join(previous.pop(LATEST))
         state = []
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(
