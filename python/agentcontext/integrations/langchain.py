@@ -28,13 +28,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from agentcontext._checks import number
-from agentcontext.compaction import PRESETS, Compactor
-from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError, OptionError
+from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.integrations._ladder import make_compactor
 from agentcontext.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
@@ -60,7 +60,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
 
-    from agentcontext.compaction import CompactionResult
+    from agentcontext.compaction import CompactionResult, Compactor
 
 __all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "fit_messages", "to_openai"]
 
@@ -190,7 +190,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             reserved_output=reserved_output,
             safety_margin=safety_margin,
         )
-        self.compactor = _compactor(compaction, summarizer, self.budget)
+        self.compactor = make_compactor(compaction, summarizer, self.budget)
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
         #: How many times the ladder ran, and how many of those runs kept a new summary.
         self.compactions = 0
@@ -317,32 +317,6 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         ).tokens
         self.summaries += 1
         return {"summary": result.summary, "through": through, "messages": covered, "tokens": tokens}
-
-
-def _compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:
-    if isinstance(compaction, Compactor):
-        if summarizer is not None:
-            raise OptionError("give the summarizer to the Compactor, not beside it")
-        if compaction.policy.encoding != budget.encoding:
-            raise OptionError(
-                f"the Compactor counts with {compaction.policy.encoding}, the middleware with {budget.encoding}"
-            )
-        return compaction
-    if not isinstance(compaction, bool):
-        raise ArgumentTypeError(f"compaction must be True, False or a Compactor, got {type(compaction).__name__}")
-    if summarizer is not None and not isinstance(summarizer, Summarizer):
-        raise ArgumentTypeError(f"summarizer must have a summarize(request) method, got {type(summarizer).__name__}")
-    if not compaction and summarizer is None:
-        return None
-    policy = replace(
-        PRESETS["openharness"],
-        encoding=budget.encoding,
-        clear_tool_results=budget.clear,
-        preserve_recent_messages=budget.recent_messages,
-        preserve_recent_tools=budget.recent_tools,
-        clear_at_least=budget.clear_at_least,
-    )
-    return Compactor(policy, summarizer=summarizer)
 
 
 def _with_update(response: ModelResponse, update: dict[str, Any] | None) -> ModelCallResult:

@@ -14,18 +14,26 @@ Both work on the SDK's Responses items as they are: an item the library did not 
 caller's own item (every field kept, ids and reasoning included); a cleared function call output
 or a cut request is a copy with only ``output`` or ``content`` replaced. The instructions are
 counted in and left as they are. :func:`input_filter` changes only what the model receives this
-call; :class:`CompactingSession` rewrites the wrapped session's items after each ``add_items``
-that brings them over the budget. Tested with openai-agents 0.24 (``pip install
+call. :class:`CompactingSession` keeps the wrapped session as a lossless, append-only log and,
+after each ``add_items`` that brings the items since its last compaction over the budget,
+appends the compaction ladder's output (a summary, then the items kept): its ``get_items`` is
+that compacted history. Tested with openai-agents 0.24 (``pip install
 'agentcontext[openai-agents]'``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from agentcontext.errors import InvalidMessageError, MissingExtraError
+from agentcontext._checks import number
+from agentcontext._core import Conversation
+from agentcontext.compaction import Compactor
+from agentcontext.errors import CompactionError, InvalidMessageError, MissingExtraError, OptionError
 from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.integrations._ladder import NOTE_PREFIX, make_compactor
+from agentcontext.summarize import Summarizer
 from agentcontext.types import Encoding
 
 try:
@@ -115,13 +123,23 @@ def input_filter(
 
 class CompactingSession:
     """A ``Session`` over ``session`` (any SDK session: ``SQLiteSession``, ``RedisSession``...)
-    whose stored items stay within ``max_tokens``: after ``add_items``, when they no longer fit,
-    the wrapped session's items are replaced by the fitted ones (unchanged items stored as they
-    were). ``get_items``, ``pop_item`` and ``clear_session`` are the wrapped session's. The other
-    arguments are those of :func:`agentcontext.trim_messages`.
+    whose items stay within ``max_tokens``, losslessly: the wrapped session is an append-only log
+    of every item given to :meth:`add_items`, stored exactly as given, and never rewritten.
 
-    The replacement clears the wrapped session and adds the fitted items back: two calls, not one
-    transaction, so two writers sharing one session id must not use it at once."""
+    When the items since the last compaction no longer fit, the compaction ladder runs over them
+    (results cut or cleared, older history summarized, dropped or cut as a last resort, down to
+    ``compact_to`` of the budget; ``compaction``/``summarizer`` as for LangChain's middleware:
+    default the ``openharness`` ladder with the offline summarizer and this session's options).
+    Its output is appended to the log in one ``add_items`` call: a user item that opens with
+    ``[agentcontext: `` (the summary, or a note on what was cut, cleared or dropped), then the
+    items kept — the same items, all fields, where the ladder changed nothing; copies with only
+    ``output`` or ``content`` replaced where it cut or cleared one. :meth:`get_items` returns the
+    items from the last such note on; what was compacted away stays in the wrapped session
+    (``session.get_items()`` on it gives every item, in order) and, with a Compactor that has a
+    store, under the recall ids its markers name.
+
+    :attr:`compactions` and :attr:`summaries` count the ladder's runs and the summaries written.
+    Two writers sharing one session id must not use it at once (each reads, then appends)."""
 
     def __init__(
         self,
@@ -135,6 +153,9 @@ class CompactingSession:
         clear_at_least: int = 0,
         reserved_output: int = 0,
         safety_margin: int = 0,
+        compaction: bool | Compactor = True,
+        summarizer: Summarizer | None = None,
+        compact_to: float = 0.6,
     ) -> None:
         self.session = session
         self.session_id: str = session.session_id
@@ -149,25 +170,115 @@ class CompactingSession:
             reserved_output=reserved_output,
             safety_margin=safety_margin,
         )
-        #: How many times the stored items were replaced by fitted ones.
+        compactor = make_compactor(compaction, summarizer, self.budget)
+        if compactor is None:
+            raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
+        self.compactor = compactor
+        self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
+        #: How many times the ladder ran, and how many of those runs wrote a summary.
         self.compactions = 0
+        self.summaries = 0
+
+    @property
+    def limit(self) -> int:
+        """The most tokens the items may take (``max_tokens`` less the room kept free)."""
+        b = self.budget
+        return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        items: list[Any] = await self.session.get_items(limit)
+        """The items since the last compaction (the latest ``limit`` of them)."""
+        items = _since_compaction(await self.session.get_items())
+        if limit is not None:
+            return items[-limit:] if limit > 0 else []
         return items
 
     async def add_items(self, items: list[Any]) -> None:
+        """Append ``items``; when the items since the last compaction no longer fit, append the
+        ladder's output after them (a summary or note, then the items kept)."""
         await self.session.add_items(items)
-        stored: list[Any] = await self.session.get_items()
-        fitted = await off_loop(len(stored), lambda: fit_items(stored, self.budget))
-        if len(fitted) == len(stored) and all(a is b for a, b in zip(fitted, stored, strict=True)):
-            return
-        await self.session.clear_session()
-        await self.session.add_items(fitted)
+        current = _since_compaction(await self.session.get_items())
+        compacted = await asyncio.to_thread(self._compact, current)
+        if compacted is not None:
+            await self.session.add_items(compacted)
+
+    def _compact(self, items: list[Any]) -> list[Any] | None:
+        """The ladder's output for ``items`` (None when they fit)."""
+        dicts = [_item(x, i) for i, x in enumerate(items)]
+        conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
+        if conv.tokens <= self.limit:
+            return None
+        result = self.compactor.compact(conv, budget=max(1, int(self.limit * self.compact_to)))
         self.compactions += 1
+        # Each message of the conversation stands for a run of items (an assistant turn: its
+        # reasoning and calls); the export gives them back one for one, in order.
+        spans: list[tuple[int, int]] = []
+        at = 0
+        for exported in conv._export_each():
+            spans.append((at, at + len(exported)))
+            at += len(exported)
+        if at != len(items):
+            raise CompactionError(f"{len(items)} stored items read back as {at} Responses items: nothing was compacted")
+        out: list[Any] = []
+        for i, exported in enumerate(result.conversation._export_each()):
+            source = result.provenance[i]
+            origin = (result.origins or [])[i]
+            if source is not None:
+                lo, hi = spans[source]
+                out.extend(items[lo:hi])
+            elif origin is not None and spans[origin][1] - spans[origin][0] == len(exported):
+                lo, _ = spans[origin]
+                out.extend(_rebuild(items[lo + k], [(0, new)]) for k, new in enumerate(exported))
+            else:
+                out.extend(exported)
+        if result.summary is not None and result.summary_in_output():
+            self.summaries += 1
+        first = next((x for x in out if not _is_system(x)), None)
+        if first is None or not _is_note(first):
+            note = (
+                f"{NOTE_PREFIX}earlier conversation compacted: old tool results were cut or cleared to fit the "
+                "context window; the session log keeps the originals.]"
+            )
+            at = next((k for k, x in enumerate(out) if not _is_system(x)), len(out))
+            out.insert(at, {"role": "user", "content": note})
+        return out
 
     async def pop_item(self) -> Any:
+        """The last item, removed; None when none is left since the last compaction but its note
+        (what was compacted stays in the log)."""
+        current = _since_compaction(await self.session.get_items())
+        if not current or (len(current) == 1 and _is_note(current[0])):
+            return None
         return await self.session.pop_item()
 
     async def clear_session(self) -> None:
+        """Clear the wrapped session: every item, the compacted ones too."""
         await self.session.clear_session()
+
+
+def _content(item: Any) -> Any:
+    return item.get("content") if isinstance(item, Mapping) else getattr(item, "content", None)
+
+
+def _role(item: Any) -> Any:
+    return item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
+
+
+def _is_system(item: Any) -> bool:
+    return _role(item) in ("system", "developer")
+
+
+def _is_note(item: Any) -> bool:
+    """Whether ``item`` is a note a compaction wrote (a user item opening with the note prefix)."""
+    content = _content(item)
+    return _role(item) == "user" and isinstance(content, str) and content.startswith(NOTE_PREFIX)
+
+
+def _since_compaction(items: list[Any]) -> list[Any]:
+    """``items`` from the last compaction's note on (its system items before it), or all."""
+    for k in range(len(items) - 1, -1, -1):
+        if _is_note(items[k]):
+            start = k
+            while start > 0 and _is_system(items[start - 1]):
+                start -= 1
+            return items[start:]
+    return items
