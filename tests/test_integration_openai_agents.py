@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -260,3 +261,39 @@ def test_compacting_session_keeps_a_summary_and_updates_it(tmp_path: Any) -> Non
 
     left = asyncio.run(pop_all())
     assert len(left) == 1 and is_note(left[0])
+
+
+class SpyItem(Mapping[str, Any]):
+    """A Responses item as a Mapping that records the threads it is read from."""
+
+    def __init__(self, data: dict[str, Any], seen: set[int]) -> None:
+        self.data, self.seen = data, seen
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(threading.get_ident())
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@pytest.mark.parametrize("size", [10, 400])
+def test_input_filter_fits_large_lists_off_the_event_loop(size: int) -> None:
+    from agents.run_config import CallModelData, ModelInputData
+
+    seen: set[int] = set()
+    items = [SpyItem({"role": "user", "content": f"request {i}"}, seen) for i in range(size)]
+    data = CallModelData(
+        model_data=ModelInputData(input=items, instructions="Be brief."), agent=agent(FakeModel()), context=None
+    )
+
+    async def call() -> tuple[int, ModelInputData]:
+        return threading.get_ident(), await input_filter(BUDGET)(data)
+
+    loop_thread, out = asyncio.run(call())
+    assert out.input and out.input[-1] is items[-1] and out.instructions == "Be brief."
+    # Small lists are fitted right on the loop; large ones in a worker thread.
+    assert (loop_thread in seen) == (size < 256)
