@@ -134,7 +134,10 @@ def test_compacting_session_stores_a_fitted_history(tmp_path: Any) -> None:
 
     stored = asyncio.run(run())
     check_calls(model)
-    assert session.compactions > 0
+    # Clearing old results was enough: nothing was appended (the log is what was given), and
+    # get_items clears them on reading.
+    assert session.compactions == 0
+    assert len(asyncio.run(session.session.get_items())) == len(stored) == 2 * (1 + 3 * 2 + 1)
     conv = ac.Conversation(stored, format="responses")
     assert conv.validate() == []
     assert conv.tokens <= BUDGET
@@ -184,7 +187,7 @@ class RecordingSession(SQLiteSession):
 
 
 def is_note(item: Any) -> bool:
-    return item.get("role") == "user" and str(item.get("content")).startswith("[agentcontext: ")
+    return item.get("role") == "user" and str(item.get("content")).startswith("[agentcontext: earlier conversation")
 
 
 LONG_REQUESTS = [f"Request {k}: review the handlers of module group {k} for leaks." for k in range(4)]
@@ -193,7 +196,8 @@ LONG_REQUESTS = [f"Request {k}: review the handlers of module group {k} for leak
 def test_compacting_session_is_lossless(tmp_path: Any) -> None:
     model = FakeModel()
     inner = RecordingSession("s3", str(tmp_path / "chat.db"))
-    session = CompactingSession(inner, BUDGET, recent_tools=1, recent_messages=2)
+    # Without clearing, only summaries bring 4 turns of 3 big reads under the budget.
+    session = CompactingSession(inner, BUDGET, clear=False, recent_tools=1, recent_messages=2)
     config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
 
     async def run() -> tuple[list[Any], list[Any]]:
@@ -297,3 +301,15 @@ def test_input_filter_fits_large_lists_off_the_event_loop(size: int) -> None:
     assert out.input and out.input[-1] is items[-1] and out.instructions == "Be brief."
     # Small lists are fitted right on the loop; large ones in a worker thread.
     assert (loop_thread in seen) == (size < 256)
+
+
+def test_compacting_session_arguments_are_checked(tmp_path: Any) -> None:
+    inner = SQLiteSession("s5", str(tmp_path / "chat.db"))
+    with pytest.raises(ac.OptionError, match="CompactingSession compacts"):
+        CompactingSession(inner, BUDGET, compaction=False)
+    with pytest.raises(ac.OptionError, match="compact_to"):
+        CompactingSession(inner, BUDGET, compact_to=2)
+    with pytest.raises(ac.ArgumentTypeError, match="summarizer must"):
+        CompactingSession(inner, BUDGET, summarizer="offline")  # type: ignore[arg-type]
+    with pytest.raises(ac.OptionError, match="max_tokens"):
+        CompactingSession(inner, -1)

@@ -10,10 +10,6 @@ from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.integrations._fit import Budget
 from agentcontext.summarize import Summarizer
 
-#: How every message an adapter adds at a compaction opens (a summary, a note on what was dropped
-#: or cleared): what marks where the compacted part of a stored history begins.
-NOTE_PREFIX = "[agentcontext: "
-
 
 def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:
     """The compactor for ``compaction``: None (off: False and no ``summarizer``), the given

@@ -32,8 +32,8 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.errors import CompactionError, InvalidMessageError, MissingExtraError, OptionError
 from agentcontext.integrations._fit import Budget, fit, off_loop
-from agentcontext.integrations._ladder import NOTE_PREFIX, make_compactor
-from agentcontext.summarize import Summarizer
+from agentcontext.integrations._ladder import make_compactor
+from agentcontext.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
 try:
@@ -130,15 +130,21 @@ class CompactingSession:
     (results cut or cleared, older history summarized, dropped or cut as a last resort, down to
     ``compact_to`` of the budget; ``compaction``/``summarizer`` as for LangChain's middleware:
     default the ``openharness`` ladder with the offline summarizer and this session's options).
-    Its output is appended to the log in one ``add_items`` call: a user item that opens with
-    ``[agentcontext: `` (the summary, or a note on what was cut, cleared or dropped), then the
-    items kept — the same items, all fields, where the ladder changed nothing; copies with only
-    ``output`` or ``content`` replaced where it cut or cleared one. :meth:`get_items` returns the
-    items from the last such note on; what was compacted away stays in the wrapped session
-    (``session.get_items()`` on it gives every item, in order) and, with a Compactor that has a
-    store, under the recall ids its markers name.
+    When it summarized or dropped messages, its output is appended to the log in one
+    ``add_items`` call: a user item that opens with ``[agentcontext: earlier conversation
+    compacted`` (the summary, or a note on what was dropped), then the items kept — the same
+    items, all fields, where the ladder changed nothing; copies with only ``output`` or
+    ``content`` replaced where it cut or cleared one. When cutting or clearing results was enough,
+    nothing is appended (copying every item kept at each such run would grow the log by the
+    whole history each time): :meth:`get_items` fits the items on reading instead.
 
-    :attr:`compactions` and :attr:`summaries` count the ladder's runs and the summaries written.
+    :meth:`get_items` returns the items from the last such note on (all of them before the first
+    compaction), fitted into the budget (old results cleared, as :func:`fit_items` does) when
+    they are over it; what was compacted away stays in the wrapped session (``session.get_items()``
+    on it gives every item, in order) and, with a Compactor that has a store, under the recall
+    ids its markers name.
+
+    :attr:`compactions` counts the compactions appended, :attr:`summaries` those with a summary.
     Two writers sharing one session id must not use it at once (each reads, then appends)."""
 
     def __init__(
@@ -175,7 +181,7 @@ class CompactingSession:
             raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
         self.compactor = compactor
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
-        #: How many times the ladder ran, and how many of those runs wrote a summary.
+        #: How many compactions were appended to the log, and how many of them hold a summary.
         self.compactions = 0
         self.summaries = 0
 
@@ -186,8 +192,9 @@ class CompactingSession:
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The items since the last compaction (the latest ``limit`` of them)."""
-        items = _since_compaction(await self.session.get_items())
+        """The items since the last compaction, fitted (the latest ``limit`` of them)."""
+        current = _since_compaction(await self.session.get_items())
+        items = await off_loop(len(current), lambda: self._fitted(current))
         if limit is not None:
             return items[-limit:] if limit > 0 else []
         return items
@@ -201,14 +208,24 @@ class CompactingSession:
         if compacted is not None:
             await self.session.add_items(compacted)
 
+    def _fitted(self, items: list[Any]) -> list[Any]:
+        """``items``, or when they are over the budget, ``items`` fitted (results cleared)."""
+        dicts = [_item(x, i) for i, x in enumerate(items)]
+        if Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens <= self.limit:
+            return items
+        return fit_items(items, self.budget)
+
     def _compact(self, items: list[Any]) -> list[Any] | None:
-        """The ladder's output for ``items`` (None when they fit)."""
+        """What to append for ``items``: the ladder's output when they are over the budget and it
+        summarized or dropped messages, else None."""
         dicts = [_item(x, i) for i, x in enumerate(items)]
         conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
         if conv.tokens <= self.limit:
             return None
         result = self.compactor.compact(conv, budget=max(1, int(self.limit * self.compact_to)))
-        self.compactions += 1
+        summarized = result.summary is not None and result.summary_in_output()
+        if not summarized and "dropped" not in result.fates():
+            return None  # results cut or cleared only: get_items does that on reading
         # Each message of the conversation stands for a run of items (an assistant turn: its
         # reasoning and calls); the export gives them back one for one, in order.
         spans: list[tuple[int, int]] = []
@@ -230,13 +247,13 @@ class CompactingSession:
                 out.extend(_rebuild(items[lo + k], [(0, new)]) for k, new in enumerate(exported))
             else:
                 out.extend(exported)
-        if result.summary is not None and result.summary_in_output():
-            self.summaries += 1
+        self.compactions += 1
+        self.summaries += summarized
         first = next((x for x in out if not _is_system(x)), None)
         if first is None or not _is_note(first):
             note = (
-                f"{NOTE_PREFIX}earlier conversation compacted: old tool results were cut or cleared to fit the "
-                "context window; the session log keeps the originals.]"
+                f"{SUMMARY_MARKER}: old messages were dropped to fit the context window; the session log keeps "
+                "the originals.]"
             )
             at = next((k for k, x in enumerate(out) if not _is_system(x)), len(out))
             out.insert(at, {"role": "user", "content": note})
@@ -268,9 +285,10 @@ def _is_system(item: Any) -> bool:
 
 
 def _is_note(item: Any) -> bool:
-    """Whether ``item`` is a note a compaction wrote (a user item opening with the note prefix)."""
+    """Whether ``item`` is a note a compaction wrote: a user item that opens with the summary
+    marker (a summary, or the note on what was cut, cleared or dropped)."""
     content = _content(item)
-    return _role(item) == "user" and isinstance(content, str) and content.startswith(NOTE_PREFIX)
+    return _role(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER)
 
 
 def _since_compaction(items: list[Any]) -> list[Any]:
