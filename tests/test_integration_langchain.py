@@ -252,9 +252,11 @@ class CountingSummarizer:
     def __init__(self) -> None:
         self.runs = 0
         self.inner = ac.OfflineSummarizer()
+        self.lock = threading.Lock()
 
     def summarize(self, request: ac.SummaryRequest) -> str:
-        self.runs += 1
+        with self.lock:
+            self.runs += 1
         return self.inner.summarize(request)
 
 
@@ -346,3 +348,40 @@ def test_compaction_arguments_are_checked() -> None:
         AgentContextMiddleware(BUDGET, compaction=ac.Compactor(), summarizer=CountingSummarizer())
     with pytest.raises(ac.OptionError, match="counts with cl100k_base"):
         AgentContextMiddleware(BUDGET, compaction=ac.Compactor(ac.CompactionPolicy(encoding="cl100k_base")))
+
+
+def test_one_compacting_middleware_serves_two_threads_at_once() -> None:
+    # One middleware instance, two agents run at once in two threads: each thread's summary stays
+    # in its own agent state, and the counters add up.
+    summarizer = CountingSummarizer()
+    middleware = AgentContextMiddleware(BUDGET, clear=False, recent_tools=1, recent_messages=2, summarizer=summarizer)
+    results: dict[int, tuple[RecordingModel, dict[str, Any]]] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            m = model(turns=4)
+            agent = create_agent(m, [read_file], middleware=[middleware], checkpointer=InMemorySaver())
+            config = {"configurable": {"thread_id": f"t{k}"}}
+            for request in LONG_REQUESTS:
+                agent.invoke({"messages": [HumanMessage(f"[{k}] {request}")]}, config)
+            results[k] = (m, dict(agent.get_state(config).values))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k, (m, values) in results.items():
+        ids = {msg.id for msg in values["messages"]}
+        assert values["agentcontext_summary"]["through"] in ids
+        assert f"[{k}] {LONG_REQUESTS[-1]}" in values["agentcontext_summary"]["summary"] or any(
+            f"[{k}] {LONG_REQUESTS[-1]}" == msg.content for msg in values["messages"]
+        )
+        for j, call in enumerate(m.calls):
+            check_call([to_openai(msg) for msg in call], f"[{k}] {LONG_REQUESTS[j // 4]}")
+            assert not any(f"[{1 - k}]" in str(msg.content) for msg in call)
+    assert summarizer.runs == middleware.summaries >= 2

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
@@ -195,6 +196,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         #: How many times the ladder ran, and how many of those runs kept a new summary.
         self.compactions = 0
         self.summaries = 0
+        self._count = threading.Lock()
 
     @property
     def limit(self) -> int:
@@ -212,11 +214,15 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         """``request`` fitted, and the new value of the state's summary field when a compaction
         wrote a summary (else None: the field stays as it is)."""
         view = self._view(request)
+        return self._compile(request, view, self.compactor is not None and self._over(view.objects))
+
+    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, dict[str, Any] | None]:
         update = None
         objects = view.objects
-        if self.compactor is not None and self._over(objects):
+        if over:
             objects, update = self._compact(view)
-        fitted = fit_messages(objects, self.budget)
+        # With compaction, a view that is not over the budget is sent as it is (it fits).
+        fitted = fit_messages(objects, self.budget) if self.compactor is None or over else objects
         if view.system is not None:
             fitted = [m for m in fitted if m is not view.system]
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
@@ -235,13 +241,16 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         size = len(request.messages)
-        if self.compactor is not None:
-            # A summarizer may call a model (blocking): any compaction runs in a worker thread.
-            view = await off_loop(size, lambda: self._view(request))
-            if await off_loop(size, lambda: self._over(view.objects)):
-                fitted, update = await asyncio.to_thread(self.compile_request, request)
-                return _with_update(await handler(fitted), update)
-        fitted, update = await off_loop(size, lambda: self.compile_request(request))
+        if self.compactor is None:
+            fitted, update = await off_loop(size, lambda: self.compile_request(request))
+            return _with_update(await handler(fitted), update)
+        view = await off_loop(size, lambda: self._view(request))
+        over = await off_loop(size, lambda: self._over(view.objects))
+        # A summarizer may call a model (blocking): a compaction always runs in a worker thread.
+        if over:
+            fitted, update = await asyncio.to_thread(self._compile, request, view, over)
+        else:
+            fitted, update = self._compile(request, view, over)
         return _with_update(await handler(fitted), update)
 
     # -- compaction ------------------------------------------------------------------------
@@ -280,7 +289,8 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         dicts = [to_openai(m, i) for i, m in enumerate(objects)]
         conv = Conversation(dicts, format="openai", encoding=self.budget.encoding)
         result = self.compactor.compact(conv, budget=max(1, int(self.limit * self.compact_to)))
-        self.compactions += 1
+        with self._count:
+            self.compactions += 1
         update = self._kept_summary(view, result)
         out: list[BaseMessage] = []
         for i, items in enumerate(result.conversation._export_each()):
@@ -315,7 +325,8 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             format="openai",
             encoding=self.budget.encoding,
         ).tokens
-        self.summaries += 1
+        with self._count:
+            self.summaries += 1
         return {"summary": result.summary, "through": through, "messages": covered, "tokens": tokens}
 
 

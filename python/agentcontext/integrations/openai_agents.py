@@ -24,6 +24,7 @@ that compacted history. Tested with openai-agents 0.24 (``pip install
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -184,6 +185,7 @@ class CompactingSession:
         #: How many compactions were appended to the log, and how many of them hold a summary.
         self.compactions = 0
         self.summaries = 0
+        self._count = threading.Lock()
 
     @property
     def limit(self) -> int:
@@ -247,8 +249,9 @@ class CompactingSession:
                 out.extend(_rebuild(items[lo + k], [(0, new)]) for k, new in enumerate(exported))
             else:
                 out.extend(exported)
-        self.compactions += 1
-        self.summaries += summarized
+        with self._count:
+            self.compactions += 1
+            self.summaries += summarized
         first = next((x for x in out if not _is_system(x)), None)
         if first is None or not _is_note(first):
             note = (
