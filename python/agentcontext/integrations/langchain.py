@@ -4,6 +4,9 @@
     from agentcontext.integrations.langchain import AgentContextMiddleware
 
     agent = create_agent(model, tools, middleware=[AgentContextMiddleware(max_tokens=100_000)])
+    # or with the compaction ladder, its summary kept in the agent state (a checkpointer keeps it):
+    agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000, compaction=True)],
+                         checkpointer=InMemorySaver())
 
 Each call the model receives the agent's messages fitted into ``max_tokens`` (the system message
 counted in): old tool results cleared, then the latest user request and the longest recent suffix
