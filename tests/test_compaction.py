@@ -180,6 +180,31 @@ def test_a_later_summary_updates_the_previous_one() -> None:
     assert second.conversation.validate() == []
 
 
+def test_an_updated_summary_keeps_the_latest_request_when_no_new_one_came() -> None:
+    # A long tool loop after one request: the first summary quotes the request; the second covers
+    # only tool calls since, and must still carry the request as the latest one (not drop it).
+    def loop(start: int, stop: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for i in range(start, stop):
+            call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {i}}}'}}
+            out.append({"role": "assistant", "content": f"Reading part {i}.", "tool_calls": [call]})
+            out.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"part {i}: " + "data " * 300})
+        return out
+
+    ask = "Please audit every part of the archive for corrupted records."
+    conv = ac.Conversation(
+        [{"role": "system", "content": "Be careful."}, {"role": "user", "content": ask}, *loop(0, 8)]
+    )
+    policy = dataclasses.replace(PRESETS["openharness"], clear_tool_results=False, preserve_recent_messages=2)
+    first = Compactor(policy).compact(conv, budget=conv.tokens // 3)
+    assert first.summary is not None and ask in first.summary
+    grown = ac.Conversation([*first.conversation.to_openai(), *loop(8, 16)])
+    second = Compactor(policy).compact(grown, budget=grown.tokens // 3)
+    assert second.summary is not None and second.summary_in_output()
+    assert ask in second.summary
+    assert json.dumps(second.conversation.to_openai()).count(SUMMARY_MARKER) == 1
+
+
 def test_staged_summary_when_older_history_exceeds_the_summarizer_window() -> None:
     calls: list[dict[str, Any]] = []
 

@@ -242,3 +242,146 @@ def test_the_async_path_fits_large_lists_off_the_event_loop(size: int) -> None:
     assert received and received[0][-1] is messages[-1]
     # Small lists are fitted right on the loop; large ones in a worker thread.
     assert (loop_thread in READ_ON) == (size < 256)
+
+
+class CountingSummarizer:
+    """The offline summarizer, counting its runs."""
+
+    window_bound = False
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.inner = ac.OfflineSummarizer()
+        self.lock = threading.Lock()
+
+    def summarize(self, request: ac.SummaryRequest) -> str:
+        with self.lock:
+            self.runs += 1
+        return self.inner.summarize(request)
+
+
+LONG_REQUESTS = [f"Request {k}: review the handlers of module group {k} for leaks." for k in range(4)]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_compaction_keeps_its_summary_in_the_agent_state(asynchronous: bool) -> None:
+    from agentcontext.summarize import SUMMARY_MARKER
+
+    m = model(turns=4)
+    summarizer = CountingSummarizer()
+    # Without clearing, only summaries (and cut results) bring 4 turns of 3 big reads under the budget.
+    middleware = AgentContextMiddleware(BUDGET, clear=False, recent_tools=1, recent_messages=2, summarizer=summarizer)
+    agent = create_agent(
+        m,
+        [read_file],
+        system_prompt="You are a careful reviewer.",
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    for request in LONG_REQUESTS:
+        inputs = {"messages": [HumanMessage(request)]}
+        if asynchronous:
+            asyncio.run(agent.ainvoke(inputs, config))
+        else:
+            agent.invoke(inputs, config)
+    values = agent.get_state(config).values
+    stored: list[BaseMessage] = list(values["messages"])
+    by_id = {msg.id: msg for msg in stored}
+    # The messages stay whole in the state; the summary is kept beside them.
+    assert len(stored) == 4 * (1 + 3 * 2 + 1)
+    assert all(BIG_RESULT in msg.content for msg in stored if isinstance(msg, ToolMessage))
+    kept = values["agentcontext_summary"]
+    assert kept["through"] in by_id and kept["messages"] == stored.index(by_id[kept["through"]]) + 1
+    assert SUMMARY_MARKER not in kept["summary"]
+    assert len(m.calls) == 16
+    summaries_sent: list[str] = []
+    for k, call in enumerate(m.calls):
+        check_call([to_openai(msg) for msg in call], LONG_REQUESTS[k // 4])
+        for msg in call[1:]:
+            if msg.id not in by_id:
+                # The one new message: the summary, right after the system message, never nested.
+                assert msg is call[1] and msg.content.startswith(SUMMARY_MARKER)
+                assert msg.content.count(SUMMARY_MARKER) == 1
+                summaries_sent.append(msg.content)
+                continue
+            original = by_id[msg.id]
+            if msg.content == original.content:
+                assert msg is original or msg == original
+            else:
+                assert isinstance(msg, ToolMessage) and msg.tool_call_id == original.tool_call_id
+                assert len(msg.content) < len(original.content)
+        if call[1].id in by_id:
+            # Without a summary the call holds the history from its first message.
+            assert call[1].id == stored[0].id
+    # Summaries were sent, made a bounded number of times (not once per call), each run counted.
+    assert summaries_sent and 1 <= summarizer.runs == middleware.summaries <= len(LONG_REQUESTS)
+    # Each summary made was sent, and later calls reused it (the summary from the state).
+    assert len(set(summaries_sent)) == summarizer.runs < len(summaries_sent)
+    assert middleware.compactions >= middleware.summaries
+
+
+def test_compaction_without_a_summary_leaves_the_state_field_unset() -> None:
+    m = model()
+    middleware = AgentContextMiddleware(BUDGET, recent_tools=1, recent_messages=2, compaction=True)
+    agent = create_agent(m, [read_file], middleware=[middleware], checkpointer=InMemorySaver())
+    stored = run_agent(agent, asynchronous=False)
+    assert len(m.calls) == 8
+    for k, call in enumerate(m.calls):
+        check_call([to_openai(msg) for msg in call], REQUESTS[0] if k < 4 else REQUESTS[1])
+    # Cutting and clearing old results was enough: the ladder ran, no summary was written or kept.
+    assert middleware.compactions > 0 and middleware.summaries == 0
+    assert agent.get_state({"configurable": {"thread_id": "t1"}}).values.get("agentcontext_summary") is None
+    assert all(BIG_RESULT in msg.content for msg in stored if isinstance(msg, ToolMessage))
+
+
+def test_compaction_arguments_are_checked() -> None:
+    with pytest.raises(ac.OptionError, match="compact_to"):
+        AgentContextMiddleware(BUDGET, compaction=True, compact_to=1.5)
+    with pytest.raises(ac.OptionError, match="compact_to"):
+        AgentContextMiddleware(BUDGET, compaction=True, compact_to=0)
+    with pytest.raises(ac.ArgumentTypeError, match="compaction must be"):
+        AgentContextMiddleware(BUDGET, compaction="yes")  # type: ignore[arg-type]
+    with pytest.raises(ac.ArgumentTypeError, match="summarizer must"):
+        AgentContextMiddleware(BUDGET, summarizer=object())  # type: ignore[arg-type]
+    with pytest.raises(ac.OptionError, match="give the summarizer to the Compactor"):
+        AgentContextMiddleware(BUDGET, compaction=ac.Compactor(), summarizer=CountingSummarizer())
+    with pytest.raises(ac.OptionError, match="counts with cl100k_base"):
+        AgentContextMiddleware(BUDGET, compaction=ac.Compactor(ac.CompactionPolicy(encoding="cl100k_base")))
+
+
+def test_one_compacting_middleware_serves_two_threads_at_once() -> None:
+    # One middleware instance, two agents run at once in two threads: each thread's summary stays
+    # in its own agent state, and the counters add up.
+    summarizer = CountingSummarizer()
+    middleware = AgentContextMiddleware(BUDGET, clear=False, recent_tools=1, recent_messages=2, summarizer=summarizer)
+    results: dict[int, tuple[RecordingModel, dict[str, Any]]] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            m = model(turns=4)
+            agent = create_agent(m, [read_file], middleware=[middleware], checkpointer=InMemorySaver())
+            config = {"configurable": {"thread_id": f"t{k}"}}
+            for request in LONG_REQUESTS:
+                agent.invoke({"messages": [HumanMessage(f"[{k}] {request}")]}, config)
+            results[k] = (m, dict(agent.get_state(config).values))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k, (m, values) in results.items():
+        ids = {msg.id for msg in values["messages"]}
+        assert values["agentcontext_summary"]["through"] in ids
+        assert f"[{k}] {LONG_REQUESTS[-1]}" in values["agentcontext_summary"]["summary"] or any(
+            f"[{k}] {LONG_REQUESTS[-1]}" == msg.content for msg in values["messages"]
+        )
+        for j, call in enumerate(m.calls):
+            check_call([to_openai(msg) for msg in call], f"[{k}] {LONG_REQUESTS[j // 4]}")
+            assert not any(f"[{1 - k}]" in str(msg.content) for msg in call)
+    assert summarizer.runs == middleware.summaries >= 2

@@ -6,8 +6,10 @@ the run's own where unchanged; the session stores what the adapter promises."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -132,7 +134,10 @@ def test_compacting_session_stores_a_fitted_history(tmp_path: Any) -> None:
 
     stored = asyncio.run(run())
     check_calls(model)
-    assert session.compactions > 0
+    # Clearing old results was enough: nothing was appended (the log is what was given), and
+    # get_items clears them on reading.
+    assert session.compactions == 0
+    assert len(asyncio.run(session.session.get_items())) == len(stored) == 2 * (1 + 3 * 2 + 1)
     conv = ac.Conversation(stored, format="responses")
     assert conv.validate() == []
     assert conv.tokens <= BUDGET
@@ -167,3 +172,144 @@ def test_fit_items_keeps_every_field_of_the_items_it_does_not_change() -> None:
     fitted = fit_items(items, ac.integrations.Budget(BUDGET // 3, recent_messages=0, recent_tools=0), "Be brief.")
     assert [a is b for a, b in zip(fitted, items, strict=True)] == [True, True, True, False, True, True]
     assert fitted[3] == {**items[3], "output": fitted[3]["output"]} and fitted[3]["output"].startswith("[cleared:")
+
+
+class RecordingSession(SQLiteSession):
+    """The SDK's SQLiteSession, recording every batch of items it is given."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.batches: list[list[Any]] = []
+
+    async def add_items(self, items: list[Any]) -> None:
+        self.batches.append(copy.deepcopy(list(items)))
+        await super().add_items(items)
+
+
+def is_note(item: Any) -> bool:
+    return item.get("role") == "user" and str(item.get("content")).startswith("[agentcontext: earlier conversation")
+
+
+LONG_REQUESTS = [f"Request {k}: review the handlers of module group {k} for leaks." for k in range(4)]
+
+
+def test_compacting_session_is_lossless(tmp_path: Any) -> None:
+    model = FakeModel()
+    inner = RecordingSession("s3", str(tmp_path / "chat.db"))
+    # Without clearing, only summaries bring 4 turns of 3 big reads under the budget.
+    session = CompactingSession(inner, BUDGET, clear=False, recent_tools=1, recent_messages=2)
+    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+
+    async def run() -> tuple[list[Any], list[Any]]:
+        for request in LONG_REQUESTS:
+            await Runner.run(agent(model), request, session=session, run_config=config)
+        return await session.get_items(), await inner.get_items()
+
+    view, log = asyncio.run(run())
+    assert len(model.calls) == 16
+    for k, (instructions, items) in enumerate(model.calls):
+        check_call([{"role": "system", "content": instructions}, *items], LONG_REQUESTS[k // 4], format="responses")
+    # Lossless: the wrapped session still holds each of the 12 reads whole.
+    assert sum(1 for x in log if x.get("type") == "function_call_output" and BIG_RESULT in x["output"]) == 12
+    given = [b for b in inner.batches if not is_note(b[0])]
+    written = [b for b in inner.batches if is_note(b[0])]
+    assert written, "the session compacted"
+    # The wrapped session is the whole log: every item given, stored exactly (all fields), in order.
+    assert log == [item for batch in inner.batches for item in batch]
+    originals = [item for batch in given for item in batch]
+    assert all(item in log for item in originals)
+    # The view: the last compaction's note, then the items kept and those added since; it fits.
+    assert is_note(view[0]) and view == log[len(log) - len(view) :]
+    conv = ac.Conversation(view, format="responses")
+    assert conv.validate() == [] and any(LONG_REQUESTS[-1] in str(x.get("content")) for x in view)
+    for item in view[1:]:
+        if item in originals:
+            continue  # kept as given
+        # Changed: an output cut or cleared, every other field as given.
+        assert item.get("type") == "function_call_output" and len(item["output"]) < len(BIG_RESULT)
+        source = next(x for x in originals if x.get("call_id") == item["call_id"] and x.get("type") == item["type"])
+        assert {k: v for k, v in item.items() if k != "output"} == {k: v for k, v in source.items() if k != "output"}
+    assert session.compactions == len(written)
+
+
+def test_compacting_session_keeps_a_summary_and_updates_it(tmp_path: Any) -> None:
+    from agentcontext.summarize import SUMMARY_MARKER
+
+    model = FakeModel()
+    inner = RecordingSession("s4", str(tmp_path / "chat.db"))
+    session = CompactingSession(inner, BUDGET, clear=False, recent_tools=1, recent_messages=2)
+    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+
+    async def run() -> list[Any]:
+        for request in LONG_REQUESTS:
+            await Runner.run(agent(model), request, session=session, run_config=config)
+        assert await session.get_items(2) == (await session.get_items())[-2:]
+        return await session.get_items()
+
+    view = asyncio.run(run())
+    assert session.summaries >= 1
+    notes = [b[0]["content"] for b in inner.batches if is_note(b[0])]
+    summaries = [text for text in notes if text.startswith(SUMMARY_MARKER) and "are summarized below" in text]
+    assert len(summaries) == session.summaries and len(notes) == session.compactions
+    # Updated, not nested; the latest request stays (raw or quoted in the summary).
+    assert all(text.count(SUMMARY_MARKER) == 1 for text in summaries)
+    assert any(LONG_REQUESTS[-1] in str(x.get("content")) for x in view)
+    conv = ac.Conversation(view, format="responses")
+    assert conv.validate() == [] and conv.tokens <= BUDGET
+
+    # pop_item takes from what follows the note, never the note itself.
+    async def pop_all() -> list[Any]:
+        while await session.pop_item() is not None:
+            pass
+        return await session.get_items()
+
+    left = asyncio.run(pop_all())
+    assert len(left) == 1 and is_note(left[0])
+
+
+class SpyItem(Mapping[str, Any]):
+    """A Responses item as a Mapping that records the threads it is read from."""
+
+    def __init__(self, data: dict[str, Any], seen: set[int]) -> None:
+        self.data, self.seen = data, seen
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(threading.get_ident())
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@pytest.mark.parametrize("size", [10, 400])
+def test_input_filter_fits_large_lists_off_the_event_loop(size: int) -> None:
+    from agents.run_config import CallModelData, ModelInputData
+
+    seen: set[int] = set()
+    items = [SpyItem({"role": "user", "content": f"request {i}"}, seen) for i in range(size)]
+    data = CallModelData(
+        model_data=ModelInputData(input=items, instructions="Be brief."), agent=agent(FakeModel()), context=None
+    )
+
+    async def call() -> tuple[int, ModelInputData]:
+        return threading.get_ident(), await input_filter(BUDGET)(data)
+
+    loop_thread, out = asyncio.run(call())
+    assert out.input and out.input[-1] is items[-1] and out.instructions == "Be brief."
+    # Small lists are fitted right on the loop; large ones in a worker thread.
+    assert (loop_thread in seen) == (size < 256)
+
+
+def test_compacting_session_arguments_are_checked(tmp_path: Any) -> None:
+    inner = SQLiteSession("s5", str(tmp_path / "chat.db"))
+    with pytest.raises(ac.OptionError, match="CompactingSession compacts"):
+        CompactingSession(inner, BUDGET, compaction=False)
+    with pytest.raises(ac.OptionError, match="compact_to"):
+        CompactingSession(inner, BUDGET, compact_to=2)
+    with pytest.raises(ac.ArgumentTypeError, match="summarizer must"):
+        CompactingSession(inner, BUDGET, summarizer="offline")  # type: ignore[arg-type]
+    with pytest.raises(ac.OptionError, match="max_tokens"):
+        CompactingSession(inner, -1)

@@ -5,6 +5,8 @@
 
     messages.append(response.choices[0].message)          # LiteLLM's Message object, as it came
     response = litellm.completion(model, messages=fit_messages(messages, 100_000), tools=tools)
+    # async: large lists are fitted in a worker thread, off the event loop
+    response = await litellm.acompletion(model, messages=await afit_messages(messages, 100_000), tools=tools)
 
 The list may mix dicts, any other ``Mapping`` and pydantic message objects (LiteLLM's ``Message``,
 the OpenAI SDK's ``ChatCompletionMessage``): they are read through their ``model_dump``. What comes
@@ -20,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from agentcontext.errors import InvalidMessageError
-from agentcontext.integrations._fit import Budget, fit
+from agentcontext.integrations._fit import Budget, fit, off_loop
 from agentcontext.types import Encoding
 
-__all__ = ["fit_messages", "to_dict"]
+__all__ = ["afit_messages", "fit_messages", "to_dict"]
 
 M = TypeVar("M")
 
@@ -84,3 +86,35 @@ def fit_messages(
         safety_margin=safety_margin,
     )
     return fit(messages, budget, lambda m, i: [to_dict(m, i)], _rebuild, format="openai")
+
+
+async def afit_messages(
+    messages: Sequence[M],
+    max_tokens: int,
+    *,
+    encoding: Encoding = "o200k_base",
+    clear: bool = True,
+    recent_messages: int = 12,
+    recent_tools: int = 3,
+    clear_at_least: int = 0,
+    reserved_output: int = 0,
+    safety_margin: int = 0,
+) -> list[M]:
+    """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
+    of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
+    a worker thread, so the event loop keeps running meanwhile."""
+    items = list(messages)
+    return await off_loop(
+        len(items),
+        lambda: fit_messages(
+            items,
+            max_tokens,
+            encoding=encoding,
+            clear=clear,
+            recent_messages=recent_messages,
+            recent_tools=recent_tools,
+            clear_at_least=clear_at_least,
+            reserved_output=reserved_output,
+            safety_margin=safety_margin,
+        ),
+    )
