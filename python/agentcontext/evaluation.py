@@ -35,7 +35,7 @@ SUFFIXES = (".jsonl", ".json", ".traj", ".md")
 #: CSV columns, one row per transcript and strategy.
 CSV_COLUMNS = (
     "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
-    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
+    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "over", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
     "compactions_per_100_turns", "turns", "seconds", "error",
 )  # fmt: skip
 
@@ -277,8 +277,8 @@ def _pct(x: float | None, digits: int = 1) -> str:
 def _rows(rows: Sequence[Evaluation]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
     """The cells of both tables: one row per strategy of the measures, and of retention by kind."""
     summary = summarize_evaluations(rows)
-    header = ["strategy", "transcripts", "valid", "fits", "fill", "reduction", "retention", "latest ask",
-              "cache stability", "compactions/100 turns"]  # fmt: skip
+    header = ["strategy", "transcripts", "valid", "fits", "fill", "fill ≥ 80%", "reduction", "retention",
+              "latest ask", "cache stability", "compactions/100 turns"]  # fmt: skip
     body = [
         [
             s["strategy"],
@@ -286,6 +286,7 @@ def _rows(rows: Sequence[Evaluation]) -> tuple[list[str], list[list[str]], list[
             _pct(s["valid"], 0),
             _pct(s["fits"], 0),
             _pct(s["fill"], 0),
+            _pct(s["filled"], 0),
             _pct(s["reduction"]),
             _pct(s["retention"]),
             _pct(s["latest_ask"], 0),
@@ -314,7 +315,9 @@ def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
 
 def format_table(rows: Sequence[Evaluation]) -> str:
     """Two tables. One line per strategy: transcripts, share valid, share fitting the budget,
-    mean fill (output tokens / budget where the original exceeded it), mean token reduction,
+    mean fill (output tokens / budget, over the outputs that fit a budget their original
+    exceeded; an output over the budget has no fill), the share of those filled to at least
+    80%, mean token reduction,
     probe retention pooled over every probe of every transcript, share of outputs holding the
     latest user request, pooled prompt-cache stability, compactions per 100 turns and total
     seconds; then pooled retention per probe kind."""
@@ -344,7 +347,7 @@ def markdown_table(rows: Sequence[Evaluation]) -> str:
 def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) -> str:
     """One line per transcript: its probes, then each strategy's retention, the latest ask kept
     (``ask``/``no ask``; nothing when the transcript has no request) and fill where the original
-    exceeded the budget; ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
+    exceeded the budget and the output fits it (``over`` and output / budget where it does not); ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
     on that transcript, ``failed`` a run that raised. As text, names over 48 characters are cut."""
     strategies = list(dict.fromkeys(r.strategy for r in rows))
     by: dict[str, dict[str, Evaluation]] = {}
@@ -368,6 +371,8 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
                 parts.append("ask" if run.latest_ask else "no ask")
             if run.fill is not None:
                 parts.append(f"fill {run.fill:.0%}")
+            elif run.over:
+                parts.append(f"over {run.tokens_after / run.budget:.0%}")
             if base is not None and s != BASELINE and base.error is None and run.retention < base.retention:
                 parts.append("< baseline")
             cells.append(", ".join(parts))
