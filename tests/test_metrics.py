@@ -238,8 +238,11 @@ def test_eval_over_the_whole_corpus(corpus_run: dict[str, Any]) -> None:
     for name, row in rows.items():
         mine = [r for r in runs if r["strategy"] == name]
         assert row["retention"] == pytest.approx(sum(r["kept_probes"] for r in mine) / sum(r["probes"] for r in mine))
-        fills = [r["tokens_after"] / r["budget"] for r in mine if r["tokens_before"] > r["budget"]]
-        assert row["fill"] == pytest.approx(sum(fills) / len(fills))
+        # Fill over the outputs that fit a budget their original exceeded; the rest are counted as over.
+        fills = [r["tokens_after"] / r["budget"] for r in mine if r["tokens_before"] > r["budget"] and r["fits"]]
+        assert row["fill"] == pytest.approx(sum(fills) / len(fills)) and max(fills) <= 1.0
+        assert row["over"] == sum(not r["fits"] for r in mine) and all(r["over"] == (not r["fits"]) for r in mine)
+        assert all(r["fill"] is None for r in mine if not r["fits"])
 
 
 def test_eval_csv_has_one_row_per_transcript_and_strategy(corpus_run: dict[str, Any]) -> None:
@@ -356,3 +359,27 @@ def test_eval_per_transcript_lines(transcripts: Path, capsys: pytest.CaptureFixt
         assert f"{ours.retention:.1%}" in line
         assert ("< baseline" in line) == (ours.retention < base.retention)
         assert ("no ask" in line) == (ours.latest_ask is False or base.latest_ask is False)
+
+
+def test_an_output_over_its_budget_has_no_fill_and_is_counted_over() -> None:
+    # mini-swe-agent/local at 25%: the system prompt alone is most of the budget. On main its
+    # output (4x the budget) entered the mean fill, which then read 111%.
+    system = "You are a careful agent. " + " ".join(f"Rule {i}: never skip step {i}." for i in range(120))
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
+        {"role": "assistant", "content": "Done: the fixture was stale."},
+        {"role": "user", "content": "Thanks, now run the whole suite."},
+    ]
+    conv = ac.Conversation(messages, format="openai")
+    over = evaluate(conv, "openharness", "25%", with_replay=False)
+    assert not over.fits and over.over and over.fill is None and over.to_dict()["over"] is True
+    longer = ac.Conversation(support.synthetic_session(300, seed=2), format="openai")
+    fitting = evaluate(longer, "openharness", "25%", with_replay=False)
+    assert fitting.fits and not fitting.over and fitting.fill is not None and 0.8 <= fitting.fill <= 1.0
+    (row,) = evaluation.summarize_evaluations([over, fitting])
+    assert row["over"] == 1 and row["fill"] == pytest.approx(fitting.fill) and row["filled"] == 1.0
+    table = evaluation.format_table([over, fitting])
+    assert "fill ≥ 80%" in table.splitlines()[0]
+    cells = evaluation.per_transcript_table([replace(over, transcript="a"), replace(fitting, transcript="b")])
+    assert "over " in cells.splitlines()[2] and "fill " in cells.splitlines()[3]

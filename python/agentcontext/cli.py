@@ -167,7 +167,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--per-transcript",
         action="store_true",
         help="also print one line per transcript: each strategy's retention, whether it kept the latest "
-        "ask, its fill, and '< baseline' where it kept fewer probes than baseline-suffix-users",
+        "ask, its fill (or 'over' when the output is larger than the budget), and '< baseline' where it kept "
+        "fewer probes than baseline-suffix-users",
     )
     ev.add_argument(
         "--skip-errors",

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentcontext import _checks
+from agentcontext import _checks, _fill
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader, ResultStore, result_text
 from agentcontext.errors import (
@@ -828,6 +828,8 @@ class _Run:
         self.why = ""
         self._cuts: list[int] | None = None
         self._stale: set[int] | None = None
+        #: The working set whose raw part ends in a cut round (see :mod:`agentcontext._fill`), and its origins.
+        self._filled: tuple[Conversation, list[int | None]] | None = None
 
     # -- results ---------------------------------------------------------------------------
 
@@ -842,6 +844,8 @@ class _Run:
         origins: list[int | None] | None = None,
     ) -> CompactionResult:
         fits = conv.tokens <= self.limit
+        if origins is None and self._filled is not None and self._filled[0] is conv:
+            origins = self._filled[1]
         if not fits and reason is None:
             reason = f"{conv.tokens:,} tokens remain over the budget of {self.limit:,}"
         return CompactionResult(
@@ -992,7 +996,11 @@ class _Run:
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens
         if self.fill:
             room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
-            start = min(start, self._fill_start(room))
+            fit = self._fill_start(room)
+            # The policy's recent part is the least kept raw when it fits beside the summary;
+            # when it does not (pi's 20,000 recent tokens under a 5,000-token budget), as many
+            # whole rounds as fit, rather than a summary written for nothing and the refit rung.
+            start = fit if fit < len(self.original) else start
         if start <= self.pre:
             why = "nothing older than the recent messages to summarize"
             if self.manual:
@@ -1145,9 +1153,14 @@ class _Run:
         if not summary.recorded:
             self.event("summarize", self.work.tokens, unfilled, **summary.detail, kept_raw=len(o) - stop)
             summary.recorded = True
+        cut = _fill.cut_round(self, summary, extras, conv, fill_to) if fill_to is not None else None
+        if cut is not None:
+            conv, prov = cut.conversation, cut.provenance
+            self._filled = (conv, cut.origins)
         if summary.covers < stop:
             self.event("fill", unfilled, conv.tokens, raw_messages_added=stop - summary.covers,
-                       summarized_messages=summary.covers - self.pre)  # fmt: skip
+                       summarized_messages=summary.covers - self.pre,
+                       **({"messages_cut": len(cut.cut)} if cut is not None else {}))  # fmt: skip
         return conv, prov
 
     def _assemble(self, head: Conversation, start: int) -> tuple[Conversation, list[int | None]]:

@@ -40,7 +40,7 @@ SUFFIXES = (".jsonl", ".json", ".traj", ".md")
 #: CSV columns, one row per transcript and strategy.
 CSV_COLUMNS = (
     "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
-    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
+    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "over", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
     "compactions_per_100_turns", "turns", "seconds", "error", "cached_tokens",
 )  # fmt: skip
 
@@ -290,8 +290,8 @@ def _rows(
     each price table), of retention by kind, and of the cost by part, per price table."""
     tables = [t.name or "custom" for t in price_tables(prices)]
     summary = summarize_evaluations(rows, prices)
-    header = ["strategy", "transcripts", "valid", "fits", "fill", "reduction", "retention", "latest ask",
-              "cache stability", "compactions/100 turns", *(f"cost {t}" for t in tables)]  # fmt: skip
+    header = ["strategy", "transcripts", "valid", "fits", "fill", "fill ≥ 80%", "reduction", "retention",
+              "latest ask", "cache stability", "compactions/100 turns", *(f"cost {t}" for t in tables)]  # fmt: skip
     body = [
         [
             s["strategy"],
@@ -299,6 +299,7 @@ def _rows(
             _pct(s["valid"], 0),
             _pct(s["fits"], 0),
             _pct(s["fill"], 0),
+            _pct(s["filled"], 0),
             _pct(s["reduction"]),
             _pct(s["retention"]),
             _pct(s["latest_ask"], 0),
@@ -347,13 +348,14 @@ def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
 
 def format_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
     """Up to three tables. One line per strategy: transcripts, share valid, share fitting the
-    budget, mean fill (output tokens / budget where the original exceeded it), mean token
-    reduction, probe retention pooled over every probe of every transcript, share of outputs
-    holding the latest user request, pooled prompt-cache stability, compactions per 100 turns,
-    the replayed requests' input cost under each price table of ``prices`` (None: one Anthropic
-    and one OpenAI model, :data:`~agentcontext.pricing.EVAL_PRICES`; ``()``: none) and total
-    seconds; then pooled retention per probe kind; then, when a strategy was replayed and there
-    are prices, that cost by part: cache reads and writes, in tokens and dollars."""
+    budget, mean fill (output tokens / budget, over the outputs that fit a budget their original
+    exceeded; an output over the budget has no fill), the share of those filled to at least 80%,
+    mean token reduction, probe retention pooled over every probe of every transcript, share of
+    outputs holding the latest user request, pooled prompt-cache stability, compactions per 100
+    turns, the replayed requests' input cost under each price table of ``prices`` (None: one
+    Anthropic and one OpenAI model, :data:`~agentcontext.pricing.EVAL_PRICES`; ``()``: none) and
+    total seconds; then pooled retention per probe kind; then, when a strategy was replayed and
+    there are prices, that cost by part: cache reads and writes, in tokens and dollars."""
     header, body, kinds_header, kinds_body, cost_header, cost_body = _rows(rows, prices)
     seconds = {s["strategy"]: s["seconds"] for s in summarize_evaluations(rows, ())}
     header = [*header, "time"]
@@ -383,7 +385,7 @@ def markdown_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> st
 def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) -> str:
     """One line per transcript: its probes, then each strategy's retention, the latest ask kept
     (``ask``/``no ask``; nothing when the transcript has no request) and fill where the original
-    exceeded the budget; ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
+    exceeded the budget and the output fits it (``over`` and output / budget where it does not); ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
     on that transcript, ``failed`` a run that raised. As text, names over 48 characters are cut."""
     strategies = list(dict.fromkeys(r.strategy for r in rows))
     by: dict[str, dict[str, Evaluation]] = {}
@@ -407,6 +409,8 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
                 parts.append("ask" if run.latest_ask else "no ask")
             if run.fill is not None:
                 parts.append(f"fill {run.fill:.0%}")
+            elif run.over:
+                parts.append(f"over {run.tokens_after / run.budget:.0%}")
             if base is not None and s != BASELINE and base.error is None and run.retention < base.retention:
                 parts.append("< baseline")
             cells.append(", ".join(parts))

@@ -43,6 +43,9 @@ __all__ = [
     "working_set_text",
 ]
 
+#: The fill a compacted output should reach (issue 13): ``filled`` is the share of outputs at or over it.
+FILLED = 0.8
+
 #: Every probe kind, in report order (see :mod:`agentcontext.probes`).
 PROBE_KINDS = KINDS
 
@@ -226,9 +229,18 @@ class Evaluation:
 
     @property
     def fill(self) -> float | None:
-        """Output tokens / budget, when the original exceeded the budget (None otherwise): how
-        much of the room it was given the strategy used."""
-        return self.tokens_after / self.budget if self.budget and self.tokens_before > self.budget else None
+        """Output tokens / budget, when the original exceeded the budget and the output fits it
+        (None otherwise): how much of the room it was given the strategy used, at most 1.0. An
+        output over the budget (the system messages and what the last round can be cut to do not
+        fit) has no fill: it is counted by :attr:`over` instead."""
+        if not self.budget or self.tokens_before <= self.budget or self.over:
+            return None
+        return self.tokens_after / self.budget
+
+    @property
+    def over(self) -> bool:
+        """Whether the output is larger than the budget (it cannot be sent as asked)."""
+        return self.error is None and not self.fits
 
     @property
     def reduction(self) -> float:
@@ -261,6 +273,7 @@ class Evaluation:
         out["reduction"] = self.reduction
         out["summary_ratio"] = self.summary_ratio
         out["fill"] = self.fill
+        out["over"] = self.over
         return out
 
 
@@ -407,10 +420,12 @@ def summarize_evaluations(
     retention pooled over every probe of every transcript (``retention``, so a long session
     weighs by its facts, not one vote each), per kind (``retention_by_kind``, pooled too) and the
     per-transcript mean beside it (``retention_mean``); the share of outputs that hold the latest
-    user request (``latest_ask``); mean fill where the original exceeded the budget (``fill``,
-    None when none did); cache stability and compactions per 100 turns pooled over every replayed
-    call of every transcript (None without a replay, as for the baseline); ``cost``: for each
-    price table of ``prices`` (model names or :class:`~agentcontext.pricing.Prices`; None:
+    user request (``latest_ask``); mean fill over the outputs that fit a budget their original
+    exceeded (``fill``, None when none did), the least of them (``min_fill``) and the share of
+    them filled to at least :data:`FILLED` (``filled``); the number of outputs over the budget
+    (``over``: they have no fill); cache stability and compactions per 100 turns pooled over every
+    replayed call of every transcript (None without a replay, as for the baseline); ``cost``: for
+    each price table of ``prices`` (model names or :class:`~agentcontext.pricing.Prices`; None:
     :data:`~agentcontext.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
     by its name, what every replayed request of every transcript cost as input (cache reads,
     cache writes, their sum; :meth:`Evaluation.cost`), None without a replay; total seconds."""
@@ -440,6 +455,8 @@ def summarize_evaluations(
                 ),
                 "fill": sum(fills) / len(fills) if (fills := [r.fill for r in ok if r.fill is not None]) else None,
                 "min_fill": min(fills) if fills else None,
+                "filled": sum(f >= FILLED for f in fills) / len(fills) if fills else None,
+                "over": sum(r.over for r in ok),
                 "cache_stability": (
                     sum(r.cached_tokens for r in ok) / requested
                     if (requested := sum(r.request_tokens for r in ok))

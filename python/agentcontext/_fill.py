@@ -1,0 +1,174 @@
+"""The last step of filling a budget (issue 13): after the raw recent part has grown back by
+whole groups or rounds, the next older round, which does not fit whole, is added with its
+longest texts cut head + marker + tail to the room left (the originals under recall ids when the
+compactor has a store). A call is never split from its result: the round comes whole, only its
+texts are shortened — message texts, tool results, and the long string values of a call's JSON
+arguments (a file written whole), which stay valid JSON. Used by the ladder's ``_Run._grow`` (:mod:`agentcontext.compaction`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.errors import BudgetError
+
+if TYPE_CHECKING:
+    from agentcontext.compaction import _Run, _Summary
+
+#: Texts under this many tokens are never cut.
+MIN_CUT_TEXT = 64
+
+#: The least room (tokens) worth a cut round: below it a head and a tail beside the marker say
+#: nothing.
+MIN_CUT_ROOM = 64
+
+
+@dataclass
+class Filled:
+    """A working set filled with a cut round: its messages, their provenance (None for a cut
+    message) and origins (the original position of every message kept or cut), and the original
+    positions of the messages cut."""
+
+    conversation: Conversation
+    provenance: list[int | None]
+    origins: list[int | None]
+    cut: list[int]
+
+
+def _shares(sizes: list[int], total: int) -> list[int]:
+    """Equal shares of ``total`` tokens, smallest first: a text under its share stays whole."""
+    shares = [0] * len(sizes)
+    left = total
+    order = sorted(range(len(sizes)), key=lambda k: sizes[k])
+    for n, k in enumerate(order):
+        shares[k] = min(sizes[k], max(0, left // (len(order) - n)))
+        left -= shares[k]
+    return shares
+
+
+def cut_round(
+    run: _Run, summary: _Summary, extras: list[dict[str, Any]], current: Conversation, fill_to: int
+) -> Filled | None:
+    """``current`` (the working set grown by whole rounds, its summary covering
+    ``original[preamble:summary.covers]``) with the round just before ``summary.covers`` added, its
+    longest texts cut so that the whole takes at most ``fill_to`` tokens. ``summary.covers`` moves
+    to the start of that round when it is added. None (``summary`` unchanged) when less than
+    :data:`MIN_CUT_ROOM` is left, no round is older (that the summary would still replace), or the round does not fit even with every
+    text cut to a head, a marker and a tail."""
+    o = run.original
+    room = fill_to - current.tokens
+    covers = summary.covers
+    # A round that opens right after the system messages would leave the summary nothing to replace.
+    earlier = [c for c in run._cuts or [] if run.pre < c < covers]
+    if room < MIN_CUT_ROOM or not earlier:
+        return None
+    start = earlier[-1]
+    summary.covers = start
+    head = Conversation(
+        [run._summary_message(summary, store=True), *extras], format=o.format, encoding=o.encoding
+    )  # fmt: skip
+    whole, prov = run._assemble(head, start)
+    # The round's messages sit together at the start of the raw part.
+    at = [k for k, q in enumerate(prov) if q is not None and start <= q < covers and k >= run.pre + len(head)]
+    filled = None
+    if at and at == list(range(at[0], at[-1] + 1)):
+        filled = _cut_into(run, whole, prov, (at[0], at[-1] + 1), fill_to)
+    if filled is None or filled.conversation.tokens <= current.tokens:
+        summary.covers = covers
+        return None
+    return filled
+
+
+def _units(message: dict[str, Any]) -> list[tuple[str | tuple[int, str], str]]:
+    """The texts of a message (in the library's format) that may be cut: its text content
+    (``"content"``), and the string values of its tool calls' JSON-object arguments (``(call,
+    key)``: a call written whole keeps its arguments valid JSON, its long strings cut)."""
+    out: list[tuple[str | tuple[int, str], str]] = []
+    if isinstance(message.get("content"), str):
+        out.append(("content", message["content"]))
+    for c, call in enumerate(message.get("tool_calls") or ()):
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        try:
+            parsed = json.loads(arguments) if isinstance(arguments, str) else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            out += [((c, key), value) for key, value in parsed.items() if isinstance(value, str)]
+    return out
+
+
+def _put(message: dict[str, Any], where: str | tuple[int, str], text: str) -> None:
+    """``message``'s text at ``where`` (see :func:`_units`) replaced by ``text`` (the message and its
+    calls are copies)."""
+    if isinstance(where, str):
+        message[where] = text
+        return
+    c, key = where
+    calls = [dict(x) for x in message["tool_calls"]]
+    arguments = json.loads(calls[c]["arguments"])
+    arguments[key] = text
+    calls[c]["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    message["tool_calls"] = calls
+
+
+def _cut_into(
+    run: _Run, whole: Conversation, prov: list[int | None], span: tuple[int, int], fill_to: int
+) -> Filled | None:
+    """``whole`` with its messages ``span`` (a round, from the original) cut to fit ``fill_to``."""
+    o, enc, store = run.original, run.p.encoding, run.compactor.store
+    lo, hi = span
+    keep = [q for q in prov[lo:hi] if q is not None]
+    neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
+    flat = [(k, j, where, text) for k, ms in enumerate(neutral) for j, m in enumerate(ms) for where, text in _units(m)]
+    every = [count_tokens(text, encoding=enc) for *_, text in flat]
+    # A short text stays whole (a cut one is a head, a marker and a tail).
+    whole_texts = [n for n, size in enumerate(every) if size < MIN_CUT_TEXT]
+    flat = [x for n, x in enumerate(flat) if n not in whole_texts]
+    sizes = [size for n, size in enumerate(every) if n not in whole_texts]
+    shares = _shares(sizes, sum(sizes) - (whole.tokens - fill_to))
+    recall: dict[int, str | None] = {}
+    for _ in range(3):
+        out = [[dict(m) for m in ms] for ms in neutral]
+        for n, (k, j, where, text) in enumerate(flat):
+            if shares[n] >= sizes[n]:
+                continue
+            if n not in recall:
+                # A tool result is recalled by its call id, as the budgets stage's markers are.
+                call_id = neutral[k][j].get("tool_call_id") if where == "content" else None
+                alias = call_id if isinstance(call_id, str) else None
+                stored = store.put(text, alias=alias) if store is not None else None
+                recall[n] = None if store is None else alias or stored
+            try:
+                done = truncate(
+                    text, shares[n], unit="tokens", strategy="head_tail", head_share=0.5,
+                    encoding=enc, recall_id=recall[n], not_stored=recall[n] is None,
+                )  # fmt: skip
+            except BudgetError:
+                return None
+            if not (done.head_chars and done.tail_chars):
+                return None  # a marker alone is not a cut message
+            _put(out[k][j], where, done.text)
+        body = Conversation(
+            Conversation([m for ms in out for m in ms], format="jsonl").to_format(o.format),
+            format=o.format, encoding=o.encoding,
+        )  # fmt: skip
+        conv = Conversation.concat([whole.slice(0, lo), body, whole.slice(hi)])
+        excess = conv.tokens - fill_to
+        if excess <= 0:
+            cut = sorted({keep[flat[n][0]] for n in recall})
+            same = len(body) == hi - lo
+            middle: list[int | None] = [None if q in cut else q for q in keep] if same else [None] * len(body)
+            origins: list[int | None] = [*prov[:lo], *(keep if same else [None] * len(body)), *prov[hi:]]
+            return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
+        # Counted apart, the parts came out larger together: the largest cut text gives way.
+        cut_now = [n for n in range(len(flat)) if shares[n] < sizes[n]]
+        if not cut_now:
+            return None
+        largest = max(cut_now, key=lambda n: shares[n])
+        if shares[largest] - excess < 1:
+            return None
+        shares[largest] -= excess
+    return None
