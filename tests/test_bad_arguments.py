@@ -206,6 +206,7 @@ CASES: dict[str, tuple[str, Call]] = {
         if f.type == "int"
     },
     "CompactionPolicy:result_budget_chars": ("optional", policy_field("result_budget_chars")),
+    "CompactionPolicy:result_budget_tokens": ("optional_positive", policy_field("result_budget_tokens")),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy.for_budget:budget": ("positive", lambda v, _: CompactionPolicy().for_budget(v)),
