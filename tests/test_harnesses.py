@@ -285,8 +285,9 @@ def test_pi_split_turn_at_the_start_gets_the_whole_cap() -> None:
 
     notes: dict[str, Any] = {}
     text = pi.summarize_split_turn(write, request, notes)
-    assert text == f"{pi.TURN_CONTEXT_HEADING}\n\nthe prefix"
+    assert text == "the prefix"  # nothing before the turn: one summary, no heading
     assert len(seen) == 1 and seen[0].max_tokens == 900 and notes["split_turn"]["turn_start"] == 0
+    assert seen[0].context["split_turn"] == "prefix" and (seen[0].start, seen[0].stop) == (0, 21)
 
 
 # -- Pi: /compact with focus instructions -------------------------------------------------------------
@@ -533,7 +534,8 @@ def test_the_presets_on_the_shared_corpus(name: str, transcripts: Path) -> None:
             rebuilt += 1
             roles = {m["role"] for m in result.conversation.to_jsonl()[conv.preamble :]}
             assert roles <= {"user"}, path
-        if name == "pi" and summarize and "split_turn" in summarize[-1].detail:
+        split = summarize[-1].detail.get("split_turn") if summarize else None
+        if name == "pi" and split and split["turn_start"] > conv.preamble:
             splits += 1
             assert result.summary and pi.TURN_CONTEXT_HEADING in result.summary, path
         if name == "alyx":

@@ -40,27 +40,28 @@ def summarize_split_turn(write: Callable[[SummaryRequest], str], request: Summar
     """The summary of ``request`` written by ``write``: when its end splits a turn, the history
     before the turn and the turn's prefix are summarized apart (the prefix within its
     share of the cap by tokens, at least :data:`TURN_SHARE`) and joined under :data:`TURN_CONTEXT_HEADING`; ``notes``
-    receives ``split_turn`` (where the turn starts and where the raw part resumes). A turn that
-    opens the older history gets the whole cap."""
+    receives ``split_turn`` (where the turn starts and where the raw part resumes). When the turn
+    opens the older history, its prefix is all there is to summarize: one summary, the whole cap,
+    no heading."""
     at = split_turn_start(request)
     if at is None:
         return write(request)
-    # The turn alone: all of the cap; beside older history: a share by size, at least TURN_SHARE.
+    notes["split_turn"] = {"turn_start": at, "kept_from": request.stop, "turn_prefix_messages": request.stop - at}
+    if at == request.start:
+        # Nothing before the turn: the turn's prefix is all there is to summarize, with the whole cap.
+        return write(replace(request, context={**request.context, "split_turn": "prefix"}))
+    # Beside older history, the prefix gets a share of the cap by size, at least TURN_SHARE.
     totals = request.source.message_tokens()
     share = sum(totals[at : request.stop]) / max(1, sum(totals[request.start : request.stop]))
-    turn_cap = request.max_tokens if at == request.start else max(32, int(request.max_tokens * max(TURN_SHARE, share)))
-    turn_cap = min(turn_cap, request.max_tokens if at == request.start else request.max_tokens - 32)
+    turn_cap = min(max(32, int(request.max_tokens * max(TURN_SHARE, share))), request.max_tokens - 32)
     prefix = replace(
         request,
         start=at,
         max_tokens=turn_cap,
-        previous_summary=None if at > request.start else request.previous_summary,
+        previous_summary=None,
         context={**request.context, "split_turn": "prefix"},
     )
     turn = strip_scratchpad(write(prefix))
-    notes["split_turn"] = {"turn_start": at, "kept_from": request.stop, "turn_prefix_messages": request.stop - at}
-    if at == request.start:
-        return f"{TURN_CONTEXT_HEADING}\n\n{turn}"
     history = replace(
         request,
         stop=at,
