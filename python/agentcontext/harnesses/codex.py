@@ -9,6 +9,7 @@ assistant text leave the working set (the originals stay in the session log).
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens, truncate
@@ -78,13 +79,16 @@ def rebuild(run: _Run) -> CompactionResult | None:
         if shrunk is None:
             return run.oversized(summary)
         summary = shrunk
-    recall_id = run.compactor._keep_span(o, run.pre, stop)
-    tail = _summary_conv(run, summary.text, set(), recall_id)
+    # Sized with a recall id of the store's shape; the originals are stored once the kept set is known.
+    sizing = None if run.compactor.store is None else "r-" + "0" * 20
+    tail = _summary_conv(run, summary.text, set(), sizing)
     room = min(p.keep_user_tokens, run.limit - run.pre_tokens - tail.tokens)
     picked = _pick(run, room)
     while True:
-        # The header names only what the summary replaces: the messages not kept (whole or cut).
-        tail = _summary_conv(run, summary.text, {i for i, _ in picked}, recall_id)
+        # The header names only what the summary replaces — the messages not kept (whole or cut)
+        # — and its recall id gives exactly those.
+        kept = {i for i, _ in picked}
+        tail = _summary_conv(run, summary.text, kept, _keep(run, kept))
         parts = [o.slice(0, run.pre), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
         conv = Conversation.concat(parts)
         if conv.tokens <= run.limit or not picked:
@@ -97,6 +101,20 @@ def rebuild(run: _Run) -> CompactionResult | None:
     run.event("summarize", run.work.tokens, conv.tokens, **detail)
     summary.recorded = True
     return run.finish(conv, prov, summary=summary, origins=origins)
+
+
+def _keep(run: _Run, kept: set[int]) -> str | None:
+    """Store the messages after the system messages that are not in ``kept`` (JSON Lines in the
+    conversation's format, one message a line) and return their recall id; None without a store."""
+    store = run.compactor.store
+    if store is None:
+        return None
+    o = run.original
+    each = o.slice(run.pre)._export_each()
+    lines = [
+        json.dumps(m, ensure_ascii=False) for k, items in enumerate(each) if run.pre + k not in kept for m in items
+    ]
+    return store.put("\n".join(lines) + "\n")
 
 
 def _summary_conv(run: _Run, text: str, kept: set[int], recall_id: str | None) -> Conversation:
