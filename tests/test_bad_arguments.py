@@ -219,6 +219,7 @@ CASES: dict[str, tuple[str, Call]] = {
         "seconds",
         lambda v, _: Compactor("openclaw").maybe_compact(conv(), idle_seconds=v),
     ),
+    "CompactionPolicy:result_budget_tokens": ("optional_positive", policy_field("result_budget_tokens")),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy:remaining_turns": ("number", policy_field("remaining_turns")),

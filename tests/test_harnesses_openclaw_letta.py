@@ -226,11 +226,11 @@ def test_the_ttl_and_history_share_options_are_checked() -> None:
 
 def test_other_presets_have_none_of_these_behaviours() -> None:
     defaults = CompactionPolicy()
-    names = ("max_history_share", "soft_trim_chars", "cache_ttl_seconds", "sliding_window", "memory_warning",
-             "summarizer_overflow")  # fmt: skip
+    names = ("max_history_share", "soft_trim_chars", "cache_ttl_seconds", "sliding_window", "memory_warning")
     for name, policy in PRESETS.items():
         if name not in ("openclaw", "letta"):
             assert all(getattr(policy, n) == getattr(defaults, n) for n in names), name
+            assert policy.summarizer_overflow != "truncate", name  # claude-code drops rounds instead
 
 
 # -- Letta -------------------------------------------------------------------------------------

@@ -320,7 +320,8 @@ def test_a_recent_part_larger_than_the_budget_is_not_summarized_twice() -> None:
         assert result.fits and result.conversation.validate() == []
         summaries = [s for s in result.stages if s.stage == "summarize"]
         assert len(summaries) == 1 and "failed" not in summaries[0].detail, preset
-        assert (result.fill or 0) >= 0.8
+        # codex keeps the user messages and the summary only (issue #20), no raw tail to fill with.
+        assert preset == "codex" or (result.fill or 0) >= 0.8
 
 
 def _uncuttable(conv: ac.Conversation, lo: int, hi: int) -> int:
@@ -343,7 +344,9 @@ def _uncuttable(conv: ac.Conversation, lo: int, hi: int) -> int:
 @pytest.mark.parametrize("path", support.normalized_files(), ids=lambda p: f"{p.parent.name}/{p.stem[:40]}")
 def test_every_preset_fills_the_budget_at_10_25_50(path: Path) -> None:
     conv = ac.Conversation.from_file(path)
-    for preset in PRESETS:
+    # codex rebuilds history as the user messages (up to 20,000 tokens) plus the summary, as Codex
+    # does (issue #20): by design it leaves room a raw tail would fill.
+    for preset in [p for p in PRESETS if p != "codex"]:
         for share in SHARES:
             budget = max(1, conv.tokens * share // 100)
             result = Compactor(preset).compact(conv, budget=budget)

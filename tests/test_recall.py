@@ -101,6 +101,11 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
                     pre = result.original.preamble
                     count = int(re.search(r": ([\d,]+) earlier messages", header).group(1).replace(",", ""))  # type: ignore[union-attr]
                     each = result.original.slice(pre, pre + count)._export_each()
+                    if preset == "codex":
+                        # Codex keeps the user messages beside the summary: it replaces the others.
+                        fates = result.fates()
+                        each = [e for k, e in enumerate(result.original._export_each()) if fates[k] == "summarized"]
+                        assert len(each) == count
                     assert lines == [m for items in each for m in items], "the summary's originals, exactly"
                 else:
                     # A dropped span: original messages, or messages an earlier stage wrote (a

@@ -118,6 +118,12 @@ def _build_parser() -> argparse.ArgumentParser:
     compact.add_argument(
         "--strategy", choices=sorted(PRESETS), default="openharness", help="preset (default: openharness)"
     )
+    compact.add_argument(
+        "--instructions",
+        metavar="TEXT",
+        help="extra focus for the summary (as /compact TEXT in Pi or Claude Code), passed to the summarizer; the "
+        "offline summarizer extracts the same facts whatever it says",
+    )
     compact.add_argument("-o", "--output", help="write the compacted conversation here (JSON Lines)")
     compact.add_argument("--to", choices=FORMATS[1:], help="format of --output (default: the input's format)")
     compact.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -303,7 +309,7 @@ def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.budgets import ResultStore
 
     store = ResultStore(args.store) if args.store else None
-    result = Compactor(args.strategy, store=store).compact(conv, budget=budget)
+    result = Compactor(args.strategy, store=store).compact(conv, budget=budget, instructions=args.instructions)
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     report["repaired"] = repaired
     if args.output:

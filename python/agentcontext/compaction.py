@@ -198,9 +198,30 @@ class CompactionPolicy:
     #: Letta: the share of the window at which a memory-pressure reminder fires
     #: (:func:`agentcontext.harnesses.letta.memory_warning`).
     memory_warning: float | None = None
-    #: A summarizer request over the summarizer's window: ``stage`` (parts, then a merge) or
-    #: ``truncate`` (Letta: tool results cut to 5,000 chars, then 30% head + 30% tail).
-    summarizer_overflow: Literal["stage", "truncate"] = "stage"
+    # -- harness behaviours (agentcontext.harnesses), off by default ---------------------------
+    #: Compact at ``available - trigger_margin`` at the latest (Claude Code: 13,000 tokens under
+    #: the window less its output reservation).
+    trigger_margin: int = 0
+    #: When the summary request does not fit the summarizer's window, or its provider rejects it
+    #: as too long: ``"stage"`` (parts of equal token share, then a merge), ``"drop_rounds"``
+    #: (Claude Code: drop the oldest API-round groups, 20% or enough to close the gap, and retry)
+    #: or ``"truncate"`` (Letta: tool results cut to 5,000 chars, then 30% head + 30% tail).
+    summarizer_overflow: Literal["stage", "drop_rounds", "truncate"] = "stage"
+    #: Pi: when the raw recent part starts inside a turn, the turn's prefix is summarized apart
+    #: (the turn context) and joined to the summary of the history before it.
+    split_turns: bool = False
+    #: Codex: a summary rebuilds history as the user messages (newest first, up to this many
+    #: tokens) followed by the summary of everything (0: off, the raw recent part is kept instead).
+    keep_user_tokens: int = 0
+    #: Alyx: stage (a) cuts each tool result over this many tokens to the largest head that fits
+    #: (None: the char budgets apply).
+    result_budget_tokens: int | None = None
+    #: Alyx: over this many tokens, the memory flush turn runs as a forced checkpoint (the agent
+    #: writes its state before history is trimmed), even when the compactor's flush is off (0: never).
+    checkpoint_tokens: int = 0
+    #: Alyx: results of these tools called again with the same input become stubs pointing to the
+    #: latest call, which keeps the only preview.
+    dedup_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -211,10 +232,15 @@ class CompactionPolicy:
                 if value is not None:
                     _checks.number(f.name, value, high=1.0, low_open=True)
             elif f.name == "summarizer_overflow":
-                if value not in ("stage", "truncate"):
-                    raise OptionError(f'summarizer_overflow must be "stage" or "truncate", got {value!r}')
-            elif f.name in ("result_budget_chars", "soft_trim_chars"):
-                _checks.optional_count(f.name, value)
+                if value not in ("stage", "drop_rounds", "truncate"):
+                    raise OptionError(
+                        f"summarizer_overflow must be 'stage', 'drop_rounds' or 'truncate', got {value!r}"
+                    )
+            elif f.name == "dedup_tools":
+                if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
+                    raise ArgumentTypeError(f"dedup_tools must be a tuple of tool names, got {value!r}")
+            elif f.name in ("result_budget_chars", "soft_trim_chars", "result_budget_tokens"):
+                _checks.optional_count(f.name, value, minimum=int(f.name == "result_budget_tokens"))
             elif f.name == "per_tool_budget_chars":
                 object.__setattr__(self, f.name, _checks.count_map(f.name, value))
             elif f.name == "prices":
@@ -234,7 +260,7 @@ class CompactionPolicy:
 
     @property
     def trigger_tokens(self) -> int:
-        return min(self._tokens(self.trigger), self.available)
+        return min(self._tokens(self.trigger), max(0, self.available - self.trigger_margin))
 
     @property
     def target_tokens(self) -> int:
@@ -250,7 +276,7 @@ class CompactionPolicy:
         """This policy with a hard token budget: the conversation must end up within ``budget``."""
         _checks.count("budget", budget, minimum=1)
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
-                       result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
+                       trigger_margin=0, result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
     def with_overhead(self, tokens: int) -> CompactionPolicy:
         """This policy for the conversation alone when ``tokens`` more travel with every request
@@ -293,6 +319,10 @@ class CompactionPolicy:
             target=self.target if self.target <= 1 else self.target / factor,
             keep_recent_tokens=s(self.keep_recent_tokens),
             clear_at_least=s(self.clear_at_least),
+            trigger_margin=s(self.trigger_margin),
+            keep_user_tokens=s(self.keep_user_tokens),
+            checkpoint_tokens=s(self.checkpoint_tokens),
+            result_budget_tokens=None if self.result_budget_tokens is None else max(1, s(self.result_budget_tokens)),
         )
 
     def from_env(self, environ: Mapping[str, str] | None = None) -> CompactionPolicy:
@@ -317,7 +347,7 @@ class CompactionPolicy:
                     changes[f.name] = float(raw)
                 elif f.name == "prices":
                     changes[f.name] = None if raw.lower() in ("", "none") else resolve_prices(raw)
-                elif f.name in ("result_budget_chars", "soft_trim_chars"):
+                elif f.name in ("result_budget_chars", "soft_trim_chars", "result_budget_tokens"):
                     changes[f.name] = None if raw.lower() in ("", "none") else int(raw)
                 elif isinstance(current, str):
                     changes[f.name] = raw
@@ -336,6 +366,14 @@ class CompactionPolicy:
         return replace(self, **changes) if changes else self
 
 
+#: Read-only tools whose repeated calls with the same input return the same preview (Alyx's
+#: idempotent calls; the names the shared transcripts use for reads, searches and listings).
+IDEMPOTENT_TOOLS: tuple[str, ...] = (
+    "Read", "read", "read_file", "view", "cat", "Grep", "grep", "Glob", "glob", "find", "LS", "ls", "list_dir",
+    "list_files", "search", "search_files", "search_dir", "search_file", "find_file", "open", "WebFetch", "fetch",
+)  # fmt: skip
+
+
 PRESETS: dict[str, CompactionPolicy] = {
     p.name: p
     for p in [
@@ -347,8 +385,9 @@ PRESETS: dict[str, CompactionPolicy] = {
         CompactionPolicy(
             "pi",
             reserved_output=16_384, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
-            keep_recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False,
-            note="trigger at window - 16,384; keep the last ~20,000 tokens raw; summary as a user message",
+            keep_recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False, split_turns=True,
+            note="trigger at window - 16,384; keep the last ~20,000 tokens raw, splitting a turn larger than that "
+            "(its prefix summarized as the turn context); summary as a user message",
         ),
         CompactionPolicy(
             "openclaw",
@@ -359,15 +398,17 @@ PRESETS: dict[str, CompactionPolicy] = {
         ),
         CompactionPolicy(
             "claude-code",
-            reserved_output=13_000, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
-            preserve_recent_tools=0, clear_tool_results=False, reattach_files=5, reattach_tokens=50_000,
-            note="trigger at window - 13,000; summary of all but the last round; re-attach up to 5 read files",
+            reserved_output=20_000, safety_margin=0, trigger=1.0, target=1.0, trigger_margin=13_000,
+            preserve_recent_messages=0, preserve_recent_tools=0, clear_tool_results=False, reattach_files=5,
+            reattach_tokens=50_000, summarizer_overflow="drop_rounds",
+            note="trigger at window - 20,000 output - 13,000 (167,000 on 200K); summary of all but the last round; "
+            "re-attach up to 5 read files; a summary request too long drops the oldest API rounds and retries",
         ),
         CompactionPolicy(
             "codex",
-            trigger=0.9, target=0.9, preserve_recent_messages=0, keep_recent_tokens=20_000,
+            trigger=0.9, target=0.9, preserve_recent_messages=0, keep_user_tokens=20_000,
             clear_tool_results=False, result_budget_chars=40_000,
-            note="auto-compact near 90%; summary replaces history, the last ~20,000 tokens stay",
+            note="auto-compact near 90%; history rebuilt as the user messages (newest ~20,000 tokens) + the summary",
         ),
         CompactionPolicy(
             "letta",
@@ -381,6 +422,13 @@ PRESETS: dict[str, CompactionPolicy] = {
             "goose",
             trigger=0.8, target=0.5, preserve_recent_messages=2, clear_tool_results=False,
             note="auto-compact at 80%; keep the latest exchange raw",
+        ),
+        CompactionPolicy(
+            "alyx",
+            trigger=50_000, target=30_000, preserve_recent_messages=12, preserve_recent_tools=3, clear_tool_results=False,
+            result_budget_tokens=10_000, checkpoint_tokens=50_000, dedup_tools=IDEMPOTENT_TOOLS,
+            note="tool results cut to the largest head within 10,000 tokens (binary search); repeated idempotent "
+            "calls keep only the latest preview; a forced checkpoint turn at 50,000 tokens before history is trimmed",
         ),
     ]
 }  # fmt: skip
@@ -590,6 +638,7 @@ class Compactor:
         scale: float = 1.0,
         overhead: int = 0,
         idle_seconds: float | None = None,
+        instructions: str | None = None,
     ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
@@ -613,16 +662,22 @@ class Compactor:
         meaning: the ladder stops under the target, keeps the policy's recent messages, and
         never cuts the last round (the caller refuses to send a request that cannot fit; the
         result says why). ``idle_seconds``: seconds since the previous model call, for the
-        policy's ``cache_ttl_seconds`` (None: unknown, no TTL applies)."""
+        policy's ``cache_ttl_seconds`` (None: unknown, no TTL applies).
+
+        ``instructions``: extra focus for the summary (Pi's and Claude Code's ``/compact focus on
+        ...``), passed to the summarizer as :attr:`SummaryRequest.instructions`."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
         if idle_seconds is not None:
             _checks.number("idle_seconds", idle_seconds)
+        if instructions is not None and not isinstance(instructions, str):
+            raise ArgumentTypeError(f"instructions must be a string or None, got {type(instructions).__name__}")
         if budget is not None:
             budget = parse_budget(budget, conv.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
         run = _Run(self, conv, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
+        run.instructions = instructions.strip() or None if instructions else None
         return (
             run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
         )
@@ -669,39 +724,37 @@ class Compactor:
         return self.store.put("\n".join(lines) + "\n")
 
     def _run_summarizer(
-        self, summarizer: Summarizer, request: SummaryRequest, p: CompactionPolicy
+        self, summarizer: Summarizer, request: SummaryRequest, p: CompactionPolicy, notes: dict[str, Any] | None = None
     ) -> tuple[str | None, str | None]:
         """The accepted summary, or None and why not. Staged (parts of equal token share, then a
-        merge) when the older history does not fit a window-bound summarizer's window; accepted
-        only if non-empty and smaller than what it replaces, and cut to the size cap."""
+        merge) when the older history does not fit a window-bound summarizer's window (or, under
+        ``summarizer_overflow="drop_rounds"``, its oldest API rounds dropped); accepted only if
+        non-empty and smaller than what it replaces, and cut to the size cap. ``notes`` receives
+        what the harness behaviours did (rounds dropped, a split turn)."""
         # A summarizer that knows its own model's window (an LLM summarizer) plans with it.
         window = getattr(summarizer, "context_window", None) or p.summarizer_window
         room = window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
         window_bound = getattr(summarizer, "window_bound", True)
+        notes = {} if notes is None else notes
+
+        def write(r: SummaryRequest) -> str:
+            if p.summarizer_overflow == "truncate" and window_bound and r.tokens > room:
+                return letta.summarize_overflowing(summarizer, r, room)
+            if p.summarizer_overflow == "drop_rounds":
+                from agentcontext.harnesses import claude_code
+
+                return claude_code.summarize_dropping_rounds(
+                    summarizer.summarize, r, room if window_bound else None, notes
+                )
+            return self._write(summarizer, r, p, room if window_bound else None)
+
         try:
-            if not window_bound or request.tokens <= room:
-                raw = summarizer.summarize(request)
-            elif p.summarizer_overflow == "truncate":
-                raw = letta.summarize_overflowing(summarizer, request, room)
+            if p.split_turns:
+                from agentcontext.harnesses import pi
+
+                raw = pi.summarize_split_turn(write, request, notes)
             else:
-                older = request.older
-                parts = older.split(max(2, math.ceil(request.tokens / max(room, 1))))
-                partial = [
-                    summarizer.summarize(
-                        SummaryRequest(
-                            older, lo, hi, request.previous_summary if k == 0 else None, request.max_tokens,
-                            encoding=p.encoding, context={"part": k + 1, "parts": len(parts)},
-                        )
-                    )
-                    for k, (lo, hi) in enumerate(parts)
-                ]  # fmt: skip
-                merged = Conversation(
-                    [{"role": "user", "content": join_summaries([strip_scratchpad(x) for x in partial])}],
-                    encoding=p.encoding,
-                )
-                raw = summarizer.summarize(
-                    SummaryRequest(merged, 0, 1, None, request.max_tokens, encoding=p.encoding, context={"merge": True})
-                )
+                raw = write(request)
         except Exception as exc:  # noqa: BLE001 - any summarizer failure is a reported fallback, not a crash
             return None, f"{type(exc).__name__}: {exc}"
         summary = strip_scratchpad(raw or "")
@@ -721,6 +774,34 @@ class Compactor:
         if tokens > request.max_tokens:
             summary = shrink_summary(summary, request.max_tokens, encoding=p.encoding)
         return summary, None
+
+    def _write(self, summarizer: Summarizer, request: SummaryRequest, p: CompactionPolicy, room: int | None) -> str:
+        """The summarizer's raw text for ``request``: one call when it fits ``room`` (None: no
+        window to respect), else staged — parts of equal token share, then a merge."""
+        if room is None or request.tokens <= room:
+            return summarizer.summarize(request)
+        older = request.older
+        parts = older.split(max(2, math.ceil(request.tokens / max(room, 1))))
+        partial = [
+            summarizer.summarize(
+                SummaryRequest(
+                    older, lo, hi, request.previous_summary if k == 0 else None, request.max_tokens,
+                    encoding=p.encoding, context={"part": k + 1, "parts": len(parts)},
+                    instructions=request.instructions,
+                )
+            )
+            for k, (lo, hi) in enumerate(parts)
+        ]  # fmt: skip
+        merged = Conversation(
+            [{"role": "user", "content": join_summaries([strip_scratchpad(x) for x in partial])}],
+            encoding=p.encoding,
+        )
+        return summarizer.summarize(
+            SummaryRequest(
+                merged, 0, 1, None, request.max_tokens, encoding=p.encoding, context={"merge": True},
+                instructions=request.instructions,
+            )
+        )  # fmt: skip
 
     def _reattach(self, original: Conversation, start: int, stop: int, p: CompactionPolicy) -> list[dict[str, str]]:
         """Up to ``reattach_files`` files read in the older history, re-read now, within
@@ -830,6 +911,8 @@ class _Run:
         self._stale: set[int] | None = None
         #: The working set whose raw part ends in a cut round (see :mod:`agentcontext._fill`), and its origins.
         self._filled: tuple[Conversation, list[int | None]] | None = None
+        #: The user's extra focus for the summary (``compact(instructions=...)``).
+        self.instructions: str | None = None
 
     # -- results ---------------------------------------------------------------------------
 
@@ -867,7 +950,19 @@ class _Run:
 
     def budgets(self) -> CompactionResult | None:
         """(a) Cut every tool result over its budget."""
-        p, work = self.p, self.work
+        p = self.p
+        if p.dedup_tools or p.result_budget_tokens is not None:
+            from agentcontext.harnesses import alyx
+
+            if p.dedup_tools:
+                alyx.dedup_idempotent(self)
+            if p.result_budget_tokens is not None and p.tool_result_budgets:
+                alyx.budget_results(self, p.result_budget_tokens)
+            if self.stages and not self.manual and self.work.tokens <= self.target:
+                return self.finish(self.work, self.provenance)
+            if p.result_budget_tokens is not None:
+                return None
+        work = self.work
         per_tool = dict(p.per_tool_budget_chars)
         if not p.tool_result_budgets or not work.tool_results_over(p.result_budget, per_tool=per_tool):
             return None
@@ -989,6 +1084,10 @@ class _Run:
         p = self.p
         if not (p.summarize or self.manual):
             return None
+        if p.keep_user_tokens:
+            from agentcontext.harnesses import codex
+
+            return codex.rebuild(self)
         keep = p.manual_keep_messages if self.manual else p.preserve_recent_messages
         start = self.work._recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.keep_recent_tokens)
         if p.sliding_window is not None and not self.manual:
@@ -1037,13 +1136,16 @@ class _Run:
         previous = next(reversed(work._summaries(self.pre, stop)), None)
         max_tokens = max(64, min(cap, older_tokens - 1))
         request = SummaryRequest(
-            work, self.pre, stop, previous, max_tokens, encoding=p.encoding, original=self.original
-        )
+            work, self.pre, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
+            instructions=self.instructions,
+        )  # fmt: skip
+        notes: dict[str, Any] = {}
         chunks = openclaw.chunks_first(self, request)
-        text, failure = c._run_summarizer(chunks or c.summarizer, request, p)
+        text, failure = c._run_summarizer(chunks or c.summarizer, request, p, notes)
         used = type(c.summarizer).__name__
         if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
-            text, fallback_failure = c._run_summarizer(c.fallback, request, p)
+            notes.clear()
+            text, fallback_failure = c._run_summarizer(c.fallback, request, p, notes)
             used = type(c.fallback).__name__
             failure = (
                 f"{failure}; used the fallback" if text is not None else f"{failure}; fallback: {fallback_failure}"
@@ -1060,6 +1162,7 @@ class _Run:
             "summary_tokens": count_tokens(text, encoding=p.encoding),
             "summary_cap": max_tokens,
             "summarizer": used,
+            **notes,
         }
         if failure:
             detail["note"] = failure
@@ -1080,19 +1183,24 @@ class _Run:
         part is summarized, in auto mode with a provider, once per run."""
         c = self.compactor
         provider = getattr(c.summarizer, "provider", None)
-        if self.flushed or self.manual or not c.flush or c.memory is None or provider is None:
-            return
-        from agentcontext.memory.flush import flush_memory
+        from agentcontext.harnesses.alyx import CHECKPOINT_INSTRUCTION, checkpoint_due
+        from agentcontext.memory.flush import FLUSH_INSTRUCTION, flush_memory
 
+        checkpoint = checkpoint_due(self)
+        if self.flushed or self.manual or not (c.flush or checkpoint) or c.memory is None or provider is None:
+            return
         self.flushed = True
         tokens = self.work.tokens
+        instruction = CHECKPOINT_INSTRUCTION if checkpoint else FLUSH_INSTRUCTION
         try:
-            report = flush_memory(provider, self.work, c.memory, max_tokens=c.flush_max_tokens)
+            report = flush_memory(provider, self.work, c.memory, max_tokens=c.flush_max_tokens, instruction=instruction)
         except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
             self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", before_message=stop)
             return
         detail = report.to_dict()
         detail.pop("stage")
+        if checkpoint:
+            detail["checkpoint"] = True
         self.event("flush", tokens, tokens, **detail)
 
     def _anchors(self) -> list[dict[str, Any]]:

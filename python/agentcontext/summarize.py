@@ -78,6 +78,9 @@ class SummaryRequest:
     #: (for summarizers with no window to respect, like the offline one, which extracts evidence
     #: from it).
     original: Conversation | None = None
+    #: Extra focus given by the user for this summary (``/compact focus on ...``); a model is told
+    #: to follow it, the offline summarizer extracts the same facts whatever it says.
+    instructions: str | None = None
 
     @cached_property
     def older(self) -> Conversation:
@@ -520,7 +523,7 @@ class LLMSummarizer:
         return int(self.provider.context_window)
 
     def summarize(self, request: SummaryRequest) -> str:
-        from agentcontext.errors import SummaryError
+        from agentcontext.errors import ContextOverflowError, SummaryError
 
         event: dict[str, Any] = {"attempts": 0, "missing": [], "outcome": None, "usage": []}
         self.events.append(event)
@@ -543,7 +546,12 @@ class LLMSummarizer:
             else:
                 event["outcome"] = "llm"
                 return text
-        except Exception as exc:  # noqa: BLE001 - a failed call is reported and falls back
+        except Exception as exc:  # a failed call is reported and falls back
+            if request.context.get("overflow") == "raise" and isinstance(exc, ContextOverflowError):
+                # The compactor retries a too-long request itself (Claude Code's round dropping).
+                event["failure"] = f"{type(exc).__name__}: {exc}"
+                event["outcome"] = "overflow"
+                raise
             reason = f"{type(exc).__name__}: {exc}"
         event["failure"] = reason
         if self.fallback is None:
@@ -568,6 +576,13 @@ class LLMSummarizer:
                 "Merge these partial handoff summaries of consecutive parts of one conversation into one "
                 "handoff summary with the same sections, in <summary> tags. Later parts override earlier ones."
             )
+        if request.context.get("split_turn") == "prefix":
+            prompt += (
+                "\n\nThis is the start of the current turn; its end is kept verbatim after your summary. Summarize "
+                "the user's request and what was done so far in this turn: the context the kept part needs."
+            )
+        if request.instructions:
+            prompt += f"\n\nAdditional instructions from the user for this summary:\n{request.instructions}"
         prompt += f"\n\nKeep the summary under {request.max_tokens:,} tokens."
         extra: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
         if feedback is not None:

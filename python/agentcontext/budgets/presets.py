@@ -184,5 +184,24 @@ PRESETS: dict[str, BudgetPreset] = {
             project_total_chars=None,
             note="tool returns cut to 5,000 chars; open files scale with the window",
         ),
+        BudgetPreset(
+            name="alyx",
+            result_chars=40_000,
+            strategy="head",
+            head_share=1.0,
+            persist_over_chars=None,
+            preview_chars=2_000,
+            message_limit_chars=None,
+            read_max_lines=2_000,
+            read_max_bytes=51_200,
+            read_line_max_chars=None,
+            read_byte_gate=None,
+            read_token_gate=10_000,
+            read_dedup=True,
+            project_file_chars=None,
+            project_total_chars=None,
+            note="tool results within 10,000 tokens (~40,000 chars; the compaction ladder fits the largest head by "
+            "binary search over tokens); a repeated read keeps the latest",
+        ),
     ]
 }

@@ -151,14 +151,14 @@ class ChunksFirst:
         c, p, lo = self.run.compactor, self.run.p, self.lo
         oldest = SummaryRequest(
             request.source, request.start, lo, request.previous_summary, request.max_tokens,
-            encoding=request.encoding, original=request.original,
+            encoding=request.encoding, original=request.original, instructions=request.instructions,
         )  # fmt: skip
         first, why = c._run_summarizer(c.summarizer, oldest, p)
         if first is None:
             raise SummaryError(f"the summary of the oldest chunks failed: {why}")
         rest = SummaryRequest(
             request.source, lo, request.stop, first, request.max_tokens,
-            encoding=request.encoding, original=request.original,
+            encoding=request.encoding, original=request.original, instructions=request.instructions,
         )  # fmt: skip
         text, why = c._run_summarizer(c.summarizer, rest, p)
         if text is None:

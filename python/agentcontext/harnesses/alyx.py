@@ -1,0 +1,135 @@
+"""Alyx's tool-result budgets and checkpoint (Arize's data-exploration assistant).
+
+- Repeated idempotent calls (the same read-only tool with the same input) keep only the latest
+  preview: earlier results become stubs pointing to the latest call.
+- Every tool result is budgeted at 10,000 tokens: over it, the result is cut to the largest head
+  that fits, found by binary search over the cut point (counting only the candidate slice; see
+  :func:`agentcontext.truncate` with ``unit="tokens"``), with a marker saying what was left out
+  and how to recall it.
+- A forced checkpoint at 50,000 tokens: before history is trimmed, the agent writes its state
+  (the memory flush turn of the ladder with :data:`CHECKPOINT_INSTRUCTION`, run even when the
+  compactor's flush is off; it needs the compactor's memory tools and an LLM summarizer).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.errors import BudgetError
+from agentcontext.types import Encoding
+
+if TYPE_CHECKING:
+    from agentcontext.compaction import _Run
+
+__all__ = ["CHECKPOINT_INSTRUCTION", "budget_results", "checkpoint_due", "dedup_idempotent", "largest_head"]
+
+#: What the model is told in the forced checkpoint turn.
+CHECKPOINT_INSTRUCTION = (
+    "[Checkpoint] This conversation has passed its checkpoint size and older history is about to be trimmed. "
+    "Before that happens, write your current state with memory_write: the user's goal, what you found so far "
+    "(with the exact queries, ids and values), what is done, and the next step. Update your earlier checkpoint "
+    "record rather than adding another. Your reply is not shown to the user."
+)
+
+
+def checkpoint_due(run: _Run) -> bool:
+    """Whether the working conversation is at or over the policy's checkpoint size."""
+    return run.p.checkpoint_tokens > 0 and run.work.tokens >= run.p.checkpoint_tokens
+
+
+def dedup_idempotent(run: _Run) -> None:
+    """Stub earlier results of repeated calls of the policy's idempotent tools (however recent:
+    only the latest preview stays), the originals kept in the compactor's store."""
+    work = run.work
+    deduped, stubbed = work.dedup_reads(list(run.p.dedup_tools), recent_messages=0)
+    if not stubbed:
+        return
+    run.compactor._keep_results(run.original, stubbed)
+    gone = {s["index"] for s in stubbed}
+    run.provenance = [None if i in gone else q for i, q in enumerate(run.provenance)]
+    run.event("budgets", work.tokens, deduped.tokens, repeated_calls_stubbed=len(stubbed))
+    run.work = deduped
+
+
+def budget_results(run: _Run, budget: int) -> None:
+    """Cut every text tool result over ``budget`` tokens to the largest head that fits (binary
+    search), marker included; the originals go to the compactor's store (their call ids resolve
+    to them as aliases) and the marker names their recall id."""
+    work, enc = run.work, run.p.encoding
+    store = run.compactor.store
+    totals = work.message_tokens()
+    parts: list[Conversation] = []
+    cut: list[dict[str, Any]] = []
+    at = 0
+    for i, total in enumerate(totals):
+        if total <= budget or i < run.pre:
+            continue
+        items = work.slice(i, i + 1).to_jsonl()
+        changed = False
+        for m in items:
+            content = m.get("content")
+            if m.get("role") != "tool" or not isinstance(content, str):
+                continue
+            if count_tokens(content, encoding=enc) <= budget:
+                continue
+            call_id = m.get("tool_call_id")
+            # The original under a recall id (its call id an alias of it), which the marker names.
+            recall = store.put(content, alias=call_id if isinstance(call_id, str) else None) if store else None
+            text = largest_head(content, budget, encoding=enc, recall_id=recall)
+            if text is None:
+                continue
+            m["content"] = text
+            changed = True
+            cut.append({"index": i, "tool_use_id": call_id})
+        message = _rebuilt(items, work) if changed else None
+        if message is None or len(message) != 1:
+            del cut[len(cut) - sum(1 for c in cut if c["index"] == i) :]
+            continue
+        parts += [work.slice(at, i), message]
+        at = i + 1
+    if not cut:
+        return
+    parts.append(work.slice(at))
+    budgeted = Conversation.concat(parts)
+    gone = {c["index"] for c in cut}
+    run.provenance = [None if i in gone else q for i, q in enumerate(run.provenance)]
+    run.event("budgets", work.tokens, budgeted.tokens, results_cut=len(cut), result_budget_tokens=budget)
+    run.work = budgeted
+
+
+def largest_head(
+    text: str, budget: int, *, encoding: Encoding = "o200k_base", recall_id: str | None = None
+) -> str | None:
+    """``text`` cut to the largest head that fits ``budget`` tokens with its marker, counted
+    exactly: a binary search over the room given to :func:`agentcontext.truncate` (whose own
+    count of the kept lines is an upper bound, so the room may exceed ``budget``) for the largest
+    cut whose whole output still fits. None when not even a marker fits."""
+
+    def cut(room: int) -> str | None:
+        try:
+            done = truncate(text, room, unit="tokens", strategy="head", encoding=encoding,
+                            recall_id=recall_id, not_stored=recall_id is None)  # fmt: skip
+        except BudgetError:
+            return None
+        return done.text
+
+    best = cut(budget)
+    if best is None:
+        return None
+    lo, hi = budget, 2 * budget + 64
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        candidate = cut(mid)
+        if candidate is not None and count_tokens(candidate, encoding=encoding) <= budget:
+            lo, best = mid, candidate
+        else:
+            hi = mid - 1
+    return best
+
+
+def _rebuilt(items: list[dict[str, Any]], like: Conversation) -> Conversation:
+    """One message of ``like`` rebuilt from its neutral items (as the ladder's cut rung does)."""
+    return Conversation(
+        Conversation(items, format="jsonl").to_format(like.format), format=like.format, encoding=like.encoding
+    )

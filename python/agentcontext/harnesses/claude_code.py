@@ -1,0 +1,144 @@
+"""Claude Code's retry when the compaction call itself is too long.
+
+When the summary request does not fit the summarizer's window (known before sending, for a
+summarizer with a window), or its provider rejects it as too long
+(:class:`~agentcontext.errors.ContextOverflowError`), Claude Code does not stage the summary: it
+drops the oldest API-round groups of the request — enough to close the gap when the size of the
+gap is known, else 20% of the groups — and sends it again, at most :data:`MAX_RETRIES` times. What
+was dropped is not summarized (the originals stay in the session log). The latest user request is
+kept: when it falls in the dropped part, the request opens with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from agentcontext._core import Conversation
+from agentcontext.errors import ContextOverflowError
+from agentcontext.summarize import SummaryRequest
+
+__all__ = ["DROP_SHARE", "MAX_RETRIES", "api_rounds", "drop_oldest_rounds", "summarize_dropping_rounds"]
+
+#: Share of the API-round groups dropped when the provider does not say by how much the request is over.
+DROP_SHARE = 0.2
+
+#: Retries after the first too-long summary request (Claude Code's MAX_PTL_RETRIES).
+MAX_RETRIES = 3
+
+
+def api_rounds(request: SummaryRequest) -> list[tuple[int, int]]:
+    """The request's older history as API-round groups, ``(start, stop)`` in ``request.source``:
+    the user turn that opens it, then each assistant message with the tool results that follow it
+    (cut only where a call is never separated from its result)."""
+    cuts = [c for c in request.source._cut_points() if request.start < c < request.stop]
+    bounds = [request.start, *cuts, request.stop]
+    return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if lo < hi]
+
+
+def drop_oldest_rounds(request: SummaryRequest, gap: int | None) -> tuple[SummaryRequest, dict[str, Any]] | None:
+    """``request`` without its oldest API-round groups: enough of them to free ``gap`` tokens, or
+    :data:`DROP_SHARE` of them (at least one) when ``gap`` is None. The last group always stays;
+    None when there is only one. The new request's history opens with the latest user request
+    when it was dropped, followed by a note saying what was dropped."""
+    groups = api_rounds(request)
+    if len(groups) < 2:
+        return None
+    totals = request.source.message_tokens()
+    if gap is None:
+        k = max(1, math.ceil(len(groups) * DROP_SHARE))
+    else:
+        k, freed = 0, 0
+        while k < len(groups) and freed < gap:
+            lo, hi = groups[k]
+            freed += sum(totals[lo:hi])
+            k += 1
+    k = min(k, len(groups) - 1)
+    at = groups[k][0]
+    dropped = sum(totals[request.start : at])
+    base = request.original or request.source
+    found = base._latest_request(request.start, request.stop)
+    ask = found[1] if found is not None and found[0] < at else None
+    note = (
+        f"[agentcontext: the {at - request.start:,} oldest messages ({dropped:,} tokens, {k} API rounds) were "
+        "dropped from this summary request because it was too long for the summarizer"
+        + ("; the latest user request among them is quoted above" if ask else "")
+        + ".]"
+    )
+    head = [{"role": "user", "content": f"{ask}\n\n{note}" if ask else note}]
+
+    def rebuilt(conv: Conversation) -> Conversation:
+        marker = Conversation(
+            Conversation(head, format="jsonl").to_format(conv.format), format=conv.format, encoding=conv.encoding
+        )
+        return Conversation.concat([marker, conv.slice(at, request.stop)])
+
+    source = rebuilt(request.source)
+    original = rebuilt(request.original) if request.original is not None else None
+    shorter = replace(request, source=source, start=0, stop=len(source), original=original)
+    return shorter, {"dropped_rounds": k, "dropped_messages": at - request.start, "dropped_tokens": dropped}
+
+
+def _gap(exc: ContextOverflowError) -> int | None:
+    if exc.tokens is not None and exc.limit is not None and exc.tokens > exc.limit:
+        return exc.tokens - exc.limit
+    return None
+
+
+def summarize_dropping_rounds(
+    write: Callable[[SummaryRequest], str], request: SummaryRequest, room: int | None, notes: dict[str, Any]
+) -> str:
+    """The summary of ``request`` written by ``write``, after dropping the oldest API-round groups
+    while the request is over ``room`` tokens (None: no window is known) or the provider rejects
+    it as too long. ``notes`` receives what was dropped (``overflow_retries``, ``dropped_rounds``,
+    ``dropped_messages``, ``dropped_tokens``).
+
+    Raises:
+        ContextOverflowError: still too long after :data:`MAX_RETRIES` retries, or nothing is
+            left to drop.
+    """
+    current = replace(request, context={**request.context, "overflow": "raise"})
+    dropped = {"dropped_rounds": 0, "dropped_messages": 0, "dropped_tokens": 0}
+    retries = 0
+
+    def drop(gap: int | None, exc: ContextOverflowError | None) -> None:
+        nonlocal current
+        shorter = drop_oldest_rounds(current, gap)
+        if shorter is None:
+            if exc is not None:
+                raise exc
+            raise ContextOverflowError(
+                f"the summary request ({current.tokens:,} tokens) is larger than the summarizer's room "
+                f"({room:,} tokens) and holds a single API round",
+                provider="summarizer",
+                tokens=current.tokens,
+                limit=room,
+            )
+        current, what = shorter
+        for key, value in what.items():
+            dropped[key] += value
+        notes.update(dropped, overflow_retries=retries)
+
+    while True:
+        if room is not None and current.tokens > room:
+            if retries >= MAX_RETRIES:
+                raise ContextOverflowError(
+                    f"the summary request is still {current.tokens:,} tokens, over the summarizer's room of "
+                    f"{room:,}, after {MAX_RETRIES} retries",
+                    provider="summarizer",
+                    tokens=current.tokens,
+                    limit=room,
+                )
+            retries += 1
+            drop(current.tokens - room, None)
+            continue
+        try:
+            return write(current)
+        except ContextOverflowError as exc:
+            if retries >= MAX_RETRIES:
+                raise
+            retries += 1
+            drop(_gap(exc), exc)

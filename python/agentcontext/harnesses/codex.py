@@ -1,0 +1,174 @@
+"""Codex's compacted history.
+
+Codex summarizes the whole history and rebuilds it as the user messages — the newest ones first,
+up to about 20,000 tokens (the one that crosses the limit cut to what is left), back in their
+order — followed by the summary, instead of keeping a raw recent tail of every message. Earlier
+summaries are not kept as user messages (the new summary updates them); tool calls, results and
+assistant text leave the working set (the originals stay in the session log).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.summarize import SUMMARY_MARKER, summary_message
+
+if TYPE_CHECKING:
+    from agentcontext.compaction import CompactionResult, _Run
+
+__all__ = ["MIN_CUT_TOKENS", "rebuild", "user_messages"]
+
+#: A user message is cut to fit only when at least this many tokens are left for it.
+MIN_CUT_TOKENS = 32
+
+
+def _user_text(conv: Conversation, i: int) -> str | None:
+    """The text of user message ``i`` (its text blocks, not tool results it carries)."""
+    texts = []
+    for m in conv.slice(i, i + 1).to_jsonl():
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    text = "\n".join(t for t in texts if t)
+    return text or None
+
+
+def user_messages(conv: Conversation) -> list[int]:
+    """Positions of the user messages Codex keeps: every message that opens a turn, except
+    summaries of earlier history."""
+    out = []
+    for lo, _ in conv.groups():
+        text = _user_text(conv, lo)
+        if text is not None and not text.startswith(SUMMARY_MARKER):
+            out.append(lo)
+    return out
+
+
+def rebuild(run: _Run) -> CompactionResult | None:
+    """The summarize rung under a ``keep_user_tokens`` policy: a summary of all the history
+    after the system messages, then the working set rebuilt as the system messages, the user
+    messages (newest first within ``keep_user_tokens`` and the room the summary leaves) and the
+    summary message. None when no summary was made (auto mode; manual raises)."""
+    from agentcontext.compaction import summary_cap
+
+    p, o = run.p, run.original
+    stop = len(o)
+    if stop <= run.pre:
+        why = "nothing older than the recent messages to summarize"
+        if run.manual:
+            raise CompactionError(why)
+        run.event("summarize", run.work.tokens, run.work.tokens, failed=why)
+        return None
+    run._flush(stop)
+    cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
+    summary = run._summary(stop, cap)
+    if summary is None:
+        return None
+    summary.covers = stop
+    if run._summary_tokens(summary) > run.limit - run.pre_tokens:
+        # The summary alone does not fit beside the system messages: cut it to the room, else
+        # the ladder's last rung decides.
+        shrunk = run._shrunk(summary, run.limit - run.pre_tokens)
+        if shrunk is None:
+            return run.oversized(summary)
+        summary = shrunk
+    # Sized with a recall id of the store's shape; the originals are stored once the kept set is known.
+    sizing = None if run.compactor.store is None else "r-" + "0" * 20
+    tail = _summary_conv(run, summary.text, set(), sizing)
+    room = min(p.keep_user_tokens, run.limit - run.pre_tokens - tail.tokens)
+    picked = _pick(run, room)
+    while True:
+        # The header names only what the summary replaces — the messages not kept (whole or cut)
+        # — and its recall id gives exactly those.
+        kept = {i for i, _ in picked}
+        tail = _summary_conv(run, summary.text, kept, _keep(run, kept))
+        parts = [o.slice(0, run.pre), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
+        conv = Conversation.concat(parts)
+        if conv.tokens <= run.limit or not picked:
+            break
+        picked.pop(0)  # counted apart, the parts came out larger together: the oldest goes
+    prov: list[int | None] = [*range(run.pre), *(i if m is None else None for i, m in picked), None]
+    origins: list[int | None] = [*range(run.pre), *(i for i, _ in picked), None]
+    detail: dict[str, Any] = {**summary.detail, "kept_user_messages": len(picked), "kept_raw": 0}
+    detail["user_messages_cut"] = sum(1 for _, m in picked if m is not None)
+    run.event("summarize", run.work.tokens, conv.tokens, **detail)
+    summary.recorded = True
+    return run.finish(conv, prov, summary=summary, origins=origins)
+
+
+def _keep(run: _Run, kept: set[int]) -> str | None:
+    """Store the messages after the system messages that are not in ``kept`` (JSON Lines in the
+    conversation's format, one message a line) and return their recall id; None without a store."""
+    store = run.compactor.store
+    if store is None:
+        return None
+    o = run.original
+    each = o.slice(run.pre)._export_each()
+    lines = [
+        json.dumps(m, ensure_ascii=False) for k, items in enumerate(each) if run.pre + k not in kept for m in items
+    ]
+    return store.put("\n".join(lines) + "\n")
+
+
+def _summary_conv(run: _Run, text: str, kept: set[int], recall_id: str | None) -> Conversation:
+    """The summary message, its header naming the messages after the system messages that are
+    not in ``kept`` and their tokens."""
+    o = run.original
+    replaced = [i for i in range(run.pre, len(o)) if i not in kept]
+    tokens = sum(run.work.message_tokens()[i] for i in replaced)
+    message = summary_message(text, messages=len(replaced), tokens=tokens, recall_id=recall_id)
+    return Conversation(
+        Conversation([message], format="jsonl").to_format(o.format), format=o.format, encoding=o.encoding
+    )
+
+
+def _pick(run: _Run, room: int) -> list[tuple[int, Conversation | None]]:
+    """The user messages kept, in order: newest first within ``room`` tokens, whole (None) or,
+    for the one that crosses the limit, cut head + marker + tail to what is left."""
+    o, p = run.original, run.p
+    picked: list[tuple[int, Conversation | None]] = []
+    for i in reversed(user_messages(o)):
+        if room <= 0:
+            break
+        whole = len(o.slice(i, i + 1).to_jsonl()) == 1
+        tokens = run.totals[i]
+        if whole and tokens <= room:
+            picked.append((i, None))
+            room -= tokens
+            continue
+        text = _user_text(o, i) or ""
+        made = _message(text, o)
+        if made.tokens <= room:
+            picked.append((i, made))
+            room -= made.tokens
+            continue
+        if room < MIN_CUT_TOKENS:
+            break
+        # Codex cuts the message that crosses the limit to what is left (head and tail).
+        overhead = made.tokens - count_tokens(text, encoding=o.encoding)
+        try:
+            cut = truncate(text, max(1, room - overhead - 4), unit="tokens", strategy="head_tail",
+                           encoding=p.encoding, not_stored=True)  # fmt: skip
+        except BudgetError:
+            break
+        made = _message(cut.text, o)
+        if made.tokens <= room:
+            picked.append((i, made))
+        break
+    picked.reverse()
+    return picked
+
+
+def _message(text: str, like: Conversation) -> Conversation:
+    return Conversation(
+        Conversation([{"role": "user", "content": text}], format="jsonl").to_format(like.format),
+        format=like.format,
+        encoding=like.encoding,
+    )
