@@ -1,7 +1,9 @@
-//! Token counting: exact BPE counts for OpenAI's public encodings (offline, ranks embedded in
-//! the binary by `bpe-openai`, whose counts equal tiktoken's), a fast class-aware heuristic for providers without a public tokenizer, and the
-//! per-message accounting rules shared by every counter.
+//! Token counting: exact BPE counts for OpenAI's public encodings ([`bpe`]: offline, the token
+//! lists embedded in the binary, counts equal to tiktoken's), a fast class-aware heuristic for
+//! providers without a public tokenizer, and the per-message accounting rules shared by every
+//! counter.
 
+pub mod bpe;
 pub mod cache;
 pub mod heuristic;
 pub mod image;
@@ -54,8 +56,8 @@ impl Encoding {
     /// Tokens in `text` (no special tokens: text that looks like `<|endoftext|>` counts as text).
     pub fn count(self, text: &str) -> usize {
         match self {
-            Encoding::O200k => bpe_openai::o200k_base().count(text),
-            Encoding::Cl100k => bpe_openai::cl100k_base().count(text),
+            Encoding::O200k => bpe::o200k_base().count(text),
+            Encoding::Cl100k => bpe::cl100k_base().count(text),
             Encoding::Heuristic => heuristic::estimate(text, heuristic::Profile::for_encoding(self)),
             Encoding::Approximate => Self::approximate(text.chars().count()),
         }
