@@ -553,3 +553,13 @@ def test_harness_errors_are_typed() -> None:
         claude_code.summarize_dropping_rounds(
             lambda r: "never", SummaryRequest(_conv(_turn("x", 1, 50, 1)), 0, 1, None, 10), 1, {}
         )
+
+
+def test_codex_with_a_budget_gives_the_summary_the_room_the_user_messages_leave() -> None:
+    # The summary was capped at a third of the target while the user messages took a few hundred
+    # tokens: a 12,000-token budget came out at 38% (pooled retention at 25%: 0.844, now 0.921).
+    conv = ac.Conversation(support.synthetic_session(400, seed=11), format="openai")
+    result = Compactor("codex").compact(conv, budget=12_000)
+    (summary,) = [s for s in result.stages if s.stage == "summarize"]
+    assert summary.detail["summary_cap"] > 12_000 // 3
+    assert result.fits and result.conversation.validate() == [] and (result.fill or 0) > 0.45

@@ -56,7 +56,7 @@ def rebuild(run: _Run) -> CompactionResult | None:
     after the system messages, then the working set rebuilt as the system messages, the user
     messages (newest first within ``keep_user_tokens`` and the room the summary leaves) and the
     summary message. None when no summary was made (auto mode; manual raises)."""
-    from agentcontext.compaction import summary_cap
+    from agentcontext.compaction import SUMMARY_HEADER_TOKENS, summary_cap
 
     p, o = run.p, run.original
     stop = len(o)
@@ -68,6 +68,12 @@ def rebuild(run: _Run) -> CompactionResult | None:
         return None
     run._flush(stop)
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
+    if run.one_shot:
+        # With a budget, the summary may take the room the user messages leave (up to
+        # summary_max_tokens), not only its third: Codex keeps no raw tail to fill it with.
+        first = _pick(run, min(p.keep_user_tokens, run.limit - run.pre_tokens - cap - SUMMARY_HEADER_TOKENS))
+        users = sum(run.totals[i] if m is None else m.tokens for i, m in first)
+        cap = max(cap, min(p.summary_max_tokens, run.target - run.pre_tokens - users - SUMMARY_HEADER_TOKENS))
     summary = run._summary(stop, cap)
     if summary is None:
         return None
