@@ -12,11 +12,12 @@ with the new content only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from agentcontext import _checks
+from agentcontext.errors import InvalidMessageError
 from agentcontext.types import Encoding, FormatOrAuto
 
 T = TypeVar("T")
@@ -27,6 +28,28 @@ MARK = "_agentcontext_source"
 #: From this many messages on, the async adapters fit off the event loop (in a worker thread; the
 #: token counting there releases the GIL), so other tasks keep running meanwhile.
 OFF_LOOP_MESSAGES = 256
+
+
+def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
+    """The JSON dict of a message or item: a dict as it is, a ``Mapping`` as a dict, a pydantic
+    model (an object with ``model_dump``) as ``model_dump(mode="json", exclude_none=True)``.
+
+    Raises:
+        InvalidMessageError: anything else, naming its type, then ``refusal`` (what the adapter reads).
+    """
+    if isinstance(obj, dict):
+        return obj
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump) and not isinstance(obj, type):
+        out = dump(mode="json", exclude_none=True)
+        if isinstance(out, dict):
+            return out
+    raise InvalidMessageError(
+        f"message {index}: {type(obj).__module__}.{type(obj).__qualname__} {refusal}",
+        index,
+    )
 
 
 @dataclass(frozen=True)

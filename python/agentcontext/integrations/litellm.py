@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.errors import InvalidMessageError
-from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
 from agentcontext.types import Encoding
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
@@ -33,19 +32,11 @@ M = TypeVar("M")
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
     """The OpenAI Chat dict of ``message``: a dict as it is, a ``Mapping`` as a dict, a pydantic
     model as ``model_dump(mode="json", exclude_none=True)``."""
-    if isinstance(message, dict):
-        return message
-    if isinstance(message, Mapping):
-        return dict(message)
-    dump = getattr(message, "model_dump", None)
-    if callable(dump) and not isinstance(message, type):
-        out = dump(mode="json", exclude_none=True)
-        if isinstance(out, dict):
-            return out
-    raise InvalidMessageError(
-        f"message {index}: {type(message).__module__}.{type(message).__qualname__} is neither a Mapping nor a "
-        "pydantic model (agentcontext.integrations.litellm reads dicts, Mappings and objects with model_dump)",
+    return as_dict(
+        message,
         index,
+        "is neither a Mapping nor a pydantic model (agentcontext.integrations.litellm reads dicts, Mappings and "
+        "objects with model_dump)",
     )
 
 

@@ -31,8 +31,8 @@ from typing import Any
 from agentcontext._checks import number
 from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
-from agentcontext.errors import CompactionError, InvalidMessageError, MissingExtraError, OptionError
-from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.errors import CompactionError, MissingExtraError, OptionError
+from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
@@ -51,19 +51,11 @@ _INSTRUCTIONS = object()
 
 
 def _item(item: Any, index: int) -> dict[str, Any]:
-    if isinstance(item, dict):
-        return item
-    if isinstance(item, Mapping):
-        return dict(item)
-    dump = getattr(item, "model_dump", None)
-    if callable(dump):
-        out = dump(mode="json", exclude_none=True)
-        if isinstance(out, dict):
-            return out
-    raise InvalidMessageError(
-        f"message {index}: {type(item).__module__}.{type(item).__qualname__} is not a Responses input item "
-        "(agentcontext.integrations.openai_agents reads dicts and the SDK's pydantic items)",
+    return as_dict(
+        item,
         index,
+        "is not a Responses input item (agentcontext.integrations.openai_agents reads dicts and the SDK's "
+        "pydantic items)",
     )
 
 
