@@ -1108,13 +1108,13 @@ class _Run:
             return None
         self._flush(start)
         extras = [*self.compactor._reattach(self.original, self.pre, start, p), *self._anchors()]
-        if self.fill and self.one_shot:
+        if self.fill:
             # Whole rounds rarely fill the target exactly: the summary may take the room the raw
-            # part leaves (up to summary_max_tokens), not only its third. (On the shared corpus at
-            # 25%, claude-code: pooled retention 0.877 with the third alone.)
+            # part leaves, not only its third. (On the shared corpus at 25%, claude-code: pooled
+            # retention 0.877 with the third alone.)
             raw = self.pre_tokens + sum(self.totals[start:]) + self._pinned_tokens(start)
             raw += Conversation(extras, format=self.original.format, encoding=self.original.encoding).tokens
-            cap = max(cap, min(p.summary_max_tokens, self.target - raw - SUMMARY_HEADER_TOKENS))
+            cap = self._summary_room(cap, raw)
         summary = self._summary(start, cap)
         if summary is None:
             return None
@@ -1125,6 +1125,12 @@ class _Run:
         # The recent messages kept raw do not fit beside the summary: keep fewer of them,
         # summarizing the rest, before dropping anything unsummarized.
         return self.refit() or self.oversized(summary)
+
+    def _summary_room(self, cap: int, kept: int) -> int:
+        """The cap of a summary beside ``kept`` tokens (system messages, what stays raw, extras)
+        under a one-shot target: the room they leave, at least ``cap``, at most the policy's
+        ``summary_max_tokens``."""
+        return max(cap, min(self.p.summary_max_tokens, self.target - kept - SUMMARY_HEADER_TOKENS))
 
     def _summary(self, stop: int, cap: int) -> _Summary | None:
         """A summary of ``original[preamble:stop]`` within ``cap`` tokens (the fallback summarizer

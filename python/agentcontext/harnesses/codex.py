@@ -73,7 +73,7 @@ def rebuild(run: _Run) -> CompactionResult | None:
         # summary_max_tokens), not only its third: Codex keeps no raw tail to fill it with.
         first = _pick(run, min(p.keep_user_tokens, run.limit - run.pre_tokens - cap - SUMMARY_HEADER_TOKENS))
         users = sum(run.totals[i] if m is None else m.tokens for i, m in first)
-        cap = max(cap, min(p.summary_max_tokens, run.target - run.pre_tokens - users - SUMMARY_HEADER_TOKENS))
+        cap = run._summary_room(cap, run.pre_tokens + users)
     summary = run._summary(stop, cap)
     if summary is None:
         return None
