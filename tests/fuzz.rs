@@ -221,3 +221,107 @@ fn arbitrary_messages_never_panic_and_always_repair() {
         );
     }
 }
+
+/// A list whose first messages are plain text (they tell no format apart) and whose later ones
+/// are drawn from every format, so that a reader guessing as it goes has to start over.
+fn mixed_list(r: &mut Rng) -> Vec<Value> {
+    let n = r.below(10);
+    (0..n)
+        .map(|i| match r.below(if i < 3 { 8 } else { 5 }) {
+            0 => chat_message(r),
+            1 => anthropic_message(r),
+            2 => responses_item(r),
+            3 => {
+                json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": "f", "arguments": "{}"}]})
+            }
+            _ => json!({"role": *r.pick(&["user", "assistant", "system"]), "content": "plain"}),
+        })
+        .collect()
+}
+
+/// The outcome as text, so results and errors compare alike.
+fn outcome<E: std::fmt::Display>(r: Result<(Format, Vec<agentcontext::Message>), E>) -> String {
+    match r {
+        Ok((format, messages)) => format!("{format:?} {messages:?}"),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn reading_one_value_at_a_time_gives_what_reading_them_all_gives() {
+    let cases: u64 = std::env::var("AGENTCONTEXT_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3_000);
+    let mut restarted = 0;
+    for seed in 1..=cases {
+        let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+        let values = mixed_list(&mut r);
+        let named = [None, Some(Format::OpenAiChat), Some(Format::Anthropic)][r.below(3)];
+        let whole = formats::read_any(values.clone(), named, None);
+        let mut passes = 0;
+        let streamed = formats::read_stream(named, Format::OpenAiChat, None, |each| {
+            passes += 1;
+            for v in values.clone() {
+                if each(v).is_break() {
+                    break;
+                }
+            }
+            Ok::<(), agentcontext::Error>(())
+        });
+        restarted += usize::from(passes > 1);
+        assert_eq!(outcome(streamed), outcome(whole), "seed {seed}: {values:?}");
+        // A file: as a JSON array and as JSON Lines, parsed and read one message at a time.
+        if values.is_empty() {
+            continue;
+        }
+        let array = serde_json::to_vec(&values).unwrap();
+        let from_array = formats::file::read_bytes(&array, "f.json", named).map(|t| (t.format, t.messages));
+        match (&from_array, formats::read_any(values.clone(), named, None)) {
+            (Ok(got), Ok(want)) => assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}"),
+            (
+                Err(agentcontext::Error::InvalidFile { position, .. }),
+                Err(agentcontext::Error::InvalidMessage { index, .. }),
+            ) => {
+                assert_eq!(*position, index, "seed {seed}");
+            }
+            (got, want) => panic!("seed {seed}: file {got:?}, list {want:?}"),
+        }
+        let lines: Vec<u8> = values.iter().flat_map(|v| format!("{v}\n").into_bytes()).collect();
+        let objects = values.iter().all(Value::is_object);
+        let from_lines = formats::file::read_bytes(&lines, "f.jsonl", named).map(|t| (t.format, t.messages));
+        // JSON Lines that tell no format apart are read as the library's own format.
+        let format = named
+            .or_else(|| formats::detect::detect(&values))
+            .unwrap_or(Format::Native);
+        let mut want = formats::read_any(values.clone(), Some(format), None);
+        if !objects {
+            assert!(
+                from_lines.is_err(),
+                "seed {seed}: a line that is not an object was read"
+            );
+            continue;
+        }
+        // Lines count from 1.
+        if let Err(agentcontext::Error::InvalidMessage { index, reason }) = want {
+            want = Err(agentcontext::Error::InvalidMessage {
+                index: index + 1,
+                reason,
+            });
+        }
+        match (&from_lines, want) {
+            (Ok(got), Ok(want)) => assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}"),
+            (
+                Err(agentcontext::Error::InvalidFile { position, .. }),
+                Err(agentcontext::Error::InvalidMessage { index, .. }),
+            ) => {
+                assert_eq!(*position, index, "seed {seed}");
+            }
+            (got, want) => panic!("seed {seed}: lines {got:?}, list {want:?}"),
+        }
+    }
+    assert!(
+        restarted > cases as usize / 20,
+        "only {restarted} of {cases} lists made the reader start over"
+    );
+}

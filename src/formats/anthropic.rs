@@ -26,7 +26,7 @@ pub fn read(values: Vec<Value>, system: Option<Value>) -> Result<Vec<Message>> {
 
 /// The `system` parameter: a string is one system message; a list of blocks is one system
 /// message per block, so several system messages written as one list read back as they were.
-fn read_system(system: Value) -> Result<Vec<Message>> {
+pub(crate) fn read_system(system: Value) -> Result<Vec<Message>> {
     let (blocks, form) = read_content(Some(system), 0, Format::Anthropic)?;
     let message = |blocks: Vec<Block>, form| Message {
         role: Role::System,

@@ -7,25 +7,46 @@ use crate::model::Format;
 /// Guess the format of `values`, or `None` when nothing in them tells the formats apart (plain
 /// `{role, content: "<str>"}` messages read the same in every format).
 pub fn detect(values: &[Value]) -> Option<Format> {
-    let (mut chat, mut native, mut anthropic) = (0usize, 0usize, 0usize);
+    let mut d = Detector::default();
     for v in values {
-        let Some(m) = v.as_object() else { continue };
+        d.see(v);
+        if d.format() == Some(Format::Responses) {
+            break;
+        }
+    }
+    d.format()
+}
+
+/// [`detect`] one value at a time: what the values seen so far tell. Seeing a value again changes
+/// nothing, so a reader that starts over may show the same values twice.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Detector {
+    /// The strongest sign seen: any sign of Responses decides, then of JSON Lines, of OpenAI
+    /// Chat, of Anthropic (a tool call written the native way outweighs an image part, say).
+    strongest: Option<Format>,
+}
+
+impl Detector {
+    /// Take in what `v` tells.
+    pub fn see(&mut self, v: &Value) {
+        let Some(m) = v.as_object() else { return };
         // Items other than messages (function calls, their outputs, reasoning) exist only in
         // Responses. A `type: "message"` alone says nothing: Anthropic API responses carry it too.
         if m.contains_key("call_id") || (m.get("type").is_some_and(Value::is_string) && !m.contains_key("role")) {
-            return Some(Format::Responses);
+            self.raise(Format::Responses);
+            return;
         }
         if let Some(Value::String(role)) = m.get("role") {
             if role == "developer" {
-                chat += 1;
+                self.raise(Format::OpenAiChat);
             }
         }
         if let Some(Value::Array(calls)) = m.get("tool_calls") {
             for c in calls {
                 if c.get("function").is_some() {
-                    chat += 1;
+                    self.raise(Format::OpenAiChat);
                 } else if c.get("arguments").is_some() {
-                    native += 1;
+                    self.raise(Format::Native);
                 }
             }
         }
@@ -33,23 +54,35 @@ pub fn detect(values: &[Value]) -> Option<Format> {
             for p in parts {
                 match p.get("type").and_then(Value::as_str) {
                     Some("input_text" | "output_text" | "input_image" | "input_file") => {
-                        return Some(Format::Responses);
+                        self.raise(Format::Responses);
+                        return;
                     }
-                    Some("image_url") => chat += 1,
-                    Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "image") => anthropic += 1,
+                    Some("image_url") => self.raise(Format::OpenAiChat),
+                    Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "image") => {
+                        self.raise(Format::Anthropic);
+                    }
                     _ => {}
                 }
             }
         }
     }
-    if native > 0 {
-        Some(Format::Native)
-    } else if chat > 0 {
-        Some(Format::OpenAiChat)
-    } else if anthropic > 0 {
-        Some(Format::Anthropic)
-    } else {
-        None
+
+    /// The format the values seen so far are in; `None` while nothing tells the formats apart.
+    pub fn format(&self) -> Option<Format> {
+        self.strongest
+    }
+
+    fn raise(&mut self, sign: Format) {
+        let weight = |f: Option<Format>| match f {
+            None => 0,
+            Some(Format::Anthropic) => 1,
+            Some(Format::OpenAiChat) => 2,
+            Some(Format::Native) => 3,
+            Some(Format::Responses) => 4,
+        };
+        if weight(Some(sign)) > weight(self.strongest) {
+            self.strongest = Some(sign);
+        }
     }
 }
 

@@ -3,8 +3,11 @@
 //! involved; errors name the file and the line (JSON Lines) or message index (JSON arrays).
 
 use std::io::Read as _;
+use std::ops::ControlFlow;
 use std::path::Path;
 
+use serde::Deserializer as _;
+use serde::de::{SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::detect::detect;
@@ -76,14 +79,24 @@ fn is_a_directory() -> std::io::Error {
     return std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
 }
 
-/// The layout of the values in a file, so errors can point at the right place.
-enum Layout {
-    /// JSON Lines: the 1-based line of each value.
-    Lines(Vec<usize>),
-    /// A JSON array or a request body: values are addressed by index.
-    Array,
+/// Why reading a file failed: its text (not JSON, not a transcript's shape) or a message in it.
+enum Failure {
+    Text(Error),
+    Message(Error),
 }
 
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Message(e)
+    }
+}
+
+/// Parse and read a transcript from its bytes.
+///
+/// A JSON array or JSON Lines file is parsed one message at a time, and each message read as soon
+/// as it is parsed ([`super::read_stream`]), so the parsed JSON of the whole file is never held
+/// at once: holding it took about 2.7 times the file's size on top of the messages, and the
+/// allocator kept that memory after it was freed.
 pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Transcript> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
@@ -96,37 +109,53 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
     let Some(start) = start else {
         return Err(invalid(Location::Line, 1, "the file is empty".into()));
     };
-    let mut system = None;
-    let mut implied = None;
-    let (values, layout) = match bytes[start] {
-        b'[' => match serde_json::from_slice::<Vec<Value>>(bytes) {
-            Ok(values) => (values, Layout::Array),
-            Err(e) => return Err(invalid(Location::Line, e.line(), format!("not valid JSON: {e}"))),
-        },
+    let not_json = |e: &serde_json::Error| invalid(Location::Line, e.line(), format!("not valid JSON: {e}"));
+    // Whether a value holds a number that may be an integer out of the 64-bit range.
+    let mut huge = false;
+    // JSON Lines: the 1-based line of each value, to name the line of a message that is invalid.
+    let mut lines: Option<Vec<usize>> = None;
+    let result: std::result::Result<(Format, Vec<Message>), Failure> = match bytes[start] {
+        b'[' => super::read_stream(format, Format::OpenAiChat, None, |each| {
+            each_element(bytes, &mut huge, each).map_err(|e| Failure::Text(not_json(&e)))
+        }),
         b'{' => match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(mut body)) if body.get("messages").is_some_and(Value::is_array) => {
-                system = body.shift_remove("system");
-                if system.is_some() {
-                    implied = Some(Format::Anthropic);
-                }
+                let system = body.shift_remove("system");
                 let Some(Value::Array(values)) = body.shift_remove("messages") else {
                     unreachable!()
                 };
-                (values, Layout::Array)
+                huge = values.iter().any(holds_huge_number);
+                super::read_any(values, format, system).map_err(Failure::Message)
             }
             Ok(Value::Object(mut body)) if body.get("input").is_some_and(Value::is_array) => {
-                implied = Some(Format::Responses);
                 let Some(Value::Array(values)) = body.shift_remove("input") else {
                     unreachable!()
                 };
-                (values, Layout::Array)
+                huge = values.iter().any(holds_huge_number);
+                super::read_any(values, format.or(Some(Format::Responses)), None).map_err(Failure::Message)
             }
-            Ok(single @ Value::Object(_)) => (vec![single], Layout::Lines(vec![line_of(bytes, start)])),
+            Ok(single @ Value::Object(_)) => {
+                huge = holds_huge_number(&single);
+                lines = Some(vec![line_of(bytes, start)]);
+                let format = format
+                    .or_else(|| detect(std::slice::from_ref(&single)))
+                    .unwrap_or(Format::Native);
+                super::read(format, vec![single])
+                    .map(|m| (format, m))
+                    .map_err(Failure::Message)
+            }
             Ok(_) => unreachable!("a document starting with '{{' is an object"),
             Err(e) if e.to_string().starts_with("trailing characters") => {
-                read_lines(bytes).map_err(|(line, reason)| invalid(Location::Line, line, reason))?
+                let mut seen = Vec::new();
+                let result = super::read_stream(format, Format::Native, None, |each| {
+                    seen.clear();
+                    each_line(bytes, &mut seen, &mut huge, each)
+                        .map_err(|(line, reason)| Failure::Text(invalid(Location::Line, line, reason)))
+                });
+                lines = Some(seen);
+                result
             }
-            Err(e) => return Err(invalid(Location::Line, e.line(), format!("not valid JSON: {e}"))),
+            Err(e) => return Err(not_json(&e)),
         },
         _ => {
             return Err(invalid(
@@ -136,12 +165,12 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
             ));
         }
     };
-    if let Some(offset) = values
-        .iter()
-        .any(holds_huge_number)
-        .then(|| huge_integer(bytes))
-        .flatten()
-    {
+    let result = match result {
+        Err(Failure::Text(e)) => return Err(e),
+        Err(Failure::Message(e)) => Err(e),
+        Ok(read) => Ok(read),
+    };
+    if let Some(offset) = huge.then(|| huge_integer(bytes)).flatten() {
         let end = bytes[offset..]
             .iter()
             .position(|b| !(b.is_ascii_digit() || *b == b'-'))
@@ -156,23 +185,90 @@ pub fn read_bytes(bytes: &[u8], name: &str, format: Option<Format>) -> Result<Tr
             ),
         ));
     }
-    let fallback = match layout {
-        Layout::Lines(_) => Format::Native,
-        Layout::Array => Format::OpenAiChat,
-    };
-    let format = format.or(implied).or_else(|| detect(&values)).unwrap_or(fallback);
-    let result = match format {
-        Format::Anthropic => super::anthropic::read(values, system),
-        other => super::read(other, values),
-    };
-    let messages = result.map_err(|e| match e {
-        Error::InvalidMessage { index, reason } => match &layout {
-            Layout::Lines(lines) => invalid(Location::Line, lines.get(index).copied().unwrap_or(0), reason),
-            Layout::Array => invalid(Location::Message, index, reason),
+    let (format, messages) = result.map_err(|e| match e {
+        Error::InvalidMessage { index, reason } => match &lines {
+            Some(lines) => invalid(Location::Line, lines.get(index).copied().unwrap_or(0), reason),
+            None => invalid(Location::Message, index, reason),
         },
         other => other,
     })?;
     Ok(Transcript { format, messages })
+}
+
+/// Parse the JSON array `bytes` one element at a time, giving each to `each` until it says stop.
+fn each_element(
+    bytes: &[u8],
+    huge: &mut bool,
+    each: &mut dyn FnMut(Value) -> ControlFlow<()>,
+) -> serde_json::Result<()> {
+    struct Elements<'a> {
+        each: &'a mut dyn FnMut(Value) -> ControlFlow<()>,
+        huge: &'a mut bool,
+        stopped: &'a mut bool,
+    }
+    impl<'de> Visitor<'de> for Elements<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON array")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+            while let Some(v) = seq.next_element::<Value>()? {
+                *self.huge |= holds_huge_number(&v);
+                if (self.each)(v).is_break() {
+                    *self.stopped = true;
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut stopped = false;
+    let parsed = de.deserialize_seq(Elements {
+        each,
+        huge,
+        stopped: &mut stopped,
+    });
+    if stopped {
+        // The rest is not looked at: serde_json reports the array as unfinished.
+        return Ok(());
+    }
+    parsed?;
+    de.end()
+}
+
+/// Parse JSON Lines one line at a time, giving each object to `each` until it says stop, and
+/// noting its line in `lines`.
+fn each_line(
+    bytes: &[u8],
+    lines: &mut Vec<usize>,
+    huge: &mut bool,
+    each: &mut dyn FnMut(Value) -> ControlFlow<()>,
+) -> std::result::Result<(), (usize, String)> {
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v @ Value::Object(_)) => {
+                *huge |= holds_huge_number(&v);
+                lines.push(i + 1);
+                if each(v).is_break() {
+                    return Ok(());
+                }
+            }
+            Ok(other) => {
+                return Err((
+                    i + 1,
+                    format!("expected one JSON object per line, got {}", super::type_name(&other)),
+                ));
+            }
+            Err(e) => return Err((i + 1, format!("not valid JSON: {e}"))),
+        }
+    }
+    Ok(())
 }
 
 /// Whether `v` holds a float as large as an integer out of the 64-bit range would parse to (the
@@ -224,30 +320,6 @@ fn huge_integer(bytes: &[u8]) -> Option<usize> {
 #[allow(clippy::naive_bytecount)]
 fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
-}
-
-fn read_lines(bytes: &[u8]) -> std::result::Result<(Vec<Value>, Layout), (usize, String)> {
-    let mut values = Vec::new();
-    let mut lines = Vec::new();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Value>(line) {
-            Ok(v @ Value::Object(_)) => {
-                values.push(v);
-                lines.push(i + 1);
-            }
-            Ok(other) => {
-                return Err((
-                    i + 1,
-                    format!("expected one JSON object per line, got {}", super::type_name(&other)),
-                ));
-            }
-            Err(e) => return Err((i + 1, format!("not valid JSON: {e}"))),
-        }
-    }
-    Ok((values, Layout::Lines(lines)))
 }
 
 #[cfg(test)]

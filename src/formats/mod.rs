@@ -12,6 +12,7 @@ pub mod openai_chat;
 pub mod responses;
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use serde_json::{Map, Value};
 
@@ -20,12 +21,12 @@ use crate::model::{Block, Body, ContentForm, Extra, Format, Message};
 
 /// Read `values` in `format` into messages.
 pub fn read(format: Format, values: Vec<Value>) -> Result<Vec<Message>> {
-    match format {
-        Format::Native => native::read(values),
-        Format::OpenAiChat => openai_chat::read(values),
-        Format::Responses => responses::read(values),
-        Format::Anthropic => anthropic::read(values, None),
+    let mut reader = Reader::new(format, None)?;
+    reader.reserve(values.len());
+    for v in values {
+        reader.push(v)?;
     }
+    Ok(reader.finish())
 }
 
 /// Read `values` in `format`, or in the format detected from them when `format` is `None` (an
@@ -36,11 +37,137 @@ pub fn read_any(values: Vec<Value>, format: Option<Format>, system: Option<Value
         .or_else(|| system.as_ref().map(|_| Format::Anthropic))
         .or_else(|| detect::detect(&values))
         .unwrap_or(Format::OpenAiChat);
-    let messages = match format {
-        Format::Anthropic => anthropic::read(values, system)?,
-        other => read(other, values)?,
-    };
-    Ok((format, messages))
+    let mut reader = Reader::new(format, system)?;
+    reader.reserve(values.len());
+    for v in values {
+        reader.push(v)?;
+    }
+    Ok((format, reader.finish()))
+}
+
+/// Reads messages one value at a time in a known format, so that whoever produces the values (a
+/// file being parsed, a Python list being converted) can hand each over as soon as it exists and
+/// never holds them all: a value is consumed as it is read (its strings move into the message).
+pub struct Reader {
+    format: Format,
+    out: Vec<Message>,
+    /// The index of the next value, as errors name it.
+    next: usize,
+    /// Messages read from an Anthropic `system` parameter, ahead of the values (errors name a
+    /// value by its position among all the messages).
+    shift: usize,
+    /// Responses: the last message is an assistant turn that the next item may join.
+    group_open: bool,
+}
+
+impl Reader {
+    /// A reader of `format`. `system` is an Anthropic request's separate `system` parameter (a
+    /// string or a list of text blocks), read at once into the first messages; only Anthropic
+    /// has one, and it is ignored for the other formats.
+    pub fn new(format: Format, system: Option<Value>) -> Result<Reader> {
+        let out = match system {
+            Some(system) if format == Format::Anthropic => anthropic::read_system(system)?,
+            _ => Vec::new(),
+        };
+        Ok(Reader {
+            format,
+            shift: out.len(),
+            out,
+            next: 0,
+            group_open: false,
+        })
+    }
+
+    /// Make room for `n` more messages.
+    pub fn reserve(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
+
+    /// Read the next value.
+    pub fn push(&mut self, v: Value) -> Result<()> {
+        let index = self.next;
+        self.next += 1;
+        match self.format {
+            Format::Native => self.out.push(native::read_message(v, index)?),
+            Format::OpenAiChat => self.out.push(openai_chat::read_message(v, index)?),
+            Format::Anthropic => self
+                .out
+                .push(anthropic::read_message(v, index).map_err(|e| e.offset_index(self.shift))?),
+            Format::Responses => responses::push(&mut self.out, &mut self.group_open, v, index)?,
+        }
+        Ok(())
+    }
+
+    /// The messages read.
+    pub fn finish(self) -> Vec<Message> {
+        self.out
+    }
+}
+
+/// Read messages from values produced one at a time, in `format`, or when it is `None` in the
+/// format detected from them (an Anthropic `system` parameter implies Anthropic; `fallback` when
+/// nothing tells) — what [`read_any`] gives for the same values, without ever holding them all.
+///
+/// `pass` goes over the values from the first, giving each to the function it is handed, and
+/// stops early when that function says [`ControlFlow::Break`]. With no format named, values are
+/// read in the format the ones seen so far point to; when a later value points elsewhere the pass
+/// is stopped and `pass` is called again to read every value over in the new guess. The guess
+/// only moves up the order detection resolves in (Responses, JSON Lines, OpenAI Chat, Anthropic
+/// over nothing), so this happens at most four times, and in practice only when the first
+/// messages are plain text (a file in one format tells on its first tool call). An error from
+/// `pass` (a value that cannot be produced) is returned as it is; a value that cannot be read is
+/// reported once every value has been seen, and only if the format is still the one it was read
+/// in (as with [`read_any`], which detects over all values before reading).
+pub fn read_stream<E: From<Error>>(
+    format: Option<Format>,
+    fallback: Format,
+    system: Option<Value>,
+    mut pass: impl FnMut(&mut dyn FnMut(Value) -> ControlFlow<()>) -> std::result::Result<(), E>,
+) -> std::result::Result<(Format, Vec<Message>), E> {
+    if let Some(format) = format.or_else(|| system.as_ref().map(|_| Format::Anthropic)) {
+        let mut reader = Reader::new(format, system)?;
+        let mut failed = None;
+        pass(&mut |v| {
+            if failed.is_none() {
+                if let Err(e) = reader.push(v) {
+                    failed = Some(e);
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        return match failed {
+            Some(e) => Err(e.into()),
+            None => Ok((format, reader.finish())),
+        };
+    }
+    let mut detector = detect::Detector::default();
+    let mut guess = fallback;
+    loop {
+        let mut reader = Reader::new(guess, None)?;
+        let mut failed = None;
+        let mut moved = false;
+        pass(&mut |v| {
+            detector.see(&v);
+            let now = detector.format().unwrap_or(fallback);
+            if now != guess {
+                guess = now;
+                moved = true;
+                return ControlFlow::Break(());
+            }
+            if failed.is_none() {
+                if let Err(e) = reader.push(v) {
+                    failed = Some(e);
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        if !moved {
+            return match failed {
+                Some(e) => Err(e.into()),
+                None => Ok((guess, reader.finish())),
+            };
+        }
+    }
 }
 
 /// `messages` as a provider request in `target` may carry them: a message read from another

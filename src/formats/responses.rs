@@ -19,30 +19,37 @@ pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
     let mut out: Vec<Message> = Vec::with_capacity(values.len());
     let mut group_open = false;
     for (index, v) in values.into_iter().enumerate() {
-        let map = into_object(v, index, "a Responses item")?;
-        match read_item(map, index)? {
-            Item::Standalone(m) => {
-                out.push(m);
-                group_open = false;
-            }
-            Item::AssistantSide(blocks) => {
-                match out.last_mut() {
-                    Some(last) if group_open && joins(last, &blocks[0]) => {
-                        last.blocks = last.blocks.iter().cloned().chain(blocks).collect();
-                    }
-                    _ => out.push(Message {
-                        role: Role::Assistant,
-                        blocks: blocks.into(),
-                        form: ContentForm::Parts,
-                        origin: Format::Responses,
-                        extra: Extra::new(),
-                    }),
-                }
-                group_open = true;
-            }
-        }
+        push(&mut out, &mut group_open, v, index)?;
     }
     Ok(out)
+}
+
+/// Read the item `v` at `index` onto `out`: a new message, or more of the assistant turn that
+/// `group_open` says the last message of `out` is (and still takes items).
+pub(crate) fn push(out: &mut Vec<Message>, group_open: &mut bool, v: Value, index: usize) -> Result<()> {
+    let map = into_object(v, index, "a Responses item")?;
+    match read_item(map, index)? {
+        Item::Standalone(m) => {
+            out.push(m);
+            *group_open = false;
+        }
+        Item::AssistantSide(blocks) => {
+            match out.last_mut() {
+                Some(last) if *group_open && joins(last, &blocks[0]) => {
+                    last.blocks = last.blocks.iter().cloned().chain(blocks).collect();
+                }
+                _ => out.push(Message {
+                    role: Role::Assistant,
+                    blocks: blocks.into(),
+                    form: ContentForm::Parts,
+                    origin: Format::Responses,
+                    extra: Extra::new(),
+                }),
+            }
+            *group_open = true;
+        }
+    }
+    Ok(())
 }
 
 /// Whether a message may absorb the next assistant-side item (used when items arrive one at a

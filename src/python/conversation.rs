@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
-use super::convert::{to_py, to_py_list, to_value, to_values};
+use super::convert::{read_messages, to_py, to_py_list, to_value, to_values};
 use super::surgery;
 use crate::compact::{self, ClearOptions, Pairing};
 use crate::compact::{Protection, surgery as ops};
@@ -45,17 +45,16 @@ impl PyConversation {
         }
     }
 
+    /// Read `messages` (one at a time, holding the GIL) and count them (detached).
     fn build(
         py: Python<'_>,
-        values: Vec<Value>,
+        messages: &Bound<'_, PyAny>,
         format: Option<Format>,
         encoding: Encoding,
         system: Option<Value>,
     ) -> PyResult<Self> {
-        let conv = py.detach(move || -> Result<Conversation, Error> {
-            let (format, messages) = formats::read_any(values, format, system)?;
-            Ok(Conversation::from_messages(format, encoding, messages))
-        })?;
+        let (format, messages) = read_messages(messages, format, system)?;
+        let conv = py.detach(move || Conversation::from_messages(format, encoding, messages));
         Ok(Self::wrap(conv))
     }
 }
@@ -102,15 +101,18 @@ impl PyConversation {
     ) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
-        let values = messages.map(to_values).transpose()?.unwrap_or_default();
         let system = system.map(|s| to_value(s, 0)).transpose()?;
-        if values.is_empty() && system.is_none() {
-            return Ok(Self::wrap(Conversation::new(
+        match messages {
+            Some(messages) => Self::build(py, messages, format, encoding, system),
+            None if system.is_some() => {
+                let (format, messages) = formats::read_any(Vec::new(), format, system)?;
+                Ok(Self::wrap(Conversation::from_messages(format, encoding, messages)))
+            }
+            None => Ok(Self::wrap(Conversation::new(
                 format.unwrap_or(Format::OpenAiChat),
                 encoding,
-            )));
+            ))),
         }
-        Self::build(py, values, format, encoding, system)
     }
 
     /// Read a transcript file.

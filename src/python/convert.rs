@@ -5,10 +5,12 @@ use super::errors::ArgumentTypeError;
 use std::fmt::Write as _;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PySequence, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Error;
+use crate::formats;
+use crate::model::{Format, Message};
 
 /// Deepest nesting accepted in a message (serde_json's own parser stops at 128 too).
 pub const MAX_DEPTH: usize = 128;
@@ -263,6 +265,43 @@ pub fn to_values(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
         out.push(to_value(&item?, i)?);
     }
     Ok(out)
+}
+
+/// Read a list or tuple (or any iterable) of messages in `format`, or in the format detected from
+/// them ([`formats::read_stream`]): each message is converted and read before the next, so the
+/// converted values are never all held at once. The items are taken once (an iterable is drained
+/// into a list, and a list is copied so that a reader that starts over sees the same items).
+pub fn read_messages(
+    obj: &Bound<'_, PyAny>,
+    format: Option<Format>,
+    system: Option<Value>,
+) -> PyResult<(Format, Vec<Message>)> {
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
+        return Err(not_a_list(obj));
+    }
+    let py = obj.py();
+    let items: Bound<'_, PyAny> = if obj.is_instance_of::<PyTuple>() {
+        obj.clone()
+    } else if let Ok(list) = obj.cast::<PyList>() {
+        list.as_sequence().to_list()?.into_any()
+    } else {
+        let iter = obj.try_iter().map_err(|_| not_a_list(obj))?;
+        let list = PyList::empty(py);
+        for item in iter {
+            list.append(item?)?;
+        }
+        list.into_any()
+    };
+    let items = items.cast::<PySequence>().map_err(|_| not_a_list(obj))?;
+    let n = items.len()?;
+    formats::read_stream(format, Format::OpenAiChat, system, |each| {
+        for i in 0..n {
+            if each(to_value(&items.get_item(i)?, i)?).is_break() {
+                break;
+            }
+        }
+        Ok::<(), PyErr>(())
+    })
 }
 
 /// A JSON value as Python objects (dict, list, str, int, float, bool, None).

@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::conversation::parse_format;
-use super::convert::{to_py, to_py_list, to_value, to_values};
+use super::convert::{read_messages, to_py, to_py_list, to_value, to_values};
 use crate::error::Error;
 use crate::formats;
 use crate::model::Format;
@@ -95,11 +95,10 @@ pub fn convert<'py>(
             "to=\"auto\" names no format: pass \"openai\", \"responses\", \"anthropic\" or \"jsonl\"",
         ));
     };
-    let values = to_values(messages)?;
     let system = system.map(|s| to_value(s, 0)).transpose()?;
+    let (_, parsed) = read_messages(messages, source, system)?;
     let out = py.detach(
         move || -> Result<(Option<serde_json::Value>, Vec<serde_json::Value>), Error> {
-            let (_, parsed) = formats::read_any(values, source, system)?;
             if target == Format::Anthropic {
                 formats::anthropic::write(&parsed)
             } else {
@@ -137,10 +136,8 @@ fn parse_list(
     system: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(Format, Vec<crate::model::Message>)> {
     let source = parse_format(source)?;
-    let values = to_values(messages)?;
     let system = system.map(|s| to_value(s, 0)).transpose()?;
-    let py = messages.py();
-    Ok(py.detach(move || formats::read_any(values, source, system))?)
+    read_messages(messages, source, system)
 }
 
 /// Messages out in `format`: a list, or for Anthropic `{"system", "messages"}`.
