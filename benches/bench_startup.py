@@ -10,10 +10,14 @@ peak RSS of the whole process); the steady exact counting speed (one call per me
 of generated session text, after a warm-up); the wheel's size when one is given. Each number is
 the median of ``--repeats`` fresh processes, with the range.
 
-memory: RSS growth of a process that reads a generated session's JSON text (one session of about
-N o200k tokens) and holds it as a ``Conversation``, next to the same messages held as the plain
-``list[dict]`` from ``json.loads``, as a multiple of the JSON text's size; and whether the
-Conversation gives back the same messages (keys, order, unknown fields).
+memory: for a generated session of about N o200k tokens, as multiples of its JSON text's size, each
+in a fresh process: the RSS growth of holding the plain ``list[dict]`` from ``json.loads``; the
+growth a ``Conversation`` built from that list adds while the list is held (what the Conversation
+itself costs); the growth of ``Conversation.from_file`` on the same text (no list at all); and
+whether the Conversation gives back the same messages (keys, order, unknown fields). A last column
+shows what Python keeps of the list after it is freed (its allocator gives part of the memory of
+freed small objects back only when whole arenas empty), which a process that builds a Conversation
+from a list and then drops the list carries on top of the Conversation.
 """
 
 from __future__ import annotations
@@ -80,26 +84,33 @@ import agentcontext as ac
 ac.count_tokens("warm", encoding="o200k_base")
 gc.collect()
 before = rss()
-with open(path, encoding="utf-8") as f:
-    text = f.read()
-messages = json.loads(text)
-if kind == "conversation":
-    held = ac.Conversation(messages)
-    tokens = held.tokens
-    del messages
+if kind == "file":
+    held = ac.Conversation.from_file(path)
+    gc.collect()
+    grown = rss() - before
 else:
-    held = messages
-    tokens = 0
-del text
-gc.collect()
-after = rss()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    messages = json.loads(text)
+    del text
+    gc.collect()
+    grown = rss() - before
+    if kind == "conversation":
+        with_list = rss()
+        held = ac.Conversation(messages)
+        gc.collect()
+        grown = rss() - with_list
+    elif kind == "freed":
+        del messages
+        gc.collect()
+        grown = rss() - before
 same = None
-if kind == "conversation":
+if kind in ("conversation", "file"):
     with open(path, encoding="utf-8") as f:
         want = json.load(f)
     got = held.to_format(held.format)
     same = got == want and all(list(a) == list(b) for a, b in zip(got, want))
-print(json.dumps({"bytes": after - before, "tokens": tokens, "same": same}))
+print(json.dumps({"bytes": grown, "same": same}))
 """
 
 
@@ -186,9 +197,9 @@ def bench_memory(sizes: list[int]) -> None:
 
     goal = GOALS["conversation_rss_per_json"]
     print("[memory] RSS growth holding one generated session, as a multiple of its JSON text (fresh process each)")
-    print(
-        f"  {'tokens':>12}  {'JSON text':>10}  {'list[dict]':>16}  {'Conversation':>16}  lossless  goal <= {goal:.0f}x"
-    )
+    head = ["tokens", "JSON text", "list[dict]", "Conversation(list)", "Conversation.from_file", "lossless"]
+    head += [f"goal <= {goal:.0f}x", "list kept after del"]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for target in sizes:
             # ~120 o200k tokens per generated message on average: size the session to the target.
@@ -199,13 +210,18 @@ def bench_memory(sizes: list[int]) -> None:
             path = Path(tmp) / f"session-{target}.json"
             path.write_text(json.dumps(messages), encoding="utf-8")
             size = path.stat().st_size
-            plain = run_child(MEMORY, str(path), "list")
-            conv = run_child(MEMORY, str(path), "conversation")
-            ratio = conv["bytes"] / size
-            print(
-                f"  {tokens:>12,}  {size / 2**20:>7.1f} MiB  {plain['bytes'] / 2**20:>7.1f} MiB {plain['bytes'] / size:>4.1f}x"
-                f"  {conv['bytes'] / 2**20:>7.1f} MiB {ratio:>4.1f}x  {'yes' if conv['same'] else 'NO':>8}  {verdict(ratio, goal)}"
+            got = {kind: run_child(MEMORY, str(path), kind) for kind in ("list", "conversation", "file", "freed")}
+            ratio = {kind: r["bytes"] / size for kind, r in got.items()}
+            worst = max(ratio["conversation"], ratio["file"])
+            lossless = got["conversation"]["same"] and got["file"]["same"]
+            rows.append(
+                [f"{tokens:,}", f"{size / 2**20:.1f} MiB"]
+                + [f"{got[k]['bytes'] / 2**20:.1f} MiB {ratio[k]:.2f}x" for k in ("list", "conversation", "file")]
+                + ["yes" if lossless else "NO", verdict(worst, goal), f"{ratio['freed']:.2f}x"]
             )
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        print("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
 
 
 def main() -> None:

@@ -9,9 +9,21 @@ cheap until something is used.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+#: An option of mimalloc, the core's allocator, which reads its options from the environment once,
+#: when the core is loaded. On Linux it commits its 1 GiB arena eagerly by default, and memory it
+#: committed eagerly is never given back: each thread that counted (the core counts on all cores)
+#: kept its freed scratch pages resident, ~10 MiB for a 1M-token ``Conversation`` on 2 cores.
+#: Committed on demand, freed memory goes back to the system. Set only until the core is loaded
+#: (see ``_Package``), and never over a value the user set.
+_MIMALLOC_OPTION = "MIMALLOC_ARENA_EAGER_COMMIT"
+_mimalloc_option_set = _MIMALLOC_OPTION not in os.environ
+if _mimalloc_option_set:
+    os.environ[_MIMALLOC_OPTION] = "0"
 
 #: The public names, by the module that defines them. This is the one list: ``_EXPORTS`` and
 #: ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below (which type checkers
@@ -91,6 +103,8 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
         if name == "_core":
             value.Conversation._repr_html_ = _conversation_repr_html
+            if _mimalloc_option_set:
+                os.environ.pop(_MIMALLOC_OPTION, None)
 
 
 sys.modules[__name__].__class__ = _Package
