@@ -15,8 +15,7 @@
 //! Short pieces merge on a vector (what tiktoken does); long ones on a heap, so a megabyte of one
 //! letter costs `n log n`, not `n²`.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex_automata::meta::Regex;
@@ -146,58 +145,208 @@ impl Bpe {
     }
 
     /// The same merges in the same order as [`merge_short`](Self::merge_short), with the parts in
-    /// a linked list and the candidate pairs in a heap ordered by (rank, start): a pair whose
-    /// part has been merged away or whose rank has changed since it was pushed is skipped when
-    /// it comes up (a part's pair only ever grows, so its rank never comes back to an old value).
+    /// a linked list and the candidate pairs in a [`RankQueue`], one bucket per rank. The lowest
+    /// rank's bucket is taken whole and its pairs merged left to right: a merge never makes a
+    /// pair of the rank being merged (the merged part is that rank's token, and a pair with it is
+    /// longer), so within one rank left to right is lowest-first, leftmost-first. A merge that
+    /// makes a pair of a lower rank stops the pass; the bucket's other pairs go back and wait for
+    /// their turn. A pair whose part has been merged away or whose rank has changed since it was
+    /// pushed is skipped when it comes up (a part's pair only ever grows, so its rank never comes
+    /// back to an old value).
     fn merge_long(&self, piece: &[u8]) -> usize {
+        if piece.len() <= MAX_U32_PIECE {
+            QUEUE.with_borrow_mut(|queue| self.merge_buckets::<u32>(piece, queue))
+        } else {
+            self.merge_buckets::<usize>(piece, &mut RankQueue::new())
+        }
+    }
+
+    fn merge_buckets<I: Index>(&self, piece: &[u8], queue: &mut RankQueue<I>) -> usize {
         let n = piece.len();
+        queue.clear();
         // Parts are identified by their start; `next[s]` is the start of the part after `s` (n at
-        // the end), `prev[s]` the one before, `rank[s]` the rank of `s` merged with `next[s]`.
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|s| s.wrapping_sub(1)).collect();
+        // the end), `prev[s]` the one before, `rank[s]` the rank of `s` merged with `next[s]`
+        // (NO_RANK when that is no token, or `s` has been merged away).
+        let mut next: Vec<I> = (1..=n).map(I::new).collect();
+        let mut prev: Vec<I> = (0..n).map(|s| s.checked_sub(1).map_or(I::NONE, I::new)).collect();
         let mut rank = vec![NO_RANK; n];
-        let mut alive = vec![true; n];
-        let mut heap = BinaryHeap::with_capacity(n);
         for s in 0..n - 1 {
             rank[s] = self.rank(&piece[s..s + 2]);
             if rank[s] != NO_RANK {
-                heap.push(Reverse((rank[s], s)));
+                queue.push(rank[s], I::new(s));
             }
         }
-        let pair_rank = |next: &[usize], s: usize| {
-            let end = next[s];
+        let pair_rank = |next: &[I], s: usize| {
+            let end = next[s].get();
             if end >= n {
                 return NO_RANK;
             }
-            let after = next[end];
-            self.rank(&piece[s..after])
+            self.rank(&piece[s..next[end].get()])
         };
         let mut parts = n;
-        while let Some(Reverse((r, s))) = heap.pop() {
-            if !alive[s] || rank[s] != r {
-                continue;
-            }
-            // Merge `s` with the part after it.
-            let gone = next[s];
-            alive[gone] = false;
-            next[s] = next[gone];
-            if next[s] < n {
-                prev[next[s]] = s;
-            }
-            parts -= 1;
-            rank[s] = pair_rank(&next, s);
-            if rank[s] != NO_RANK {
-                heap.push(Reverse((rank[s], s)));
-            }
-            let p = prev[s];
-            if p != usize::MAX {
-                rank[p] = pair_rank(&next, p);
-                if rank[p] != NO_RANK {
-                    heap.push(Reverse((rank[p], p)));
+        let mut bucket = Vec::new();
+        while let Some(r) = queue.pop(&mut bucket) {
+            let mut k = 0;
+            while k < bucket.len() {
+                let s = bucket[k].get();
+                k += 1;
+                if rank[s] != r {
+                    continue;
+                }
+                // Merge `s` with the part after it.
+                let gone = next[s].get();
+                rank[gone] = NO_RANK;
+                next[s] = next[gone];
+                if next[s].get() < n {
+                    prev[next[s].get()] = I::new(s);
+                }
+                parts -= 1;
+                let mut lowest = NO_RANK;
+                rank[s] = pair_rank(&next, s);
+                if rank[s] != NO_RANK {
+                    queue.push(rank[s], I::new(s));
+                    lowest = rank[s];
+                }
+                let p = prev[s];
+                if p != I::NONE {
+                    let p = p.get();
+                    rank[p] = pair_rank(&next, p);
+                    if rank[p] != NO_RANK {
+                        queue.push(rank[p], I::new(p));
+                        lowest = lowest.min(rank[p]);
+                    }
+                }
+                if lowest < r {
+                    for &s in &bucket[k..] {
+                        if rank[s.get()] == r {
+                            queue.push(r, s);
+                        }
+                    }
+                    break;
                 }
             }
         }
         parts
+    }
+}
+
+/// Pieces up to this long merge with u32 positions (half the memory of usize ones); the queue's
+/// entries number at most three per byte, which must fit too.
+const MAX_U32_PIECE: usize = (u32::MAX / 4) as usize;
+
+thread_local! {
+    /// Each thread's queue for [`Bpe::merge_long`]: 1 MB (a head per rank) allocated on its first
+    /// long piece and kept.
+    static QUEUE: std::cell::RefCell<RankQueue<u32>> = std::cell::RefCell::new(RankQueue::new());
+}
+
+/// A position in [`Bpe::merge_long`]: u32 or usize.
+trait Index: Copy + Eq + Ord {
+    const NONE: Self;
+    fn new(i: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Index for u32 {
+    const NONE: u32 = u32::MAX;
+    fn new(i: usize) -> u32 {
+        i as u32
+    }
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl Index for usize {
+    const NONE: usize = usize::MAX;
+    fn new(i: usize) -> usize {
+        i
+    }
+    fn get(self) -> usize {
+        self
+    }
+}
+
+/// Ranks of both encodings are below this (2^18: three levels of 64-bit words).
+const MAX_RANKS: usize = 1 << 18;
+
+/// Positions in buckets by rank: each bucket a list (newest first) in one arena, and which
+/// buckets are non-empty in three levels of bits, so that the lowest is found in three steps.
+struct RankQueue<I> {
+    /// Bit `w` is set when `mid[w]` is not zero.
+    top: u64,
+    /// Bit `v % 64` of `mid[v / 64]` is set when `low[v]` is not zero.
+    mid: Vec<u64>,
+    /// Bit `r % 64` of `low[r / 64]` is set when rank `r`'s bucket is not empty.
+    low: Vec<u64>,
+    /// Per rank with its bit set: the index in `entries` of its newest position.
+    head: Vec<I>,
+    /// (position, index of the entry before it in the same bucket, or NONE).
+    entries: Vec<(I, I)>,
+}
+
+impl<I: Index> RankQueue<I> {
+    fn new() -> RankQueue<I> {
+        RankQueue {
+            top: 0,
+            mid: vec![0; MAX_RANKS / 64 / 64],
+            low: vec![0; MAX_RANKS / 64],
+            head: vec![I::NONE; MAX_RANKS],
+            entries: Vec::new(),
+        }
+    }
+
+    /// Empties the queue (a no-op unless a merge stopped halfway).
+    fn clear(&mut self) {
+        if self.top != 0 {
+            self.top = 0;
+            self.mid.fill(0);
+            self.low.fill(0);
+        }
+        self.entries.clear();
+    }
+
+    fn push(&mut self, rank: u32, position: I) {
+        let r = rank as usize;
+        let (w, bit) = (r / 64, 1u64 << (r % 64));
+        let before = if self.low[w] & bit == 0 {
+            self.low[w] |= bit;
+            self.mid[w / 64] |= 1 << (w % 64);
+            self.top |= 1 << (w / 64);
+            I::NONE
+        } else {
+            self.head[r]
+        };
+        self.head[r] = I::new(self.entries.len());
+        self.entries.push((position, before));
+    }
+
+    /// Takes the lowest rank's bucket: its positions into `bucket` in ascending order.
+    fn pop(&mut self, bucket: &mut Vec<I>) -> Option<u32> {
+        if self.top == 0 {
+            return None;
+        }
+        let v = self.top.trailing_zeros() as usize;
+        let w = v * 64 + self.mid[v].trailing_zeros() as usize;
+        let r = w * 64 + self.low[w].trailing_zeros() as usize;
+        self.low[w] &= self.low[w] - 1;
+        if self.low[w] == 0 {
+            self.mid[v] &= self.mid[v] - 1;
+            if self.mid[v] == 0 {
+                self.top &= self.top - 1;
+            }
+        }
+        bucket.clear();
+        let mut at = self.head[r];
+        while at != I::NONE {
+            let (position, before) = self.entries[at.get()];
+            bucket.push(position);
+            at = before;
+        }
+        // Pushed mostly left to right: reversed, mostly sorted already.
+        bucket.reverse();
+        bucket.sort_unstable();
+        Some(r as u32)
     }
 }
 
