@@ -12,11 +12,15 @@
 //! look-ahead patterns without look-ahead support; see [`Splits`]), a piece that is a token is
 //! one token, and any other piece is merged pair by pair, the lowest-ranked adjacent pair first
 //! (the leftmost of equals), until no adjacent pair forms a token; the parts left are its tokens.
-//! Short pieces merge on a vector (what tiktoken does); long ones on a heap, so a megabyte of one
-//! letter costs `n log n`, not `n²`.
+//! Short pieces merge on a vector (what tiktoken does); pieces from 128 bytes on keep their
+//! candidate pairs in buckets by rank and merge a bucket at a time, left to right, so a megabyte
+//! of one letter or of spaces costs a few operations per byte, not `n²` (the vector) or `n log n`
+//! (tiktoken's heap). Each thread that merges a long piece keeps its queue for the next one (at
+//! most 1.6 MB, most of it touched only as ranks are used).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
@@ -27,12 +31,21 @@ type Ranks = HashMap<&'static [u8], u32, foldhash::fast::FixedState>;
 pub struct Bpe {
     ranks: Ranks,
     split: Pretokenizer,
+    /// The rank of each byte (every byte is a token of both encodings).
+    byte_ranks: [u32; 256],
+    /// The longest token's length: longer bytes are no token without a look-up.
+    longest: usize,
+    /// Tells encodings apart in a thread's memo of pair ranks ([`Bpe::pair_rank`]).
+    id: u64,
 }
 
 /// Pieces from this many bytes on merge on a heap ([`Bpe::merge_long`]).
 const LONG_PIECE: usize = 128;
 
 const NO_RANK: u32 = u32::MAX;
+
+/// Each encoding built gets the next number ([`Bpe::id`]).
+static BPE_IDS: AtomicU64 = AtomicU64::new(0);
 
 static O200K: LazyLock<Bpe> = LazyLock::new(|| {
     let letters = [
@@ -77,9 +90,19 @@ impl Bpe {
             at += 1 + len;
             rank += 1;
         }
+        assert!((rank as usize) < MAX_RANKS, "ranks fit in RANK_BITS with one to spare");
+        let byte_ranks = std::array::from_fn(|b| ranks[&[b as u8][..]]);
+        let longest = ranks.keys().map(|t| t.len()).max().unwrap_or(0);
         // `\s+(?!\S)` as `\s+\s` minus its last character (bpe-openai's rewrite, see [`Splits`]).
         let split = Pretokenizer::new(&[(main, false), ("\\s+\\s", true), ("\\s+", false)]);
-        Bpe { ranks, split }
+        let id = BPE_IDS.fetch_add(1, Ordering::Relaxed);
+        Bpe {
+            ranks,
+            split,
+            byte_ranks,
+            longest,
+            id,
+        }
     }
 
     /// Tokens in `text`.
@@ -93,7 +116,7 @@ impl Bpe {
     /// The number of tokens of one pre-tokenized piece.
     fn count_piece(&self, piece: &[u8]) -> usize {
         // Every byte is a token of both encodings.
-        if piece.len() <= 1 || self.ranks.contains_key(piece) {
+        if piece.len() <= 1 || self.rank(piece) != NO_RANK {
             piece.len().min(1)
         } else if piece.len() < LONG_PIECE {
             self.merge_short(piece)
@@ -103,6 +126,9 @@ impl Bpe {
     }
 
     fn rank(&self, bytes: &[u8]) -> u32 {
+        if bytes.len() > self.longest {
+            return NO_RANK;
+        }
         self.ranks.get(bytes).copied().unwrap_or(NO_RANK)
     }
 
@@ -154,101 +180,163 @@ impl Bpe {
     /// pushed is skipped when it comes up (a part's pair only ever grows, so its rank never comes
     /// back to an old value).
     fn merge_long(&self, piece: &[u8]) -> usize {
-        if piece.len() <= MAX_U32_PIECE {
+        let small = if piece.len() <= MAX_U32_PIECE {
             QUEUE.with_borrow_mut(|queue| self.merge_buckets::<u32>(piece, queue))
         } else {
+            None
+        };
+        small.unwrap_or_else(|| {
             self.merge_buckets::<usize>(piece, &mut RankQueue::new())
-        }
+                .expect("usize indexes any queue that fits in memory")
+        })
     }
 
-    fn merge_buckets<I: Index>(&self, piece: &[u8], queue: &mut RankQueue<I>) -> usize {
+    /// [`merge_long`](Self::merge_long) with positions of type `I`; `None` when the queue's
+    /// entries outgrow `I` (only if merges made lower ranks again and again: see
+    /// [`Index::LIMIT`]).
+    fn merge_buckets<I: Index>(&self, piece: &[u8], queue: &mut RankQueue<I>) -> Option<usize> {
         let n = piece.len();
-        queue.clear();
-        // Parts are identified by their start; `next[s]` is the start of the part after `s` (n at
-        // the end), `prev[s]` the one before, `rank[s]` the rank of `s` merged with `next[s]`
-        // (NO_RANK when that is no token, or `s` has been merged away).
-        let mut next: Vec<I> = (1..=n).map(I::new).collect();
-        let mut prev: Vec<I> = (0..n).map(|s| s.checked_sub(1).map_or(I::NONE, I::new)).collect();
-        let mut rank = vec![NO_RANK; n];
+        queue.clear(self.id, 2 * n);
+        let mut parts: Vec<Part<I>> = (0..n)
+            .map(|s| Part {
+                next: I::new(s + 1),
+                prev: s.checked_sub(1).map_or(I::NONE, I::new),
+                rank: NO_RANK,
+                token: self.byte_ranks[usize::from(piece[s])],
+            })
+            .collect();
         for s in 0..n - 1 {
-            rank[s] = self.rank(&piece[s..s + 2]);
-            if rank[s] != NO_RANK {
-                queue.push(rank[s], I::new(s));
+            let rank = self.pair_rank(piece, &parts, s, &mut queue.memo);
+            parts[s].rank = rank;
+            if rank != NO_RANK {
+                queue.push(rank, I::new(s));
             }
         }
-        let pair_rank = |next: &[I], s: usize| {
-            let end = next[s].get();
-            if end >= n {
-                return NO_RANK;
-            }
-            self.rank(&piece[s..next[end].get()])
-        };
-        let mut parts = n;
+        let mut count = n;
         let mut bucket = Vec::new();
         while let Some(r) = queue.pop(&mut bucket) {
+            // One pass pushes at most three entries per position (two per merge, one per pair
+            // put back); the caller starts again with usize before an entry's index could overflow.
+            if queue.entries.len() > I::LIMIT {
+                return None;
+            }
+            // The part merged last: its pair's rank is known but not pushed yet, in case the next
+            // merge is with the part after it, which changes that pair again.
+            let mut pending = I::NONE;
             let mut k = 0;
             while k < bucket.len() {
                 let s = bucket[k].get();
                 k += 1;
-                if rank[s] != r {
+                if parts[s].rank != r {
                     continue;
                 }
                 // Merge `s` with the part after it.
-                let gone = next[s].get();
-                rank[gone] = NO_RANK;
-                next[s] = next[gone];
-                if next[s].get() < n {
-                    prev[next[s].get()] = I::new(s);
+                let gone = parts[s].next.get();
+                let after = parts[gone].next;
+                parts[gone].rank = NO_RANK;
+                parts[s].next = after;
+                parts[s].token = r;
+                if after.get() < n {
+                    parts[after.get()].prev = I::new(s);
                 }
-                parts -= 1;
-                let mut lowest = NO_RANK;
-                rank[s] = pair_rank(&next, s);
-                if rank[s] != NO_RANK {
-                    queue.push(rank[s], I::new(s));
-                    lowest = rank[s];
+                count -= 1;
+                let rank = self.pair_rank(piece, &parts, s, &mut queue.memo);
+                parts[s].rank = rank;
+                let mut lowest = rank;
+                let p = parts[s].prev;
+                if pending != I::NONE && pending != p {
+                    queue.push_valid(parts[pending.get()].rank, pending);
                 }
-                let p = prev[s];
                 if p != I::NONE {
-                    let p = p.get();
-                    rank[p] = pair_rank(&next, p);
-                    if rank[p] != NO_RANK {
-                        queue.push(rank[p], I::new(p));
-                        lowest = lowest.min(rank[p]);
-                    }
+                    let rank = self.pair_rank(piece, &parts, p.get(), &mut queue.memo);
+                    parts[p.get()].rank = rank;
+                    queue.push_valid(rank, p);
+                    lowest = lowest.min(rank);
                 }
+                pending = I::new(s);
                 if lowest < r {
+                    // A lower rank merges first: this bucket's other pairs wait for their turn.
                     for &s in &bucket[k..] {
-                        if rank[s.get()] == r {
+                        if parts[s.get()].rank == r {
                             queue.push(r, s);
                         }
                     }
                     break;
                 }
             }
+            if pending != I::NONE {
+                queue.push_valid(parts[pending.get()].rank, pending);
+            }
         }
-        parts
+        Some(count)
+    }
+
+    /// The rank of part `s` merged with the part after it, remembered in `memo` by the two parts'
+    /// tokens (each part is a token): in a long piece the same pairs come up again and again.
+    fn pair_rank<I: Index>(&self, piece: &[u8], parts: &[Part<I>], s: usize, memo: &mut [u64]) -> u32 {
+        let end = parts[s].next.get();
+        if end >= parts.len() {
+            return NO_RANK;
+        }
+        let key = u64::from(parts[s].token) << RANK_BITS | u64::from(parts[end].token);
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - MEMO_BITS)) as usize;
+        if memo[slot] >> RANK_BITS == key {
+            return match (memo[slot] & MEMO_NO_RANK) as u32 {
+                MEMO_NO_RANK_U32 => NO_RANK,
+                rank => rank,
+            };
+        }
+        let rank = self.rank(&piece[s..parts[end].next.get()]);
+        memo[slot] = key << RANK_BITS | u64::from(rank).min(MEMO_NO_RANK);
+        rank
     }
 }
 
-/// Pieces up to this long merge with u32 positions (half the memory of usize ones); the queue's
-/// entries number at most three per byte, which must fit too.
-const MAX_U32_PIECE: usize = (u32::MAX / 4) as usize;
+/// A part of a piece in [`Bpe::merge_long`], identified by its start.
+#[derive(Clone, Copy)]
+struct Part<I> {
+    /// The start of the part after it (the piece's length at the end).
+    next: I,
+    /// The start of the part before it (NONE at the start).
+    prev: I,
+    /// The rank of this part merged with the next (NO_RANK when that is no token, or when this
+    /// part has been merged into the one before it).
+    rank: u32,
+    /// This part's own rank (every part is a token).
+    token: u32,
+}
+
+/// Ranks fit in this many bits; the memo of pair ranks keeps two of them and a rank per entry.
+const RANK_BITS: u32 = 18;
+const MEMO_NO_RANK: u64 = (1 << RANK_BITS) - 1;
+const MEMO_NO_RANK_U32: u32 = MEMO_NO_RANK as u32;
+/// The memo has 2^12 entries (32 KB).
+const MEMO_BITS: u32 = 12;
+
+/// Pieces up to this long merge with u32 positions (half the memory of usize ones): a pass over a
+/// bucket that starts with fewer than [`Index::LIMIT`] entries in the queue cannot take an entry's
+/// index past `u32::MAX`.
+const MAX_U32_PIECE: usize = (u32::MAX / 8) as usize;
 
 thread_local! {
-    /// Each thread's queue for [`Bpe::merge_long`]: 1 MB (a head per rank) allocated on its first
-    /// long piece and kept.
+    /// Each thread's queue for [`Bpe::merge_long`], allocated on its first long piece and kept:
+    /// 1 MB of heads (pages touched only for the ranks used), 64 KB of bits and memo, and up to
+    /// 512 KB of entries.
     static QUEUE: std::cell::RefCell<RankQueue<u32>> = std::cell::RefCell::new(RankQueue::new());
 }
 
 /// A position in [`Bpe::merge_long`]: u32 or usize.
 trait Index: Copy + Eq + Ord {
     const NONE: Self;
+    /// Above this many entries the queue stops before its next pass.
+    const LIMIT: usize;
     fn new(i: usize) -> Self;
     fn get(self) -> usize;
 }
 
 impl Index for u32 {
     const NONE: u32 = u32::MAX;
+    const LIMIT: usize = (u32::MAX / 2) as usize;
     fn new(i: usize) -> u32 {
         i as u32
     }
@@ -259,6 +347,7 @@ impl Index for u32 {
 
 impl Index for usize {
     const NONE: usize = usize::MAX;
+    const LIMIT: usize = usize::MAX / 2;
     fn new(i: usize) -> usize {
         i
     }
@@ -267,8 +356,9 @@ impl Index for usize {
     }
 }
 
-/// Ranks of both encodings are below this (2^18: three levels of 64-bit words).
-const MAX_RANKS: usize = 1 << 18;
+/// Ranks of both encodings are below this (three levels of 64-bit words), with one value to
+/// spare (the memo's NO_RANK).
+const MAX_RANKS: usize = 1 << RANK_BITS;
 
 /// Positions in buckets by rank: each bucket a list (newest first) in one arena, and which
 /// buckets are non-empty in three levels of bits, so that the lowest is found in three steps.
@@ -283,6 +373,9 @@ struct RankQueue<I> {
     head: Vec<I>,
     /// (position, index of the entry before it in the same bucket, or NONE).
     entries: Vec<(I, I)>,
+    /// Pair ranks by the pair's tokens ([`Bpe::pair_rank`]), for the encoding `memo_owner`.
+    memo: Vec<u64>,
+    memo_owner: u64,
 }
 
 impl<I: Index> RankQueue<I> {
@@ -291,19 +384,38 @@ impl<I: Index> RankQueue<I> {
             top: 0,
             mid: vec![0; MAX_RANKS / 64 / 64],
             low: vec![0; MAX_RANKS / 64],
-            head: vec![I::NONE; MAX_RANKS],
+            // Read only where a bit is set, so zeros (no page touched until used) will do.
+            head: vec![I::new(0); MAX_RANKS],
             entries: Vec::new(),
+            memo: vec![u64::MAX; 1 << MEMO_BITS],
+            memo_owner: u64::MAX,
         }
     }
 
-    /// Empties the queue (a no-op unless a merge stopped halfway).
-    fn clear(&mut self) {
+    /// Empties the queue (a no-op unless a merge stopped halfway) for a merge of encoding `owner`
+    /// that pushes about `pushes` entries; the memo is kept if it is that encoding's.
+    fn clear(&mut self, owner: u64, pushes: usize) {
         if self.top != 0 {
             self.top = 0;
             self.mid.fill(0);
             self.low.fill(0);
         }
+        if self.memo_owner != owner {
+            self.memo.fill(u64::MAX);
+            self.memo_owner = owner;
+        }
+        // The arena is kept between pieces only while it is small.
+        if self.entries.capacity() > 1 << 16 {
+            self.entries = Vec::new();
+        }
         self.entries.clear();
+        self.entries.reserve(pushes);
+    }
+
+    fn push_valid(&mut self, rank: u32, position: I) {
+        if rank != NO_RANK {
+            self.push(rank, position);
+        }
     }
 
     fn push(&mut self, rank: u32, position: I) {
@@ -496,8 +608,9 @@ mod tests {
             "ab".repeat(50_000),
             "a".repeat(1_000_000),
         ]);
-        for (bpe, tk, _) in tables() {
-            for text in &texts {
+        // The encodings take turns: neither may use the other's pair ranks in the thread's memo.
+        for text in &texts {
+            for (bpe, tk, _) in tables() {
                 let shown: String = text.chars().take(12).collect();
                 assert_eq!(
                     bpe.count(text),
@@ -522,7 +635,7 @@ mod tests {
             let short = bpe.merge_short(piece);
             assert_eq!(short, bpe.merge_long(piece), "{piece:?}");
             assert_eq!(
-                short,
+                Some(short),
                 bpe.merge_buckets::<usize>(piece, &mut RankQueue::new()),
                 "{piece:?}"
             );
