@@ -181,7 +181,11 @@ impl Bpe {
     /// back to an old value).
     fn merge_long(&self, piece: &[u8]) -> usize {
         let small = if piece.len() <= MAX_U32_PIECE {
-            QUEUE.with_borrow_mut(|queue| self.merge_buckets::<u32>(piece, queue))
+            QUEUE.with_borrow_mut(|queue| {
+                let count = self.merge_buckets::<u32>(piece, queue);
+                queue.trim();
+                count
+            })
         } else {
             None
         };
@@ -338,6 +342,7 @@ impl Index for u32 {
     const NONE: u32 = u32::MAX;
     const LIMIT: usize = (u32::MAX / 2) as usize;
     fn new(i: usize) -> u32 {
+        debug_assert!(i < u32::MAX as usize, "see MAX_U32_PIECE");
         i as u32
     }
     fn get(self) -> usize {
@@ -363,9 +368,9 @@ const MAX_RANKS: usize = 1 << RANK_BITS;
 /// Positions in buckets by rank: each bucket a list (newest first) in one arena, and which
 /// buckets are non-empty in three levels of bits, so that the lowest is found in three steps.
 struct RankQueue<I> {
-    /// Bit `w` is set when `mid[w]` is not zero.
+    /// Bit `v` is set when `mid[v]` is not zero.
     top: u64,
-    /// Bit `v % 64` of `mid[v / 64]` is set when `low[v]` is not zero.
+    /// Bit `w % 64` of `mid[w / 64]` is set when `low[w]` is not zero.
     mid: Vec<u64>,
     /// Bit `r % 64` of `low[r / 64]` is set when rank `r`'s bucket is not empty.
     low: Vec<u64>,
@@ -404,12 +409,15 @@ impl<I: Index> RankQueue<I> {
             self.memo.fill(u64::MAX);
             self.memo_owner = owner;
         }
-        // The arena is kept between pieces only while it is small.
+        self.entries.clear();
+        self.entries.reserve(pushes);
+    }
+
+    /// Lets go of the entries' memory unless it is small (kept for the next piece).
+    fn trim(&mut self) {
         if self.entries.capacity() > 1 << 16 {
             self.entries = Vec::new();
         }
-        self.entries.clear();
-        self.entries.reserve(pushes);
     }
 
     fn push_valid(&mut self, rank: u32, position: I) {
