@@ -1,6 +1,8 @@
 //! Token counting in the core: exact o200k (src/tokens/bpe.rs, what the library uses) against
 //! bpe-openai (what it used before, with prebuilt tables) and tiktoken-rs (the Rust port of
-//! tiktoken's own core), the heuristic, and appending to a Rust-owned conversation. Criterion measures; a summary with ratios is printed at the end.
+//! tiktoken's own core), the heuristic, single long pieces (a megabyte of spaces or of "ab", 100k of
+//! one letter), and appending to a Rust-owned conversation. Criterion measures; a summary with ratios
+//! is printed at the end.
 //!
 //!     cargo bench --bench tokens
 //!
@@ -134,6 +136,33 @@ fn bench(c: &mut Criterion, name: &str, texts: &[String]) {
     g.finish();
 }
 
+/// One pre-tokenizer piece that is long: where tiktoken's algorithm merges on a heap and ours on
+/// buckets by rank (src/tokens/bpe.rs, `merge_long`). tiktoken-rs is left out of the megabyte of
+/// spaces: its regular expression overflows its stack there (the count panics).
+fn bench_long(c: &mut Criterion) {
+    let bpe = bpe_openai::o200k_base();
+    let tk = tiktoken_rs::o200k_base_singleton();
+    let mut g = c.benchmark_group("long-piece");
+    g.sample_size(10);
+    for (name, text, with_tiktoken) in [
+        ("spaces-1MB", " ".repeat(1_000_000), false),
+        ("a-100k", "a".repeat(100_000), true),
+        ("ab-1MB", "ab".repeat(500_000), true),
+    ] {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("{name}/agentcontext"), |b| {
+            b.iter(|| Encoding::O200k.count(black_box(&text)));
+        });
+        g.bench_function(format!("{name}/bpe-openai"), |b| b.iter(|| bpe.count(black_box(&text))));
+        if with_tiktoken {
+            g.bench_function(format!("{name}/tiktoken-rs"), |b| {
+                b.iter(|| tk.encode_ordinary(black_box(&text)).len());
+            });
+        }
+    }
+    g.finish();
+}
+
 fn main() {
     let corpus = corpus_texts();
     let synthetic = synthetic_texts(2000);
@@ -144,6 +173,7 @@ fn main() {
         bench(&mut c, "corpus", &corpus);
     }
     bench(&mut c, "synthetic", &synthetic);
+    bench_long(&mut c);
 
     // Appending one message to a 2,000-message conversation, exact count included.
     let base: Vec<Message> = synthetic.iter().map(|t| Message::text(Role::User, t.clone())).collect();
