@@ -90,3 +90,36 @@ def test_the_allocator_option_is_set_only_while_the_core_loads_and_never_over_th
     env["MIMALLOC_ARENA_EAGER_COMMIT"] = "1"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "1"]
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["plain", "bom"])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_files_read_through_a_buffer_keep_their_lines(tmp_path: Path, bom: bytes, newline: bytes):
+    messages = PLAIN * 3 + ANTHROPIC_TOOL
+    lines = tmp_path / "s.jsonl"
+    lines.write_bytes(bom + newline + newline.join(json.dumps(m).encode() for m in messages) + newline)
+    array = tmp_path / "s.json"
+    array.write_bytes(bom + newline + json.dumps(messages, indent=1).encode().replace(b"\n", newline))
+    for path in (lines, array):
+        conv = ac.Conversation.from_file(path)
+        assert conv.format == "anthropic"
+        assert conv.to_format("anthropic") == messages
+    # An invalid message is named by its line (JSON Lines: the blank first line counts).
+    bad = [*messages[:4], {"role": "alien", "content": "x"}, *messages[4:]]
+    lines.write_bytes(bom + newline + newline.join(json.dumps(m).encode() for m in bad) + newline)
+    with pytest.raises(ac.errors.AgentContextError, match=r"line 6\b"):
+        ac.Conversation.from_file(lines)
+    # Broken JSON is named by its line too, wherever the format guess stood.
+    array.write_bytes(bom + newline + json.dumps(messages, indent=1).encode().replace(b"\n", newline)[:-3])
+    with pytest.raises(ac.errors.AgentContextError, match=r"not valid JSON"):
+        ac.Conversation.from_file(array)
+
+
+def test_a_file_is_read_as_it_was_when_opened_even_when_read_again(tmp_path: Path):
+    # Many plain lines then a sign of the format: the reader starts over, reading the file again.
+    messages = PLAIN * 500 + ANTHROPIC_TOOL
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    conv = ac.Conversation.from_file(path)
+    assert len(conv) == len(messages)
+    assert conv.format == "anthropic"
