@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
-use super::convert::{read_messages, to_py, to_py_list, to_value, to_values};
+use super::convert::{read_messages, to_py, to_py_list, to_value};
 use super::surgery;
 use crate::compact::{self, ClearOptions, Pairing};
 use crate::compact::{Protection, surgery as ops};
@@ -145,8 +145,13 @@ impl PyConversation {
     /// Append messages in the conversation's format.
     #[pyo3(signature = (messages, /))]
     fn extend(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<()> {
-        let values = to_values(messages)?;
-        self.extend_parsed(py, values)
+        let format = self.with(Conversation::format);
+        let (_, messages) = read_messages(messages, Some(format), None)?;
+        py.detach(|| {
+            let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            conv.extend(messages);
+        });
+        Ok(())
     }
 
     #[getter]
