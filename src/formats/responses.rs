@@ -168,13 +168,13 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
             Body::Opaque {
                 value: Value::Object(map),
             },
-            Extra::new(),
+            Map::new(),
             ContentForm::Absent,
         )])),
     }
 }
 
-fn opening(body: Body, fields: Extra, form: ContentForm) -> Block {
+fn opening(body: Body, fields: Map<String, Value>, form: ContentForm) -> Block {
     Block {
         body,
         extra: Extra::new(),
@@ -254,7 +254,7 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
                 Body::Opaque {
                     value: Value::Object(map),
                 },
-                Extra::new(),
+                Map::new(),
                 ContentForm::Absent,
             )]));
         }
@@ -410,7 +410,7 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
             }
             (Body::Thinking { .. }, Some(mm)) => {
                 flush(&mut open, out);
-                out.push(Value::Object(mm.fields.clone()));
+                out.push(Value::Object(mm.fields.clone().into_map()));
             }
             (Body::Thinking { .. } | Body::RedactedThinking { .. }, _) => {}
             (Body::Opaque { value }, Some(_)) => {
