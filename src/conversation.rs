@@ -72,9 +72,9 @@ impl Tally {
         step(&mut self.total, c.total);
         step(&mut self.messages_by_role[m.role.index()], 1);
         let mut tool_tokens = 0;
-        for t in c.tools.iter() {
+        for t in c.tools() {
             let (n, side) = (&t.tokens, t.side);
-            let id = match m.blocks.get(t.block).map(|b| &b.body) {
+            let id = match m.blocks.get(t.block()).map(|b| &b.body) {
                 Some(Body::ToolUse { id, .. }) => id.as_str(),
                 Some(Body::ToolResult { tool_use_id, .. }) => tool_use_id.as_str(),
                 _ => "",

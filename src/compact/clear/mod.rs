@@ -581,7 +581,7 @@ mod tests {
                 if c.after_exact {
                     assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
                 } else {
-                    assert!(c.tokens_after >= recount.tools[0].tokens);
+                    assert!(c.tokens_after >= recount.tools()[0].tokens);
                 }
             }
             // Asked to, the plan counts every placeholder, and clears the same results.
