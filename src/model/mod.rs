@@ -363,7 +363,7 @@ pub enum Body {
     /// A block or item the model does not interpret (documents, server tool calls, compaction
     /// blocks, web search results, ...). Kept verbatim and written back only to its origin format.
     Opaque {
-        value: Value,
+        value: Box<Value>,
     },
 }
 
@@ -386,8 +386,8 @@ impl Body {
 pub enum ToolInput {
     /// A JSON document as text (OpenAI `arguments`), kept byte for byte and parsed only on demand.
     Raw(String),
-    /// A JSON value (Anthropic `input`).
-    Json(Value),
+    /// A JSON value (Anthropic `input`); boxed, so the other inputs and blocks do not take its size.
+    Json(Box<Value>),
     /// Free-form text input (OpenAI Responses `custom_tool_call`, e.g. Codex `apply_patch`).
     Freeform(String),
 }
@@ -407,7 +407,7 @@ impl ToolInput {
     /// input, the same rule the shared corpus uses for free-form tools.
     pub fn to_object(&self) -> Value {
         match self {
-            ToolInput::Json(v) => v.clone(),
+            ToolInput::Json(v) => Value::clone(v),
             ToolInput::Raw(s) => match serde_json::from_str::<Value>(s) {
                 Ok(v @ Value::Object(_)) => v,
                 _ => wrap_input(s),
@@ -497,6 +497,14 @@ impl ImageSource {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn messages_and_blocks_stay_small() {
+        // One of each per message or block of every conversation held: growth here is memory.
+        assert_eq!(std::mem::size_of::<Message>(), 32);
+        assert!(std::mem::size_of::<Body>() <= 80, "{}", std::mem::size_of::<Body>());
+        assert!(std::mem::size_of::<Block>() <= 96, "{}", std::mem::size_of::<Block>());
+    }
 
     #[test]
     fn extra_is_eight_bytes_and_absent_when_empty() {

@@ -400,7 +400,7 @@ impl<'m> Planner<'m, '_> {
                     body: Body::ToolUse {
                         id: id.clone(),
                         name: name.clone(),
-                        input: ToolInput::Json(Value::Object(obj)),
+                        input: ToolInput::Json(Box::new(Value::Object(obj))),
                     },
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
