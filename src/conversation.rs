@@ -24,7 +24,7 @@ pub struct ToolTotals {
 }
 
 /// Running totals over a list of messages and their counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Tally {
     pub total: usize,
     /// Indexed by [`Role::index`]. Tool-result blocks count as `tool` in every format (in
@@ -33,9 +33,30 @@ pub struct Tally {
     pub messages_by_role: [usize; 5],
     pub by_tool: BTreeMap<String, ToolTotals>,
     pub tool_calls: usize,
-    /// Tool call id → tool name, to attribute results.
-    names: HashMap<String, String>,
+    /// Tool call id → its tool's name (an index in `tool_names`), to attribute results. An index
+    /// rather than a copy of the name: one entry per call of the conversation, 24 bytes and the
+    /// id's allocation instead of 48 bytes and two allocations.
+    names: HashMap<Box<str>, usize>,
+    /// Each tool name seen, once.
+    tool_names: Vec<Box<str>>,
+    /// Tool name → its index in `tool_names`.
+    tool_index: HashMap<Box<str>, usize>,
 }
+
+impl PartialEq for Tally {
+    /// The totals, and which tool each call id was attributed to (not the order names were seen in).
+    fn eq(&self, other: &Self) -> bool {
+        self.total == other.total
+            && self.by_role == other.by_role
+            && self.messages_by_role == other.messages_by_role
+            && self.by_tool == other.by_tool
+            && self.tool_calls == other.tool_calls
+            && self.names.len() == other.names.len()
+            && self.names.keys().all(|id| self.name_of(id) == other.name_of(id))
+    }
+}
+
+impl Eq for Tally {}
 
 impl Tally {
     pub fn of(messages: &[Message], counts: &[MessageTokens]) -> Tally {
@@ -65,21 +86,27 @@ impl Tally {
         for b in m.blocks.iter() {
             if let Body::ToolUse { id, name, .. } = &b.body {
                 if add {
-                    self.names.insert(id.clone(), name.clone());
+                    let tool = self.intern(name);
+                    if let Some(at) = self.names.get_mut(id.as_str()) {
+                        *at = tool;
+                    } else {
+                        self.names.insert(id.as_str().into(), tool);
+                    }
                 }
             }
         }
         step(&mut self.total, c.total);
         step(&mut self.messages_by_role[m.role.index()], 1);
         let mut tool_tokens = 0;
-        for t in c.tools.iter() {
+        for t in c.tools() {
             let (n, side) = (&t.tokens, t.side);
-            let id = match m.blocks.get(t.block).map(|b| &b.body) {
+            let id = match m.blocks.get(t.block()).map(|b| &b.body) {
                 Some(Body::ToolUse { id, .. }) => id.as_str(),
                 Some(Body::ToolResult { tool_use_id, .. }) => tool_use_id.as_str(),
                 _ => "",
             };
-            let name = self.names.get(id).map_or(UNKNOWN_TOOL, String::as_str);
+            // Fields, not `name_of`: `by_tool` is updated while the name is borrowed.
+            let name = self.names.get(id).map_or(UNKNOWN_TOOL, |&i| &*self.tool_names[i]);
             // Look up before inserting: a key is allocated only for a tool seen the first time.
             if !self.by_tool.contains_key(name) {
                 self.by_tool.insert(name.to_owned(), ToolTotals::default());
@@ -102,6 +129,22 @@ impl Tally {
         if !add {
             self.by_tool.retain(|_, t| t.calls + t.results > 0);
         }
+    }
+
+    /// The name of the tool the call `id` is of, if that call was seen.
+    fn name_of(&self, id: &str) -> Option<&str> {
+        self.names.get(id).map(|&i| &*self.tool_names[i])
+    }
+
+    /// The index of `name` in `tool_names`, added the first time it is seen.
+    fn intern(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.tool_index.get(name) {
+            return i;
+        }
+        let i = self.tool_names.len();
+        self.tool_names.push(name.into());
+        self.tool_index.insert(name.into(), i);
+        i
     }
 }
 
@@ -412,5 +455,54 @@ mod tests {
         assert_eq!(one.messages(), batch.messages());
         assert_eq!(one.tally(), batch.tally());
         assert_eq!(one.to_format(Format::Responses).unwrap(), items);
+    }
+
+    fn call(id: &str, name: &str) -> Value {
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": "{}"}}]})
+    }
+
+    fn result(id: &str, text: &str) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "content": text})
+    }
+
+    #[test]
+    fn results_go_to_the_latest_call_of_their_id_and_tallies_compare_by_attribution() {
+        let in_order = chat(vec![
+            call("c1", "read"),
+            call("c2", "bash"),
+            result("c1", "text"),
+            result("c2", "out"),
+        ]);
+        let tally = in_order.tally();
+        assert_eq!((tally.by_tool["read"].calls, tally.by_tool["read"].results), (1, 1));
+        assert_eq!((tally.by_tool["bash"].calls, tally.by_tool["bash"].results), (1, 1));
+        // Names seen in another order are the same attribution.
+        let swapped = chat(vec![
+            call("c2", "bash"),
+            call("c1", "read"),
+            result("c1", "text"),
+            result("c2", "out"),
+        ]);
+        assert_eq!(in_order.tally(), swapped.tally());
+        // An id called again under another name: its later result is that tool's; a result
+        // without a call is the unknown tool's.
+        let again = chat(vec![
+            call("c1", "read"),
+            call("c1", "grep"),
+            result("c1", "x"),
+            result("c9", "y"),
+        ]);
+        let tally = again.tally();
+        assert_eq!((tally.by_tool["read"].calls, tally.by_tool["read"].results), (1, 0));
+        assert_eq!((tally.by_tool["grep"].calls, tally.by_tool["grep"].results), (1, 1));
+        assert_eq!(tally.by_tool[UNKNOWN_TOOL].results, 1);
+        assert_ne!(in_order.tally(), again.tally());
+        // Removing the last message gives the totals of the conversation without it.
+        let mut tally = again.tally().clone();
+        let last = again.len() - 1;
+        tally.remove(&again.messages()[last], &again.counts()[last]);
+        let shorter = chat(vec![call("c1", "read"), call("c1", "grep"), result("c1", "x")]);
+        assert_eq!(tally.by_tool, shorter.tally().by_tool);
+        assert_eq!(tally.total, shorter.tally().total);
     }
 }

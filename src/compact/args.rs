@@ -48,18 +48,20 @@ impl<'a> Args<'a> {
         match input {
             ToolInput::Raw(s) => Args::raw(s),
             ToolInput::Freeform(s) => wrapped(s),
-            ToolInput::Json(Value::Object(map)) => Args::Object(
-                map.iter()
-                    .map(|(k, v)| {
-                        let v = match v {
-                            Value::String(s) => Arg::Str(Cow::Borrowed(s)),
-                            other => Arg::Other(Cow::Borrowed(other)),
-                        };
-                        (Cow::Borrowed(k.as_str()), v)
-                    })
-                    .collect(),
-            ),
-            ToolInput::Json(other) => Args::Other(other),
+            ToolInput::Json(value) => match &**value {
+                Value::Object(map) => Args::Object(
+                    map.iter()
+                        .map(|(k, v)| {
+                            let v = match v {
+                                Value::String(s) => Arg::Str(Cow::Borrowed(s)),
+                                other => Arg::Other(Cow::Borrowed(other)),
+                            };
+                            (Cow::Borrowed(k.as_str()), v)
+                        })
+                        .collect(),
+                ),
+                other => Args::Other(other),
+            },
         }
     }
 
@@ -370,8 +372,8 @@ mod tests {
             same_as_to_object(&ToolInput::Raw(raw.to_owned()));
         }
         same_as_to_object(&ToolInput::Freeform("*** Begin Patch".into()));
-        same_as_to_object(&ToolInput::Json(serde_json::json!({"x": [1], "y": "z"})));
-        same_as_to_object(&ToolInput::Json(serde_json::json!([1, "a"])));
-        same_as_to_object(&ToolInput::Json(serde_json::json!("text")));
+        same_as_to_object(&ToolInput::Json(Box::new(serde_json::json!({"x": [1], "y": "z"}))));
+        same_as_to_object(&ToolInput::Json(Box::new(serde_json::json!([1, "a"]))));
+        same_as_to_object(&ToolInput::Json(Box::new(serde_json::json!("text"))));
     }
 }

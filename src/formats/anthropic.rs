@@ -110,7 +110,7 @@ pub(crate) fn read_block(v: Value, index: usize, origin: Format) -> Result<Block
             let id = take_str(&mut map, "id", index, "tool_use block: ")?;
             let name = take_str(&mut map, "name", index, "tool_use block: ")?;
             let input = match (map.shift_remove("input"), origin) {
-                (Some(v @ Value::Object(_)), _) => ToolInput::Json(v),
+                (Some(v @ Value::Object(_)), _) => ToolInput::Json(Box::new(v)),
                 // The native format may carry OpenAI-style `arguments` text instead of `input`.
                 (None, Format::Native) => ToolInput::Raw(take_str(&mut map, "arguments", index, "tool_use block: ")?),
                 (Some(other), _) => {
@@ -154,13 +154,13 @@ pub(crate) fn read_block(v: Value, index: usize, origin: Format) -> Result<Block
             }
             None => {
                 return Ok(Block::new(Body::Opaque {
-                    value: Value::Object(map),
+                    value: Box::new(Value::Object(map)),
                 }));
             }
         },
         _ => {
             return Ok(Block::new(Body::Opaque {
-                value: Value::Object(map),
+                value: Box::new(Value::Object(map)),
             }));
         }
     };
@@ -412,7 +412,7 @@ pub(crate) fn write_block_opts(b: &Block, extras: bool, bound: bool) -> Option<V
             out.insert("source".into(), Value::Object(src));
         }
         Body::Opaque { value } => {
-            return same.then(|| value.clone());
+            return same.then(|| Value::clone(value));
         }
     }
     carry_extra(&mut out, &b.extra, extras);

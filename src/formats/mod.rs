@@ -364,7 +364,7 @@ pub(crate) fn leftover(map: Map<String, Value>) -> Extra {
 }
 
 /// Append `extra` to `out` without overwriting the keys the writer set.
-pub(crate) fn merge_extra(out: &mut Map<String, Value>, extra: &Extra) {
+pub(crate) fn merge_extra<'a>(out: &mut Map<String, Value>, extra: impl IntoIterator<Item = (&'a String, &'a Value)>) {
     for (k, v) in extra {
         if !out.contains_key(k) {
             out.insert(k.clone(), v.clone());

@@ -104,7 +104,7 @@ fn read_flat_call(call: Value, index: usize) -> Result<Block> {
     let name = take_str(&mut map, "name", index, "tool call: ")?;
     let input = match map.shift_remove("arguments") {
         Some(Value::String(s)) => ToolInput::Raw(s),
-        Some(v @ Value::Object(_)) => ToolInput::Json(v),
+        Some(v @ Value::Object(_)) => ToolInput::Json(Box::new(v)),
         Some(other) => {
             return Err(Error::invalid(
                 index,

@@ -176,12 +176,12 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
                     })
                 }
                 None => Ok(Block::new(Body::Opaque {
-                    value: Value::Object(map),
+                    value: Box::new(Value::Object(map)),
                 })),
             }
         }
         _ => Ok(Block::new(Body::Opaque {
-            value: Value::Object(map),
+            value: Box::new(Value::Object(map)),
         })),
     }
 }
@@ -329,7 +329,7 @@ fn write_part(b: &Block, same: bool) -> Option<Value> {
             }
             out.insert("image_url".into(), Value::Object(image_url));
         }
-        Body::Opaque { value } if same => return Some(value.clone()),
+        Body::Opaque { value } if same => return Some(Value::clone(value)),
         _ => return None,
     }
     // An image's `image_url` is set: its unknown keys went inside it (same format) or stay behind.

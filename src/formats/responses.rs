@@ -166,15 +166,15 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
         // only references one: kept verbatim in the assistant turn.
         Some(_) => Ok(Item::AssistantSide(vec![opening(
             Body::Opaque {
-                value: Value::Object(map),
+                value: Box::new(Value::Object(map)),
             },
-            Extra::new(),
+            Map::new(),
             ContentForm::Absent,
         )])),
     }
 }
 
-fn opening(body: Body, fields: Extra, form: ContentForm) -> Block {
+fn opening(body: Body, fields: Map<String, Value>, form: ContentForm) -> Block {
     Block {
         body,
         extra: Extra::new(),
@@ -252,9 +252,9 @@ fn read_message_item(mut map: Map<String, Value>, index: usize) -> Result<Item> 
             map.insert("content".into(), Value::Array(Vec::new()));
             return Ok(Item::AssistantSide(vec![opening(
                 Body::Opaque {
-                    value: Value::Object(map),
+                    value: Box::new(Value::Object(map)),
                 },
-                Extra::new(),
+                Map::new(),
                 ContentForm::Absent,
             )]));
         }
@@ -300,7 +300,7 @@ fn read_part(part: Value, index: usize) -> Result<Block> {
             })
         }
         _ => Ok(Block::new(Body::Opaque {
-            value: Value::Object(map),
+            value: Box::new(Value::Object(map)),
         })),
     }
 }
@@ -410,12 +410,12 @@ fn write_assistant(m: &Message, same: bool, out: &mut Vec<Value>) {
             }
             (Body::Thinking { .. }, Some(mm)) => {
                 flush(&mut open, out);
-                out.push(Value::Object(mm.fields.clone()));
+                out.push(Value::Object(mm.fields.clone().into_map()));
             }
             (Body::Thinking { .. } | Body::RedactedThinking { .. }, _) => {}
             (Body::Opaque { value }, Some(_)) => {
                 flush(&mut open, out);
-                out.push(value.clone());
+                out.push(Value::clone(value));
             }
             (_, Some(mm)) => {
                 flush(&mut open, out);
@@ -475,7 +475,7 @@ fn write_part(b: &Block, text_type: &str, same: bool) -> Option<Value> {
             }
             out.insert("image_url".into(), Value::String(source.to_url()));
         }
-        Body::Opaque { value } => return same.then(|| value.clone()),
+        Body::Opaque { value } => return same.then(|| Value::clone(value)),
         _ => return None,
     }
     carry_extra(&mut out, &b.extra, same);

@@ -9,7 +9,140 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 /// Unknown fields of a message, block or item, kept in their original order.
-pub type Extra = Map<String, Value>;
+///
+/// Almost every message and block has none, so the map is boxed and absent when empty: 8 bytes and
+/// no allocation instead of an inline `Map` (72 bytes). An absent map and an empty one are the same
+/// value (equal, printed alike); a map left empty by a removal or `clear` is dropped.
+#[derive(Clone, Default)]
+pub struct Extra(Option<Box<Map<String, Value>>>);
+
+impl Extra {
+    #[must_use]
+    pub const fn new() -> Self {
+        Extra(None)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|m| m.is_empty())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |m| m.len())
+    }
+
+    /// The fields as a map, if there are any.
+    pub fn as_map(&self) -> Option<&Map<String, Value>> {
+        self.0.as_deref().filter(|m| !m.is_empty())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_ref().and_then(|m| m.get(key))
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.as_ref().is_some_and(|m| m.contains_key(key))
+    }
+
+    pub fn iter(&self) -> serde_json::map::Iter<'_> {
+        self.0.as_deref().unwrap_or(empty_map()).iter()
+    }
+
+    pub fn keys(&self) -> serde_json::map::Keys<'_> {
+        self.0.as_deref().unwrap_or(empty_map()).keys()
+    }
+
+    /// Insert a field (at the end when new), returning the value it replaced.
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        self.0.get_or_insert_with(Box::default).insert(key, value)
+    }
+
+    /// Remove a field keeping the order of the others; the map goes when it empties.
+    pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
+        let m = self.0.as_mut()?;
+        let old = m.shift_remove(key);
+        if m.is_empty() {
+            self.0 = None;
+        }
+        old
+    }
+
+    pub fn clear(&mut self) {
+        self.0 = None;
+    }
+
+    /// The fields as a map (empty when there are none).
+    #[must_use]
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0.map(|m| *m).unwrap_or_default()
+    }
+}
+
+/// The shared empty map the accessors of an absent [`Extra`] borrow.
+fn empty_map() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
+}
+
+impl From<Map<String, Value>> for Extra {
+    /// An empty map is kept as none; a non-empty one is boxed as it is (its spare room included).
+    fn from(map: Map<String, Value>) -> Self {
+        if map.is_empty() {
+            Extra(None)
+        } else {
+            Extra(Some(Box::new(map)))
+        }
+    }
+}
+
+impl FromIterator<(String, Value)> for Extra {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        Extra::from(iter.into_iter().collect::<Map<String, Value>>())
+    }
+}
+
+impl Extend<(String, Value)> for Extra {
+    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Extra {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for Extra {
+    type Item = (String, Value);
+    type IntoIter = serde_json::map::IntoIter;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_map().into_iter()
+    }
+}
+
+impl PartialEq for Extra {
+    /// Absent and empty are equal; otherwise as `Map` compares (keys and values, order ignored).
+    fn eq(&self, other: &Self) -> bool {
+        match (self.as_map(), other.as_map()) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Extra {
+    /// As the map it holds (`{}` when absent).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
@@ -230,7 +363,7 @@ pub enum Body {
     /// A block or item the model does not interpret (documents, server tool calls, compaction
     /// blocks, web search results, ...). Kept verbatim and written back only to its origin format.
     Opaque {
-        value: Value,
+        value: Box<Value>,
     },
 }
 
@@ -253,8 +386,8 @@ impl Body {
 pub enum ToolInput {
     /// A JSON document as text (OpenAI `arguments`), kept byte for byte and parsed only on demand.
     Raw(String),
-    /// A JSON value (Anthropic `input`).
-    Json(Value),
+    /// A JSON value (Anthropic `input`); boxed, so the other inputs and blocks do not take its size.
+    Json(Box<Value>),
     /// Free-form text input (OpenAI Responses `custom_tool_call`, e.g. Codex `apply_patch`).
     Freeform(String),
 }
@@ -274,7 +407,7 @@ impl ToolInput {
     /// input, the same rule the shared corpus uses for free-form tools.
     pub fn to_object(&self) -> Value {
         match self {
-            ToolInput::Json(v) => v.clone(),
+            ToolInput::Json(v) => Value::clone(v),
             ToolInput::Raw(s) => match serde_json::from_str::<Value>(s) {
                 Ok(v @ Value::Object(_)) => v,
                 _ => wrap_input(s),
@@ -357,5 +490,73 @@ impl ImageSource {
             ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
             ImageSource::Url(u) => u.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_and_blocks_stay_small() {
+        // One of each per message or block of every conversation held: growth here is memory.
+        assert_eq!(std::mem::size_of::<Message>(), 32);
+        assert!(std::mem::size_of::<Body>() <= 80, "{}", std::mem::size_of::<Body>());
+        assert!(std::mem::size_of::<Block>() <= 96, "{}", std::mem::size_of::<Block>());
+    }
+
+    #[test]
+    fn extra_is_eight_bytes_and_absent_when_empty() {
+        assert_eq!(std::mem::size_of::<Extra>(), 8);
+        assert!(Extra::from(Map::new()).as_map().is_none());
+        assert!(Extra::from_iter(Vec::<(String, Value)>::new()).as_map().is_none());
+    }
+
+    #[test]
+    fn extra_emptied_equals_and_prints_as_absent() {
+        let mut e = Extra::new();
+        e.insert("a".into(), json!(1));
+        e.insert("b".into(), json!([2]));
+        assert_eq!(e.len(), 2);
+        assert_ne!(e, Extra::new());
+        assert_eq!(format!("{e:?}"), format!("{:?}", e.clone().into_map()));
+        assert_eq!(e.shift_remove("a"), Some(json!(1)));
+        assert_eq!(e.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(e.shift_remove("b"), Some(json!([2])));
+        assert_eq!(e.shift_remove("b"), None);
+        assert!(e.is_empty());
+        assert_eq!(e, Extra::new());
+        assert_eq!(format!("{e:?}"), "{}");
+        assert_eq!(format!("{:?}", Extra::new()), format!("{:?}", Map::new()));
+
+        // A message whose field was added and taken away again is the message it was.
+        let m = Message::text(Role::User, "hi");
+        let mut n = m.clone();
+        n.extra.insert("k".into(), json!("v"));
+        assert_ne!(m, n);
+        n.extra.shift_remove("k");
+        assert_eq!(m, n);
+        assert_eq!(format!("{m:?}"), format!("{n:?}"));
+    }
+
+    #[test]
+    fn extra_keeps_order_and_compares_as_a_map() {
+        let e: Extra = [("z".to_owned(), json!(1)), ("a".to_owned(), json!(2))]
+            .into_iter()
+            .collect();
+        assert_eq!(e.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["z", "a"]);
+        assert_eq!(e.into_iter().map(|(k, _)| k).collect::<Vec<_>>(), ["z", "a"]);
+        let mut x = Extra::new();
+        x.extend([("a".to_owned(), json!(2)), ("z".to_owned(), json!(1))]);
+        let y: Extra = [("z".to_owned(), json!(1)), ("a".to_owned(), json!(2))]
+            .into_iter()
+            .collect();
+        // As `Map` compares: the same fields in another order are equal.
+        assert_eq!(x, y);
+        assert_eq!(x.get("z"), Some(&json!(1)));
+        assert!(x.contains_key("a") && !x.contains_key("b"));
+        x.clear();
+        assert_eq!(x, Extra::new());
     }
 }

@@ -119,29 +119,40 @@ pub const TOOL_BLOCK_OVERHEAD: usize = 3;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MessageTokens {
     pub total: usize,
-    /// The tokens of each tool_use and tool_result block, overhead included, in block order.
-    /// Shared so copies of a conversation's counts cost no allocation.
-    pub tools: std::sync::Arc<Vec<ToolCount>>,
+    /// The tokens of each tool_use and tool_result block, overhead included, in block order; none
+    /// for a message without tool blocks (most), which so costs no allocation. Shared so copies of
+    /// a conversation's counts cost no allocation either.
+    tools: Option<std::sync::Arc<[ToolCount]>>,
 }
 
 impl MessageTokens {
+    /// A count of `total` tokens whose tool blocks are `tools` (in block order).
+    pub fn new(total: usize, tools: Vec<ToolCount>) -> MessageTokens {
+        MessageTokens {
+            total,
+            tools: if tools.is_empty() { None } else { Some(tools.into()) },
+        }
+    }
+
+    /// The tokens of each tool_use and tool_result block, overhead included, in block order.
+    #[inline]
+    pub fn tools(&self) -> &[ToolCount] {
+        self.tools.as_deref().unwrap_or_default()
+    }
+
     /// The tokens of the tool block at `block` (its index in the message), if it is one.
     #[inline]
     pub fn tool(&self, block: usize) -> Option<usize> {
-        self.tools.iter().find(|t| t.block == block).map(|t| t.tokens)
+        self.tools().iter().find(|t| t.block() == block).map(|t| t.tokens)
     }
 
     /// The count of a message whose only block is a tool result of `block_tokens` tokens (what
     /// [`count_message`] gives for it, without reading the message again).
     pub fn single_result(block_tokens: usize) -> MessageTokens {
-        MessageTokens {
-            total: MESSAGE_OVERHEAD + block_tokens,
-            tools: std::sync::Arc::new(vec![ToolCount {
-                block: 0,
-                tokens: block_tokens,
-                side: ToolSide::Result,
-            }]),
-        }
+        MessageTokens::new(
+            MESSAGE_OVERHEAD + block_tokens,
+            vec![ToolCount::new(0, block_tokens, ToolSide::Result)],
+        )
     }
 }
 
@@ -149,10 +160,29 @@ impl MessageTokens {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolCount {
     /// The block's index in its message (the id is the block's, read from there when needed:
-    /// keeping a copy here cost an allocation per block counted).
-    pub block: usize,
+    /// keeping a copy here cost an allocation per block counted). 32 bits, which makes the entry
+    /// 16 bytes rather than 24: a message of 2^32 blocks would take hundreds of gigabytes.
+    block: u32,
     pub tokens: usize,
     pub side: ToolSide,
+}
+
+impl ToolCount {
+    /// # Panics
+    /// If `block` does not fit in 32 bits (a message of more than 2^32 blocks cannot be held).
+    pub fn new(block: usize, tokens: usize, side: ToolSide) -> ToolCount {
+        ToolCount {
+            block: u32::try_from(block).expect("a message holds fewer than 2^32 blocks"),
+            tokens,
+            side,
+        }
+    }
+
+    /// The block's index in its message.
+    #[inline]
+    pub fn block(&self) -> usize {
+        self.block as usize
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,12 +204,9 @@ pub fn count_message(enc: Encoding, m: &Message) -> MessageTokens {
             Body::ToolResult { .. } => ToolSide::Result,
             _ => continue,
         };
-        tools.push(ToolCount { block, tokens, side });
+        tools.push(ToolCount::new(block, tokens, side));
     }
-    MessageTokens {
-        total,
-        tools: std::sync::Arc::new(tools),
-    }
+    MessageTokens::new(total, tools)
 }
 
 /// Count one block (see the module docs for the rules); contents through the memo.
@@ -220,5 +247,57 @@ fn count_batch<T: Sync>(items: &[T], count: impl Fn(&T) -> MessageTokens + Sync 
         items.iter().map(&count).collect()
     } else {
         items.par_iter().map(&count).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Format, Role, ToolInput};
+
+    #[test]
+    fn a_message_without_tool_blocks_holds_no_tool_list() {
+        let plain = count_message(Encoding::Approximate, &Message::text(Role::User, "hello there"));
+        assert!(plain.tools.is_none());
+        assert!(plain.tools().is_empty());
+        assert_eq!(plain, MessageTokens::new(plain.total, Vec::new()));
+        assert_eq!(std::mem::size_of::<ToolCount>(), 16);
+    }
+
+    #[test]
+    fn tool_blocks_are_counted_by_index_and_side() {
+        let m = Message::new(
+            Role::Assistant,
+            vec![
+                Block::new(Body::Text { text: "calling".into() }),
+                Block::new(Body::ToolUse {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    input: ToolInput::Raw("{\"path\": \"a\"}".into()),
+                }),
+            ],
+            Format::OpenAiChat,
+        );
+        let c = count_message(Encoding::Approximate, &m);
+        let call = count_block(Encoding::Approximate, &m.blocks[1]);
+        assert_eq!(c.tools(), [ToolCount::new(1, call, ToolSide::Call)]);
+        assert_eq!(c.tool(1), Some(call));
+        assert_eq!(c.tool(0), None);
+        assert_eq!(
+            c.total,
+            MESSAGE_OVERHEAD + count_block(Encoding::Approximate, &m.blocks[0]) + call
+        );
+
+        let r = Message::new(
+            Role::Tool,
+            vec![Block::new(Body::ToolResult {
+                tool_use_id: "c1".into(),
+                content: ResultContent::Text("the file's text".into()),
+                is_error: None,
+            })],
+            Format::OpenAiChat,
+        );
+        let counted = count_message(Encoding::Approximate, &r);
+        assert_eq!(MessageTokens::single_result(counted.tools()[0].tokens), counted);
     }
 }

@@ -400,7 +400,7 @@ impl<'m> Planner<'m, '_> {
                     body: Body::ToolUse {
                         id: id.clone(),
                         name: name.clone(),
-                        input: ToolInput::Json(Value::Object(obj)),
+                        input: ToolInput::Json(Box::new(Value::Object(obj))),
                     },
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
@@ -581,7 +581,7 @@ mod tests {
                 if c.after_exact {
                     assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
                 } else {
-                    assert!(c.tokens_after >= recount.tools[0].tokens);
+                    assert!(c.tokens_after >= recount.tools()[0].tokens);
                 }
             }
             // Asked to, the plan counts every placeholder, and clears the same results.

@@ -648,10 +648,12 @@ mod tests {
                 // Only strings without escapes: the one-pass reading of plain objects.
                 let plain: String = t.chars().filter(|&c| c >= ' ' && c != '"' && c != '\\').collect();
                 inputs.push(ToolInput::Raw(format!("{{\"v\": \"{plain}\", \"{plain}\": \"w\"}}")));
-                inputs.push(ToolInput::Json(serde_json::json!({ "a": t.clone(), "b": {"c": t} })));
+                inputs.push(ToolInput::Json(Box::new(
+                    serde_json::json!({ "a": t.clone(), "b": {"c": t} }),
+                )));
             }
         }
-        inputs.push(ToolInput::Json(serde_json::json!([1, "two"])));
+        inputs.push(ToolInput::Json(Box::new(serde_json::json!([1, "two"]))));
         inputs.push(ToolInput::Raw("{\"x\": 1e400}".into()));
         for name in ["read_file", "a b\tc", "", &"n".repeat(99), &"n".repeat(120)] {
             for input in &inputs {
