@@ -67,3 +67,42 @@ def test_what_cannot_be_read_is_named_with_what_to_use() -> None:
     # Inside a message only the place is named.
     with pytest.raises(ac.InvalidMessageError, match=r"^message 0: object is not JSON data \(at content\[0\]\)$"):
         ac.Conversation([{"role": "user", "content": [object()]}])
+
+
+def test_subclasses_of_the_builtin_types_read_as_their_base_types() -> None:
+    # The built-in types are recognised by identity first; their subclasses (str and int enums,
+    # OrderedDict, defaultdict, list and float subclasses) take the slower path and read alike.
+    import collections
+    import enum
+
+    class Role(str, enum.Enum):
+        USER = "user"
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Items(list):  # type: ignore[type-arg]
+        pass
+
+    class Score(float):
+        pass
+
+    class Text(str):
+        pass
+
+    odd = collections.OrderedDict(
+        role=Role.USER,
+        content=Items([collections.OrderedDict(type=Text("text"), text=Text("hi"))]),
+        meta=collections.defaultdict(list, level=Level.HIGH, score=Score(0.5), flag=True, n=Level.HIGH + 1),
+    )
+    plain = {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi"}],
+        "meta": {"level": 3, "score": 0.5, "flag": True, "n": 4},
+    }
+    assert ac.convert([odd], to="responses") == ac.convert([plain], to="responses")
+    conv = ac.Conversation([odd])
+    assert conv.to_format(conv.format) == [plain]
+    # True stays a bool (bool is an int subclass); a str-subclass key is a key.
+    keyed = ac.Conversation([{Text("role"): "user", "content": "x", "k": True}])
+    assert keyed.to_format(keyed.format) == [{"role": "user", "content": "x", "k": True}]
