@@ -85,59 +85,56 @@ impl Fault {
 }
 
 fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
-    // The built-in types by identity first: a pointer comparison each. The checks that also accept
-    // subclasses read the type's flags, a call into the interpreter each under the stable ABI
-    // (abi3), which made reading messages ~1.2x slower than a version-specific build.
-    if let Ok(s) = obj.cast_exact::<PyString>() {
-        return string(s);
+    if let Ok(s) = obj.cast::<PyString>() {
+        return py_str(s).map(Value::String).map_err(Fault::new);
     }
     if depth >= MAX_DEPTH {
-        return Err(too_deep());
+        return Err(Fault::new(format!("nested deeper than {MAX_DEPTH} levels")));
     }
-    if let Ok(d) = obj.cast_exact::<PyDict>() {
-        return dict(d, depth);
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let Ok(key) = k.cast::<PyString>() else {
+                return Err(Fault::new(format!("dict keys must be strings, got {}", type_name(&k))));
+            };
+            let key = py_str(key).map_err(Fault::new)?;
+            match convert(&v, depth + 1) {
+                Ok(value) => {
+                    map.insert(key, value);
+                }
+                Err(fault) => return Err(fault.at(Step::Key(key))),
+            }
+        }
+        return Ok(Value::Object(map));
     }
-    if let Ok(l) = obj.cast_exact::<PyList>() {
-        return list(l, depth);
+    if let Ok(l) = obj.cast::<PyList>() {
+        let mut out = Vec::with_capacity(l.len());
+        for (i, v) in l.iter().enumerate() {
+            out.push(convert(&v, depth + 1).map_err(|f| f.at(Step::Item(i)))?);
+        }
+        return Ok(Value::Array(out));
     }
     if obj.is_none() {
         return Ok(Value::Null);
-    }
-    if let Ok(b) = obj.cast_exact::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if let Ok(i) = obj.cast_exact::<PyInt>() {
-        return int(i);
-    }
-    if let Ok(f) = obj.cast_exact::<PyFloat>() {
-        return float(f);
-    }
-    subclass_or_other(obj, depth)
-}
-
-/// Subclasses of the built-in types, tuples, mappings and models: what [`convert`] does not
-/// recognise by identity.
-fn subclass_or_other(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
-    if let Ok(s) = obj.cast::<PyString>() {
-        return string(s);
-    }
-    if depth >= MAX_DEPTH {
-        return Err(too_deep());
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        return dict(d, depth);
-    }
-    if let Ok(l) = obj.cast::<PyList>() {
-        return list(l, depth);
     }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(i) = obj.cast::<PyInt>() {
-        return int(i);
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Value::Number(v.into()));
+        }
+        if let Ok(v) = i.extract::<u64>() {
+            return Ok(Value::Number(v.into()));
+        }
+        let repr = i.repr().map_or_else(|_| String::new(), |r| r.to_string());
+        let shown: String = repr.chars().take(60).collect();
+        return Err(Fault::new(format!("integer {shown} is out of the 64-bit range")));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return float(f);
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| Fault::new(format!("{} is not a JSON number", f.value())));
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
         let mut out = Vec::with_capacity(t.len());
@@ -189,57 +186,6 @@ fn subclass_or_other(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Faul
         type_name(obj),
         hint(obj, depth)
     )))
-}
-
-fn too_deep() -> Fault {
-    Fault::new(format!("nested deeper than {MAX_DEPTH} levels"))
-}
-
-fn string(s: &Bound<'_, PyString>) -> Result<Value, Fault> {
-    py_str(s).map(Value::String).map_err(Fault::new)
-}
-
-fn dict(d: &Bound<'_, PyDict>, depth: usize) -> Result<Value, Fault> {
-    let mut map = Map::with_capacity(d.len());
-    for (k, v) in d.iter() {
-        let Ok(key) = k.cast_exact::<PyString>().or_else(|_| k.cast::<PyString>()) else {
-            return Err(Fault::new(format!("dict keys must be strings, got {}", type_name(&k))));
-        };
-        let key = py_str(key).map_err(Fault::new)?;
-        match convert(&v, depth + 1) {
-            Ok(value) => {
-                map.insert(key, value);
-            }
-            Err(fault) => return Err(fault.at(Step::Key(key))),
-        }
-    }
-    Ok(Value::Object(map))
-}
-
-fn list(l: &Bound<'_, PyList>, depth: usize) -> Result<Value, Fault> {
-    let mut out = Vec::with_capacity(l.len());
-    for (i, v) in l.iter().enumerate() {
-        out.push(convert(&v, depth + 1).map_err(|f| f.at(Step::Item(i)))?);
-    }
-    Ok(Value::Array(out))
-}
-
-fn int(i: &Bound<'_, PyInt>) -> Result<Value, Fault> {
-    if let Ok(v) = i.extract::<i64>() {
-        return Ok(Value::Number(v.into()));
-    }
-    if let Ok(v) = i.extract::<u64>() {
-        return Ok(Value::Number(v.into()));
-    }
-    let repr = i.repr().map_or_else(|_| String::new(), |r| r.to_string());
-    let shown: String = repr.chars().take(60).collect();
-    Err(Fault::new(format!("integer {shown} is out of the 64-bit range")))
-}
-
-fn float(f: &Bound<'_, PyFloat>) -> Result<Value, Fault> {
-    Number::from_f64(f.value())
-        .map(Value::Number)
-        .ok_or_else(|| Fault::new(format!("{} is not a JSON number", f.value())))
 }
 
 /// What to do with an object the library cannot read: the adapter of the framework it comes from,
