@@ -87,9 +87,13 @@ def build(work: Path) -> tuple[Path, Path]:
     maturin = shutil.which("maturin")
     if maturin is None:
         sys.exit("maturin is not on PATH: pip install 'maturin>=1.9.4,<2'")
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
-    ).stdout.split(b"\0")
+    git = shutil.which("git")
+    listing = subprocess.run(
+        [git or "git", "ls-files", "-co", "--exclude-standard", "-z"], check=False, cwd=ROOT, capture_output=True
+    )
+    if git is None or listing.returncode != 0:
+        sys.exit("building needs a git checkout (its files are copied for the second build); pass --wheels")
+    files = listing.stdout.split(b"\0")
     copy = work / "full-src"
     shutil.rmtree(copy, ignore_errors=True)
     for name in filter(None, files):
@@ -119,6 +123,11 @@ def main() -> None:
     parser.add_argument("--wheels", nargs=2, type=Path, metavar=("ABI3", "FULL"), help="two built wheels")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    for wheel in args.wheels or []:
+        if not zipfile.is_zipfile(wheel):
+            parser.error(f"not a wheel: {wheel}")
     work = ROOT / "target" / "bench-abi3"
     work.mkdir(parents=True, exist_ok=True)
     abi3, full = args.wheels or build(work)
