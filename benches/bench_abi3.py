@@ -88,11 +88,11 @@ def build(work: Path) -> tuple[Path, Path]:
     if maturin is None:
         sys.exit("maturin is not on PATH: pip install 'maturin>=1.9.4,<2'")
     git = shutil.which("git")
-    listing = subprocess.run(
-        [git or "git", "ls-files", "-co", "--exclude-standard", "-z"], check=False, cwd=ROOT, capture_output=True
+    listing = git and subprocess.run(
+        [git, "ls-files", "-co", "--exclude-standard", "-z"], check=False, cwd=ROOT, capture_output=True
     )
-    if git is None or listing.returncode != 0:
-        sys.exit("building needs a git checkout (its files are copied for the second build); pass --wheels")
+    if not listing or listing.returncode != 0:
+        sys.exit("building needs git and a git checkout (its files are copied for the second build); pass --wheels")
     files = listing.stdout.split(b"\0")
     copy = work / "full-src"
     shutil.rmtree(copy, ignore_errors=True)
