@@ -30,23 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Runs in the child with the build's package first on sys.path; prints one JSON line of medians.
 CHILD = r"""
-import json, statistics, sys, time
-sys.path.insert(1, sys.argv[1])
+import json, sys
+sys.path[1:1] = [sys.argv[1], sys.argv[1] + "/benches"]
 from tests import support
+from timing import timed
 import agentcontext as ac
 from agentcontext.compaction import Compactor
 
 expected = sys.argv[2]
 if not ac.__file__.startswith(expected):
     sys.exit(f"agentcontext imported from {ac.__file__}, not {expected}")
-
-def median(fn, n):
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples)
 
 session = support.synthetic_session(2000)
 texts = [m["content"] for m in session if m.get("content")]
@@ -61,16 +54,16 @@ def append_many():
 big = ac.Conversation(support.synthetic_session(8300))
 ladder = Compactor("openharness")
 out = {
-    "count_tokens, one call per text (µs per text)": median(lambda: [ac.count_tokens(t) for t in texts], 60) / len(texts) * 1e6,
-    "Conversation.append, exact count (µs per message)": median(append_many, 30) / 1000 * 1e6,
-    "Conversation(list), o200k (ms)": median(lambda: ac.Conversation(session), 60) * 1e3,
-    "Conversation(list), approximate (ms)": median(lambda: ac.Conversation(session, encoding="approximate"), 60) * 1e3,
-    "detect_format, whole list converted (µs per message)": median(lambda: ac.detect_format(session), 100) / len(session) * 1e6,
-    "convert to Responses (ms)": median(lambda: ac.convert(session, to="responses"), 60) * 1e3,
-    "trim_messages, approximate (ms)": median(lambda: ac.trim_messages(session, budget, encoding="approximate"), 100) * 1e3,
-    "trim_messages, o200k (ms)": median(lambda: ac.trim_messages(session, budget), 100) * 1e3,
-    "Conversation.clear_tool_results (ms)": median(conv.clear_tool_results, 60) * 1e3,
-    "ladder on ~1M tokens, warm (ms)": median(lambda: ladder.compact(big, budget=big.tokens // 10), 10) * 1e3,
+    "count_tokens, one call per text (µs per text)": timed(lambda: [ac.count_tokens(t) for t in texts], 60) / len(texts) * 1e6,
+    "Conversation.append, exact count (µs per message)": timed(append_many, 30) / 1000 * 1e6,
+    "Conversation(list), o200k (ms)": timed(lambda: ac.Conversation(session), 60) * 1e3,
+    "Conversation(list), approximate (ms)": timed(lambda: ac.Conversation(session, encoding="approximate"), 60) * 1e3,
+    "detect_format, whole list converted (µs per message)": timed(lambda: ac.detect_format(session), 100) / len(session) * 1e6,
+    "convert to Responses (ms)": timed(lambda: ac.convert(session, to="responses"), 60) * 1e3,
+    "trim_messages, approximate (ms)": timed(lambda: ac.trim_messages(session, budget, encoding="approximate"), 100) * 1e3,
+    "trim_messages, o200k (ms)": timed(lambda: ac.trim_messages(session, budget), 100) * 1e3,
+    "Conversation.clear_tool_results (ms)": timed(conv.clear_tool_results, 60) * 1e3,
+    "ladder on ~1M tokens, warm (ms)": timed(lambda: ladder.compact(big, budget=big.tokens // 10), 10) * 1e3,
 }
 print(json.dumps(out))
 """
