@@ -235,3 +235,22 @@ def test_help_documents_every_exit_status() -> None:
         codes = [line.split()[0] for line in status.splitlines() if line[:4].strip().isdigit()]
         assert codes == ["0", "2", "3"], command
         assert "--skip-errors" in status and "--no-repair" in status
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    # `inspect` builds only its own parser: the ladder, compiler, sessions and memory modules (half
+    # its time and a sixth of its memory) are not imported; --help still lists every command.
+    heavy = ["agentcontext.compaction", "agentcontext.compiler", "agentcontext.sessions", "agentcontext.pricing"]
+    code = (
+        "import sys\nfrom agentcontext.cli import main\nmain(sys.argv[1:])\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "inspect", str(EXAMPLE)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.splitlines()[-1] == "[]"
+    listed = run("--help").stdout
+    for command in ("inspect", "compact", "eval", "memory", "search", "sessions", "prompt"):
+        assert f"    {command}" in listed, command
+    bad = run("nope")
+    assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr and "prompt" in bad.stderr

@@ -27,9 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentcontext import Conversation
-from agentcontext.compaction import parse_budget
 from agentcontext.errors import AgentContextError, OptionError
-from agentcontext.pricing import EVAL_PRICES, PRICES, price_tables
 from agentcontext.types import Encoding, FormatOrAuto
 
 #: What `inspect` counts with: the exact encodings and the heuristic.
@@ -84,7 +82,17 @@ def _add_input(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _build_parser() -> argparse.ArgumentParser:
+#: The subcommands. A command line that names one builds only its parser, so that `inspect` does
+#: not import the compaction ladder, the compiler, sessions and memory (half its time).
+COMMANDS = ("inspect", "compact", "eval", "memory", "search", "sessions", "prompt")
+
+
+def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every subcommand, or only ``command`` (one of :data:`COMMANDS`)."""
+
+    def wanted(*names: str) -> bool:
+        return command is None or command in names
+
     parser = argparse.ArgumentParser(
         prog="agentcontext",
         description="Inspect and compile the context an LLM agent sends on every call.",
@@ -92,6 +100,28 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if wanted("inspect"):
+        _add_inspect(sub)
+    if wanted("compact"):
+        _add_compact(sub)
+    if wanted("eval"):
+        _add_eval(sub)
+    if wanted("memory", "search"):
+        from agentcontext.memory import cli as memory_cli
+
+        memory_cli.add_commands(sub)
+    if wanted("sessions"):
+        from agentcontext.sessions import cli as sessions_cli
+
+        sessions_cli.add_commands(sub)
+    if wanted("prompt"):
+        from agentcontext.compiler import cli as compiler_cli
+
+        compiler_cli.add_commands(sub)
+    return parser
+
+
+def _add_inspect(sub: Any) -> None:
     inspect = sub.add_parser(
         "inspect",
         help="token counts of a transcript per role and per tool",
@@ -103,6 +133,8 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_input(inspect)
     inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
+
+def _add_compact(sub: Any) -> None:
     from agentcontext.compaction import PRESETS
 
     compact = sub.add_parser(
@@ -139,6 +171,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="keep the originals of what is cut, cleared, summarized or dropped in this folder, so the ids "
         "the markers name can be recalled (default: nothing is stored and the markers say so)",
     )
+
+
+def _add_eval(sub: Any) -> None:
+    from agentcontext.compaction import PRESETS
+    from agentcontext.pricing import EVAL_PRICES, PRICES
 
     ev = sub.add_parser(
         "eval",
@@ -184,17 +221,6 @@ def _build_parser() -> argparse.ArgumentParser:
     progress = ev.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     progress.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
-
-    from agentcontext.memory import cli as memory_cli
-
-    memory_cli.add_commands(sub)
-    from agentcontext.sessions import cli as sessions_cli
-
-    sessions_cli.add_commands(sub)
-    from agentcontext.compiler import cli as compiler_cli
-
-    compiler_cli.add_commands(sub)
-    return parser
 
 
 def load(
@@ -299,7 +325,7 @@ def format_inspect(report: dict[str, Any]) -> str:
 
 
 def compact_command(args: argparse.Namespace) -> int:
-    from agentcontext.compaction import Compactor
+    from agentcontext.compaction import Compactor, parse_budget
 
     if args.output:
         _check_output(args.output)
@@ -376,6 +402,7 @@ def _check_output(path: str) -> None:
 
 def eval_command(args: argparse.Namespace) -> int:
     from agentcontext import evaluation
+    from agentcontext.pricing import price_tables
 
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
     prices = price_tables(args.prices)
@@ -445,7 +472,9 @@ def format_compact(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    args = _build_parser(command).parse_args(argv)
     try:
         if args.command == "inspect":
             report = inspect_report(args.file, args.format, args.session, args.max_bytes)
