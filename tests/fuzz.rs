@@ -295,10 +295,14 @@ fn reading_one_value_at_a_time_gives_what_reading_them_all_gives() {
             .or_else(|| formats::detect::detect(&values))
             .unwrap_or(Format::Native);
         let mut want = formats::read_any(values.clone(), Some(format), None);
+        // One line holding an array is a JSON array file (of those items), not JSON Lines.
+        if let [Value::Array(_)] = values.as_slice() {
+            continue;
+        }
         if !objects {
             assert!(
                 from_lines.is_err(),
-                "seed {seed}: a line that is not an object was read"
+                "seed {seed}: a line that is not an object was read: {values:?} gave {from_lines:?}"
             );
             continue;
         }
