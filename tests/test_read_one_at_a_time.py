@@ -123,3 +123,45 @@ def test_a_file_is_read_as_it_was_when_opened_even_when_read_again(tmp_path: Pat
     conv = ac.Conversation.from_file(path)
     assert len(conv) == len(messages)
     assert conv.format == "anthropic"
+
+
+def test_a_request_body_file_reads_its_system_like_the_system_argument(tmp_path: Path):
+    user = [{"role": "user", "content": "hi"}]
+    # A null system is no system: not an empty system message, and no format implied.
+    null = tmp_path / "null.json"
+    null.write_text(json.dumps({"system": None, "messages": user}))
+    from_file = ac.Conversation.from_file(null)
+    plain = ac.Conversation(user, system=None)
+    assert (from_file.format, len(from_file), from_file.tokens) == (plain.format, len(plain), plain.tokens)
+    # An integer out of the 64-bit range in the system is refused, as in a message or the argument
+    # (it was read as a float, rounded).
+    blocks = [{"type": "text", "text": "s", "meta": 2**70}]
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"system": blocks, "messages": user}))
+    with pytest.raises(ac.errors.AgentContextError, match="64-bit range"):
+        ac.Conversation.from_file(huge)
+    with pytest.raises(ac.errors.AgentContextError, match="64-bit range"):
+        ac.Conversation(user, system=blocks)
+
+
+@pytest.mark.parametrize("make", [list, tuple, iter, lambda b: (x for x in b)], ids=["list", "tuple", "iter", "gen"])
+def test_system_may_be_any_iterable_of_blocks(make):
+    blocks = [{"type": "text", "text": "You are terse."}, {"type": "text", "text": "Cite files."}]
+    messages = [{"role": "user", "content": "hi"}]
+    want = ac.Conversation(messages, system=blocks)
+    got = ac.Conversation(messages, system=make(blocks))
+    assert got.to_format("anthropic") == want.to_format("anthropic")
+    assert got.tokens == want.tokens
+    assert ac.convert(messages, to="anthropic", system=make(blocks)) == ac.convert(
+        messages, to="anthropic", system=blocks
+    )
+    assert ac.trim_messages(messages, 1000, system=make(blocks)) == ac.trim_messages(messages, 1000, system=blocks)
+
+
+def test_an_exception_in_a_system_generator_reaches_the_caller():
+    def blocks():
+        yield {"type": "text", "text": "a"}
+        raise KeyError("from the generator")
+
+    with pytest.raises(KeyError, match="from the generator"):
+        ac.Conversation([{"role": "user", "content": "hi"}], system=blocks())

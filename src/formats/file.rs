@@ -296,11 +296,12 @@ fn read_document(
 ) -> std::result::Result<(Format, Vec<Message>), Failure> {
     match document {
         Value::Object(mut body) if body.get("messages").is_some_and(Value::is_array) => {
-            let system = body.shift_remove("system");
+            // A null system is no system (as `system=None` is), not an empty one.
+            let system = body.shift_remove("system").filter(|s| !s.is_null());
             let Some(Value::Array(values)) = body.shift_remove("messages") else {
                 unreachable!()
             };
-            *huge = values.iter().any(holds_huge_number);
+            *huge = values.iter().chain(&system).any(holds_huge_number);
             super::read_any(values, format, system).map_err(Failure::Message)
         }
         Value::Object(mut body) if body.get("input").is_some_and(Value::is_array) => {

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
-use super::convert::{read_messages, to_py, to_py_list, to_value};
+use super::convert::{read_messages, system_value, to_py, to_py_list, to_value};
 use super::surgery;
 use crate::compact::{self, ClearOptions, Pairing};
 use crate::compact::{Protection, surgery as ops};
@@ -101,7 +101,7 @@ impl PyConversation {
     ) -> PyResult<Self> {
         let format = parse_format(format)?;
         let encoding = Encoding::parse(encoding)?;
-        let system = system.map(|s| to_value(s, 0)).transpose()?;
+        let system = system.map(system_value).transpose()?;
         match messages {
             Some(messages) => Self::build(py, messages, format, encoding, system),
             None if system.is_some() => {

@@ -5,7 +5,7 @@ use super::errors::ArgumentTypeError;
 use std::fmt::Write as _;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PySequence, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PySequence, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Error;
@@ -245,6 +245,33 @@ fn not_a_list(obj: &Bound<'_, PyAny>) -> PyErr {
         type_name(obj),
         if repr.chars().count() > 60 { "..." } else { "" }
     ))
+}
+
+/// The `system` argument as a JSON value: a string, or a list, tuple or other iterable of system
+/// blocks (an iterator or generator is drained first); anything else is converted as it is (a
+/// mapping or model, refused further on when it is not a system prompt).
+pub fn system_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let as_it_is = obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PyDict>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.cast::<PyMapping>().is_ok()
+        || obj.hasattr(pyo3::intern!(obj.py(), "model_dump")).unwrap_or(false);
+    if !as_it_is {
+        if let Ok(iter) = obj.try_iter() {
+            let mut out = Vec::new();
+            for (i, item) in iter.enumerate() {
+                let item = item?;
+                out.push(convert(&item, 1).map_err(|f| Error::InvalidMessage {
+                    index: 0,
+                    reason: f.at(Step::Item(i)).describe(),
+                })?);
+            }
+            return Ok(Value::Array(out));
+        }
+    }
+    Ok(to_value(obj, 0)?)
 }
 
 /// The items of a list or tuple (or any iterable) of messages as JSON values.

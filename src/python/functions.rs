@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::conversation::parse_format;
-use super::convert::{read_messages, to_py, to_py_list, to_value, to_values};
+use super::convert::{read_messages, system_value, to_py, to_py_list, to_values};
 use crate::error::Error;
 use crate::formats;
 use crate::model::Format;
@@ -95,7 +95,7 @@ pub fn convert<'py>(
             "to=\"auto\" names no format: pass \"openai\", \"responses\", \"anthropic\" or \"jsonl\"",
         ));
     };
-    let system = system.map(|s| to_value(s, 0)).transpose()?;
+    let system = system.map(system_value).transpose()?;
     let (_, parsed) = read_messages(messages, source, system)?;
     let out = py.detach(
         move || -> Result<(Option<serde_json::Value>, Vec<serde_json::Value>), Error> {
@@ -136,7 +136,7 @@ fn parse_list(
     system: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(Format, Vec<crate::model::Message>)> {
     let source = parse_format(source)?;
-    let system = system.map(|s| to_value(s, 0)).transpose()?;
+    let system = system.map(system_value).transpose()?;
     read_messages(messages, source, system)
 }
 
