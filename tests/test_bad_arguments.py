@@ -668,3 +668,20 @@ def test_finite_helpers_accept_good_values() -> None:
     assert ac.Calibration(decay=1, prior=1).decay == 1
     assert not math.isnan(ac.ToolResultPolicy(head_share=0.25).head_share)
     assert ac.page_text("a\nb", 0).start_line == 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: ac.count_tokens(t),
+        lambda t: ac.count_tokens(t, encoding="cl100k_base"),
+        lambda t: ac.estimate_tokens(t),
+        lambda t: ac.truncate(t, 10),
+        lambda t: ac.important_tail(t),
+    ],
+    ids=["count_tokens", "count_tokens_cl100k", "estimate_tokens", "truncate", "important_tail"],
+)
+def test_a_lone_surrogate_is_a_typed_error_naming_the_text(call: Callable[[str], Any]) -> None:
+    # It cannot be UTF-8; it was a bare UnicodeEncodeError.
+    with pytest.raises(ac.errors.OptionError, match="text is not valid Unicode: it holds a lone surrogate"):
+        call("a\ud800b")

@@ -149,7 +149,13 @@ pub(crate) fn per_tool(obj: &Bound<'_, PyAny>) -> PyResult<Option<std::collectio
 /// A `str` argument, borrowed: anything else is an `ArgumentTypeError` naming the argument.
 fn string<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a str> {
     match obj.cast::<pyo3::types::PyString>() {
-        Ok(s) => s.to_str(),
+        // A lone surrogate cannot be UTF-8: refused naming the argument (it was a bare
+        // UnicodeEncodeError), as one in a message is.
+        Ok(s) => s.to_str().map_err(|_| {
+            OptionError::new_err(format!(
+                "{name} is not valid Unicode: it holds a lone surrogate (encode it with errors='replace' first)"
+            ))
+        }),
         Err(_) => Err(ArgumentTypeError::new_err(format!(
             "{name} must be a string, got {}",
             typed(obj)
