@@ -13,15 +13,7 @@ use crate::model::{Block, Body, ContentForm, Extra, Format, ImageSource, Message
 /// Read Anthropic messages. `system` is the request's separate `system` parameter (a string or a
 /// list of text blocks); when given it becomes the first message.
 pub fn read(values: Vec<Value>, system: Option<Value>) -> Result<Vec<Message>> {
-    let mut out = Vec::with_capacity(values.len() + 1);
-    if let Some(system) = system {
-        out.extend(read_system(system)?);
-    }
-    let shift = out.len();
-    for (i, v) in values.into_iter().enumerate() {
-        out.push(read_message(v, i).map_err(|e| e.offset_index(shift))?);
-    }
-    Ok(out)
+    super::Reader::read_all(Format::Anthropic, system, values)
 }
 
 /// The `system` parameter: a string is one system message; a list of blocks is one system

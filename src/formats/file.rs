@@ -36,7 +36,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// reports no size (some special file systems) is read whole into memory first.
 pub fn read_path(path: &Path, format: Option<Format>, max_bytes: u64) -> Result<Transcript> {
     let name = path.display().to_string();
-    let (file, len) = open_transcript(path, max_bytes)?;
+    let (file, len) = open_transcript(path, &name, max_bytes)?;
     if len == 0 {
         let bytes = read_to_limit(file, &name, max_bytes)?;
         return read_text(&mut &bytes[..], &name, format);
@@ -48,8 +48,9 @@ pub fn read_path(path: &Path, format: Option<Format>, max_bytes: u64) -> Result<
 /// is read) of at most `max_bytes` bytes (checked before reading, and while reading for a file
 /// that grows or does not report its size).
 pub fn read_transcript_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
-    let (file, _) = open_transcript(path, max_bytes)?;
-    read_to_limit(file, &path.display().to_string(), max_bytes)
+    let name = path.display().to_string();
+    let (file, _) = open_transcript(path, &name, max_bytes)?;
+    read_to_limit(file, &name, max_bytes)
 }
 
 fn io_error(name: &str, source: std::io::Error) -> Error {
@@ -73,14 +74,14 @@ fn too_large(name: &str, size: &str, max_bytes: u64) -> Error {
     )
 }
 
-/// Open a transcript file that must be regular and, by its reported size, at most `max_bytes`.
-fn open_transcript(path: &Path, max_bytes: u64) -> Result<(File, u64)> {
-    let name = path.display().to_string();
+/// Open a transcript file (`name` in errors) that must be regular and, by its reported size, at
+/// most `max_bytes`.
+fn open_transcript(path: &Path, name: &str, max_bytes: u64) -> Result<(File, u64)> {
     let (file, meta) = open_regular(path).map_err(|e| match e {
-        OpenError::Io(source) => io_error(&name, source),
-        OpenError::Directory => io_error(&name, is_a_directory()),
+        OpenError::Io(source) => io_error(name, source),
+        OpenError::Directory => io_error(name, is_a_directory()),
         OpenError::Special(what) => io_error(
-            &name,
+            name,
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!("is {what}, not a regular file; only regular files are read as transcripts"),
@@ -89,7 +90,7 @@ fn open_transcript(path: &Path, max_bytes: u64) -> Result<(File, u64)> {
     })?;
     if meta.len() > max_bytes {
         return Err(too_large(
-            &name,
+            name,
             &format!("{} ({} bytes)", human(meta.len()), meta.len()),
             max_bytes,
         ));

@@ -21,12 +21,7 @@ use crate::model::{Block, Body, ContentForm, Extra, Format, Message};
 
 /// Read `values` in `format` into messages.
 pub fn read(format: Format, values: Vec<Value>) -> Result<Vec<Message>> {
-    let mut reader = Reader::new(format, None)?;
-    reader.reserve(values.len());
-    for v in values {
-        reader.push(v)?;
-    }
-    Ok(reader.finish())
+    Reader::read_all(format, None, values)
 }
 
 /// Read `values` in `format`, or in the format detected from them when `format` is `None` (an
@@ -37,12 +32,7 @@ pub fn read_any(values: Vec<Value>, format: Option<Format>, system: Option<Value
         .or_else(|| system.as_ref().map(|_| Format::Anthropic))
         .or_else(|| detect::detect(&values))
         .unwrap_or(Format::OpenAiChat);
-    let mut reader = Reader::new(format, system)?;
-    reader.reserve(values.len());
-    for v in values {
-        reader.push(v)?;
-    }
-    Ok((format, reader.finish()))
+    Ok((format, Reader::read_all(format, system, values)?))
 }
 
 /// Reads messages one value at a time in a known format, so that whoever produces the values (a
@@ -78,9 +68,14 @@ impl Reader {
         })
     }
 
-    /// Make room for `n` more messages.
-    pub fn reserve(&mut self, n: usize) {
-        self.out.reserve(n);
+    /// Read all of `values` in `format` (`system` as in [`Reader::new`]).
+    pub fn read_all(format: Format, system: Option<Value>, values: Vec<Value>) -> Result<Vec<Message>> {
+        let mut reader = Reader::new(format, system)?;
+        reader.out.reserve(values.len());
+        for v in values {
+            reader.push(v)?;
+        }
+        Ok(reader.finish())
     }
 
     /// Read the next value.
@@ -121,38 +116,26 @@ impl Reader {
 pub fn read_stream<E: From<Error>>(
     format: Option<Format>,
     fallback: Format,
-    system: Option<Value>,
+    mut system: Option<Value>,
     mut pass: impl FnMut(&mut dyn FnMut(Value) -> ControlFlow<()>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(Format, Vec<Message>), E> {
-    if let Some(format) = format.or_else(|| system.as_ref().map(|_| Format::Anthropic)) {
-        let mut reader = Reader::new(format, system)?;
-        let mut failed = None;
-        pass(&mut |v| {
-            if failed.is_none() {
-                if let Err(e) = reader.push(v) {
-                    failed = Some(e);
-                }
-            }
-            ControlFlow::Continue(())
-        })?;
-        return match failed {
-            Some(e) => Err(e.into()),
-            None => Ok((format, reader.finish())),
-        };
-    }
+    // A named format (or the one a `system` parameter implies) is read in one pass.
+    let named = format.or_else(|| system.as_ref().map(|_| Format::Anthropic));
     let mut detector = detect::Detector::default();
-    let mut guess = fallback;
+    let mut guess = named.unwrap_or(fallback);
     loop {
-        let mut reader = Reader::new(guess, None)?;
+        let mut reader = Reader::new(guess, system.take())?;
         let mut failed = None;
         let mut moved = false;
         pass(&mut |v| {
-            detector.see(&v);
-            let now = detector.format().unwrap_or(fallback);
-            if now != guess {
-                guess = now;
-                moved = true;
-                return ControlFlow::Break(());
+            if named.is_none() {
+                detector.see(&v);
+                let now = detector.format().unwrap_or(fallback);
+                if now != guess {
+                    guess = now;
+                    moved = true;
+                    return ControlFlow::Break(());
+                }
             }
             if failed.is_none() {
                 if let Err(e) = reader.push(v) {
