@@ -260,18 +260,19 @@ pub fn system_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         || obj.hasattr(pyo3::intern!(obj.py(), "model_dump")).unwrap_or(false);
     if !as_it_is {
         if let Ok(iter) = obj.try_iter() {
-            let mut out = Vec::new();
-            for (i, item) in iter.enumerate() {
-                let item = item?;
-                out.push(convert(&item, 1).map_err(|f| Error::InvalidMessage {
-                    index: 0,
-                    reason: f.at(Step::Item(i)).describe(),
-                })?);
-            }
-            return Ok(Value::Array(out));
+            return Ok(to_value(drain(iter)?.as_any(), 0)?);
         }
     }
     Ok(to_value(obj, 0)?)
+}
+
+/// The items of an iterator, taken into a list (its exceptions passed on).
+fn drain(iter: Bound<'_, pyo3::types::PyIterator>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(iter.py());
+    for item in iter {
+        list.append(item?)?;
+    }
+    Ok(list)
 }
 
 /// The items of a list or tuple (or any iterable) of messages as JSON values.
@@ -306,18 +307,12 @@ pub fn read_messages(
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
         return Err(not_a_list(obj));
     }
-    let py = obj.py();
     let items: Bound<'_, PyAny> = if obj.is_instance_of::<PyTuple>() {
         obj.clone()
     } else if let Ok(list) = obj.cast::<PyList>() {
         list.as_sequence().to_list()?.into_any()
     } else {
-        let iter = obj.try_iter().map_err(|_| not_a_list(obj))?;
-        let list = PyList::empty(py);
-        for item in iter {
-            list.append(item?)?;
-        }
-        list.into_any()
+        drain(obj.try_iter().map_err(|_| not_a_list(obj))?)?.into_any()
     };
     let items = items.cast::<PySequence>().map_err(|_| not_a_list(obj))?;
     let n = items.len()?;
