@@ -239,6 +239,27 @@ fn mixed_list(r: &mut Rng) -> Vec<Value> {
         .collect()
 }
 
+/// A file read as its list of values was: the same messages, or an error at the same place (the
+/// list's index plus `first`, the number the file's first value has).
+fn same_as_list(
+    seed: u64,
+    what: &str,
+    file: &Result<(Format, Vec<agentcontext::Message>), agentcontext::Error>,
+    list: Result<(Format, Vec<agentcontext::Message>), agentcontext::Error>,
+    first: usize,
+) {
+    match (file, list) {
+        (Ok(got), Ok(want)) => assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}: {what}"),
+        (
+            Err(agentcontext::Error::InvalidFile { position, .. }),
+            Err(agentcontext::Error::InvalidMessage { index, .. }),
+        ) => {
+            assert_eq!(*position, index + first, "seed {seed}: {what}");
+        }
+        (got, want) => panic!("seed {seed}: {what} {got:?}, list {want:?}"),
+    }
+}
+
 /// The outcome as text, so results and errors compare alike.
 fn outcome<E: std::fmt::Display>(r: Result<(Format, Vec<agentcontext::Message>), E>) -> String {
     match r {
@@ -277,52 +298,33 @@ fn reading_one_value_at_a_time_gives_what_reading_them_all_gives() {
         }
         let array = serde_json::to_vec(&values).unwrap();
         let from_array = formats::file::read_bytes(&array, "f.json", named).map(|t| (t.format, t.messages));
-        match (&from_array, formats::read_any(values.clone(), named, None)) {
-            (Ok(got), Ok(want)) => assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}"),
-            (
-                Err(agentcontext::Error::InvalidFile { position, .. }),
-                Err(agentcontext::Error::InvalidMessage { index, .. }),
-            ) => {
-                assert_eq!(*position, index, "seed {seed}");
-            }
-            (got, want) => panic!("seed {seed}: file {got:?}, list {want:?}"),
-        }
-        let lines: Vec<u8> = values.iter().flat_map(|v| format!("{v}\n").into_bytes()).collect();
-        let objects = values.iter().all(Value::is_object);
-        let from_lines = formats::file::read_bytes(&lines, "f.jsonl", named).map(|t| (t.format, t.messages));
-        // JSON Lines that tell no format apart are read as the library's own format.
-        let format = named
-            .or_else(|| formats::detect::detect(&values))
-            .unwrap_or(Format::Native);
-        let mut want = formats::read_any(values.clone(), Some(format), None);
+        let list = formats::read_any(values.clone(), named, None);
+        same_as_list(seed, "array", &from_array, list, 0);
         // One line holding an array is a JSON array file (of those items), not JSON Lines.
         if let [Value::Array(_)] = values.as_slice() {
             continue;
         }
-        if !objects {
+        let lines: Vec<u8> = values.iter().flat_map(|v| format!("{v}\n").into_bytes()).collect();
+        let from_lines = formats::file::read_bytes(&lines, "f.jsonl", named).map(|t| (t.format, t.messages));
+        if !values.iter().all(Value::is_object) {
             assert!(
                 from_lines.is_err(),
                 "seed {seed}: a line that is not an object was read: {values:?} gave {from_lines:?}"
             );
             continue;
         }
+        // JSON Lines that tell no format apart are read as the library's own format.
+        let format = named
+            .or_else(|| formats::detect::detect(&values))
+            .unwrap_or(Format::Native);
         // Lines count from 1.
-        if let Err(agentcontext::Error::InvalidMessage { index, reason }) = want {
-            want = Err(agentcontext::Error::InvalidMessage {
-                index: index + 1,
-                reason,
-            });
-        }
-        match (&from_lines, want) {
-            (Ok(got), Ok(want)) => assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}"),
-            (
-                Err(agentcontext::Error::InvalidFile { position, .. }),
-                Err(agentcontext::Error::InvalidMessage { index, .. }),
-            ) => {
-                assert_eq!(*position, index, "seed {seed}");
-            }
-            (got, want) => panic!("seed {seed}: lines {got:?}, list {want:?}"),
-        }
+        same_as_list(
+            seed,
+            "lines",
+            &from_lines,
+            formats::read_any(values, Some(format), None),
+            1,
+        );
     }
     assert!(
         restarted > cases as usize / 20,

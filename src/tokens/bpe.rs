@@ -519,6 +519,7 @@ impl<'a> Iterator for Splits<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compact::testing::xorshift;
 
     fn tables() -> [(&'static Bpe, &'static tiktoken_rs::CoreBPE, usize); 2] {
         [
@@ -561,16 +562,6 @@ mod tests {
             for text in &texts {
                 assert_eq!(bpe.count(text), tk.encode_ordinary(text).len(), "{text:?}");
             }
-        }
-    }
-
-    /// A xorshift generator: the tests' inputs are the same on every run.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
         }
     }
 
