@@ -198,12 +198,17 @@ fn check(format: Format, values: Vec<Value>, seed: u64) {
     }
 }
 
-#[test]
-fn arbitrary_messages_never_panic_and_always_repair() {
-    let cases: u64 = std::env::var("AGENTCONTEXT_FUZZ_CASES")
+/// How many cases each test runs: `AGENTCONTEXT_FUZZ_CASES`, or 3,000.
+fn fuzz_cases() -> u64 {
+    std::env::var("AGENTCONTEXT_FUZZ_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(3_000);
+        .unwrap_or(3_000)
+}
+
+#[test]
+fn arbitrary_messages_never_panic_and_always_repair() {
+    let cases = fuzz_cases();
     for seed in 1..=cases {
         let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let n = r.below(12);
@@ -270,10 +275,7 @@ fn outcome<E: std::fmt::Display>(r: Result<(Format, Vec<agentcontext::Message>),
 
 #[test]
 fn reading_one_value_at_a_time_gives_what_reading_them_all_gives() {
-    let cases: u64 = std::env::var("AGENTCONTEXT_FUZZ_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3_000);
+    let cases = fuzz_cases();
     let mut restarted = 0;
     for seed in 1..=cases {
         let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
