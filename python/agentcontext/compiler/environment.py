@@ -1,12 +1,19 @@
 """The environment section: working directory, platform, date, shell and, in a git repository,
 the branch and a short status — gathered offline (``git`` runs locally with a timeout; no git, or
-not a repository, just leaves those lines out), capped in size."""
+not a repository, just leaves those lines out), capped in size.
+
+The repository is not trusted: its ``.git/config`` can name programs git would run while it
+computes a status (``core.fsmonitor``, the clean/smudge/process filters, hooks). Git runs here
+with all of them switched off on its command line (which beats the repository's config), with no
+optional locks (nothing written to ``.git``) and without looking into submodules' work trees; a
+filter that cannot be switched off that way leaves the git lines out."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -19,11 +26,25 @@ __all__ = ["environment_section", "git_state"]
 MAX_STATUS_LINES = 20
 
 
-def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+#: Settings that keep git from running a program the repository names, or writing to it.
+_SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "diff.external=",
+    "status.submoduleSummary=false",
+)
+_FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTALL)
+
+
+def _run(workspace: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
+    env.pop("GIT_EXTERNAL_DIFF", None)
+    safe = [x for setting in _SAFE_CONFIG for x in ("-c", setting)]
     try:
-        done = subprocess.run(
-            ["git", *args],
+        return subprocess.run(
+            ["git", "--no-pager", *safe, *args],
             cwd=workspace,
             capture_output=True,
             timeout=timeout,
@@ -33,7 +54,31 @@ def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
+
+
+def _filters_off(workspace: Path, timeout: float) -> list[str] | None:
+    """``-c`` options that switch off every filter command the repository's config names (reading
+    the config runs nothing), or None when one cannot be switched off on a command line."""
+    done = _run(
+        workspace, ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], timeout
+    )
+    if done is None or done.returncode not in (0, 1):
+        return None
+    out: list[str] = []
+    for name in done.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+        m = _FILTER_COMMANDS.match(name)
+        if m is None:
+            continue
+        if "=" in m.group(1):  # `-c` splits at the first "=": this driver cannot be named there
+            return None
+        for command in ("clean", "smudge", "process"):
+            out += ["-c", f"filter.{m.group(1)}.{command}="]
+    return out
+
+
+def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
+    done = _run(workspace, args, timeout)
+    if done is None or done.returncode != 0:
         return None
     return done.stdout.decode("utf-8", errors="replace")
 
@@ -44,7 +89,14 @@ def git_state(workspace: str | os.PathLike[str], *, timeout: float = 2.0) -> tup
     ``"(detached at <short sha>)"``."""
     _checks.number("timeout", timeout, low=0.0, low_open=True)
     ws = Path(workspace)
-    status = _git(ws, ["status", "--porcelain=v1", "--branch", "--untracked-files=normal"], timeout)
+    filters_off = _filters_off(ws, timeout)
+    if filters_off is None:
+        return None
+    status = _git(
+        ws,
+        [*filters_off, "status", "--porcelain=v1", "--branch", "--untracked-files=normal", "--ignore-submodules=dirty"],
+        timeout,
+    )
     if status is None:
         return None
     lines = status.splitlines()
