@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentcontext._paths import one_line
 from agentcontext.compiler._files import read_text
 from agentcontext.compiler.compile import WorkingSet, compile_request
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print(f"skills not loaded ({len(problems)}):")
         for file, why in problems:
-            print(f"  {file}: {why}")
+            print(f"  {one_line(file)}: {one_line(why)}")
     return 0
 
 

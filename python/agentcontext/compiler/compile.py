@@ -25,6 +25,7 @@ from typing import Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
+from agentcontext._paths import one_line
 from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import Goal
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
@@ -235,7 +236,7 @@ def _tool_catalog(tools: Sequence[ToolSpec]) -> str | None:
     for t in tools:
         by_source.setdefault(t.source, []).append(t.name + (" (read-only)" if t.read_only else ""))
     lines = ["# Tools", "", "The tools of this session, by source (their definitions come with the request):"]
-    lines += [f"- {source}: {', '.join(names)}" for source, names in by_source.items()]
+    lines += [f"- {one_line(source)}: {', '.join(names)}" for source, names in by_source.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, truncate
+from agentcontext._paths import real_root
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
@@ -194,8 +195,8 @@ class CommandExited:
 
 @dataclass(frozen=True)
 class FileContains:
-    """Met when ``path`` (relative to the workspace) is a regular file and contains ``text``
-    (any content when ``text`` is None)."""
+    """Met when ``path`` (relative to the workspace) is a regular file whose real path lies inside
+    the workspace and contains ``text`` (any content when ``text`` is None)."""
 
     path: str
     text: str | None = None
@@ -204,7 +205,7 @@ class FileContains:
         target = workspace / self.path
         if not os.path.lexists(target):
             return False, f"{self.path} does not exist"
-        got = read_text(target, 16 << 20)
+        got = read_text(target, 16 << 20, root=real_root(workspace))
         if got.text is None:
             return False, f"{self.path} {got.problem}"
         if self.text is not None and self.text not in got.text:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcontext import _checks
+from agentcontext._paths import one_line
 from agentcontext.budgets import fit_project_files
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
@@ -44,16 +45,16 @@ class ProjectInstructions:
         lines.append(
             "Instructions from the project's files, outermost first; when they disagree, the later (nearer) file wins."
         )
-        read = ", ".join(p for p, _ in self.files) or "none"
+        read = ", ".join(one_line(p) for p, _ in self.files) or "none"
         lines.append(f"Files read: {read}.")
         if self.cut:
-            lines.append(f"Cut to fit (the middle is left out): {', '.join(self.cut)}.")
+            lines.append(f"Cut to fit (the middle is left out): {', '.join(one_line(p) for p in self.cut)}.")
         if self.replaced:
-            lines.append(f"Not valid UTF-8 (bad bytes replaced): {', '.join(self.replaced)}.")
+            lines.append(f"Not valid UTF-8 (bad bytes replaced): {', '.join(one_line(p) for p in self.replaced)}.")
         for path, why in self.skipped:
-            lines.append(f"Not read: {path} {why}.")
+            lines.append(f"Not read: {one_line(path)} {why}.")
         for path, text in self.files:
-            lines += ["", f"## {path}", "", text.rstrip("\n")]
+            lines += ["", f"## {one_line(path)}", "", text.rstrip("\n")]
         return "\n".join(lines) + "\n"
 
 
@@ -75,10 +76,12 @@ def project_instructions(
     head_share: float = 0.75,
 ) -> ProjectInstructions:
     """Find the instruction files from ``workspace`` up to the repository root (``workspace``
-    alone when it is not in a repository), read them (regular files only, at most 1 MiB each; a
-    file reached twice through a symlink is read once) and fit them: every file at most
-    ``per_file_chars``, all at most ``total_chars``, each cut keeping ``head_share`` head and the
-    rest tail. Outermost first, nearest last, so the nearest wins."""
+    alone when it is not in a repository), read them (regular files whose real path lies inside
+    that root, at most 1 MiB each; a file reached twice through a symlink is read once; a symlink
+    leading out of the root, a FIFO or a device is listed as not read, with the reason) and fit
+    them: every file at most ``per_file_chars``, all at most ``total_chars``, each cut keeping
+    ``head_share`` head and the rest tail. The nearest files are fitted first, so over the total
+    the farthest are cut or left out first. Outermost first, nearest last, so the nearest wins."""
     _checks.count("per_file_chars", per_file_chars)
     _checks.count("total_chars", total_chars)
     if isinstance(names, str) or not all(isinstance(n, str) and n and "/" not in n for n in names):
@@ -90,6 +93,7 @@ def project_instructions(
     dirs = [start] if root is None else [start, *start.parents[: len(start.parents) - len(root.parents)]]
     dirs.reverse()  # outermost first
     base = root or start
+    within = "the repository" if root is not None else "the workspace"
     texts: dict[str, str] = {}
     skipped: list[tuple[str, str]] = []
     replaced: list[str] = []
@@ -100,7 +104,7 @@ def project_instructions(
             if not os.path.lexists(path):
                 continue
             shown = os.path.relpath(path, base) if root is not None else name
-            got = read_text(path, MAX_INSTRUCTION_BYTES)
+            got = read_text(path, MAX_INSTRUCTION_BYTES, root=str(base), within=within)
             if got.text is None:
                 skipped.append((shown, got.problem or "cannot be read"))
                 continue
@@ -110,6 +114,12 @@ def project_instructions(
             if got.replaced:
                 replaced.append(shown)
             texts[shown] = got.text
-    fitted = fit_project_files(texts, per_file_chars=per_file_chars, total_chars=total_chars, head_share=head_share)
-    cut = [p for p, t in fitted.items() if t != texts[p]]
-    return ProjectInstructions(list(fitted.items()), cut, skipped, replaced)
+    # Fitted nearest first (the nearest file gets the room first, the farthest is cut or left out
+    # first), then shown outermost first.
+    nearest_first = dict(reversed(texts.items()))
+    fitted = fit_project_files(
+        nearest_first, per_file_chars=per_file_chars, total_chars=total_chars, head_share=head_share
+    )
+    files = [(p, fitted[p]) for p in texts]
+    cut = [p for p, t in files if t != texts[p]]
+    return ProjectInstructions(files, cut, skipped, replaced)

@@ -3,9 +3,12 @@ optionally ``allowed-tools``), shown to the model as a catalog of one line each;
 tool result of ``LoadSkill(name)``, never part of the system prompt.
 
 A skills directory is scanned one level deep: ``DIR/<skill>/SKILL.md`` (and ``DIR/SKILL.md`` when
-``DIR`` is itself a skill). A file with bad front matter, a name taken by an earlier skill, a
-special file or a symlink loop is reported in :attr:`Skills.problems` (file and reason); the
-other skills still load.
+``DIR`` is itself a skill). Only files whose real path lies inside ``DIR`` (as named by the caller,
+its own symlinks resolved) are read: a skill directory or a ``SKILL.md`` that is a symlink leading
+out of it is not loaded. A file with bad front matter, a name taken by an earlier skill, a special
+file, a symlink loop or a symlink out of ``DIR`` is reported in :attr:`Skills.problems` (file and
+reason); the other skills still load. The catalog lists at most 200 skills and 25,000 bytes; a
+last line says how many are not listed.
 
 The front matter is the YAML subset skills use: ``key: value`` lines with plain, single- or
 double-quoted values, ``>``/``|`` block scalars, and lists (``[a, b]`` or ``- item`` lines).
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcontext._paths import one_line, outside_reason, real_root
 from agentcontext.compiler._files import read_text
 from agentcontext.compiler.registry import ToolSpec
 from agentcontext.errors import OptionError
@@ -37,6 +41,9 @@ MAX_BODY_CHARS = 60_000
 MAX_LISTED_FILES = 50
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1_024
+#: Skills the catalog lists at most, and its largest size in bytes (like the memory index).
+MAX_CATALOG_LINES = 200
+MAX_CATALOG_BYTES = 25_000
 _SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _KEY = re.compile(r"^([A-Za-z0-9_-]+):(.*)$")
 
@@ -49,6 +56,8 @@ class Skill:
     description: str
     path: Path
     allowed_tools: tuple[str, ...] = ()
+    #: The real path of the skills directory it was found in: LoadSkill reads only inside it.
+    root: str | None = None
 
     @property
     def directory(self) -> Path:
@@ -70,7 +79,9 @@ class Skills:
         return next((s for s in self.skills if s.name == name), None)
 
     def section(self) -> str | None:
-        """The skill catalog section (name + one line each), or None when there is no skill."""
+        """The skill catalog section (name + one line each), or None when there is no skill. At
+        most :data:`MAX_CATALOG_LINES` skills and :data:`MAX_CATALOG_BYTES` bytes of lines are
+        listed, in discovery order; a last line says how many are not listed."""
         if not self.skills:
             return None
         lines = [
@@ -82,7 +93,7 @@ class Skills:
             ),
             "",
         ]
-        lines += [f"- {s.name}: {_one_line(s.description)}" for s in self.skills]
+        lines += _listed([f"- {s.name}: {_one_line(s.description)}" for s in self.skills])
         return "\n".join(lines) + "\n"
 
     def load(self, name: str) -> str:
@@ -90,9 +101,11 @@ class Skills:
         of its directory (at most 50, symlinks not followed). Errors are text for the model."""
         skill = self.get(name) if isinstance(name, str) else None
         if skill is None:
-            known = ", ".join(s.name for s in self.skills) or "none"
-            return f"Error: no skill named {name!r} (skills: {known})"
-        got = read_text(skill.path, MAX_SKILL_BYTES)
+            known = ", ".join(s.name for s in self.skills[:MAX_CATALOG_LINES]) or "none"
+            if len(self.skills) > MAX_CATALOG_LINES:
+                known += f" and {len(self.skills) - MAX_CATALOG_LINES:,} more"
+            return f"Error: no skill named {name!r:.200} (skills: {known})"
+        got = read_text(skill.path, MAX_SKILL_BYTES, root=skill.root, within="the skills directory")
         if got.text is None:
             return f"Error: skill {name!r}: {skill.path.name} {got.problem}"
         try:
@@ -107,7 +120,7 @@ class Skills:
             parts += ["", f"Tools this skill uses: {', '.join(skill.allowed_tools)}"]
         files = _files(skill.directory)
         if files:
-            parts += ["", f"Files in this skill ({skill.directory}):", *(f"- {f}" for f in files)]
+            parts += ["", f"Files in this skill ({one_line(str(skill.directory))}):", *(f"- {f}" for f in files)]
         return "\n".join(parts) + "\n"
 
     def tool(self) -> ToolSpec:
@@ -134,9 +147,28 @@ class Skills:
         return 'Error: LoadSkill takes {"name": "<skill name>"}'
 
 
+def _not_listed(unlisted: int, total: int) -> str:
+    return f"[... {unlisted:,} of {total:,} skills not listed; {LOAD_SKILL} loads any skill by its name]"
+
+
+def _listed(lines: list[str]) -> list[str]:
+    """``lines`` when all fit in :data:`MAX_CATALOG_LINES` and :data:`MAX_CATALOG_BYTES` (UTF-8, a
+    newline each); else the first ones that fit with the line saying how many are not listed."""
+    sizes = [len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines]
+    if len(lines) <= MAX_CATALOG_LINES and sum(sizes) <= MAX_CATALOG_BYTES:
+        return lines
+    room = MAX_CATALOG_BYTES - len(_not_listed(len(lines), len(lines))) - 1
+    keep = 0
+    while keep < min(len(lines), MAX_CATALOG_LINES - 1) and sizes[keep] <= room:
+        room -= sizes[keep]
+        keep += 1
+    return [*lines[:keep], _not_listed(len(lines) - keep, len(lines))]
+
+
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= 200 else line[:197] + "..."
+    line = line if len(line) <= 200 else line[:197] + "..."
+    return line if line.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
 
 def _files(directory: Path) -> list[str]:
@@ -145,7 +177,7 @@ def _files(directory: Path) -> list[str]:
         dirs.sort()
         links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
         for n in sorted([*names, *links]):
-            rel = os.path.relpath(os.path.join(top, n), directory)
+            rel = one_line(os.path.relpath(os.path.join(top, n), directory))
             if n in links:
                 out.append(f"{rel} (a symlink to a directory, not followed)")
             elif rel != "SKILL.md":
@@ -165,6 +197,7 @@ def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:
         root = Path(os.fsdecode(d))
         if not root.is_dir():
             raise OptionError(f"skills directory {os.fsdecode(d)!r} is not a directory")
+        real = real_root(root)
         candidates: list[Path] = []
         if os.path.lexists(root / "SKILL.md"):
             candidates.append(root / "SKILL.md")
@@ -187,15 +220,20 @@ def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:
             except OSError as exc:  # pragma: no cover - lexists swallows OSError on most platforms
                 found.problems.append((str(skill_md), f"cannot be read: {exc}"))
                 continue
-            if present:
-                candidates.append(skill_md)
+            if not present:
+                continue
+            why = outside_reason(entry.path, real, "the skills directory")
+            if why is not None:
+                found.problems.append((entry.path, why.replace("; not read", "; not loaded")))
+                continue
+            candidates.append(skill_md)
         for path in candidates:
-            _add(found, path)
+            _add(found, path, real)
     return found
 
 
-def _add(found: Skills, path: Path) -> None:
-    got = read_text(path, MAX_SKILL_BYTES)
+def _add(found: Skills, path: Path, root: str) -> None:
+    got = read_text(path, MAX_SKILL_BYTES, root=root, within="the skills directory")
     if got.text is None:
         found.problems.append((str(path), got.problem or "cannot be read"))
         return
@@ -204,7 +242,7 @@ def _add(found: Skills, path: Path) -> None:
         return
     try:
         fields, _ = parse_front_matter(got.text)
-        skill = _skill(fields, path)
+        skill = _skill(fields, path, root)
     except ValueError as exc:
         found.problems.append((str(path), str(exc)))
         return
@@ -215,7 +253,7 @@ def _add(found: Skills, path: Path) -> None:
     found.skills.append(skill)
 
 
-def _skill(fields: dict[str, Any], path: Path) -> Skill:
+def _skill(fields: dict[str, Any], path: Path, root: str) -> Skill:
     name = fields.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("front matter has no name")
@@ -235,7 +273,7 @@ def _skill(fields: dict[str, Any], path: Path) -> Skill:
         tools = tuple(t.strip() for t in raw if t.strip())
     else:
         raise ValueError("allowed-tools must be a list of tool names")
-    return Skill(name, description.strip(), path, tools)
+    return Skill(name, description.strip(), path, tools, root)
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:

@@ -1,0 +1,58 @@
+"""Containment for the files a repository or the model can name (project instructions, skills,
+files a judge or a read tool opens): such a file is read only when its real path — every symlink
+resolved — lies inside a root the caller chose, and the file that was opened is checked again
+after the open, so a symlink swapped in between is caught. Names shown in a prompt are rendered on
+one line."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["inside", "one_line", "opened_inside", "outside_reason", "real_root"]
+
+
+def real_root(root: str | os.PathLike[str]) -> str:
+    """The real path of ``root`` (symlinks resolved): what containment is checked against."""
+    return os.path.realpath(root)
+
+
+def inside(real: str, root: str) -> bool:
+    """Whether the real path ``real`` is ``root`` or lies under it (both real paths)."""
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def outside_reason(path: str | os.PathLike[str], root: str, within: str) -> str | None:
+    """None when the real path of ``path`` lies inside ``root``; otherwise why it is not read,
+    naming where it leads (``within`` names the root for the reader, e.g. "the workspace")."""
+    real = os.path.realpath(path)
+    if inside(real, root):
+        return None
+    how = "is a symlink to" if os.path.islink(path) else "resolves to"
+    return f"{how} {one_line(real)}, outside {within}; not read"
+
+
+def opened_inside(fd: int, real: str, root: str) -> bool:
+    """Whether the file open at ``fd`` (opened from the real path ``real``) lies inside ``root``.
+
+    Where the system names the file behind a descriptor (``/proc/self/fd``), that name decides;
+    elsewhere the open file must be the very file now at ``real`` (same device and inode) and
+    ``real`` must still resolve to itself."""
+    try:
+        shown = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        shown = None
+    if shown is not None and shown.startswith(os.sep):
+        return inside(shown.removesuffix(" (deleted)"), root)
+    try:
+        now = os.stat(real, follow_symlinks=False)
+        opened = os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino) and os.path.realpath(real) == real
+
+
+def one_line(text: str) -> str:
+    """``text`` as it is when every character is printable; otherwise its escaped, quoted form
+    (``'mcp:a\\n# SYSTEM'``), so a newline or another control character in a name can never start
+    a line of its own in a prompt."""
+    return text if text.isprintable() else repr(text)
