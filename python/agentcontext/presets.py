@@ -9,6 +9,7 @@ halves by name; ``agentcontext.STRATEGIES`` is their old, deprecated name for th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -50,9 +51,10 @@ class Preset:
             return ToolResultPolicy(context_window=context_window, store=store)
         return self.budgets.result_policy(context_window, store)
 
-    def file_reader(self) -> FileReader:
-        """The read tool under this harness's limits."""
-        return FileReader() if self.budgets is None else self.budgets.file_reader()
+    def file_reader(self, *, root: str | os.PathLike[str] | None = None) -> FileReader:
+        """The read tool under this harness's limits (``root``: read only inside it, see
+        :class:`FileReader`)."""
+        return FileReader(root=root) if self.budgets is None else self.budgets.file_reader(root=root)
 
     def compactor(self, **options: Any) -> Compactor:
         """A :class:`~agentcontext.Compactor` with this harness's policy (``options`` as for it)."""

@@ -3,6 +3,7 @@ that carries these with the compaction policy)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -59,7 +60,8 @@ class BudgetPreset:
             store=store,
         )
 
-    def file_reader(self) -> FileReader:
+    def file_reader(self, *, root: str | os.PathLike[str] | None = None) -> FileReader:
+        """The read tool under these limits (``root``: read only inside it, see :class:`FileReader`)."""
         return FileReader(
             max_lines=self.read_max_lines,
             max_bytes=self.read_max_bytes,
@@ -67,6 +69,7 @@ class BudgetPreset:
             byte_gate=self.read_byte_gate,
             token_gate=self.read_token_gate,
             dedup=self.read_dedup,
+            root=root,
         )
 
     def with_(self, **changes: Any) -> BudgetPreset:

@@ -9,7 +9,10 @@ from typing import Any
 from agentcontext import _checks
 from agentcontext._core import Page, read_page
 from agentcontext._deprecation import renamed
-from agentcontext.errors import FileReadError
+from agentcontext._paths import inside, one_line, opened_inside
+from agentcontext.errors import ArgumentTypeError, FileReadError, OptionError
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 __all__ = ["FileReader"]
 
@@ -27,7 +30,13 @@ class _ReadRecord:
 class FileReader:
     """File reads for an agent: :func:`agentcontext.read_page` with the given limits, plus dedup —
     reading the same range of an unchanged file again (same size, modification time and content
-    hash) answers with a short stub naming the earlier read instead of the content."""
+    hash) answers with a short stub naming the earlier read instead of the content.
+
+    With ``root`` (a directory, such as the workspace), a relative path is taken from ``root`` and
+    only files whose real path lies inside ``root`` are read: a path that leads out of it, through
+    ``..`` or a symlink, is refused (:class:`~agentcontext.errors.FileReadError`,
+    ``kind="outside_root"``), and the file opened is the one that was checked. Without ``root``,
+    any path the process can read is read."""
 
     def __init__(
         self,
@@ -38,6 +47,7 @@ class FileReader:
         byte_gate: int | None = 256 * 1024,
         token_gate: int | None = 25_000,
         dedup: bool = True,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
         for name, value in (("max_lines", max_lines), ("max_bytes", max_bytes), ("line_max_chars", line_max_chars)):
             _checks.count(name, value, minimum=1)
@@ -51,6 +61,13 @@ class FileReader:
             "token_gate": token_gate,
         }
         self.dedup = dedup
+        self.root: str | None = None
+        if root is not None:
+            if not isinstance(root, str | os.PathLike):
+                raise ArgumentTypeError(f"root must be a directory path or None, got {type(root).__name__}")
+            self.root = os.path.realpath(root)
+            if not os.path.isdir(self.root):
+                raise OptionError(f"root {os.fspath(root)!r} is not a directory")
         self.reads = 0
         self._seen: dict[tuple[str, int | None, int | None], _ReadRecord] = {}
 
@@ -62,8 +79,8 @@ class FileReader:
             FileReadError: the read was refused (too large, binary, not UTF-8, past the end, ...);
                 its message is the answer to give the model.
         """
-        real = os.path.realpath(path)
-        page: Page = read_page(path, offset, lines, **self.limits)
+        real = os.path.realpath(self._target(path))
+        page: Page = self._page(path, real, offset, lines)
         stat = os.stat(real)
         self.reads += 1
         key = (real, offset, lines)
@@ -87,6 +104,58 @@ class FileReader:
             )
         return page.text
 
+    def _target(self, path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+        return path if self.root is None else os.path.join(self.root, path)
+
+    def _page(self, path: str | os.PathLike[str], real: str, offset: int | None, lines: int | None) -> Page:
+        """The page of ``path``; with a root, of the file at ``real`` opened and checked inside it."""
+        if self.root is None:
+            return read_page(path, offset, lines, **self.limits)
+        shown = os.fspath(path)
+        if not inside(real, self.root):
+            raise FileReadError(
+                f"{one_line(shown)} is outside {self.root} (it leads to {one_line(real)}); only files inside it "
+                "can be read.",
+                shown,
+                "outside_root",
+            )
+        try:
+            fd = os.open(real, _FLAGS)
+        except OSError:
+            fd = None  # missing, a symlink swapped in, no permission: read_page names the problem
+        if fd is None:
+            return self._checked_page(shown, real, offset, lines)
+        try:
+            if not opened_inside(fd, real, self.root):
+                raise FileReadError(
+                    f"{one_line(shown)} changed while being opened and no longer lies inside {self.root}; "
+                    "it was not read.",
+                    shown,
+                    "outside_root",
+                )
+            proc = f"/proc/self/fd/{fd}"
+            if not os.path.exists(proc):
+                return self._checked_page(shown, real, offset, lines)
+            try:
+                return read_page(proc, offset, lines, **self.limits)  # exactly the file checked
+            except FileReadError as exc:
+                raise FileReadError(str(exc).replace(proc, shown), shown, exc.kind) from None
+        finally:
+            os.close(fd)
+
+    def _checked_page(self, shown: str, real: str, offset: int | None, lines: int | None) -> Page:
+        try:
+            page = read_page(real, offset, lines, **self.limits)
+        except FileReadError as exc:
+            raise FileReadError(str(exc).replace(real, shown), shown, exc.kind) from None
+        if self.root is not None and not inside(os.path.realpath(real), self.root):
+            raise FileReadError(
+                f"{one_line(shown)} changed while being read and no longer lies inside {self.root}; it was not read.",
+                shown,
+                "outside_root",
+            )
+        return page
+
     @renamed("FileReader.answer", limit="lines")
     def answer(self, path: str | os.PathLike[str], offset: int | None = None, lines: int | None = None) -> str:
         """Like :meth:`read`, but a refused read is answered with its message instead of raising."""
@@ -101,6 +170,6 @@ class FileReader:
         if path is None:
             self._seen.clear()
             return
-        real = os.path.realpath(path)
+        real = os.path.realpath(self._target(path))
         for key in [k for k in self._seen if k[0] == real]:
             del self._seen[key]

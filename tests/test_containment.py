@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcontext import FileReader
 from agentcontext.compiler import (
     Compiler,
     FileContains,
@@ -28,6 +29,7 @@ from agentcontext.compiler import (
     git_state,
     project_instructions,
 )
+from agentcontext.errors import ArgumentTypeError, FileReadError, OptionError
 
 GIT = shutil.which("git")
 ROOT = Path(__file__).resolve().parent.parent
@@ -320,3 +322,58 @@ def test_prompt_cli_prints_nothing_of_files_outside_the_workspace(tmp_path: Path
             assert "Not read: AGENTS.md is a symlink to /proc/" in done.stdout
             assert f"Not read: CLAUDE.md is a symlink to {outside.resolve()}, outside the workspace" in done.stdout
             assert "outside the skills directory" in done.stdout
+
+
+# -- the read tool -------------------------------------------------------------------------------
+
+
+def test_file_reader_with_a_root_reads_only_inside_it(tmp_path: Path) -> None:
+    write(tmp_path / "secret.txt", SECRET)
+    workspace = tmp_path / "w"
+    write(workspace / "a.txt", "hello\n")
+    os.symlink("../secret.txt", workspace / "link.txt")
+    os.symlink(str(tmp_path), workspace / "up")
+    os.mkfifo(workspace / "fifo")
+    reader = FileReader(root=workspace)
+    assert reader.read("a.txt") == "     1\thello\n"
+    for path in ["link.txt", "../secret.txt", str(tmp_path / "secret.txt"), "up/secret.txt", "/proc/self/environ"]:
+        with pytest.raises(FileReadError) as info:
+            reader.read(path)
+        assert info.value.kind == "outside_root" and info.value.path == path
+        assert str(info.value).startswith(f"{path} is outside {workspace.resolve()} (it leads to ")
+        assert SECRET not in reader.answer(path)
+    with pytest.raises(FileReadError, match=r"^fifo is a FIFO") as fifo:
+        reader.read("fifo")
+    assert fifo.value.kind == "not_regular" and fifo.value.path == "fifo"
+    assert "missing.txt" in reader.answer("missing.txt") and "/proc/self/fd" not in reader.answer("missing.txt")
+    assert FileReader().read(workspace / "link.txt") == f"     1\t{SECRET}\n"  # no root: the caller's choice
+    with pytest.raises(OptionError, match="root"):
+        FileReader(root=workspace / "missing")
+    with pytest.raises(ArgumentTypeError, match="root"):
+        FileReader(root=3)  # type: ignore[arg-type]
+
+
+def test_file_reader_never_reads_a_symlink_swapped_in_while_reading(tmp_path: Path) -> None:
+    secret = write(tmp_path / "secret.txt", SECRET)
+    workspace = tmp_path / "w"
+    write(workspace / "inside.md", "inside\n")
+    link = workspace / "notes.md"
+    os.symlink("inside.md", link)
+    stop = threading.Event()
+
+    def flip() -> None:
+        n = 0
+        while not stop.is_set():
+            tmp = workspace / f".swap{n % 2}"
+            os.symlink([str(secret), "inside.md"][n % 2], tmp)
+            os.replace(tmp, link)
+            n += 1
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    try:
+        for _ in range(400):
+            assert SECRET not in FileReader(root=workspace, dedup=False).answer("notes.md")
+    finally:
+        stop.set()
+        flipper.join()
