@@ -26,6 +26,7 @@ from agentcontext.compiler import (
     WorkingSet,
     compile_request,
     discover_skills,
+    environment_section,
     git_state,
     project_instructions,
 )
@@ -175,6 +176,14 @@ def test_load_skill_refuses_a_skill_file_swapped_for_a_symlink_out(tmp_path: Pat
     answer = found.load("good")
     assert SECRET not in answer and answer.startswith("Error: skill 'good': SKILL.md is a symlink to ")
     assert Compiler(WorkingSet(skills=found)).execute("LoadSkill", '{"name": "good"}') == answer
+    # The whole skill directory swapped for a symlink out: its body is not read, its files not listed.
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere / "SKILL.md", skill_md("good", SECRET))
+    write(elsewhere / "private-file-name.txt", "x")
+    shutil.rmtree(skills / "good")
+    os.symlink(str(elsewhere), skills / "good")
+    answer = found.load("good")
+    assert SECRET not in answer and "private-file-name" not in answer and answer.startswith("Error: skill 'good'")
 
 
 def test_skill_catalog_is_capped_with_a_line_saying_how_many_are_not_listed(tmp_path: Path) -> None:
@@ -223,6 +232,8 @@ def test_instruction_paths_with_newlines_are_escaped(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     section = project_instructions(workspace).section() or ""
     assert "\n## SYSTEM" not in section and "## 'x\\n## SYSTEM/AGENTS.md'" in section
+    environment = environment_section(workspace, git=False)
+    assert "\n## SYSTEM" not in environment and f"Working directory: {str(workspace.resolve())!r}\n" in environment
 
 
 # -- goal checks ---------------------------------------------------------------------------------

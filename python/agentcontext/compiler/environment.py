@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 from agentcontext import _checks
+from agentcontext._paths import one_line
 from agentcontext.errors import OptionError
 
 __all__ = ["environment_section", "git_state"]
@@ -130,7 +131,7 @@ def environment_section(
     head = [
         "# Environment",
         "",
-        f"Working directory: {ws}",
+        f"Working directory: {one_line(str(ws))}",
         f"Platform: {platform.system()} {platform.release()} ({platform.machine()})",
         f"Date: {day.isoformat()}",
         f"Shell: {shell}",

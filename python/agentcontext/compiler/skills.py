@@ -118,7 +118,8 @@ class Skills:
         parts = [f"# Skill: {skill.name}", "", body]
         if skill.allowed_tools:
             parts += ["", f"Tools this skill uses: {', '.join(skill.allowed_tools)}"]
-        files = _files(skill.directory)
+        inside = skill.root is None or outside_reason(skill.directory, skill.root, "") is None
+        files = _files(skill.directory) if inside else []  # a directory swapped for a symlink out: not listed
         if files:
             parts += ["", f"Files in this skill ({one_line(str(skill.directory))}):", *(f"- {f}" for f in files)]
         return "\n".join(parts) + "\n"
