@@ -121,10 +121,15 @@ class FileReader:
             )
         try:
             fd = os.open(real, _FLAGS)
-        except OSError:
-            fd = None  # missing, a symlink swapped in, no permission: read_page names the problem
-        if fd is None:
-            return self._checked_page(shown, real, offset, lines)
+        except OSError as exc:  # missing, no permission, a symlink swapped in: read_page names it
+            try:
+                read_page(real, offset, lines, **self.limits)
+            except FileReadError as refused:
+                raise FileReadError(str(refused).replace(real, shown), shown, refused.kind) from None
+            # It could be read after all (it changed meanwhile): what it is now was not checked.
+            raise FileReadError(
+                f"{one_line(shown)} changed while being opened ({exc.strerror}); it was not read.", shown, "io"
+            ) from None
         try:
             if not opened_inside(fd, real, self.root):
                 raise FileReadError(
