@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcontext import _checks
+from agentcontext._containment import inside, one_line, opened_inside
 from agentcontext._core import Page, read_page
 from agentcontext._deprecation import renamed
-from agentcontext._paths import inside, one_line, opened_inside
 from agentcontext.errors import ArgumentTypeError, FileReadError, OptionError
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)

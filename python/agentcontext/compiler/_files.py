@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcontext._paths import opened_inside, outside_reason
+from agentcontext._containment import opened_inside, outside_reason
 
 _SPECIAL = (
     (stat.S_ISDIR, "a directory"),
@@ -44,7 +44,7 @@ def read_text(path: Path, max_bytes: int, *, root: str | None = None, within: st
     A FIFO, device, socket or directory is refused before a byte is read; a larger file is refused
     by its size, and by what was read when it grows; invalid UTF-8 is replaced (``replaced``).
 
-    With ``root`` (a real path, see :func:`agentcontext._paths.real_root`), a file whose real path
+    With ``root`` (a real path, see :func:`agentcontext._containment.real_root`), a file whose real path
     does not lie inside it is refused (``within`` names the root in the reason): the real path is
     opened without following a last symlink, and the opened file is checked again, so a symlink
     swapped in after the check is not followed out of the root."""

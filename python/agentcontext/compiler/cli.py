@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentcontext._paths import one_line
+from agentcontext._containment import one_line
 from agentcontext.compiler._files import read_text
 from agentcontext.compiler.compile import WorkingSet, compile_request
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcontext import _checks
+from agentcontext._containment import one_line
 from agentcontext._core import Conversation, convert, count_tokens
-from agentcontext._paths import one_line
 from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import Goal
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions

@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from agentcontext import _checks
-from agentcontext._paths import one_line
+from agentcontext._containment import one_line
 from agentcontext.errors import OptionError
 
 __all__ = ["environment_section", "git_state"]

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentcontext import _checks
+from agentcontext._containment import real_root
 from agentcontext._core import Conversation, truncate
-from agentcontext._paths import real_root
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
@@ -195,8 +195,8 @@ class CommandExited:
 
 @dataclass(frozen=True)
 class FileContains:
-    """Met when ``path`` (relative to the workspace) is a regular file whose real path lies inside
-    the workspace and contains ``text`` (any content when ``text`` is None)."""
+    """Met when ``path`` (relative to the workspace) is a regular file and contains ``text``
+    (any content when ``text`` is None)."""
 
     path: str
     text: str | None = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcontext import _checks
-from agentcontext._paths import one_line
+from agentcontext._containment import one_line
 from agentcontext.budgets import fit_project_files
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
