@@ -354,6 +354,10 @@ class Subagents:
         while True:
             # BudgetError when the marker cannot fit: the budget was checked against the largest
             # marker and notes when the session was made, so this does not happen.
+            if room < 1:
+                raise BudgetError(
+                    f"the subagents' return budget of {budget:,} tokens cannot hold {notes!r:.200}", budget
+                )
             cut = truncate(final, room, unit="tokens", strategy="head_tail", encoding=encoding, recall_id=recall_id)
             text = cut.text + notes
             over = count_tokens(text, encoding=encoding) - budget
