@@ -322,7 +322,12 @@ def test_bundle_and_subagent_root_only(tmp_path: Path) -> None:
     out = compiler.execute("bash", "{}")
     assert out is not None and "not in this session's tool bundle" in out
     child = WorkingSet(registry=tools(), memory=MemoryStore(directory=tmp_path / "m"), root=False)
-    assert not any(t.name.startswith("memory_") for t in child.effective())
+    # A subagent keeps the memory reads, not the writes.
+    assert [t.name for t in child.effective() if t.name.startswith("memory_")] == [
+        "memory_show",
+        "memory_list",
+        "memory_search",
+    ]
 
 
 # -- sections, tokens, events --------------------------------------------------------------------

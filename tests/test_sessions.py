@@ -18,14 +18,14 @@ import pytest
 
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.registry import Registry
-from agentcontext.errors import OptionError, SnapshotError
+from agentcontext.errors import BudgetError, OptionError, SnapshotError
 from agentcontext.loop import Session
 from agentcontext.providers import AnthropicProvider, OpenAIChatProvider
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
 from agentcontext.sessions.permissions import Permissions, Rule
-from agentcontext.sessions.subagents import SubagentPolicy, workspace
-from tests.llm_server import LLMServer, Recorded, Reply
+from agentcontext.sessions.subagents import FILTERED, SubagentPolicy, workspace
+from tests.llm_server import HTTPError, LLMServer, Recorded, Reply
 
 pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
 pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
@@ -287,7 +287,7 @@ def test_two_children_in_parallel_one_over_its_budget(tmp_path: Path) -> None:
             chat(server),
             functions={"meet": meet},
             tools=[{"type": "function", "function": {"name": "meet", "parameters": {"type": "object"}}}],
-            subagents=SubagentPolicy(return_tokens=100),
+            subagents=SubagentPolicy(return_tokens=200),
             log=log,
         )
         parent.run("parent task")
@@ -649,3 +649,341 @@ def test_a_turn_whose_judge_raises_is_saved_before_the_error(server: LLMServer, 
     ]
     resumed = Session.resume(store, chat(server))
     assert texts(resumed.conversation.to_openai()[-1]) == "answer to make the tests pass"
+
+
+# -- subagents: no lost sibling, no filter bypass, the budget holds ------------------------------
+
+
+def tool_results(session: Session) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in session.conversation.to_openai() if m["role"] == "tool"}
+
+
+def tool_def(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def test_a_child_that_raises_loses_no_siblings_result_and_nothing_runs_twice(tmp_path: Path) -> None:
+    # One child's provider error (not a library error) escaped pool.map: the three finished
+    # siblings' results were lost with it, the parent's reply was left with no results, and the
+    # next run() ran all four children again (their side effects twice).
+    ran: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def work(args: Any) -> str:
+        with lock:
+            ran[args["task"]] = ran.get(args["task"], 0) + 1
+        return "worked"
+
+    def script(request: Recorded) -> Any:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "parent task":
+            if last["role"] == "user":
+                return Reply(tool_calls=[agent_call(f"t{k}", f"task {k}", f"c{k}") for k in range(1, 5)])
+            return Reply(text="parent done")
+        if last["role"] == "user":
+            return Reply(tool_calls=[{"name": "work", "arguments": {"task": task}}])
+        if task == "task 3":  # after its side effect, the provider fails
+            return HTTPError(503, {"error": {"message": "upstream connect error", "type": "server_error"}})
+        return Reply(text=f"{task} done")
+
+    with LLMServer(default=script) as server:
+        parent = Session(
+            chat(server),
+            functions={"work": work},
+            tools=[tool_def("work")],
+            subagents=SubagentPolicy(max_parallel=4),
+        )
+        assert parent.run("parent task").text == "parent done"
+        assert ran == {"task 1": 1, "task 2": 1, "task 3": 1, "task 4": 1}
+        results = tool_results(parent)
+        assert [results[f"c{k}"] for k in (1, 2, 4)] == ["task 1 done", "task 2 done", "task 4 done"]
+        assert results["c3"].startswith("Error: the subagent failed: InternalServerError: ")
+        assert "upstream connect error" in results["c3"]
+        assert parent.subagents is not None
+        failed = [r for r in parent.subagents.results if r.error is not None]
+        assert [(r.call_id, r.error.split(":")[0]) for r in failed] == [("c3", "InternalServerError")]
+        children = sum(first_user(r) != "parent task" for r in server.requests)
+        parent.run()  # nothing is left unanswered: no child runs again
+        assert ran == {"task 1": 1, "task 2": 1, "task 3": 1, "task 4": 1}
+        assert sum(first_user(r) != "parent task" for r in server.requests) == children
+
+
+@pytest.mark.parametrize("fork", [False, True])
+@pytest.mark.parametrize("with_compiler", [False, True])
+def test_the_tool_filter_holds_at_execution_in_every_mode(fork: bool, with_compiler: bool) -> None:
+    # With fork=True the child kept the parent's catalog and its registry, and ran secret_tool.
+    ran: list[str] = []
+
+    def script(request: Recorded) -> Reply:
+        messages = request.body["messages"]
+        last = messages[-1]
+        if last["role"] == "user" and texts(last) == "child task":
+            return Reply(
+                tool_calls=[
+                    {"name": "secret_tool", "arguments": {}, "id": "s1"},
+                    {"name": "ok_tool", "arguments": {}, "id": "o1"},
+                ]
+            )
+        if last["role"] == "user":
+            return Reply(tool_calls=[agent_call("sub", "child task", "c1")])
+        return Reply(text="child done" if any(texts(m) == "child task" for m in messages) else "parent done")
+
+    functions = {
+        "secret_tool": lambda _a: ran.append("secret") or "secret",
+        "ok_tool": lambda _a: ran.append("ok") or "ok",
+    }
+    with LLMServer(default=script) as server:
+        if with_compiler:
+            registry = Registry()
+            for name, fn in functions.items():
+                registry.tool(name, f"the {name}", fn, read_only=True)
+            options: dict[str, Any] = {"compiler": Compiler(WorkingSet(registry=registry))}
+        else:
+            options = {"functions": functions, "tools": [tool_def(n) for n in functions]}
+        parent = Session(chat(server), subagents=SubagentPolicy(fork=fork, tool_filter=["ok_tool"]), **options)
+        parent.run("start")
+    assert ran == ["ok"]
+    assert parent.subagents is not None
+    (child,) = parent.subagents.results
+    assert child.session is not None
+    results = tool_results(child.session)
+    assert results["s1"] == FILTERED.format(name="secret_tool")
+    assert results["o1"] == "ok"
+
+
+def test_a_filter_function_holds_at_execution_in_a_fork(tmp_path: Path) -> None:
+    ran: list[str] = []
+    registry = Registry()
+    registry.tool("look", "read", lambda _a: ran.append("look") or "seen", read_only=True)
+    registry.tool("edit", "write", lambda _a: ran.append("edit") or "changed")
+
+    def script(request: Recorded) -> Reply:
+        messages = request.body["messages"]
+        last = messages[-1]
+        if last["role"] == "user" and texts(last) == "child task":
+            return Reply(tool_calls=[{"name": "edit", "arguments": {}, "id": "e1"}, {"name": "look", "arguments": {}}])
+        if last["role"] == "user":
+            return Reply(tool_calls=[agent_call("sub", "child task", "c1")])
+        return Reply(text="done")
+
+    with LLMServer(default=script) as server:
+        policy = SubagentPolicy(fork=True, tool_filter=lambda spec: spec.read_only)
+        parent = Session(chat(server), compiler=Compiler(WorkingSet(registry=registry)), subagents=policy)
+        parent.run("start")
+    assert ran == ["look"]
+    assert parent.subagents is not None and parent.subagents.results[0].session is not None
+    assert tool_results(parent.subagents.results[0].session)["e1"] == FILTERED.format(name="edit")
+
+
+def _long_child(words: int) -> Any:
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        return Reply(text=" ".join(f"word{k}" for k in range(words)))
+
+    return script
+
+
+@pytest.mark.parametrize("words", [60, 1000])
+def test_the_return_budget_holds_with_the_transcript_line(tmp_path: Path, words: int) -> None:
+    # The "[subagent transcript: ...]" line was added after the cut: 68 tokens for a budget of 50.
+    # A final text that fit alone but not with the line was not cut at all.
+    from agentcontext import count_tokens
+
+    with LLMServer(default=_long_child(words)) as server:
+        log = SessionLog(tmp_path / "parent.jsonl", format="openai")
+        parent = Session(chat(server), log=log, subagents=SubagentPolicy(return_tokens=150))
+        parent.run("top")
+    assert parent.subagents is not None
+    (child,) = parent.subagents.results
+    result = tool_results(parent)["c1"]
+    assert result == child.text
+    assert child.final_tokens > 100  # 60 words fit alone (120 tokens), not with the line
+    assert count_tokens(result) <= 150
+    assert child.log is not None and result.endswith(f"\n[subagent transcript: {child.log}]")
+    assert child.recall_id is not None and f'recall(id="{child.recall_id}")' in result
+    assert parent.result_store.get(child.recall_id) == " ".join(f"word{k}" for k in range(words))
+
+
+def test_a_return_budget_below_the_marker_is_refused_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(BudgetError, match="cannot hold the truncation marker") as small:
+        SubagentPolicy(return_tokens=20)
+    assert small.value.needed > 20
+    policy = SubagentPolicy(return_tokens=small.value.needed)  # the marker alone fits
+    with LLMServer() as server:
+        Session(chat(server), subagents=policy)  # no log: no transcript line
+        log = SessionLog(tmp_path / "parent.jsonl", format="openai")
+        with pytest.raises(BudgetError, match="the truncation marker, the transcript line") as with_log:
+            Session(chat(server), log=log, subagents=policy)
+        assert with_log.value.needed > small.value.needed
+        with pytest.raises(BudgetError):  # a share of a small window
+            Session(chat(server, window=200), subagents=SubagentPolicy(return_share=0.1))
+
+
+def test_the_marker_bound_covers_the_real_marker() -> None:
+    # The construction check sizes the marker from its format; truncate's own need stays below it.
+    from agentcontext import truncate
+    from agentcontext.sessions.subagents import marker_tokens
+
+    for text in ("x", "word " * 1000, "line\n" * 200_000):
+        with pytest.raises(BudgetError) as exc:
+            truncate(text + "!" * 10, 1, unit="tokens", strategy="head_tail", recall_id="r-0123456789abcdef0123")
+        assert exc.value.needed <= marker_tokens()
+
+
+CHILD_PROCESS = textwrap.dedent(
+    """
+    import sys
+    from agentcontext.loop import Session
+    from agentcontext.providers import OpenAIChatProvider
+    from agentcontext.sessions.subagents import SubagentPolicy
+
+    url, directory, task = sys.argv[1], sys.argv[2], sys.argv[3]
+    provider = OpenAIChatProvider("gpt-test", base_url=url + "/v1", api_key="k", max_retries=0, context_window=100000)
+    session = Session(provider, subagents=SubagentPolicy(log_dir=directory))
+    session.run("top " + task)
+    print(session.subagents.results[0].log, flush=True)
+    """
+)
+
+
+def test_two_processes_never_share_a_child_transcript(tmp_path: Path) -> None:
+    # The number in agent-<n>-d1.jsonl restarted at 1 in every process: two processes wrote their
+    # children into one file.
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task.startswith("top "):
+            if last["role"] == "user":
+                return Reply(tool_calls=[agent_call("a", "child of " + task[4:], "c1")])
+            return Reply(text="ok")
+        return Reply(text="done: " + task)
+
+    directory = tmp_path / "agents"
+    with LLMServer(default=script) as server:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD_PROCESS, server.url, str(directory), name],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=_env(),
+            )
+            for name in ("alpha", "beta")
+        ]
+        outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+        assert [p.returncode for p in procs] == [0, 0]
+    assert outs[0] != outs[1]
+    assert sorted(os.listdir(directory)) == sorted(Path(o).name for o in outs)
+    for name, out in zip(("alpha", "beta"), outs, strict=True):
+        text = Path(out).read_text()
+        other = "beta" if name == "alpha" else "alpha"
+        assert f"child of {name}" in text and f"child of {other}" not in text
+
+
+def test_a_worktree_child_names_the_branches_it_left(tmp_path: Path) -> None:
+    # The child's branches stayed in the parent's repository after its worktree was removed, and
+    # nothing said so.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True)
+
+    def branch(_args: Any) -> str:
+        here = workspace()
+        assert here is not None
+        subprocess.run([*git, "checkout", "-q", "-b", "child-work"], cwd=here, check=True)
+        (here / "f.txt").write_text("work\n")
+        subprocess.run([*git, "add", "f.txt"], cwd=here, check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "child work"], cwd=here, check=True)
+        return "committed on child-work"
+
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        return Reply(tool_calls=[{"name": "branch", "arguments": {}}]) if last["role"] == "user" else Reply(text="ok")
+
+    with LLMServer(default=script) as server:
+        session = Session(
+            chat(server),
+            compiler=Compiler(WorkingSet.load(repo, git=False)),
+            tools=[tool_def("branch")],
+            functions={"branch": branch},
+            subagents=SubagentPolicy(workspace="worktree"),
+        )
+        session.run("top")
+    assert session.subagents is not None
+    (child,) = session.subagents.results
+    assert child.workspace is not None and not child.workspace.exists()  # the worktree is removed
+    assert child.branches == ["child-work"]  # the branch stays, and the result says so
+    assert tool_results(session)["c1"] == "ok\n[subagent branches left in the repository: child-work]"
+    listed = subprocess.run(
+        ["git", "branch", "--list", "child-work"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert listed.stdout.strip() == "child-work"
+
+
+def _memory_store(tmp_path: Path) -> Any:
+    from agentcontext.memory import MemoryStore
+
+    store = MemoryStore(directory=tmp_path / "memory")
+    store.write("build-notes", type="project", description="how the build works", body="run make twice")
+    return store
+
+
+def memory_text(request: Recorded) -> str:
+    system = texts(request.body["messages"][0])
+    return system[system.index("# Memory") :]
+
+
+def test_a_child_keeps_the_memory_reads_and_its_rules_name_only_them(tmp_path: Path) -> None:
+    # Children lost memory_show, memory_list and memory_search with the writes, while their prompt
+    # still told them to read records with memory_show and to keep them with memory_write.
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        if last["role"] == "user":
+            return Reply(tool_calls=[{"name": "memory_show", "arguments": {"name": "build-notes"}, "id": "m1"}])
+        return Reply(text="child ok")
+
+    with LLMServer(default=script) as server:
+        compiler = Compiler(WorkingSet(registry=Registry(), memory=_memory_store(tmp_path)))
+        session = Session(chat(server), compiler=compiler, subagents=True)
+        session.run("top")
+        child_first = next(r for r in server.requests if first_user(r) == "child")
+        parent_first = server.requests[0]
+    names = sorted(t["function"]["name"] for t in child_first.body.get("tools", []))
+    assert names == ["memory_list", "memory_search", "memory_show"]
+    child_rules = memory_text(child_first)
+    assert "memory_show" in child_rules
+    assert "memory_write" not in child_rules and "memory_delete" not in child_rules
+    assert "Memory cannot be changed here" in child_rules
+    assert "memory_write" in memory_text(parent_first)  # the root's rules are unchanged
+    assert session.subagents is not None and session.subagents.results[0].session is not None
+    assert "run make twice" in tool_results(session.subagents.results[0].session)["m1"]
+
+
+@pytest.mark.parametrize("strategy", ["filter", "deny"])
+def test_plan_mode_memory_rules_name_no_hidden_tool(tmp_path: Path, strategy: str) -> None:
+    # In plan mode the memory section still said "Keep (memory_write, ...)" and "delete it
+    # (memory_delete)": tools the mode hides and refuses.
+    with LLMServer() as server:
+        compiler = Compiler(WorkingSet(registry=Registry(), memory=_memory_store(tmp_path)), strategy=strategy)
+        session = Session(chat(server), compiler=compiler)
+        session.send("look")
+        default = memory_text(server.last)
+        compiler.set_mode("plan")
+        session.send("plan")
+        plan = memory_text(server.last)
+        offered = {t["function"]["name"] for t in server.last.body["tools"]}
+    if strategy == "filter":
+        assert offered == {"memory_show", "memory_list", "memory_search"}
+        assert "memory_show" in plan and "memory_write" not in plan and "memory_delete" not in plan
+        assert "Keep (memory_write" in default and "(memory_delete)" in default
+    else:
+        # The catalog and the prompt stay the same in every mode: the rules say plan mode refuses
+        # the writes the catalog still lists.
+        assert "memory_write" in offered and plan == default
+        assert "In plan mode memory_write and memory_delete are refused" in plan

@@ -45,6 +45,7 @@ from agentcontext.sessions.subagents import (
     AGENT_DESCRIPTION,
     AGENT_SCHEMA,
     AGENT_TOOL,
+    FILTERED,
     SubagentPolicy,
     Subagents,
     agent_tool_definition,
@@ -237,6 +238,9 @@ class Session:
         self.subagent_limit: int | None = None
         #: Whether the goal's judge runs when a reply ends (subagents do not judge their parent's goal).
         self.judge_goal = True
+        #: Set on a subagent whose policy has a ``tool_filter``: whether a tool may run. A call to
+        #: a tool it leaves out gets an error result and never runs, whatever the catalog shows.
+        self.tool_gate: Callable[[str], bool] | None = None
         #: What :meth:`resume` could not restore, one note each.
         self.resume_notes: list[str] = []
         #: The system prompt and tool definitions (JSON) of the first and the latest request sent.
@@ -490,6 +494,8 @@ class Session:
         agents: list[int] = []
         for i, call in enumerate(calls):
             refusal = _REFUSALS.get(decisions.get(call.id, "allow"))
+            if self.tool_gate is not None and not self.tool_gate(call.name):
+                refusal = FILTERED
             if refusal is None and call.name == AGENT_TOOL:
                 refusal = self._agent_refusal(call)
                 if refusal is None and self.subagents is not None:

@@ -74,7 +74,7 @@ class Section:
 class WorkingSet:
     """The sources a request is compiled from. Every one is optional; a section appears only when
     its source exists. ``bundle`` narrows the registry (tool names or ``source:<source>``);
-    ``root=False`` (a subagent) leaves out ``root_only`` tools such as the memory tools."""
+    ``root=False`` (a subagent) leaves out ``root_only`` tools such as the memory writes."""
 
     base: str | None = BASE_INSTRUCTIONS
     registry: Registry | None = None
@@ -325,7 +325,13 @@ def _compile(
     if ws.memory is not None:
         from agentcontext.memory.section import memory_section
 
-        texts["memory"] = memory_section(ws.memory)
+        # The rules name only the memory tools this request offers (a subagent has no writes; plan
+        # mode filters them out). With "deny" the catalog and the prompt stay the same in every
+        # mode: the rules say which memory tools plan mode refuses.
+        shown = set(cat.visible) if strategy == "filter" else {t.name for t in reg}
+        offered = [t for t in reg if t.source == "memory" and t.name in shown]
+        refused = [t.name for t in offered if strategy == "deny" and hidden_reason(t, "plan", root=ws.root)]
+        texts["memory"] = memory_section(ws.memory, tools=[t.name for t in offered], refused_in_plan=refused)
     sections = [Section(name, t, count("section:" + name, t)) for name in SECTION_ORDER if (t := texts[name])]
     system = "\n".join(s.text for s in sections)
     tools_tokens = count("tools", cat.definitions_json) if cat.definitions else 0

@@ -200,13 +200,14 @@ class Registry:
         return added
 
     def add_memory(self, tools: Any) -> list[ToolSpec]:
-        """Add the memory tools of a :class:`~agentcontext.memory.MemoryTools` (root-only;
-        ``memory_show``, ``memory_list`` and ``memory_search`` are read-only)."""
+        """Add the memory tools of a :class:`~agentcontext.memory.MemoryTools` (``memory_show``,
+        ``memory_list`` and ``memory_search`` are read-only; the writes are root-only)."""
         from agentcontext.memory.tools import MemoryTools
 
         if not isinstance(tools, MemoryTools):
             raise OptionError(f"add_memory takes a MemoryTools, got {type(tools).__name__}")
         added = []
+        writes = tools.root_only  # the names only the root gets (True / False: all or none)
         for definition in tools.definitions("anthropic"):
             name = definition["name"]
             added.append(
@@ -216,7 +217,7 @@ class Registry:
                         definition["description"],
                         definition["input_schema"],
                         read_only=name in {"memory_show", "memory_list", "memory_search"},
-                        root_only=bool(tools.root_only),
+                        root_only=writes if isinstance(writes, bool) else name in writes,
                         source="memory",
                         function=_memory_runner(tools, name),
                     )

@@ -2,8 +2,8 @@
 
 - :class:`MemoryTools`: ``memory_show``, ``memory_write``, ``memory_delete``, ``memory_list`` and
   ``memory_search``, as OpenAI or Anthropic tool definitions, and :meth:`MemoryTools.execute`.
-  They are for the root agent only (``root_only``): a subagent's findings reach memory through
-  the agent that started it.
+  The writes are for the root agent only (``root_only``): a subagent reads memory, and its
+  findings reach memory through the agent that started it.
 - :class:`AnthropicMemoryTool`: Anthropic's client-side memory tool (``memory_20250818``; commands
   ``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename`` on paths under
   ``/memories``) executed against the same store, so a Claude agent's memory calls work locally.
@@ -47,8 +47,8 @@ _NAME = {
 class MemoryTools:
     """Definitions and executor of the memory tools over ``store``."""
 
-    #: Give these tools to the root agent only, not to subagents.
-    root_only = True
+    #: The tools for the root agent only (the writes); subagents keep the reads.
+    root_only: tuple[str, ...] = ("memory_write", "memory_delete")
     names = ("memory_show", "memory_write", "memory_delete", "memory_list", "memory_search")
 
     def __init__(self, store: MemoryStore) -> None:

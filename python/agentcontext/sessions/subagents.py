@@ -5,15 +5,21 @@ a :class:`~agentcontext.Session` on the same provider and model that starts from
 holding only the task (or, in *fork* mode, from the parent's history), with:
 
 - the parent's tools, skills, working directory and settings, minus the tools whose metadata says
-  ``root_only`` (memory writes, snapshots) and minus what ``tool_filter`` leaves out;
+  ``root_only`` (memory writes, snapshots) and minus what ``tool_filter`` leaves out (the filter
+  also holds at execution: a call to a tool it leaves out gets an error result and never runs, in
+  every mode, fork included);
 - depth + 1: at ``max_depth`` the child gets no ``agent`` tool of its own;
 - its own permission state (no grants; a call that would ask the user is refused, since nobody can
   answer a child), its own compactor and no snapshots.
 
 Only the child's final text returns to the parent, as the one tool result of the call, within a
-budget (``return_tokens``, by default ``return_share`` of the parent's window): a longer text is
-cut head + marker + tail and kept whole in the parent's result store under the marker's recall id.
-The child's whole transcript goes to a session log of its own (``log_dir``), named in the result.
+budget (``return_tokens``, by default ``return_share`` of the parent's window) that the lines
+added after it count against too: a longer text is cut head + marker + tail and kept whole in the
+parent's result store under the marker's recall id. A budget too small for the marker and those
+lines is refused when the session is made (:class:`~agentcontext.errors.BudgetError`). The
+child's whole transcript goes to a session log of its own (``log_dir``, a new file per child,
+unique across processes), named in the result. A child that fails (a network error, any
+exception) gets an error result naming the exception; its siblings' results are delivered.
 
 *Fork* mode starts the child from the parent's history — the same prefix, so the provider's prompt
 cache is reused: the parent's system prompt, tool catalog and messages up to the reply that made
@@ -25,6 +31,8 @@ Several ``agent`` calls in one model reply run concurrently (threads, ``max_para
 their results come back in call order. ``workspace="directory"`` gives each child an empty
 directory of its own, ``"worktree"`` a git worktree of the parent's repository (removed afterwards
 unless ``keep_workspace``); a tool function reads the child's directory with :func:`workspace`.
+Branches made or moved in the repository while a worktree child ran stay there (they may hold its
+work): :attr:`SubagentResult.branches` and the parent's tool result name them.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.errors import AgentContextError, OptionError
+from agentcontext.errors import BudgetError, OptionError
 
 if TYPE_CHECKING:
     from agentcontext.compiler.registry import ToolSpec
@@ -75,6 +83,17 @@ AGENT_SCHEMA: dict[str, Any] = {
     },
     "required": ["description", "prompt"],
 }
+
+#: The tool result of a call to a tool the subagent policy's ``tool_filter`` leaves out.
+FILTERED = (
+    "Error: tool {name!r} is not available to this subagent (its tool_filter leaves it out). The call was not run."
+)
+#: The largest the line naming the branches a worktree child left may be, in tokens.
+BRANCH_NOTE_TOKENS = 40
+#: Characters of a recall id (``r-`` and 20 hex digits, see ResultStore): at most as many tokens.
+_RECALL_ID_CHARS = 22
+#: Digits of the counts a worst-case marker or transcript name is sized for (no final text is longer).
+_DIGITS = 12
 
 WorkspaceMode = Literal["shared", "directory", "worktree"]
 _WORKSPACE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("agentcontext_workspace", default=None)
@@ -127,6 +146,8 @@ class SubagentPolicy:
         _checks.count("max_depth", self.max_depth, minimum=1)
         _checks.number("return_share", self.return_share, high=1.0, low_open=True)
         _checks.optional_count("return_tokens", self.return_tokens, minimum=1)
+        if self.return_tokens is not None:
+            _check_return_budget(self.return_tokens, marker_tokens("o200k_base"), "the truncation marker")
         _checks.count("max_steps", self.max_steps, minimum=1)
         _checks.count("max_parallel", self.max_parallel, minimum=1)
         if self.workspace not in ("shared", "directory", "worktree"):
@@ -155,6 +176,10 @@ class SubagentResult:
     shared_prefix_tokens: int | None = None
     """Fork mode: tokens of the parent's request prefix the child's first request repeats."""
     error: str | None = None
+    """What failed (the exception's type and message), when the child did not finish."""
+    branches: list[str] = field(default_factory=list)
+    """Worktree mode: branches of the parent's repository made or moved while the child ran; they
+    stay there (the parent's tool result names them too)."""
     session: Session | None = field(default=None, repr=False)
 
 
@@ -172,6 +197,7 @@ class Subagents:
         #: Every child run, in the order the calls were made.
         self.results: list[SubagentResult] = []
         self._lock = threading.Lock()
+        _check_return_budget(self.return_tokens, self._reserved_tokens(), self._reserved_what())
 
     @property
     def can_spawn(self) -> bool:
@@ -182,11 +208,49 @@ class Subagents:
         p = self.policy
         return p.return_tokens or max(1, int(p.return_share * self.parent.provider.context_window))
 
+    def _encoding(self) -> Literal["o200k_base", "cl100k_base"]:
+        encoding = self.parent.conversation.encoding
+        return "cl100k_base" if encoding == "cl100k_base" else "o200k_base"
+
+    def _reserved_tokens(self) -> int:
+        """The most the truncation marker and the lines after the final text can take: the
+        transcript line at the deepest level with the longest name, the branch line."""
+        encoding = self._encoding()
+        reserved = marker_tokens(encoding)
+        log = self._worst_log()
+        if log is not None:
+            reserved += count_tokens(_notes(log, []), encoding=encoding) + 2
+        if self.policy.workspace == "worktree":
+            reserved += BRANCH_NOTE_TOKENS + 2
+        return reserved
+
+    def _reserved_what(self) -> str:
+        what = ["the truncation marker"]
+        if self._worst_log() is not None:
+            what.append("the transcript line")
+        if self.policy.workspace == "worktree":
+            what.append("the branch line")
+        return ", ".join(what)
+
+    def _worst_log(self) -> Path | None:
+        """The longest transcript path a child of this session or below may get."""
+        directory = self._log_dir()
+        if directory is None:
+            return None
+        number = "9" * _DIGITS
+        if self.policy.log_dir is not None:  # every level's logs in one directory
+            return directory / f"agent-{number}-d{self.policy.max_depth}.jsonl"
+        path = directory / f"agent-{number}-d{self.depth + 1}.jsonl"
+        for depth in range(self.depth + 2, self.policy.max_depth + 1):  # each level's beside its own log
+            path = path.with_name(path.name + ".agents") / f"agent-{number}-d{depth}.jsonl"
+        return path
+
     # -- running calls ---------------------------------------------------------------------------
 
     def run_calls(self, calls: Sequence[ToolCall], *, reply_calls: Sequence[ToolCall] = ()) -> list[str]:
         """Run the ``agent`` calls of one model reply concurrently; their results in call order.
-        ``reply_calls`` are all the calls of that reply (a fork gets placeholder results for them)."""
+        ``reply_calls`` are all the calls of that reply (a fork gets placeholder results for them).
+        A child that fails gets an error result; the others' results are delivered all the same."""
         prefix = self.parent.conversation.slice(0) if self.policy.fork else None
         pending = [c.id for c in (reply_calls or calls)] if prefix is not None else []
         if len(calls) == 1:
@@ -201,16 +265,18 @@ class Subagents:
         return [r.text for r in results]
 
     def _run(self, call: ToolCall, prefix: Conversation | None, pending: list[str]) -> SubagentResult:
+        """One call's result, never an exception: whatever the child raises (a network error
+        included) becomes its error result, so its siblings' results still reach the parent."""
         try:
             args = call.parsed()
         except RecursionError:  # arguments nested too deeply to parse: not an object with a prompt
             args = None
-        description = args.get("description", "") if isinstance(args, Mapping) else ""
+        description = str(args.get("description", "")) if isinstance(args, Mapping) else ""
         prompt = args.get("prompt") if isinstance(args, Mapping) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return SubagentResult(
                 call.id,
-                str(description),
+                description,
                 self.depth + 1,
                 "Error: the agent tool needs a non-empty 'prompt'.",
                 0,
@@ -218,16 +284,17 @@ class Subagents:
             )
         number = next(self._counter)
         try:
-            with self._workspace(number) as directory:
-                token = _WORKSPACE.set(directory) if directory is not None else None
+            with self._workspace(number) as space:
+                token = _WORKSPACE.set(space.directory) if space.directory is not None else None
                 try:
-                    return self._run_child(call, str(description), prompt, prefix, pending, number, directory)
+                    return self._run_child(call, description, prompt, prefix, pending, number, space)
                 finally:
                     if token is not None:
                         _WORKSPACE.reset(token)
-        except AgentContextError as exc:  # the child's, or its workspace's: the parent's model is told
-            text = f"Error: the subagent failed: {type(exc).__name__}: {exc}"
-            return SubagentResult(call.id, str(description), self.depth + 1, text, 0, error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - the child's, or its workspace's: the parent's model is told
+            error = f"{type(exc).__name__}: {exc}"
+            text = self._cut(f"Error: the subagent failed: {error}")
+            return SubagentResult(call.id, description, self.depth + 1, text, 0, error=error)
 
     def _run_child(
         self,
@@ -237,22 +304,25 @@ class Subagents:
         prefix: Conversation | None,
         pending: list[str],
         number: int,
-        directory: Path | None,
+        space: _Space,
     ) -> SubagentResult:
-        child = self._child_session(prefix, pending, number, directory)
+        child = self._child_session(prefix, pending, number, space.directory)
         head = self.parent.sent_head
-        completion = child.run(prompt, max_steps=self.policy.max_steps)
-        final = completion.text
+        error = None
+        try:
+            final = child.run(prompt, max_steps=self.policy.max_steps).text
+        except Exception as exc:  # noqa: BLE001 - the parent's model gets the error as the result
+            error = f"{type(exc).__name__}: {exc}"
+            final = f"Error: the subagent failed: {error}"
         shared = None
-        if prefix is not None:
+        if prefix is not None and child.first_sent_head is not None:
             # The system prompt and the catalog are the parent's when they match byte for byte;
             # the prefix messages are the parent's by construction.
             same_head = head is not None and child.first_sent_head == head
             shared = (child.head_tokens(head) if same_head and head is not None else 0) + prefix.tokens
-        text, recall_id, tokens = self._budgeted(final)
         log = child.log.path if child.log is not None else None
-        if log is not None:
-            text += f"\n[subagent transcript: {log}]"
+        branches = space.branches()
+        text, recall_id, tokens = self._budgeted(final, _notes(log, branches, encoding=self._encoding()))
         return SubagentResult(
             call.id,
             description,
@@ -262,22 +332,47 @@ class Subagents:
             recall_id=recall_id,
             log=log,
             steps=len(child.completions),
-            workspace=directory,
+            workspace=space.directory,
             shared_prefix_tokens=shared,
+            error=error,
+            branches=branches,
             session=child,
         )
 
-    def _budgeted(self, final: str) -> tuple[str, str | None, int]:
-        """The child's final text as the parent gets it: whole, or head + marker + tail within the
-        return budget with the whole text in the parent's store."""
-        encoding = self.parent.conversation.encoding
-        tokens = count_tokens(final, encoding=encoding if encoding in ("o200k_base", "cl100k_base") else "o200k_base")
+    def _budgeted(self, final: str, notes: str = "") -> tuple[str, str | None, int]:
+        """The child's final text as the parent gets it, ``notes`` (lines naming the transcript
+        and the branches) after it, all within the return budget: whole, or head + marker + tail
+        with the whole text in the parent's store. Returns the text, the recall id and the
+        final text's tokens."""
+        encoding = self._encoding()
+        tokens = count_tokens(final, encoding=encoding)
         budget = self.return_tokens
-        if tokens <= budget:
-            return final, None, tokens
+        if tokens <= budget and count_tokens(final + notes, encoding=encoding) <= budget:
+            return final + notes, None, tokens
         recall_id = self.parent.result_store.put(final)
-        cut = truncate(final, budget, unit="tokens", strategy="head_tail", recall_id=recall_id)
-        return cut.text, recall_id, tokens
+        room = budget - count_tokens(notes, encoding=encoding)
+        while True:
+            # BudgetError when the marker cannot fit: the budget was checked against the largest
+            # marker and notes when the session was made, so this does not happen.
+            if room < 1:
+                raise BudgetError(
+                    f"the subagents' return budget of {budget:,} tokens cannot hold {notes!r:.200}", budget
+                )
+            cut = truncate(final, room, unit="tokens", strategy="head_tail", encoding=encoding, recall_id=recall_id)
+            text = cut.text + notes
+            over = count_tokens(text, encoding=encoding) - budget
+            if over <= 0:
+                return text, recall_id, tokens
+            room -= over  # the pieces' counts do not add up exactly where they join
+
+    def _cut(self, text: str) -> str:
+        """An error text within the return budget, cut without storing it (the store may be what
+        failed)."""
+        encoding = self._encoding()
+        budget = self.return_tokens
+        if count_tokens(text, encoding=encoding) <= budget:
+            return text
+        return truncate(text, budget, unit="tokens", strategy="head", encoding=encoding, not_stored=True).text
 
     # -- the child ---------------------------------------------------------------------------
 
@@ -298,7 +393,7 @@ class Subagents:
         log_dir = self._log_dir()
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
-            log = SessionLog(log_dir / f"agent-{number}-d{self.depth + 1}.jsonl", format=provider.format)
+            log = SessionLog(self._new_log(log_dir, number), format=provider.format)
         child = Session(
             provider,
             compactor=Compactor(dataclasses.replace(parent.compactor.policy), store=parent.result_store),
@@ -317,9 +412,25 @@ class Subagents:
         child.depth = self.depth + 1
         child.judge_goal = False
         child.subagent_limit = self.policy.max_depth
+        if self.policy.tool_filter is not None:
+            child.tool_gate = self.permits
         if self.depth + 1 < self.policy.max_depth:
             child.subagents = Subagents(child, self.policy, depth=self.depth + 1)
         return child
+
+    def _new_log(self, directory: Path, number: int) -> Path:
+        """A transcript file made for this child alone: ``agent-<n>-d<depth>.jsonl`` created
+        exclusively (never a file that exists, whichever process made it), the next number when
+        the name is taken."""
+        while True:
+            path = directory / f"agent-{number}-d{self.depth + 1}.jsonl"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                number = next(self._counter)
+                continue
+            os.close(fd)
+            return path
 
     def _log_dir(self) -> Path | None:
         if self.policy.log_dir is not None:
@@ -334,6 +445,13 @@ class Subagents:
         if callable(f):
             return spec is not None and bool(f(spec))
         return name in f
+
+    def permits(self, name: str) -> bool:
+        """Whether a child may run tool ``name`` (the policy's ``tool_filter``, over the tool's
+        metadata in the parent's registry when the filter is a function)."""
+        compiler = self.parent.compiler
+        spec = compiler.registry.get(name) if compiler is not None else None
+        return self._allowed(name, spec)
 
     def _child_tools(self) -> list[dict[str, Any]] | None:
         """The tool definitions sent without a registry: the parent's, filtered; ``agent`` only
@@ -361,6 +479,7 @@ class Subagents:
             return None
         from agentcontext.compiler.compile import Compiler, WorkingSet
         from agentcontext.compiler.registry import Registry
+        from agentcontext.compiler.skills import LOAD_SKILL
 
         ws = compiler.working_set
         registry = None
@@ -375,39 +494,48 @@ class Subagents:
             )
         if fork:
             # The parent's sources as they are, so the system prompt and catalog match byte for
-            # byte; root-only tools are refused at execution (the child is not a root).
+            # byte; root-only tools and what the filter leaves out are refused at execution.
             child_ws = dataclasses.replace(ws, registry=registry if registry is not None else ws.registry)
         else:
             child_ws = dataclasses.replace(ws, registry=registry, goal=None, root=False)
+            if self.policy.tool_filter is not None:
+                # The filter over every tool the child would get, the memory tools and LoadSkill
+                # included (they come from the working set, not the registry).
+                offered = [t.name for t in child_ws.effective() if self._allowed(t.name, t)]
+                child_ws.bundle = offered
+                if LOAD_SKILL not in offered:
+                    child_ws.skills = None
             if directory is not None:
                 child_ws = WorkingSet.load(directory, **_sources(child_ws))
         return Compiler(child_ws, mode=compiler.mode, strategy=compiler.strategy)
 
     @contextlib.contextmanager
-    def _workspace(self, number: int) -> Iterator[Path | None]:
+    def _workspace(self, number: int) -> Iterator[_Space]:
         import shutil
         import subprocess
         import tempfile
 
         mode = self.policy.workspace
         if mode == "shared":
-            yield None
+            yield _Space()
             return
         base = self._repository() if mode == "worktree" else None
         if mode == "worktree" and base is None:
             raise OptionError("workspace='worktree' needs the parent's workspace to be a git repository")
         directory = Path(tempfile.mkdtemp(prefix=f"agentcontext-agent-{number}-"))
         try:
+            space = _Space(directory)
             if base is not None:
                 directory.rmdir()
                 try:
+                    space = _Space(directory, base, _branch_refs(base))
                     _git(base, "worktree", "add", "--detach", str(directory), "HEAD")
                 except (OSError, subprocess.SubprocessError) as exc:
                     why = getattr(exc, "stderr", None) or str(exc)
                     raise OptionError(
                         f"workspace='worktree': git worktree add failed in {base}: {str(why).strip()[:300]}"
                     ) from None
-            yield directory
+            yield space
         finally:
             if not self.policy.keep_workspace:
                 if base is not None:
@@ -426,6 +554,82 @@ class Subagents:
         except (OSError, subprocess.SubprocessError):
             return None
         return Path(out.strip())
+
+
+@dataclass
+class _Space:
+    """A child's workspace: its directory, and for a worktree the repository and its branches
+    (name -> commit) before the child started."""
+
+    directory: Path | None = None
+    repository: Path | None = None
+    before: dict[str, str] = field(default_factory=dict)
+
+    def branches(self) -> list[str]:
+        """Branches of the repository made or moved since the child started (also by another
+        process, or a sibling running at the same time: what the repository shows)."""
+        import subprocess
+
+        if self.repository is None:
+            return []
+        try:
+            now = _branch_refs(self.repository)
+        except (OSError, subprocess.SubprocessError):
+            return []
+        return sorted(name for name, commit in now.items() if self.before.get(name) != commit)
+
+
+def marker_tokens(encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base") -> int:
+    """The most tokens the truncation marker of a cut final text takes (its counts at
+    :data:`_DIGITS` digits, a recall id at one token a character, and the two line breaks
+    :func:`~agentcontext.truncate` reserves around it)."""
+    big = "9" * _DIGITS
+    text = f'[... {big} lines, {big} chars, {big} tokens omitted; full text: recall(id="") ...]'
+    return count_tokens(text, encoding=encoding) + _RECALL_ID_CHARS + 2
+
+
+def _check_return_budget(budget: int, needed: int, what: str) -> None:
+    if budget < needed:
+        raise BudgetError(
+            f"the subagents' return budget of {budget:,} tokens cannot hold {what} ({needed:,} tokens); "
+            f"set return_tokens (or return_share) to at least {needed:,}",
+            needed,
+        )
+
+
+def _notes(
+    log: Path | None, branches: Sequence[str], *, encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+) -> str:
+    """The lines after a child's final text: the branches it left, its transcript."""
+    out = ""
+    if branches:
+        out += "\n" + _branch_note(branches, encoding)
+    if log is not None:
+        out += f"\n[subagent transcript: {log}]"
+    return out
+
+
+def _branch_note(branches: Sequence[str], encoding: Literal["o200k_base", "cl100k_base"]) -> str:
+    """``[subagent branches left in the repository: a, b (and 3 more)]`` within
+    :data:`BRANCH_NOTE_TOKENS`."""
+    shown = list(branches)
+    while shown:
+        more = len(branches) - len(shown)
+        listed = ", ".join(shown) + (f" (and {more} more)" if more else "")
+        text = f"[subagent branches left in the repository: {listed}]"
+        if count_tokens(text, encoding=encoding) <= BRANCH_NOTE_TOKENS:
+            return text
+        shown.pop()
+    return f"[subagent branches left in the repository: {len(branches)}, names too long to list]"
+
+
+def _branch_refs(repository: Path) -> dict[str, str]:
+    out = _git(repository, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
+    refs = {}
+    for line in out.splitlines():
+        commit, _, ref = line.partition(" ")
+        refs[ref.removeprefix("refs/heads/")] = commit
+    return refs
 
 
 def _sources(ws: Any) -> dict[str, Any]:
