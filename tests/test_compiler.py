@@ -113,6 +113,23 @@ def test_instruction_total_cap_and_configurable_names(tmp_path: Path) -> None:
         project_instructions(tmp_path, names="AGENTS.md")
 
 
+def test_refresh_reads_the_instruction_names_the_working_set_was_loaded_with(tmp_path: Path) -> None:
+    # Compiler.refresh() read AGENTS.md / CLAUDE.md again whatever names WorkingSet.load was given:
+    # the project's RULES.md left the prompt and AGENTS.md (never asked for) came in.
+    write(tmp_path / "RULES.md", "rules one")
+    write(tmp_path / "AGENTS.md", "not looked for")
+    compiler = Compiler(WorkingSet.load(tmp_path, instruction_names=["RULES.md"], git=False))
+    write(tmp_path / "RULES.md", "rules two")
+    compiler.refresh(git=False)
+    section = compiler.working_set.instructions.section() if compiler.working_set.instructions else ""
+    assert "rules two" in section and "not looked for" not in section
+    assert compiler.working_set.instruction_names == ("RULES.md",)
+    with pytest.raises(OptionError, match="instruction_names"):
+        WorkingSet(instruction_names=["a/RULES.md"])
+    with pytest.raises(ArgumentTypeError, match="instruction_names"):
+        WorkingSet(instruction_names="RULES.md")
+
+
 def test_fifo_huge_nonutf8_and_symlinked_instruction_files(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     os.mkfifo(tmp_path / "AGENTS.md")  # would block a plain open()

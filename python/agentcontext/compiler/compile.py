@@ -86,6 +86,8 @@ class WorkingSet:
     goal: Goal | None = None
     bundle: Collection[str] | None = None
     root: bool = True
+    #: The project instruction file names :meth:`Compiler.refresh` (and a worktree child) read.
+    instruction_names: Sequence[str] = DEFAULT_INSTRUCTION_NAMES
 
     def __post_init__(self) -> None:
         for name, kind in (
@@ -110,6 +112,12 @@ class WorkingSet:
             raise ArgumentTypeError(f"WorkingSet bundle must be a collection of tool names or None, got {b!r:.80}")
         if not isinstance(self.root, bool):
             raise ArgumentTypeError(f"WorkingSet root must be True or False, got {type(self.root).__name__}")
+        names = self.instruction_names
+        if isinstance(names, str | bytes) or not isinstance(names, Sequence):
+            raise ArgumentTypeError(f"WorkingSet instruction_names must be a list of file names, got {names!r:.80}")
+        if not all(isinstance(n, str) and n and "/" not in n for n in names):
+            raise OptionError(f"WorkingSet instruction_names must be a list of file names, got {names!r:.80}")
+        self.instruction_names = tuple(names)
 
     @classmethod
     def load(
@@ -125,14 +133,14 @@ class WorkingSet:
         environment (git branch and status when ``git``), and the skills of the ``skills``
         directories. Other ``sources`` (``base``, ``registry``, ``memory``, ``goal``, ``bundle``,
         ``root``) are taken as given."""
-        ws = cls(**sources)
+        ws = cls(**sources, instruction_names=instruction_names)
         if workspace is not None:
             if not isinstance(workspace, str | os.PathLike):
                 raise ArgumentTypeError(f"workspace must be a path, got {type(workspace).__name__}")
             ws.workspace = Path(workspace).resolve()
             if not ws.workspace.is_dir():
                 raise OptionError(f"workspace {os.fspath(workspace)!r} is not a directory")
-            ws.instructions = project_instructions(ws.workspace, names=instruction_names)
+            ws.instructions = project_instructions(ws.workspace, names=ws.instruction_names)
             ws.environment = environment_section(ws.workspace, git=git)
         if skills:
             ws.skills = discover_skills(skills)
@@ -493,7 +501,7 @@ class Compiler:
         registry; a section that changed is reported by the next request."""
         ws = self.working_set
         if ws.workspace is not None:
-            ws.instructions = project_instructions(ws.workspace)
+            ws.instructions = project_instructions(ws.workspace, names=ws.instruction_names)
             ws.environment = environment_section(ws.workspace, git=git)
         self._registry = None
 

@@ -633,7 +633,7 @@ def _branch_refs(repository: Path) -> dict[str, str]:
 
 
 def _sources(ws: Any) -> dict[str, Any]:
-    keys = ("base", "registry", "skills", "memory", "bundle", "root", "goal")
+    keys = ("base", "registry", "skills", "memory", "bundle", "root", "goal", "instruction_names")
     return {k: getattr(ws, k) for k in keys}
 
 
