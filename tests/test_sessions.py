@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -922,6 +923,140 @@ def test_a_worktree_child_names_the_branches_it_left(tmp_path: Path) -> None:
         ["git", "branch", "--list", "child-work"], cwd=repo, capture_output=True, text=True, check=True
     )
     assert listed.stdout.strip() == "child-work"
+
+
+def _planted_repository(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose config and hooks name programs that each leave a file in the returned
+    marker directory: post-checkout, reference-transaction and post-index-change hooks, an
+    fsmonitor, and a clean/smudge filter on ``a.txt``."""
+    repo, marker = tmp_path / "repo", tmp_path / "markers"
+    repo.mkdir()
+    marker.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    (repo / ".gitattributes").write_text("a.txt filter=evil\n")
+    (repo / "a.txt").write_text("committed text\n")
+    (repo / "RULES.md").write_text("Rule from RULES.md: answer in French.\n")
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], cwd=repo, check=True)
+    fsmonitor = tmp_path / "fsmonitor.sh"
+    fsmonitor.write_text(f"#!/bin/sh\ntouch {marker}/fsmonitor\n")
+    fsmonitor.chmod(0o755)
+    for key, value in (
+        ("core.fsmonitor", str(fsmonitor)),
+        ("filter.evil.smudge", f"sh -c 'touch {marker}/smudge; cat'"),
+        ("filter.evil.clean", f"sh -c 'touch {marker}/clean; cat'"),
+    ):
+        subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+    for hook in ("post-checkout", "reference-transaction", "post-index-change"):
+        path = repo / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\ntouch {marker}/{hook}\n")
+        path.chmod(0o755)
+    return repo, marker
+
+
+def _run_worktree_child(repo: Path, **load: Any) -> tuple[Session, list[Recorded]]:
+    """A parent whose one worktree child reads ``a.txt`` in its workspace with the ``look`` tool."""
+
+    def look(_args: Any) -> str:
+        here = workspace()
+        assert here is not None and here != repo
+        return (here / "a.txt").read_text()
+
+    def script(request: Recorded) -> Reply:
+        task, last = first_user(request), request.body["messages"][-1]
+        if task == "top":
+            return Reply(tool_calls=[agent_call("a", "child", "c1")]) if last["role"] == "user" else Reply(text="ok")
+        if last["role"] == "user":
+            return Reply(tool_calls=[{"name": "look", "arguments": {}}])
+        return Reply(text="child read: " + last["content"])
+
+    with LLMServer(default=script) as server:
+        session = Session(
+            chat(server),
+            compiler=Compiler(WorkingSet.load(repo, **load)),
+            tools=[tool_def("look")],
+            functions={"look": look},
+            subagents=SubagentPolicy(workspace="worktree"),
+        )
+        session.run("top")
+        return session, list(server.requests)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are shell scripts")
+def test_a_worktree_child_runs_no_program_the_repository_names(tmp_path: Path) -> None:
+    # git worktree add ran the repository's post-checkout, reference-transaction and
+    # post-index-change hooks, its fsmonitor and its smudge filter: a cloned repository ran code.
+    repo, marker = _planted_repository(tmp_path)
+    session, _ = _run_worktree_child(repo)
+    assert sorted(os.listdir(marker)) == []
+    assert session.subagents is not None
+    (child,) = session.subagents.results
+    assert child.workspace is not None and not child.workspace.exists()  # removed again
+    assert tool_results(session)["c1"] == "child read: committed text\n"  # checked out unfiltered
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True)
+    assert len(listed.stdout.splitlines()) == 1
+    assert sorted(os.listdir(marker)) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are shell scripts")
+def test_a_required_filter_fails_the_worktree_child_and_runs_nothing(tmp_path: Path) -> None:
+    # A filter that must run (Git LFS marks its own `required`) is not run either: the child fails
+    # with git's reason, and nothing is left behind in the repository.
+    repo, marker = _planted_repository(tmp_path)
+    subprocess.run(["git", "config", "filter.evil.required", "true"], cwd=repo, check=True)
+    session, _ = _run_worktree_child(repo)
+    assert sorted(os.listdir(marker)) == []
+    result = tool_results(session)["c1"]
+    assert result.startswith("Error: the subagent failed: OptionError: workspace='worktree': git worktree add failed")
+    assert "smudge filter evil failed" in result
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True)
+    assert len(listed.stdout.splitlines()) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are shell scripts")
+def test_git_takes_no_git_variable_of_the_parent_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The parent's GIT_* variables reached the library's git: GIT_EXEC_PATH made git worktree add
+    # run the `git` found there for its checkout, and GIT_DIR / GIT_INDEX_FILE pointed every git
+    # command (the worktree, the environment section's status) at another repository.
+    from agentcontext.compiler.environment import git_state
+
+    repo, marker = _planted_repository(tmp_path)
+    head = subprocess.run(
+        ["git", "symbolic-ref", "--short", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "elsewhere"], cwd=other, check=True)
+    exec_path = tmp_path / "exec-path"
+    exec_path.mkdir()
+    planted = exec_path / "git"
+    planted.write_text(f'#!/bin/sh\ntouch {marker}/exec-path\nexec {shutil.which("git")} "$@"\n')
+    planted.chmod(0o755)
+    monkeypatch.setenv("GIT_EXEC_PATH", str(exec_path))
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "index"))
+    assert git_state(repo) == (head.stdout.strip(), [])  # the workspace's repository, not GIT_DIR's
+    session, _ = _run_worktree_child(repo)
+    assert sorted(os.listdir(marker)) == []
+    assert tool_results(session)["c1"] == "child read: committed text\n"
+    assert not (tmp_path / "index").exists()
+
+
+def test_a_worktree_child_reads_the_instruction_names_its_parent_loaded(tmp_path: Path) -> None:
+    # The child's working set was loaded in its worktree with the default names (AGENTS.md,
+    # CLAUDE.md), whatever instruction_names the parent's was loaded with.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    (repo / "a.txt").write_text("committed text\n")
+    (repo / "RULES.md").write_text("Rule from RULES.md: answer in French.\n")
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], cwd=repo, check=True)
+    _, requests = _run_worktree_child(repo, instruction_names=["RULES.md"], git=False)
+    child_first = next(r for r in requests if first_user(r) == "child")
+    assert "Rule from RULES.md: answer in French." in texts(child_first.body["messages"][0])
 
 
 def _memory_store(tmp_path: Path) -> Any:

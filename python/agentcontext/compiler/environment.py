@@ -13,68 +13,18 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-import re
-import subprocess
 from pathlib import Path
 
 from agentcontext import _checks
 from agentcontext._containment import one_line
+from agentcontext._git import filters_off as _filters_off
+from agentcontext._git import run as _run
 from agentcontext.errors import OptionError
 
 __all__ = ["environment_section", "git_state"]
 
 #: Lines of ``git status --short`` kept; the rest are counted.
 MAX_STATUS_LINES = 20
-
-
-#: Settings that keep git from running a program the repository names, or writing to it.
-_SAFE_CONFIG = (
-    "core.fsmonitor=false",
-    "core.untrackedCache=false",
-    "core.hooksPath=/dev/null",
-    "core.pager=cat",
-    "diff.external=",
-    "status.submoduleSummary=false",
-)
-_FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTALL)
-
-
-def _run(workspace: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
-    env.pop("GIT_EXTERNAL_DIFF", None)
-    safe = [x for setting in _SAFE_CONFIG for x in ("-c", setting)]
-    try:
-        return subprocess.run(
-            ["git", "--no-pager", *safe, *args],
-            cwd=workspace,
-            capture_output=True,
-            timeout=timeout,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _filters_off(workspace: Path, timeout: float) -> list[str] | None:
-    """``-c`` options that switch off every filter command the repository's config names (reading
-    the config runs nothing), or None when one cannot be switched off on a command line."""
-    done = _run(
-        workspace, ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], timeout
-    )
-    if done is None or done.returncode not in (0, 1):
-        return None
-    out: list[str] = []
-    for name in done.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
-        m = _FILTER_COMMANDS.match(name)
-        if m is None:
-            continue
-        if "=" in m.group(1):  # `-c` splits at the first "=": this driver cannot be named there
-            return None
-        for command in ("clean", "smudge", "process"):
-            out += ["-c", f"filter.{m.group(1)}.{command}="]
-    return out
 
 
 def _git(workspace: Path, args: list[str], timeout: float) -> str | None:

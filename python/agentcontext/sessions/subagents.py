@@ -529,7 +529,7 @@ class Subagents:
                 directory.rmdir()
                 try:
                     space = _Space(directory, base, _branch_refs(base))
-                    _git(base, "worktree", "add", "--detach", str(directory), "HEAD")
+                    _git(base, "worktree", "add", "--quiet", "--detach", str(directory), "HEAD", files=True)
                 except (OSError, subprocess.SubprocessError) as exc:
                     why = getattr(exc, "stderr", None) or str(exc)
                     raise OptionError(
@@ -553,7 +553,7 @@ class Subagents:
             out = _git(root, "rev-parse", "--show-toplevel")
         except (OSError, subprocess.SubprocessError):
             return None
-        return Path(out.strip())
+        return Path(out.removesuffix("\n"))
 
 
 @dataclass
@@ -637,13 +637,12 @@ def _sources(ws: Any) -> dict[str, Any]:
     return {k: getattr(ws, k) for k in keys}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    import subprocess
+def _git(cwd: Path, *args: str, files: bool = False) -> str:
+    """git's output, run as :mod:`agentcontext._git` runs it: nothing the repository's config names
+    (hooks, fsmonitor, filters) runs; ``files`` for a command that writes work-tree files."""
+    from agentcontext import _git as git
 
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True, stdin=subprocess.DEVNULL
-    )
-    return done.stdout
+    return git.output(cwd, *args, timeout=60.0, files=files)
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str | None:
