@@ -1014,6 +1014,27 @@ def test_a_required_filter_fails_the_worktree_child_and_runs_nothing(tmp_path: P
     assert len(listed.stdout.splitlines()) == 1
 
 
+def test_a_worktree_is_not_made_of_the_work_tree_a_repository_names_elsewhere(tmp_path: Path) -> None:
+    # core.worktree in the workspace's .git/config made `rev-parse --show-toplevel` answer another
+    # directory, and the child got a worktree of whatever repository lay there.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=victim, check=True)
+    (victim / "a.txt").write_text("victim text\n")
+    subprocess.run([*git, "add", "."], cwd=victim, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], cwd=victim, check=True)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "core.worktree", str(victim)], cwd=repo, check=True)
+    session, _ = _run_worktree_child(repo, git=False)
+    result = tool_results(session)["c1"]
+    assert "names a work tree outside it" in result and "victim text" not in result
+    listed = subprocess.run(["git", "worktree", "list"], cwd=victim, capture_output=True, text=True, check=True)
+    assert len(listed.stdout.splitlines()) == 1
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are shell scripts")
 def test_git_takes_no_git_variable_of_the_parent_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The parent's GIT_* variables reached the library's git: GIT_EXEC_PATH made git worktree add

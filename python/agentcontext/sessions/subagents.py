@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
+from agentcontext._containment import one_line
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.errors import BudgetError, OptionError
 
@@ -553,7 +554,15 @@ class Subagents:
             out = _git(root, "rev-parse", "--show-toplevel")
         except (OSError, subprocess.SubprocessError):
             return None
-        return Path(out.removesuffix("\n"))
+        top, here = Path(out.removesuffix("\n")).resolve(), Path(root).resolve()
+        if top != here and top not in here.parents:
+            # The repository's config (core.worktree) names a work tree elsewhere: git would add
+            # a worktree of whatever repository lies there.
+            raise OptionError(
+                f"workspace='worktree': the repository of {one_line(str(here))} names a work tree outside it "
+                f"({one_line(str(top))}); no worktree is made"
+            )
+        return top
 
 
 @dataclass
