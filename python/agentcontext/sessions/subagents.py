@@ -203,7 +203,7 @@ class Subagents:
     def _run(self, call: ToolCall, prefix: Conversation | None, pending: list[str]) -> SubagentResult:
         try:
             args = call.parsed()
-        except RecursionError:  # arguments nested too deeply to parse: not an object with a prompt
+        except OptionError:  # arguments nested too deeply to parse: not an object with a prompt
             args = None
         description = args.get("description", "") if isinstance(args, Mapping) else ""
         prompt = args.get("prompt") if isinstance(args, Mapping) else None
