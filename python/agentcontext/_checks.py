@@ -97,3 +97,29 @@ def json_arguments(text: str, what: str = "tool arguments") -> Any:
             elif token in ("]", "}") and depth > 0:
                 depth -= 1
     return json.loads(text)
+
+
+def lone_surrogate(value: str) -> str | None:
+    """Where ``value`` holds a lone surrogate (which UTF-8 cannot encode: not text), said for a
+    message (``"character 5 (U+D800)"``, with the line and column when it has several lines);
+    None when it is valid text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = exc.start
+        where = f"character {at + 1}"
+        if "\n" in value:
+            line = value.count("\n", 0, at) + 1
+            where = f"line {line}, column {at - (value.rfind(chr(10), 0, at) + 1) + 1}"
+        return f"{where} (U+{ord(value[at]):04X})"
+    return None
+
+
+def text(name: str, value: str) -> str:
+    """``value`` if it is valid Unicode text; an :class:`OptionError` naming ``name`` and where the
+    lone surrogate is otherwise (a string from ``\\ud800`` in JSON, or from bytes that are not UTF-8
+    on a command line)."""
+    where = lone_surrogate(value)
+    if where is not None:
+        raise OptionError(f"{name} is not valid Unicode text: a lone surrogate at {where}")
+    return value
