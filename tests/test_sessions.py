@@ -289,9 +289,17 @@ def test_a_pattern_over_the_whole_object_sees_the_canonical_rendering() -> None:
         r'{"cwd": "\/", "command": "rm \u002drf /"}',
     ):
         assert deny.decide("bash", arguments) == "deny", arguments
-    # Not JSON: the text itself.
+    # Not JSON: the text itself, and for deny/ask that text with its JSON escapes decoded (text
+    # that almost parses, or holds an integer too long for Python, hides nothing in escapes).
     assert Permissions([Rule("bash", "deny", arguments=r"rm\s+-rf")]).decide("bash", "rm -rf /") == "deny"
     assert Arguments("rm -rf {").strings == ("rm -rf {",)
+    for almost in (
+        r'{"command": "rm \u002drf /tmp/x"} trailing',
+        r'{"command": "r\u006d\t-rf /tmp/x", "n": ' + "9" * 5_000 + "}",
+    ):
+        assert Permissions([RM_RF], default="ask").decide("bash", almost) == "deny"
+        assert Permissions([Rule("bash", "allow", arguments="rm -rf")], default="ask").decide("bash", almost) == "ask"
+    assert Arguments(r'"\ud83d\ude00 \u00e9"x').strings[1] == '"\U0001f600 é"x'
 
 
 def test_an_allow_pattern_cannot_be_met_by_a_string_the_model_chose() -> None:

@@ -27,7 +27,9 @@ rendering or in any one of the strings. An ``"allow"`` rule matches only when it
 in the canonical rendering, so one string the model controls (another key's value) cannot make an
 allow rule apply to a call whose command is elsewhere; to allow one exact call, anchor the pattern
 over the whole object (``^\{"command":"git status"\}$``). Arguments that are not JSON (or are
-nested deeper than 128 levels, which no tool runs) are matched as the text itself, for every rule.
+nested deeper than 128 levels, which no tool runs) are matched as the text itself, for every rule,
+and, for a ``"deny"`` or ``"ask"`` rule, also as that text with its JSON escapes decoded (text that
+almost parses cannot hide a command in escapes).
 
 A call that asks pauses the agent loop before any call of that model reply runs
 (:class:`PermissionRequest`); the user's answers resume it.
@@ -106,7 +108,10 @@ class Rule:
 class Arguments:
     """A call's arguments as argument patterns see them (see the module docs): ``canonical``, the
     decoded value rendered as canonical JSON, and ``strings``, every string in it (keys and
-    values, at any depth), decoded. Arguments that are not JSON give the text itself for both."""
+    values, at any depth), decoded. Arguments that are not JSON give the text itself for both, and
+    also, in ``strings``, the text with its JSON escapes decoded (``\\u002d`` as ``-``): text that
+    almost parses (trailing bytes, an integer too long for Python) cannot hide a command from a
+    deny rule in escapes."""
 
     __slots__ = ("canonical", "strings", "text")
 
@@ -116,10 +121,23 @@ class Arguments:
             value = _checks.json_arguments(text)
         except ValueError:  # not JSON, or nested too deeply to be run by any tool (OptionError)
             self.canonical = text
-            self.strings: tuple[str, ...] = (text,)
+            unescaped = _unescape(text)
+            self.strings: tuple[str, ...] = (text,) if unescaped == text else (text, unescaped)
             return
         self.canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         self.strings = tuple(_strings(value))
+
+
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(text: str) -> str:
+    """``text`` with every JSON string escape replaced by its character (surrogate pairs joined)."""
+    if "\\" not in text:
+        return text
+    out = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE[m.group(2)], text)
+    return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _strings(value: Any) -> Iterator[str]:
