@@ -120,3 +120,40 @@ def test_real_process(memdir: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "cannot list the memory directory" in done.stderr
+
+
+def test_memory_search_query_that_is_not_text_is_one_line_and_exit_2(
+    memdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A query of bytes that are not UTF-8 reaches Python as lone surrogates (os.fsdecode).
+    for query in ("\udcff", "ok \ud800"):
+        assert main(["memory", "search", str(memdir), query]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert err.startswith("agentcontext: error: QUERY is not valid Unicode text: a lone surrogate at character")
+        assert err.count("\n") == 1
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "python")}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcontext", "memory", "search", str(memdir).encode(), b"caf\xe9"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == EXIT_BAD_INPUT
+    assert (
+        done.stderr
+        == b"agentcontext: error: QUERY is not valid Unicode text: a lone surrogate at character 4 (U+DCE9)\n"
+    )
+
+
+def test_memory_store_search_of_a_lone_surrogate_is_an_option_error(memdir: Path) -> None:
+    from agentcontext.errors import OptionError
+    from agentcontext.memory import MemoryTools
+
+    store = MemoryStore(directory=memdir)
+    with pytest.raises(
+        OptionError, match=r"query is not valid Unicode text: a lone surrogate at character 1 \(U\+D800\)"
+    ):
+        store.search("\ud800")
+    assert MemoryTools(store).execute("memory_search", {"query": "argo\udcff"}) == (
+        "Error: query is not valid Unicode text: a lone surrogate at character 5 (U+DCFF)"
+    )

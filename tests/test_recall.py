@@ -221,6 +221,23 @@ def test_store_arguments_are_typed_errors(tmp_path: Path) -> None:
     assert rid in store
 
 
+def test_a_put_that_is_not_text_is_an_option_error_and_writes_nothing(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "store")
+    for kwargs, words in [
+        (
+            {"text": "a result", "alias": "call_\ud800"},
+            "alias is not valid Unicode text: a lone surrogate at character 6",
+        ),
+        ({"text": "out \udcff", "alias": "call_1"}, "text is not valid Unicode text: a lone surrogate at character 5"),
+        ({"text": "out \udcff"}, "text is not valid Unicode text"),
+    ]:
+        with pytest.raises(OptionError, match=re.escape(words)):
+            store.put(**kwargs)
+        assert list(store.directory.iterdir()) == []  # not the text without its alias either
+    rid = store.put("a result", alias="call_1")
+    assert store.alias("call_1") == rid and store.get(rid) == "a result"
+
+
 def test_symlinks_and_special_files_in_the_store_are_refused(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "store")
     secret = tmp_path / "secret.txt"

@@ -271,6 +271,25 @@ def test_a_compaction_keeps_messages_another_writer_appended_meanwhile(tmp_path:
     assert reread.working_set()._export_each() == result.conversation._export_each() + late
 
 
+def test_a_record_that_is_not_text_is_an_option_error_and_writes_nothing(tmp_path: Path) -> None:
+    import dataclasses
+
+    path = tmp_path / "s.jsonl"
+    conv = ac.Conversation([{"role": "user", "content": f"m{i} " + "word " * 200} for i in range(20)])
+    log = SessionLog(path)
+    log.append(conv)
+    result = ac.Compactor().compact(log.working_set(), budget=conv.tokens // 3)
+    before = path.read_bytes()
+    bad = dataclasses.replace(result, summary="lost \ud800")
+    with pytest.raises(
+        ac.OptionError, match=r"a compaction record is not valid Unicode text \(a lone surrogate\); nothing"
+    ):
+        log.record_compaction(bad)
+    assert path.read_bytes() == before and log.compactions == []
+    log.record_compaction(result)
+    assert SessionLog(path).working_set()._export_each() == result.conversation._export_each()
+
+
 def test_repair_removes_only_the_torn_bytes(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     SessionLog(path).append(ac.Conversation([{"role": "user", "content": "one"}]))

@@ -21,10 +21,10 @@ from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.registry import Registry
 from agentcontext.errors import BudgetError, OptionError, SnapshotError
 from agentcontext.loop import Session
-from agentcontext.providers import AnthropicProvider, OpenAIChatProvider
+from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, ToolCall
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
-from agentcontext.sessions.permissions import Permissions, Rule
+from agentcontext.sessions.permissions import Arguments, Permissions, Rule
 from agentcontext.sessions.subagents import FILTERED, SubagentPolicy, workspace
 from tests.llm_server import HTTPError, LLMServer, Recorded, Reply
 
@@ -251,6 +251,112 @@ def test_a_pending_request_is_asked_again_and_grants_follow_the_rule(server: LLM
     again = Permissions(default="ask")
     Session.resume(store2, chat(server), permissions=again)
     assert again.granted == {"push"}
+
+
+# The README's rule, and the same command spelled in other JSON bytes: each is the call
+# {"command": "rm -rf /tmp/x"} (or a tab for the space) once decoded.
+RM_RF = Rule("bash", "deny", arguments=r"rm\s+-rf")
+ESCAPED_RM_RF = [
+    r'{"command": "rm \u002drf /tmp/x"}',
+    r'{"command": "rm\u0020-rf /tmp/x"}',
+    r'{"command": "r\u006d -rf /tmp/x"}',
+    r'{"command": "rm\t-rf /tmp/x"}',
+    r'{"command": "\u0072\u006d\u0020\u002d\u0072\u0066 /tmp/x"}',
+    '{"cwd": "/", "command": "rm -rf /tmp/x"}',
+    '{"command": "rm -rf /tmp/x", "cwd": "/"}',
+    r'{"steps": [{"run": "echo ok"}, {"run": ["sh", "-c", "rm\u0009-rf /tmp/x"]}]}',
+    r'{"r\u006d -rf /tmp/x": true}',
+]
+
+
+@pytest.mark.parametrize("arguments", ESCAPED_RM_RF)
+def test_a_deny_pattern_sees_the_decoded_arguments(arguments: str) -> None:
+    permissions = Permissions([RM_RF], default="ask")
+    assert permissions.decide("bash", arguments) == "deny"
+    permissions.grant("bash")  # an "always allow" of the tool never lifts a deny
+    assert permissions.decide("bash", arguments) == "deny"
+    assert permissions.decide("bash", '{"command": "rm -r /tmp/x"}') == "allow"
+
+
+def test_a_pattern_over_the_whole_object_sees_the_canonical_rendering() -> None:
+    # Keys sorted, no spaces, non-ASCII as itself, only the escapes JSON requires.
+    seen = Arguments('{ "z" : [1, {"b": "t\\u00e9\\tx", "a": null}], "a" : "r\\u006d" }')
+    assert seen.canonical == '{"a":"rm","z":[1,{"a":null,"b":"té\\tx"}]}'
+    assert sorted(seen.strings) == ["a", "a", "b", "rm", "té\tx", "z"]
+    deny = Permissions([Rule("bash", "deny", arguments=r'^\{"command":"rm -rf /","cwd":"/"\}$')], default="ask")
+    for arguments in (
+        '{"command": "rm -rf /", "cwd": "/"}',
+        '{ "cwd" : "/" , "command" : "rm -rf /" }',
+        r'{"cwd": "\/", "command": "rm \u002drf /"}',
+    ):
+        assert deny.decide("bash", arguments) == "deny", arguments
+    # Not JSON: the text itself, and for deny/ask that text with its JSON escapes decoded (text
+    # that almost parses, or holds an integer too long for Python, hides nothing in escapes).
+    assert Permissions([Rule("bash", "deny", arguments=r"rm\s+-rf")]).decide("bash", "rm -rf /") == "deny"
+    assert Arguments("rm -rf {").strings == ("rm -rf {",)
+    for almost in (
+        r'{"command": "rm \u002drf /tmp/x"} trailing',
+        r'{"command": "r\u006d\t-rf /tmp/x", "n": ' + "9" * 5_000 + "}",
+    ):
+        assert Permissions([RM_RF], default="ask").decide("bash", almost) == "deny"
+        assert Permissions([Rule("bash", "allow", arguments="rm -rf")], default="ask").decide("bash", almost) == "ask"
+    assert Arguments(r'"\ud83d\ude00 \u00e9"x').strings[1] == '"\U0001f600 é"x'
+
+
+def test_an_allow_pattern_cannot_be_met_by_a_string_the_model_chose() -> None:
+    allow = Permissions([Rule("bash", "allow", arguments=r'^\{"command":"git status"\}$')], default="ask")
+    assert allow.decide("bash", '{"command": "git status"}') == "allow"
+    assert allow.decide("bash", r'{ "command" : "git\u0020status" }') == "allow"
+    # Another value equal to the pattern (or holding the allowed command) does not make it apply.
+    assert allow.decide("bash", '{"command": "rm -rf /", "note": "{\\"command\\":\\"git status\\"}"}') == "ask"
+    loose = Permissions([Rule("bash", "allow", arguments=r"^git status$")], default="ask")
+    assert loose.decide("bash", '{"command": "rm -rf /", "cwd": "git status"}') == "ask"
+
+
+def test_a_granted_tool_still_cannot_run_a_denied_call_in_any_spelling(server: LLMServer) -> None:
+    ran: list[Any] = []
+    session = Session(
+        chat(server),
+        functions={"bash": lambda a: ran.append(a) or "done"},
+        permissions=Permissions([RM_RF], default="ask"),
+    )
+    server.enqueue(Reply(tool_calls=[{"name": "bash", "arguments": '{"command": "ls"}', "id": "b0"}]))
+    session.run("list")
+    session.answer("b0", allow=True, always=True)  # "always allow bash"
+    session.run()
+    assert ran == [{"command": "ls"}]
+    for i, arguments in enumerate(ESCAPED_RM_RF, start=1):
+        server.enqueue(Reply(tool_calls=[{"name": "bash", "arguments": arguments, "id": f"b{i}"}]))
+        session.run("clean up")
+        assert session.pending_permission is None
+        results = [m["content"] for m in server.last.body["messages"] if m["role"] == "tool"]
+        assert results[-1] == (
+            "Error: the session's permission settings do not allow calls to 'bash'. The call was not run."
+        ), arguments
+    assert ran == [{"command": "ls"}]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_arguments_nested_100000_deep_are_a_typed_error_not_a_recursion_error(server: LLMServer) -> None:
+    with pytest.raises(OptionError, match="nested deeper than 128 levels"):
+        ToolCall("c1", "t", DEEP).parsed()
+    assert ToolCall("c1", "t", "[" * 128 + "]" * 128).parsed() is not None  # the limit itself parses
+    assert ToolCall("c1", "t", json.dumps({"s": "[" * 100_000})).parsed() == {"s": "[" * 100_000}  # in a string
+    ran: list[Any] = []
+    session = Session(chat(server, window=1_000_000), functions={"t": lambda a: ran.append(a) or "ok"})
+    server.enqueue(Reply(tool_calls=[{"name": "t", "arguments": DEEP, "id": "d1"}]))
+    session.run("go")
+    result = [m["content"] for m in server.last.body["messages"] if m["role"] == "tool"][-1]
+    assert result.startswith("Error: OptionError: the arguments of tool call 'd1' are nested deeper than 128")
+    assert ran == []
+    # Through the compiler's registry too: refused, never run with the raw text.
+    registry = Registry()
+    registry.tool("t", "A tool.", lambda a: ran.append(a) or "ok")
+    out = Compiler(WorkingSet(registry=registry)).execute("t", DEEP)
+    assert out is not None and out.startswith("Error: the arguments of 't' are nested deeper than 128 levels")
+    assert ran == []
 
 
 # -- subagents ----------------------------------------------------------------------------------

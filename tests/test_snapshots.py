@@ -446,3 +446,30 @@ def test_a_huge_sparse_snapshot_is_refused_without_reading_it(tmp_path: Path) ->
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "too_large"
+
+
+def test_a_snapshot_that_cannot_be_encoded_leaves_current_as_it_was(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "s")
+    conv = Conversation([{"role": "user", "content": "hi"}])
+    store.save(Snapshot(conv, control={"mode": "default"}, turn=1))
+    before = store.current_path.read_bytes()
+    for control, what in (
+        ({"goal": {"text": "ship \ud800"}}, r"control\['goal'\]\['text'\] is not valid Unicode text"),
+        ({"mode": "default", "k\udcff": 1}, r"a key of control is not valid Unicode text"),
+        ({"calibration": object()}, "the snapshot is not JSON: Object of type object"),
+    ):
+        with pytest.raises(SnapshotError, match=what) as info:
+            store.save(Snapshot(conv, control=control, turn=2))
+        assert info.value.kind == "invalid" and "nothing was written" in str(info.value)
+        assert store.current_path.read_bytes() == before
+    assert store.load().turn == 1 and len(store.history()) == 1
+
+
+def test_a_planted_lock_symlink_is_a_snapshot_error(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "s")
+    outside = tmp_path / "outside"
+    (store.directory / ".lock").symlink_to(outside)
+    with pytest.raises(SnapshotError, match="the lock file is a symlink") as info:
+        store.save(Snapshot(Conversation([{"role": "user", "content": "hi"}])))
+    assert info.value.kind == "symlink"
+    assert not outside.exists() and not store.current_path.exists()

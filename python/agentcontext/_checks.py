@@ -5,8 +5,10 @@ core does for its own arguments (never ``TypeError``, ``OverflowError`` or a bar
 
 from __future__ import annotations
 
+import json
 import math
 import operator
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,3 +68,58 @@ def count_map(name: str, value: Any) -> dict[str, int]:
             raise ArgumentTypeError(f"{name} keys must be names (str), got {_shown(key)}")
         out[key] = count(f"{name}[{key!r}]", item)
     return out
+
+
+#: The deepest nesting of arrays and objects accepted in a tool call's JSON arguments.
+MAX_ARGUMENT_DEPTH = 128
+
+# A JSON string (possibly unterminated) or one bracket: brackets inside strings are not nesting.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+
+
+def json_arguments(text: str, what: str = "tool arguments") -> Any:
+    """``text`` (a tool call's JSON arguments) parsed by :func:`json.loads`.
+
+    Text that is not JSON raises :class:`json.JSONDecodeError` (a ``ValueError``) as ``json.loads``
+    does. Nesting deeper than :data:`MAX_ARGUMENT_DEPTH` is an :class:`OptionError` naming
+    ``what``, decided from the text alone, before parsing: never a ``RecursionError``, and the same
+    answer at any stack depth of the caller (a permission check and the tool that runs agree)."""
+    if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH:
+        depth = 0
+        for match in _JSON_TOKEN.finditer(text):
+            token = match.group()
+            if token in ("[", "{"):
+                depth += 1
+                if depth > MAX_ARGUMENT_DEPTH:
+                    raise OptionError(
+                        f"{what} are nested deeper than {MAX_ARGUMENT_DEPTH} levels of arrays and objects"
+                    )
+            elif token in ("]", "}") and depth > 0:
+                depth -= 1
+    return json.loads(text)
+
+
+def lone_surrogate(value: str) -> str | None:
+    """Where ``value`` holds a lone surrogate (which UTF-8 cannot encode: not text), said for a
+    message (``"character 5 (U+D800)"``, with the line and column when it has several lines);
+    None when it is valid text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = exc.start
+        where = f"character {at + 1}"
+        if "\n" in value:
+            line = value.count("\n", 0, at) + 1
+            where = f"line {line}, column {at - (value.rfind(chr(10), 0, at) + 1) + 1}"
+        return f"{where} (U+{ord(value[at]):04X})"
+    return None
+
+
+def text(name: str, value: str) -> str:
+    """``value`` if it is valid Unicode text; an :class:`OptionError` naming ``name`` and where the
+    lone surrogate is otherwise (a string from ``\\ud800`` in JSON, or from bytes that are not UTF-8
+    on a command line)."""
+    where = lone_surrogate(value)
+    if where is not None:
+        raise OptionError(f"{name} is not valid Unicode text: a lone surrogate at {where}")
+    return value

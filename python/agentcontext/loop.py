@@ -313,17 +313,17 @@ class Session:
         policy = self.result_policy
         if policy is None:
             return [text for _, text in outputs]
-        if policy.store is None and self._cuts(policy, outputs):
-            policy = replace(policy, store=self.result_store)
-        try:
-            budgeted = policy.apply_message(outputs)
-        except UnicodeEncodeError:
-            # As Conversation.extend would refuse it: a lone surrogate is not text.
-            name = next(n for n, text in outputs if not _is_unicode(text))
+        # As Conversation.extend would refuse it: a lone surrogate is not text (checked before the
+        # result store, which refuses it too, is written).
+        name = next((n for n, text in outputs if not _is_unicode(text)), None)
+        if name is not None:
             raise InvalidMessageError(
                 f"the result of tool {name!r} is not valid Unicode (lone surrogate); nothing was appended",
                 len(self.conversation),
-            ) from None
+            )
+        if policy.store is None and self._cuts(policy, outputs):
+            policy = replace(policy, store=self.result_store)
+        budgeted = policy.apply_message(outputs)
         self.results.extend(budgeted)
         return [b.text for b in budgeted]
 

@@ -137,9 +137,12 @@ class ToolCall:
     arguments: str
 
     def parsed(self) -> Any:
-        """The arguments as JSON (a string that is not JSON comes back unchanged)."""
+        """The arguments as JSON (a string that is not JSON comes back unchanged). Arguments nested
+        deeper than 128 levels raise :class:`~agentcontext.errors.OptionError` (no tool runs them)."""
         try:
-            return json.loads(self.arguments)
+            return _checks.json_arguments(self.arguments, f"the arguments of tool call {self.id!r}")
+        except OptionError:
+            raise
         except ValueError:
             return self.arguments
 

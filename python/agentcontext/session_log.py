@@ -297,7 +297,7 @@ class SessionLog:
     def _append_lines(self, fd: int, records: list[dict[str, Any]]) -> None:
         """Append ``records`` (the caller holds the exclusive lock and has synced), flush and fsync.
         A failed write is cut back off, so no half record is left behind by a live process."""
-        data = b"".join((json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n").encode() for r in records)
+        data = self._encode(records)
         start = os.fstat(fd).st_size
         try:
             view = memoryview(data)
@@ -313,6 +313,26 @@ class SessionLog:
         pending.commit()
         self._offset += len(data)
         self._lines += len(records)
+
+    def _encode(self, records: list[dict[str, Any]]) -> bytes:
+        """The lines of ``records``, made before any byte is written: a record that is not JSON or
+        not text (a lone surrogate) is an :class:`~agentcontext.errors.OptionError` and the file
+        is left as it was."""
+        lines = []
+        for record in records:
+            try:
+                line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            except (TypeError, ValueError) as exc:
+                raise OptionError(
+                    f"{self.path}: a {record.get('type')} record is not JSON: {exc}; nothing was written"
+                ) from None
+            if _checks.lone_surrogate(line) is not None:
+                raise OptionError(
+                    f"{self.path}: a {record.get('type')} record is not valid Unicode text (a lone surrogate); "
+                    "nothing was written"
+                )
+            lines.append(line + "\n")
+        return "".join(lines).encode("utf-8")
 
     @contextmanager
     def _writing(self, *, create: bool = False) -> Iterator[int]:

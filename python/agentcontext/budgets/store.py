@@ -9,8 +9,9 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentcontext import _checks
 from agentcontext._deprecation import renamed
-from agentcontext.errors import OptionError, RecallError
+from agentcontext.errors import ArgumentTypeError, OptionError, RecallError
 
 __all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
 
@@ -72,11 +73,11 @@ class ResultStore:
     def _alias_path(self, alias: str) -> Path:
         return self.directory / f"a-{hashlib.sha256(alias.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.ref"
 
-    def _write(self, path: Path, text: str) -> None:
+    def _write(self, path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             # Replaces whatever holds the name, a planted symlink included (the link, not its target).
@@ -117,17 +118,23 @@ class ResultStore:
 
     def put(self, text: str, *, alias: str | None = None) -> str:
         """Store ``text`` and return its recall id; with ``alias`` (a tool call id), the alias
-        resolves to that id from now on (:meth:`alias`)."""
+        resolves to that id from now on (:meth:`alias`). Both must be text: a lone surrogate in
+        either is an :class:`OptionError`, raised before anything is written."""
+        if not isinstance(text, str):
+            raise ArgumentTypeError(f"text must be a string, not {type(text).__name__}")
+        data = _checks.text("text", text).encode("utf-8")
         recall_id = self.id_for(text)
         path = self.path_for(recall_id)
-        if not self._holds(path):
-            self._write(path, text)
+        record = None
         if alias is not None:
-            _check_id(alias, "alias")
-            ref = self._alias_path(alias)
+            _checks.text("alias", _check_id(alias, "alias"))
             record = f"{alias}\n{recall_id}"
+        if not self._holds(path):
+            self._write(path, data)
+        if alias is not None and record is not None:
+            ref = self._alias_path(alias)
             if not self._holds(ref) or self._read(ref, alias) != record:
-                self._write(ref, record)
+                self._write(ref, record.encode("utf-8"))
         return recall_id
 
     def alias(self, name: str) -> str | None:

@@ -687,15 +687,17 @@ class Compiler:
                 name, "it has no metadata in the registry, so it cannot be shown to be read-only", mode=True
             )
         self.reminders.tool_called(name, arguments)
-        try:
-            parsed: Any = json.loads(arguments) if arguments else {}
-        except (ValueError, RecursionError):
-            parsed = arguments
         fn: Callable[[Any], Any] | None = tool.function if tool is not None else None
         if fn is None and fallback is not None:
             fn = fallback.get(name)
         if fn is None:
             return None
+        try:
+            parsed: Any = _checks.json_arguments(arguments, f"the arguments of {name!r}") if arguments else {}
+        except OptionError as exc:  # nested too deeply: never run
+            return f"Error: {exc}. The call was not run."
+        except ValueError:
+            parsed = arguments
         out = fn(parsed)
         return out if isinstance(out, str) else json.dumps(out)
 

@@ -15,6 +15,7 @@ import argparse
 import json
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import MemoryIndex
 
 __all__ = ["add_commands", "run"]
@@ -72,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
             else format_hits(result)
         )
         return 0
+    if args.memory_command == "search":
+        _checks.text("QUERY", args.query)  # bytes that are not UTF-8 on the command line
     index = MemoryIndex(args.directory)
     index.refresh()
     if args.memory_command == "index":

@@ -107,12 +107,16 @@ def flush_memory(
         turn.extend(done.messages)
         answers = []
         for call in done.tool_calls:
-            args = call.parsed()
-            answer = (
-                tools.execute(call.name, args if isinstance(args, dict) else call.arguments)
-                if tools.handles(call.name)
-                else f"Error: only the memory tools can be used now ({', '.join(tools.names)})"
-            )
+            try:
+                args = call.parsed()
+            except OptionError as exc:  # arguments nested too deeply: not run
+                args, answer = None, f"Error: {exc}"
+            else:
+                answer = (
+                    tools.execute(call.name, args if isinstance(args, dict) else call.arguments)
+                    if tools.handles(call.name)
+                    else f"Error: only the memory tools can be used now ({', '.join(tools.names)})"
+                )
             report.tool_calls.append((call.name, args, answer))
             if not answer.startswith("Error") and isinstance(args, dict):
                 if call.name == "memory_write":

@@ -118,6 +118,7 @@ def check_fields(name: str, description: str, type: str) -> None:
         raise OptionError(f"record {name}: description must be a non-empty line")
     if description != description.strip() or any((c.isspace() and c != " ") or ord(c) < 32 for c in description):
         raise OptionError(f"record {name}: description must be one line without leading or trailing spaces")
+    _checks.text(f"record {name}: description", description)
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise OptionError(
             f"record {name}: description is {len(description)} characters (at most {MAX_DESCRIPTION_CHARS})"
@@ -179,9 +180,23 @@ class MemoryStore:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's write lock (between threads and processes) for a read-modify-write."""
-        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+        """Hold the store's write lock (between threads and processes) for a read-modify-write.
+
+        The lock file ``.lock`` is opened without following a symlink: a symlink (or anything that
+        cannot be opened as the lock) there is a :class:`MemoryRecordError` (kind ``"symlink"`` or
+        ``"io"``) and nothing is written."""
+        lock = self.directory / ".lock"
         try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o600)
+        except OSError as exc:
+            if lock.is_symlink():
+                raise MemoryRecordError(
+                    f"{lock}: the lock file is a symlink; the memory store is not written through one", "", "symlink"
+                ) from None
+            raise MemoryRecordError(f"{lock}: cannot open the lock file: {exc.strerror or exc}", "", "io") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise MemoryRecordError(f"{lock}: the lock file is not a regular file", "", "io")
             if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
                 import msvcrt
 
@@ -189,13 +204,28 @@ class MemoryStore:
             else:
                 import fcntl
 
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except OSError as exc:
+                    raise MemoryRecordError(f"{lock}: cannot lock: {exc.strerror or exc}", "", "io") from None
             yield
         finally:
             os.close(fd)
 
+    def _encode(self, name: str, text: str) -> bytes:
+        """``text`` as UTF-8, checked before anything is written (a lone surrogate is not text:
+        the record on disk is left as it was)."""
+        where = _checks.lone_surrogate(text)
+        if where is not None:
+            raise MemoryRecordError(
+                f"record {name}: not valid Unicode text: a lone surrogate at {where}; nothing was written",
+                name,
+                "invalid",
+            )
+        return text.encode("utf-8")
+
     def _write_file(self, name: str, text: str) -> None:
-        data = text.encode("utf-8", "surrogatepass")
+        data = self._encode(name, text)
         if len(data) > self.max_record_bytes:
             raise MemoryRecordError(
                 f"record {name}: {len(data):,} bytes, over the {self.max_record_bytes:,}-byte limit for a record "
@@ -207,16 +237,23 @@ class MemoryStore:
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise MemoryRecordError(f"record {name}: {target} is not a regular file; not replaced", name, "symlink")
         tmp = self.directory / f".{name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise MemoryRecordError(f"record {name}: cannot write: {exc.strerror or exc}", name, "io") from None
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise MemoryRecordError(
+                    f"record {name}: cannot write: {exc.strerror or exc}; the record was left as it was", name, "io"
+                ) from None
             raise
         with contextlib.suppress(OSError):
             dir_fd = os.open(self.directory, os.O_RDONLY)
@@ -254,6 +291,7 @@ class MemoryStore:
         check_fields(name, description, type)
         if not isinstance(body, str):
             raise OptionError(f"record {name}: body must be a string")
+        _checks.text(f"record {name}: body", body)
         with self.locked():
             self._write_file(name, render_record(name, description, type, body))
         return self.get(name)
@@ -273,6 +311,9 @@ class MemoryStore:
 
     def check_text(self, name: str, text: str) -> str | None:
         """Why the index would not accept ``text`` as record ``name``'s file, or None."""
+        where = _checks.lone_surrogate(text)
+        if where is not None:
+            return f"not valid Unicode text: a lone surrogate at {where}"
         return check_memory_record(f"{name}.md", text)
 
     def get(self, name: str) -> dict[str, Any]:
@@ -302,6 +343,8 @@ class MemoryStore:
                 path.unlink()
             except FileNotFoundError:
                 return False
+            except OSError as exc:
+                raise MemoryRecordError(f"record {name}: cannot delete: {exc.strerror or exc}", name, "io") from None
         return True
 
     def rename(self, old: str, new: str) -> dict[str, Any]:
@@ -312,7 +355,12 @@ class MemoryStore:
                 raise MemoryRecordError(f"record {new} already exists", new, "exists")
             renamed = re.sub(r"(?m)^name:.*$", f"name: {new}", text, count=1)
             self._write_checked(new, renamed)
-            self.path_of(old).unlink()
+            try:
+                self.path_of(old).unlink()
+            except OSError as exc:
+                raise MemoryRecordError(
+                    f"record {old}: copied to {new}, but {old}.md cannot be removed: {exc.strerror or exc}", old, "io"
+                ) from None
         return self.get(new)
 
     def list(self) -> builtins.list[dict[str, Any]]:
@@ -328,6 +376,8 @@ class MemoryStore:
     def search(self, query: str, *, regex: bool = False, limit: int = 10) -> builtins.list[dict[str, Any]]:
         """Records matching ``query`` (words, case-insensitive; or a regular expression) in name,
         description or body, best first, with a snippet of the body."""
+        if isinstance(query, str):
+            _checks.text("query", query)
         self.index.refresh()
         return self.index.search(query, regex=regex, limit=limit)
 

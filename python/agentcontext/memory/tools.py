@@ -18,11 +18,21 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agentcontext.errors import AgentContextError, OptionError
-from agentcontext.memory.store import MAX_DESCRIPTION_CHARS, MEMORY_TYPES, MemoryStore, render_record, slugify
+from agentcontext import _checks
+from agentcontext.errors import AgentContextError, MemoryRecordError, OptionError
+from agentcontext.memory.store import (
+    MAX_DESCRIPTION_CHARS,
+    MEMORY_TYPES,
+    MemoryStore,
+    _value,
+    is_slug,
+    render_record,
+    slugify,
+)
 
 __all__ = ["AnthropicMemoryTool", "MemoryTools"]
 
@@ -109,6 +119,9 @@ class MemoryTools:
 
     def execute(self, name: str, arguments: Mapping[str, Any] | str) -> str:
         """Run tool ``name`` with ``arguments`` (a dict, or the JSON string of an OpenAI call)."""
+        return _text_out(self._execute(name, arguments))
+
+    def _execute(self, name: str, arguments: Mapping[str, Any] | str) -> str:
         try:
             args = _arguments(arguments)
             if name == "memory_show":
@@ -156,8 +169,10 @@ class MemoryTools:
 def _arguments(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
+            arguments = _checks.json_arguments(arguments or "{}")
+        except OptionError:
+            raise
+        except ValueError as exc:
             raise OptionError(f"arguments are not JSON: {exc}") from None
     if not isinstance(arguments, Mapping):
         raise OptionError("arguments must be a JSON object")
@@ -192,9 +207,14 @@ class _PathError(Exception):
 
 class AnthropicMemoryTool:
     """Anthropic's client-side memory tool over ``store``: files ``/memories/NAME.md`` are the
-    store's records. A file created without front matter becomes a ``project`` record whose
-    description is its first line; edits must leave valid front matter (the file is unchanged
-    otherwise), and refresh ``updated``."""
+    store's records, and a file's content, as this tool shows and edits it, is the record's body:
+    the text the model wrote, with line numbers counted in it. The store keeps the record's front
+    matter beside it (name, type, description, ``updated``), never shown to the model and never
+    edited by it. A file created here becomes a ``created_type`` record whose description is the
+    first line of its text (it follows that line through later edits, unless it was set otherwise,
+    by ``memory_write`` for example); every edit refreshes ``updated``. The directory listing gives
+    each file's name on one line (a name that is not a record name, escaped) and the size of its
+    text."""
 
     root_only = True
     name = "memory"
@@ -219,17 +239,20 @@ class AnthropicMemoryTool:
             return None
         rest = p[len(ROOT) + 1 :] if p.startswith(ROOT + "/") else None
         if rest is None:
-            raise _PathError(f"Error: {path} is outside {ROOT}; every memory path starts with {ROOT}/")
+            raise _PathError(f"Error: {_one_line(path)} is outside {ROOT}; every memory path starts with {ROOT}/")
         name = rest[:-3] if rest.endswith(".md") else None
         if name is None or "/" in rest or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,99}", name):
             raise _PathError(
-                f"Error: {path} is not a memory file; memory files are {ROOT}/NAME.md with NAME made of "
+                f"Error: {_one_line(path)} is not a memory file; memory files are {ROOT}/NAME.md with NAME made of "
                 "lowercase letters, digits, - and _ (no subdirectories)"
             )
         return name
 
     def execute(self, command: Mapping[str, Any] | str) -> str:
         """Run one memory tool call (its ``input``) and return the text for the tool result."""
+        return _text_out(self._execute(command))
+
+    def _execute(self, command: Mapping[str, Any] | str) -> str:
         try:
             args = _arguments(command)
             kind = args.get("command")
@@ -260,27 +283,48 @@ class AnthropicMemoryTool:
         except AgentContextError as exc:
             return f"Error: {exc}"
 
+    def _listing(self) -> str:
+        rows = [f"{_human(4096)}\t{ROOT}"]
+        self.store.index.refresh()
+        try:
+            with os.scandir(self.store.directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            raise MemoryRecordError(
+                f"{self.store.directory}: cannot list the memory directory: {exc.strerror or exc}", "", "io"
+            ) from None
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone since it was listed
+            if e.name.startswith(".") or not e.name.endswith(".md") or not stat.S_ISREG(st.st_mode):
+                continue
+            stem = e.name[:-3]
+            if not is_slug(stem):
+                # Not a record this tool can open; shown escaped so that no name can forge a line.
+                shown = json.dumps(f"{ROOT}/{e.name}")
+                rows.append(f"{_human(st.st_size)}\t{shown} (not a record name: this tool cannot open it)")
+                continue
+            record = self.store.index.get(stem)
+            size = len(record["body"].encode("utf-8")) if record is not None else st.st_size
+            rows.append(f"{_human(size)}\t{ROOT}/{e.name}")
+        return (
+            f"Here're the files and directories up to 2 levels deep in {ROOT}, excluding hidden items:\n"
+            + "\n".join(rows)
+        )
+
     def _view(self, args: Mapping[str, Any]) -> str:
         name = self._record(args.get("path"))
         if name is None:
-            rows = [f"{_human(4096)}\t{ROOT}"]
-            with os.scandir(self.store.directory) as entries:
-                for e in sorted(entries, key=lambda e: e.name):
-                    st = e.stat(follow_symlinks=False)
-                    if e.name.startswith(".") or not e.name.endswith(".md") or not stat.S_ISREG(st.st_mode):
-                        continue
-                    rows.append(f"{_human(st.st_size)}\t{ROOT}/{e.name}")
-            return (
-                f"Here're the files and directories up to 2 levels deep in {ROOT}, excluding hidden items:\n"
-                + "\n".join(rows)
-            )
+            return self._listing()
         try:
-            text = self.store.read_text(name)
+            record = self.store.get(name)
         except AgentContextError as exc:
             if getattr(exc, "kind", "") == "not_found":
                 return f"Error: The path {args['path']} does not exist. Please provide a valid path."
             raise
-        lines = text.split("\n")
+        lines = record["body"].split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         start, end = 1, len(lines)
@@ -302,39 +346,45 @@ class AnthropicMemoryTool:
         name = self._record(args.get("path"))
         if name is None:
             return f"Error: {ROOT} is a directory; create a file {ROOT}/NAME.md"
-        text = _str(args, "file_text")
+        text = _checks.text("file_text", _str(args, "file_text"))
         with self.store.locked():
             if name in self.store or self.store.path_of(name).is_symlink():
                 return f"Error: File {args['path']} already exists"
-            if not text.startswith("---\n") and not text.startswith("---\r\n"):
-                first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip()), "") or name
-                first = " ".join(first.split())
-                if len(first) > MAX_DESCRIPTION_CHARS:
-                    first = first[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
-                text = render_record(name, first, self.created_type, text)
-            self.store._write_checked(name, text)
+            self.store._write_checked(name, render_record(name, _describe(text, name), self.created_type, text))
         return f"File created successfully at: {args['path']}"
 
     def _edit(self, name: str, path: str, change: Any) -> str:
+        """Apply ``change`` (the record's body in, the new body or a refusal out) under the lock;
+        the front matter is kept, with ``updated`` refreshed."""
         with self.store.locked():
             try:
-                before = self.store.read_text(name)
+                text = self.store.read_text(name)
+                record = self.store.get(name)
             except AgentContextError as exc:
                 if getattr(exc, "kind", "") == "not_found":
                     return f"Error: The path {path} does not exist. Please provide a valid path."
                 raise
-            after = change(before)
+            body: str = record["body"]
+            if not text.endswith(body):  # the file changed between the two reads (outside the lock)
+                raise MemoryRecordError(f"record {name}: changed while it was read; try again", name, "io")
+            after = change(body)
             if isinstance(after, _Refusal):
                 return after.message
-            after = _touch(after)
-            self.store._write_checked(name, after)
+            front = _touch(text[: len(text) - len(body)])
+            description = record["description"]
+            if description == _describe(body, name) and _describe(after, name) != description:
+                # A description taken from the first line follows it.
+                line = f"description: {_value(_describe(after, name))}"
+                front = re.sub(r"(?m)^description:.*$", lambda _m: line, front, count=1)
+            self.store._write_checked(name, front + after)
         return "The memory file has been edited."
 
     def _str_replace(self, args: Mapping[str, Any]) -> str:
         name = self._record(args.get("path"))
         if name is None:
             return f"Error: {ROOT} is a directory"
-        old, new = _str(args, "old_str"), _str(args, "new_str", "")
+        old = _checks.text("old_str", _str(args, "old_str"))
+        new = _checks.text("new_str", _str(args, "new_str", ""))
         if not old:
             return "Error: old_str must not be empty"
 
@@ -358,7 +408,7 @@ class AnthropicMemoryTool:
         name = self._record(args.get("path"))
         if name is None:
             return f"Error: {ROOT} is a directory"
-        at, insert = args.get("insert_line"), _str(args, "insert_text")
+        at, insert = args.get("insert_line"), _checks.text("insert_text", _str(args, "insert_text"))
         if not isinstance(at, int) or isinstance(at, bool):
             return "Error: insert_line must be an integer"
 
@@ -373,6 +423,37 @@ class AnthropicMemoryTool:
             return "\n".join(lines) + ("\n" if trailing else "")
 
         return self._edit(name, args["path"], change)
+
+
+def _describe(text: str, name: str) -> str:
+    """The description of a record created through :class:`AnthropicMemoryTool`: the first line
+    of its text with a letter or digit (markdown heading marks off, spaces squeezed, control
+    characters dropped, cut to the index's limit), or the record's name."""
+    first = ""
+    for line in text.splitlines():
+        candidate = "".join(c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc")
+        candidate = " ".join(candidate.split())
+        if any(c.isalnum() for c in candidate):
+            first = candidate
+            break
+    first = first or name
+    if len(first) > MAX_DESCRIPTION_CHARS:
+        first = first[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+    return first
+
+
+def _one_line(text: str) -> str:
+    """``text`` for a message: on one line (line breaks and control characters escaped)."""
+    if text.isprintable():
+        return text
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _text_out(text: str) -> str:
+    """A tool result is text: a lone surrogate echoed from the model's own input is escaped."""
+    if _checks.lone_surrogate(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _Refusal:

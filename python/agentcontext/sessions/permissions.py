@@ -1,12 +1,35 @@
-"""Permissions: which tool calls run without asking, which are refused, and which wait for the user.
+r"""Permissions: which tool calls run without asking, which are refused, and which wait for the user.
 
-A :class:`Permissions` decides ``"allow"``, ``"deny"`` or ``"ask"`` for each call, in this order:
+A :class:`Permissions` decides ``"allow"``, ``"deny"`` or ``"ask"`` for each call from its settings,
+the first that applies of:
 
-1. a grant the user gave in this session (:meth:`Permissions.grant`, "always allow this tool");
-2. the first :class:`Rule` whose tool pattern (``fnmatch``) and optional argument pattern (a regular
-   expression searched in the call's JSON arguments) match;
-3. ``read_only`` for tools whose metadata says they only read (never decided from a tool's name);
-4. ``default``.
+1. the first :class:`Rule` whose tool pattern (``fnmatch``) and optional argument pattern (a regular
+   expression, see below) match;
+2. ``read_only`` for tools whose metadata says they only read (never decided from a tool's name);
+3. ``default``;
+
+then a grant the user gave in this session (:meth:`Permissions.grant`, "always allow this tool")
+turns an ``"ask"`` into ``"allow"``, and nothing else: a call the settings deny stays denied after
+an "always allow" of its tool.
+
+**What an argument pattern sees.** Not the JSON text the model sent (where ``rm \u002drf``,
+``r\u006d -rf`` or ``rm\t-rf`` spell the same command in other bytes) but the decoded arguments,
+parsed as the tool that runs them parses them:
+
+- the **canonical rendering**: the decoded value written back as JSON with keys sorted at every
+  level, no spaces (``{"a":1,"b":["x","y"]}``), non-ASCII characters as themselves and only the
+  escapes JSON requires (``\"``, ``\\`` and control characters: a tab is ``\t``);
+- each **string** in it, decoded, at any depth (object keys and values, array items): here a tab
+  is a tab, so ``rm\s+-rf`` finds ``"rm\t-rf"``.
+
+A ``"deny"`` or ``"ask"`` rule matches when its pattern is found (``re.search``) in the canonical
+rendering or in any one of the strings. An ``"allow"`` rule matches only when its pattern is found
+in the canonical rendering, so one string the model controls (another key's value) cannot make an
+allow rule apply to a call whose command is elsewhere; to allow one exact call, anchor the pattern
+over the whole object (``^\{"command":"git status"\}$``). Arguments that are not JSON (or are
+nested deeper than 128 levels, which no tool runs) are matched as the text itself, for every rule,
+and, for a ``"deny"`` or ``"ask"`` rule, also as that text with its JSON escapes decoded (text that
+almost parses cannot hide a command in escapes).
 
 A call that asks pauses the agent loop before any call of that model reply runs
 (:class:`PermissionRequest`); the user's answers resume it.
@@ -23,13 +46,14 @@ import fnmatch
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from agentcontext import _checks
 from agentcontext.errors import OptionError
 
-__all__ = ["Decision", "PendingCall", "PermissionRequest", "Permissions", "Rule"]
+__all__ = ["Arguments", "Decision", "PendingCall", "PermissionRequest", "Permissions", "Rule"]
 
 Decision = Literal["allow", "deny", "ask"]
 _DECISIONS: tuple[str, ...] = get_args(Decision)
@@ -43,8 +67,10 @@ def _decision(name: str, value: Any) -> Decision:
 
 @dataclass(frozen=True)
 class Rule:
-    """``decision`` for calls to tools matching ``tool`` (an ``fnmatch`` pattern) whose JSON
-    arguments contain a match of ``arguments`` (a regular expression; None matches any)."""
+    """``decision`` for calls to tools matching ``tool`` (an ``fnmatch`` pattern) whose decoded
+    arguments contain a match of ``arguments`` (a regular expression; None matches any): found in
+    their canonical JSON rendering, or, for a ``"deny"`` or ``"ask"`` rule, in any one string of
+    them (see the module docs for exactly what a pattern sees)."""
 
     tool: str
     decision: Decision
@@ -62,13 +88,72 @@ class Rule:
             except re.error as exc:
                 raise OptionError(f"Rule.arguments {self.arguments!r} is not a regular expression: {exc}") from None
 
-    def matches(self, name: str, arguments: str) -> bool:
+    def matches(self, name: str, arguments: str | Arguments) -> bool:
+        """Whether this rule applies to a call to ``name`` with ``arguments`` (the JSON text the
+        model sent, or its :class:`Arguments`)."""
         if not fnmatch.fnmatchcase(name, self.tool):
             return False
-        return self.arguments is None or re.search(self.arguments, arguments) is not None
+        if self.arguments is None:
+            return True
+        seen = arguments if isinstance(arguments, Arguments) else Arguments(arguments)
+        pattern = re.compile(self.arguments)
+        if pattern.search(seen.canonical) is not None:
+            return True
+        return self.decision != "allow" and any(pattern.search(s) is not None for s in seen.strings)
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "decision": self.decision, "arguments": self.arguments}
+
+
+class Arguments:
+    """A call's arguments as argument patterns see them (see the module docs): ``canonical``, the
+    decoded value rendered as canonical JSON, and ``strings``, every string in it (keys and
+    values, at any depth), decoded. Arguments that are not JSON give the text itself for both, and
+    also, in ``strings``, the text with its JSON escapes decoded (``\\u002d`` as ``-``): text that
+    almost parses (trailing bytes, an integer too long for Python) cannot hide a command from a
+    deny rule in escapes."""
+
+    __slots__ = ("canonical", "strings", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            value = _checks.json_arguments(text)
+        except ValueError:  # not JSON, or nested too deeply to be run by any tool (OptionError)
+            self.canonical = text
+            unescaped = _unescape(text)
+            self.strings: tuple[str, ...] = (text,) if unescaped == text else (text, unescaped)
+            return
+        self.canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        self.strings = tuple(_strings(value))
+
+
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(text: str) -> str:
+    """``text`` with every JSON string escape replaced by its character (surrogate pairs joined)."""
+    if "\\" not in text:
+        return text
+    out = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE[m.group(2)], text)
+    return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value: object keys and values, array items (depth-first, with
+    an explicit stack: the value's depth is bounded, but no recursion is needed)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                yield key
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 @dataclass(frozen=True)
@@ -127,13 +212,16 @@ class Permissions:
 
     def settings_decision(self, name: str, arguments: str = "", *, read_only: bool = False) -> Decision:
         """The decision of the settings alone (rules, read_only, default), without grants."""
+        seen = Arguments(arguments)
         for rule in self.rules:
-            if rule.matches(name, arguments):
+            if rule.matches(name, seen):
                 return rule.decision
         return self.read_only if read_only else self.default
 
     def decide(self, name: str, arguments: str = "", *, read_only: bool = False) -> Decision:
-        """``"allow"``, ``"deny"`` or ``"ask"`` for a call to ``name`` with ``arguments`` (JSON)."""
+        """``"allow"``, ``"deny"`` or ``"ask"`` for a call to ``name`` with ``arguments`` (the JSON
+        text the model sent; rules see it decoded). A grant of ``name`` turns only ``"ask"`` into
+        ``"allow"``: a rule's ``"deny"`` stands."""
         decision = self.settings_decision(name, arguments, read_only=read_only)
         if decision == "ask" and name in self.granted:
             return "allow"

@@ -234,9 +234,22 @@ class SnapshotStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o600)
+        lock = self.directory / ".lock"
         try:
-            _lock(fd, exclusive=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _BINARY, 0o600)
+        except OSError as exc:
+            if lock.is_symlink():
+                raise SnapshotError(
+                    f"{lock}: the lock file is a symlink; snapshots are not written through one", str(lock), "symlink"
+                ) from None
+            raise SnapshotError(f"{lock}: cannot open the lock file: {exc.strerror or exc}", str(lock), "io") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SnapshotError(f"{lock}: the lock file is not a regular file", str(lock), "io")
+            try:
+                _lock(fd, exclusive=True)
+            except OSError as exc:
+                raise SnapshotError(f"{lock}: cannot lock: {exc.strerror or exc}", str(lock), "io") from None
             yield
         finally:
             os.close(fd)  # closing releases the lock
@@ -246,7 +259,7 @@ class SnapshotStore:
         return the path of ``current``."""
         if not isinstance(snapshot, Snapshot):
             raise OptionError(f"save() takes a Snapshot, got {type(snapshot).__name__}")
-        data = json.dumps(snapshot.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = self._encode(snapshot)
         with self._locked():
             self._remove_stale_temps()
             tmp = self.directory / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
@@ -265,6 +278,25 @@ class SnapshotStore:
             _fsync_dir(self.directory)
             self._prune()
         return self.current_path
+
+    def _encode(self, snapshot: Snapshot) -> bytes:
+        """The file's bytes, made before anything is written: control state that is not JSON (an
+        object of another type, a cycle) or not text (a lone surrogate) is a
+        :class:`SnapshotError` (kind ``"invalid"``) and ``current`` stays as it was."""
+        path = str(self.current_path)
+        value = snapshot.to_json()
+        try:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise SnapshotError(
+                f"{path}: the snapshot is not JSON: {exc}; nothing was written", path, "invalid"
+            ) from None
+        if _checks.lone_surrogate(text) is not None:
+            where = _surrogate_at(value)
+            raise SnapshotError(
+                f"{path}: {where} is not valid Unicode text (a lone surrogate); nothing was written", path, "invalid"
+            )
+        return text.encode("utf-8")
 
     def clear(self, *, control: Mapping[str, Any] | None = None, fingerprint: str = "", turn: int = 0) -> Path:
         """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
@@ -417,6 +449,24 @@ class SnapshotStore:
             with contextlib.suppress(SnapshotError):
                 out.append(self.info(slot))
         return out
+
+
+def _surrogate_at(value: Any) -> str:
+    """Where in a JSON value the first string holding a lone surrogate is (``control['goal']``)."""
+    stack: list[tuple[str, Any]] = [("snapshot", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if _checks.lone_surrogate(item) is not None:
+                return where
+        elif isinstance(item, dict):
+            for key, inner in reversed(list(item.items())):
+                if isinstance(key, str) and _checks.lone_surrogate(key) is not None:
+                    return f"a key of {where}"
+                stack.append((f"{where}[{key!r}]" if where != "snapshot" else str(key), inner))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{i}]", inner) for i, inner in reversed(list(enumerate(item))))
+    return "a string of the snapshot"
 
 
 def _fsync_dir(path: Path) -> None:

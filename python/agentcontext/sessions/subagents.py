@@ -270,7 +270,7 @@ class Subagents:
         included) becomes its error result, so its siblings' results still reach the parent."""
         try:
             args = call.parsed()
-        except RecursionError:  # arguments nested too deeply to parse: not an object with a prompt
+        except OptionError:  # arguments nested too deeply to parse: not an object with a prompt
             args = None
         description = str(args.get("description", "")) if isinstance(args, Mapping) else ""
         prompt = args.get("prompt") if isinstance(args, Mapping) else None
