@@ -158,6 +158,12 @@ class Session:
         if store is not None and compactor.store is not store:
             compactor = copy.copy(compactor)
             compactor.store = store
+        workspace = compiler.working_set.workspace if compiler is not None else None
+        anchors = compactor.anchors
+        if anchors is not None and anchors.workspace is None and workspace is not None:
+            # The anchors' paths are the compiler's workspace's, not the process's current directory.
+            compactor = copy.copy(compactor)
+            compactor.anchors = anchors.within(workspace)
         self.compactor = compactor
         warning = letta.memory_warning(compactor.policy)
         if compiler is not None and warning is not None and warning not in compiler.reminders.rules:
