@@ -602,7 +602,9 @@ class Session:
         restored where it still applies (:func:`agentcontext.sessions.state.restore` says how);
         :attr:`resume_notes` lists what was not. Calls the snapshot left unanswered are run by the
         next ``run()`` (one to a tool that no longer exists gets an error result saying so); a
-        pending permission request is asked again (:attr:`pending_permission`)."""
+        pending permission request is asked again (:attr:`pending_permission`). With ``log``, the
+        log's working set is made the session's conversation when it is not (a turn the snapshot
+        lost: :meth:`~agentcontext.SessionLog.reconcile`), with a note in :attr:`resume_notes`."""
         if not isinstance(snapshots, SnapshotStore):
             raise OptionError(f"snapshots must be a SnapshotStore, got {type(snapshots).__name__}")
         snap = snapshots.current()
@@ -613,6 +615,17 @@ class Session:
         session = cls(provider, conversation=snap.conversation, snapshots=snapshots, **options)
         session.turn = snap.turn
         session.resume_notes = restore(session, snap)
+        if session.log is not None:
+            # A process killed mid-turn logged what the snapshot does not hold (the turn's input, a
+            # call never answered): the log's working set becomes the session's again.
+            record = session.log.reconcile(session.conversation, reason="resume")
+            if record is not None:
+                done = record["reconciled"]
+                session.resume_notes.append(
+                    f"the session log's working set did not match the snapshot: {done['set_aside_messages']} "
+                    f"logged message(s) after it were set aside (kept in the log) and {done['added_messages']} "
+                    f"added (record seq {record['seq']})"
+                )
         return session
 
     def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
