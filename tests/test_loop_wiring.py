@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
+from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
@@ -161,6 +162,27 @@ def test_the_flush_sees_results_the_clear_stage_cleared_as_they_were(server: LLM
     assert all(m["content"] == originals[m["tool_call_id"]] for m in shown)
     event = result.stages[stages.index("flush")]
     assert event.detail["shown_messages"] == event.detail["leaving_messages"] > 0
+
+
+def test_the_flush_sees_results_an_earlier_compaction_cleared_from_the_store(server: LLMServer, tmp_path: Path) -> None:
+    server.default = _agent_replies
+    compactor, _ = _flush_compactor(server, tmp_path, 400_000, preserve_recent_messages=4)
+    compactor.store = ResultStore(tmp_path / "recall")
+    msgs = support.synthetic_session(160, seed=8)
+    originals = {m["tool_call_id"]: m["content"] for m in msgs if m["role"] == "tool"}
+    conv = ac.Conversation(msgs, format="openai")
+    # An earlier compaction cleared these results and kept their text under their call ids.
+    cleared, report = conv.clear_tool_results(recall_ids=True, recent_messages=40)
+    assert report["cleared"]
+    for c in report["cleared"]:
+        compactor.store.put(originals[c["tool_use_id"]], alias=c["tool_use_id"])
+    result = compactor.compact(cleared, budget=cleared.tokens // 3, system=SYSTEM)
+    event = next(s for s in result.stages if s.stage == "flush")
+    assert event.detail["results_restored"] > 0
+    (flush,) = [r for r in server.requests if _is_flush(r)]
+    shown = [m for m in flush.body["messages"] if m["role"] == "tool"]
+    assert shown and not any("[cleared" in json.dumps(m) for m in shown)
+    assert all(m["content"] == originals[m["tool_call_id"]] for m in shown)
 
 
 def test_the_flush_shows_the_newest_of_what_leaves_when_all_of_it_does_not_fit(

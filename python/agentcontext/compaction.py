@@ -23,6 +23,7 @@ from agentcontext import _checks, _fill
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader, ResultStore, result_text
 from agentcontext.errors import (
+    AgentContextError,
     ArgumentTypeError,
     BudgetError,
     CompactionError,
@@ -899,6 +900,9 @@ def summary_cap(policy: CompactionPolicy, target: int) -> int:
     return max(64, min(policy.summary_max_tokens, target // 3))
 
 
+#: How the placeholder of a cleared tool result opens.
+_CLEARED = "[cleared: "
+
 #: How a workspace anchor message opens (see :mod:`agentcontext.memory.anchors`).
 _ANCHOR_HEADER = "[Re-attached after compaction: current content of workspace file "
 
@@ -1253,7 +1257,8 @@ class _Run:
     def _flush(self, stop: int) -> None:
         """The memory flush (#16): one silent turn before a summary replaces ``original[pre:stop]``,
         with a provider (the summarizer's), on every path that writes a summary. The model sees the
-        originals of what leaves (not what this run cut or cleared), after the system messages,
+        originals of what leaves (not what this run cut or cleared; a result an earlier compaction
+        cleared gets its text back from the compactor's store), after the system messages,
         with the agent's system prompt; the newest whole groups of it when all of it does not fit
         the provider's window. A later summary of the same run that replaces more gets a flush of
         the rest."""
@@ -1299,6 +1304,7 @@ class _Run:
         first = max(first, self.pre)
         leaving = Conversation.concat([o.slice(0, self.pre), o.slice(first, stop)])
         c = self.compactor
+        leaving, restored = self._uncleared(leaving)
         outside = count_tokens(
             (self.system or "") + instruction + json.dumps(c.memory.definitions("openai") if c.memory else []),
             encoding=p.encoding,
@@ -1307,6 +1313,8 @@ class _Run:
         # 10% slack: the provider's tokenizer is not ours.
         room = int(window * 0.9) - c.flush_max_tokens - outside
         detail: dict[str, Any] = {"leaving_messages": stop - first}
+        if restored:
+            detail["results_restored"] = restored
         if leaving.tokens <= room:
             detail["shown_messages"] = stop - first
             return leaving, detail
@@ -1317,10 +1325,37 @@ class _Run:
                 f"({room:,} tokens of the provider's {window:,}), not even their last round"
             )
             return None, detail
-        shown = Conversation.concat([leaving.slice(0, self.pre), leaving.slice(s["start"])])
+        pre = leaving.preamble
+        shown = Conversation.concat([leaving.slice(0, pre), leaving.slice(s["start"])])
         detail["shown_messages"] = len(leaving) - s["start"]
-        detail["omitted_messages"] = s["start"] - self.pre
+        detail["omitted_messages"] = s["start"] - pre
         return shown, detail
+
+    def _uncleared(self, conv: Conversation) -> tuple[Conversation, int]:
+        """``conv`` with every result an earlier compaction cleared given back its text from the
+        compactor's store (kept there under its call id when it was cleared), and how many."""
+        store = self.compactor.store
+        if store is None:
+            return conv, 0
+        messages = conv.to_jsonl()
+        restored = 0
+        for m in messages:
+            call_id = m.get("tool_call_id")
+            if m.get("role") != "tool" or not isinstance(call_id, str):
+                continue
+            if not result_text(m.get("content")).startswith(_CLEARED):
+                continue
+            try:
+                recall_id = store.alias(call_id)
+                if recall_id is None:
+                    continue
+                m["content"] = store.get(recall_id)
+            except (AgentContextError, OSError):
+                continue  # not stored, or not readable: the placeholder stays
+            restored += 1
+        if not restored:
+            return conv, 0
+        return Conversation(messages, format="jsonl", encoding=conv.encoding), restored
 
     def _anchors(self) -> list[dict[str, Any]]:
         anchors = self.compactor.anchors
