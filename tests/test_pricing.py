@@ -155,7 +155,8 @@ def test_clearing_that_does_not_pay_is_skipped_and_says_why() -> None:
     assert d["clear_dollars"] == pytest.approx(rewritten * 3.45 / 1e6, abs=1e-6)
     assert d["why"].startswith("clearing does not pay: rewriting")
     # Nothing changed: the same conversation, not counted as a compaction, not retried until it grows.
-    assert result.conversation is conv and not result.compacted and result.fits
+    assert result.conversation is result.original and not result.compacted and result.fits
+    assert result.conversation.to_openai() == conv.to_openai()
     assert compactor.maybe_compact(conv) is None
 
 

@@ -23,6 +23,7 @@ from agentcontext import _checks, _fill
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader, ResultStore, result_text
 from agentcontext.errors import (
+    AgentContextError,
     ArgumentTypeError,
     BudgetError,
     CompactionError,
@@ -94,6 +95,19 @@ def _conversation(conv: Any) -> Conversation:
     return conv
 
 
+def _snapshot(conv: Any) -> Conversation:
+    """A consistent copy of ``conv`` (one atomic slice): the ladder reads a conversation many times,
+    and another thread may be extending the caller's meanwhile."""
+    return _conversation(conv).slice(0)
+
+
+def _system(system: Any) -> str | None:
+    """``system`` (the agent's system prompt) when it is a string or None, else an error."""
+    if system is not None and not isinstance(system, str):
+        raise ArgumentTypeError(f"system must be a string or None, got {type(system).__name__}")
+    return system or None
+
+
 def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolicy:
     """A policy, the policy of a :class:`~agentcontext.presets.Preset`, or the preset of that name.
 
@@ -113,6 +127,10 @@ def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolic
 
 #: The policy fields that are an optional share of something (None: off).
 _SHARES = ("max_history_share", "sliding_window", "memory_warning")
+
+#: A policy's context window when none is set (a :class:`~agentcontext.Session` replaces it with
+#: its provider's).
+DEFAULT_CONTEXT_WINDOW = 200_000
 
 #: Room kept for the user marker that replaces dropped messages when the kept part would
 #: otherwise open with the assistant.
@@ -136,7 +154,7 @@ class CompactionPolicy:
     """
 
     name: str = "openharness"
-    context_window: int = 200_000
+    context_window: int = DEFAULT_CONTEXT_WINDOW
     reserved_output: int = 8_192
     safety_margin: int = 2_000
     #: Compact when the conversation is over this (auto mode).
@@ -596,7 +614,13 @@ class Compactor:
     # -- auto ------------------------------------------------------------------------------
 
     def maybe_compact(
-        self, conv: Conversation, *, scale: float = 1.0, overhead: int = 0, idle_seconds: float | None = None
+        self,
+        conv: Conversation,
+        *,
+        scale: float = 1.0,
+        overhead: int = 0,
+        idle_seconds: float | None = None,
+        system: str | None = None,
     ) -> CompactionResult | None:
         """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
         the cooldown has not passed, or the previous compaction did not shrink the context and
@@ -605,24 +629,29 @@ class Compactor:
         request carries outside the conversation — system prompt, tool definitions (see
         :meth:`CompactionPolicy.with_overhead`). With ``max_history_share`` (OpenClaw) the trigger
         is the history's share of the whole window instead. ``idle_seconds``: seconds since the
-        previous model call (None: unknown), for the policy's ``cache_ttl_seconds``."""
+        previous model call (None: unknown), for the policy's ``cache_ttl_seconds``. ``system``: the
+        agent's system prompt, sent with the memory flush turn (see :meth:`compact`)."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
         if idle_seconds is not None:
             _checks.number("idle_seconds", idle_seconds)
+        _system(system)
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
-        over = openclaw.history_over_share(conv, self.policy.scaled(scale))
-        if over is False or (over is None and conv.tokens <= p.trigger_tokens):
+        if self.policy.max_history_share is None and conv.tokens <= p.trigger_tokens:
+            return None  # one read of the total: no copy needed to say no
+        snap = conv.slice(0)
+        over = openclaw.history_over_share(snap, self.policy.scaled(scale))
+        if over is False or (over is None and snap.tokens <= p.trigger_tokens):
             return None
         last = self.last
         if last is not None:
-            if self._turns_since <= p.cooldown_turns and conv.tokens <= p.available:
+            if self._turns_since <= p.cooldown_turns and snap.tokens <= p.available:
                 return None
-            if last.tokens_after >= last.tokens_before and conv.tokens <= last.tokens_after:
+            if last.tokens_after >= last.tokens_before and snap.tokens <= last.tokens_after:
                 return None
-        result = self.compact(conv, scale=scale, overhead=overhead, idle_seconds=idle_seconds)
+        result = self._compact(conv, snap, scale=scale, overhead=overhead, idle_seconds=idle_seconds, system=system)
         self.last = result
         self._turns_since = 0
         return result
@@ -639,6 +668,7 @@ class Compactor:
         overhead: int = 0,
         idle_seconds: float | None = None,
         instructions: str | None = None,
+        system: str | None = None,
     ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
@@ -664,36 +694,69 @@ class Compactor:
         result says why). ``idle_seconds``: seconds since the previous model call, for the
         policy's ``cache_ttl_seconds`` (None: unknown, no TTL applies).
 
+        The ladder reads one copy of ``conv`` taken when it starts (another thread may go on
+        extending ``conv``): that copy is the result's ``original``; when nothing changed, the
+        result's ``conversation`` is that copy too (``result.conversation is result.original``).
+
         ``instructions``: extra focus for the summary (Pi's and Claude Code's ``/compact focus on
-        ...``), passed to the summarizer as :attr:`SummaryRequest.instructions`."""
-        _conversation(conv)
+        ...``), passed to the summarizer as :attr:`SummaryRequest.instructions`.
+
+        With ``memory`` and a summarizer that has a provider, every summary (in auto and manual
+        mode, on every rung that writes one) is preceded by the memory flush turn, a ``flush``
+        stage event: it shows the model the originals of what the summary replaces (as given,
+        not as this run cut or cleared them) with ``system``, the agent's system prompt."""
+        snap = _snapshot(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
         if idle_seconds is not None:
             _checks.number("idle_seconds", idle_seconds)
         if instructions is not None and not isinstance(instructions, str):
             raise ArgumentTypeError(f"instructions must be a string or None, got {type(instructions).__name__}")
+        return self._compact(
+            conv, snap, manual=manual, budget=budget, scale=scale, overhead=overhead, idle_seconds=idle_seconds,
+            instructions=instructions, system=system,
+        )  # fmt: skip
+
+    def _compact(
+        self,
+        conv: Conversation,
+        snap: Conversation,
+        *,
+        manual: bool = False,
+        budget: int | str | None = None,
+        scale: float = 1.0,
+        overhead: int = 0,
+        idle_seconds: float | None = None,
+        instructions: str | None = None,
+        system: str | None = None,
+    ) -> CompactionResult:
+        """The ladder over ``snap``, a consistent copy of ``conv`` taken once (another thread may be
+        extending ``conv`` meanwhile): the result's ``original`` is that copy, and a result that
+        changes nothing has it as its ``conversation`` too."""
         if budget is not None:
-            budget = parse_budget(budget, conv.tokens)
+            budget = parse_budget(budget, snap.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
-        run = _Run(self, conv, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
+        run = _Run(self, snap, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
         run.instructions = instructions.strip() or None if instructions else None
+        run.system = _system(system)
         return (
             run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
         )
 
-    def recompile(self, conv: Conversation, budget: int | str) -> CompactionResult:
+    def recompile(self, conv: Conversation, budget: int | str, *, system: str | None = None) -> CompactionResult:
         """The recovery from a provider's prompt-too-long error: the largest protocol-complete
         recent suffix that fits ``budget`` (less room for the summary) is kept raw and everything
         older is summarized (falling back as in auto mode; dropped only if no summary can be
-        made). Never splits a round.
+        made). Never splits a round. ``system``: as for :meth:`compact` (the memory flush).
 
         Raises:
             CompactionError: the last round alone does not fit, or there is nothing older to
                 summarize or drop.
         """
-        budget = parse_budget(budget, _conversation(conv).tokens)
-        run = _Run(self, conv, self.policy.for_budget(budget), manual=False, one_shot=False)
+        snap = _snapshot(conv)
+        budget = parse_budget(budget, snap.tokens)
+        run = _Run(self, snap, self.policy.for_budget(budget), manual=False, one_shot=False)
+        run.system = _system(system)
         outcome = run.refit()
         if outcome is not None:
             return outcome
@@ -837,6 +900,9 @@ def summary_cap(policy: CompactionPolicy, target: int) -> int:
     return max(64, min(policy.summary_max_tokens, target // 3))
 
 
+#: How the placeholder of a cleared tool result opens.
+_CLEARED = "[cleared: "
+
 #: How a workspace anchor message opens (see :mod:`agentcontext.memory.anchors`).
 _ANCHOR_HEADER = "[Re-attached after compaction: current content of workspace file "
 
@@ -904,7 +970,11 @@ class _Run:
         self.totals = conv.message_tokens()
         self.pre_tokens = sum(self.totals[: self.pre])
         self.deferred = False
-        self.flushed = False
+        #: The original messages before this index were shown to a memory flush turn (or are the
+        #: system messages).
+        self.flushed_upto = conv.preamble
+        #: The agent's system prompt, sent with the memory flush turn.
+        self.system: str | None = None
         #: Why the last rung that gave up did (for recompile's error).
         self.why = ""
         self._cuts: list[int] | None = None
@@ -1106,7 +1176,6 @@ class _Run:
                 raise CompactionError(why)
             self.event("summarize", self.work.tokens, self.work.tokens, failed=why)
             return None
-        self._flush(start)
         extras = [*self.compactor._reattach(self.original, self.pre, start, p), *self._anchors()]
         if self.fill:
             # Whole rounds rarely fill the target exactly: the summary may take the room the raw
@@ -1136,6 +1205,7 @@ class _Run:
         """A summary of ``original[preamble:stop]`` within ``cap`` tokens (the fallback summarizer
         when the summarizer fails in auto mode); None, with a failed stage event, when none was
         accepted (manual mode raises instead)."""
+        self._flush(stop)
         p, work, c = self.p, self.work, self.compactor
         older_tokens = sum(work.message_tokens()[self.pre : stop])
         # Earlier summaries in the older part are updated, not nested.
@@ -1185,29 +1255,107 @@ class _Run:
         return summary_message(summary.text, messages=covers - self.pre, tokens=tokens, recall_id=recall_id)
 
     def _flush(self, stop: int) -> None:
-        """The memory flush (#16): one silent turn over the working conversation before its older
-        part is summarized, in auto mode with a provider, once per run."""
+        """The memory flush (#16): one silent turn before a summary replaces ``original[pre:stop]``,
+        with a provider (the summarizer's), on every path that writes a summary. The model sees the
+        originals of what leaves (not what this run cut or cleared; a result an earlier compaction
+        cleared gets its text back from the compactor's store), after the system messages,
+        with the agent's system prompt; the newest whole groups of it when all of it does not fit
+        the provider's window. A later summary of the same run that replaces more gets a flush of
+        the rest."""
         c = self.compactor
         provider = getattr(c.summarizer, "provider", None)
         from agentcontext.harnesses.alyx import CHECKPOINT_INSTRUCTION, checkpoint_due
         from agentcontext.memory.flush import FLUSH_INSTRUCTION, flush_memory
 
-        checkpoint = checkpoint_due(self)
-        if self.flushed or self.manual or not (c.flush or checkpoint) or c.memory is None or provider is None:
+        first = self.flushed_upto
+        if first >= stop or c.memory is None or provider is None:
             return
-        self.flushed = True
+        checkpoint = checkpoint_due(self)
+        if not (c.flush or checkpoint):
+            return
+        self.flushed_upto = stop
         tokens = self.work.tokens
         instruction = CHECKPOINT_INSTRUCTION if checkpoint else FLUSH_INSTRUCTION
-        try:
-            report = flush_memory(provider, self.work, c.memory, max_tokens=c.flush_max_tokens, instruction=instruction)
-        except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
-            self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", before_message=stop)
-            return
-        detail = report.to_dict()
-        detail.pop("stage")
+        shown, detail = self._flush_view(provider, first, stop, instruction)
+        detail["before_message"] = stop
         if checkpoint:
             detail["checkpoint"] = True
-        self.event("flush", tokens, tokens, **detail)
+        if shown is None:
+            self.event("flush", tokens, tokens, **detail)
+            return
+        try:
+            report = flush_memory(
+                provider, shown, c.memory, system=self.system, max_tokens=c.flush_max_tokens, instruction=instruction
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
+            self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", **detail)
+            return
+        done = report.to_dict()
+        done.pop("stage")
+        self.event("flush", tokens, tokens, **done, **detail)
+
+    def _flush_view(
+        self, provider: Any, first: int, stop: int, instruction: str
+    ) -> tuple[Conversation | None, dict[str, Any]]:
+        """What the flush turn shows: the system messages and the originals of ``first:stop``
+        (the newest whole groups that fit the provider's window beside the system prompt, the
+        memory tools, the instruction and the output), and the event detail saying how much."""
+        o, p = self.original, self.p
+        first = max(first, self.pre)
+        leaving = Conversation.concat([o.slice(0, self.pre), o.slice(first, stop)])
+        c = self.compactor
+        leaving, restored = self._uncleared(leaving)
+        outside = count_tokens(
+            (self.system or "") + instruction + json.dumps(c.memory.definitions("openai") if c.memory else []),
+            encoding=p.encoding,
+        )
+        window = getattr(provider, "context_window", None) or p.summarizer_window
+        # 10% slack: the provider's tokenizer is not ours.
+        room = int(window * 0.9) - c.flush_max_tokens - outside
+        detail: dict[str, Any] = {"leaving_messages": stop - first}
+        if restored:
+            detail["results_restored"] = restored
+        if leaving.tokens <= room:
+            detail["shown_messages"] = stop - first
+            return leaving, detail
+        s = leaving.recent_suffix(max(0, room))
+        if s["overflow"] is not None or s["start"] >= len(leaving):
+            detail["skipped"] = (
+                f"the originals of what leaves ({leaving.tokens:,} tokens) do not fit the flush turn's room "
+                f"({room:,} tokens of the provider's {window:,}), not even their last round"
+            )
+            return None, detail
+        pre = leaving.preamble
+        shown = Conversation.concat([leaving.slice(0, pre), leaving.slice(s["start"])])
+        detail["shown_messages"] = len(leaving) - s["start"]
+        detail["omitted_messages"] = s["start"] - pre
+        return shown, detail
+
+    def _uncleared(self, conv: Conversation) -> tuple[Conversation, int]:
+        """``conv`` with every result an earlier compaction cleared given back its text from the
+        compactor's store (kept there under its call id when it was cleared), and how many."""
+        store = self.compactor.store
+        if store is None:
+            return conv, 0
+        messages = conv.to_jsonl()
+        restored = 0
+        for m in messages:
+            call_id = m.get("tool_call_id")
+            if m.get("role") != "tool" or not isinstance(call_id, str):
+                continue
+            if not result_text(m.get("content")).startswith(_CLEARED):
+                continue
+            try:
+                recall_id = store.alias(call_id)
+                if recall_id is None:
+                    continue
+                m["content"] = store.get(recall_id)
+            except (AgentContextError, OSError):
+                continue  # not stored, or not readable: the placeholder stays
+            restored += 1
+        if not restored:
+            return conv, 0
+        return Conversation(messages, format="jsonl", encoding=conv.encoding), restored
 
     def _anchors(self) -> list[dict[str, Any]]:
         anchors = self.compactor.anchors

@@ -34,8 +34,20 @@ from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.calibration import CLASSES, Calibration, class_tokens
-from agentcontext.compaction import CompactionError, CompactionResult, Compactor, resolve_policy
-from agentcontext.errors import ContextOverflowError, InvalidMessageError, OptionError, SnapshotError
+from agentcontext.compaction import (
+    DEFAULT_CONTEXT_WINDOW,
+    CompactionError,
+    CompactionResult,
+    Compactor,
+    resolve_policy,
+)
+from agentcontext.errors import (
+    ArgumentTypeError,
+    ContextOverflowError,
+    InvalidMessageError,
+    OptionError,
+    SnapshotError,
+)
 from agentcontext.harnesses import letta
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
@@ -73,6 +85,32 @@ _REFUSALS: dict[str, str] = {
 MAX_COMPACTION_PAUSES = 3
 
 
+def _fitted(compactor: Compactor, provider: Provider) -> Compactor:
+    """``compactor`` planning with ``provider``'s context window: a copy with the provider's window
+    when its policy kept the default window, else the compactor itself (a window set smaller than
+    the provider's is the user's choice to compact earlier).
+
+    Raises:
+        OptionError: the policy's window was set larger than the provider's: compaction would wait
+            for room the provider does not have, and only the emergency recompile would run.
+    """
+    window = compactor.policy.context_window
+    if window == provider.context_window:
+        return compactor
+    if window == DEFAULT_CONTEXT_WINDOW:
+        fitted = copy.copy(compactor)
+        fitted.policy = replace(compactor.policy, context_window=provider.context_window)
+        return fitted
+    if window > provider.context_window:
+        raise OptionError(
+            f"the compactor's context_window ({window:,} tokens, policy {compactor.policy.name!r}) is larger than "
+            f"the provider's ({provider.context_window:,} tokens, model {provider.model!r}): compaction would "
+            "never trigger before the window is full; leave context_window at its default to use the "
+            "provider's, or set it to at most the provider's"
+        )
+    return compactor
+
+
 def _is_unicode(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -85,8 +123,12 @@ class Session:
     """One agent conversation against one provider.
 
     ``compactor`` is a :class:`~agentcontext.Compactor` or a preset name (default ``openharness``),
-    its window set to the provider model's. ``tools`` are the tool definitions sent to the model
-    and ``functions`` the Python callables :meth:`run` calls for them, by name. ``calibration``
+    its window set to the provider model's: a compactor whose policy keeps the default window
+    (200,000) is copied with the provider's; one set larger than the provider's is an
+    :class:`~agentcontext.errors.OptionError` (compaction would wait for room the provider does
+    not have); one set smaller is kept (the session compacts earlier). The compactor's workspace
+    anchors, when they name no workspace, take the compiler's. ``tools`` are the tool definitions
+    sent to the model and ``functions`` the Python callables :meth:`run` calls for them, by name. ``calibration``
     (shared between sessions if you like) learns from every response's usage; ``log`` receives
     every compaction.
 
@@ -149,6 +191,12 @@ class Session:
         self.provider = provider
         if isinstance(compactor, str):
             compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
+        elif isinstance(compactor, Compactor):
+            compactor = _fitted(compactor, provider)
+        else:
+            raise ArgumentTypeError(
+                f"compactor must be an agentcontext.Compactor or a preset name, got {type(compactor).__name__}"
+            )
         if store is None and isinstance(result_policy, ToolResultPolicy):
             store = result_policy.store
         if store is None:
@@ -159,6 +207,12 @@ class Session:
         if store is not None and compactor.store is not store:
             compactor = copy.copy(compactor)
             compactor.store = store
+        workspace = compiler.working_set.workspace if compiler is not None else None
+        anchors = compactor.anchors
+        if anchors is not None and anchors.workspace is None and workspace is not None:
+            # The anchors' paths are the compiler's workspace's, not the process's current directory.
+            compactor = copy.copy(compactor)
+            compactor.anchors = anchors.within(workspace)
         self.compactor = compactor
         warning = letta.memory_warning(compactor.policy)
         if compiler is not None and warning is not None and warning not in compiler.reminders.rules:
@@ -602,7 +656,9 @@ class Session:
         restored where it still applies (:func:`agentcontext.sessions.state.restore` says how);
         :attr:`resume_notes` lists what was not. Calls the snapshot left unanswered are run by the
         next ``run()`` (one to a tool that no longer exists gets an error result saying so); a
-        pending permission request is asked again (:attr:`pending_permission`)."""
+        pending permission request is asked again (:attr:`pending_permission`). With ``log``, the
+        log's working set is made the session's conversation when it is not (a turn the snapshot
+        lost: :meth:`~agentcontext.SessionLog.reconcile`), with a note in :attr:`resume_notes`."""
         if not isinstance(snapshots, SnapshotStore):
             raise OptionError(f"snapshots must be a SnapshotStore, got {type(snapshots).__name__}")
         snap = snapshots.current()
@@ -613,6 +669,17 @@ class Session:
         session = cls(provider, conversation=snap.conversation, snapshots=snapshots, **options)
         session.turn = snap.turn
         session.resume_notes = restore(session, snap)
+        if session.log is not None:
+            # A process killed mid-turn logged what the snapshot does not hold (the turn's input, a
+            # call never answered): the log's working set becomes the session's again.
+            record = session.log.reconcile(session.conversation, reason="resume")
+            if record is not None:
+                done = record["reconciled"]
+                session.resume_notes.append(
+                    f"the session log's working set did not match the snapshot: {done['set_aside_messages']} "
+                    f"logged message(s) after it were set aside (kept in the log) and {done['added_messages']} "
+                    f"added (record seq {record['seq']})"
+                )
         return session
 
     def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
@@ -655,9 +722,13 @@ class Session:
         scale = self.scale()
         idle = None if self._answered_at is None else time.monotonic() - self._answered_at
         result = self.compactor.maybe_compact(
-            self.conversation, scale=scale, overhead=self._overhead(scale), idle_seconds=idle
+            self.conversation,
+            scale=scale,
+            overhead=self._overhead(scale),
+            idle_seconds=idle,
+            system=self._system_and_tools()[0],
         )
-        if result is not None and result.compacted and result.conversation is not self.conversation:
+        if result is not None and result.compacted and result.conversation is not result.original:
             self._replace(result)
         self._ensure_fits()
         completion = self._complete_with_recovery()
@@ -740,7 +811,7 @@ class Session:
                 limit=window,
             )
         try:
-            result = self.compactor.recompile(self.conversation, budget)
+            result = self.compactor.recompile(self.conversation, budget, system=self._system_and_tools()[0])
         except CompactionError as exc:
             raise ContextOverflowError(
                 f"{what}: the history cannot be recompiled to {budget:,} tokens: {exc}",
@@ -799,7 +870,7 @@ class Session:
                 f"{error}; the window leaves no room for history", provider=error.provider, recovered=True
             ) from error
         try:
-            result = self.compactor.recompile(conv, budget)
+            result = self.compactor.recompile(conv, budget, system=self._system_and_tools()[0])
         except CompactionError as exc:
             raise error.recovered_with(f"; cannot recompile: {exc}") from error
         self._replace(result)

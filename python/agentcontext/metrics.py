@@ -169,7 +169,7 @@ def replay(conversation: Conversation, compactor: Compactor) -> Replay:
         running += sum(uncompacted[taken:stop])
         taken = stop
         result = compactor.maybe_compact(work)
-        if result is not None and result.compacted and result.conversation is not work:
+        if result is not None and result.compacted and result.conversation is not result.original:
             compactions.append(call)
             # Until now the working set only grew: the previous request is its first prev_len messages.
             new = result.conversation.slice(0)

@@ -13,7 +13,10 @@ Records (one JSON object per line):
 - ``{"type": "compaction", "seq": K, "upto": N, "working_set": [...], "summary": ..., "stages":
   [...], "tokens_before": ..., "tokens_after": ...}`` — after compaction K the working set is the
   listed entries (``{"ref": i}`` for original message i, ``{"data": [...]}`` for a new or changed
-  one) followed by every message with index >= ``upto``.
+  one) followed by every message with index >= ``upto``. A compaction record with a
+  ``"reconciled"`` object is not a compaction: it sets the working set to a session's
+  conversation that the log's did not match (:meth:`SessionLog.reconcile`, after a resume from a
+  snapshot older than the log's tail) and says what it set aside.
 
 Concurrency contract
 --------------------
@@ -457,6 +460,65 @@ class SessionLog:
                     "first_kept": result.first_kept,
                 },
             )
+
+    def reconcile(self, conversation: Conversation, *, reason: str = "resume") -> dict[str, Any] | None:
+        """Make the working set ``conversation`` when it is not (a session resumed from a snapshot
+        older than the log's tail: a process killed mid-turn logged that turn's input and calls, and
+        the snapshot does not hold them). The longest common prefix keeps its entries; messages of
+        ``conversation`` after it that the log never saw are logged; the log's messages after it
+        leave the working set — never the log — and the record says so: a compaction record with
+        ``"reconciled": {"reason", "set_aside", "set_aside_messages", "added_messages"}``.
+        Returns that record, or None when the working set already was ``conversation``."""
+        if not isinstance(conversation, Conversation):
+            raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
+        if not isinstance(reason, str) or not reason:
+            raise OptionError(f"reason must be a non-empty string; got {reason!r}")
+        wanted = conversation._export_each()
+        with self._writing() as fd:
+            origins = self._origins_upto(len(self.compactions))
+            current = self._working_data()
+            same = 0
+            while same < min(len(current), len(wanted)) and current[same] == wanted[same]:
+                same += 1
+            if same == len(current) == len(wanted):
+                return None
+            added = wanted[same:]
+            first = len(self.messages)
+            if added:
+                self._append_lines(
+                    fd, [{"type": "message", "index": first + i, "data": data} for i, data in enumerate(added)]
+                )
+            kept: list[dict[str, Any]] = [
+                {"ref": o} if o is not None else {"data": d}
+                for o, d in zip(origins[:same], current[:same], strict=True)
+            ]
+            entries = kept + [{"ref": first + i} for i in range(len(added))]
+            aside = origins[same:]
+            record = {
+                "type": "compaction",
+                "seq": len(self.compactions) + 1,
+                "upto": len(self.messages),
+                "working_set": entries,
+                "summary": None,
+                "stages": [],
+                "reconciled": {
+                    "reason": reason,
+                    # Log indices of the messages set aside (None: one a compaction had changed).
+                    "set_aside": aside,
+                    "set_aside_messages": len(aside),
+                    "added_messages": len(added),
+                },
+            }
+            self._append_lines(fd, [record])
+            return record
+
+    def _working_data(self) -> list[list[dict[str, Any]]]:
+        """The working set's messages as logged (the caller holds the mutex)."""
+        if not self.compactions:
+            return list(self.messages)
+        last = self.compactions[-1]
+        data = [self.messages[e["ref"]] if "ref" in e else e["data"] for e in last["working_set"]]
+        return data + self.messages[last["upto"] :]
 
     def _record_working_set(
         self, conv: Conversation, origins: list[int | None], *, upto: int, extra: Mapping[str, Any]

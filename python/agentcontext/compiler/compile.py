@@ -27,7 +27,7 @@ from agentcontext import _checks
 from agentcontext._containment import one_line
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.compiler.environment import environment_section
-from agentcontext.compiler.goal import Goal
+from agentcontext.compiler.goal import EvidenceJudge, Goal
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
 from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strategy, hidden_reason
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
@@ -714,6 +714,9 @@ class Compiler:
         goal = self.working_set.goal
         if goal is None or goal.status != "active" or self.mode != "default":
             return None
+        workspace = self.working_set.workspace
+        if isinstance(goal.judge, EvidenceJudge) and goal.judge.workspace is None and workspace is not None:
+            goal.judge = goal.judge.within(workspace)  # its paths are this workspace's
         continuation = goal.check(conversation)
         verdict = goal.verdicts[-1]
         self.events.append({"event": "goal_verdict", "met": verdict.met, "missing": verdict.missing})

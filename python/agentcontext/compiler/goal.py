@@ -11,6 +11,7 @@ asks a model, with tools disabled and a small working set of its own: the goal a
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentcontext import _checks
 from agentcontext._containment import real_root
 from agentcontext._core import Conversation, truncate
+from agentcontext._paths import inside
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
@@ -196,13 +198,16 @@ class CommandExited:
 @dataclass(frozen=True)
 class FileContains:
     """Met when ``path`` (relative to the workspace) is a regular file and contains ``text``
-    (any content when ``text`` is None)."""
+    (any content when ``text`` is None). A path that leaves the workspace (``..``, an absolute
+    path elsewhere, a symlink pointing out) is not met, and is not read."""
 
     path: str
     text: str | None = None
 
     def check(self, conversation: Conversation, workspace: Path) -> tuple[bool, str]:
-        target = workspace / self.path
+        target, why = inside(workspace, self.path)
+        if target is None:
+            return False, f"{self.path} {why}; not read"
         if not os.path.lexists(target):
             return False, f"{self.path} does not exist"
         got = read_text(target, 16 << 20, root=real_root(workspace))
@@ -218,16 +223,36 @@ class Check(Protocol):
 
 
 class EvidenceJudge:
-    """Met when every check passes; ``missing`` lists the ones that do not. Deterministic."""
+    """Met when every check passes; ``missing`` lists the ones that do not. Deterministic.
 
-    def __init__(self, *checks: Check, workspace: str | os.PathLike[str] = ".") -> None:
+    ``workspace``: where the checks' paths are; None (default) is the workspace of the
+    :class:`~agentcontext.compiler.Compiler` whose goal it judges, else the directory that was
+    current when the judge was made (an absolute ``FileContains`` path: its own directory)."""
+
+    def __init__(self, *checks: Check, workspace: str | os.PathLike[str] | None = None) -> None:
         if not checks:
             raise OptionError("EvidenceJudge needs at least one check")
+        if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
+            raise OptionError(f"workspace must be a path or None, got {type(workspace).__name__}")
         self.checks = checks
-        self.workspace = Path(workspace)
+        self.workspace: Path | None = None if workspace is None else Path(workspace).absolute()
+        self._cwd = Path.cwd()
+
+    def within(self, workspace: str | os.PathLike[str]) -> EvidenceJudge:
+        """This judge with ``workspace`` as its root (a copy; this object is unchanged)."""
+        bound = copy.copy(self)
+        bound.workspace = Path(workspace).absolute()
+        return bound
+
+    def _root(self, check: Check) -> Path:
+        if self.workspace is not None:
+            return self.workspace
+        if isinstance(check, FileContains) and os.path.isabs(check.path):
+            return Path(check.path).parent
+        return self._cwd
 
     def judge(self, goal: str, conversation: Conversation) -> Verdict:
-        results = [c.check(conversation, self.workspace) for c in self.checks]
+        results = [c.check(conversation, self._root(c)) for c in self.checks]
         failed = [why for ok, why in results if not ok]
         evidence = "; ".join(why for _, why in results)
         return Verdict(not failed, "; ".join(failed), evidence)

@@ -66,7 +66,6 @@ def rebuild(run: _Run) -> CompactionResult | None:
             raise CompactionError(why)
         run.event("summarize", run.work.tokens, run.work.tokens, failed=why)
         return None
-    run._flush(stop)
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
     if run.one_shot:
         # With a budget, the summary may take the room the user messages leave (up to

@@ -8,10 +8,17 @@ said) and renders one user message per file, in the order given, fitting all of 
 file to read for the rest); files after the budget is spent are listed as not re-attached.
 Missing files are skipped; special files, directories and files over ``max_bytes`` are reported
 in the message instead of read.
+
+Paths resolve against the workspace: ``workspace=``, else the workspace of the
+:class:`~agentcontext.Session` compiler the anchors are used with, else the directory that was
+current when the anchors were made (an absolute path without a workspace: its own directory).
+A path that leaves that root — ``..``, an absolute path elsewhere, a symlink pointing out — is
+reported in the message instead of read.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from collections.abc import Iterable
@@ -19,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcontext._core import count_tokens, truncate
+from agentcontext._paths import inside
 from agentcontext.errors import BudgetError, OptionError
 from agentcontext.types import Encoding
 
@@ -36,11 +44,17 @@ class WorkspaceAnchors:
         self,
         paths: Iterable[str | os.PathLike[str]],
         *,
+        workspace: str | os.PathLike[str] | None = None,
         max_tokens: int = 4_000,
         max_bytes: int = 1_000_000,
         encoding: Encoding = "o200k_base",
     ) -> None:
         self.paths = [Path(p) for p in paths]
+        if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
+            raise OptionError(f"workspace must be a path or None, got {type(workspace).__name__}")
+        #: The root relative paths resolve against and no path may leave (None: not given; see the module).
+        self.workspace: Path | None = None if workspace is None else Path(workspace).absolute()
+        self._cwd = Path.cwd()
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise OptionError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         if not isinstance(max_bytes, int) or max_bytes < 1:
@@ -49,10 +63,26 @@ class WorkspaceAnchors:
         self.max_bytes = max_bytes
         self.encoding: Encoding = encoding
 
+    def within(self, workspace: str | os.PathLike[str]) -> WorkspaceAnchors:
+        """These anchors with ``workspace`` as their root (a copy; this object is unchanged)."""
+        bound = copy.copy(self)
+        bound.paths = list(self.paths)
+        bound.workspace = Path(workspace).absolute()
+        return bound
+
+    def _root(self, path: Path) -> Path:
+        if self.workspace is not None:
+            return self.workspace
+        return path.parent if path.is_absolute() else self._cwd
+
     def _read(self, path: Path) -> str | None:
         """The file's text, None when it does not exist; a one-line reason when it cannot be used."""
+        real, why = inside(self._root(path), path)
+        if real is None:
+            return f"(not re-attached: {why})"
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            # The real path has no symlink left in it: one swapped in since is not followed.
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
             return None
         except OSError as exc:
