@@ -6,7 +6,15 @@ The repository is not trusted: its ``.git/config`` can name programs git would r
 computes a status (``core.fsmonitor``, the clean/smudge/process filters, hooks). Git runs here
 with all of them switched off on its command line (which beats the repository's config), with no
 optional locks (nothing written to ``.git``) and without looking into submodules' work trees; a
-filter that cannot be switched off that way leaves the git lines out."""
+filter that cannot be switched off that way leaves the git lines out. The ``git`` program is
+looked up in the absolute directories of ``PATH`` only (never in the workspace). The work tree is
+the directory holding the nearest ``.git`` at or above the workspace (a ``core.worktree`` in the
+repository's config, which could point anywhere, is not used; no bare repository is taken, and
+git does not look above that directory), and variables inherited from the parent that point git
+at another repository (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``, ...) are dropped; no
+``.git`` there leaves the git lines out. The branch and status lines are shown one per line,
+escaped when they hold a character that is not printable (a branch named ``main\u2028# SYSTEM``
+cannot start a line of its own)."""
 
 from __future__ import annotations
 
@@ -14,11 +22,13 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
 from agentcontext import _checks
 from agentcontext._containment import one_line
+from agentcontext.compiler.instructions import find_repo_root
 from agentcontext.errors import OptionError
 
 __all__ = ["environment_section", "git_state"]
@@ -35,17 +45,48 @@ _SAFE_CONFIG = (
     "core.pager=cat",
     "diff.external=",
     "status.submoduleSummary=false",
+    "safe.bareRepository=explicit",
+)
+#: Inherited variables that point git at another repository, work tree, index or object store
+#: than the workspace's (of ``git rev-parse --local-env-vars``, those that are not configuration).
+_REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_EXTERNAL_DIFF",
 )
 _FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTALL)
 
 
-def _run(workspace: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
-    env.pop("GIT_EXTERNAL_DIFF", None)
+def _program() -> str | None:
+    """The ``git`` program, looked up in the absolute directories of ``PATH`` only: an empty or
+    relative entry would be taken from the working directory, the workspace, which can hold a
+    ``git`` of its own."""
+    dirs = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)]
+    return shutil.which("git", path=os.pathsep.join(dirs)) if dirs else None
+
+
+def _run(workspace: Path, root: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
+    program = _program()
+    if program is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_ENV}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat")
+    if root.parent != root:  # git looks for the repository no higher than ``root``
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     safe = [x for setting in _SAFE_CONFIG for x in ("-c", setting)]
     try:
         return subprocess.run(
-            ["git", "--no-pager", *safe, *args],
+            [program, "--no-pager", f"--work-tree={root}", *safe, *args],
             cwd=workspace,
             capture_output=True,
             timeout=timeout,
@@ -57,11 +98,14 @@ def _run(workspace: Path, args: list[str], timeout: float) -> subprocess.Complet
         return None
 
 
-def _filters_off(workspace: Path, timeout: float) -> list[str] | None:
+def _filters_off(workspace: Path, root: Path, timeout: float) -> list[str] | None:
     """``-c`` options that switch off every filter command the repository's config names (reading
     the config runs nothing), or None when one cannot be switched off on a command line."""
     done = _run(
-        workspace, ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], timeout
+        workspace,
+        root,
+        ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+        timeout,
     )
     if done is None or done.returncode not in (0, 1):
         return None
@@ -77,8 +121,8 @@ def _filters_off(workspace: Path, timeout: float) -> list[str] | None:
     return out
 
 
-def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
-    done = _run(workspace, args, timeout)
+def _git(workspace: Path, root: Path, args: list[str], timeout: float) -> str | None:
+    done = _run(workspace, root, args, timeout)
     if done is None or done.returncode != 0:
         return None
     return done.stdout.decode("utf-8", errors="replace")
@@ -87,28 +131,37 @@ def _git(workspace: Path, args: list[str], timeout: float) -> str | None:
 def git_state(workspace: str | os.PathLike[str], *, timeout: float = 2.0) -> tuple[str, list[str]] | None:
     """``(branch, status lines)`` of the repository ``workspace`` is in, or None (not a repository,
     git missing, or git did not answer within ``timeout`` seconds). A detached HEAD is
-    ``"(detached at <short sha>)"``."""
+    ``"(detached at <short sha>)"``. The branch and every line are on one line (escaped when they
+    hold a character that is not printable)."""
     _checks.number("timeout", timeout, low=0.0, low_open=True)
-    ws = Path(workspace)
-    filters_off = _filters_off(ws, timeout)
+    ws = Path(workspace).resolve()
+    root = find_repo_root(ws)
+    if root is None:
+        return None
+    filters_off = _filters_off(ws, root, timeout)
     if filters_off is None:
         return None
     status = _git(
         ws,
+        root,
         [*filters_off, "status", "--porcelain=v1", "--branch", "--untracked-files=normal", "--ignore-submodules=dirty"],
         timeout,
     )
     if status is None:
         return None
-    lines = status.splitlines()
+    # Lines end in "\n" only: a branch or a file name may hold "\u2028" or "\x85", which
+    # str.splitlines() would take for line ends.
+    lines = status.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
     head, rest = (lines[0], lines[1:]) if lines and lines[0].startswith("## ") else ("", lines)
     branch = head[3:].split("...", 1)[0].strip()
     if branch.startswith("HEAD") or not branch:
-        sha = _git(ws, ["rev-parse", "--short", "HEAD"], timeout)
+        sha = _git(ws, root, ["rev-parse", "--short", "HEAD"], timeout)
         branch = f"(detached at {sha.strip()})" if sha else "(no commit yet)"
     elif branch.startswith("No commits yet on "):
         branch = branch.removeprefix("No commits yet on ") + " (no commit yet)"
-    return branch, rest
+    return one_line(branch), [one_line(line) for line in rest]
 
 
 def environment_section(
