@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from agentcontext import FileReader
 from agentcontext.compiler import environment_section, git_state
+from agentcontext.errors import ArgumentTypeError, FileReadError
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -112,3 +115,35 @@ def test_inherited_git_variables_do_not_point_git_elsewhere(tmp_path: Path, monk
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
     assert git_state(repo) == ("main", ["?? new.txt"])
+
+
+# -- the read tool -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rooted", [False, True])
+def test_file_reader_answers_every_path_a_model_can_give(tmp_path: Path, rooted: bool) -> None:
+    """A path holding a NUL character escaped ``answer`` as a bare ValueError (embedded null
+    byte), a number or null as a bare TypeError; reading an open, deleted file through
+    /proc/self/fd escaped as FileNotFoundError (its real path is the name the system shows for it,
+    ``/tmp/x (deleted)``, which a stat after the read did not find)."""
+    write(tmp_path / "a.txt", "hello\n")
+    reader = FileReader(root=tmp_path) if rooted else FileReader()
+    prefix = "" if rooted else f"{tmp_path}/"
+    with pytest.raises(FileReadError) as info:
+        reader.read(prefix + "a.txt\x00/../a.txt")
+    assert info.value.kind == "io" and "NUL" in str(info.value) and "\x00" not in str(info.value)
+    assert "NUL" in reader.answer("a\x00b")
+    for bad in (3, None, b"a.txt", ["a.txt"]):
+        with pytest.raises(ArgumentTypeError, match=r"path must be a str or an os\.PathLike"):
+            reader.answer(bad)  # type: ignore[arg-type]
+    with pytest.raises(FileReadError):
+        reader.forget("a\x00b")
+    assert reader.read(prefix + "a.txt") == "     1\thello\n"
+    with tempfile.TemporaryFile(dir=tmp_path) as f:  # open, and already deleted
+        f.write(b"temporary\n")
+        f.flush()
+        answer = reader.answer(f"/proc/self/fd/{f.fileno()}")
+    if rooted:  # /proc/self/fd/N leads to "<root>/#N (deleted)": no such file inside the root
+        assert "temporary" not in answer and answer.startswith("Cannot read /proc/self/fd/")
+    elif os.path.isdir("/proc/self/fd"):
+        assert answer == "     1\ttemporary\n"
