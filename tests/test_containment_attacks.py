@@ -147,3 +147,29 @@ def test_file_reader_answers_every_path_a_model_can_give(tmp_path: Path, rooted:
         assert "temporary" not in answer and answer.startswith("Cannot read /proc/self/fd/")
     elif os.path.isdir("/proc/self/fd"):
         assert answer == "     1\ttemporary\n"
+
+
+@needs_git
+def test_git_status_fetches_nothing_from_a_promisor_remote(tmp_path: Path) -> None:
+    """In a partial clone git status fetches a missing blob from the promisor remote when it looks
+    for renames, running the transport the repository's config names: here
+    ``remote.origin.uploadpack``, a planted script, ran."""
+    marker = tmp_path / "uploadpack-ran"
+    upload = write(tmp_path / "upload.sh", f'#!/bin/sh\ntouch {marker}\nexec git-upload-pack "$@"\n')
+    upload.chmod(0o755)
+    source = tmp_path / "source"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    write(source / "a.txt", "".join(f"{i}\n" for i in range(200)))
+    git(source, "add", ".")
+    git(source, "commit", "-qm", "one")
+    git(source, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-local", "--filter=blob:none", "--no-checkout", source.as_uri(), str(clone))
+    git(clone, "config", "remote.origin.uploadpack", str(upload))
+    write(clone / "c.txt", "".join(f"{i}\n" for i in range(199)) + "x\n")  # a.txt renamed, a little changed
+    git(clone, "add", "c.txt")
+    assert not marker.exists()
+    state = git_state(clone)
+    assert not marker.exists()
+    assert state is None  # the status needs the missing blob: no git lines rather than a fetch

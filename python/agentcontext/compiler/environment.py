@@ -6,8 +6,11 @@ The repository is not trusted: its ``.git/config`` can name programs git would r
 computes a status (``core.fsmonitor``, the clean/smudge/process filters, hooks). Git runs here
 with all of them switched off on its command line (which beats the repository's config), with no
 optional locks (nothing written to ``.git``) and without looking into submodules' work trees; a
-filter that cannot be switched off that way leaves the git lines out. The ``git`` program is
-looked up in the absolute directories of ``PATH`` only (never in the workspace). The work tree is
+filter that cannot be switched off that way leaves the git lines out. Nothing is fetched: a
+partial clone does not fetch a missing object from its promisor remote (which would run the
+transport program its config names); a status that needs one leaves the git lines out. The
+``git`` program, and whatever it runs, is looked up in the absolute directories of ``PATH`` only
+(never in the workspace). The work tree is
 the directory holding the nearest ``.git`` at or above the workspace (a ``core.worktree`` in the
 repository's config, which could point anywhere, is not used; no bare repository is taken, and
 git does not look above that directory), and variables inherited from the parent that point git
@@ -67,20 +70,25 @@ _REPOSITORY_ENV = (
 _FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTALL)
 
 
-def _program() -> str | None:
-    """The ``git`` program, looked up in the absolute directories of ``PATH`` only: an empty or
-    relative entry would be taken from the working directory, the workspace, which can hold a
-    ``git`` of its own."""
-    dirs = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)]
-    return shutil.which("git", path=os.pathsep.join(dirs)) if dirs else None
+def _search_path() -> str:
+    """The absolute directories of ``PATH``: an empty or relative entry would be taken from the
+    working directory, the workspace, which can hold a ``git`` (or a ``git-upload-pack``) of its
+    own."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
 
 
 def _run(workspace: Path, root: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
-    program = _program()
+    search = _search_path()
+    program = shutil.which("git", path=search) if search else None
     if program is None:
         return None
     env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_ENV}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat")
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", PATH=search)
+    # No fetch: a partial clone fetches missing objects from its promisor remote while computing a
+    # status, running the transport the repository's config names (remote.<name>.uploadpack,
+    # core.sshCommand, a remote helper). Lazy fetching is off (git 2.44+) and no transport is
+    # allowed (older git): a status that needs a missing object leaves the git lines out.
+    env.update(GIT_NO_LAZY_FETCH="1", GIT_ALLOW_PROTOCOL="none")
     if root.parent != root:  # git looks for the repository no higher than ``root``
         env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     safe = [x for setting in _SAFE_CONFIG for x in ("-c", setting)]
