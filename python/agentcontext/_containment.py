@@ -2,7 +2,12 @@
 files a judge or a read tool opens): such a file is read only when its real path — every symlink
 resolved — lies inside a root the caller chose, and the file that was opened is checked again
 after the open, so a symlink swapped in between is caught. Names shown in a prompt are rendered on
-one line."""
+one line.
+
+A hard link is the file itself, so a hard link inside the root is inside: its path has no symlink
+to resolve and no other name to check. It cannot carry a secret in from outside: a git clone never
+creates one, no ``/proc`` file can be linked (another file system), and on Linux only who owns the
+file or may read and write it can link it (``fs.protected_hardlinks``), who could read it anyway."""
 
 from __future__ import annotations
 
