@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentcontext import FileReader
-from agentcontext.compiler import environment_section, git_state
+from agentcontext.compiler import environment_section, git_state, project_instructions
 from agentcontext.errors import ArgumentTypeError, FileReadError
 
 GIT = shutil.which("git")
@@ -173,3 +173,43 @@ def test_git_status_fetches_nothing_from_a_promisor_remote(tmp_path: Path) -> No
     state = git_state(clone)
     assert not marker.exists()
     assert state is None  # the status needs the missing blob: no git lines rather than a fetch
+
+
+# -- containment where /proc cannot name an open file ----------------------------------------------
+
+
+def test_instructions_open_the_path_that_was_checked_without_proc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_text resolved the path twice, once to check it and once to open it; where /proc cannot
+    name the opened file (macOS, a container without /proc) the check after the open only asked
+    whether the file opened was the one at the second path, not whether that path lay inside the
+    root: a symlink swapped between the two resolutions was read. Here the attacker's swap lands
+    right after the check (os.path.realpath wrapped to do it then) and /proc/self/fd answers
+    nothing (os.readlink wrapped)."""
+    secret = write(tmp_path / "secret.txt", "sk-planted-secret-77")
+    workspace = tmp_path / "w"
+    write(workspace / "inside.md", "inside rules")
+    link = workspace / "AGENTS.md"
+    os.symlink("inside.md", link)
+    realpath, readlink = os.path.realpath, os.readlink
+
+    def swapping_realpath(path: object, *args: object, **kwargs: object) -> str:
+        got = realpath(path, *args, **kwargs)  # type: ignore[call-overload]
+        if os.fspath(path).endswith("AGENTS.md") and os.readlink(link) == "inside.md":  # type: ignore[call-overload]
+            os.symlink(str(secret), workspace / ".swap")
+            os.replace(workspace / ".swap", link)
+        return got  # type: ignore[no-any-return]
+
+    def no_proc(path: object, *args: object, **kwargs: object) -> str:
+        if os.fspath(path).startswith("/proc/self/fd/"):  # type: ignore[call-overload]
+            raise FileNotFoundError(2, "No such file or directory")
+        return readlink(path, *args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(os.path, "realpath", swapping_realpath)
+    monkeypatch.setattr(os, "readlink", no_proc)
+    found = project_instructions(workspace, names=["AGENTS.md"])
+    monkeypatch.undo()
+    assert os.readlink(link) == str(secret)  # the swap did happen
+    assert "sk-planted-secret-77" not in (found.section() or "")
+    assert found.files == [("AGENTS.md", "inside rules")]  # the file that was checked

@@ -26,10 +26,11 @@ def inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def outside_reason(path: str | os.PathLike[str], root: str, within: str) -> str | None:
-    """None when the real path of ``path`` lies inside ``root``; otherwise why it is not read,
-    naming where it leads (``within`` names the root for the reader, e.g. "the workspace")."""
-    real = os.path.realpath(path)
+def outside_reason(path: str | os.PathLike[str], root: str, within: str, real: str | None = None) -> str | None:
+    """None when the real path of ``path`` (``real`` when the caller has it) lies inside ``root``;
+    otherwise why it is not read, naming where it leads (``within`` names the root for the reader,
+    e.g. "the workspace")."""
+    real = os.path.realpath(path) if real is None else real
     if inside(real, root):
         return None
     how = "is a symlink to" if os.path.islink(path) else "resolves to"
@@ -40,14 +41,16 @@ def opened_inside(fd: int, real: str, root: str) -> bool:
     """Whether the file open at ``fd`` (opened from the real path ``real``) lies inside ``root``.
 
     Where the system names the file behind a descriptor (``/proc/self/fd``), that name decides;
-    elsewhere the open file must be the very file now at ``real`` (same device and inode) and
-    ``real`` must still resolve to itself."""
+    elsewhere ``real`` must lie inside ``root``, the open file must be the very file now at
+    ``real`` (same device and inode) and ``real`` must still resolve to itself."""
     try:
         shown = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         shown = None
     if shown is not None and shown.startswith(os.sep):
         return inside(shown.removesuffix(" (deleted)"), root)
+    if not inside(real, root):
+        return False
     try:
         now = os.stat(real, follow_symlinks=False)
         opened = os.fstat(fd)
