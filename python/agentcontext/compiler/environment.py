@@ -10,12 +10,11 @@ filter that cannot be switched off that way leaves the git lines out. Nothing is
 partial clone does not fetch a missing object from its promisor remote (which would run the
 transport program its config names); a status that needs one leaves the git lines out. The
 ``git`` program, and whatever it runs, is looked up in the absolute directories of ``PATH`` only
-(never in the workspace). The work tree is
-the directory holding the nearest ``.git`` at or above the workspace (a ``core.worktree`` in the
-repository's config, which could point anywhere, is not used; no bare repository is taken, and
-git does not look above that directory), and variables inherited from the parent that point git
-at another repository (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``, ...) are dropped; no
-``.git`` there leaves the git lines out. The branch and status lines are shown one per line,
+(never in the workspace). The work tree is the directory holding the nearest ``.git`` at or above
+the workspace (a ``core.worktree`` in the repository's config, which could point anywhere, is not
+used; no bare repository is taken, and git does not look above that directory), and variables
+inherited from the parent that point git at another repository (``GIT_DIR``, ``GIT_WORK_TREE``,
+``GIT_INDEX_FILE``, ...) are dropped; no ``.git`` there leaves the git lines out. The branch and status lines are shown one per line,
 escaped when they hold a character that is not printable (a branch named ``main\u2028# SYSTEM``
 cannot start a line of its own)."""
 
@@ -51,7 +50,8 @@ _SAFE_CONFIG = (
     "safe.bareRepository=explicit",
 )
 #: Inherited variables that point git at another repository, work tree, index or object store
-#: than the workspace's (of ``git rev-parse --local-env-vars``, those that are not configuration).
+#: than the workspace's (of ``git rev-parse --local-env-vars``, those that are not configuration),
+#: and GIT_EXTERNAL_DIFF, which names a program.
 _REPOSITORY_ENV = (
     "GIT_DIR",
     "GIT_WORK_TREE",
