@@ -213,3 +213,51 @@ def test_instructions_open_the_path_that_was_checked_without_proc(
     assert os.readlink(link) == str(secret)  # the swap did happen
     assert "sk-planted-secret-77" not in (found.section() or "")
     assert found.files == [("AGENTS.md", "inside rules")]  # the file that was checked
+
+
+def test_file_reader_reads_the_checked_file_where_proc_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where /proc/self/fd/N does not exist (macOS), FileReader(root=) read the page again by its
+    path and checked the path after: a directory on the way swapped for a symlink out before the
+    read and back after it gave the page of the file outside. Here the swap is made when the
+    reader looks for /proc/self/fd/N (os.path.exists wrapped to say it is missing), and undone at
+    the next resolution of a path (os.path.realpath wrapped)."""
+    write(tmp_path / "outside" / "notes.md", "sk-planted-secret-88\n")
+    workspace = tmp_path / "w"
+    write(workspace / "docs" / "notes.md", "inside\n")
+    reader = FileReader(root=workspace, dedup=False)
+    exists, realpath = os.path.exists, os.path.realpath
+    swapped: list[bool] = []
+
+    def swap_out() -> None:
+        os.rename(workspace / "docs", workspace / ".docs-away")
+        os.symlink(str(tmp_path / "outside"), workspace / "docs")
+        swapped.append(True)
+
+    def swap_back() -> None:
+        os.unlink(workspace / "docs")
+        os.rename(workspace / ".docs-away", workspace / "docs")
+        swapped.pop()
+
+    def no_proc(path: object) -> bool:
+        if os.fspath(path).startswith("/proc/self/fd/"):  # type: ignore[call-overload]
+            swap_out()
+            return False
+        return exists(path)  # type: ignore[arg-type]
+
+    def swapping_back(path: object, *args: object, **kwargs: object) -> str:
+        if swapped:
+            swap_back()
+        return realpath(path, *args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(os.path, "exists", no_proc)
+    monkeypatch.setattr(os.path, "realpath", swapping_back)
+    try:
+        answer = reader.answer("docs/notes.md")
+    finally:
+        monkeypatch.undo()
+        if swapped:
+            swap_back()
+    assert "sk-planted-secret-88" not in answer
+    assert answer == "     1\tinside\n"

@@ -147,8 +147,10 @@ class FileReader:
                     shown,
                     "outside_root",
                 )
-            proc = f"/proc/self/fd/{fd}"
-            if not os.path.exists(proc):
+            # The page is read through the descriptor that was checked: /proc/self/fd/N (Linux), or
+            # /dev/fd/N (macOS, the BSDs); only where neither exists, by path and checked after.
+            proc = next((p for p in (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}") if os.path.exists(p)), None)
+            if proc is None:
                 return self._checked_page(shown, real, offset, lines), os.fstat(fd)
             try:
                 return read_page(proc, offset, lines, **self.limits), os.fstat(fd)  # exactly the file checked
