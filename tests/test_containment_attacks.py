@@ -261,3 +261,29 @@ def test_file_reader_reads_the_checked_file_where_proc_is_missing(
             swap_back()
     assert "sk-planted-secret-88" not in answer
     assert answer == "     1\tinside\n"
+
+
+def test_a_refusal_names_no_file_outside(tmp_path: Path) -> None:
+    """The reason a file is not read named the real path it resolves to: ``AGENTS.md ->
+    /proc/self/fd/N`` put the name of the file the process had open as descriptor N into the
+    prompt, and a directory symlinked out the names of the directories outside. It names the
+    symlink's own text (what the repository holds) and otherwise only that the path leads out."""
+    private = write(tmp_path / "private" / "open-file-name-a1b2.txt", "x")
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    os.symlink(str(tmp_path / "private"), workspace / "pkg")
+    write(workspace / "real.txt", "DONE")
+    with open(private, "rb") as f:
+        fd = f.fileno()
+        os.symlink(f"/proc/self/fd/{fd}", workspace / "AGENTS.md")
+        found = project_instructions(workspace)
+    section = found.section() or ""
+    assert "open-file-name-a1b2" not in section and "private" not in section
+    assert f"Not read: AGENTS.md is a symlink to /proc/self/fd/{fd}, outside the workspace; not read." in section
+    from agentcontext import Conversation
+    from agentcontext.compiler import FileContains
+
+    ok, why = FileContains("pkg/open-file-name-a1b2.txt").check(Conversation([], format="openai"), workspace)
+    assert not ok and why == "pkg/open-file-name-a1b2.txt leads outside the workspace; not read"
+    ok, why = FileContains("../private/open-file-name-a1b2.txt").check(Conversation([], format="openai"), workspace)
+    assert not ok and "private/open" not in why.split(" ", 1)[1]

@@ -28,13 +28,19 @@ def inside(real: str, root: str) -> bool:
 
 def outside_reason(path: str | os.PathLike[str], root: str, within: str, real: str | None = None) -> str | None:
     """None when the real path of ``path`` (``real`` when the caller has it) lies inside ``root``;
-    otherwise why it is not read, naming where it leads (``within`` names the root for the reader,
-    e.g. "the workspace")."""
+    otherwise why it is not read (``within`` names the root for the reader, e.g. "the workspace").
+
+    The reason names a symlink's own text (what the repository holds), never the real path it
+    resolves to: that would put the name of a file outside in the prompt (``AGENTS.md ->
+    /proc/self/fd/3`` resolves to whatever file the process has open as descriptor 3)."""
     real = os.path.realpath(path) if real is None else real
     if inside(real, root):
         return None
-    how = "is a symlink to" if os.path.islink(path) else "resolves to"
-    return f"{how} {one_line(real)}, outside {within}; not read"
+    try:
+        text = os.readlink(path)
+    except (OSError, ValueError):  # not a symlink (a directory on the way leads out, or ..)
+        return f"leads outside {within}; not read"
+    return f"is a symlink to {one_line(text)}, outside {within}; not read"
 
 
 def opened_inside(fd: int, real: str, root: str) -> bool:
