@@ -63,9 +63,9 @@ def test_special_files_and_bad_options(tmp_path: Path) -> None:
         f.truncate(10**10)
     msgs = WorkspaceAnchors([tmp_path / "fifo", tmp_path / "dir", big], max_tokens=1000).messages()
     assert [m["content"].splitlines()[1] for m in msgs] == [
-        "(not re-attached: not a regular file)",
-        "(not re-attached: not a regular file)",
-        "(not re-attached: 10,000,000,000 bytes, over the 1,000,000-byte limit)",
+        "(not re-attached: is a FIFO (named pipe), not a regular file)",
+        "(not re-attached: is a directory, not a regular file)",
+        "(not re-attached: is 10,000,000,000 bytes, over the 1,000,000-byte limit; not read)",
     ]
     for bad in ({"max_tokens": 0}, {"max_bytes": -1}):
         with pytest.raises(OptionError):

@@ -14,12 +14,20 @@ the user's own config files or stop the repository search: the others can point 
 repository, index or object store (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``, ...), add
 config (``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_COUNT``), or name a program git runs
 (``GIT_EXEC_PATH``, where ``git worktree add`` finds the ``git`` it runs for its checkout,
-``GIT_EXTERNAL_DIFF``, ``GIT_SSH_COMMAND``, ``GIT_ASKPASS``, ``GIT_EDITOR``, ...)."""
+``GIT_EXTERNAL_DIFF``, ``GIT_SSH_COMMAND``, ``GIT_ASKPASS``, ``GIT_EDITOR``, ...).
+
+Nothing is fetched: a partial clone does not fetch a missing object from its promisor remote
+(which would run the transport program its config names). The ``git`` program, and whatever it
+runs, is looked up in the absolute directories of ``PATH`` only, never in the working directory
+(the workspace, which can hold a ``git`` of its own). No bare repository is taken implicitly
+(``safe.bareRepository=explicit``); a caller that names the work tree (``root=``) gets
+``--work-tree`` and a repository search that stops at it."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +44,7 @@ SAFE_CONFIG = (
     "status.submoduleSummary=false",
     "submodule.recurse=false",
     "protocol.allow=never",
+    "safe.bareRepository=explicit",
 )
 _FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTALL)
 
@@ -44,41 +53,70 @@ _FILTER_COMMANDS = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.DOTA
 KEPT_VARIABLES = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CEILING_DIRECTORIES"})
 
 
-def environment() -> dict[str, str]:
+def search_path() -> str:
+    """The absolute directories of ``PATH``: an empty or relative entry would be taken from the
+    working directory, the workspace, which can hold a ``git`` (or a ``git-upload-pack``) of its
+    own."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
+
+
+def environment(root: Path | None = None) -> dict[str, str]:
     """The environment git runs with: the parent's, without its ``GIT_*`` variables (but
-    :data:`KEPT_VARIABLES`), with no optional locks, no terminal prompt, no pager and C messages."""
+    :data:`KEPT_VARIABLES`), with no optional locks, no terminal prompt, no pager, C messages,
+    no lazy fetch and no transport, and ``PATH`` of its absolute directories only. With ``root``
+    (the work tree), the repository search stops at it."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("GIT_") or k.upper() in KEPT_VARIABLES}
     env.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"})
+    # A partial clone fetches missing objects from its promisor remote while computing a status,
+    # running the transport the repository's config names (remote.<name>.uploadpack,
+    # core.sshCommand, a remote helper): lazy fetching is off (git 2.44+) and no transport is
+    # allowed (older git).
+    env.update({"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": "none", "PATH": search_path()})
+    if root is not None and root.parent != root:
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     return env
 
 
-def _run(cwd: Path, args: Sequence[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    cwd: Path, args: Sequence[str], timeout: float, root: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = environment(root)
+    program = shutil.which("git", path=env["PATH"]) if env["PATH"] else None
+    if program is None:
+        raise FileNotFoundError("git was not found in the absolute directories of PATH")
     safe = [x for setting in SAFE_CONFIG for x in ("-c", setting)]
+    tree = [] if root is None else [f"--work-tree={root}"]
     return subprocess.run(
-        ["git", "--no-pager", *safe, *args],
+        [program, "--no-pager", *tree, *safe, *args],
         cwd=cwd,
         capture_output=True,
         timeout=timeout,
-        env=environment(),
+        env=env,
         stdin=subprocess.DEVNULL,
         check=False,
     )
 
 
-def run(workspace: Path, args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
-    """git ``args`` in ``workspace`` with :data:`SAFE_CONFIG`, or None when git could not be run or
-    did not finish within ``timeout`` seconds."""
+def run(
+    workspace: Path, args: list[str], timeout: float, *, root: Path | None = None
+) -> subprocess.CompletedProcess[bytes] | None:
+    """git ``args`` in ``workspace`` with :data:`SAFE_CONFIG` (and ``--work-tree=root`` when
+    ``root`` is given), or None when git could not be run or did not finish within ``timeout``
+    seconds."""
     try:
-        return _run(workspace, args, timeout)
+        return _run(workspace, args, timeout, root)
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-def filters_off(workspace: Path, timeout: float) -> list[str] | None:
+def filters_off(workspace: Path, timeout: float, *, root: Path | None = None) -> list[str] | None:
     """``-c`` options that switch off every filter command the repository's config names (reading
     the config runs nothing), or None when one cannot be switched off on a command line."""
     done = run(
-        workspace, ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], timeout
+        workspace,
+        ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+        timeout,
+        root=root,
     )
     if done is None or done.returncode not in (0, 1):
         return None

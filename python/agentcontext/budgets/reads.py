@@ -79,9 +79,9 @@ class FileReader:
             FileReadError: the read was refused (too large, binary, not UTF-8, past the end, ...);
                 its message is the answer to give the model.
         """
+        path = _path(path)
         real = os.path.realpath(self._target(path))
-        page: Page = self._page(path, real, offset, lines)
-        stat = os.stat(real)
+        page, stat = self._page(path, real, offset, lines)
         self.reads += 1
         key = (real, offset, lines)
         previous = self._seen.get(key)
@@ -107,11 +107,20 @@ class FileReader:
     def _target(self, path: str | os.PathLike[str]) -> str | os.PathLike[str]:
         return path if self.root is None else os.path.join(self.root, path)
 
-    def _page(self, path: str | os.PathLike[str], real: str, offset: int | None, lines: int | None) -> Page:
-        """The page of ``path``; with a root, of the file at ``real`` opened and checked inside it."""
-        if self.root is None:
-            return read_page(path, offset, lines, **self.limits)
+    def _page(
+        self, path: str | os.PathLike[str], real: str, offset: int | None, lines: int | None
+    ) -> tuple[Page, os.stat_result]:
+        """The page of ``path`` and the status of the file read; with a root, of the file at
+        ``real`` opened and checked inside it."""
         shown = os.fspath(path)
+        if self.root is None:
+            page = read_page(path, offset, lines, **self.limits)
+            try:  # the file read (`real` can be a name the system shows for it: `/tmp/x (deleted)`)
+                return page, os.stat(path)
+            except OSError as exc:  # gone meanwhile
+                raise FileReadError(
+                    f"{one_line(shown)} changed while being read ({exc.strerror}); it was not read.", shown, "io"
+                ) from None
         if not inside(real, self.root):
             raise FileReadError(
                 f"{one_line(shown)} is outside {self.root} (it leads to {one_line(real)}); only files inside it "
@@ -138,11 +147,13 @@ class FileReader:
                     shown,
                     "outside_root",
                 )
-            proc = f"/proc/self/fd/{fd}"
-            if not os.path.exists(proc):
-                return self._checked_page(shown, real, offset, lines)
+            # The page is read through the descriptor that was checked: /proc/self/fd/N (Linux), or
+            # /dev/fd/N (macOS, the BSDs); only where neither exists, by path and checked after.
+            proc = next((p for p in (f"/proc/self/fd/{fd}", f"/dev/fd/{fd}") if os.path.exists(p)), None)
+            if proc is None:
+                return self._checked_page(shown, real, offset, lines), os.fstat(fd)
             try:
-                return read_page(proc, offset, lines, **self.limits)  # exactly the file checked
+                return read_page(proc, offset, lines, **self.limits), os.fstat(fd)  # exactly the file checked
             except FileReadError as exc:
                 raise FileReadError(str(exc).replace(proc, shown), shown, exc.kind) from None
         finally:
@@ -175,6 +186,18 @@ class FileReader:
         if path is None:
             self._seen.clear()
             return
-        real = os.path.realpath(self._target(path))
+        real = os.path.realpath(self._target(_path(path)))
         for key in [k for k in self._seen if k[0] == real]:
             del self._seen[key]
+
+
+def _path(path: Any) -> str:
+    """``path`` as text; a path that is not text is an ArgumentTypeError and one holding a NUL
+    character (which no file name can) a FileReadError, as :func:`agentcontext.read_page` has it,
+    instead of the TypeError / ValueError of the path functions."""
+    shown = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if not isinstance(shown, str):
+        raise ArgumentTypeError(f"path must be a str or an os.PathLike, got {type(shown).__name__} {shown!r:.80}")
+    if "\0" in shown:
+        raise FileReadError(f"Cannot read {one_line(shown)}: a file name cannot hold a NUL character.", shown, "io")
+    return shown

@@ -51,10 +51,12 @@ def read_text(path: Path, max_bytes: int, *, root: str | None = None, within: st
     target: str | Path = path
     flags = _FLAGS
     if root is not None:
-        why = outside_reason(path, root, within)
+        # Resolved once: the path checked is the path opened (a second resolution could meet a
+        # symlink swapped in meanwhile).
+        target, flags = os.path.realpath(path), _FLAGS | _NOFOLLOW
+        why = outside_reason(path, root, within, target)
         if why is not None:
             return ReadText(None, why)
-        target, flags = os.path.realpath(path), _FLAGS | _NOFOLLOW
     try:
         kind = _kind(os.stat(target).st_mode)
     except OSError as exc:

@@ -22,7 +22,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentcontext import _checks
 from agentcontext._containment import real_root
 from agentcontext._core import Conversation, truncate
-from agentcontext._paths import inside
 from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
@@ -205,9 +204,7 @@ class FileContains:
     text: str | None = None
 
     def check(self, conversation: Conversation, workspace: Path) -> tuple[bool, str]:
-        target, why = inside(workspace, self.path)
-        if target is None:
-            return False, f"{self.path} {why}; not read"
+        target = workspace / self.path
         if not os.path.lexists(target):
             return False, f"{self.path} does not exist"
         got = read_text(target, 16 << 20, root=real_root(workspace))

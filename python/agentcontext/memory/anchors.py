@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import copy
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentcontext._containment import real_root
 from agentcontext._core import count_tokens, truncate
-from agentcontext._paths import inside
+from agentcontext.compiler._files import read_text
 from agentcontext.errors import BudgetError, OptionError
 from agentcontext.types import Encoding
 
@@ -76,26 +76,16 @@ class WorkspaceAnchors:
         return path.parent if path.is_absolute() else self._cwd
 
     def _read(self, path: Path) -> str | None:
-        """The file's text, None when it does not exist; a one-line reason when it cannot be used."""
-        real, why = inside(self._root(path), path)
-        if real is None:
-            return f"(not re-attached: {why})"
-        try:
-            # The real path has no symlink left in it: one swapped in since is not followed.
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
+        """The file's text, None when it does not exist; a one-line reason when it cannot be used
+        (a path or symlink leading out of the root, a FIFO, a device, over ``max_bytes``)."""
+        root = self._root(path)
+        target = path if path.is_absolute() else root / path
+        if not os.path.lexists(target):
             return None
-        except OSError as exc:
-            return f"(not re-attached: {exc.strerror})"
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            return "(not re-attached: not a regular file)"
-        with os.fdopen(fd, "rb") as f:
-            if st.st_size > self.max_bytes:
-                return f"(not re-attached: {st.st_size:,} bytes, over the {self.max_bytes:,}-byte limit)"
-            data = f.read(self.max_bytes + 1)
-        return data.decode("utf-8", errors="replace")
+        got = read_text(target, self.max_bytes, root=real_root(root))
+        if got.text is None:
+            return f"(not re-attached: {got.problem})"
+        return got.text
 
     def messages(self) -> list[dict[str, Any]]:
         """The anchor messages to put after a compaction's summary (OpenAI/JSONL user messages).
