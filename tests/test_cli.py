@@ -254,3 +254,13 @@ def test_a_command_imports_only_what_it_needs() -> None:
         assert f"    {command}" in listed, command
     bad = run("nope")
     assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr and "prompt" in bad.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    import agentcontext as ac
+
+    out = run("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"agentcontext {ac.__version__}\n"
+    assert ac.__version__ and ac.__version__[0].isdigit()
+    assert "--version" in run("--help").stdout

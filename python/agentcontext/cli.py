@@ -13,6 +13,7 @@
   (:mod:`agentcontext.sessions.cli`).
 - ``agentcontext prompt [--workspace DIR] [--mode default|plan] [--skills DIR]...``: the compiled
   system prompt, tool catalog and tokens per section (:mod:`agentcontext.compiler.cli`).
+- ``agentcontext --version`` prints ``agentcontext`` and the version.
 
 The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agentcontext import Conversation
+from agentcontext import Conversation, __version__
 from agentcontext.errors import AgentContextError, OptionError
 from agentcontext.types import Encoding, FormatOrAuto
 
@@ -99,6 +100,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"agentcontext {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if wanted("inspect"):
         _add_inspect(sub)
