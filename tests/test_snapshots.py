@@ -541,3 +541,10 @@ def test_a_store_opened_for_reading_without_history_can_still_save(tmp_path: Pat
     assert reader.history()[0].turn == 1 and len(reader.history()) == 1
     reader.save(Snapshot(conv, turn=2))
     assert [i.turn for i in reader.history()] == [2, 1]
+
+
+def test_cli_list_on_a_file_says_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert main(["sessions", "list", str(plain)]) == 2
+    assert capsys.readouterr().err == f"agentcontext: error: {plain}: not a directory\n"

@@ -88,6 +88,8 @@ def _stores(directory: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     if _is_store(directory):
         return [directory], []
     if not directory.is_dir():
+        if directory.exists():
+            raise SnapshotError(f"{directory}: not a directory", str(directory), "io")
         raise SnapshotError(f"{directory}: no such directory", str(directory), "not_found")
     stores: list[Path] = []
     unlisted: list[tuple[Path, str]] = []
