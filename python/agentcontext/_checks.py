@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,3 +67,19 @@ def count_map(name: str, value: Any) -> dict[str, int]:
             raise ArgumentTypeError(f"{name} keys must be names (str), got {_shown(key)}")
         out[key] = count(f"{name}[{key!r}]", item)
     return out
+
+
+def file_name(name: str, value: Any) -> Any:
+    """``value``, a path (``str`` or ``os.PathLike``), checked to be a name the file system can take:
+    one holding a lone surrogate (outside surrogateescape's range) is an :class:`OptionError`
+    naming the argument (every ``os`` call on it raises a bare ``UnicodeEncodeError``). A value of
+    another type is returned as it is, for the caller's own type check."""
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise OptionError(f"{name} is not a valid file name: it holds a lone surrogate, got {shown}") from None
+    except TypeError:
+        pass
+    return value

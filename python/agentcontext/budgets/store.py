@@ -9,6 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentcontext import _checks
 from agentcontext._deprecation import renamed
 from agentcontext.errors import OptionError, RecallError
 
@@ -49,7 +50,7 @@ class ResultStore:
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
+        self.directory = Path(_checks.file_name("directory", directory))
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

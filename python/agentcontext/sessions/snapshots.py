@@ -209,7 +209,7 @@ class SnapshotStore:
         self.max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
         if not isinstance(directory, str | os.PathLike):
             raise OptionError(f"directory must be a path, got {type(directory).__name__}")
-        self.directory = Path(directory).absolute()
+        self.directory = Path(_checks.file_name("directory", directory)).absolute()
         for path in (self.directory, self.directory / "history"):
             if path.is_symlink():
                 raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
