@@ -306,3 +306,19 @@ def test_compact_to_a_larger_format_over_the_budget_does_not_fit(tmp_path: Path)
     assert not report["fits"]
     assert report["reason"].startswith(f"written in openai format the output is {written:,} tokens, over the budget")
     assert out.stderr.count("\n") == 1 and "cannot be met: written in openai format" in out.stderr
+
+
+def test_a_missing_directory_reads_without_the_os_error_code(tmp_path: Path) -> None:
+    # "cannot list the memory directory …: No such file or directory (os error 2)": Rust's io::Error
+    # text, code and all, reached the one line the CLI prints.
+    missing = tmp_path / "missing"
+    for command in (["memory", "index", str(missing)], ["memory", "search", str(missing), "x"]):
+        out = run(*command)
+        assert out.returncode == 2
+        assert (
+            out.stderr
+            == f"agentcontext: error: cannot list the memory directory {missing}: No such file or directory\n"
+        )
+    out = run("search", str(tmp_path / "missing.jsonl"), "x")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "No such file or directory" in out.stderr and "os error" not in out.stderr
