@@ -28,7 +28,7 @@ pub enum Error {
     },
 
     /// A transcript file could not be read at all.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", io_reason(.source))]
     Io {
         path: String,
         #[source]
@@ -96,6 +96,20 @@ impl fmt::Display for Location {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What an I/O error says, for a message a user reads: "No such file or directory", without the
+/// " (os error 2)" Rust's `Display` appends to an operating-system error (the code is kept on the
+/// error, as `errno` of the Python exception that carries it).
+#[must_use]
+pub fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match err.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .map_or_else(|| text.clone(), str::to_owned),
+        None => text,
+    }
+}
+
 impl Error {
     pub(crate) fn invalid(index: usize, reason: impl Into<String>) -> Self {
         Error::InvalidMessage {
@@ -120,5 +134,24 @@ impl Error {
             },
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_reason_drops_the_os_error_suffix() {
+        let err = std::io::Error::from_raw_os_error(2);
+        assert!(err.to_string().ends_with(" (os error 2)"), "{err}");
+        assert_eq!(io_reason(&err), "No such file or directory");
+        let io = Error::Io {
+            path: "a.json".to_owned(),
+            source: err,
+        };
+        assert_eq!(io.to_string(), "a.json: No such file or directory");
+        let custom = std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a FIFO");
+        assert_eq!(io_reason(&custom), "is a FIFO");
     }
 }

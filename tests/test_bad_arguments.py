@@ -34,10 +34,11 @@ import pytest
 
 import agentcontext as ac
 from agentcontext import errors, importers
-from agentcontext._core import search_log
+from agentcontext._core import check_memory_record, search_log
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.compaction import CompactionPolicy, Compactor
 from agentcontext.memory import conversation_search
+from agentcontext.sessions import SnapshotStore
 
 from .llm_server import LLMServer
 
@@ -685,3 +686,102 @@ def test_a_lone_surrogate_is_a_typed_error_naming_the_text(call: Callable[[str],
     # It cannot be UTF-8; it was a bare UnicodeEncodeError.
     with pytest.raises(ac.errors.OptionError, match="text is not valid Unicode: it holds a lone surrogate"):
         call("a\ud800b")
+
+
+def _log(tmp: Path) -> str:
+    (tmp / "log.jsonl").write_text("")
+    return str(tmp / "log.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda s, tmp: ac.json_path(s, "$"), "text"),
+        (lambda s, tmp: ac.json_path('{"a": 1}', f"$.{s}"), "path"),
+        (lambda s, tmp: ac.truncate("x" * 100, 10, recall_id=s), "recall_id"),
+        (lambda s, tmp: ac.truncate("x" * 100, 10, path=s), "path"),
+        (lambda s, tmp: ac.Conversation([]).stats(encoding=s), "encoding"),
+        (lambda s, tmp: ac.Conversation([]).clear_tool_results(exclude_tools=["ok", s]), "exclude_tools[1]"),
+        (lambda s, tmp: ac.Conversation([]).clearable_tokens(exclude_tools=[s]), "exclude_tools[0]"),
+        (lambda s, tmp: ac.Conversation([]).dedup_reads([s]), "read_only_tools[0]"),
+        (lambda s, tmp: ac.MemoryIndex(tmp).get(s), "name"),
+        (lambda s, tmp: ac.MemoryIndex(tmp).search(s), "query"),
+        (lambda s, tmp: search_log(_log(tmp), s), "query"),
+        (lambda s, tmp: check_memory_record(s, "x"), "file"),
+        (lambda s, tmp: check_memory_record("a.md", s), "text"),
+    ],
+    ids=[
+        "json_path_text",
+        "json_path_path",
+        "truncate_recall_id",
+        "truncate_path",
+        "stats_encoding",
+        "clear_tool_results",
+        "clearable_tokens",
+        "dedup_reads",
+        "memory_index_get",
+        "memory_index_search",
+        "search_log",
+        "check_memory_record_file",
+        "check_memory_record_text",
+    ],
+)
+def test_a_lone_surrogate_in_any_text_argument_is_a_typed_error(
+    call: Callable[[str, Path], Any], argument: str, tmp_path: Path
+) -> None:
+    # These took the str as pyo3 converts it: a bare UnicodeEncodeError, outside AgentContextError.
+    with pytest.raises(ac.errors.OptionError) as info:
+        call("a\ud800b", tmp_path)
+    assert str(info.value).startswith(f"{argument} is not valid Unicode: it holds a lone surrogate"), info.value
+
+
+def test_a_text_argument_of_the_wrong_type_is_an_argument_type_error() -> None:
+    with pytest.raises(ac.errors.ArgumentTypeError, match="path must be a string, got int 3"):
+        ac.json_path("{}", 3)  # type: ignore[arg-type]
+    with pytest.raises(ac.errors.ArgumentTypeError, match="exclude_tools must be a list of strings, got str 'bash'"):
+        ac.Conversation([]).clearable_tokens(exclude_tools="bash")  # type: ignore[arg-type]
+    with pytest.raises(ac.errors.ArgumentTypeError, match=r"exclude_tools\[0\] must be a string, got int 1"):
+        ac.Conversation([]).clearable_tokens(exclude_tools=[1])  # type: ignore[list-item]
+    # What was accepted still is.
+    assert ac.Conversation([]).clearable_tokens(exclude_tools=("a", "b")) == 0
+    assert ac.Conversation([]).stats(encoding=None)["tokens"] == 0
+    assert ac.json_path('{"a": [1, 2]}', "$.a[1]") == "2"
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda p: ac.SessionLog(p), "path"),
+        (lambda p: importers.load(p), "path"),
+        (lambda p: ac.ResultStore(p), "directory"),
+        (lambda p: ac.MemoryStore(directory=p), "directory"),
+        (lambda p: ac.MemoryStore(p), "project_root"),
+        (lambda p: ac.MemoryStore(Path("/tmp"), root=p), "root"),
+        (lambda p: SnapshotStore(p), "directory"),
+        (lambda p: ac.MemoryIndex(p), "directory"),
+        (lambda p: ac.read_page(p), "path"),
+        (lambda p: ac.Conversation.from_file(p), "path"),
+    ],
+    ids=[
+        "SessionLog",
+        "importers.load",
+        "ResultStore",
+        "MemoryStore_directory",
+        "MemoryStore_project_root",
+        "MemoryStore_root",
+        "SnapshotStore",
+        "MemoryIndex",
+        "read_page",
+        "from_file",
+    ],
+)
+@pytest.mark.parametrize("as_path", [False, True], ids=["str", "Path"])
+def test_a_path_holding_a_lone_surrogate_is_a_typed_error(
+    call: Callable[[Any], Any], argument: str, as_path: bool, tmp_path: Path
+) -> None:
+    # Every os call on such a name raised a bare UnicodeEncodeError; the core said of a Path that it
+    # "must be a str or an os.PathLike".
+    name = str(tmp_path / "a\ud800b")
+    with pytest.raises(ac.errors.OptionError, match=f"^{argument} is not a valid file name: it holds a lone surrogate"):
+        call(Path(name) if as_path else name)
+    assert os.listdir(tmp_path) == []  # nothing was created

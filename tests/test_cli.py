@@ -254,3 +254,71 @@ def test_a_command_imports_only_what_it_needs() -> None:
         assert f"    {command}" in listed, command
     bad = run("nope")
     assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr and "prompt" in bad.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    import agentcontext as ac
+
+    out = run("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"agentcontext {ac.__version__}\n"
+    assert ac.__version__ and ac.__version__[0].isdigit()
+    assert "--version" in run("--help").stdout
+
+
+def test_compact_reports_the_tokens_of_what_it_wrote(tmp_path: Path) -> None:
+    # `--to anthropic` reported tokens_after in the source format (37,239 tokens at 100%) while the
+    # file it wrote reads back as 36,742: the report is of what was written, in the format written.
+    import agentcontext as ac
+
+    for target in ("anthropic", "openai", "responses", "jsonl"):
+        out_file = tmp_path / f"{target}.jsonl"
+        out = run("compact", str(EXAMPLE), "--budget", "100%", "--to", target, "-o", str(out_file), "--json")
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        reread = ac.Conversation.from_file(out_file, format=target).tokens
+        assert report["tokens_after"] == report["output"]["tokens"] == reread, target
+        assert report["fits"] and report["tokens_after"] <= report["budget"]
+    assert report["tokens_after"] == ac.Conversation.from_file(EXAMPLE).tokens  # openai to jsonl: the same count
+    anthropic = ac.Conversation.from_file(tmp_path / "anthropic.jsonl").tokens
+    assert anthropic != ac.Conversation.from_file(EXAMPLE).tokens  # the case the report got wrong
+    table = run("compact", str(EXAMPLE), "--budget", "100%", "--to", "anthropic", "-o", str(tmp_path / "a.jsonl"))
+    assert f"-> {anthropic:,} (fits)" in table.stdout
+    assert f"wrote 261 messages (anthropic, {anthropic:,} tokens)" in table.stdout
+
+
+def test_compact_to_a_larger_format_over_the_budget_does_not_fit(tmp_path: Path) -> None:
+    # Compacted as Anthropic messages to just under the budget, the same messages written as OpenAI
+    # Chat are more tokens: the written file is over the budget, so the budget is not met (exit 3).
+    import agentcontext as ac
+
+    source = tmp_path / "anthropic.jsonl"
+    source.write_text(
+        "".join(json.dumps(m) + "\n" for m in ac.Conversation.from_file(EXAMPLE).to_format("anthropic")),
+        encoding="utf-8",
+    )
+    out_file = tmp_path / "openai.jsonl"
+    out = run("compact", str(source), "--budget", "50%", "--to", "openai", "-o", str(out_file), "--json")
+    assert out.returncode == 3, out.stderr
+    report = json.loads(out.stdout)
+    written = ac.Conversation.from_file(out_file, format="openai").tokens
+    assert report["tokens_after"] == written > report["budget"] >= report["stages"][-1]["tokens_after"]
+    assert not report["fits"]
+    assert report["reason"].startswith(f"written in openai format the output is {written:,} tokens, over the budget")
+    assert out.stderr.count("\n") == 1 and "cannot be met: written in openai format" in out.stderr
+
+
+def test_a_missing_directory_reads_without_the_os_error_code(tmp_path: Path) -> None:
+    # "cannot list the memory directory …: No such file or directory (os error 2)": Rust's io::Error
+    # text, code and all, reached the one line the CLI prints.
+    missing = tmp_path / "missing"
+    for command in (["memory", "index", str(missing)], ["memory", "search", str(missing), "x"]):
+        out = run(*command)
+        assert out.returncode == 2
+        assert (
+            out.stderr
+            == f"agentcontext: error: cannot list the memory directory {missing}: No such file or directory\n"
+        )
+    out = run("search", str(tmp_path / "missing.jsonl"), "x")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "No such file or directory" in out.stderr and "os error" not in out.stderr

@@ -260,3 +260,25 @@ def test_a_provider_body_that_is_not_an_object_is_a_typed_error(body: bytes, wha
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_io_errors_read_as_text_without_the_os_error_code(tmp_path: Path) -> None:
+    # Rust's io::Error text ends in " (os error 2)"; it reached every message built from one.
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(errors.TranscriptReadError) as info:
+        ac.Conversation.from_file(missing)
+    assert str(info.value) == f"{missing}: No such file or directory"
+    assert info.value.errno == 2  # the code is still there, where code looks for it
+    with pytest.raises(errors.FileReadError) as read:
+        ac.read_page(missing)
+    assert str(read.value) == f"Cannot read {missing}: No such file or directory."
+    from agentcontext._core import search_log
+
+    with pytest.raises(errors.FileReadError) as searched:
+        search_log(missing, "x")
+    assert str(searched.value) == f"cannot read the session log {missing}: No such file or directory"
+    with pytest.raises(errors.FileReadError) as listed:
+        ac.MemoryIndex(tmp_path / "no-memory").refresh()
+    assert str(listed.value) == f"cannot list the memory directory {tmp_path / 'no-memory'}: No such file or directory"
+    for message in (info.value, read.value, searched.value, listed.value):
+        assert "os error" not in str(message)

@@ -473,3 +473,105 @@ def test_a_planted_lock_symlink_is_a_snapshot_error(tmp_path: Path) -> None:
         store.save(Snapshot(Conversation([{"role": "user", "content": "hi"}])))
     assert info.value.kind == "symlink"
     assert not outside.exists() and not store.current_path.exists()
+
+
+def test_a_current_json_that_is_a_directory_is_a_snapshot_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # os.fdopen refused the directory's descriptor: IsADirectoryError "Is a directory: 3" (the
+    # descriptor, not the path), outside SnapshotError; the CLI printed "3: Is a directory".
+    store = SnapshotStore(tmp_path / "s")
+    store.current_path.mkdir()
+    with pytest.raises(SnapshotError) as info:
+        store.load()
+    assert info.value.kind == "io"
+    assert str(info.value) == f"{store.current_path}: a directory, not a snapshot file"
+    with pytest.raises(SnapshotError, match="a directory, not a snapshot file"):
+        store.current()
+    assert main(["sessions", "show", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"agentcontext: error: {store.current_path}: a directory, not a snapshot file\n"
+    open_fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(SnapshotError):
+            store.load()
+    assert len(os.listdir("/proc/self/fd")) == open_fds  # the descriptor is closed on refusal
+
+
+def test_cli_list_finds_stores_at_any_depth_and_reports_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It looked one level down only, and one store without history/ (or with a current.json it
+    # could not read) made it exit 2 listing nothing.
+    from agentcontext.sessions.cli import MAX_DEPTH
+
+    root = tmp_path / "root"
+    conv = Conversation(CHAT, format="openai")
+    SnapshotStore(root / "alpha").save(Snapshot(conv, turn=3, reason="reply"))
+    SnapshotStore(root / "team" / "bob" / "s1").save(Snapshot(conv.slice(0, 2), turn=1))
+    SnapshotStore(root / "no-history").save(Snapshot(conv, turn=7))
+    (root / "no-history" / "history" / "00000001.json").unlink(missing_ok=True)
+    (root / "no-history" / "history").rmdir()
+    SnapshotStore(root / "broken").current_path.mkdir()
+    deep = root.joinpath(*[f"d{i}" for i in range(MAX_DEPTH)], "too-deep")
+    SnapshotStore(deep).save(Snapshot(conv))
+    outside = tmp_path / "outside"
+    SnapshotStore(outside).save(Snapshot(conv))
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "empty" / "dir").mkdir(parents=True)
+
+    assert main(["sessions", "list", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":", 1)[0] for line in out] == ["alpha", "broken", "no-history", "team/bob/s1"], out
+    assert out[0].startswith("alpha: turn 3, 5 messages")
+    assert out[1] == f"broken: unreadable: {root / 'broken' / 'current.json'}: a directory, not a snapshot file"
+    assert out[2].startswith("no-history: turn 7, 5 messages")
+    assert out[3].startswith("team/bob/s1: turn 1, 2 messages")
+
+    assert main(["sessions", "list", str(root), "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    assert [s["directory"] for s in sessions] == [
+        str(root / "alpha"),
+        str(root / "broken"),
+        str(root / "no-history"),
+        str(root / "team" / "bob" / "s1"),
+    ]
+    assert "a directory, not a snapshot file" in sessions[1]["error"]
+    assert [s.get("turn") for s in sessions] == [3, None, 7, 1]
+
+    # The store without history/ reads as one with an empty history; nothing is created.
+    assert main(["sessions", "show", str(root / "no-history"), "--history", "3"]) == 0
+    assert capsys.readouterr().out.startswith("current: turn 7")
+    assert not (root / "no-history" / "history").exists()
+    # The store on the edge of the depth is found from one level down.
+    assert main(["sessions", "list", str(root / "d0")]) == 0
+    assert capsys.readouterr().out.startswith("d1/d2/d3/too-deep: turn 0")
+
+
+def test_cli_show_on_a_directory_that_is_not_a_store_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It named DIR/history ("no such snapshot directory"), a path the user never gave.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main(["sessions", "show", str(plain)]) == 2
+    assert capsys.readouterr().err == f"agentcontext: error: {plain}: not a snapshot store (it holds no current.json)\n"
+    assert not (plain / "history").exists()
+
+
+def test_a_store_opened_for_reading_without_history_can_still_save(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "s")
+    conv = Conversation(CHAT, format="openai")
+    store.save(Snapshot(conv, turn=1))
+    (tmp_path / "s" / "history").rmdir()
+    reader = SnapshotStore(tmp_path / "s", create=False)
+    assert reader.history()[0].turn == 1 and len(reader.history()) == 1
+    reader.save(Snapshot(conv, turn=2))
+    assert [i.turn for i in reader.history()] == [2, 1]
+
+
+def test_cli_list_on_a_file_says_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert main(["sessions", "list", str(plain)]) == 2
+    assert capsys.readouterr().err == f"agentcontext: error: {plain}: not a directory\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -122,4 +123,20 @@ def text(name: str, value: str) -> str:
     where = lone_surrogate(value)
     if where is not None:
         raise OptionError(f"{name} is not valid Unicode text: a lone surrogate at {where}")
+    return value
+
+
+def file_name(name: str, value: Any) -> Any:
+    """``value``, a path (``str`` or ``os.PathLike``), checked to be a name the file system can take:
+    one holding a lone surrogate (outside surrogateescape's range) is an :class:`OptionError`
+    naming the argument (every ``os`` call on it raises a bare ``UnicodeEncodeError``). A value of
+    another type is returned as it is, for the caller's own type check."""
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise OptionError(f"{name} is not a valid file name: it holds a lone surrogate, got {shown}") from None
+    except TypeError:
+        pass
     return value

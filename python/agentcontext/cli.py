@@ -13,6 +13,7 @@
   (:mod:`agentcontext.sessions.cli`).
 - ``agentcontext prompt [--workspace DIR] [--mode default|plan] [--skills DIR]...``: the compiled
   system prompt, tool catalog and tokens per section (:mod:`agentcontext.compiler.cli`).
+- ``agentcontext --version`` prints ``agentcontext`` and the version.
 
 The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 """
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agentcontext import Conversation
+from agentcontext import Conversation, __version__
 from agentcontext.errors import AgentContextError, OptionError
 from agentcontext.types import Encoding, FormatOrAuto
 
@@ -99,6 +100,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"agentcontext {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if wanted("inspect"):
         _add_inspect(sub)
@@ -338,6 +340,7 @@ def compact_command(args: argparse.Namespace) -> int:
     result = Compactor(args.strategy, store=store).compact(conv, budget=budget, instructions=args.instructions)
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     report["repaired"] = repaired
+    fits = result.fits
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
@@ -346,10 +349,23 @@ def compact_command(args: argparse.Namespace) -> int:
                 f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
         except OSError as err:
             raise OptionError(f"cannot write -o {args.output}: {err.strerror or err}") from None
-        report["output"] = {"path": args.output, "format": target, "messages": len(messages)}
+        # The tokens of what was written, in the format it was written in (what reading the file
+        # back counts): another format renders the same messages in more or fewer tokens.
+        written = Conversation(messages, format=target, encoding=conv.encoding).tokens
+        report["output"] = {"path": args.output, "format": target, "messages": len(messages), "tokens": written}
+        if written != result.tokens_after:
+            report["tokens_after"] = written
+            report["fill"] = round(written / result.target, 4) if result.target else None
+            if fits and written > budget:
+                fits = False
+                report["fits"] = False
+                report["reason"] = (
+                    f"written in {target} format the output is {written:,} tokens, over the budget; "
+                    f"compacted in {conv.format} format it was {result.tokens_after:,}"
+                )
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
-    if not result.fits:
-        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {result.reason}", file=sys.stderr)
+    if not fits:
+        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {report['reason']}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     return 0
 
@@ -465,7 +481,7 @@ def format_compact(report: dict[str, Any]) -> str:
     )
     if report.get("output"):
         o = report["output"]
-        out.append(f"wrote {o['messages']:,} messages ({o['format']}) to {o['path']}")
+        out.append(f"wrote {o['messages']:,} messages ({o['format']}, {o['tokens']:,} tokens) to {o['path']}")
     if report["summary"]:
         out += ["", "summary:", report["summary"]]
     return "\n".join(out)

@@ -157,7 +157,7 @@ class SessionLog:
             raise OptionError(f"format must be one of {', '.join(_FORMATS)}; got {format!r}")
         if not isinstance(path, (str, os.PathLike)):
             raise OptionError(f"path must be a str or os.PathLike; got {type(path).__name__}")
-        self.path = Path(path)
+        self.path = Path(_checks.file_name("path", path))
         self.format: Format = format
         self.encoding: Encoding = encoding
         self.messages: list[list[dict[str, Any]]] = []

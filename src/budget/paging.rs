@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::count::text_counts;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, io_reason};
 use crate::files::{OpenError, human, open_regular};
 use crate::tokens::Encoding;
 
@@ -93,7 +93,7 @@ fn refuse(path: &Path, kind: &'static str, message: String) -> Error {
 pub fn read_page(path: &Path, offset: Option<usize>, limit: Option<usize>, limits: &ReadLimits) -> Result<Page> {
     let shown = path.display().to_string();
     let (file, meta) = open_regular(path).map_err(|e| match e {
-        OpenError::Io(e) => refuse(path, "io", format!("Cannot read {shown}: {e}.")),
+        OpenError::Io(e) => refuse(path, "io", format!("Cannot read {shown}: {}.", io_reason(&e))),
         OpenError::Directory => refuse(
             path,
             "directory",
@@ -124,7 +124,7 @@ pub fn read_page(path: &Path, offset: Option<usize>, limit: Option<usize>, limit
     (&file)
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
-        .map_err(|e| refuse(path, "io", format!("Cannot read {shown}: {e}.")))?;
+        .map_err(|e| refuse(path, "io", format!("Cannot read {shown}: {}.", io_reason(&e))))?;
     if head.contains(&0) {
         return Err(refuse(path, "binary", binary_message(&shown, meta.len())));
     }
@@ -281,7 +281,7 @@ fn read_line<R: BufRead>(
     keep_bytes: u64,
     budget: &mut u64,
 ) -> std::result::Result<ReadLine, (&'static str, String)> {
-    let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {e}."));
+    let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {}.", io_reason(&e)));
     let line_start = scan.pos;
     let mut prefix = Vec::new();
     let mut cap = keep_bytes;
@@ -381,7 +381,7 @@ fn page_from<R: BufRead>(
     limit: Option<usize>,
     limits: &ReadLimits,
 ) -> std::result::Result<Page, (&'static str, String)> {
-    let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {e}."));
+    let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {}.", io_reason(&e)));
     let mut scan = Scan {
         reader,
         pos: 0,

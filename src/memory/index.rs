@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::record::{self, Kind, MAX_RECORD_BYTES, Record};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, io_reason};
 use crate::search::{Query, Scored};
 
 /// Identity and version of a file as the directory reports it; a file is read again when any of
@@ -111,7 +111,7 @@ fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<String, Stri
             meta.len()
         ));
     }
-    let mut file = open_no_follow(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut file = open_no_follow(path).map_err(|e| format!("cannot open: {}", io_reason(&e)))?;
     let expected = meta.len() as usize;
     let mut bytes = vec![0u8; expected + 1];
     let mut filled = 0;
@@ -122,7 +122,7 @@ fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<String, Stri
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) => return Err(format!("cannot read: {e}")),
+            Err(e) => return Err(format!("cannot read: {}", io_reason(&e))),
         }
     }
     if filled > expected {
@@ -131,7 +131,7 @@ fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<String, Stri
         (&mut file)
             .take(MAX_RECORD_BYTES + 1 - filled as u64)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read: {e}"))?;
+            .map_err(|e| format!("cannot read: {}", io_reason(&e)))?;
         if bytes.len() as u64 > MAX_RECORD_BYTES {
             return Err(format!("over the {MAX_RECORD_BYTES}-byte limit for a record"));
         }
@@ -171,7 +171,12 @@ fn scan(entry: &fs::DirEntry, file: &str, previous: Option<&Entry>) -> Scan {
     let meta = match entry.metadata() {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Scan::Gone,
-        Err(e) => return Scan::Changed((Stamp::default_for_error(), Err(format!("cannot stat: {e}")))),
+        Err(e) => {
+            return Scan::Changed((
+                Stamp::default_for_error(),
+                Err(format!("cannot stat: {}", io_reason(&e))),
+            ));
+        }
     };
     let stamp = Stamp::of(&meta);
     if previous.is_some_and(|prev| prev.0 == stamp) {
@@ -219,7 +224,11 @@ impl MemoryIndex {
         let fail = |e: std::io::Error| Error::FileRead {
             path: self.dir.display().to_string(),
             kind: "io",
-            message: format!("cannot list the memory directory {}: {e}", self.dir.display()),
+            message: format!(
+                "cannot list the memory directory {}: {}",
+                self.dir.display(),
+                io_reason(&e)
+            ),
         };
         let listing = fs::read_dir(&self.dir).map_err(fail)?;
         let mut listed = Vec::new();

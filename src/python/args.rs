@@ -177,13 +177,60 @@ macro_rules! string_extractors {
     };
 }
 
-string_extractors!(text, encoding, format, strategy, unit, target, source, to, name);
+string_extractors!(
+    text, encoding, format, strategy, unit, target, source, to, name, path, query, file
+);
+
+extractors!(optional_string -> Option<String>, |obj, name| if obj.is_none() {
+        Ok(None)
+    } else {
+        super::string(obj, name).map(|s| Some(s.to_owned()))
+    };
+    recall_id, path, encoding);
+
+/// A list (any sequence but a `str`) of `str`, each checked as `name[i]`.
+fn strings(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
+    let not_a_list = || ArgumentTypeError::new_err(format!("{name} must be a list of strings, got {}", typed(obj)));
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(not_a_list());
+    }
+    let items: Vec<Bound<'_, PyAny>> = obj.extract().map_err(|_| not_a_list())?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| string(item, &format!("{name}[{i}]")).map(str::to_owned))
+        .collect()
+}
+
+extractors!(string_list -> Vec<String>, |obj, name| super::strings(obj, name); exclude_tools, read_only_tools);
 
 /// A file path argument: a `str` or an `os.PathLike` (as `open` takes), anything else an
-/// `ArgumentTypeError` naming the argument (pyo3's own conversion raises a bare `TypeError`).
+/// `ArgumentTypeError` naming the argument (pyo3's own conversion raises a bare `TypeError`). A
+/// `str` (or a path object's `str`) that is no file name — a lone surrogate outside
+/// surrogateescape's range — is an `OptionError` saying so (pyo3 raised a bare `UnicodeEncodeError`).
+fn file_path(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<std::path::PathBuf> {
+    obj.extract::<std::path::PathBuf>().map_err(|_| {
+        let fspath = obj
+            .py()
+            .import("os")
+            .and_then(|os| os.getattr("fspath"))
+            .and_then(|fspath| fspath.call1((obj,)));
+        match fspath {
+            Ok(text) if text.is_instance_of::<pyo3::types::PyString>() => OptionError::new_err(format!(
+                "{name} is not a valid file name: it holds a lone surrogate, got {}",
+                shown(obj)
+            )),
+            _ => ArgumentTypeError::new_err(format!("{name} must be a str or an os.PathLike, got {}", typed(obj))),
+        }
+    })
+}
+
 pub(crate) fn path(obj: &Bound<'_, PyAny>) -> PyResult<std::path::PathBuf> {
-    obj.extract::<std::path::PathBuf>()
-        .map_err(|_| ArgumentTypeError::new_err(format!("path must be a str or an os.PathLike, got {}", typed(obj))))
+    file_path(obj, "path")
+}
+
+pub(crate) fn directory(obj: &Bound<'_, PyAny>) -> PyResult<std::path::PathBuf> {
+    file_path(obj, "directory")
 }
 
 /// A message position for `conv[index]`: any int (negative counts from the end; one outside the

@@ -92,8 +92,8 @@ pub fn truncate(
     #[pyo3(from_py_with = super::args::string::strategy)] strategy: &str,
     #[pyo3(from_py_with = super::args::fraction::head_share)] head_share: f64,
     #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
-    recall_id: Option<String>,
-    path: Option<String>,
+    #[pyo3(from_py_with = super::args::optional_string::recall_id)] recall_id: Option<String>,
+    #[pyo3(from_py_with = super::args::optional_string::path)] path: Option<String>,
     count_omitted_tokens: bool,
     not_stored: bool,
 ) -> PyResult<PyTruncation> {
@@ -148,7 +148,11 @@ pub fn json_preview(
 /// The value at a JSON path (`$`, `.key`, `['key']`, `[n]`, `[-n]`, `[*]`) in a JSON text.
 #[pyfunction]
 #[pyo3(signature = (text, path, /))]
-pub fn json_path(py: Python<'_>, text: &str, path: &str) -> PyResult<String> {
+pub fn json_path(
+    py: Python<'_>,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+    #[pyo3(from_py_with = super::args::string::path)] path: &str,
+) -> PyResult<String> {
     Ok(py.detach(|| budget::json_path::query(text, path))?)
 }
 

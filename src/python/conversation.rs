@@ -236,8 +236,13 @@ impl PyConversation {
 
     /// All totals as a dict, under this conversation's encoding or another one.
     #[pyo3(signature = (encoding = None))]
-    fn stats<'py>(&self, py: Python<'py>, encoding: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
-        let enc = encoding.map(Encoding::parse).transpose()?;
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+    fn stats<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::optional_string::encoding)] encoding: Option<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let enc = encoding.as_deref().map(Encoding::parse).transpose()?;
         let (t, enc) = py.detach(|| {
             self.with(|c| {
                 let enc = enc.unwrap_or(c.encoding());
@@ -388,7 +393,7 @@ impl PyConversation {
         py: Python<'py>,
         #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
         #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
-        exclude_tools: Vec<String>,
+        #[pyo3(from_py_with = super::args::string_list::exclude_tools)] exclude_tools: Vec<String>,
         clear_tool_inputs: bool,
         #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
         keep_thinking: bool,
@@ -424,7 +429,7 @@ impl PyConversation {
         py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
         #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
-        exclude_tools: Vec<String>,
+        #[pyo3(from_py_with = super::args::string_list::exclude_tools)] exclude_tools: Vec<String>,
     ) -> usize {
         let exclude = exclude_tools.into_iter().collect();
         let protection = Protection {
@@ -440,7 +445,7 @@ impl PyConversation {
     fn dedup_reads<'py>(
         &self,
         py: Python<'py>,
-        read_only_tools: Vec<String>,
+        #[pyo3(from_py_with = super::args::string_list::read_only_tools)] read_only_tools: Vec<String>,
         #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let tools = read_only_tools.into_iter().collect();

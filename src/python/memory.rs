@@ -45,7 +45,7 @@ impl PyMemoryIndex {
 impl PyMemoryIndex {
     #[new]
     #[pyo3(signature = (directory, /))]
-    fn new(directory: PathBuf) -> Self {
+    fn new(#[pyo3(from_py_with = super::args::directory)] directory: PathBuf) -> Self {
         PyMemoryIndex {
             inner: Mutex::new(MemoryIndex::new(directory.clone())),
             directory,
@@ -84,7 +84,11 @@ impl PyMemoryIndex {
     }
 
     #[pyo3(signature = (name, /))]
-    fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::string::name)] name: &str,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let record = py.detach(|| self.lock().get(name).cloned());
         record.map(|r| record_dict(py, &r, true)).transpose()
     }
@@ -97,7 +101,7 @@ impl PyMemoryIndex {
     fn search<'py>(
         &self,
         py: Python<'py>,
-        query: &str,
+        #[pyo3(from_py_with = super::args::string::query)] query: &str,
         regex: bool,
         #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
         #[pyo3(from_py_with = super::args::positive::snippet_chars)] snippet_chars: usize,
@@ -138,7 +142,10 @@ impl PyMemoryIndex {
 /// Why `text` is not a valid record file named `file`, or None when it is.
 #[pyfunction]
 #[pyo3(signature = (file, text, /))]
-pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
+pub fn check_memory_record(
+    #[pyo3(from_py_with = super::args::string::file)] file: &str,
+    #[pyo3(from_py_with = super::args::string::text)] text: &str,
+) -> Option<String> {
     crate::memory::record::parse(file, text, text.len() as u64).err()
 }
 
@@ -149,7 +156,7 @@ pub fn check_memory_record(file: &str, text: &str) -> Option<String> {
 pub fn search_log<'py>(
     py: Python<'py>,
     #[pyo3(from_py_with = super::args::path)] path: PathBuf,
-    query: &str,
+    #[pyo3(from_py_with = super::args::string::query)] query: &str,
     regex: bool,
     #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
     #[pyo3(from_py_with = super::args::positive::snippet_chars)] snippet_chars: usize,

@@ -280,7 +280,7 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions) -> Result<
     let io = |e: std::io::Error| Error::FileRead {
         path: shown.clone(),
         kind: "io",
-        message: format!("cannot read the session log {shown}: {e}"),
+        message: format!("cannot read the session log {shown}: {}", crate::error::io_reason(&e)),
     };
     let file = crate::memory::index::open_no_follow(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;

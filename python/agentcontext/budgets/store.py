@@ -50,7 +50,7 @@ class ResultStore:
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
+        self.directory = Path(_checks.file_name("directory", directory))
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

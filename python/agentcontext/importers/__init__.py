@@ -95,6 +95,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, cast
 
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, SessionSelectionError, TranscriptError, UnknownFormatError
 from agentcontext.importers._builder import NO_RESULT, Imported
@@ -259,7 +260,7 @@ def load(
     """
     if not isinstance(cache, bool):
         raise OptionError(f"cache must be True or False, got {type(cache).__name__}")
-    p = Path(os.fspath(path))
+    p = Path(os.fspath(_checks.file_name("path", path)))
     if not cache:
         return _pick(_load_all(p, format, max_bytes), session, p)
     return _pick(_load_cached(p, format, max_bytes), session, p).slice(0)

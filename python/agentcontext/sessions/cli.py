@@ -1,7 +1,9 @@
 """The ``agentcontext sessions`` commands: look at saved sessions before resuming one.
 
-- ``agentcontext sessions list DIR [--json]``: every snapshot store in DIR (DIR itself, or its
-  subdirectories holding a ``current.json``), one line each: turn, messages, tokens, mode, goal.
+- ``agentcontext sessions list DIR [--json]``: every snapshot store in DIR (DIR itself, or the
+  directories under it holding a ``current.json``, down to :data:`MAX_DEPTH` levels, symlinks not
+  followed), one line each: turn, messages, tokens, mode, goal. A store that cannot be read is
+  listed with the reason, the others still are.
 - ``agentcontext sessions show DIR [--history N] [--json]``: one store's current snapshot and the N
   newest in its history: when and why each was taken, tokens, turns, mode, goal, last compaction.
 
@@ -12,13 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from agentcontext.errors import OptionError, SnapshotError
 from agentcontext.sessions.snapshots import SnapshotInfo, SnapshotStore
 
-__all__ = ["add_commands", "run"]
+__all__ = ["MAX_DEPTH", "add_commands", "run"]
+
+#: How many directory levels below DIR ``sessions list`` looks for stores.
+MAX_DEPTH = 4
 
 
 def add_commands(sub: Any) -> None:
@@ -69,39 +75,79 @@ def _line(info: SnapshotInfo, name: str) -> str:
     )
 
 
-def _stores(directory: Path) -> list[Path]:
-    if (directory / "current.json").exists():
-        return [directory]
+def _is_store(directory: Path) -> bool:
+    """Whether ``directory`` holds an entry named ``current.json`` (of any kind: one that is not a
+    readable snapshot makes a store listed as unreadable, not a directory skipped)."""
+    return os.path.lexists(directory / "current.json")
+
+
+def _stores(directory: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The stores in ``directory`` (itself, or any directory under it down to :data:`MAX_DEPTH`
+    levels; a store's own subdirectories and symlinks are not entered), sorted, and the
+    directories that could not be listed with why."""
+    if _is_store(directory):
+        return [directory], []
     if not directory.is_dir():
+        if directory.exists():
+            raise SnapshotError(f"{directory}: not a directory", str(directory), "io")
         raise SnapshotError(f"{directory}: no such directory", str(directory), "not_found")
-    return sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink() and (p / "current.json").exists())
+    stores: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
+    level = [directory]
+    for _ in range(MAX_DEPTH):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as entries:
+                    subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+            except OSError as exc:
+                unlisted.append((folder, f"cannot be listed: {exc.strerror or exc}"))
+                continue
+            for sub in subdirs:
+                (stores if _is_store(sub) else below).append(sub)
+        level = below
+    return sorted(stores), unlisted
+
+
+def _name(path: Path, directory: Path) -> str:
+    """How a store is named in the listing: its path under DIR (DIR's own name when DIR is one)."""
+    return path.name if path == directory else path.relative_to(directory).as_posix()
+
+
+def _list(directory: Path, as_json: bool) -> int:
+    stores, unlisted = _stores(directory)
+    rows: list[tuple[Path, SnapshotInfo | None, str | None]] = []
+    for path in stores:
+        try:
+            rows.append((path, SnapshotStore(path, create=False).info(0), None))
+        except SnapshotError as exc:
+            rows.append((path, None, str(exc)))
+    rows += [(path, None, reason) for path, reason in unlisted]
+    if as_json:
+        out = [{"directory": str(p), **(i.to_json() if i is not None else {"error": e})} for p, i, e in rows]
+        print(json.dumps({"directory": str(directory), "sessions": out}, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"{directory}: no saved sessions")
+    for path, info, error in rows:
+        name = _one_line(_name(path, directory))
+        print(_line(info, name) if info is not None else f"{name}: unreadable: {_one_line(str(error))}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run a command added by :func:`add_commands`; raises AgentContextError on bad input."""
     directory = Path(args.directory)
     if args.sessions_command == "list":
-        rows: list[tuple[Path, SnapshotInfo | None, str | None]] = []
-        for path in _stores(directory):
-            store = SnapshotStore(path, create=False)
-            try:
-                rows.append((path, store.info(0), None))
-            except SnapshotError as exc:
-                rows.append((path, None, str(exc)))
-        if args.json:
-            out = [{"directory": str(p), **(i.to_json() if i is not None else {"error": e})} for p, i, e in rows]
-            print(json.dumps({"directory": str(directory), "sessions": out}, indent=2, ensure_ascii=False))
-        elif not rows:
-            print(f"{directory}: no saved sessions")
-        for path, info, error in rows if not args.json else []:
-            print(_line(info, path.name) if info is not None else f"{path.name}: unreadable: {error}")
-        return 0
+        return _list(directory, args.json)
     if args.history < 0:
         raise OptionError(f"--history must be a non-negative integer, got {args.history}")
     store = SnapshotStore(directory, create=False)
     infos = [info for info in store.history() if info.slot <= args.history]
     if not infos or infos[0].slot != 0:
-        raise SnapshotError(f"{directory}: no current snapshot", str(directory), "not_found")
+        store_like = _is_store(directory) or (directory / "history").is_dir()
+        what = "no current snapshot" if store_like else "not a snapshot store (it holds no current.json)"
+        raise SnapshotError(f"{directory}: {what}", str(directory), "not_found")
     if args.json:
         print(
             json.dumps(

@@ -193,7 +193,8 @@ class SnapshotStore:
 
     ``keep`` earlier snapshots stay in ``history`` (0 keeps none); a snapshot file over
     ``max_bytes`` is refused on read. ``create=False`` opens an existing store only (for readers:
-    nothing is made; a missing directory is a :class:`SnapshotError` of kind ``"not_found"``).
+    nothing is made; a missing directory is a :class:`SnapshotError` of kind ``"not_found"``, a
+    missing ``history`` an empty history).
     """
 
     def __init__(
@@ -208,11 +209,14 @@ class SnapshotStore:
         self.max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
         if not isinstance(directory, str | os.PathLike):
             raise OptionError(f"directory must be a path, got {type(directory).__name__}")
-        self.directory = Path(directory).absolute()
+        self.directory = Path(_checks.file_name("directory", directory)).absolute()
         for path in (self.directory, self.directory / "history"):
             if path.is_symlink():
                 raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
             if not create and not path.exists():
+                if path != self.directory:
+                    # No history yet (or it was removed): read as an empty one, nothing is made.
+                    continue
                 raise SnapshotError(f"{path}: no such snapshot directory", str(path), "not_found")
             if not create and not path.is_dir():
                 raise SnapshotError(f"{path}: not a directory", str(path), "io")
@@ -320,7 +324,14 @@ class SnapshotStore:
 
     def _history_files(self) -> list[tuple[int, Path]]:
         out = []
-        with os.scandir(self.directory / "history") as entries:
+        try:
+            entries = os.scandir(self.directory / "history")
+        except FileNotFoundError:  # a store opened with create=False that has no history
+            return []
+        except OSError as exc:
+            folder = self.directory / "history"
+            raise SnapshotError(f"{folder}: cannot be listed: {exc.strerror}", str(folder), "io") from None
+        with entries:
             for entry in entries:
                 m = _HISTORY_NAME.fullmatch(entry.name)
                 if m and entry.is_file(follow_symlinks=False):
@@ -340,7 +351,10 @@ class SnapshotStore:
             return
         files = self._history_files()
         number = files[0][0] + 1 if files else 1
-        target = self.directory / "history" / f"{number:08d}.json"
+        folder = self.directory / "history"
+        if not os.path.lexists(folder):  # a store opened with create=False that had none
+            folder.mkdir(mode=0o700)
+        target = folder / f"{number:08d}.json"
         try:
             os.link(current, target)
         except OSError:
@@ -388,10 +402,18 @@ class SnapshotStore:
         except OSError as exc:
             raise SnapshotError(f"{path}: cannot open: {exc.strerror}", str(path), "io") from None
         too_large = SnapshotError(f"{path}: over the {self.max_bytes:,}-byte limit (max_bytes)", str(path), "too_large")
+        # Checked on the descriptor before it becomes a file object: os.fdopen refuses a directory
+        # with an IsADirectoryError naming the descriptor ("Is a directory: 3"), not the path.
+        try:
+            st = os.fstat(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise SnapshotError(f"{path}: cannot read: {exc.strerror}", str(path), "io") from None
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            what = "a directory, not a snapshot file" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise SnapshotError(f"{path}: {what}", str(path), "io")
         with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise SnapshotError(f"{path}: not a regular file", str(path), "io")
             if st.st_size > self.max_bytes:  # refused before reading (a huge sparse file costs no memory)
                 raise too_large
             data = f.read(self.max_bytes + 1)
