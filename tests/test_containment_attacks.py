@@ -17,21 +17,10 @@ import pytest
 from agentcontext import FileReader
 from agentcontext.compiler import environment_section, git_state, project_instructions
 from agentcontext.errors import ArgumentTypeError, FileReadError
+from tests.test_containment import git, write
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
-    env["GIT_COMMITTER_EMAIL"] = "t@e"
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
 def repository(path: Path) -> Path:
