@@ -177,7 +177,7 @@ macro_rules! string_extractors {
     };
 }
 
-string_extractors!(text, encoding, format, strategy, unit, target, source, to, name);
+string_extractors!(text, encoding, format, strategy, unit, target, source, to, name, query);
 
 /// A file path argument: a `str` or an `os.PathLike` (as `open` takes), anything else an
 /// `ArgumentTypeError` naming the argument (pyo3's own conversion raises a bare `TypeError`).
