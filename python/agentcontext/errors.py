@@ -142,7 +142,9 @@ class FileReadError(AgentContextError):
     The message is written for the model, as the read tool's answer: it says what happened and
     what to do instead. ``kind`` is one of ``"too_large"`` (over the byte gate), ``"token_gate"``,
     ``"binary"``, ``"not_utf8"``, ``"offset_past_end"``, ``"directory"``, ``"not_regular"`` (a FIFO,
-    a device or a socket, refused before it is opened for reading) or ``"io"``.
+    a device or a socket, refused before it is opened for reading) or ``"io"``; a session log
+    search (``search_log``) also raises ``"too_large"`` (over ``max_bytes``) and
+    ``"not_a_session_log"`` (the file does not start with a session log's header).
     """
 
     def __init__(self, message: str, path: str, kind: str) -> None:
