@@ -34,7 +34,7 @@ import pytest
 
 import agentcontext as ac
 from agentcontext import errors, importers
-from agentcontext._core import check_memory_record, search_log
+from agentcontext._core import check_memory_record, search_log, search_messages
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.compaction import CompactionPolicy, Compactor
 from agentcontext.memory import conversation_search
@@ -200,6 +200,12 @@ CASES: dict[str, tuple[str, Call]] = {
     "search_log:limit": ("positive", lambda v, f: search_log(log_file(f), "x", limit=v)),
     "search_log:snippet_chars": ("positive", lambda v, f: search_log(log_file(f), "x", snippet_chars=v)),
     "search_log:snippets": ("positive", lambda v, f: search_log(log_file(f), "x", snippets=v)),
+    "search_log:max_bytes": ("positive", lambda v, f: search_log(log_file(f), "x", max_bytes=v)),
+    "conversation_search:max_bytes": ("positive", lambda v, f: conversation_search(log_file(f), "x", max_bytes=v)),
+    "search_messages:limit": ("positive", lambda v, _: search_messages(conv(), "x", limit=v)),
+    "search_messages:snippet_chars": ("positive", lambda v, _: search_messages(conv(), "x", snippet_chars=v)),
+    "search_messages:snippets": ("positive", lambda v, _: search_messages(conv(), "x", snippets=v)),
+    "SessionLog:max_bytes": ("positive", lambda v, f: ac.SessionLog(f.parent / "bounded.jsonl", max_bytes=v)),
     "Conversation.handoff:start": ("count", lambda v, _: conv().handoff(v)),
     "Conversation.handoff:stop": ("optional", lambda v, _: conv().handoff(0, v)),
     "Conversation._summaries:start": ("count", lambda v, _: conv()._summaries(v)),

@@ -59,6 +59,7 @@ __all__ = [
     "read_page",
     "repair",
     "search_log",
+    "search_messages",
     "token_cache_clear",
     "token_cache_info",
     "trim_messages",
@@ -742,8 +743,24 @@ def search_log(
     limit: int = 10,
     snippet_chars: int = 240,
     snippets: int = 2,
+    max_bytes: int = 1073741824,
 ) -> dict[str, Any]:
     """Search every message of a session log (``agentcontext.SessionLog``), cleared, cut and
     summarized ones included: ``messages`` (message records in the log), ``matched`` and ``hits``,
     best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (the call
-    id, for a tool result), ``score``, ``matches`` and ``snippets``."""
+    id, for a tool result), ``score``, ``matches`` and ``snippets``. The log is read as a stream,
+    only if it is at most ``max_bytes`` bytes; a file that does not start with a session log's
+    header raises ``FileReadError`` of kind ``"not_a_session_log"``."""
+
+def search_messages(
+    conversation: Conversation,
+    query: str,
+    /,
+    *,
+    regex: bool = False,
+    limit: int = 10,
+    snippet_chars: int = 240,
+    snippets: int = 2,
+) -> dict[str, Any]:
+    """Search the messages of ``conversation`` as :func:`search_log` searches a log's: ``message``
+    is the position in the conversation and ``line`` is None."""

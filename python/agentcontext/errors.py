@@ -144,7 +144,9 @@ class FileReadError(AgentContextError):
     ``"binary"``, ``"not_utf8"``, ``"offset_past_end"``, ``"directory"``, ``"not_regular"`` (a FIFO,
     a device or a socket, refused before it is opened for reading), ``"outside_root"`` (a
     :class:`~agentcontext.FileReader` with a ``root`` was asked for a file whose real path lies
-    outside it) or ``"io"``.
+    outside it) or ``"io"``; a session log search (``search_log``) also raises ``"too_large"``
+    (over ``max_bytes``) and ``"not_a_session_log"`` (the file does not start with a session
+    log's header).
     """
 
     def __init__(self, message: str, path: str, kind: str) -> None:

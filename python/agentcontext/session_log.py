@@ -68,12 +68,12 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeGuard, get_args
 
-from agentcontext import _checks
+from agentcontext import _checks, _json
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.types import Encoding, Format
@@ -83,6 +83,12 @@ __all__ = ["SessionLog"]
 _FORMATS: tuple[str, ...] = get_args(Format)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a writer
+#: The bytes a JSON value can start with (after JSON whitespace): a line starting with anything
+#: else is never a record, so its bytes are not kept while it is read.
+_JSON_START = frozenset(b'{["-0123456789tfn')
+#: The largest log read unless ``max_bytes`` allows more: 1 GiB, as a transcript
+#: (:meth:`Conversation.from_file`); a log's messages are held in memory.
+MAX_LOG_BYTES = 1 << 30
 
 if sys.platform == "win32":
     import msvcrt
@@ -144,15 +150,24 @@ class SessionLog:
     Opening a log that does not exist (or is empty) creates it with its header; opening an existing
     one reads it (waiting for an append in progress) and never modifies it. ``path`` must be a
     regular file: a directory, FIFO, socket or device raises
-    :class:`~agentcontext.errors.TranscriptReadError`; a record that is not a valid log record (a
+    :class:`~agentcontext.errors.TranscriptReadError`, and so does a file over ``max_bytes`` (default
+    1 GiB; checked on every load, refresh and write, as the file grows), a file that cannot be read,
+    and one that reports a size of 0 but is not empty (a ``/proc`` file). The file is read as a
+    stream: memory holds its records, not its bytes. A record that is not a valid log record (a
     message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
     :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the
     next write or :meth:`refresh` if another writer appended it (nothing is written after it then).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, format: Format = "openai", encoding: Encoding = "o200k_base"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        format: Format = "openai",
+        encoding: Encoding = "o200k_base",
+        max_bytes: int = MAX_LOG_BYTES,
     ) -> None:
+        self.max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
         if format not in _FORMATS:
             raise OptionError(f"format must be one of {', '.join(_FORMATS)}; got {format!r}")
         if not isinstance(path, (str, os.PathLike)):
@@ -208,6 +223,25 @@ class SessionLog:
                 f"{self.path}: is {_kind(mode)}, not a session log file",
                 str(self.path),
             )
+        if self.path.stat().st_size == 0:
+            # A file that reports no size may still hold bytes (/proc, /sys): it would be taken for
+            # a new log and written to. Only a file that is really empty is one.
+            try:
+                fd = os.open(self.path, os.O_RDONLY | _BINARY | _NONBLOCK)
+                try:
+                    first = os.read(fd, 1)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise TranscriptReadError(
+                    exc.errno or 0, f"{self.path}: cannot read the session log: {exc.strerror}", str(self.path)
+                ) from exc
+            if first:
+                raise TranscriptReadError(
+                    errno.EINVAL,
+                    f"{self.path}: reports a size of 0 but is not empty (a /proc or /sys file?), not a session log file",
+                    str(self.path),
+                )
 
     @contextmanager
     def _locked(self, *, exclusive: bool, create: bool = False) -> Iterator[int]:
@@ -239,23 +273,52 @@ class SessionLog:
                 ) from exc
             try:
                 yield fd
+            except TranscriptReadError:
+                raise
+            except OSError as exc:
+                # A read, write or sync of the log that failed (EIO, ENOSPC, ...): named, typed.
+                raise TranscriptReadError(
+                    exc.errno or 0, f"{self.path}: cannot read or write the session log: {exc.strerror}", str(self.path)
+                ) from exc
             finally:
                 _unlock(fd)
         finally:
             os.close(fd)
 
     @staticmethod
-    def _read_from(fd: int, offset: int, size: int) -> bytes:
+    def _read_lines(fd: int, offset: int, size: int) -> Iterator[tuple[bytes | None, int, bool]]:
+        """The lines of the file from ``offset`` to ``size``, read as a stream: each line's bytes
+        (without its line break; None for a line that cannot start a JSON value, whose bytes are
+        not kept), its length with its line break, and whether it has one (only a last line may not)."""
         os.lseek(fd, offset, os.SEEK_SET)
-        chunks: list[bytes] = []
         left = size - offset
+        parts: list[bytes] = []
+        length = 0
+        junk = started = False
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 24))
             if not chunk:
                 break
-            chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks)
+            pos = 0
+            while pos < len(chunk):
+                nl = chunk.find(b"\n", pos)
+                piece = chunk[pos:] if nl < 0 else chunk[pos:nl]
+                length += len(piece)
+                if not started:
+                    lead = piece.lstrip(b" \t\r")
+                    if lead:
+                        started = True
+                        junk = lead[0] not in _JSON_START
+                if not junk:
+                    parts.append(piece)
+                if nl < 0:
+                    break
+                yield (None if junk else b"".join(parts)), length + 1, True
+                parts, length, junk, started = [], 0, False, False
+                pos = nl + 1
+        if length:
+            yield (None if junk else b"".join(parts)), length, False
 
     def _sync(self, fd: int, *, repair: bool) -> int:
         """Read the complete records appended since this view last looked (the caller holds the
@@ -270,31 +333,43 @@ class SessionLog:
                 "open it again with SessionLog(path)",
                 str(self.path),
             )
-        raw = self._read_from(fd, self._offset, info.st_size)
-        end = raw.rfind(b"\n") + 1
-        body, tail = raw[:end], raw[end:]
-        lines = body.split(b"\n")[:-1]
+        if info.st_size > self.max_bytes:
+            raise TranscriptReadError(
+                errno.EFBIG,
+                f"{self.path}: is {_human(info.st_size)} ({info.st_size:,} bytes), over the {_human(self.max_bytes)} "
+                f"({self.max_bytes:,} bytes) limit for a session log; pass a larger max_bytes to SessionLog to read it",
+                str(self.path),
+            )
         pending = _Pending(self)
-        pending.parse(lines, self._lines + 1)
-        if tail and repair:
-            if _whole_record(tail):
+        read = lines = 0
+        tail: bytes | None = None
+        tail_length = 0
+        for line, length, complete in self._read_lines(fd, self._offset, info.st_size):
+            if complete:
+                pending.parse([line], self._lines + lines + 1)
+                read += length
+                lines += 1
+            else:
+                tail, tail_length = line, length
+        if tail_length and repair:
+            if tail is not None and _whole_record(tail):
                 # A complete record that only lacks its line break (written without one by
                 # another tool, or its writer died just before the break): keep it.
-                pending.parse([tail], self._lines + len(lines) + 1)
+                pending.parse([tail], self._lines + lines + 1)
                 os.write(fd, b"\n")
-                body += tail + b"\n"
-                lines.append(tail)
+                read += tail_length + 1
+                lines += 1
             else:
                 # Bytes of an append that never finished: its writer died holding the lock (we
                 # hold it now, so no live writer is mid-append). Never a record, never acknowledged.
-                os.ftruncate(fd, self._offset + end)
+                os.ftruncate(fd, self._offset + read)
             os.fsync(fd)
-            tail = b""
+            tail_length = 0
         self._identity = identity
         pending.commit()
-        self._offset += len(body)
-        self._lines += len(lines)
-        self.torn = self._lines + 1 if tail else None
+        self._offset += read
+        self._lines += lines
+        self.torn = self._lines + 1 if tail_length else None
         return len(pending.messages) + len(pending.compactions) + pending.others
 
     def _append_lines(self, fd: int, records: list[dict[str, Any]]) -> None:
@@ -533,9 +608,20 @@ class SessionLog:
 def _whole_record(tail: bytes) -> bool:
     """Whether ``tail`` is a whole JSON object (a proper prefix of one never is)."""
     try:
-        return isinstance(json.loads(tail), dict)
+        return isinstance(_json.loads(tail), dict)
+    except _json.IntegerTooLongError:
+        return True  # whole, but not readable: parsing it names the problem
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
+
+
+def _human(size: int) -> str:
+    """A size as errors write it: ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GB"
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.1f} MB"
+    return f"{-(-size // 1024)} KB"
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
@@ -558,12 +644,18 @@ class _Pending:
         path = str(self.log.path)
         return TranscriptError(f"{path}: line {number}: {what}", path, number)
 
-    def parse(self, lines: list[bytes], first: int) -> None:
+    def parse(self, lines: Sequence[bytes | None], first: int) -> None:
+        """Parse ``lines`` (numbered from ``first``); a None line is one that is not JSON."""
         for number, line in enumerate(lines, start=first):
+            if line is None:
+                self.skipped.append(number)
+                continue
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = _json.loads(line)
+            except _json.IntegerTooLongError as exc:
+                raise self._error(number, f"{exc.msg} (column {exc.colno})") from None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 self.skipped.append(number)
                 continue

@@ -39,6 +39,11 @@ impl PyConversation {
         f(&self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
+    /// The messages as the library's own JSONL values (detached from Python: no objects made).
+    pub(crate) fn native(&self) -> Vec<Value> {
+        self.with(|c| formats::native::write(c.messages()))
+    }
+
     fn wrap(conv: Conversation) -> Self {
         PyConversation {
             inner: Mutex::new(conv),

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::conversation::PyConversation;
 use crate::memory::{MemoryIndex, Record, RenderLimits};
 use crate::search::Query;
 use crate::search::log::{self, SearchOptions};
@@ -149,13 +150,37 @@ pub fn check_memory_record(
     crate::memory::record::parse(file, text, text.len() as u64).err()
 }
 
-/// Search the originals of a session log (see `agentcontext.search_log`).
+/// Search the originals of a session log (see `agentcontext.conversation_search`).
 #[pyfunction]
-#[pyo3(signature = (path, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2))]
-#[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+#[pyo3(signature = (path, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2, max_bytes = 1_073_741_824))]
+#[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)] // pyo3 extracts owned arguments
 pub fn search_log<'py>(
     py: Python<'py>,
     #[pyo3(from_py_with = super::args::path)] path: PathBuf,
+    #[pyo3(from_py_with = super::args::string::query)] query: &str,
+    regex: bool,
+    #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
+    #[pyo3(from_py_with = super::args::positive::snippet_chars)] snippet_chars: usize,
+    #[pyo3(from_py_with = super::args::positive::snippets)] snippets: usize,
+    #[pyo3(from_py_with = super::args::positive::max_bytes)] max_bytes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = SearchOptions {
+        limit,
+        snippet_chars,
+        snippets,
+    };
+    let q = Query::parse(query, regex)?;
+    let found = py.detach(|| log::search_log(&path, &q, options, max_bytes as u64))?;
+    found_dict(py, &found)
+}
+
+/// Search the messages of a conversation as `search_log` searches a log's (`line` is None).
+#[pyfunction]
+#[pyo3(signature = (conversation, query, /, *, regex = false, limit = 10, snippet_chars = 240, snippets = 2))]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+pub fn search_messages<'py>(
+    py: Python<'py>,
+    conversation: &Bound<'py, PyConversation>,
     #[pyo3(from_py_with = super::args::string::query)] query: &str,
     regex: bool,
     #[pyo3(from_py_with = super::args::positive::limit)] limit: usize,
@@ -168,7 +193,12 @@ pub fn search_log<'py>(
         snippets,
     };
     let q = Query::parse(query, regex)?;
-    let found = py.detach(|| log::search_log(&path, &q, options))?;
+    let conv = conversation.get();
+    let found = py.detach(|| log::search_messages(&conv.native(), &q, options));
+    found_dict(py, &found)
+}
+
+fn found_dict<'py>(py: Python<'py>, found: &log::LogSearch) -> PyResult<Bound<'py, PyDict>> {
     let hits = found
         .hits
         .iter()

@@ -28,7 +28,7 @@ mod _core {
         repair_messages, trim_messages, validate_messages,
     };
     #[pymodule_export]
-    use super::memory::{PyMemoryIndex, check_memory_record, search_log};
+    use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -2,26 +2,46 @@
 //! including the ones later cleared, cut or summarized out of the working set).
 //!
 //! The log is JSON Lines written by `agentcontext.session_log.SessionLog`; message N is the N-th
-//! `{"type": "message", ...}` record. Lines are examined in parallel; for a words query a line
-//! whose raw JSON cannot hold any of the words is not parsed at all.
+//! `{"type": "message", ...}` record. The file is read as a stream, a batch of lines at a time
+//! (never held whole: only the counts of the messages that match are kept, and the hits' lines are
+//! read again for their snippets); the lines of a batch are examined in parallel, and for a words
+//! query a line whose raw JSON cannot hold any of the words is not parsed at all.
+//!
+//! [`search_messages`] searches the messages of a transcript in any other format the same way,
+//! once it has been read (`agentcontext.importers.load`).
 
-use std::io::Read as _;
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Read as _, Seek as _, SeekFrom};
 use std::path::Path;
 
 use rayon::prelude::*;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Counted, Query, Scored, best, bm25, snippets};
+use super::{Counted, Query, Scored, Stats, best, bm25, bm25_of, snippets};
 use crate::error::{Error, Result};
+use crate::files::human;
+
+/// The largest session log searched unless the caller allows more: 1 GiB, as for a transcript
+/// (`formats::file::DEFAULT_MAX_BYTES`).
+pub const DEFAULT_MAX_BYTES: u64 = crate::formats::file::DEFAULT_MAX_BYTES;
+
+/// Lines are read and examined in batches of about this many bytes (a longer line is one batch).
+const BATCH_BYTES: usize = 8 << 20;
+
+/// The longest first line read to tell whether a file is a session log (its header is ~50 bytes).
+const HEADER_MAX: u64 = 64 << 10;
+
+/// The formats a session log's header names (`agentcontext.types.Format`).
+const LOG_FORMATS: [&str; 4] = ["openai", "responses", "anthropic", "jsonl"];
 
 /// One message that matched.
 #[derive(Clone, Debug)]
 pub struct LogHit {
     /// The message's index in the log (its position among the message records).
     pub message: usize,
-    /// 1-based line of its record in the log file.
-    pub line: usize,
+    /// 1-based line of its record in the log file (None for a message of [`search_messages`]).
+    pub line: Option<usize>,
     /// The message's role (or item type, for Responses items without a role).
     pub role: String,
     /// For a tool result, the call id it answers: the recall id its cleared placeholder names.
@@ -232,10 +252,8 @@ enum Line {
     Other,
     /// A message that cannot match.
     Skipped,
-    Message {
-        counted: Counted,
-        text: String,
-    },
+    /// A message parsed and counted.
+    Message(Counted),
 }
 
 fn classify(query: &Query, raw: &str) -> Line {
@@ -259,23 +277,61 @@ fn classify(query: &Query, raw: &str) -> Line {
     if query.may_match_raw(raw) == Some(false) {
         return Line::Skipped;
     }
-    let Some(text) = record_text(raw) else {
-        return Line::Other;
-    };
-    let counts = query.count(&text);
-    let matches = counts.iter().sum();
-    Line::Message {
-        counted: Counted {
-            tf: counts.into_iter().map(|c| c as f64).collect(),
-            len: text.len(),
-            matches,
-        },
-        text,
+    match record_text(raw) {
+        Some(text) => Line::Message(count(query, &text)),
+        None => Line::Other,
     }
 }
 
-/// Search the message records of the session log at `path`.
-pub fn search_log(path: &Path, query: &Query, options: SearchOptions) -> Result<LogSearch> {
+fn count(query: &Query, text: &str) -> Counted {
+    let counts = query.count(text);
+    Counted {
+        matches: counts.iter().sum(),
+        tf: counts.into_iter().map(|c| c as f64).collect(),
+        len: text.len(),
+    }
+}
+
+/// A message that matched: where its record is, and its counts.
+struct Found {
+    message: usize,
+    line: usize,
+    offset: u64,
+    len: usize,
+}
+
+/// Why the first line of a file (`None`: the file has no complete first line within
+/// [`HEADER_MAX`] bytes) is not the header a session log starts with, or None when it is.
+fn not_a_header(first: Option<&[u8]>) -> Option<String> {
+    let Some(first) = first else {
+        return Some("its first line is not a session log header (no line break in its first 64 KB)".to_owned());
+    };
+    let Ok(Value::Object(header)) = serde_json::from_slice::<Value>(first) else {
+        return Some("its first line is not a JSON object".to_owned());
+    };
+    let kind = header.get("type").and_then(Value::as_str);
+    let format = header.get("format").and_then(Value::as_str);
+    if kind == Some("session") && format.is_some_and(|f| LOG_FORMATS.contains(&f)) {
+        return None;
+    }
+    let kind = kind.map_or_else(|| "no \"type\"".to_owned(), |k| format!("type {k:?}"));
+    Some(format!(
+        "its first line is a JSON object with {kind}, not the header SessionLog writes \
+         ({{\"type\": \"session\", \"version\": 1, \"format\": ...}})"
+    ))
+}
+
+/// Search the message records of the session log at `path`, a regular file (not a symlink) of at
+/// most `max_bytes` bytes that starts with a session log's header.
+///
+/// The file is read up to the size it had when it was opened, as a stream: memory holds one batch
+/// of lines and the counts of the messages that match, whatever the size of the file.
+///
+/// # Errors
+/// [`Error::FileRead`] naming the file: it cannot be opened or read (`kind` "io"), is a directory
+/// ("directory"), is over `max_bytes` ("too_large"), or is not a session log
+/// ("not_a_session_log": the message says what its first line is).
+pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes: u64) -> Result<LogSearch> {
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::FileRead {
         path: shown.clone(),
@@ -291,60 +347,246 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions) -> Result<
             message: format!("{shown} is not a regular file"),
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(meta.len()).read_to_end(&mut bytes).map_err(io)?;
-    let text = String::from_utf8_lossy(&bytes);
-    // A last line without a line break is a torn append: not a record (as the log itself reads it).
-    let complete = match text.rfind('\n') {
-        Some(i) => &text[..=i],
-        None => "",
-    };
-    let lines: Vec<&str> = complete.lines().collect();
-    let classified: Vec<Line> = lines.par_iter().map(|raw| classify(query, raw)).collect();
-    let mut messages = 0usize;
-    let mut docs: Vec<(usize, usize, Counted)> = Vec::new();
-    for (line_no, line) in classified.iter().enumerate() {
-        match line {
-            Line::Other => {}
-            Line::Skipped => messages += 1,
-            Line::Message { counted, .. } => {
-                docs.push((messages, line_no, counted.clone()));
-                messages += 1;
-            }
-        }
+    let size = meta.len();
+    if size > max_bytes {
+        return Err(Error::FileRead {
+            path: shown.clone(),
+            kind: "too_large",
+            message: format!(
+                "{shown} is {} ({size} bytes), over the {} ({max_bytes} bytes) limit for a session log; pass a \
+                 larger max_bytes (conversation_search) or --max-bytes (agentcontext search) to search it",
+                human(size),
+                human(max_bytes)
+            ),
+        });
     }
-    let counted: Vec<Counted> = docs.iter().map(|d| d.2.clone()).collect();
-    let ranked = bm25(&counted, messages);
-    let matched = ranked.len();
+    let mut reader = BufReader::with_capacity(1 << 16, (&file).take(size));
+    let mut first = Vec::new();
+    (&mut reader)
+        .take(HEADER_MAX)
+        .read_until(b'\n', &mut first)
+        .map_err(io)?;
+    let complete = first.ends_with(b"\n");
+    let problem = if first.is_empty() {
+        Some("it is empty".to_owned())
+    } else {
+        not_a_header(complete.then_some(&first[..]))
+    };
+    if let Some(problem) = problem {
+        return Err(Error::FileRead {
+            path: shown.clone(),
+            kind: "not_a_session_log",
+            message: format!("{shown} is not a session log: {problem}"),
+        });
+    }
+
+    let Scanned {
+        stats,
+        matched,
+        found,
+        messages,
+    } = scan(&mut reader, query, first.len() as u64).map_err(io)?;
+    drop(reader);
+    let ranked = bm25_of(&matched, &stats, messages);
+    let total = ranked.len();
+    let mut file = file;
     let hits = best(ranked, options.limit)
         .into_iter()
-        .map(|(i, Scored { score, matches })| {
-            let (message, line_no, _) = docs[i];
-            let Line::Message { text, .. } = &classified[line_no] else {
-                unreachable!("docs hold message lines only")
-            };
-            // Only the hits are parsed into a tree, for their role and recall id.
-            let data = serde_json::from_str::<Value>(lines[line_no].strip_suffix('\r').unwrap_or(lines[line_no]))
+        .map(|(i, scored)| {
+            // Only the hits are read again, and parsed into a tree for their role and recall id.
+            let at = &found[i];
+            let raw = read_line(&mut file, at.offset, at.len).map_err(io)?;
+            let raw = raw.strip_suffix('\r').unwrap_or(&raw);
+            let text = record_text(raw).unwrap_or_default();
+            let data = serde_json::from_str::<Value>(raw)
                 .ok()
                 .and_then(|mut v| v.get_mut("data").map(Value::take))
                 .unwrap_or(Value::Null);
-            let (role, recall_id) = role_and_recall(&data);
-            LogHit {
-                message,
-                line: line_no + 1,
-                role,
-                recall_id,
-                score,
-                matches,
-                snippets: snippets(query, text, options.snippet_chars, options.snippets),
-            }
+            Ok(hit(query, options, at.message, Some(at.line), &data, &text, scored))
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     Ok(LogSearch {
         hits,
         messages,
-        matched,
+        matched: total,
     })
+}
+
+/// What a pass over a log's records found.
+struct Scanned {
+    stats: Stats,
+    /// The counts of the messages that match, and where each is.
+    matched: Vec<Counted>,
+    found: Vec<Found>,
+    messages: usize,
+}
+
+/// Read the records after the header (`offset` bytes, line 1) a batch at a time, examining each
+/// batch's lines in parallel.
+fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::io::Result<Scanned> {
+    let mut stats = Stats::new(query.units());
+    let mut matched: Vec<Counted> = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
+    let mut messages = 0usize;
+    let mut line = 2usize; // of the next line read (the header is line 1)
+    let mut offset = offset; // of the next line read
+    let mut batch: Vec<u8> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut more = true;
+    while more {
+        batch.clear();
+        spans.clear();
+        while batch.len() < BATCH_BYTES {
+            let buf = reader.fill_buf()?;
+            let Some(&lead) = buf.first() else {
+                more = false;
+                break;
+            };
+            if !matches!(lead, b'{' | b' ' | b'\t' | b'\r' | b'\n') {
+                // Never a record (one is a JSON object): skipped, not read into memory, however
+                // long (a sparse file of zeros is one line).
+                match skip_line(reader)? {
+                    Some(n) => {
+                        line += 1;
+                        offset += n;
+                    }
+                    None => more = false,
+                }
+                continue;
+            }
+            let start = batch.len();
+            let n = reader.read_until(b'\n', &mut batch)?;
+            if batch.last() != Some(&b'\n') {
+                // A last line without a line break is a torn append: not a record (as the log
+                // itself reads it).
+                batch.truncate(start);
+                more = false;
+                break;
+            }
+            spans.push(Span {
+                start,
+                end: batch.len() - 1,
+                line,
+                offset,
+            });
+            line += 1;
+            offset += n as u64;
+        }
+        let classified: Vec<Line> = spans
+            .par_iter()
+            .map(|span| classify(query, &String::from_utf8_lossy(&batch[span.start..span.end])))
+            .collect();
+        for (span, kind) in spans.iter().zip(classified) {
+            match kind {
+                Line::Other => {}
+                Line::Skipped => messages += 1,
+                Line::Message(counted) => {
+                    stats.add(&counted);
+                    if counted.matches > 0 {
+                        matched.push(counted);
+                        found.push(Found {
+                            message: messages,
+                            line: span.line,
+                            offset: span.offset,
+                            len: span.end - span.start,
+                        });
+                    }
+                    messages += 1;
+                }
+            }
+        }
+    }
+    Ok(Scanned {
+        stats,
+        matched,
+        found,
+        messages,
+    })
+}
+
+/// A line of a batch: its bytes `start..end` (line break excluded), its number and where it is in
+/// the file.
+struct Span {
+    start: usize,
+    end: usize,
+    line: usize,
+    offset: u64,
+}
+
+/// Consume the rest of a line without keeping it: its length with its line break, or None when
+/// the file ends first.
+fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<u64>> {
+    let mut skipped = 0u64;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        if let Some(i) = memchr::memchr(b'\n', buf) {
+            reader.consume(i + 1);
+            return Ok(Some(skipped + i as u64 + 1));
+        }
+        let n = buf.len();
+        skipped += n as u64;
+        reader.consume(n);
+    }
+}
+
+fn read_line(file: &mut File, offset: u64, len: usize) -> std::io::Result<String> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut bytes = vec![0; len];
+    file.read_exact(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn hit(
+    query: &Query,
+    options: SearchOptions,
+    message: usize,
+    line: Option<usize>,
+    data: &Value,
+    text: &str,
+    Scored { score, matches }: Scored,
+) -> LogHit {
+    let (role, recall_id) = role_and_recall(data);
+    LogHit {
+        message,
+        line,
+        role,
+        recall_id,
+        score,
+        matches,
+        snippets: snippets(query, text, options.snippet_chars, options.snippets),
+    }
+}
+
+/// The searchable text of a message (a JSON value in any format: a Chat or native message, a
+/// Responses item, an Anthropic message, or a list of them).
+fn message_text(message: &Value) -> String {
+    let mut out = String::new();
+    // A Value always deserializes: TextOf accepts every JSON value.
+    let _ = TextOf(&mut out).deserialize(message);
+    out
+}
+
+/// Search `messages` (each a JSON value, as [`search_log`] reads a record's `data`) as the
+/// messages of a session: hits name their position in `messages`, with no line.
+pub fn search_messages(messages: &[Value], query: &Query, options: SearchOptions) -> LogSearch {
+    let counted: Vec<Counted> = messages.par_iter().map(|m| count(query, &message_text(m))).collect();
+    let ranked = bm25(&counted, messages.len());
+    let matched = ranked.len();
+    let hits = best(ranked, options.limit)
+        .into_iter()
+        .map(|(i, scored)| {
+            let text = message_text(&messages[i]);
+            hit(query, options, i, None, &messages[i], &text, scored)
+        })
+        .collect();
+    LogSearch {
+        hits,
+        messages: messages.len(),
+        matched,
+    }
 }
 
 #[cfg(test)]
@@ -366,22 +608,120 @@ mod tests {
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
         let q = Query::words("listen_port").unwrap();
-        let r = search_log(&path, &q, SearchOptions::default()).unwrap();
+        let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
         assert_eq!(r.messages, 4);
         assert_eq!(r.hits.len(), 1);
         let h = &r.hits[0];
-        assert_eq!((h.message, h.line, h.role.as_str()), (2, 4, "tool"));
+        assert_eq!((h.message, h.line, h.role.as_str()), (2, Some(4), "tool"));
         assert_eq!(h.recall_id.as_deref(), Some("c1"));
         assert_eq!(h.snippets, vec!["listen_port = 8431 host = db7".to_owned()]);
         let q = Query::regex(r"(?i)port\W+8431").unwrap();
-        let r = search_log(&path, &q, SearchOptions::default()).unwrap();
+        let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
         let mut found: Vec<(usize, Option<&str>)> =
             r.hits.iter().map(|h| (h.message, h.recall_id.as_deref())).collect();
         found.sort_unstable();
         assert_eq!(found, vec![(2, Some("c1")), (3, Some("tu9"))]);
         let q = Query::words("torn").unwrap();
-        assert_eq!(search_log(&path, &q, SearchOptions::default()).unwrap().hits.len(), 0);
+        assert_eq!(
+            search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES)
+                .unwrap()
+                .hits
+                .len(),
+            0
+        );
         std::fs::remove_file(&path).unwrap();
-        assert!(search_log(&path, &q, SearchOptions::default()).is_err());
+        assert!(search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).is_err());
+    }
+
+    fn temp(name: &str, text: &str) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("agentcontext-logsearch-{name}-{}.jsonl", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_session_log_is_refused_naming_its_first_line() {
+        let q = Query::words("error").unwrap();
+        for (name, text, says) in [
+            ("empty", "", "it is empty"),
+            ("text", "an error here\nanother error\n", "not a JSON object"),
+            (
+                "pi",
+                "{\"type\":\"session\",\"id\":\"d7\",\"cwd\":\"/x\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"error\"}}\n",
+                "type \"session\", not the header SessionLog writes",
+            ),
+            (
+                "torn",
+                "{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}",
+                "no line break",
+            ),
+        ] {
+            let path = temp(name, text);
+            match search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES) {
+                Err(Error::FileRead { kind, message, .. }) => {
+                    assert_eq!(kind, "not_a_session_log", "{name}");
+                    assert!(message.contains(says), "{name}: {message}");
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_log_over_max_bytes_is_refused_before_it_is_read() {
+        let header = "{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}\n";
+        let path = temp("big", header);
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(64 << 30).unwrap(); // sparse: no disk, and never allocated
+        let q = Query::words("x").unwrap();
+        match search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES) {
+            Err(Error::FileRead { kind, message, .. }) => {
+                assert_eq!(kind, "too_large");
+                assert!(
+                    message.contains("64.0 GB (68719476736 bytes), over the 1.0 GB"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        file.set_len(header.len() as u64 + 5).unwrap();
+        let r = search_log(&path, &q, SearchOptions::default(), 1000).unwrap();
+        assert_eq!((r.messages, r.matched), (0, 0));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn lines_that_are_not_records_are_skipped_unread_and_still_numbered() {
+        let zeros = "\0".repeat(300_000);
+        let text = format!(
+            "{{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}}\n{zeros}\n\n  \n\
+             {{\"type\":\"message\",\"index\":0,\"data\":[{{\"role\":\"user\",\"content\":\"the needle\"}}]}}\n{zeros}"
+        );
+        let path = temp("junk", &text);
+        let q = Query::words("needle").unwrap();
+        let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+        assert_eq!((r.messages, r.matched), (1, 1));
+        assert_eq!(r.hits[0].line, Some(5));
+        assert_eq!(r.hits[0].snippets, vec!["the needle".to_owned()]);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn messages_of_any_format_are_searched_by_position() {
+        let messages: Vec<Value> = serde_json::from_str(
+            r#"[{"role":"user","content":"why does the build fail"},
+                {"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"bash","arguments":"{\"cmd\":\"make\"}"}]},
+                {"role":"tool","tool_call_id":"c1","content":"error: the build failed"}]"#,
+        )
+        .unwrap();
+        let q = Query::words("build").unwrap();
+        let r = search_messages(&messages, &q, SearchOptions::default());
+        assert_eq!((r.messages, r.matched), (3, 2));
+        let tool = r.hits.iter().find(|h| h.message == 2).unwrap();
+        assert_eq!(
+            (tool.line, tool.role.as_str(), tool.recall_id.as_deref()),
+            (None, "tool", Some("c1"))
+        );
     }
 }

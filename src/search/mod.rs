@@ -21,9 +21,9 @@ const B: f64 = 0.75;
 #[derive(Clone, Debug)]
 pub struct Query {
     units: Vec<Regex>,
-    /// Per unit, the literal it stands for when the raw JSON of a document can be searched for it
-    /// instead (ASCII-insensitive), or None.
-    literals: Option<Vec<String>>,
+    /// Whether every unit is a literal that raw JSON writes as it is (unescaped), so that a raw
+    /// JSON text the units do not match cannot hold a document they match.
+    raw_safe: bool,
 }
 
 /// How well a document matched.
@@ -78,9 +78,8 @@ impl Query {
         // A term JSON would write differently (escaped) cannot be looked for in raw JSON.
         let raw_safe = terms
             .iter()
-            .all(|t| t.is_ascii() && !t.contains(['"', '\\', '/', ' ']) && !t.bytes().any(|b| b < 0x20));
-        let literals = raw_safe.then(|| terms.iter().map(|t| t.to_ascii_lowercase()).collect());
-        Ok(Query { units, literals })
+            .all(|t| !t.contains(['"', '\\', '/', ' ']) && !t.bytes().any(|b| b < 0x20));
+        Ok(Query { units, raw_safe })
     }
 
     /// A regular expression (Rust `regex` syntax: no backreferences or lookaround; linear time).
@@ -105,7 +104,7 @@ impl Query {
             })?;
         Ok(Query {
             units: vec![re],
-            literals: None,
+            raw_safe: false,
         })
     }
 
@@ -128,13 +127,14 @@ impl Query {
 
     /// Whether raw JSON text that holds a document might match (false means it cannot); None when
     /// this query cannot be decided on raw JSON.
+    ///
+    /// The units themselves are run over the raw text, so the prefilter folds case exactly as the
+    /// match does (Unicode simple case folding: `kelvin` finds `\u{212A}elvin`, KELVIN SIGN).
     pub fn may_match_raw(&self, raw: &str) -> Option<bool> {
-        let literals = self.literals.as_ref()?;
-        if raw.contains("\\u") {
+        if !self.raw_safe || raw.contains("\\u") {
             return None;
         }
-        let hay = raw.as_bytes();
-        Some(literals.iter().any(|lit| contains_ascii_ci(hay, lit.as_bytes())))
+        Some(self.units.iter().any(|re| re.is_match(raw)))
     }
 
     /// The first few match spans (byte ranges) in `text`, in order, one per unit first.
@@ -194,15 +194,54 @@ pub(crate) struct Counted {
     pub matches: usize,
 }
 
+/// What BM25 needs of a whole collection: how many documents were counted, their total length,
+/// and per unit how many of them hold it.
+#[derive(Clone, Debug)]
+pub(crate) struct Stats {
+    pub docs: usize,
+    pub len: usize,
+    pub df: Vec<usize>,
+}
+
+impl Stats {
+    pub fn new(units: usize) -> Stats {
+        Stats {
+            docs: 0,
+            len: 0,
+            df: vec![0; units],
+        }
+    }
+
+    pub fn add(&mut self, doc: &Counted) {
+        self.docs += 1;
+        self.len += doc.len;
+        for (df, &tf) in self.df.iter_mut().zip(&doc.tf) {
+            *df += usize::from(tf > 0.0);
+        }
+    }
+}
+
 /// BM25 scores of the documents that match at least once (index into `docs`), over a collection
 /// of `total` documents (documents that were not counted because they cannot match included).
 pub(crate) fn bm25(docs: &[Counted], total: usize) -> Vec<(usize, Scored)> {
-    let units = docs.first().map_or(0, |d| d.tf.len());
-    let n = total.max(docs.len()) as f64;
-    let avg = (docs.iter().map(|d| d.len).sum::<usize>() as f64 / docs.len().max(1) as f64).max(1.0);
-    let idf: Vec<f64> = (0..units)
-        .map(|u| {
-            let df = docs.iter().filter(|d| d.tf[u] > 0.0).count() as f64;
+    let mut stats = Stats::new(docs.first().map_or(0, |d| d.tf.len()));
+    for d in docs {
+        stats.add(d);
+    }
+    bm25_of(docs, &stats, total)
+}
+
+/// BM25 scores of the documents of `docs` that match at least once (index into `docs`), in a
+/// collection described by `stats` (which may have counted more documents than `docs` holds: the
+/// ones that matched nothing need not be kept) of `total` documents.
+pub(crate) fn bm25_of(docs: &[Counted], stats: &Stats, total: usize) -> Vec<(usize, Scored)> {
+    let n = total.max(stats.docs) as f64;
+    let avg = (stats.len as f64 / stats.docs.max(1) as f64).max(1.0);
+    let idf: Vec<f64> = stats
+        .df
+        .iter()
+        .map(|&df| {
+            let df = df as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
@@ -231,22 +270,6 @@ pub(crate) fn best(mut ranked: Vec<(usize, Scored)>, limit: usize) -> Vec<(usize
     ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
     ranked.truncate(limit);
     ranked
-}
-
-fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
-    if needle.is_empty() {
-        return true;
-    }
-    let (first_lower, first_upper) = (needle[0].to_ascii_lowercase(), needle[0].to_ascii_uppercase());
-    let mut start = 0;
-    while let Some(off) = memchr::memchr2(first_lower, first_upper, &hay[start..]) {
-        let at = start + off;
-        if hay.len() - at >= needle.len() && hay[at..at + needle.len()].eq_ignore_ascii_case(needle) {
-            return true;
-        }
-        start = at + 1;
-    }
-    false
 }
 
 /// Up to `max` snippets of about `width` characters around the matches of `query` in `text`,
@@ -346,6 +369,32 @@ mod tests {
         assert_eq!(q.may_match_raw(r#"{"a":"hay"}"#), Some(false));
         assert_eq!(q.may_match_raw(r#"{"a":"\u006eeedle"}"#), None);
         assert!(Query::words(r"a\b").unwrap().may_match_raw("x").is_none());
+    }
+
+    #[test]
+    fn raw_prefilter_folds_case_as_the_match_does() {
+        // KELVIN SIGN and LONG S fold to k and s; the prefilter was ASCII-only and skipped them.
+        for (word, raw) in [
+            ("kelvin", "{\"a\":\"273 \u{212A}elvin\"}"),
+            ("class", "{\"a\":\"cla\u{17F}\u{17F}\"}"),
+            ("café", "{\"a\":\"CAFÉ\"}"),
+        ] {
+            let q = Query::words(word).unwrap();
+            let text = record_text_of(raw);
+            assert_eq!(q.count(&text), vec![1], "{word} in {text}");
+            assert_eq!(q.may_match_raw(raw), Some(true), "{word} in {raw}");
+        }
+        assert_eq!(
+            Query::words("café").unwrap().may_match_raw("{\"a\":\"cafe\"}"),
+            Some(false)
+        );
+    }
+
+    fn record_text_of(raw: &str) -> String {
+        serde_json::from_str::<serde_json::Value>(raw).unwrap()["a"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]

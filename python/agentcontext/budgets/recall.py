@@ -4,7 +4,7 @@ original text back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -155,12 +155,26 @@ class Recall:
         max_chars = _checks.count("max_chars", max_chars, minimum=1)
         if char_offset is not None:
             char_offset = _checks.count("char_offset", char_offset)
+        if path is None:
+            stored = self._stored(_check_id(recall_id, "id"))
+            if stored is not None:
+                # Read from the store's file as it is paged: memory holds the page, not the result.
+                return _page(stored, offset, lines, char_offset, max_chars)
         text = self.original(recall_id)
         if path is not None:
             if not isinstance(path, str):
                 raise OptionError(f"path must be a string, not {type(path).__name__}")
             text = json_path(text, path)
-        return _page(text, offset, lines, char_offset, max_chars)
+        return _page((text,), offset, lines, char_offset, max_chars)
+
+    def _stored(self, recall_id: str) -> Iterator[str] | None:
+        """The pieces of the result the store holds under ``recall_id`` (an id or an alias), or
+        None when it holds none."""
+        store = self.store
+        if store is None:
+            return None
+        stored = recall_id if RECALL_ID.fullmatch(recall_id) else store.alias(recall_id)
+        return None if stored is None else store.pieces(stored)
 
     @renamed("Recall.recall", limit="lines")
     def recall(
@@ -211,38 +225,67 @@ def result_text(content: object) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _page(text: str, offset: int, lines: int, char_offset: int | None, max_chars: int) -> RecallPage:
-    n = len(text)
+def _page(pieces: Iterable[str], offset: int, lines: int, char_offset: int | None, max_chars: int) -> RecallPage:
+    """The page of the text made of ``pieces`` (consumed once, in order): only the page is held."""
+    n = newlines = 0  # chars and line breaks seen
+    ends_with_newline = False
+    # Line mode: the page starts after line break offset - 1 (found while reading); char mode: at char_offset.
+    start: int | None = 0 if char_offset is None and offset == 1 else char_offset
+    before = 0  # line breaks before start
+    kept: list[str] = []  # text[start:start + max_chars]
+    room = max_chars
+    for piece in pieces:
+        if not piece:
+            continue
+        size = len(piece)
+        if start is None:
+            need = offset - 1 - newlines
+            if piece.count("\n") >= need:
+                at = -1
+                for _ in range(need):
+                    at = piece.index("\n", at + 1)
+                start, before = n + at + 1, offset - 1
+        elif char_offset is not None and start > n:
+            before += piece.count("\n", 0, start - n)
+        if start is not None and room and n + size > start:
+            lo = max(0, start - n)
+            take = piece[lo : lo + room]
+            kept.append(take)
+            room -= len(take)
+        newlines += piece.count("\n")
+        n += size
+        ends_with_newline = piece.endswith("\n")
     # A final line break ends the last line; it does not start another.
-    total_lines = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+    total_lines = max(1, newlines + (0 if ends_with_newline else 1))
+    head = "".join(kept)
     if char_offset is None:
-        if offset > total_lines:
+        if offset > total_lines or start is None:
             raise OptionError(f"offset {offset} is past the end (the text has {total_lines:,} lines)")
-        start = 0
-        for _ in range(offset - 1):
-            start = text.index("\n", start) + 1
-        stop = start
+        at = -1
         for _ in range(lines):
-            nl = text.find("\n", stop)
-            if nl < 0:
-                stop = n
+            at = head.find("\n", at + 1)
+            if at < 0:
                 break
-            stop = nl + 1
-        # Never more than max_chars: end at the last line break that fits, or mid-line.
-        if stop - start > max_chars:
-            nl = text.rfind("\n", start, start + max_chars)
-            stop = nl + 1 if nl >= start else start + max_chars
+        if at >= 0:
+            stop = start + at + 1
+        elif start + len(head) == n:
+            stop = n
+        else:
+            # Never more than max_chars: end at the last line break that fits, or mid-line.
+            nl = head.rfind("\n", 0, max_chars)
+            stop = start + nl + 1 if nl >= 0 else start + max_chars
     else:
         if char_offset > n or (char_offset == n and n > 0):
             raise OptionError(f"char_offset {char_offset:,} is past the end (the text has {n:,} chars)")
         start = char_offset
         stop = min(n, start + max_chars)
-    first = text.count("\n", 0, start) + 1
-    last = first + text.count("\n", start, max(start, stop - 1))
+    text = head[: stop - start]
+    first = before + 1
+    last = first + text.count("\n", 0, max(0, len(text) - 1))
     hint = None
     if stop < n:
-        if text[stop - 1] == "\n":
+        if text.endswith("\n"):
             hint = f"[Showing lines {first}-{last} of {total_lines}. Use offset={last + 1} to continue.]"
         else:
             hint = f"[Showing chars {start}-{stop} of {n} (line {last} of {total_lines}). Use char_offset={stop} to continue.]"
-    return RecallPage(text[start:stop], start, stop, n, first, last, total_lines, hint)
+    return RecallPage(text, start, stop, n, first, last, total_lines, hint)

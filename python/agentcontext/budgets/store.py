@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from agentcontext import _checks
@@ -86,8 +88,8 @@ class ResultStore:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def _read(self, path: Path, recall_id: str) -> str | None:
-        """The text of a regular file at ``path`` (None when there is none); anything else is refused."""
+    def _open(self, path: Path, recall_id: str) -> int | None:
+        """A descriptor of the regular file at ``path`` (None when there is none); anything else is refused."""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
@@ -101,14 +103,37 @@ class ResultStore:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
+        return fd
+
+    def _read(self, path: Path, recall_id: str) -> str | None:
+        """The text of a regular file at ``path`` (None when there is none); anything else is refused."""
+        fd = self._open(path, recall_id)
+        if fd is None:
+            return None
+        return "".join(self._decode(fd, path, recall_id))
+
+    @staticmethod
+    def _decode(fd: int, path: Path, recall_id: str, chunk: int = 1 << 20) -> Iterator[str]:
+        """The text of the open file ``fd`` (closed when done), decoded a chunk at a time."""
+        decoder = codecs.getincrementaldecoder("utf-8")()
         with os.fdopen(fd, "rb") as f:
-            data = f.read()
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise RecallError(
-                f"{path}: the stored result is not UTF-8 (changed outside the store?)", recall_id
-            ) from None
+            try:
+                while data := f.read(chunk):
+                    yield decoder.decode(data)
+                yield decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                raise RecallError(
+                    f"{path}: the stored result is not UTF-8 (changed outside the store?)", recall_id
+                ) from None
+
+    def pieces(self, recall_id: str) -> Iterator[str]:
+        """The text stored under ``recall_id``, in pieces read as they are consumed (memory holds
+        one piece, whatever the size of the result)."""
+        path = self.path_for(recall_id)
+        fd = self._open(path, recall_id)
+        if fd is None:
+            raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
+        return self._decode(fd, path, recall_id)
 
     def _holds(self, path: Path) -> bool:
         try:

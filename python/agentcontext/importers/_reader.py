@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final, Union
 
-from agentcontext import _checks
+from agentcontext import _checks, _json
 from agentcontext.errors import (
     TranscriptError,
     TranscriptReadError,
@@ -133,7 +133,7 @@ class _Source:
         if not stripped or stripped[0] not in "[{":
             return _Source(path, text, None, None)
         try:
-            doc = json.loads(text)
+            doc = _json.loads(text)
         except json.JSONDecodeError as err:
             return _Source(path, text, None, _json_lines(path, text, err))
         except RecursionError:
@@ -155,24 +155,30 @@ def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> list[tupl
     if whole.msg != "Extra data":
         # A JSON document broken somewhere: JSON Lines only if its first line stands on its own.
         try:
-            json.loads(lines[first])
+            _json.loads(lines[first])
         except RecursionError:
             raise _too_deep(path, lines[first], first + 1) from None
         except json.JSONDecodeError:
-            msg = f"{path}: line {whole.lineno}: not valid JSON: {whole.msg} (column {whole.colno})"
+            msg = f"{path}: line {whole.lineno}: {_not_read(whole)}"
             raise TranscriptError(msg, str(path), line=whole.lineno) from None
     out: list[tuple[int, Any]] = []
     for n, line in enumerate(lines[first:], start=first + 1):
         if not line.strip():
             continue
         try:
-            out.append((n, json.loads(line)))
+            out.append((n, _json.loads(line)))
         except RecursionError:
             raise _too_deep(path, line, n) from None
         except json.JSONDecodeError as err:
-            msg = f"{path}: line {n}: not valid JSON: {err.msg} (column {err.colno})"
+            msg = f"{path}: line {n}: {_not_read(err)}"
             raise TranscriptError(msg, str(path), line=n) from None
     return out
+
+
+def _not_read(err: json.JSONDecodeError) -> str:
+    """Why a line was not read: its JSON syntax error, or an integer Python cannot hold."""
+    what = "" if isinstance(err, _json.IntegerTooLongError) else "not valid JSON: "
+    return f"{what}{err.msg} (column {err.colno})"
 
 
 def _too_deep(path: Path, text: str, first_line: int) -> TranscriptError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from agentcontext import _json
 from agentcontext.importers._builder import Imported, _Builder
 from agentcontext.importers._reader import (
     JsonDict,
@@ -70,7 +71,7 @@ def _import_swe_agent(src: _Source) -> list[Imported]:
     config = doc.get("replay_config")
     if isinstance(config, str):
         try:
-            config = json.loads(config)
+            config = _json.loads(config)
         except json.JSONDecodeError:
             config = None
     if isinstance(config, dict):

@@ -4,7 +4,8 @@
   prompt gets it, then the files that are not valid records and why.
 - ``agentcontext memory search DIR QUERY``: records matching words or a regular expression.
 - ``agentcontext search LOG QUERY``: messages of a session log (cleared and summarized ones
-  included) matching words or a regular expression, with message numbers and recall ids.
+  included) matching words or a regular expression, with message numbers and recall ids; any
+  other transcript ``agentcontext inspect`` reads is searched too.
 
 Nothing here writes: a missing directory or log is an error (exit status 2), not created.
 """
@@ -57,8 +58,21 @@ def add_commands(sub: Any) -> None:
         description="Search every message of a session log (agentcontext.SessionLog), including messages cleared or "
         "summarized out of the working set; print the best matches with their message number and recall id.",
     )
-    log.add_argument("log", metavar="LOG", help="session log (JSON Lines written by SessionLog)")
+    from agentcontext.cli import _byte_size
+
+    log.add_argument(
+        "log",
+        metavar="LOG",
+        help="session log (JSON Lines written by SessionLog), or any transcript `agentcontext inspect` reads",
+    )
     _add_query(log)
+    log.add_argument(
+        "--max-bytes",
+        type=_byte_size,
+        default=1 << 30,
+        metavar="SIZE",
+        help="refuse a LOG larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "search":
         from agentcontext.memory.conversation import conversation_search, format_hits
 
-        result = conversation_search(args.log, args.query, regex=args.regex, limit=args.limit)
+        result = conversation_search(args.log, args.query, regex=args.regex, limit=args.limit, max_bytes=args.max_bytes)
         print(
             json.dumps({"log": args.log, "query": args.query, **result}, indent=2, ensure_ascii=False)
             if args.json

@@ -1,9 +1,12 @@
 """``conversation_search``: find text in everything a session ever held, including what was
 cleared, cut or summarized out of the working set, from the originals in its session log.
 
-The search runs in the Rust core over the log file (lines in parallel; for a words query, lines
-that cannot hold a word are not parsed). Each hit names the message's index in the log and, for a
-tool result, its recall id (the call id its cleared placeholder shows).
+The search runs in the Rust core over the log file, read as a stream up to ``max_bytes`` (lines in
+parallel; for a words query, lines that cannot hold a word are not parsed). Each hit names the
+message's index in the log and, for a tool result, its recall id (the call id its cleared
+placeholder shows). A file that is not a session log is read as ``agentcontext inspect`` reads it
+(:func:`agentcontext.importers.load`: an agent's session file or a transcript in one of the
+library's formats) and its messages are searched the same way.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agentcontext._core import search_log
-from agentcontext.errors import AgentContextError, OptionError
+from agentcontext._core import search_log, search_messages
+from agentcontext.errors import AgentContextError, FileReadError, OptionError, UnknownFormatError
 
 __all__ = ["ConversationSearch", "conversation_search"]
 
@@ -26,12 +29,50 @@ def conversation_search(
     limit: int = 10,
     snippet_chars: int = 240,
     snippets: int = 2,
+    max_bytes: int = 1 << 30,
 ) -> dict[str, Any]:
     """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
     file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
     ``messages``, ``matched`` and ``hits`` (best first: ``message``, ``line``, ``role``,
-    ``recall_id``, ``score``, ``matches``, ``snippets``)."""
-    return search_log(log, query, regex=regex, limit=limit, snippet_chars=snippet_chars, snippets=snippets)
+    ``recall_id``, ``score``, ``matches``, ``snippets``).
+
+    The log is read as a stream (memory does not grow with its size) and only if it is at most
+    ``max_bytes`` bytes (default 1 GiB). A file that is not a session log (it does not start with
+    the log's header) is read as :func:`agentcontext.importers.load` reads it (a file that holds
+    several sessions raises :class:`~agentcontext.errors.SessionSelectionError`), and its messages are searched: ``message`` is then the
+    position in that conversation and ``line`` is None.
+
+    Raises:
+        FileReadError: the log cannot be read, is a directory, or is over ``max_bytes``
+            (``kind`` ``"too_large"``).
+        UnknownFormatError: the file is neither a session log nor a transcript in a format
+            agentcontext reads (the message says what its first line is and which formats were tried).
+        TranscriptError, TranscriptReadError: the transcript cannot be parsed or read.
+        OptionError: a bad query or argument.
+    """
+    try:
+        return search_log(
+            log,
+            query,
+            regex=regex,
+            limit=limit,
+            snippet_chars=snippet_chars,
+            snippets=snippets,
+            max_bytes=max_bytes,
+        )
+    except FileReadError as exc:
+        if exc.kind != "not_a_session_log":
+            raise
+        not_a_log = exc
+    from agentcontext import importers
+
+    try:
+        conv = importers.load(log, max_bytes=max_bytes)
+    except UnknownFormatError as exc:
+        raise UnknownFormatError(
+            f"{not_a_log}; nor is it a transcript in a format agentcontext reads: {exc}", exc.path, exc.tried
+        ) from None
+    return search_messages(conv, query, regex=regex, limit=limit, snippet_chars=snippet_chars, snippets=snippets)
 
 
 def format_hits(result: Mapping[str, Any]) -> str:

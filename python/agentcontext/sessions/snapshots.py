@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentcontext import _checks
+from agentcontext import _checks, _json
 from agentcontext._core import Conversation
 from agentcontext.errors import AgentContextError, OptionError, SnapshotError
 from agentcontext.session_log import _lock
@@ -420,7 +420,7 @@ class SnapshotStore:
         if len(data) > self.max_bytes:
             raise too_large
         try:
-            return json.loads(data)
+            return _json.loads(data)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SnapshotError(f"{path}: not a JSON snapshot: {exc}", str(path), "invalid") from None
         except RecursionError:
