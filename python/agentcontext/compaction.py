@@ -1316,6 +1316,11 @@ class _Run:
             # The largest suffix that leaves the least a summary takes, which gets that room.
             start = self._fill_start(limit - MIN_SUMMARY_TOKENS - SUMMARY_HEADER_TOKENS - pinned)
             room = limit - self.pre_tokens - sum(self.totals[start:]) - pinned - SUMMARY_HEADER_TOKENS
+            ask = self.original._latest_request(self.pre, start)
+            if ask is not None and self.totals[ask[0]] > room:
+                # So short a summary would hold only part of the latest request: the drop keeps it.
+                self.why = f"the latest request ({self.totals[ask[0]]:,} tokens) is larger than the room for a summary"
+                return None
         if start >= len(self.original):
             self.roomless = True
             s = self.original.recent_suffix(max(0, limit - room))
@@ -1455,8 +1460,10 @@ class _Run:
         """The last rung: the last round alone (with the latest user request, when that comes
         before it) does not fit. Its oversized messages are cut head + marker + tail (equal
         shares of what is left for each, the original under a recall id), beside a summary of
-        everything older when there is room for one. Does not fit only when not even the
-        markers and a head and tail of each message do."""
+        everything older when there is room for one (``summary`` when it covers exactly that,
+        else one written again); without one, the latest request is kept and a marker counts
+        each run of the messages dropped. Does not fit only when not even the markers and a
+        head and tail of each message do."""
         o, limit = self.original, self.limit
         cuts = [c for c in o._cut_points() if self.pre <= c < len(o)]
         last = cuts[-1] if cuts else self.pre
@@ -1470,6 +1477,8 @@ class _Run:
         if q is not None and q + 1 == last and (summary is None or summary.stop <= q):
             keep.insert(0, q)
         replanned = summary is not None and summary.stop != keep[0]
+        # The latest request, raw without a summary, is now in the one written.
+        moved = q is not None and q not in keep and (summary is None or summary.stop <= q)
         if replanned:
             summary = None
         attempts: list[_Summary | None] = [None]
@@ -1482,9 +1491,8 @@ class _Run:
                 summary.covers = summary.stop
                 # The round whole beside the summary cut to the room left, then both cut.
                 shrunk = self._shrunk(summary, limit - self.pre_tokens - sum(self.totals[i] for i in keep))
-                ask = o._latest_request(self.pre, keep[0])
-                if shrunk is not None and ask is not None and not _holds_request(shrunk.text, ask[1]):
-                    shrunk = None  # cut so short that it lost the latest request it covers
+                if moved and shrunk is not None and found is not None and not _holds_request(shrunk.text, found[1]):
+                    shrunk = None  # cut so short that it lost the latest request it took in
                 attempts[:0] = [s for s in (shrunk, summary) if s is not None]
         for attempt in attempts:
             # Without a summary, the latest request itself (a marker counts what is dropped).
