@@ -1518,14 +1518,16 @@ class _Run:
                     first_kept=None if attempt else raw[0],
                     origins=done.origins,
                 )
-        round_tokens = sum(self.totals[i] for i in keep)
+        raw = keep if q is None or q in keep else [q, *keep]
+        round_tokens = sum(self.totals[i] for i in raw)
         if self.one_shot:
             reason = (
                 f"the last round ({round_tokens:,} tokens) does not fit the budget of {limit:,} even with its "
                 f"messages cut to a head, a marker and a tail beside the system messages ({self.pre_tokens:,} tokens)"
             )
-            if keep[0] > self.pre:
-                reason += f" and a summary or a marker counting the {keep[0] - self.pre:,} earlier messages"
+            if self.pre_tokens + round_tokens <= limit:
+                dropped = len(o) - self.pre - len(raw)
+                reason += f" and a summary or a marker counting the {dropped:,} earlier messages"
         else:
             reason = (
                 f"the last round ({round_tokens:,} tokens) and the system messages ({self.pre_tokens:,} tokens) "
