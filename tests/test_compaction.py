@@ -604,8 +604,16 @@ def test_dropping_into_a_group_keeps_the_request_first() -> None:
     assert result.fits and [s.stage for s in result.stages] == ["drop"]
     out = result.conversation.to_openai()
     assert out[:2] == messages[:2]
-    assert out[2]["role"] == "assistant" and out[2:] == messages[len(messages) - len(out) + 2 :]
-    assert result.fates().count("dropped") == len(messages) - len(out) > 0
+    # After the request, a marker counts the rounds dropped between it and those kept (issue 25).
+    dropped = result.fates().count("dropped")
+    assert dropped == len(messages) - len(out) + 1 > 0
+    assert out[2] == {
+        "role": "user",
+        "content": f"[agentcontext: {dropped} earlier messages ({sum(conv.message_tokens()[2 : 2 + dropped]):,} "
+        "tokens) were dropped to fit the context window; the originals are not stored.]",
+    }
+    assert out[3]["role"] == "assistant" and out[3:] == messages[len(messages) - len(out) + 3 :]
+    assert result.stages[0].detail["dropped_messages"] == dropped
     assert result.conversation.validate() == []
 
     # Without a user request to keep, a user marker says what was dropped.

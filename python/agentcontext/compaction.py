@@ -975,6 +975,8 @@ class _Run:
         self.flushed_upto = conv.preamble
         #: The agent's system prompt, sent with the memory flush turn.
         self.system: str | None = None
+        #: refit found no recent suffix that leaves its usual room for the summary.
+        self.roomless = False
         #: Why the last rung that gave up did (for recompile's error).
         self.why = ""
         self._cuts: list[int] | None = None
@@ -1448,14 +1450,27 @@ class _Run:
 
     # -- the rungs after the summary -------------------------------------------------------
 
-    def refit(self) -> CompactionResult | None:
+    def refit(self, *, least: bool = False) -> CompactionResult | None:
         """The largest recent suffix of the original that fits the budget with room for a
         summary is kept raw, and everything before it summarized. None (``why`` says why) when
-        the last round alone does not fit, nothing is older, or no summary was made."""
+        the last round alone does not fit, nothing is older, or no summary was made. ``least``:
+        the room kept for the summary is the least one takes (:data:`MIN_SUMMARY_TOKENS` and its
+        header), and the summary gets what the suffix leaves; None when it does not fit there."""
         p, limit = self.p, self.limit
         room = max(64, min(p.summary_max_tokens, limit // 4))
-        start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - self._pinned_tokens(len(self.original)))
+        pinned = self._pinned_tokens(len(self.original))
+        start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - pinned)
+        if least:
+            # The largest suffix that leaves the least a summary takes, which gets that room.
+            start = self._fill_start(limit - MIN_SUMMARY_TOKENS - SUMMARY_HEADER_TOKENS - pinned)
+            room = limit - self.pre_tokens - sum(self.totals[start:]) - pinned - SUMMARY_HEADER_TOKENS
+            ask = self.original._latest_request(self.pre, start)
+            if ask is not None and self.totals[ask[0]] > room:
+                # So short a summary would hold only part of the latest request: the drop keeps it.
+                self.why = f"the latest request ({self.totals[ask[0]]:,} tokens) is larger than the room for a summary"
+                return None
         if start >= len(self.original):
+            self.roomless = True
             s = self.original.recent_suffix(max(0, limit - room))
             lo, hi = s["overflow"] or (start, start)
             self.why = (
@@ -1484,6 +1499,11 @@ class _Run:
                 conv, prov = self._grow(summary, [], None)
         if conv.tokens <= limit:
             return self.finish(conv, prov, summary=summary)
+        if least:
+            # The shorter summary does not fit either: the last round stays whole (dropping
+            # what is older, with a marker), rather than cut for it.
+            self.why = f"no summary fits beside the last round ({sum(self.totals[start:]):,} tokens)"
+            return None
         return self.oversized(summary)
 
     def _summary_tokens(self, summary: _Summary) -> int:
@@ -1493,14 +1513,48 @@ class _Run:
 
     def drop_unsummarized(self) -> CompactionResult | None:
         """Recompile's last step: no summary could be made, so everything before the largest
-        recent suffix that fits is dropped. None when even the last round does not fit."""
-        s = self.original.recent_suffix(self.limit)
+        recent suffix that fits beside a marker counting it is dropped. None when even the last
+        round does not fit."""
+        o = self.original
+        s = o.recent_suffix(max(0, self.limit - DROP_MARKER_TOKENS))
         pre, start = s["preamble"], s["start"]
         if s["overflow"] is not None or start <= pre:
             return None
-        kept = Conversation.concat([self.original.slice(0, pre), self.original.slice(start)])
-        self.event("drop", self.original.tokens, kept.tokens, dropped_messages=start - pre)
-        return self.finish(kept, [*range(pre), *range(start, len(self.original))], first_kept=start)
+        kept, positions, dropped = self._dropping(o, list(range(start, len(o))))
+        if kept.tokens > self.limit:
+            return None
+        self.event("drop", o.tokens, kept.tokens, dropped_messages=dropped)
+        return self.finish(kept, positions, first_kept=start, origins=positions)
+
+    def _drop_note(self, conv: Conversation, lo: int, hi: int) -> dict[str, str]:
+        """The user message that takes the place of messages ``lo:hi`` of ``conv`` when they are
+        dropped: how many, their tokens, and the recall id of their originals (stored now when
+        the compactor has a store)."""
+        dropped = sum(conv.message_tokens()[lo:hi])
+        span = self.compactor._keep_span(conv, lo, hi)
+        where = f"recall id {span} gives the originals" if span else "the originals are not stored"
+        text = (
+            f"[agentcontext: {hi - lo:,} earlier messages ({dropped:,} tokens) "
+            f"were dropped to fit the context window; {where}.]"
+        )
+        return {"role": "user", "content": text}
+
+    def _dropping(self, conv: Conversation, keep: list[int]) -> tuple[Conversation, list[int | None], int]:
+        """The system messages of ``conv``, then its messages ``keep`` (sorted positions after
+        them, ending with its last message) with a marker (:meth:`_drop_note`) where each run
+        of the others was: the conversation, the position in ``conv`` of each of its messages
+        (None for a marker) and how many messages were dropped."""
+        parts, positions = [conv.slice(0, self.pre)], list[int | None](range(self.pre))
+        at = self.pre
+        for lo, hi in _runs(keep):
+            if lo > at:
+                note = self._drop_note(conv, at, lo)
+                parts.append(Conversation([note], format=conv.format, encoding=conv.encoding))
+                positions.append(None)
+            parts.append(conv.slice(lo, hi))
+            positions += range(lo, hi)
+            at = hi
+        return Conversation.concat(parts), positions, len(conv) - self.pre - len(keep)
 
     def last_resort(self) -> CompactionResult:
         """(e) Drop the oldest whole groups (after summarizing them when the policy summarizes
@@ -1511,111 +1565,117 @@ class _Run:
             return self.finish(work, self.provenance)
         if p.summarize or self.manual:
             done = self.refit()
+            if done is None and self.roomless:
+                # What the drop would leave out is summarized in the room it would leave, when
+                # a summary fits there: dropping unsummarized is the last resort.
+                done = self.refit(least=True)
             if done is not None:
                 return done
         return self.drop()
 
     def drop(self) -> CompactionResult:
         """Drop the oldest whole groups of the working conversation until it fits; the latest user
-        request stays (cut when it alone is too large)."""
+        request stays (cut when it alone is too large). A user marker takes the place of each
+        run of dropped messages, saying how many and where their originals are (its room kept
+        when fitting); when the last round does not fit beside the markers, the oversized rung
+        decides."""
         work, limit = self.work, self.limit
-        s = work.recent_suffix(limit)
-        found = self.original._latest_request()
+        s = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
         if s["overflow"] is not None:
             return self.oversized(None)
         pre, start = s["preamble"], s["start"]
-        if found is not None and pre <= found[0] < start:
+        found = self.original._latest_request()
+        q = found[0] if found is not None and pre <= found[0] < start else None
+        keep = list(range(start, len(work)))
+        if q is not None:
             # The suffix that fits leaves out the latest request: it is kept, with the longest
-            # suffix that fits beside it (else the last round with it, cut as they must be).
-            q = found[0]
-            rest = work.recent_suffix(max(0, limit - work.message_tokens()[q]))
+            # suffix that fits beside it and the markers before and after it (else the last
+            # round with it, cut as they must be).
+            rest = work.recent_suffix(max(0, limit - work.message_tokens()[q] - 2 * DROP_MARKER_TOKENS))
             if rest["overflow"] is not None or rest["start"] <= q:
                 return self.oversized(None)
-            at = rest["start"]
-            kept = Conversation.concat([work.slice(0, pre), work.slice(q, q + 1), work.slice(at)])
-            self.event("drop", work.tokens, kept.tokens, dropped_messages=at - pre - 1, kept_request=q)
-            kept_origins: list[int | None] = [*range(pre), q, *range(at, len(work))]
-            prov = [*self.provenance[:pre], self.provenance[q], *self.provenance[at:]]
-            return self.finish(kept, prov, first_kept=q, origins=kept_origins)
-        marker: list[Conversation] = []
-        if pre < start < len(work) and work[start]["role"] != "user":
-            # A kept part that opens with the assistant leaves the model without the request it
-            # answers, and Anthropic rejects it ("first message must use the user role"): a user
-            # marker says what was dropped, with the suffix fitted to leave room for it. When
-            # even that does not fit, fitting the budget comes first.
-            refit = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
-            if refit["overflow"] is None and refit["start"] > pre:
-                at = refit["start"]
-                dropped = sum(work.message_tokens()[pre:at])
-                span = self.compactor._keep_span(work, pre, at)
-                where = f"recall id {span} gives the originals" if span else "the originals are not stored"
-                text = (
-                    f"[agentcontext: {at - pre:,} earlier messages ({dropped:,} tokens) "
-                    f"were dropped to fit the context window; {where}.]"
-                )
-                note = Conversation([{"role": "user", "content": text}], format=work.format, encoding=work.encoding)
-                if work.tokens - dropped + note.tokens <= limit:
-                    start, marker = at, [note]
-        kept = Conversation.concat([work.slice(0, pre), *marker, work.slice(start)])
-        new_prov = self.provenance[:pre] + [None] * len(marker) + self.provenance[start:]
+            keep = [q, *range(rest["start"], len(work))]
         # Before a summary, positions in `work` are positions in the original.
-        origins: list[int | None] = [*range(pre), *[None] * len(marker), *range(start, len(work))]
-        self.event("drop", work.tokens, kept.tokens, dropped_messages=start - pre)
-        first = next((q for q in origins[pre:] if q is not None), len(self.original))
-        return self.finish(kept, new_prov, first_kept=first, origins=origins)
+        kept, origins, dropped = self._dropping(work, keep)
+        if kept.tokens > limit:
+            return self.oversized(None)
+        new_prov = [None if i is None else self.provenance[i] for i in origins]
+        self.event("drop", work.tokens, kept.tokens, dropped_messages=dropped,
+                   **({"kept_request": q} if q is not None else {}))  # fmt: skip
+        return self.finish(kept, new_prov, first_kept=keep[0], origins=origins)
 
     def oversized(self, summary: _Summary | None) -> CompactionResult:
         """The last rung: the last round alone (with the latest user request, when that comes
         before it) does not fit. Its oversized messages are cut head + marker + tail (equal
         shares of what is left for each, the original under a recall id), beside a summary of
-        everything older when there is room for one. Does not fit only when not even the
-        markers and a head and tail of each message do."""
+        everything older when there is room for one (``summary`` when it covers exactly that,
+        else one written again); without one, the latest request is kept and a marker counts
+        each run of the messages dropped. Does not fit only when not even the markers and a
+        head and tail of each message do."""
         o, limit = self.original, self.limit
         cuts = [c for c in o._cut_points() if self.pre <= c < len(o)]
         last = cuts[-1] if cuts else self.pre
         found = o._latest_request()
-        # A summary already written is reused (it holds the latest request when it covers it);
-        # what lies between it and the last round is dropped.
-        since = summary.stop if summary is not None else self.pre
+        q = found[0] if found is not None and self.pre <= found[0] < last else None
+        # Kept raw: the last round, with the latest request when it opens that turn (and no
+        # summary already covers it). A summary covers everything older: one written for
+        # another raw part is written again (re-planned), so that nothing between it and the
+        # raw part is dropped unsummarized.
         keep = list(range(last, len(o)))
-        if found is not None and since <= found[0] < last:
-            keep.insert(0, found[0])
+        if q is not None and q + 1 == last and (summary is None or summary.stop <= q):
+            keep.insert(0, q)
+        replanned = summary is not None and summary.stop != keep[0]
+        # The latest request, raw without a summary, is now in the one written.
+        moved = q is not None and q not in keep and (summary is None or summary.stop <= q)
+        if replanned:
+            summary = None
         attempts: list[_Summary | None] = [None]
         if keep[0] > self.pre:
             if summary is None and (self.p.summarize or self.manual):
                 summary = self._summary(keep[0], max(64, min(self.p.summary_max_tokens, limit // 5)))
+                if summary is not None and replanned:
+                    summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
             if summary is not None:
                 summary.covers = summary.stop
                 # The round whole beside the summary cut to the room left, then both cut.
                 shrunk = self._shrunk(summary, limit - self.pre_tokens - sum(self.totals[i] for i in keep))
+                if moved and shrunk is not None and found is not None and not _holds_request(shrunk.text, found[1]):
+                    shrunk = None  # cut so short that it lost the latest request it took in
                 attempts[:0] = [s for s in (shrunk, summary) if s is not None]
         for attempt in attempts:
-            if attempt is None and found is not None and self.pre <= found[0] < last and found[0] not in keep:
-                keep.insert(0, found[0])  # without the summary that held it, the request itself
-            done = self._cut_round(keep, attempt)
+            # Without a summary, the latest request itself (a marker counts what is dropped).
+            raw = keep if attempt is not None or q is None or q in keep else [q, *keep]
+            done = self._cut_round(raw, attempt)
             if done is not None:
                 conv = done.conversation
-                whole = self.pre_tokens + sum(self.totals[i] for i in keep)
+                whole = self.pre_tokens + sum(self.totals[i] for i in raw)
                 if attempt is not None and not attempt.recorded:
                     whole += count_tokens(self._summary_message(attempt, store=False)["content"], encoding=o.encoding)
-                    self.event("summarize", self.work.tokens, whole, **attempt.detail, kept_raw=len(keep))
+                    self.event("summarize", self.work.tokens, whole, **attempt.detail, kept_raw=len(raw))
+                if done.dropped:
+                    whole += done.notes_tokens
+                    self.event("drop", self.work.tokens, whole, dropped_messages=done.dropped, kept_from=raw[0])
                 if done.cut:
-                    self.event("cut", whole, conv.tokens, messages_cut=done.cut, kept_from=keep[0])
-                else:
-                    self.event("drop", whole, conv.tokens, kept_from=keep[0])
+                    self.event("cut", whole, conv.tokens, messages_cut=done.cut, kept_from=raw[0])
+                elif not done.dropped:
+                    self.event("drop", whole, conv.tokens, kept_from=raw[0])
                 return self.finish(
                     conv,
                     done.provenance,
                     summary=attempt,
-                    first_kept=None if attempt else keep[0],
+                    first_kept=None if attempt else raw[0],
                     origins=done.origins,
                 )
-        round_tokens = sum(self.totals[i] for i in keep)
+        raw = keep if q is None or q in keep else [q, *keep]
+        round_tokens = sum(self.totals[i] for i in raw)
         if self.one_shot:
             reason = (
                 f"the last round ({round_tokens:,} tokens) does not fit the budget of {limit:,} even with its "
                 f"messages cut to a head, a marker and a tail beside the system messages ({self.pre_tokens:,} tokens)"
             )
+            if self.pre_tokens + round_tokens <= limit:
+                dropped = len(o) - self.pre - len(raw)
+                reason += f" and a summary or a marker counting the {dropped:,} earlier messages"
         else:
             reason = (
                 f"the last round ({round_tokens:,} tokens) and the system messages ({self.pre_tokens:,} tokens) "
@@ -1648,17 +1708,31 @@ class _Run:
         return _Summary(text, summary.stop, summary.covers, {**summary.detail, "summary_cut_to_tokens": left})
 
     def _cut_round(self, keep: list[int], summary: _Summary | None) -> _Cut | None:
-        """Messages ``keep`` of the original after the system messages and ``summary``, the
-        largest texts cut to equal shares of the room left so that the whole fits the budget
-        (None when it cannot)."""
+        """Messages ``keep`` of the original after the system messages and ``summary`` (which
+        covers everything before ``keep``), or with a marker (:meth:`_drop_note`) in the place of
+        each run of the others when there is no summary; the largest texts cut to equal shares
+        of the room left so that the whole fits the budget (None when it cannot)."""
         o, p = self.original, self.p
         head = [self._summary_message(summary, store=True)] if summary else []
         head_conv = Conversation(head, format=o.format, encoding=o.encoding)
+        # Before keep[k]: the marker of the messages dropped since the previous one kept.
+        notes: dict[int, dict[str, str]] = {}
+        at, dropped = summary.covers if summary else self.pre, 0
+        for k, i in enumerate(keep):
+            if i > at:
+                notes[k] = self._drop_note(o, at, i)
+                dropped += i - at
+            at = i + 1
+        notes_tokens = 0
+        if notes:
+            written = Conversation(list(notes.values()), format="jsonl").to_format(o.format)
+            notes_tokens = Conversation(written, format=o.format, encoding=o.encoding).tokens
         neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
         texts = [[m["content"] if isinstance(m.get("content"), str) else "" for m in ms] for ms in neutral]
         flat = [(k, j) for k, ms in enumerate(texts) for j in range(len(ms))]
         sizes = {kj: count_tokens(texts[kj[0]][kj[1]], encoding=p.encoding) for kj in flat}
-        room = self.limit - self.pre_tokens - head_conv.tokens - sum(self.totals[i] for i in keep) + sum(sizes.values())
+        room = self.limit - self.pre_tokens - head_conv.tokens - notes_tokens
+        room -= sum(self.totals[i] for i in keep) - sum(sizes.values())
         # Equal shares, smallest first: a text under its share stays whole (water-filling).
         shares: dict[tuple[int, int], int] = {}
         left = room
@@ -1692,17 +1766,28 @@ class _Run:
                 out[k][j]["content"] = done.text
             cut = sorted({keep[k] for k, _ in recall})
             body = Conversation(
-                Conversation([m for ms in out for m in ms], format="jsonl").to_format(o.format),
+                Conversation([m for k, ms in enumerate(out) for m in [*([notes[k]] if k in notes else []), *ms]],
+                             format="jsonl").to_format(o.format),
                 format=o.format, encoding=o.encoding,
             )  # fmt: skip
             conv = Conversation.concat([o.slice(0, self.pre), head_conv, body])
             over = conv.tokens - self.limit
             if over <= 0:
-                same = len(body) == len(keep)
+                same = len(body) == len(keep) + len(notes)
                 prov: list[int | None] = [*range(self.pre), *[None] * len(head)]
-                origins: list[int | None] = [*prov, *(keep if same else [None] * len(body))]
-                prov += [None if i in cut else i for i in keep] if same else [None] * len(body)
-                return _Cut(conv, prov, origins, cut)
+                origins = list(prov)
+                for k, i in enumerate(keep):
+                    if not same:
+                        break
+                    if k in notes:
+                        prov.append(None)
+                        origins.append(None)
+                    prov.append(None if i in cut else i)
+                    origins.append(i)
+                if not same:
+                    prov += [None] * len(body)
+                    origins += [None] * len(body)
+                return _Cut(conv, prov, origins, cut, dropped, notes_tokens)
             # Counted apart, the parts came out larger together: the largest cut text gives way.
             cut_texts = [kj for kj in flat if shares[kj] < sizes[kj]]
             if not cut_texts:
@@ -1717,12 +1802,15 @@ class _Run:
 @dataclass
 class _Cut:
     """A working set whose last round was cut to fit: its provenance, origins and the positions
-    (in the original) of the messages cut."""
+    (in the original) of the messages cut; how many messages were dropped (each run counted by
+    a marker) and the markers' tokens."""
 
     conversation: Conversation
     provenance: list[int | None]
     origins: list[int | None]
     cut: list[int]
+    dropped: int = 0
+    notes_tokens: int = 0
 
 
 def summary_floor(replaced_tokens: int, max_tokens: int) -> int:

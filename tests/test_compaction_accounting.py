@@ -1,0 +1,171 @@
+"""Nothing leaves the window silently (issue 25, section 7): after a compaction, every message of
+the input is kept (whole, or cut or cleared in place), covered by a summary whose header counts
+it, or counted by a drop marker in the output.
+
+The check reads only the input and the output: it matches output messages to input messages by
+content (in order), and parses the counts from the summary headers and drop markers of the
+output's text. It uses none of the ladder's own accounting (provenance, origins, fates, events).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+from agentcontext.compaction import PRESETS, Compactor
+from tests import support
+
+SHARES = (25, 10, 5)
+
+#: The header of a summary message: how many messages it replaces.
+SUMMARY_HEADER = re.compile(r"^\[agentcontext: earlier conversation compacted: ([\d,]+) earlier messages \(")
+#: A drop marker: how many messages were dropped where it stands.
+DROP_MARKER = re.compile(r"^\[agentcontext: ([\d,]+) earlier messages \([\d,]+ tokens\) were dropped")
+#: The marker of a text cut head + marker + tail (the head before it, the tail after it).
+CUT_MARKER = re.compile(r"\n?\[\.\.\. [\d,]+ lines, [\d,]+ chars omitted[^\n]*? \.\.\.\]\n?")
+
+
+def _same(out: dict[str, Any], inp: dict[str, Any]) -> bool:
+    """Whether output message ``out`` is input message ``inp``, whole or changed in place: equal;
+    a tool result for the same call (cut or cleared); an assistant message with the same calls
+    (its texts or arguments cut); or its text cut head + marker + tail."""
+    if out == inp:
+        return True
+    if out.get("role") != inp.get("role"):
+        return False
+    if out.get("role") == "tool":
+        return out.get("tool_call_id") == inp.get("tool_call_id")
+    calls = [c.get("id") for c in out.get("tool_calls") or []]
+    if calls:
+        return calls == [c.get("id") for c in inp.get("tool_calls") or []]
+    text, was = out.get("content"), inp.get("content")
+    if not (isinstance(text, str) and isinstance(was, str)):
+        return False
+    found = CUT_MARKER.search(text)
+    if found is None:
+        return False
+    head, tail = text[: found.start()], text[found.end() :]
+    return len(was) > len(head) + len(tail) and was.startswith(head) and was.endswith(tail)
+
+
+def account(inp: list[dict[str, Any]], out: list[dict[str, Any]]) -> tuple[list[int], int, int]:
+    """The positions of the input messages not in the output, and the counts the output's new
+    messages give: messages covered by summaries, and messages counted by drop markers."""
+    present: set[int] = set()
+    at = 0
+    counted = {SUMMARY_HEADER: 0, DROP_MARKER: 0}
+    for m in out:
+        match = next((i for i in range(at, len(inp)) if inp[i] == m), None)
+        if match is None:
+            match = next((i for i in range(at, len(inp)) if _same(m, inp[i])), None)
+        if match is not None:
+            present.add(match)
+            at = match + 1
+            continue
+        text = m.get("content") if isinstance(m.get("content"), str) else ""
+        for pattern in counted:
+            header = pattern.match(text)
+            if header:
+                counted[pattern] += int(header.group(1).replace(",", ""))
+    missing = [i for i in range(len(inp)) if i not in present]
+    return missing, counted[SUMMARY_HEADER], counted[DROP_MARKER]
+
+
+def _check(inp: list[dict[str, Any]], result: ac.CompactionResult, where: str) -> int:
+    """Assert that every input message is kept, summarized or counted, and that the drop stage
+    events count what the markers count; the number of messages dropped behind markers."""
+    missing, summarized, dropped = account(inp, result.conversation.to_jsonl())
+    assert len(missing) == summarized + dropped, (where, missing, summarized, dropped)
+    events = sum(s.detail.get("dropped_messages", 0) for s in result.stages if s.stage == "drop")
+    assert events == dropped, (where, events, dropped)
+    return dropped
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_message_is_kept_summarized_or_counted(preset: str, transcripts: Path) -> None:
+    runs = 0
+    for path in support.normalized_files():
+        conv = ac.Conversation.from_file(path)
+        inp = conv.to_jsonl()
+        for share in SHARES:
+            budget = max(1, conv.tokens * share // 100)
+            result = Compactor(preset).compact(conv, budget=budget)
+            _check(inp, result, f"{path.parent.name}/{path.name} at {share}%")
+            runs += 1
+    assert runs == 3 * len(support.normalized_files()) > 0
+
+
+def _tool_session(rounds: int, last_result_words: int) -> list[dict[str, Any]]:
+    """An earlier exchange, the latest request, ``rounds`` tool rounds, and a last round whose
+    result is ``last_result_words`` words long."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Earlier: list the files in the repository please."},
+        {"role": "assistant", "content": "The repository holds src/, tests/ and a README."},
+        {"role": "user", "content": "Now find where the retry limit is set and raise it to five."},
+    ]
+    for i in range(rounds + 1):
+        words = last_result_words if i == rounds else 250
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": f'{{"n": {i}}}'}}
+        messages += [
+            {"role": "assistant", "content": f"Step {i}: searching.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(f"line{i}-{k}" for k in range(words))},
+        ]
+    return messages
+
+
+def test_rounds_between_the_summary_and_the_last_round_are_summarized_not_dropped() -> None:
+    # On main: a summary of the first messages, then the tool rounds before an oversized last
+    # round dropped with no word in the output (only `dropped` in the report).
+    conv = ac.Conversation(_tool_session(rounds=14, last_result_words=3000))
+    result = Compactor("openharness").compact(conv, budget=conv.tokens // 4)
+    assert result.fits and result.conversation.validate() == []
+    missing, summarized, dropped = account(conv.to_jsonl(), result.conversation.to_jsonl())
+    assert missing and len(missing) == summarized and dropped == 0
+    summary = [s for s in result.stages if s.stage == "summarize" and "replanned" in s.detail]
+    assert summary and summary[-1].detail["summarized_messages"] == summarized
+    assert result.to_dict()["dropped"] == 0
+
+
+def test_without_a_summary_every_run_of_dropped_messages_gets_a_marker(tmp_path: Path) -> None:
+    # The kept part opens with a user message: on main, no marker at all.
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are helpful."}]
+    for i in range(12):
+        messages += [
+            {"role": "user", "content": f"Question {i}: " + "why " * 80},
+            {"role": "assistant", "content": f"Answer {i}: " + "because " * 80},
+        ]
+    conv = ac.Conversation(messages)
+    policy = dataclasses.replace(PRESETS["openharness"], summarize=False, clear_tool_results=False)
+    store = ac.ResultStore(tmp_path / "store")
+    result = Compactor(policy, store=store).compact(conv, budget=conv.tokens // 3)
+    assert result.fits
+    out = result.conversation.to_jsonl()
+    assert _check(conv.to_jsonl(), result, "user-first") > 0
+    marker = out[1]["content"]
+    recall_id = re.search(r"recall id (\S+) gives the originals", marker)
+    assert recall_id is not None
+    stored = [json.loads(line) for line in store.get(recall_id.group(1)).splitlines()]
+    assert stored == messages[1 : 1 + len(stored)] and out[2] == messages[1 + len(stored)]
+
+
+class _Failing:
+    """A summarizer that always fails."""
+
+    def summarize(self, request: Any) -> str:
+        raise RuntimeError("the summarizer is down")
+
+
+def test_recompile_without_a_summary_counts_what_it_drops() -> None:
+    # On main: `recompile` dropped everything before the suffix that fits, with no marker.
+    conv = ac.Conversation(_tool_session(rounds=10, last_result_words=100))
+    result = Compactor("openharness", summarizer=_Failing(), fallback=None).recompile(conv, conv.tokens // 3)
+    assert result.fits and result.summary is None
+    assert _check(conv.to_jsonl(), result, "recompile") > 0
+    assert [s.stage for s in result.stages][-1] == "drop"
