@@ -37,15 +37,17 @@ HEADER = '{"type":"session","version":1,"format":"openai"}\n'
 
 
 def run_measured(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """Run ``python -c ...`` or the CLI in a child; its output and peak RSS in MB (from the child's
-    own ``getrusage``, printed on stderr's last line)."""
+    """Run ``python -c ...`` or the CLI in a child; its output and peak RSS in MB (the child's own
+    ``VmHWM``, printed on stderr's last line). Not ``getrusage``'s ``ru_maxrss``: Linux carries the
+    peak of the memory the child had before its exec over, which is the forked test process's RSS."""
     code = (
-        "import resource, sys, runpy\n"
+        "import sys, runpy\n"
         "sys.argv = ['agentcontext', *sys.argv[1:]]\n"
         "try:\n"
         "    runpy.run_module('agentcontext', run_name='__main__')\n"
         "finally:\n"
-        "    sys.stderr.write(f'\\nRSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}\\n')\n"
+        "    hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+        "    sys.stderr.write(f'\\nRSS {int(hwm.split()[1]) // 1024}\\n')\n"
     )
     proc = python("-c", code, *args)
     rss = int(proc.stderr.strip().rsplit("RSS ", 1)[1])
@@ -177,7 +179,7 @@ def test_session_log_on_a_2_gb_sparse_file_is_refused_or_streamed_in_bounded_mem
         "import resource, sys\n"
         "from agentcontext import SessionLog\n"
         f"log = SessionLog({str(log)!r}, max_bytes=3 << 30)\n"
-        "print(len(log.messages), log.torn, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+        "print(len(log.messages), log.torn, int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) // 1024)\n"
     )
     out = python("-c", code)
     assert out.returncode == 0, out.stderr
@@ -260,7 +262,7 @@ def test_recall_pages_a_1_gib_stored_result_in_bounded_memory(tmp_path: Path) ->
         "assert (p.text, p.start_line, p.total_lines, p.total_chars) == ('second line\\n', 2, 3, 1 << 30), p\n"
         f"q = r.page({rid!r}, char_offset=(1 << 30) - 10, max_chars=100)\n"
         "assert q.text == '\\0' * 10 and q.hint is None, q\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+        "print(int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) // 1024)\n"
     )
     out = python("-c", code)
     assert out.returncode == 0, out.stderr
