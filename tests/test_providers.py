@@ -291,6 +291,9 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     assert result.conversation.validate() == []
     assert result.tokens_after < result.tokens_before
     assert summarizer.events[-1]["outcome"] == "llm"
+    # The last round does not fit beside the system messages (a live loop never cuts a round):
+    # no second summary is written for nothing (the oversized rung re-planned one, unused).
+    assert len(summarizer.events) == 1
     stage = next(s for s in result.stages if s.stage == "summarize")
     assert stage.detail["summarizer"] == "LLMSummarizer"
     # What went to the model: the older history as messages, the handoff request last, no tools.

@@ -1624,14 +1624,17 @@ class _Run:
         keep = list(range(last, len(o)))
         if q is not None and q + 1 == last and (summary is None or summary.stop <= q):
             keep.insert(0, q)
-        replanned = summary is not None and summary.stop != keep[0]
+        # In a live loop a round is never cut: when it does not fit beside the system messages,
+        # no summary can make room, and none is written again (a summarizer call for nothing).
+        hopeless = not self.one_shot and self.pre_tokens + sum(self.totals[i] for i in keep) > limit
+        replanned = summary is not None and summary.stop != keep[0] and not hopeless
         # The latest request, raw without a summary, is now in the one written.
         moved = q is not None and q not in keep and (summary is None or summary.stop <= q)
         if replanned:
             summary = None
         attempts: list[_Summary | None] = [None]
         if keep[0] > self.pre:
-            if summary is None and (self.p.summarize or self.manual):
+            if summary is None and (self.p.summarize or self.manual) and not hopeless:
                 summary = self._summary(keep[0], max(64, min(self.p.summary_max_tokens, limit // 5)))
                 if summary is not None and replanned:
                     summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
