@@ -537,6 +537,15 @@ def test_bad_subagent_settings() -> None:
         SubagentPolicy(tool_filter="ls")
 
 
+@pytest.mark.parametrize("tool_filter", [5, iter(["read"]), (n for n in ["read"]), map(str, ["read"]), b"read"])
+def test_a_tool_filter_that_is_not_a_collection_is_a_typed_error(tool_filter: object) -> None:
+    # 5 raised a bare TypeError; a generator or iterator was used up by the check itself and then
+    # left every tool out.
+    with pytest.raises(ArgumentTypeError, match=r"tool_filter must be a collection of tool names .*, got "):
+        SubagentPolicy(tool_filter=tool_filter)  # type: ignore[arg-type]
+    assert SubagentPolicy(tool_filter={"read": 1}.keys()).tool_filter is not None  # a view is a collection
+
+
 def test_a_child_cannot_ask_the_user(tmp_path: Path) -> None:
     def script(request: Recorded) -> Reply:
         task, last = first_user(request), request.body["messages"][-1]
