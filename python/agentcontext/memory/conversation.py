@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentcontext._core import search_log, search_messages
-from agentcontext.errors import AgentContextError, FileReadError, OptionError, UnknownFormatError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, FileReadError, OptionError, UnknownFormatError
 
 __all__ = ["ConversationSearch", "conversation_search"]
 
@@ -52,6 +52,8 @@ def conversation_search(
         TranscriptError, TranscriptReadError: the transcript cannot be parsed or read.
         OptionError: a bad query or argument, or ``session`` given for a session log (it holds one).
     """
+    if session is not None and (isinstance(session, bool) or not isinstance(session, str | int)):
+        raise ArgumentTypeError(f"session must be a session's name (str) or index (int), got {type(session).__name__}")
     try:
         result = search_log(
             log,
