@@ -86,6 +86,8 @@ BAD: dict[str, list[Any]] = {
     "scale": [0, -1.0, float("nan"), float("inf"), None, "1"],
     "number": [-1.0, float("nan"), float("inf"), None, "1", True],
     "budget": [0, -1, 10**30, "abc", "0%", "150%", float("nan"), True],
+    # A session's name (any str) or index (an int; -1 is the last): only other types are wrong.
+    "session": [10**30, 2.5, float("nan"), True, b"x"],
 }
 
 Call = Callable[[Any, Any], Any]  # (value, text_file) -> result
@@ -201,6 +203,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "search_log:snippet_chars": ("positive", lambda v, f: search_log(log_file(f), "x", snippet_chars=v)),
     "search_log:snippets": ("positive", lambda v, f: search_log(log_file(f), "x", snippets=v)),
     "search_log:max_bytes": ("positive", lambda v, f: search_log(log_file(f), "x", max_bytes=v)),
+    "conversation_search:session": ("session", lambda v, f: conversation_search(log_file(f), "x", session=v)),
     "conversation_search:max_bytes": ("positive", lambda v, f: conversation_search(log_file(f), "x", max_bytes=v)),
     "search_messages:limit": ("positive", lambda v, _: search_messages(conv(), "x", limit=v)),
     "search_messages:snippet_chars": ("positive", lambda v, _: search_messages(conv(), "x", snippet_chars=v)),

@@ -150,3 +150,32 @@ def test_torn_and_garbage_lines_are_skipped_like_the_log_does(tmp_path: Path) ->
     assert conversation_search(log.path, "gamma")["hits"] == []
     assert conversation_search(log.path, "beta")["hits"][0]["message"] == 1
     assert conversation_search(log.path, "beta")["messages"] == len(SessionLog(log.path).messages)
+
+
+def test_a_file_of_several_sessions_is_searched_one_session_at_a_time(
+    transcripts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `agentcontext search` on such a file said "pass session=<name or index>", which the command
+    # had no way to pass: the file could not be searched at all.
+    from agentcontext.cli import main
+    from agentcontext.errors import SessionSelectionError
+
+    path = str(transcripts / "raw/openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl")
+    with pytest.raises(SessionSelectionError):
+        conversation_search(path, "error")
+    by_index = conversation_search(path, "error", session=2)
+    assert by_index == conversation_search(path, "error", session="output--ponylang__ponyc-4588")
+    assert by_index["messages"] == 101
+
+    assert main(["search", path, "error"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds 3 sessions; pick one with --session NAME or INDEX" in err
+    assert main(["search", path, "error", "--session", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"] == 101
+    assert main(["search", path, "error", "--session", "nope"]) == 2
+    assert "no session 'nope'; pick one with --session" in capsys.readouterr().err
+
+    log = SessionLog(tmp_path / "s.log")
+    log.append(Conversation([{"role": "user", "content": "an error"}]))
+    with pytest.raises(OptionError, match="is a session log, which holds one session"):
+        conversation_search(log.path, "error", session=1)

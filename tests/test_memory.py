@@ -622,3 +622,37 @@ def test_anthropic_memory_view_renders_every_name_on_one_line(store: MemoryStore
             "cannot open it)"
         ),
     ]
+
+
+def test_anthropic_tool_refuses_a_huge_text_without_scanning_it_character_by_character(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 10 MB file_text/insert_text took 6-24 s (under the store's lock) in the first-line
+    # description, one unicodedata.category call per character, before the record limit refused it.
+    import unicodedata
+
+    from agentcontext.memory import tools as tools_module
+
+    calls = 0
+    category = unicodedata.category
+
+    def counted(char: str) -> str:
+        nonlocal calls
+        calls += 1
+        return category(char)
+
+    monkeypatch.setattr(tools_module.unicodedata, "category", counted)
+    tool = AnthropicMemoryTool(store)
+    assert tool.execute({"command": "create", "path": "/memories/a.md", "file_text": "first\n"}).startswith("File")
+    before = store.read_text("a")
+    huge = "y" * (5 * MEMORY_MAX_RECORD_BYTES)
+    for command in (
+        {"command": "create", "path": "/memories/big.md", "file_text": huge},
+        {"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": huge},
+        {"command": "str_replace", "path": "/memories/a.md", "old_str": "first", "new_str": huge},
+    ):
+        calls = 0
+        out = tool.execute(command)
+        assert out.startswith("Error:") and "limit for a record" in out
+        assert calls <= 3 * MEMORY_MAX_RECORD_BYTES  # each description reads at most the record limit
+    assert store.read_text("a") == before and "big" not in store

@@ -369,3 +369,21 @@ def test_a_result_policy_without_a_store_says_nothing_is_stored() -> None:
             assert budgeted.action == "truncated" and budgeted.recall_id is None
             assert "recall" not in budgeted.text
             assert "omitted; the full text is not stored ...]" in budgeted.text, (preset, budgeted.text[-300:])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open descriptors through /proc")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # Python's word for a file closed by collection
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_pieces_never_iterated_leave_no_descriptor_open(tmp_path: Path) -> None:
+    # pieces() opened the file and wrapped it in the generator's body: a generator never started
+    # (the caller looked at the first result only, or none) never closed it, one descriptor each.
+    import gc
+
+    store = ac.ResultStore(tmp_path / "store")
+    recall_id = store.put("line\n" * 100)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(200):
+        store.pieces(recall_id)
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
+    assert "".join(store.pieces(recall_id)) == "line\n" * 100

@@ -440,3 +440,38 @@ def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
     with pytest.raises(ac.OptionError, match=r"origins\[0\] must be None or a message index from 0 to 0; got 7"):
         log.record_compaction(result, origins=[7])
     assert [json.loads(x)["type"] for x in path.read_text().splitlines()] == ["session", "message"]
+
+
+@pytest.mark.parametrize(
+    ("content", "first_line"),
+    [
+        (b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n', 'a JSON object with no "type"'),
+        (b'{"role":"user","content":"hi"}', 'a JSON object with no "type"'),  # one line, no line break
+        (b"my precious notes", "not JSON"),  # no line break: was taken for a torn header and deleted
+        (b"notes\nmore notes\n", "not JSON"),
+        (b"[1, 2]\n", "a JSON list, not an object"),
+        (b'{"type":"message","index":0,"data":[]}\n', "a JSON object with type 'message'"),
+    ],
+)
+def test_a_file_that_is_not_a_session_log_is_refused_and_left_as_it_was(
+    tmp_path: Path, content: bytes, first_line: str
+) -> None:
+    # SessionLog took a chat transcript for an empty log (its lines counted as records of another
+    # kind) and the next append wrote log records into it; a one-line file without a line break
+    # was taken for a torn header and truncated to nothing by the first append.
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(ac.TranscriptError, match=f"line 1: not a session log: its first line is {first_line}") as info:
+        log = SessionLog(path)
+        log.append(ac.Conversation([{"role": "user", "content": "new"}]))
+    assert info.value.line == 1 and "importers.load" in str(info.value)
+    assert path.read_bytes() == content
+
+
+def test_a_torn_header_is_still_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "s.log"
+    path.write_bytes(b'{"type":"sess')
+    log = SessionLog(path)
+    log.append(ac.Conversation([{"role": "user", "content": "new"}]))
+    assert path.read_text().splitlines()[0] == '{"type":"session","version":1,"format":"openai"}'
+    assert len(SessionLog(path).originals()) == 1

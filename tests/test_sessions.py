@@ -19,7 +19,7 @@ import pytest
 
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.registry import Registry
-from agentcontext.errors import BudgetError, OptionError, SnapshotError
+from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError, SnapshotError
 from agentcontext.loop import Session
 from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, ToolCall
 from agentcontext.session_log import SessionLog
@@ -535,6 +535,15 @@ def test_bad_subagent_settings() -> None:
         SubagentPolicy(workspace="tmp")  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="tool_filter must be"):
         SubagentPolicy(tool_filter="ls")
+
+
+@pytest.mark.parametrize("tool_filter", [5, iter(["read"]), (n for n in ["read"]), map(str, ["read"]), b"read"])
+def test_a_tool_filter_that_is_not_a_collection_is_a_typed_error(tool_filter: object) -> None:
+    # 5 raised a bare TypeError; a generator or iterator was used up by the check itself and then
+    # left every tool out.
+    with pytest.raises(ArgumentTypeError, match=r"tool_filter must be a collection of tool names .*, got "):
+        SubagentPolicy(tool_filter=tool_filter)  # type: ignore[arg-type]
+    assert SubagentPolicy(tool_filter={"read": 1}.keys()).tool_filter is not None  # a view is a collection
 
 
 def test_a_child_cannot_ask_the_user(tmp_path: Path) -> None:
@@ -1249,3 +1258,31 @@ def test_plan_mode_memory_rules_name_no_hidden_tool(tmp_path: Path, strategy: st
         # the writes the catalog still lists.
         assert "memory_write" in offered and plan == default
         assert "In plan mode memory_write and memory_delete are refused" in plan
+
+
+@pytest.mark.parametrize("arguments", [None, {"command": "rm -rf /"}, b'{"command":"rm -rf /"}', 5])
+def test_permissions_refuse_arguments_that_are_not_the_json_text_with_a_typed_error(arguments: object) -> None:
+    # A dict, bytes or None raised a bare AttributeError/TypeError from deep in the matcher.
+    permissions = Permissions([Rule("bash", "deny", arguments=r"rm\s+-rf")])
+    for check in (permissions.decide, permissions.settings_decision, permissions.rules[0].matches):
+        with pytest.raises(ArgumentTypeError, match=r"JSON text the model sent \(str\), got"):
+            check("bash", arguments)  # type: ignore[operator]
+    with pytest.raises(ArgumentTypeError, match="tool name must be a str, got NoneType"):
+        permissions.decide(None, "{}")  # type: ignore[arg-type]
+
+
+def test_duplicate_keys_the_rule_sees_the_value_the_tool_runs() -> None:
+    # json.loads keeps the last of duplicate keys; the rule's canonical rendering and the tool's
+    # parsed arguments come from that same parse, so a rule cannot be shown one command while the
+    # tool runs another.
+    permissions = Permissions(
+        [Rule("bash", "deny", arguments=r"rm\s+-rf"), Rule("bash", "allow", arguments=r'^\{"command":"ls"\}$')]
+    )
+    ran = []
+    call = ToolCall("c1", "bash", '{"command":"ls","command":"rm -rf /"}')
+    assert permissions.decide(call.name, call.arguments) == "deny"
+    other = ToolCall("c2", "bash", '{"command":"rm -rf /","command":"ls"}')
+    assert permissions.decide(other.name, other.arguments) == "allow"
+    ran.append(other.parsed())
+    assert ran == [{"command": "ls"}]
+    assert Arguments(other.arguments).canonical == json.dumps(ran[0], separators=(",", ":"))

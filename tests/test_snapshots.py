@@ -522,7 +522,11 @@ def test_cli_list_finds_stores_at_any_depth_and_reports_a_bad_one(
 
     assert main(["sessions", "list", str(root)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split(":", 1)[0] for line in out] == ["alpha", "broken", "no-history", "team/bob/s1"], out
+    assert [line.split(":", 1)[0] for line in out[:-1]] == ["alpha", "broken", "no-history", "team/bob/s1"], out
+    assert out[-1] == (
+        f"not searched: the subdirectories of 1 directory {MAX_DEPTH} levels down (list one to see its "
+        f"sessions, e.g. {'/'.join(f'd{i}' for i in range(MAX_DEPTH))})"
+    )
     assert out[0].startswith("alpha: turn 3, 5 messages")
     assert out[1] == f"broken: unreadable: {root / 'broken' / 'current.json'}: a directory, not a snapshot file"
     assert out[2].startswith("no-history: turn 7, 5 messages")
@@ -575,3 +579,22 @@ def test_cli_list_on_a_file_says_not_a_directory(tmp_path: Path, capsys: pytest.
     plain.write_text("x")
     assert main(["sessions", "list", str(plain)]) == 2
     assert capsys.readouterr().err == f"agentcontext: error: {plain}: not a directory\n"
+
+
+def test_cli_list_says_which_deeper_directories_it_did_not_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A store 5 levels down was left out silently: "root: no saved sessions".
+    root = tmp_path / "root"
+    SnapshotStore(root / "a" / "b" / "c" / "d" / "deep").clear()
+    (root / "x" / "y" / "z" / "w").mkdir(parents=True)  # 4 levels down, nothing below: searched fully
+    assert main(["sessions", "list", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"{root}: no saved sessions within 4 levels",
+        "not searched: the subdirectories of 1 directory 4 levels down (list one to see its sessions, e.g. a/b/c/d)",
+    ]
+    assert main(["sessions", "list", str(root), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["not_searched"] == [str(root / "a" / "b" / "c" / "d")]
+    assert main(["sessions", "list", str(root / "a" / "b" / "c" / "d")]) == 0
+    assert capsys.readouterr().out.startswith("deep: turn 0, empty (cleared)")

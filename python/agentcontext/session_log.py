@@ -152,7 +152,9 @@ class SessionLog:
     regular file: a directory, FIFO, socket or device raises
     :class:`~agentcontext.errors.TranscriptReadError`, and so does a file over ``max_bytes`` (default
     1 GiB; checked on every load, refresh and write, as the file grows), a file that cannot be read,
-    and one that reports a size of 0 but is not empty (a ``/proc`` file). The file is read as a
+    and one that reports a size of 0 but is not empty (a ``/proc`` file). A file whose first line is
+    not a log's header (a transcript, notes) raises :class:`~agentcontext.errors.TranscriptError`
+    (line 1) and is left as it is: a log is only ever a file SessionLog made. The file is read as a
     stream: memory holds its records, not its bytes. A record that is not a valid log record (a
     message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
     :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the
@@ -351,6 +353,10 @@ class SessionLog:
                 lines += 1
             else:
                 tail, tail_length = line, length
+        if tail_length and self._lines + lines == 0 and not _torn_header(tail):
+            # A first line with no line break is a torn header only if it is the start of one: the
+            # repair below would otherwise delete a file that is not a log ("my notes", no newline).
+            pending.check_header(tail)
         if tail_length and repair:
             if tail is not None and _whole_record(tail):
                 # A complete record that only lacks its line break (written without one by
@@ -628,6 +634,15 @@ def _is_index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: How every header SessionLog writes starts (``json.dumps`` with its separators, keys in this order).
+_HEADER_START = b'{"type":"session","version":1,"format":"'
+
+
+def _torn_header(tail: bytes | None) -> bool:
+    """Whether ``tail`` (a first line without its line break) can be a header whose write was cut."""
+    return tail is not None and (_HEADER_START.startswith(tail) or tail.startswith(_HEADER_START))
+
+
 class _Pending:
     """Records parsed from new lines of the file, checked, and added to the log's view only by
     :meth:`commit` (so an invalid record leaves the view as it was)."""
@@ -647,6 +662,8 @@ class _Pending:
     def parse(self, lines: Sequence[bytes | None], first: int) -> None:
         """Parse ``lines`` (numbered from ``first``); a None line is one that is not JSON."""
         for number, line in enumerate(lines, start=first):
+            if number == 1:
+                self.check_header(line)
             if line is None:
                 self.skipped.append(number)
                 continue
@@ -678,6 +695,33 @@ class _Pending:
                 self.others += 1
             else:
                 self.others += 1
+
+    def check_header(self, line: bytes | None) -> None:
+        """Line 1 of a log is the header SessionLog writes. A file that starts otherwise (a
+        transcript, any other JSON Lines) is not a session log: taken for an empty one, its own
+        lines were counted as records of another kind and the next append wrote log records into
+        it."""
+        what = "not JSON"
+        if line is not None:
+            try:
+                record = _json.loads(line)
+            except _json.IntegerTooLongError as exc:
+                raise self._error(1, f"{exc.msg} (column {exc.colno})") from None
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                record = None
+            if isinstance(record, dict) and record.get("type") == "session":
+                return
+            if isinstance(record, dict):
+                kind = record.get("type")
+                what = 'a JSON object with no "type"' if kind is None else f"a JSON object with type {kind!r}"
+            elif record is not None:
+                what = f"a JSON {type(record).__name__}, not an object"
+        raise self._error(
+            1,
+            f"not a session log: its first line is {what}, not the header a SessionLog starts with "
+            '({"type": "session", ...}); SessionLog reads and appends to its own logs only (read a transcript '
+            "with agentcontext.importers.load)",
+        )
 
     def _check_compaction(self, record: dict[str, Any], number: int) -> None:
         count = len(self.log.messages) + len(self.messages)

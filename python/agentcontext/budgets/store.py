@@ -10,6 +10,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from agentcontext import _checks
 from agentcontext._deprecation import renamed
@@ -110,13 +111,16 @@ class ResultStore:
         fd = self._open(path, recall_id)
         if fd is None:
             return None
-        return "".join(self._decode(fd, path, recall_id))
+        return "".join(self._decode(os.fdopen(fd, "rb"), path, recall_id))
 
     @staticmethod
-    def _decode(fd: int, path: Path, recall_id: str, chunk: int = 1 << 20) -> Iterator[str]:
-        """The text of the open file ``fd`` (closed when done), decoded a chunk at a time."""
+    def _decode(f: BinaryIO, path: Path, recall_id: str, chunk: int = 1 << 20) -> Iterator[str]:
+        """The text of the open file ``f`` (closed when done), decoded a chunk at a time. The file
+        object is made by the caller, before this generator starts: a generator never iterated
+        never runs its body, and a descriptor it was to wrap would never be closed; a file
+        object is closed when it is collected."""
         decoder = codecs.getincrementaldecoder("utf-8")()
-        with os.fdopen(fd, "rb") as f:
+        with f:
             try:
                 while data := f.read(chunk):
                     yield decoder.decode(data)
@@ -133,7 +137,7 @@ class ResultStore:
         fd = self._open(path, recall_id)
         if fd is None:
             raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
-        return self._decode(fd, path, recall_id)
+        return self._decode(os.fdopen(fd, "rb"), path, recall_id)
 
     def _holds(self, path: Path) -> bool:
         try:

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentcontext import _checks
 from agentcontext._core import MemoryIndex
+from agentcontext.errors import SessionSelectionError
 
 __all__ = ["add_commands", "run"]
 
@@ -67,6 +68,9 @@ def add_commands(sub: Any) -> None:
     )
     _add_query(log)
     log.add_argument(
+        "--session", help="the session to search, by name or index, in a transcript file that holds several"
+    )
+    log.add_argument(
         "--max-bytes",
         type=_byte_size,
         default=1 << 30,
@@ -80,7 +84,18 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "search":
         from agentcontext.memory.conversation import conversation_search, format_hits
 
-        result = conversation_search(args.log, args.query, regex=args.regex, limit=args.limit, max_bytes=args.max_bytes)
+        session = args.session
+        picked = int(session) if session is not None and session.isdigit() else session
+        try:
+            result = conversation_search(
+                args.log, args.query, regex=args.regex, limit=args.limit, max_bytes=args.max_bytes, session=picked
+            )
+        except SessionSelectionError as exc:  # the library's message names session=; this is --session
+            shown = ", ".join(exc.names[:20]) + (f", ... ({len(exc.names)} in all)" if len(exc.names) > 20 else "")
+            why = f"no session {session!r}" if session is not None else f"holds {len(exc.names)} sessions"
+            raise SessionSelectionError(
+                f"{args.log}: {why}; pick one with --session NAME or INDEX: {shown}", args.log, exc.names
+            ) from None
         print(
             json.dumps({"log": args.log, "query": args.query, **result}, indent=2, ensure_ascii=False)
             if args.json

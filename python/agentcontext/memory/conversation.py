@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentcontext._core import search_log, search_messages
-from agentcontext.errors import AgentContextError, FileReadError, OptionError, UnknownFormatError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, FileReadError, OptionError, UnknownFormatError
 
 __all__ = ["ConversationSearch", "conversation_search"]
 
@@ -30,6 +30,7 @@ def conversation_search(
     snippet_chars: int = 240,
     snippets: int = 2,
     max_bytes: int = 1 << 30,
+    session: str | int | None = None,
 ) -> dict[str, Any]:
     """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
     file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
@@ -38,9 +39,10 @@ def conversation_search(
 
     The log is read as a stream (memory does not grow with its size) and only if it is at most
     ``max_bytes`` bytes (default 1 GiB). A file that is not a session log (it does not start with
-    the log's header) is read as :func:`agentcontext.importers.load` reads it (a file that holds
-    several sessions raises :class:`~agentcontext.errors.SessionSelectionError`), and its messages are searched: ``message`` is then the
-    position in that conversation and ``line`` is None.
+    the log's header) is read as :func:`agentcontext.importers.load` reads it, ``session``
+    picking one session (a name or an index) of a file that holds several (without it, such a file
+    raises :class:`~agentcontext.errors.SessionSelectionError` naming them), and its messages are
+    searched: ``message`` is then the position in that conversation and ``line`` is None.
 
     Raises:
         FileReadError: the log cannot be read, is a directory, or is over ``max_bytes``
@@ -48,10 +50,12 @@ def conversation_search(
         UnknownFormatError: the file is neither a session log nor a transcript in a format
             agentcontext reads (the message says what its first line is and which formats were tried).
         TranscriptError, TranscriptReadError: the transcript cannot be parsed or read.
-        OptionError: a bad query or argument.
+        OptionError: a bad query or argument, or ``session`` given for a session log (it holds one).
     """
+    if session is not None and (isinstance(session, bool) or not isinstance(session, str | int)):
+        raise ArgumentTypeError(f"session must be a session's name (str) or index (int), got {type(session).__name__}")
     try:
-        return search_log(
+        result = search_log(
             log,
             query,
             regex=regex,
@@ -64,10 +68,17 @@ def conversation_search(
         if exc.kind != "not_a_session_log":
             raise
         not_a_log = exc
+    else:
+        if session is not None:
+            raise OptionError(
+                f"{log}: is a session log, which holds one session; session {session!r} picks one of the sessions "
+                "of a transcript file"
+            )
+        return result
     from agentcontext import importers
 
     try:
-        conv = importers.load(log, max_bytes=max_bytes)
+        conv = importers.load(log, max_bytes=max_bytes, session=session)
     except UnknownFormatError as exc:
         raise UnknownFormatError(
             f"{not_a_log}; nor is it a transcript in a format agentcontext reads: {exc}", exc.path, exc.tried

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentcontext import _checks
+from agentcontext._core import MEMORY_MAX_RECORD_BYTES
 from agentcontext.errors import AgentContextError, MemoryRecordError, OptionError
 from agentcontext.memory.store import (
     MAX_DESCRIPTION_CHARS,
@@ -428,9 +429,15 @@ class AnthropicMemoryTool:
 def _describe(text: str, name: str) -> str:
     """The description of a record created through :class:`AnthropicMemoryTool`: the first line
     of its text with a letter or digit (markdown heading marks off, spaces squeezed, control
-    characters dropped, cut to the index's limit), or the record's name."""
+    characters dropped, cut to the index's limit), or the record's name.
+
+    Only the first :data:`MEMORY_MAX_RECORD_BYTES` characters are looked at: a longer text is over
+    the record limit (each character is at least one byte) and is refused when written, so the
+    description of every record that can be stored is the same, and a 10 MB text the model sends
+    costs no more than the largest record (it took seconds, under the store's lock, character by
+    character)."""
     first = ""
-    for line in text.splitlines():
+    for line in text[:MEMORY_MAX_RECORD_BYTES].splitlines():
         candidate = "".join(c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc")
         candidate = " ".join(candidate.split())
         if any(c.isalnum() for c in candidate):

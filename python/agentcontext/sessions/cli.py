@@ -3,7 +3,9 @@
 - ``agentcontext sessions list DIR [--json]``: every snapshot store in DIR (DIR itself, or the
   directories under it holding a ``current.json``, down to :data:`MAX_DEPTH` levels, symlinks not
   followed), one line each: turn, messages, tokens, mode, goal. A store that cannot be read is
-  listed with the reason, the others still are.
+  listed with the reason, the others still are. Directories deeper than that are not searched;
+  a last line says below how many directories (``not_searched`` in ``--json``): list one of them
+  to see its sessions.
 - ``agentcontext sessions show DIR [--history N] [--json]``: one store's current snapshot and the N
   newest in its history: when and why each was taken, tokens, turns, mode, goal, last compaction.
 
@@ -81,12 +83,13 @@ def _is_store(directory: Path) -> bool:
     return os.path.lexists(directory / "current.json")
 
 
-def _stores(directory: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+def _stores(directory: Path) -> tuple[list[Path], list[tuple[Path, str]], list[Path]]:
     """The stores in ``directory`` (itself, or any directory under it down to :data:`MAX_DEPTH`
-    levels; a store's own subdirectories and symlinks are not entered), sorted, and the
-    directories that could not be listed with why."""
+    levels; a store's own subdirectories and symlinks are not entered), sorted, the directories
+    that could not be listed with why, and the directories :data:`MAX_DEPTH` levels down whose
+    subdirectories were not searched (sorted)."""
     if _is_store(directory):
-        return [directory], []
+        return [directory], [], []
     if not directory.is_dir():
         if directory.exists():
             raise SnapshotError(f"{directory}: not a directory", str(directory), "io")
@@ -106,7 +109,16 @@ def _stores(directory: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             for sub in subdirs:
                 (stores if _is_store(sub) else below).append(sub)
         level = below
-    return sorted(stores), unlisted
+    return sorted(stores), unlisted, sorted(d for d in level if _has_subdirectory(d))
+
+
+def _has_subdirectory(folder: Path) -> bool:
+    """Whether ``folder`` holds a directory (not a symlink to one): where a store could be."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.is_dir(follow_symlinks=False) for e in entries)
+    except OSError:
+        return True  # not listed: it may hold one
 
 
 def _name(path: Path, directory: Path) -> str:
@@ -115,7 +127,7 @@ def _name(path: Path, directory: Path) -> str:
 
 
 def _list(directory: Path, as_json: bool) -> int:
-    stores, unlisted = _stores(directory)
+    stores, unlisted, deeper = _stores(directory)
     rows: list[tuple[Path, SnapshotInfo | None, str | None]] = []
     for path in stores:
         try:
@@ -125,13 +137,21 @@ def _list(directory: Path, as_json: bool) -> int:
     rows += [(path, None, reason) for path, reason in unlisted]
     if as_json:
         out = [{"directory": str(p), **(i.to_json() if i is not None else {"error": e})} for p, i, e in rows]
-        print(json.dumps({"directory": str(directory), "sessions": out}, indent=2, ensure_ascii=False))
+        listing = {"directory": str(directory), "sessions": out, "not_searched": [str(p) for p in deeper]}
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
         return 0
     if not rows:
-        print(f"{directory}: no saved sessions")
+        print(f"{directory}: no saved sessions" + (f" within {MAX_DEPTH} levels" if deeper else ""))
     for path, info, error in rows:
         name = _one_line(_name(path, directory))
         print(_line(info, name) if info is not None else f"{name}: unreadable: {_one_line(str(error))}")
+    if deeper:
+        # Said, not left out silently: a store further down is not listed.
+        first = _one_line(_name(deeper[0], directory))
+        print(
+            f"not searched: the subdirectories of {len(deeper):,} director{'y' if len(deeper) == 1 else 'ies'} "
+            f"{MAX_DEPTH} levels down (list one to see its sessions, e.g. {first})"
+        )
     return 0
 
 

@@ -51,12 +51,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from agentcontext import _checks
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = ["Arguments", "Decision", "PendingCall", "PermissionRequest", "Permissions", "Rule"]
 
 Decision = Literal["allow", "deny", "ask"]
 _DECISIONS: tuple[str, ...] = get_args(Decision)
+
+
+def _tool_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"a tool name must be a str, got {type(name).__name__}")
+    return name
 
 
 def _decision(name: str, value: Any) -> Decision:
@@ -91,6 +97,7 @@ class Rule:
     def matches(self, name: str, arguments: str | Arguments) -> bool:
         """Whether this rule applies to a call to ``name`` with ``arguments`` (the JSON text the
         model sent, or its :class:`Arguments`)."""
+        _tool_name(name)
         if not fnmatch.fnmatchcase(name, self.tool):
             return False
         if self.arguments is None:
@@ -116,6 +123,10 @@ class Arguments:
     __slots__ = ("canonical", "strings", "text")
 
     def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise ArgumentTypeError(
+                f"tool call arguments must be the JSON text the model sent (str), got {type(text).__name__}"
+            )
         self.text = text
         try:
             value = _checks.json_arguments(text)
@@ -212,6 +223,7 @@ class Permissions:
 
     def settings_decision(self, name: str, arguments: str = "", *, read_only: bool = False) -> Decision:
         """The decision of the settings alone (rules, read_only, default), without grants."""
+        _tool_name(name)
         seen = Arguments(arguments)
         for rule in self.rules:
             if rule.matches(name, seen):

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentcontext import _checks
 from agentcontext._containment import one_line
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.errors import BudgetError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError
 
 if TYPE_CHECKING:
     from agentcontext.compiler.registry import ToolSpec
@@ -154,8 +154,16 @@ class SubagentPolicy:
         if self.workspace not in ("shared", "directory", "worktree"):
             raise OptionError(f'workspace must be "shared", "directory" or "worktree", got {self.workspace!r}')
         f = self.tool_filter
-        if f is not None and not callable(f) and (isinstance(f, str) or not all(isinstance(n, str) for n in f)):
-            raise OptionError("tool_filter must be a collection of tool names or a function of a ToolSpec")
+        # A collection, not any iterable: a generator or iterator would be used up by this check
+        # and then filter out every tool; a number is not iterable at all.
+        if (
+            f is not None
+            and not callable(f)
+            and (isinstance(f, str | bytes) or not isinstance(f, Collection) or not all(isinstance(n, str) for n in f))
+        ):
+            raise ArgumentTypeError(
+                f"tool_filter must be a collection of tool names or a function of a ToolSpec, got {type(f).__name__}"
+            )
 
 
 @dataclass
