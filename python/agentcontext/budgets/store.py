@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentcontext import _checks
-from agentcontext._deprecation import renamed
 from agentcontext.errors import ArgumentTypeError, OptionError, RecallError
 
 __all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
@@ -186,7 +185,6 @@ class ResultStore:
             and self._holds(self.path_for(recall_id))
         )
 
-    @renamed("ResultStore.recall", limit="lines")
     def recall(
         self,
         recall_id: str,
