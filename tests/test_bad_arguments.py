@@ -362,8 +362,6 @@ def numeric_parameters() -> Iterator[str]:
         for owner, fn in functions:
             if fn.name.startswith("_") and fn.name != "__new__":
                 continue
-            if any(ast.unparse(d).startswith("deprecated(") for d in fn.decorator_list):
-                continue  # an old name, walked under its new one (tests/test_public_api.py)
             args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
             for a in args:
                 if a.annotation is not None and is_numeric(ast.unparse(a.annotation)):

@@ -1,6 +1,6 @@
-"""The public API speaks one vocabulary (issue #14): the package's names come from one list, every
-renamed name still works for one release with a DeprecationWarning and gives what the new name
-gives, and one preset object per harness carries its budgets and its compaction policy."""
+"""The public API speaks one vocabulary (issue #14): the package's names come from one list, each
+concept has one name (the old names of 0.1.0's renames are gone, not kept as aliases: issue #26),
+and one preset object per harness carries its budgets and its compaction policy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext import _core, _deprecation, budgets, compaction, errors
+from agentcontext import _core, budgets, compaction, errors
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "be brief"},
@@ -60,27 +60,9 @@ def test_the_core_names_come_from_its_own_list() -> None:
     assert set(_core.__all__) >= {
         name for module, names in ac._PUBLIC.items() if module == "agentcontext._core" for name in names
     }
-    assert {name for name in ac._PUBLIC.get("agentcontext._compat_core", ())} <= set(_core.__all__)
 
 
-# -- deprecated names: each warns and answers as the new one --------------------------------
-
-
-def _same(old: Any, new: Any) -> None:
-    if isinstance(new, ac.Conversation):
-        assert old._export_each() == new._export_each()
-    elif isinstance(new, tuple) and new and isinstance(new[0], ac.Conversation):
-        _same(old[0], new[0])
-        assert old[1:] == new[1:]
-    else:
-        assert old == new
-
-
-def _deprecated(call: Any) -> Any:
-    with pytest.warns(DeprecationWarning, match="next release") as record:
-        value = call()
-    assert all(w.filename == __file__ for w in record), "the warning points at the caller's line"
-    return value
+# -- one name per concept: the renamed names answer, the old ones are refused ------------------
 
 
 @pytest.fixture
@@ -90,66 +72,68 @@ def text_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_read_page_and_page_text_limit_is_lines(text_file: Path) -> None:
-    new = ac.read_page(text_file, 3, lines=5)
-    old = _deprecated(lambda: ac.read_page(text_file, 3, limit=5))
-    assert (old.text, old.start_line, old.end_line) == (new.text, 3, 7)
+def test_read_page_and_page_text_take_lines(text_file: Path) -> None:
+    page = ac.read_page(text_file, 3, lines=5)
+    assert (page.start_line, page.end_line) == (3, 7)
     text = text_file.read_text(encoding="utf-8")
-    assert _deprecated(lambda: ac.page_text(text, 2, limit=4)).text == ac.page_text(text, 2, lines=4).text
-    with pytest.raises(errors.ArgumentTypeError, match="lines= only"):
-        ac.read_page(text_file, 3, lines=5, limit=5)
+    assert ac.page_text(text, 2, lines=4).text == ac.page_text(text, 2, 4).text
+    assert ac.read_page is _core.read_page and ac.page_text is _core.page_text
+    with pytest.raises(TypeError, match="limit"):
+        ac.read_page(text_file, 3, limit=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="limit"):
+        ac.page_text(text, 2, limit=4)  # type: ignore[call-arg]
 
 
-def test_file_reader_limit_is_lines(text_file: Path) -> None:
+def test_file_reader_takes_lines(text_file: Path) -> None:
     new = ac.FileReader(dedup=False).read(text_file, 2, lines=3)
-    assert _deprecated(lambda: ac.FileReader(dedup=False).read(text_file, 2, limit=3)) == new
-    assert _deprecated(lambda: ac.FileReader(dedup=False).answer(text_file, 2, limit=3)) == new
+    assert ac.FileReader(dedup=False).answer(text_file, 2, lines=3) == new
     assert "lines 2-4" in new
+    for method in (ac.FileReader(dedup=False).read, ac.FileReader(dedup=False).answer):
+        with pytest.raises(TypeError, match="limit"):
+            method(text_file, 2, limit=3)  # type: ignore[call-arg]
 
 
-def test_recall_limit_is_lines(tmp_path: Path) -> None:
+def test_recall_takes_lines(tmp_path: Path) -> None:
     store = ac.ResultStore(tmp_path / "store")
     rid = store.put("".join(f"row {i}\n" for i in range(100)))
     recall = ac.Recall(store)
     new = recall.recall(rid, 10, lines=5)
     assert "Use offset=15" in new
-    assert _deprecated(lambda: recall.recall(rid, 10, limit=5)) == new
-    assert _deprecated(lambda: recall.page(rid, 10, limit=5)) == recall.page(rid, 10, lines=5)
-    assert _deprecated(lambda: store.recall(rid, 10, limit=5)) == new
+    assert store.recall(rid, 10, lines=5) == new
+    assert recall.page(rid, 10, lines=5).text in new
+    for method in (recall.recall, recall.page, store.recall):
+        with pytest.raises(TypeError, match="limit"):
+            method(rid, 10, limit=5)  # type: ignore[call-arg]
     # The model's tool keeps its argument names: offset and limit (lines).
     assert recall({"id": rid, "offset": 10, "limit": 5}) == new
     assert recall({"id": rid, "limit": 0}).startswith("Error: limit must be")
 
 
-def test_to_anthropic_is_to_anthropic_params() -> None:
+def test_to_anthropic_params_is_the_request_and_to_format_the_list() -> None:
     c = conv()
     params = c.to_anthropic_params()
     assert set(params) == {"system", "messages"}
-    assert _deprecated(lambda: c.to_anthropic()) == params
-    assert _deprecated(lambda: c.to_anthropic(request=True)) == c.to_anthropic_params(request=True)
     assert params == ac.convert(MESSAGES, to="anthropic")
     # to_format gives the message list for every format, Anthropic's included.
     listed = c.to_format("anthropic")
     assert isinstance(listed, list) and listed[0] == {"role": "system", "content": "be brief"}
     assert listed[1:] == params["messages"]
+    assert not hasattr(c, "to_anthropic")
 
 
-def test_pin_takes_pinned_by_keyword() -> None:
+def test_pin_takes_pinned_by_keyword_only() -> None:
     c = conv()
     c.pin(4)
     c.pin(5, pinned=True)
     assert c.pinned == [4, 5]
     c.pin(5, pinned=False)
     assert c.pinned == [4]
-    _deprecated(lambda: c.pin(4, False))
-    assert c.pinned == []
-    _deprecated(lambda: c.pin(1, True))
-    assert c.pinned == [1]
+    for args in ((4, False), (1, True), (1, True, False)):
+        with pytest.raises(TypeError):
+            c.pin(*args)
     with pytest.raises(TypeError):
-        c.pin(1, True, False)  # type: ignore[call-overload]
-    with pytest.raises(TypeError):
-        c.pin(1, None)  # type: ignore[call-overload]  # not a bool, as before
-    assert c.pinned == [1]
+        c.pin(1, pinned=None)  # type: ignore[arg-type]  # not a bool
+    assert c.pinned == [4]
 
 
 @pytest.mark.parametrize(
@@ -162,13 +146,13 @@ def test_pin_takes_pinned_by_keyword() -> None:
         ("summaries", "_summaries", (0, 4), {}),
     ],
 )
-def test_conversation_internals_have_underscore_names(
+def test_conversation_internals_have_underscore_names_only(
     old: str, new: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> None:
     c = conv()
-    expected = getattr(c, new)(*args, **kwargs)
-    assert _deprecated(lambda: getattr(c, old)(*args, **kwargs)) == expected
+    getattr(c, new)(*args, **kwargs)
     assert new in dir(c)
+    assert not hasattr(c, old)
 
 
 def test_positional_renames_keep_their_calls() -> None:
@@ -185,19 +169,6 @@ def test_positional_renames_keep_their_calls() -> None:
         c.tool_results_over(-1)
     for fn, name in ((ac.truncate, "max_size"), (ac.read_page, "lines"), (ac.page_text, "lines")):
         assert name in inspect.signature(fn).parameters
-
-
-def test_every_renamed_keyword_is_walked() -> None:
-    """Each keyword rename registered in ``_deprecation.RENAMED`` has a test above."""
-    assert _deprecation.RENAMED == {
-        "read_page": {"limit": "lines"},
-        "page_text": {"limit": "lines"},
-        "FileReader.read": {"limit": "lines"},
-        "FileReader.answer": {"limit": "lines"},
-        "Recall.page": {"limit": "lines"},
-        "Recall.recall": {"limit": "lines"},
-        "ResultStore.recall": {"limit": "lines"},
-    }
 
 
 # -- presets ----------------------------------------------------------------------------------
@@ -218,20 +189,16 @@ def test_one_preset_per_harness_carries_budgets_and_compaction() -> None:
     assert goose.budgets is None and goose.result_policy(8_000) == ac.ToolResultPolicy(context_window=8_000)
 
 
-def test_old_preset_tables_keep_working() -> None:
-    """``agentcontext.STRATEGIES`` is a deprecated view of the compaction halves; a budget field read
-    on ``agentcontext.PRESETS[name]`` (which held budget presets) answers with a warning."""
-    policy = _deprecated(lambda: ac.STRATEGIES["codex"])
-    assert policy is ac.PRESETS["codex"].compaction
-    assert _deprecated(lambda: sorted(ac.STRATEGIES)) == sorted(compaction.PRESETS)
+def test_preset_tables_have_one_name() -> None:
+    """``agentcontext.PRESETS`` holds :class:`~agentcontext.Preset` objects and is the one table:
+    the budget numbers are read from ``.budgets``, the policy from ``.compaction``."""
+    assert not hasattr(ac, "STRATEGIES") and "STRATEGIES" not in ac.__all__
     claude = ac.PRESETS["claude-code"]
     assert claude.budgets is not None
+    assert claude.budgets.with_(result_chars=1_000) == dataclasses.replace(claude.budgets, result_chars=1_000)
     for field in dataclasses.fields(ac.BudgetPreset):
-        if field.name != "name":
-            assert _deprecated(lambda f=field: getattr(claude, f.name)) == getattr(claude.budgets, field.name)
-    changed = _deprecated(lambda: claude.with_(result_chars=1_000))
-    assert changed == dataclasses.replace(claude.budgets, result_chars=1_000)
+        assert not hasattr(claude, field.name) or field.name == "name"
     with pytest.raises(AttributeError):
-        _ = ac.PRESETS["goose"].read_max_lines
+        _ = claude.read_max_lines  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
-        _ = claude.no_such_field
+        _ = claude.no_such_field  # type: ignore[attr-defined]

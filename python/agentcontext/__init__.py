@@ -29,12 +29,11 @@ if _mimalloc_option_set:
 #: ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below (which type checkers
 #: need spelled out) are checked against it by ``tests/test_public_api.py``.
 _PUBLIC: dict[str, tuple[str, ...]] = {
-    "agentcontext._compat_core": ("page_text", "read_page"),
     "agentcontext._core": (
         "Conversation", "MAX_IMAGE_TOKENS", "MESSAGE_OVERHEAD", "MemoryIndex", "Page", "TOOL_BLOCK_OVERHEAD",
         "Truncation", "__version__", "convert", "count_tokens", "count_tokens_batch", "detect_format",
-        "estimate_tokens", "important_tail", "json_path", "json_preview", "repair", "token_cache_clear",
-        "token_cache_info", "trim_messages", "truncate", "validate"
+        "estimate_tokens", "important_tail", "json_path", "json_preview", "page_text", "read_page", "repair",
+        "token_cache_clear", "token_cache_info", "trim_messages", "truncate", "validate"
     ),
     "agentcontext.budgets": (
         "BudgetPreset", "FileReader", "OpenFiles", "Recall", "ResultStore", "ToolResultPolicy", "fit_project_files"
@@ -50,7 +49,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.loop": ("Session",),
     "agentcontext.memory.conversation": ("conversation_search",),
     "agentcontext.memory.store": ("MemoryStore",),
-    "agentcontext.presets": ("PRESETS", "Preset", "STRATEGIES"),
+    "agentcontext.presets": ("PRESETS", "Preset"),
     "agentcontext.providers": ("AnthropicProvider", "OpenAIChatProvider", "OpenAIResponsesProvider", "Provider"),
     "agentcontext.session_log": ("SessionLog",),
     "agentcontext.summarize": ("LLMSummarizer", "OfflineSummarizer", "Summarizer", "SummaryRequest"),
@@ -111,8 +110,6 @@ sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:
-    from agentcontext._compat_core import page_text as page_text
-    from agentcontext._compat_core import read_page as read_page
     from agentcontext._core import MAX_IMAGE_TOKENS as MAX_IMAGE_TOKENS
     from agentcontext._core import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
     from agentcontext._core import TOOL_BLOCK_OVERHEAD as TOOL_BLOCK_OVERHEAD
@@ -129,6 +126,8 @@ if TYPE_CHECKING:
     from agentcontext._core import important_tail as important_tail
     from agentcontext._core import json_path as json_path
     from agentcontext._core import json_preview as json_preview
+    from agentcontext._core import page_text as page_text
+    from agentcontext._core import read_page as read_page
     from agentcontext._core import repair as repair
     from agentcontext._core import token_cache_clear as token_cache_clear
     from agentcontext._core import token_cache_info as token_cache_info
@@ -171,7 +170,6 @@ if TYPE_CHECKING:
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
     from agentcontext.presets import PRESETS as PRESETS
-    from agentcontext.presets import STRATEGIES as STRATEGIES
     from agentcontext.presets import Preset as Preset
     from agentcontext.providers import AnthropicProvider as AnthropicProvider
     from agentcontext.providers import OpenAIChatProvider as OpenAIChatProvider

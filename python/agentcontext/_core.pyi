@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from os import PathLike
 from typing import Any, Literal, final, overload
 
-from typing_extensions import deprecated
-
 from agentcontext.types import (
     AnthropicRequest,
     Change,
@@ -105,8 +103,7 @@ class Conversation:
     ``truncate_tool_results``, ``tool_results_over``, ``recent_suffix``, ``split``, ``preamble``)
     and ``handoff``. Methods with a leading underscore (``_recent_start``, ``_cut_points``,
     ``_export_each``, ``_latest_request``, ``_summaries``) are internals of the compaction ladder
-    and may change without notice; their old public names still work for one release, with a
-    ``DeprecationWarning``.
+    and may change without notice.
 
     Raises:
         InvalidMessageError: a message does not have its format's shape (``index`` names it).
@@ -213,11 +210,6 @@ class Conversation:
                 place for it).
         """
 
-    @deprecated("use to_anthropic_params() (the same dict) or to_format('anthropic') (the message list)")
-    def to_anthropic(self, *, request: bool = False) -> AnthropicRequest:
-        """Deprecated: :meth:`to_anthropic_params` under its old name (``to_<format>`` gives a
-        message list for every other format)."""
-
     def to_format(self, format: FormatOrAuto, /, *, request: bool = False) -> list[JsonDict]:
         """The message list in the named format, the shape ``to_openai``, ``to_responses`` and
         ``to_jsonl`` give, and what ``Conversation(messages, format=format)`` reads back: for
@@ -251,13 +243,9 @@ class Conversation:
         messages of the last ``recent_tools`` completed tool interactions (paired by id), and the
         pinned messages — each computed over the whole conversation."""
 
-    @overload
     def pin(self, index: int, /, *, pinned: bool = True) -> None:
         """Pin a message (``pinned=False`` unpins it): it is never cleared or summarized and is
         always rendered."""
-    @overload
-    @deprecated("pass pinned by keyword: pin(index, pinned=...)")
-    def pin(self, index: int, pinned_positional: bool, /) -> None: ...
     @property
     def pinned(self) -> list[int]: ...
     def clear_tool_results(
@@ -360,18 +348,6 @@ class Conversation:
     @staticmethod
     def concat(parts: list[Conversation], /) -> Conversation:
         """The conversations one after the other (one format and encoding), counts reused."""
-
-    # Old names of the internals, for one release.
-    @deprecated("an internal of the compaction ladder, no longer public")
-    def recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int: ...
-    @deprecated("an internal of the compaction ladder, no longer public")
-    def cut_points(self) -> list[int]: ...
-    @deprecated("an internal of the compaction ladder, no longer public")
-    def export_each(self) -> list[list[JsonDict]]: ...
-    @deprecated("an internal of the compaction ladder, no longer public")
-    def latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None: ...
-    @deprecated("an internal of the compaction ladder, no longer public")
-    def summaries(self, start: int = 0, stop: int | None = None, /) -> list[str]: ...
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
@@ -552,9 +528,6 @@ def read_page(
             directory or not a regular file (``kind="not_regular"``: a FIFO, a device, a socket),
             or it cannot be read.
         OptionError: a negative ``offset`` or ``lines``.
-
-    (``agentcontext.read_page`` still takes ``limit=`` for ``lines=`` for one release, with a
-    DeprecationWarning.)
     """
 
 def page_text(

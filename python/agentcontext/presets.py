@@ -4,17 +4,15 @@ harness, in one object, for comparison on the same transcripts.
 ``PRESETS["claude-code"].result_policy()`` is its tool-result budget, ``.file_reader()`` its read
 tool, ``.compactor()`` its compaction ladder (``.budgets`` and ``.compaction`` hold the numbers).
 :data:`agentcontext.budgets.PRESETS` and :data:`agentcontext.compaction.PRESETS` are the two
-halves by name; ``agentcontext.STRATEGIES`` is their old, deprecated name for the second.
+halves by name.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcontext import _deprecation
 from agentcontext.budgets.presets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets.presets import BudgetPreset
 from agentcontext.budgets.reads import FileReader
@@ -26,19 +24,13 @@ from agentcontext.compaction import CompactionPolicy
 if TYPE_CHECKING:
     from agentcontext.compaction import Compactor
 
-__all__ = ["PRESETS", "STRATEGIES", "Preset"]
-
-_BUDGET_FIELDS = frozenset(f.name for f in fields(BudgetPreset)) | {"with_"}
+__all__ = ["PRESETS", "Preset"]
 
 
 @dataclass(frozen=True)
 class Preset:
     """A harness: ``budgets`` (tool results, reads, project files; None when the harness
     publishes none, and the library's defaults apply) and ``compaction`` (the ladder's policy).
-
-    Until the next release, the fields of :class:`~agentcontext.budgets.BudgetPreset` read on a
-    preset (``PRESETS["pi"].read_max_lines``, as when ``agentcontext.PRESETS`` held budget presets)
-    answer from ``budgets`` with a DeprecationWarning.
     """
 
     name: str
@@ -62,49 +54,8 @@ class Preset:
 
         return Compactor(self.compaction, **options)
 
-    def __getattr__(self, name: str) -> Any:
-        if name in _BUDGET_FIELDS:
-            budgets = self.__dict__.get("budgets")
-            if budgets is not None:
-                _deprecation.warn(
-                    f"PRESETS[{self.__dict__.get('name')!r}].{name} is deprecated: agentcontext.PRESETS holds "
-                    f"Preset objects now, use .budgets.{name}"
-                )
-                return getattr(budgets, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
 
 #: Every harness by name, in the order of the compaction presets.
 PRESETS: dict[str, Preset] = {
     name: Preset(name, BUDGET_PRESETS.get(name), policy) for name, policy in COMPACTION_PRESETS.items()
 }
-
-
-class _Strategies(Mapping[str, CompactionPolicy]):
-    """``agentcontext.STRATEGIES``, the old name of the compaction policies by name: a view of
-    ``PRESETS[name].compaction`` that warns on use."""
-
-    def _warn(self) -> None:
-        _deprecation.warn(
-            "agentcontext.STRATEGIES is deprecated: use agentcontext.PRESETS[name].compaction "
-            "(or agentcontext.compaction.PRESETS)",
-            stacklevel=4,
-        )
-
-    def __getitem__(self, name: str) -> CompactionPolicy:
-        self._warn()
-        return PRESETS[name].compaction
-
-    def __iter__(self) -> Iterator[str]:
-        self._warn()
-        return iter(PRESETS)
-
-    def __len__(self) -> int:
-        self._warn()
-        return len(PRESETS)
-
-    def __repr__(self) -> str:
-        return f"STRATEGIES({sorted(PRESETS)})"
-
-
-STRATEGIES: Mapping[str, CompactionPolicy] = _Strategies()

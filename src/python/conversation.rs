@@ -277,7 +277,7 @@ impl PyConversation {
     }
 
     /// An Anthropic request fragment: `{"system": ..., "messages": [...]}` (`system` only when
-    /// the conversation has one), ready for `client.messages.create(**conv.to_anthropic(), ...)`.
+    /// the conversation has one), ready for `client.messages.create(**conv.to_anthropic_params(), ...)`.
     #[pyo3(signature = (*, request = false))]
     fn to_anthropic_params<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
         let write = if request {
@@ -351,33 +351,8 @@ impl PyConversation {
     }
 
     /// Pin a message (never cleared or summarized, always rendered), or unpin it.
-    /// `pinned` is keyword-only; a positional `pinned` still works, with a `DeprecationWarning`.
-    #[pyo3(signature = (index, /, *positional, pinned = true))]
-    fn pin(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = super::args::count::index)] index: usize,
-        positional: &Bound<'_, pyo3::types::PyTuple>,
-        pinned: bool,
-    ) -> PyResult<()> {
-        let pinned = match positional.len() {
-            0 => pinned,
-            1 => {
-                let value: bool = positional.get_item(0)?.extract()?;
-                deprecated(
-                    py,
-                    "a positional pinned in Conversation.pin(index, pinned) is deprecated: pass it by keyword, \
-                     pin(index, pinned=...)",
-                )?;
-                value
-            }
-            n => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "pin() takes 1 positional argument (the index) but {} were given",
-                    n + 1
-                )));
-            }
-        };
+    #[pyo3(signature = (index, /, *, pinned = true))]
+    fn pin(&self, #[pyo3(from_py_with = super::args::count::index)] index: usize, pinned: bool) -> PyResult<()> {
         let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(conv.set_pinned(index, pinned)?)
     }
@@ -805,100 +780,6 @@ impl PyConversation {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
         self.export(py, format, request)
     }
-
-    // Old names, for one release: each warns, then answers as the new name does.
-
-    /// Deprecated: `to_anthropic_params` (the `{"system", "messages"}` request fields); the
-    /// message list is `to_format("anthropic")`.
-    #[pyo3(signature = (*, request = false))]
-    fn to_anthropic<'py>(&self, py: Python<'py>, request: bool) -> PyResult<Bound<'py, PyDict>> {
-        deprecated(
-            py,
-            "Conversation.to_anthropic() is deprecated: use to_anthropic_params() for the {\"system\", \"messages\"} \
-             request fields (what it returns), or to_format(\"anthropic\") for the message list",
-        )?;
-        self.to_anthropic_params(py, request)
-    }
-
-    /// Deprecated: internal (`_recent_start`).
-    #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
-    #[pyo3(name = "recent_start")]
-    fn recent_start_deprecated(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = super::args::count::keep_messages)] keep_messages: usize,
-        #[pyo3(from_py_with = super::args::count::keep_tokens)] keep_tokens: usize,
-    ) -> PyResult<usize> {
-        deprecated(
-            py,
-            "Conversation.recent_start() is deprecated: it is an internal of the compaction ladder, no longer public",
-        )?;
-        Ok(self.recent_start(keep_messages, keep_tokens))
-    }
-
-    /// Deprecated: internal (`_cut_points`).
-    #[pyo3(name = "cut_points")]
-    fn cut_points_deprecated(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
-        deprecated(
-            py,
-            "Conversation.cut_points() is deprecated: it is an internal of the compaction ladder, no longer public",
-        )?;
-        Ok(self.cut_points())
-    }
-
-    /// Deprecated: internal (`_export_each`).
-    #[pyo3(name = "export_each")]
-    fn export_each_deprecated<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        deprecated(
-            py,
-            "Conversation.export_each() is deprecated: it is an internal of the compaction ladder, no longer public",
-        )?;
-        self.export_each(py)
-    }
-
-    /// Deprecated: internal (`_latest_request`).
-    #[pyo3(signature = (start = 0, stop = None, /))]
-    #[pyo3(name = "latest_request")]
-    fn latest_request_deprecated(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = super::args::count::start)] start: usize,
-        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
-    ) -> PyResult<Option<(usize, String)>> {
-        deprecated(
-            py,
-            "Conversation.latest_request() is deprecated: it is an internal of the compaction ladder, no longer public",
-        )?;
-        Ok(self.latest_request(start, stop))
-    }
-
-    /// Deprecated: internal (`_summaries`).
-    #[pyo3(signature = (start = 0, stop = None, /))]
-    #[pyo3(name = "summaries")]
-    fn summaries_deprecated(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = super::args::count::start)] start: usize,
-        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
-    ) -> PyResult<Vec<String>> {
-        deprecated(
-            py,
-            "Conversation.summaries() is deprecated: it is an internal of the compaction ladder, no longer public",
-        )?;
-        Ok(self.summaries(start, stop))
-    }
-}
-
-/// A `DeprecationWarning` for the caller of an old name (removed in the next release).
-fn deprecated(py: Python<'_>, message: &str) -> PyResult<()> {
-    let message = std::ffi::CString::new(format!("{message} (the old form stops working in the next release)"))
-        .unwrap_or_default();
-    PyErr::warn(
-        py,
-        &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
-        &message,
-        1,
-    )
 }
 
 impl PyConversation {

@@ -9,7 +9,6 @@ from typing import Any
 from agentcontext import _checks
 from agentcontext._containment import inside, one_line, opened_inside
 from agentcontext._core import Page, read_page
-from agentcontext._deprecation import renamed
 from agentcontext.errors import ArgumentTypeError, FileReadError, OptionError
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -71,7 +70,6 @@ class FileReader:
         self.reads = 0
         self._seen: dict[tuple[str, int | None, int | None], _ReadRecord] = {}
 
-    @renamed("FileReader.read", limit="lines")
     def read(self, path: str | os.PathLike[str], offset: int | None = None, lines: int | None = None) -> str:
         """The answer to a read: the page, or a stub for a repeated read of an unchanged file.
 
@@ -172,7 +170,6 @@ class FileReader:
             )
         return page
 
-    @renamed("FileReader.answer", limit="lines")
     def answer(self, path: str | os.PathLike[str], offset: int | None = None, lines: int | None = None) -> str:
         """Like :meth:`read`, but a refused read is answered with its message instead of raising."""
         try:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, json_path
-from agentcontext._deprecation import renamed
 from agentcontext.budgets.store import RECALL_ID, ResultStore, _check_id, _shown
 from agentcontext.budgets.tools import recall_tool
 from agentcontext.errors import AgentContextError, OptionError, RecallError
@@ -138,7 +137,6 @@ class Recall:
         where = ", ".join(looked) if looked else "nothing (no store, session log or original messages given)"
         raise RecallError(f"no stored result with recall id {_shown(recall_id)} (looked in {where})", recall_id)
 
-    @renamed("Recall.page", limit="lines")
     def page(
         self,
         recall_id: str,
@@ -176,7 +174,6 @@ class Recall:
         stored = recall_id if RECALL_ID.fullmatch(recall_id) else store.alias(recall_id)
         return None if stored is None else store.pieces(stored)
 
-    @renamed("Recall.recall", limit="lines")
     def recall(
         self,
         recall_id: str,

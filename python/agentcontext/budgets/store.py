@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentcontext import _checks
-from agentcontext._deprecation import renamed
 from agentcontext.errors import ArgumentTypeError, OptionError, RecallError
 
 __all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
@@ -190,7 +189,6 @@ class ResultStore:
             and self._holds(self.path_for(recall_id))
         )
 
-    @renamed("ResultStore.recall", limit="lines")
     def recall(
         self,
         recall_id: str,
