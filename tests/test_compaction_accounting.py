@@ -169,3 +169,91 @@ def test_recompile_without_a_summary_counts_what_it_drops() -> None:
     assert result.fits and result.summary is None
     assert _check(conv.to_jsonl(), result, "recompile") > 0
     assert [s.stage for s in result.stages][-1] == "drop"
+
+
+# -- Claude Code's summarizer overflow: rounds dropped from the summary request ---------------------
+
+
+@pytest.fixture
+def server() -> Any:
+    from tests.llm_server import LLMServer
+
+    with LLMServer() as s:
+        yield s
+
+
+def _dropped_rounds_case(
+    server: Any, tmp_path: Path, overflows: int, policy: Any = "claude-code", **compact: Any
+) -> tuple[Any, Any, Any]:
+    """Claude Code's preset over the loopback server, its summary request rejected as too long
+    ``overflows`` times (3,000 tokens over each time): the input, the result and the store."""
+    from tests.llm_server import Overflow
+    from tests.test_harnesses import _long_session, _summary_reply
+    from tests.test_providers import make
+
+    conv = _long_session()
+    server.enqueue(*[Overflow(tokens=conv.tokens + 10_000, limit=conv.tokens + 7_000) for _ in range(overflows)])
+    server.default = lambda request: _summary_reply(conv)
+    provider = make("openai", server, context_window=400_000)
+    store = ac.ResultStore(tmp_path / "store")
+    summarizer = ac.LLMSummarizer(provider, use_fallback=False)
+    result = Compactor(policy, summarizer=summarizer, fallback=None, store=store).compact(conv, **compact)
+    return conv, result, store
+
+
+def _stored(store: ac.ResultStore, recall_id: str) -> list[dict[str, Any]]:
+    """The messages stored under ``recall_id`` (JSON Lines in the input's format, Chat here)."""
+    lines = [json.loads(line) for line in store.get(recall_id).splitlines()]
+    return ac.Conversation(lines, format="openai").to_jsonl()
+
+
+@pytest.mark.parametrize("overflows", [1, 2])
+def test_rounds_dropped_from_the_summary_request_are_counted_by_a_marker(
+    server: Any, tmp_path: Path, overflows: int
+) -> None:
+    # Before: the summary header counted every older message as summarized though the summarizer
+    # never saw the rounds dropped from its request (only the event detail said so).
+    conv, result, store = _dropped_rounds_case(server, tmp_path, overflows, manual=True)
+    inp, out = conv.to_jsonl(), result.conversation.to_jsonl()
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    unseen = summarize.detail["dropped_messages"]
+    assert summarize.detail["overflow_retries"] == overflows and unseen > 0
+    assert len(server.requests) == overflows + 1
+    # The last request the summarizer got says how many of the messages it was asked about it lost.
+    sent = json.dumps(server.requests[-1].body, ensure_ascii=False)
+    assert f"the {unseen:,} oldest messages" in sent
+    dropped = _check(inp, result, f"drop_rounds x{overflows}")
+    assert dropped == unseen
+    missing, summarized, _ = account(inp, out)
+    assert summarized == summarize.detail["summarized_messages"] == len(missing) - unseen
+    # The marker comes before the summary and gives the originals of exactly what was dropped.
+    pre = conv.preamble
+    marker = out[pre]["content"]
+    assert DROP_MARKER.match(marker) and SUMMARY_HEADER.match(out[pre + 1]["content"])
+    found = re.search(r"recall id (\S+) gives the originals", marker)
+    assert found is not None
+    assert _stored(store, found.group(1)) == inp[pre : pre + unseen]
+    header = re.search(r"recall id (\S+) gives the originals", out[pre + 1]["content"])
+    assert header is not None
+    assert _stored(store, header.group(1)) == inp[pre + unseen : pre + unseen + summarized]
+    report = result.to_dict()
+    assert report["dropped"] == unseen and report["summarized"] == summarized
+    assert result.conversation.validate() == []
+
+
+def test_rounds_dropped_from_the_summary_request_under_a_budget(server: Any, tmp_path: Path) -> None:
+    conv, result, _ = _dropped_rounds_case(server, tmp_path, 1, budget="40%")
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    assert summarize.detail.get("dropped_messages", 0) > 0 and result.fits
+    assert _check(conv.to_jsonl(), result, "drop_rounds under a budget") == summarize.detail["dropped_messages"]
+
+
+def test_rounds_dropped_from_codexs_summary_request(server: Any, tmp_path: Path) -> None:
+    # Codex keeps the user messages beside its summary: the marker counts only the others.
+    policy = dataclasses.replace(PRESETS["codex"], summarizer_overflow="drop_rounds")
+    conv, result, _ = _dropped_rounds_case(server, tmp_path, 1, policy, manual=True)
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    assert summarize.detail.get("dropped_messages", 0) > 0
+    dropped = _check(conv.to_jsonl(), result, "codex with drop_rounds")
+    assert 0 < dropped < summarize.detail["dropped_messages"]  # the user messages among them are kept
+    assert result.to_dict()["dropped"] == dropped

@@ -179,3 +179,36 @@ def test_a_file_of_several_sessions_is_searched_one_session_at_a_time(
     log.append(Conversation([{"role": "user", "content": "an error"}]))
     with pytest.raises(OptionError, match="is a session log, which holds one session"):
         conversation_search(log.path, "error", session=1)
+
+
+def test_records_that_cannot_be_read_are_reported_not_silently_left_out(tmp_path: Path) -> None:
+    # Before: a torn line and a record with an integer too large were left out of "searched N
+    # messages" with no word; now they are counted as skipped, in the result and in the CLI.
+    import subprocess
+    import sys
+
+    log = SessionLog(tmp_path / "session.jsonl", format="openai")
+    log.append(Conversation([{"role": "user", "content": "the needle is here"}], format="openai"))
+    with log.path.open("a", encoding="utf-8") as f:
+        f.write('{"type":"message","index":1,"data":[{"role":"user","content":"a torn nee\n')
+        f.write('{"type":"message","index":1,"data":[{"role":"user","content":"needle","n":' + "9" * 5000 + "}]}\n")
+        f.write('{"type":"message","index":1,"data":[{"role":"assistant","content":"another needle"}]}\n')
+    for query in ("needle", "nowhere"):
+        found = conversation_search(log.path, query)
+        assert (found["messages"], found["skipped"]) == (2, 2), query
+    found = conversation_search(log.path, "needle")
+    assert sorted(h["message"] for h in found["hits"]) == [0, 1]
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "python")}
+    for query, says in (("needle", "(of 2 in the session) (2 records could not be read)"),
+                        ("nowhere", "No message matches (searched 2 messages) (2 records could not be read).")):  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentcontext", "search", str(log.path), query],
+            check=False, capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert says in proc.stdout, proc.stdout
+    # A transcript read as inspect reads it has no records to skip.
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "a needle"}]))
+    assert conversation_search(chat, "needle")["skipped"] == 0

@@ -191,11 +191,29 @@ def test_claude_code_gives_up_after_three_retries_and_falls_back(server: LLMServ
 
     conv = _long_session()
     provider = make("openai", server, context_window=400_000)
-    server.enqueue(*[Overflow(tokens=900_000, limit=800_000 + k) for k in range(4)])
+    # A token over each time: each retry drops one more API round (there are always more to drop).
+    server.enqueue(*[Overflow(tokens=800_001 + k, limit=800_000 + k) for k in range(4)])
     compactor = Compactor("claude-code", summarizer=LLMSummarizer(provider, use_fallback=False))
     result = compactor.compact(conv, budget=conv.tokens // 3)
     summarize = next(s for s in result.stages if s.stage == "summarize")
     assert len(server.requests) == 4 and server.pending == 0
+    assert summarize.detail["summarizer"] == "OfflineSummarizer" and "ContextOverflowError" in summarize.detail["note"]
+    assert result.fits and result.summary
+
+
+def test_claude_code_gives_up_when_only_the_last_round_is_left(server: LLMServer) -> None:
+    """Rejected 100,000 tokens over: the first retry drops every round but the last; the second
+    has nothing left to drop, so the provider's error stands (the request is not sent again with
+    only the note of an earlier try dropped) and the fallback writes the summary."""
+    from tests.test_providers import make
+
+    conv = _long_session()
+    provider = make("openai", server, context_window=400_000)
+    server.enqueue(*[Overflow(tokens=900_000, limit=800_000 + k) for k in range(4)])
+    compactor = Compactor("claude-code", summarizer=LLMSummarizer(provider, use_fallback=False))
+    result = compactor.compact(conv, budget=conv.tokens // 3)
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    assert len(server.requests) == 2 and server.pending == 2
     assert summarize.detail["summarizer"] == "OfflineSummarizer" and "ContextOverflowError" in summarize.detail["note"]
     assert result.fits and result.summary
 

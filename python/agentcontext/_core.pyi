@@ -719,8 +719,9 @@ def search_log(
     max_bytes: int = 1073741824,
 ) -> dict[str, Any]:
     """Search every message of a session log (``agentcontext.SessionLog``), cleared, cut and
-    summarized ones included: ``messages`` (message records in the log), ``matched`` and ``hits``,
-    best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (the call
+    summarized ones included: ``messages`` (message records in the log), ``matched``, ``skipped``
+    (lines that could not be read as a record: not JSON, a number out of range, a torn last line;
+    not counted in ``messages``) and ``hits``, best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (the call
     id, for a tool result), ``score``, ``matches`` and ``snippets``. The log is read as a stream,
     only if it is at most ``max_bytes`` bytes; a file that does not start with a session log's
     header raises ``FileReadError`` of kind ``"not_a_session_log"``."""
@@ -736,4 +737,4 @@ def search_messages(
     snippets: int = 2,
 ) -> dict[str, Any]:
     """Search the messages of ``conversation`` as :func:`search_log` searches a log's: ``message``
-    is the position in the conversation and ``line`` is None."""
+    is the position in the conversation, ``line`` is None and ``skipped`` is 0."""

@@ -68,7 +68,7 @@ def cut_round(
     start = earlier[-1]
     summary.covers = start
     head = Conversation(
-        [run._summary_message(summary, store=True), *extras], format=o.format, encoding=o.encoding
+        [*run._summary_messages(summary, store=True), *extras], format=o.format, encoding=o.encoding
     )  # fmt: skip
     whole, prov = run._assemble(head, start)
     # The round's messages sit together at the start of the raw part.

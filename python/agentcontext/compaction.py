@@ -494,6 +494,10 @@ class CompactionResult:
     origins: list[int | None] | None = None
     #: The size the ladder aimed at (the budget when one was given, else the policy's target).
     target: int | None = None
+    #: With a summary whose request lost its oldest messages (``summarizer_overflow="drop_rounds"``):
+    #: the first message of ``original`` the summary covers; those before it (after the system
+    #: messages) were dropped, counted by a marker. None: the summary covers from the system messages on.
+    summarized_from: int | None = None
 
     def __post_init__(self) -> None:
         if self.origins is None:
@@ -527,7 +531,7 @@ class CompactionResult:
         kept = {q for q in self.provenance if q is not None}
         changed = {q for q in (self.origins or []) if q is not None} - kept
         summarized = self.summary_in_output() and self.first_kept is not None
-        start = self.original.preamble
+        start = self.original.preamble if self.summarized_from is None else self.summarized_from
         out = []
         for i in range(len(self.original)):
             if i in kept:
@@ -931,6 +935,10 @@ class _Summary:
     #: The summarize stage's event detail (recorded once the working set is built).
     detail: dict[str, Any]
     recorded: bool = False
+    #: How many of the oldest messages of ``original[preamble:stop]`` the summarizer never saw
+    #: (dropped from its request as too long, ``summarizer_overflow="drop_rounds"``): the
+    #: working set counts them by a drop marker before the summary, not in its header.
+    unseen: int = 0
 
 
 class _Run:
@@ -1003,10 +1011,25 @@ class _Run:
             origins = self._filled[1]
         if not fits and reason is None:
             reason = f"{conv.tokens:,} tokens remain over the budget of {self.limit:,}"
+        seen = self._seen_from(summary) if summary is not None else self.pre
+        if seen > self.pre:
+            # The summary in the output did not see its oldest messages: the marker before it
+            # counts those not in the output, and so does this event.
+            present = {q for q in [*provenance, *(origins or [])] if q is not None}
+            unseen = [i for i in range(self.pre, seen) if i not in present]
+            totals = self.work.message_tokens()
+            marker = Conversation([drop_marker(len(unseen), 0, None)], format="jsonl").to_format(self.original.format)
+            marker_tokens = Conversation(marker, format=self.original.format, encoding=self.original.encoding).tokens
+            self.event(
+                "drop", conv.tokens - marker_tokens + sum(totals[i] for i in unseen), conv.tokens,
+                dropped_messages=len(unseen),
+                why="dropped from the summarizer's request as too long (summarizer_overflow='drop_rounds')",
+            )  # fmt: skip
         return CompactionResult(
             conv, self.original, self.stages, self.before, conv.tokens, self.limit, fits, provenance,
             summary=summary.text if summary else None, reason=reason, origins=origins,
             first_kept=summary.covers if summary and first_kept is None else first_kept, target=self.target,
+            summarized_from=seen if seen > self.pre else None,
         )  # fmt: skip
 
     def event(self, stage: str, before: int, after: int, **detail: Any) -> None:
@@ -1234,9 +1257,11 @@ class _Run:
             self.event("summarize", work.tokens, work.tokens, failed=failure)
             self.why = f"no summary could be made: {failure}"
             return None
+        # The oldest messages dropped from the summarizer's request are not in the summary.
+        unseen = min(int(notes.get("dropped_messages", 0)), stop - self.pre - 1)
         detail: dict[str, Any] = {
-            "summarized_messages": stop - self.pre,
-            "summarized_tokens": older_tokens,
+            "summarized_messages": stop - self.pre - unseen,
+            "summarized_tokens": sum(work.message_tokens()[self.pre + unseen : stop]),
             "summary_tokens": count_tokens(text, encoding=p.encoding),
             "summary_cap": max_tokens,
             "summarizer": used,
@@ -1246,15 +1271,24 @@ class _Run:
             detail["note"] = failure
         elif chunks is not None:
             detail.update(chunks.detail)
-        return _Summary(text, stop, stop, detail)
+        return _Summary(text, stop, stop, detail, unseen=unseen)
 
-    def _summary_message(self, summary: _Summary, *, store: bool) -> dict[str, str]:
+    def _seen_from(self, summary: _Summary) -> int:
+        """The first message of the original that ``summary``'s message covers: after the system
+        messages and what its summarizer never saw (counted by a marker instead)."""
+        return min(self.pre + summary.unseen, summary.covers)
+
+    def _summary_messages(self, summary: _Summary, *, store: bool) -> list[dict[str, str]]:
         """The message carrying ``summary``, its header naming what it replaces (with a recall id
-        for the originals when ``store`` and the compactor has a store)."""
-        covers = summary.covers
-        recall_id = self.compactor._keep_span(self.original, self.pre, covers) if store else None
-        tokens = sum(self.work.message_tokens()[self.pre : covers])
-        return summary_message(summary.text, messages=covers - self.pre, tokens=tokens, recall_id=recall_id)
+        for the originals when ``store`` and the compactor has a store); before it, when its
+        summarizer never saw the oldest of those messages, a drop marker counting them instead."""
+        covers, seen = summary.covers, self._seen_from(summary)
+        recall_id = self.compactor._keep_span(self.original, seen, covers) if store else None
+        tokens = sum(self.work.message_tokens()[seen:covers])
+        message = summary_message(summary.text, messages=covers - seen, tokens=tokens, recall_id=recall_id)
+        if seen == self.pre:
+            return [message]
+        return [self._drop_note(self.original, self.pre, seen, store=store), message]
 
     def _flush(self, stop: int) -> None:
         """The memory flush (#16): one silent turn before a summary replaces ``original[pre:stop]``,
@@ -1400,12 +1434,12 @@ class _Run:
         grown). The summary then replaces only what is not kept raw."""
         o, stop = self.original, summary.stop
         summary.covers = stop
-        head = [self._summary_message(summary, store=False), *extras]
+        head = [*self._summary_messages(summary, store=False), *extras]
         if fill_to is not None:
             fixed = Conversation(head, format=o.format, encoding=o.encoding).tokens + self._pinned_tokens(stop)
             summary.covers = min(stop, self._fill_start(fill_to - fixed))
         while True:
-            head = [self._summary_message(summary, store=True), *extras]
+            head = [*self._summary_messages(summary, store=True), *extras]
             conv, prov = self._assemble(Conversation(head, format=o.format, encoding=o.encoding), summary.covers)
             if fill_to is None or summary.covers >= stop or conv.tokens <= fill_to:
                 break
@@ -1423,7 +1457,7 @@ class _Run:
             self._filled = (conv, cut.origins)
         if summary.covers < stop:
             self.event("fill", unfilled, conv.tokens, raw_messages_added=stop - summary.covers,
-                       summarized_messages=summary.covers - self.pre,
+                       summarized_messages=summary.covers - self._seen_from(summary),
                        **({"messages_cut": len(cut.cut)} if cut is not None else {}))  # fmt: skip
         return conv, prov
 
@@ -1508,8 +1542,8 @@ class _Run:
 
     def _summary_tokens(self, summary: _Summary) -> int:
         """Tokens of the message carrying ``summary``."""
-        message = self._summary_message(summary, store=False)
-        return Conversation([message], format=self.original.format, encoding=self.original.encoding).tokens
+        messages = self._summary_messages(summary, store=False)
+        return Conversation(messages, format=self.original.format, encoding=self.original.encoding).tokens
 
     def drop_unsummarized(self) -> CompactionResult | None:
         """Recompile's last step: no summary could be made, so everything before the largest
@@ -1526,18 +1560,13 @@ class _Run:
         self.event("drop", o.tokens, kept.tokens, dropped_messages=dropped)
         return self.finish(kept, positions, first_kept=start, origins=positions)
 
-    def _drop_note(self, conv: Conversation, lo: int, hi: int) -> dict[str, str]:
+    def _drop_note(self, conv: Conversation, lo: int, hi: int, *, store: bool = True) -> dict[str, str]:
         """The user message that takes the place of messages ``lo:hi`` of ``conv`` when they are
         dropped: how many, their tokens, and the recall id of their originals (stored now when
-        the compactor has a store)."""
+        ``store`` and the compactor has a store)."""
         dropped = sum(conv.message_tokens()[lo:hi])
-        span = self.compactor._keep_span(conv, lo, hi)
-        where = f"recall id {span} gives the originals" if span else "the originals are not stored"
-        text = (
-            f"[agentcontext: {hi - lo:,} earlier messages ({dropped:,} tokens) "
-            f"were dropped to fit the context window; {where}.]"
-        )
-        return {"role": "user", "content": text}
+        span = self.compactor._keep_span(conv, lo, hi) if store else None
+        return drop_marker(hi - lo, dropped, span)
 
     def _dropping(self, conv: Conversation, keep: list[int]) -> tuple[Conversation, list[int | None], int]:
         """The system messages of ``conv``, then its messages ``keep`` (sorted positions after
@@ -1653,7 +1682,8 @@ class _Run:
                 conv = done.conversation
                 whole = self.pre_tokens + sum(self.totals[i] for i in raw)
                 if attempt is not None and not attempt.recorded:
-                    whole += count_tokens(self._summary_message(attempt, store=False)["content"], encoding=o.encoding)
+                    whole += sum(count_tokens(m["content"], encoding=o.encoding)
+                                 for m in self._summary_messages(attempt, store=False))  # fmt: skip
                     self.event("summarize", self.work.tokens, whole, **attempt.detail, kept_raw=len(raw))
                 if done.dropped:
                     whole += done.notes_tokens
@@ -1695,9 +1725,9 @@ class _Run:
         """``summary`` cut (head and tail) so that its message takes at most ``room`` tokens; None
         when under :data:`MIN_SUMMARY_TOKENS` would be left of it."""
         enc = self.p.encoding
-        overhead = count_tokens(self._summary_message(summary, store=False)["content"], encoding=enc) - count_tokens(
-            summary.text, encoding=enc
-        )
+        overhead = sum(
+            count_tokens(m["content"], encoding=enc) for m in self._summary_messages(summary, store=False)
+        ) - count_tokens(summary.text, encoding=enc)
         left = room - overhead - 8
         if left < MIN_SUMMARY_TOKENS:
             return None
@@ -1708,7 +1738,8 @@ class _Run:
             text = shrink_summary(summary.text, left, encoding=enc)
         except BudgetError:
             return None
-        return _Summary(text, summary.stop, summary.covers, {**summary.detail, "summary_cut_to_tokens": left})
+        detail = {**summary.detail, "summary_cut_to_tokens": left}
+        return _Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen)
 
     def _cut_round(self, keep: list[int], summary: _Summary | None) -> _Cut | None:
         """Messages ``keep`` of the original after the system messages and ``summary`` (which
@@ -1716,7 +1747,7 @@ class _Run:
         each run of the others when there is no summary; the largest texts cut to equal shares
         of the room left so that the whole fits the budget (None when it cannot)."""
         o, p = self.original, self.p
-        head = [self._summary_message(summary, store=True)] if summary else []
+        head = self._summary_messages(summary, store=True) if summary else []
         head_conv = Conversation(head, format=o.format, encoding=o.encoding)
         # Before keep[k]: the marker of the messages dropped since the previous one kept.
         notes: dict[int, dict[str, str]] = {}
@@ -1814,6 +1845,17 @@ class _Cut:
     cut: list[int]
     dropped: int = 0
     notes_tokens: int = 0
+
+
+def drop_marker(messages: int, tokens: int, recall_id: str | None) -> dict[str, str]:
+    """The user message that takes the place of ``messages`` dropped messages of ``tokens``
+    tokens, naming the recall id of their originals (or saying they are not stored)."""
+    where = f"recall id {recall_id} gives the originals" if recall_id else "the originals are not stored"
+    text = (
+        f"[agentcontext: {messages:,} earlier messages ({tokens:,} tokens) "
+        f"were dropped to fit the context window; {where}.]"
+    )
+    return {"role": "user", "content": text}
 
 
 def summary_floor(replaced_tokens: int, max_tokens: int) -> int:

@@ -217,6 +217,7 @@ fn found_dict<'py>(py: Python<'py>, found: &log::LogSearch) -> PyResult<Bound<'p
     let out = PyDict::new(py);
     out.set_item("messages", found.messages)?;
     out.set_item("matched", found.matched)?;
+    out.set_item("skipped", found.skipped)?;
     out.set_item("hits", hits)?;
     Ok(out)
 }

@@ -5,7 +5,9 @@
 //! `{"type": "message", ...}` record. The file is read as a stream, a batch of lines at a time
 //! (never held whole: only the counts of the messages that match are kept, and the hits' lines are
 //! read again for their snippets); the lines of a batch are examined in parallel, and for a words
-//! query a line whose raw JSON cannot hold any of the words is not parsed at all.
+//! query a message whose raw JSON cannot hold any of the words is only checked to be readable, not
+//! searched. A line that cannot be read as a log record (not JSON, a number out of range, a torn
+//! last line, bytes that never start one) is counted in [`LogSearch::skipped`], not as a message.
 //!
 //! [`search_messages`] searches the messages of a transcript in any other format the same way,
 //! once it has been read (`agentcontext.importers.load`).
@@ -59,6 +61,10 @@ pub struct LogSearch {
     pub messages: usize,
     /// Messages that matched (before `limit`).
     pub matched: usize,
+    /// Lines of the log that could not be read as a record (not JSON, a number out of range, a
+    /// torn last line, bytes that never start a record): not searched, not counted in `messages`
+    /// (as `SessionLog` skips them, they take no message index). Always 0 for [`search_messages`].
+    pub skipped: usize,
 }
 
 /// Options of a search.
@@ -250,6 +256,8 @@ fn role_and_recall(data: &Value) -> (String, Option<String>) {
 
 enum Line {
     Other,
+    /// A line that cannot be read as a record.
+    Unreadable,
     /// A message that cannot match.
     Skipped,
     /// A message parsed and counted.
@@ -268,19 +276,21 @@ fn classify(query: &Query, raw: &str) -> Line {
     } else {
         match serde_json::from_str::<Value>(raw) {
             Ok(v) => v.get("type").and_then(Value::as_str) == Some("message"),
-            Err(_) => false,
+            Err(_) => return Line::Unreadable,
         }
     };
     if !is_message {
         return Line::Other;
     }
+    // Parsed even when the raw text says it cannot match: a record that cannot be read is not a
+    // message searched.
+    let Some(text) = record_text(raw) else {
+        return Line::Unreadable;
+    };
     if query.may_match_raw(raw) == Some(false) {
         return Line::Skipped;
     }
-    match record_text(raw) {
-        Some(text) => Line::Message(count(query, &text)),
-        None => Line::Other,
-    }
+    Line::Message(count(query, &text))
 }
 
 fn count(query: &Query, text: &str) -> Counted {
@@ -385,6 +395,7 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes:
         matched,
         found,
         messages,
+        skipped,
     } = scan(&mut reader, query, first.len() as u64).map_err(io)?;
     drop(reader);
     let ranked = bm25_of(&matched, &stats, messages);
@@ -409,6 +420,7 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes:
         hits,
         messages,
         matched: total,
+        skipped,
     })
 }
 
@@ -419,6 +431,8 @@ struct Scanned {
     matched: Vec<Counted>,
     found: Vec<Found>,
     messages: usize,
+    /// Lines that could not be read as a record.
+    skipped: usize,
 }
 
 /// Read the records after the header (`offset` bytes, line 1) a batch at a time, examining each
@@ -428,6 +442,7 @@ fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::
     let mut matched: Vec<Counted> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut messages = 0usize;
+    let mut skipped = 0usize;
     let mut line = 2usize; // of the next line read (the header is line 1)
     let mut offset = offset; // of the next line read
     let mut batch: Vec<u8> = Vec::new();
@@ -445,6 +460,7 @@ fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::
             if !matches!(lead, b'{' | b' ' | b'\t' | b'\r' | b'\n') {
                 // Never a record (one is a JSON object): skipped, not read into memory, however
                 // long (a sparse file of zeros is one line).
+                skipped += 1;
                 match skip_line(reader)? {
                     Some(n) => {
                         line += 1;
@@ -458,7 +474,10 @@ fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::
             let n = reader.read_until(b'\n', &mut batch)?;
             if batch.last() != Some(&b'\n') {
                 // A last line without a line break is a torn append: not a record (as the log
-                // itself reads it).
+                // itself reads it), and counted as unread unless blank.
+                if !batch[start..].trim_ascii().is_empty() {
+                    skipped += 1;
+                }
                 batch.truncate(start);
                 more = false;
                 break;
@@ -479,6 +498,7 @@ fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::
         for (span, kind) in spans.iter().zip(classified) {
             match kind {
                 Line::Other => {}
+                Line::Unreadable => skipped += 1,
                 Line::Skipped => messages += 1,
                 Line::Message(counted) => {
                     stats.add(&counted);
@@ -501,6 +521,7 @@ fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::
         matched,
         found,
         messages,
+        skipped,
     })
 }
 
@@ -586,6 +607,7 @@ pub fn search_messages(messages: &[Value], query: &Query, options: SearchOptions
         hits,
         messages: messages.len(),
         matched,
+        skipped: 0,
     }
 }
 
@@ -610,6 +632,8 @@ mod tests {
         let q = Query::words("listen_port").unwrap();
         let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
         assert_eq!(r.messages, 4);
+        // "not json at all" and the torn last line.
+        assert_eq!(r.skipped, 2);
         assert_eq!(r.hits.len(), 1);
         let h = &r.hits[0];
         assert_eq!((h.message, h.line, h.role.as_str()), (2, Some(4), "tool"));
@@ -702,8 +726,37 @@ mod tests {
         let q = Query::words("needle").unwrap();
         let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
         assert_eq!((r.messages, r.matched), (1, 1));
+        // The two lines of zeros (the last one torn); blank lines are not records.
+        assert_eq!(r.skipped, 2);
         assert_eq!(r.hits[0].line, Some(5));
         assert_eq!(r.hits[0].snippets, vec!["the needle".to_owned()]);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn records_that_cannot_be_read_are_counted_as_skipped_not_as_messages() {
+        let huge = "9".repeat(400); // over f64's range: serde_json refuses it
+        let text = format!(
+            "{{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}}\n\
+             {{\"type\":\"message\",\"index\":0,\"data\":[{{\"role\":\"user\",\"content\":\"the needle\"}}]}}\n\
+             {{\"type\":\"message\",\"index\":1,\"data\":[{{\"role\":\"user\",\"content\":\"needle\",\"n\":{huge}}}]}}\n\
+             {{\"type\":\"message\",\"index\":2,\"data\":[{{\"role\":\"user\",\"content\":\"a torn nee\n\
+             {{\"type\":\"message\",\"index\":3,\"data\":[{{\"role\":\"user\",\"content\":\"last needle\"}}]}}\n"
+        );
+        let path = temp("unreadable", &text);
+        // Whether or not the raw text can hold the words, the two records that cannot be read are
+        // counted apart and take no message index.
+        for words in ["needle", "absent"] {
+            let q = Query::words(words).unwrap();
+            let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+            assert_eq!((r.messages, r.skipped), (2, 2), "{words}");
+        }
+        let q = Query::regex("needle").unwrap();
+        let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+        assert_eq!((r.messages, r.matched, r.skipped), (2, 2, 2));
+        let mut at: Vec<(usize, Option<usize>)> = r.hits.iter().map(|h| (h.message, h.line)).collect();
+        at.sort_unstable();
+        assert_eq!(at, vec![(0, Some(2)), (1, Some(5))]);
         std::fs::remove_file(&path).unwrap();
     }
 

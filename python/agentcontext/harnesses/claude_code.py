@@ -5,8 +5,10 @@ summarizer with a window), or its provider rejects it as too long
 (:class:`~agentcontext.errors.ContextOverflowError`), Claude Code does not stage the summary: it
 drops the oldest API-round groups of the request — enough to close the gap when the size of the
 gap is known, else 20% of the groups — and sends it again, at most :data:`MAX_RETRIES` times. What
-was dropped is not summarized (the originals stay in the session log). The latest user request is
-kept: when it falls in the dropped part, the request opens with it.
+was dropped is not summarized: the compaction ladder counts those messages by a drop marker in
+its output (their originals under a recall id when the compactor has a store), and the summary
+header names only the messages the summarizer saw. The latest user request is kept: when it falls
+in the dropped part, the request opens with it.
 """
 
 from __future__ import annotations
@@ -39,23 +41,29 @@ def api_rounds(request: SummaryRequest) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if lo < hi]
 
 
-def drop_oldest_rounds(request: SummaryRequest, gap: int | None) -> tuple[SummaryRequest, dict[str, Any]] | None:
-    """``request`` without its oldest API-round groups: enough of them to free ``gap`` tokens, or
-    :data:`DROP_SHARE` of them (at least one) when ``gap`` is None. The last group always stays;
-    None when there is only one. The new request's history opens with the latest user request
-    when it was dropped, followed by a note saying what was dropped."""
+def drop_oldest_rounds(
+    request: SummaryRequest, gap: int | None, *, already: int = 0
+) -> tuple[SummaryRequest, dict[str, Any]] | None:
+    """``request`` without its oldest API-round groups: ``already`` of them (dropped by an earlier
+    try) and then enough more to free ``gap`` tokens, or :data:`DROP_SHARE` of those left (at
+    least one) when ``gap`` is None. The last group always stays; None when no more can be
+    dropped. The new request's history opens with the latest user request when it was dropped,
+    followed by a note saying what was dropped. The counts returned (``dropped_rounds``,
+    ``dropped_messages``, ``dropped_tokens``) are of ``request``'s own messages, all the groups
+    dropped so far."""
     groups = api_rounds(request)
-    if len(groups) < 2:
+    if len(groups) - already < 2:
         return None
     totals = request.source.message_tokens()
     if gap is None:
-        k = max(1, math.ceil(len(groups) * DROP_SHARE))
+        k = already + max(1, math.ceil((len(groups) - already) * DROP_SHARE))
     else:
-        k, freed = 0, 0
+        k, freed = already, 0
         while k < len(groups) and freed < gap:
             lo, hi = groups[k]
             freed += sum(totals[lo:hi])
             k += 1
+        k = max(k, already + 1)
     k = min(k, len(groups) - 1)
     at = groups[k][0]
     dropped = sum(totals[request.start : at])
@@ -100,13 +108,16 @@ def summarize_dropping_rounds(
         ContextOverflowError: still too long after :data:`MAX_RETRIES` retries, or nothing is
             left to drop.
     """
-    current = replace(request, context={**request.context, "overflow": "raise"})
-    dropped = {"dropped_rounds": 0, "dropped_messages": 0, "dropped_tokens": 0}
+    asked = replace(request, context={**request.context, "overflow": "raise"})
+    current = asked
+    rounds = 0
     retries = 0
 
     def drop(gap: int | None, exc: ContextOverflowError | None) -> None:
-        nonlocal current
-        shorter = drop_oldest_rounds(current, gap)
+        # Always from the request as asked (the counts are of its messages, never of a note
+        # an earlier try put in): its oldest groups, those dropped before and more.
+        nonlocal current, rounds
+        shorter = drop_oldest_rounds(asked, gap, already=rounds)
         if shorter is None:
             if exc is not None:
                 raise exc
@@ -118,9 +129,8 @@ def summarize_dropping_rounds(
                 limit=room,
             )
         current, what = shorter
-        for key, value in what.items():
-            dropped[key] += value
-        notes.update(dropped, overflow_retries=retries)
+        rounds = what["dropped_rounds"]
+        notes.update(what, overflow_retries=retries)
 
     while True:
         if room is not None and current.tokens > room:

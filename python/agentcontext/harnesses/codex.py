@@ -86,21 +86,23 @@ def rebuild(run: _Run) -> CompactionResult | None:
         summary = shrunk
     # Sized with a recall id of the store's shape; the originals are stored once the kept set is known.
     sizing = None if run.compactor.store is None else "r-" + "0" * 20
-    tail = _summary_conv(run, summary.text, set(), sizing)
+    seen = run._seen_from(summary)
+    tail = _summary_conv(run, summary.text, set(), sizing, seen, sizing)
     room = min(p.keep_user_tokens, run.limit - run.pre_tokens - tail.tokens)
     picked = _pick(run, room)
     while True:
         # The header names only what the summary replaces — the messages not kept (whole or cut)
         # — and its recall id gives exactly those.
         kept = {i for i, _ in picked}
-        tail = _summary_conv(run, summary.text, kept, _keep(run, kept))
+        unseen_id = _keep(run, kept, run.pre, seen) if seen > run.pre else None
+        tail = _summary_conv(run, summary.text, kept, _keep(run, kept, seen, len(o)), seen, unseen_id)
         parts = [o.slice(0, run.pre), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
         conv = Conversation.concat(parts)
         if conv.tokens <= run.limit or not picked:
             break
         picked.pop(0)  # counted apart, the parts came out larger together: the oldest goes
-    prov: list[int | None] = [*range(run.pre), *(i if m is None else None for i, m in picked), None]
-    origins: list[int | None] = [*range(run.pre), *(i for i, _ in picked), None]
+    prov: list[int | None] = [*range(run.pre), *(i if m is None else None for i, m in picked), *[None] * len(tail)]
+    origins: list[int | None] = [*range(run.pre), *(i for i, _ in picked), *[None] * len(tail)]
     detail: dict[str, Any] = {**summary.detail, "kept_user_messages": len(picked), "kept_raw": 0}
     detail["user_messages_cut"] = sum(1 for _, m in picked if m is not None)
     run.event("summarize", run.work.tokens, conv.tokens, **detail)
@@ -108,29 +110,37 @@ def rebuild(run: _Run) -> CompactionResult | None:
     return run.finish(conv, prov, summary=summary, origins=origins)
 
 
-def _keep(run: _Run, kept: set[int]) -> str | None:
-    """Store the messages after the system messages that are not in ``kept`` (JSON Lines in the
-    conversation's format, one message a line) and return their recall id; None without a store."""
+def _keep(run: _Run, kept: set[int], lo: int, hi: int) -> str | None:
+    """Store the messages ``lo:hi`` that are not in ``kept`` (JSON Lines in the conversation's
+    format, one message a line) and return their recall id; None without a store."""
     store = run.compactor.store
     if store is None:
         return None
     o = run.original
-    each = o.slice(run.pre)._export_each()
-    lines = [
-        json.dumps(m, ensure_ascii=False) for k, items in enumerate(each) if run.pre + k not in kept for m in items
-    ]
+    each = o.slice(lo, hi)._export_each()
+    lines = [json.dumps(m, ensure_ascii=False) for k, items in enumerate(each) if lo + k not in kept for m in items]
     return store.put("\n".join(lines) + "\n")
 
 
-def _summary_conv(run: _Run, text: str, kept: set[int], recall_id: str | None) -> Conversation:
-    """The summary message, its header naming the messages after the system messages that are
-    not in ``kept`` and their tokens."""
+def _summary_conv(
+    run: _Run, text: str, kept: set[int], recall_id: str | None, seen: int, unseen_id: str | None
+) -> Conversation:
+    """The summary message, its header naming the messages from ``seen`` on that are not in
+    ``kept`` and their tokens; before it, when its summarizer never saw the messages between the
+    system messages and ``seen``, a drop marker counting those not in ``kept`` (their originals
+    under ``unseen_id``)."""
+    from agentcontext.compaction import drop_marker
+
     o = run.original
-    replaced = [i for i in range(run.pre, len(o)) if i not in kept]
-    tokens = sum(run.work.message_tokens()[i] for i in replaced)
-    message = summary_message(text, messages=len(replaced), tokens=tokens, recall_id=recall_id)
+    totals = run.work.message_tokens()
+    replaced = [i for i in range(seen, len(o)) if i not in kept]
+    tokens = sum(totals[i] for i in replaced)
+    messages = [summary_message(text, messages=len(replaced), tokens=tokens, recall_id=recall_id)]
+    unseen = [i for i in range(run.pre, seen) if i not in kept]
+    if unseen:
+        messages.insert(0, drop_marker(len(unseen), sum(totals[i] for i in unseen), unseen_id))
     return Conversation(
-        Conversation([message], format="jsonl").to_format(o.format), format=o.format, encoding=o.encoding
+        Conversation(messages, format="jsonl").to_format(o.format), format=o.format, encoding=o.encoding
     )
 
 

@@ -34,7 +34,9 @@ def conversation_search(
 ) -> dict[str, Any]:
     """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
     file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
-    ``messages``, ``matched`` and ``hits`` (best first: ``message``, ``line``, ``role``,
+    ``messages``, ``matched``, ``skipped`` (lines of the log that could not be read as a record —
+    not JSON, a number out of range, a torn last line —: not searched, not in ``messages``, no
+    message index; 0 for a transcript) and ``hits`` (best first: ``message``, ``line``, ``role``,
     ``recall_id``, ``score``, ``matches``, ``snippets``).
 
     The log is read as a stream (memory does not grow with its size) and only if it is at most
@@ -89,10 +91,12 @@ def conversation_search(
 def format_hits(result: Mapping[str, Any]) -> str:
     """The hits as the text a model reads."""
     hits = result["hits"]
+    skipped = result.get("skipped", 0)
+    unread = f" ({skipped:,} records could not be read)" if skipped else ""
     if not hits:
-        return f"No message matches (searched {result['messages']:,} messages)."
+        return f"No message matches (searched {result['messages']:,} messages){unread}."
     shown = f"{len(hits)} of {result['matched']:,}" if result["matched"] > len(hits) else f"{len(hits)}"
-    out = [f"{shown} matching messages (of {result['messages']:,} in the session), best first:"]
+    out = [f"{shown} matching messages (of {result['messages']:,} in the session){unread}, best first:"]
     for h in hits:
         ref = f"message {h['message']} ({h['role'] or 'unknown role'})"
         if h["recall_id"]:
