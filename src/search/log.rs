@@ -282,15 +282,22 @@ fn classify(query: &Query, raw: &str) -> Line {
     if !is_message {
         return Line::Other;
     }
-    // Parsed even when the raw text says it cannot match: a record that cannot be read is not a
-    // message searched.
-    let Some(text) = record_text(raw) else {
-        return Line::Unreadable;
-    };
+    // A message the raw text says cannot match is not parsed (that is the prefilter's gain: a
+    // syntax check of every such line made a rare word's search 2.2x slower); only a line that
+    // does not end its object (torn, cut) is taken for unreadable there. A record that is well
+    // formed to the eye but cannot be parsed is counted as a message there, and as unreadable
+    // where it is parsed for its text.
     if query.may_match_raw(raw) == Some(false) {
-        return Line::Skipped;
+        return if raw.trim_end().ends_with('}') {
+            Line::Skipped
+        } else {
+            Line::Unreadable
+        };
     }
-    Line::Message(count(query, &text))
+    match record_text(raw) {
+        Some(text) => Line::Message(count(query, &text)),
+        None => Line::Unreadable,
+    }
 }
 
 fn count(query: &Query, text: &str) -> Counted {
@@ -744,12 +751,14 @@ mod tests {
              {{\"type\":\"message\",\"index\":3,\"data\":[{{\"role\":\"user\",\"content\":\"last needle\"}}]}}\n"
         );
         let path = temp("unreadable", &text);
-        // Whether or not the raw text can hold the words, the two records that cannot be read are
-        // counted apart and take no message index.
-        for words in ["needle", "absent"] {
+        // Where the raw text can hold the words, the two records that cannot be read are counted
+        // apart and take no message index; where it cannot, the line is not parsed (the
+        // prefilter's gain), so only the torn one is seen: the record with the huge number
+        // counts as a message there.
+        for (words, counted) in [("needle", (2, 2)), ("absent", (3, 1))] {
             let q = Query::words(words).unwrap();
             let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
-            assert_eq!((r.messages, r.skipped), (2, 2), "{words}");
+            assert_eq!((r.messages, r.skipped), counted, "{words}");
         }
         let q = Query::regex("needle").unwrap();
         let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();

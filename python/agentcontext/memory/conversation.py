@@ -92,7 +92,7 @@ def format_hits(result: Mapping[str, Any]) -> str:
     """The hits as the text a model reads."""
     hits = result["hits"]
     skipped = result.get("skipped", 0)
-    unread = f" ({skipped:,} records could not be read)" if skipped else ""
+    unread = f" ({skipped:,} record{'' if skipped == 1 else 's'} could not be read)" if skipped else ""
     if not hits:
         return f"No message matches (searched {result['messages']:,} messages){unread}."
     shown = f"{len(hits)} of {result['matched']:,}" if result["matched"] > len(hits) else f"{len(hits)}"
