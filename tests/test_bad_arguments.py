@@ -792,3 +792,17 @@ def test_a_path_holding_a_lone_surrogate_is_a_typed_error(
     with pytest.raises(ac.errors.OptionError, match=f"^{argument} is not a valid file name: it holds a lone surrogate"):
         call(Path(name) if as_path else name)
     assert os.listdir(tmp_path) == []  # nothing was created
+
+
+def test_compaction_system_and_instructions_holding_a_lone_surrogate_are_option_errors() -> None:
+    # They were accepted, and reached the summarizer's request (which an SDK cannot encode).
+    conv = ac.Conversation([{"role": "user", "content": "hi"}])
+    compactor = Compactor("pi")
+    for kw in ({"system": "rules \ud800"}, {"instructions": "focus \udcff"}):
+        name = next(iter(kw))
+        with pytest.raises(errors.OptionError, match=f"{name} is not valid Unicode text"):
+            compactor.compact(conv, **kw)
+        with pytest.raises(errors.OptionError, match=f"{name} is not valid Unicode text"):
+            compactor.compact(conv, manual=True, **kw)
+    with pytest.raises(errors.OptionError, match="system is not valid Unicode text"):
+        compactor.maybe_compact(conv, system="\ud800")

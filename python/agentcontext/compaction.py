@@ -105,7 +105,7 @@ def _system(system: Any) -> str | None:
     """``system`` (the agent's system prompt) when it is a string or None, else an error."""
     if system is not None and not isinstance(system, str):
         raise ArgumentTypeError(f"system must be a string or None, got {type(system).__name__}")
-    return system or None
+    return _checks.text("system", system) if system else None
 
 
 def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolicy:
@@ -716,6 +716,8 @@ class Compactor:
             _checks.number("idle_seconds", idle_seconds)
         if instructions is not None and not isinstance(instructions, str):
             raise ArgumentTypeError(f"instructions must be a string or None, got {type(instructions).__name__}")
+        if instructions is not None:
+            _checks.text("instructions", instructions)
         return self._compact(
             conv, snap, manual=manual, budget=budget, scale=scale, overhead=overhead, idle_seconds=idle_seconds,
             instructions=instructions, system=system,
