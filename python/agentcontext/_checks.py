@@ -140,3 +140,12 @@ def file_name(name: str, value: Any) -> Any:
     except TypeError:
         pass
     return value
+
+
+def human_size(size: int) -> str:
+    """A size as messages write it, as :func:`agentcontext.read_page` does (and the core's ``files::human``): ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GB"
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.1f} MB"
+    return f"{-(-size // 1024)} KB"

@@ -58,6 +58,17 @@ EXIT_STATUS = """exit status:
   3  `compact`: the budget cannot be met (the report and --output are still written)"""
 
 
+def max_bytes_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--max-bytes SIZE``: the largest ``what`` (a file argument's metavar) read, 1G by default."""
+    parser.add_argument(
+        "--max-bytes",
+        type=_byte_size,
+        default=1 << 30,
+        metavar="SIZE",
+        help=f"refuse a {what} larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
+    )
+
+
 def _byte_size(text: str) -> int:
     """``--max-bytes``: a number of bytes, or one with a K, M or G suffix (powers of 1024)."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -74,13 +85,7 @@ def _add_input(command: argparse.ArgumentParser) -> None:
         "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
     )
     command.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
-    command.add_argument(
-        "--max-bytes",
-        type=_byte_size,
-        default=1 << 30,
-        metavar="SIZE",
-        help="refuse a FILE larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
-    )
+    max_bytes_argument(command, "FILE")
 
 
 #: The subcommands. A command line that names one builds only its parser, so that `inspect` does

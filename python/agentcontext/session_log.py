@@ -338,7 +338,7 @@ class SessionLog:
         if info.st_size > self.max_bytes:
             raise TranscriptReadError(
                 errno.EFBIG,
-                f"{self.path}: is {_human(info.st_size)} ({info.st_size:,} bytes), over the {_human(self.max_bytes)} "
+                f"{self.path}: is {_checks.human_size(info.st_size)} ({info.st_size:,} bytes), over the {_checks.human_size(self.max_bytes)} "
                 f"({self.max_bytes:,} bytes) limit for a session log; pass a larger max_bytes to SessionLog to read it",
                 str(self.path),
             )
@@ -619,15 +619,6 @@ def _whole_record(tail: bytes) -> bool:
         return True  # whole, but not readable: parsing it names the problem
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
-
-
-def _human(size: int) -> str:
-    """A size as errors write it: ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
-    if size >= 1 << 30:
-        return f"{size / (1 << 30):.1f} GB"
-    if size >= 1 << 20:
-        return f"{size / (1 << 20):.1f} MB"
-    return f"{-(-size // 1024)} KB"
 
 
 def _is_index(value: Any) -> TypeGuard[int]:

@@ -63,7 +63,7 @@ def read_transcript_bytes(path: PathLike, max_bytes: int = MAX_TRANSCRIPT_BYTES)
     def too_large(size: str) -> TranscriptReadError:
         return refuse(
             errno.EFBIG,
-            f"is {size}, over the {_human(max_bytes)} ({max_bytes} bytes) limit for a transcript; pass a larger "
+            f"is {size}, over the {_checks.human_size(max_bytes)} ({max_bytes} bytes) limit for a transcript; pass a larger "
             "max_bytes (Conversation.from_file, agentcontext.load) or --max-bytes (CLI) to read it",
         )
 
@@ -81,7 +81,7 @@ def read_transcript_bytes(path: PathLike, max_bytes: int = MAX_TRANSCRIPT_BYTES)
         info = os.fstat(fd)
         regular(info.st_mode)
         if info.st_size > max_bytes:
-            raise too_large(f"{_human(info.st_size)} ({info.st_size} bytes)")
+            raise too_large(f"{_checks.human_size(info.st_size)} ({info.st_size} bytes)")
         # Read in the size the file reports (one read for a regular file), then in 1 MiB pieces for
         # one that grows or reports 0 (/proc), never more than max_bytes + 1 in all.
         parts: list[bytes] = []
@@ -97,15 +97,6 @@ def read_transcript_bytes(path: PathLike, max_bytes: int = MAX_TRANSCRIPT_BYTES)
     if len(data) > max_bytes:
         raise too_large("larger than that (it grew while being read)")
     return data
-
-
-def _human(size: int) -> str:
-    """A size as :func:`agentcontext.read_page` writes it: ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
-    if size >= 1 << 30:
-        return f"{size / (1 << 30):.1f} GB"
-    if size >= 1 << 20:
-        return f"{size / (1 << 20):.1f} MB"
-    return f"{-(-size // 1024)} KB"
 
 
 class _Source:

@@ -59,7 +59,7 @@ def add_commands(sub: Any) -> None:
         description="Search every message of a session log (agentcontext.SessionLog), including messages cleared or "
         "summarized out of the working set; print the best matches with their message number and recall id.",
     )
-    from agentcontext.cli import _byte_size
+    from agentcontext.cli import max_bytes_argument
 
     log.add_argument(
         "log",
@@ -70,13 +70,7 @@ def add_commands(sub: Any) -> None:
     log.add_argument(
         "--session", help="the session to search, by name or index, in a transcript file that holds several"
     )
-    log.add_argument(
-        "--max-bytes",
-        type=_byte_size,
-        default=1 << 30,
-        metavar="SIZE",
-        help="refuse a LOG larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
-    )
+    max_bytes_argument(log, "LOG")
 
 
 def run(args: argparse.Namespace) -> int:
