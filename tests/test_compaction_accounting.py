@@ -257,3 +257,84 @@ def test_rounds_dropped_from_codexs_summary_request(server: Any, tmp_path: Path)
     dropped = _check(conv.to_jsonl(), result, "codex with drop_rounds")
     assert 0 < dropped < summarize.detail["dropped_messages"]  # the user messages among them are kept
     assert result.to_dict()["dropped"] == dropped
+
+
+# -- Letta's summarizer overflow: the middle of the transcript omitted from the summary request -----
+
+
+def test_messages_omitted_from_lettas_truncated_summary_request_are_counted_by_a_marker(
+    server: Any, tmp_path: Path
+) -> None:
+    # Before: the summary request kept only the head and the tail of the transcript, and the
+    # summary header still counted the messages of the omitted middle as summarized.
+    from tests.test_harnesses import _summary_reply
+    from tests.test_harnesses_openclaw_letta import ASK, letta_policy, session
+    from tests.test_providers import make
+
+    conv = session(60, result_chars=6_000)
+    policy = letta_policy(conv)
+    server.default = lambda request: _summary_reply(conv)
+    provider = make("openai", server, context_window=10_192)
+    store = ac.ResultStore(tmp_path / "store")
+    summarizer = ac.LLMSummarizer(provider, use_fallback=False)
+    result = Compactor(policy, summarizer=summarizer, fallback=None, store=store).compact(conv)
+    assert len(server.requests) == 1
+    sent = json.dumps(server.requests[0].body, ensure_ascii=False)
+    assert "chars omitted" in sent and ASK in sent  # head + tail of the transcript
+    inp, out = conv.to_jsonl(), result.conversation.to_jsonl()
+    text = "\n".join(str(m.get("content")) for m in server.requests[0].body["messages"])
+    # The results the summarizer never saw any of (neither start nor end) are counted by the marker.
+    missing, summarized, _ = account(inp, out)
+    never = [i for i in missing if inp[i]["role"] == "tool" and inp[i]["content"][:100] not in text
+             and inp[i]["content"][-100:] not in text]  # fmt: skip
+    assert never
+    dropped = _check(inp, result, "letta truncate")
+    assert dropped >= len(never)
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    unseen = summarize.detail["omitted_messages"]
+    assert dropped == unseen
+    assert summarized == summarize.detail["summarized_messages"] == len(missing) - unseen
+    # The unseen messages are the middle ones: the summarizer saw the first and the last older
+    # messages (their results' starts or ends), not those of the omitted middle.
+    pre, at = conv.preamble, summarize.detail["omitted_from"]
+    assert at > 0 and pre + at + unseen < pre + len(missing)
+    assert set(never) <= set(range(pre + at, pre + at + unseen))
+    marker = out[pre]["content"]
+    assert DROP_MARKER.match(marker) and SUMMARY_HEADER.match(out[pre + 1]["content"])
+    found = re.search(r"recall id (\S+) gives the originals", marker)
+    assert found is not None
+    assert _stored(store, found.group(1)) == inp[pre + at : pre + at + unseen]
+    header = re.search(r"recall id (\S+) gives the originals", out[pre + 1]["content"])
+    assert header is not None
+    seen = [*inp[pre : pre + at], *inp[pre + at + unseen : pre + len(missing)]]
+    assert _stored(store, header.group(1)) == seen and len(seen) == summarized
+    report = result.to_dict()
+    assert report["dropped"] == unseen and report["summarized"] == summarized
+    assert result.conversation.validate() == []
+
+
+def test_messages_omitted_from_a_truncated_summary_request_under_codex(server: Any, tmp_path: Path) -> None:
+    # Codex keeps the user messages beside its summary: the marker counts only the others of the
+    # omitted middle, and the header only what the summarizer saw.
+    from tests.test_harnesses import _summary_reply
+    from tests.test_harnesses_openclaw_letta import letta_policy, session
+    from tests.test_providers import make
+
+    conv = session(60, result_chars=6_000)
+    policy = dataclasses.replace(
+        PRESETS["codex"], summarizer_overflow="truncate", context_window=conv.tokens, reserved_output=0,
+        safety_margin=0, trigger=0.9, target=0.45, summary_max_tokens=200,
+    )  # fmt: skip
+    assert letta_policy(conv).summarizer_overflow == "truncate"
+    server.default = lambda request: _summary_reply(conv)
+    provider = make("openai", server, context_window=10_192)
+    summarizer = ac.LLMSummarizer(provider, use_fallback=False)
+    store = ac.ResultStore(tmp_path / "store")
+    result = Compactor(policy, summarizer=summarizer, fallback=None, store=store).compact(conv)
+    summarize = next(s for s in result.stages if s.stage == "summarize")
+    dropped = _check(conv.to_jsonl(), result, "codex with truncate")
+    assert dropped > 0 and dropped == summarize.detail.get("omitted_messages")  # no user message in the middle here
+    _, summarized, _ = account(conv.to_jsonl(), result.conversation.to_jsonl())
+    report = result.to_dict()
+    assert report["dropped"] == dropped and report["summarized"] == summarized > 0
+    assert result.conversation.validate() == []

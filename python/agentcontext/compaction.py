@@ -494,10 +494,11 @@ class CompactionResult:
     origins: list[int | None] | None = None
     #: The size the ladder aimed at (the budget when one was given, else the policy's target).
     target: int | None = None
-    #: With a summary whose request lost its oldest messages (``summarizer_overflow="drop_rounds"``):
-    #: the first message of ``original`` the summary covers; those before it (after the system
-    #: messages) were dropped, counted by a marker. None: the summary covers from the system messages on.
-    summarized_from: int | None = None
+    #: With a summary whose summarizer never saw some of the messages it replaces (dropped from
+    #: its request as too long: its oldest rounds under ``summarizer_overflow="drop_rounds"``, the
+    #: middle of its transcript under ``"truncate"``): ``(lo, hi)``, messages ``lo:hi`` of
+    #: ``original``, counted by a drop marker and not by the summary's header. None: it saw them all.
+    unseen: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.origins is None:
@@ -531,14 +532,14 @@ class CompactionResult:
         kept = {q for q in self.provenance if q is not None}
         changed = {q for q in (self.origins or []) if q is not None} - kept
         summarized = self.summary_in_output() and self.first_kept is not None
-        start = self.original.preamble if self.summarized_from is None else self.summarized_from
+        lo, hi = self.unseen or (0, 0)
         out = []
         for i in range(len(self.original)):
             if i in kept:
                 out.append("kept")
             elif i in changed:
                 out.append("changed")
-            elif summarized and start <= i < (self.first_kept or 0):
+            elif summarized and self.original.preamble <= i < (self.first_kept or 0) and not lo <= i < hi:
                 out.append("summarized")
             else:
                 out.append("dropped")
@@ -784,12 +785,14 @@ class Compactor:
             if found:
                 self.store.put(result_text(found[-1].get("content")), alias=call_id)
 
-    def _keep_span(self, conv: Conversation, start: int, stop: int) -> str | None:
-        """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line)
-        and return their recall id; None without a store."""
+    def _keep_span(self, conv: Conversation, start: int, stop: int, skip: tuple[int, int] | None = None) -> str | None:
+        """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line),
+        but for those in the range ``skip``, and return their recall id; None without a store."""
         if self.store is None:
             return None
-        lines = [json.dumps(m, ensure_ascii=False) for items in conv.slice(start, stop)._export_each() for m in items]
+        lo, hi = skip or (start, start)
+        parts = [conv.slice(start, max(start, lo)), conv.slice(min(max(hi, start), stop), stop)]
+        lines = [json.dumps(m, ensure_ascii=False) for part in parts for items in part._export_each() for m in items]
         return self.store.put("\n".join(lines) + "\n")
 
     def _run_summarizer(
@@ -808,7 +811,7 @@ class Compactor:
 
         def write(r: SummaryRequest) -> str:
             if p.summarizer_overflow == "truncate" and window_bound and r.tokens > room:
-                return letta.summarize_overflowing(summarizer, r, room)
+                return letta.summarize_overflowing(summarizer, r, room, notes)
             if p.summarizer_overflow == "drop_rounds":
                 from agentcontext.harnesses import claude_code
 
@@ -937,10 +940,12 @@ class _Summary:
     #: The summarize stage's event detail (recorded once the working set is built).
     detail: dict[str, Any]
     recorded: bool = False
-    #: How many of the oldest messages of ``original[preamble:stop]`` the summarizer never saw
-    #: (dropped from its request as too long, ``summarizer_overflow="drop_rounds"``): the
-    #: working set counts them by a drop marker before the summary, not in its header.
+    #: How many messages of ``original[preamble:stop]``, from its ``unseen_at``-th on, the
+    #: summarizer never saw (dropped from its request as too long: the oldest rounds under
+    #: ``summarizer_overflow="drop_rounds"``, the middle of the transcript under ``"truncate"``):
+    #: the working set counts them by a drop marker before the summary, not in its header.
     unseen: int = 0
+    unseen_at: int = 0
 
 
 class _Run:
@@ -1013,25 +1018,25 @@ class _Run:
             origins = self._filled[1]
         if not fits and reason is None:
             reason = f"{conv.tokens:,} tokens remain over the budget of {self.limit:,}"
-        seen = self._seen_from(summary) if summary is not None else self.pre
-        if seen > self.pre:
-            # The summary in the output did not see its oldest messages: the marker before it
+        lo, hi = self._unseen(summary) if summary is not None else (self.pre, self.pre)
+        if lo < hi:
+            # The summary in the output did not see some of its messages: the marker before it
             # counts those not in the output, and so does this event.
             present = {q for q in [*provenance, *(origins or [])] if q is not None}
-            unseen = [i for i in range(self.pre, seen) if i not in present]
+            unseen = [i for i in range(lo, hi) if i not in present]
             totals = self.work.message_tokens()
             marker = Conversation([drop_marker(len(unseen), 0, None)], format="jsonl").to_format(self.original.format)
             marker_tokens = Conversation(marker, format=self.original.format, encoding=self.original.encoding).tokens
             self.event(
                 "drop", conv.tokens - marker_tokens + sum(totals[i] for i in unseen), conv.tokens,
                 dropped_messages=len(unseen),
-                why="dropped from the summarizer's request as too long (summarizer_overflow='drop_rounds')",
+                why=f"dropped from the summarizer's request as too long (summarizer_overflow={self.p.summarizer_overflow!r})",
             )  # fmt: skip
         return CompactionResult(
             conv, self.original, self.stages, self.before, conv.tokens, self.limit, fits, provenance,
             summary=summary.text if summary else None, reason=reason, origins=origins,
             first_kept=summary.covers if summary and first_kept is None else first_kept, target=self.target,
-            summarized_from=seen if seen > self.pre else None,
+            unseen=(lo, hi) if lo < hi else None,
         )  # fmt: skip
 
     def event(self, stage: str, before: int, after: int, **detail: Any) -> None:
@@ -1259,11 +1264,14 @@ class _Run:
             self.event("summarize", work.tokens, work.tokens, failed=failure)
             self.why = f"no summary could be made: {failure}"
             return None
-        # The oldest messages dropped from the summarizer's request are not in the summary.
-        unseen = min(int(notes.get("dropped_messages", 0)), stop - self.pre - 1)
+        # The messages dropped from the summarizer's request are not in the summary: its oldest
+        # (drop_rounds), or those wholly in the omitted middle of its transcript (truncate).
+        at = min(int(notes.get("omitted_from", 0)), stop - self.pre - 1)
+        unseen = min(int(notes.get("dropped_messages", notes.get("omitted_messages", 0))), stop - self.pre - 1 - at)
+        totals = work.message_tokens()
         detail: dict[str, Any] = {
             "summarized_messages": stop - self.pre - unseen,
-            "summarized_tokens": sum(work.message_tokens()[self.pre + unseen : stop]),
+            "summarized_tokens": older_tokens - sum(totals[self.pre + at : self.pre + at + unseen]),
             "summary_tokens": count_tokens(text, encoding=p.encoding),
             "summary_cap": max_tokens,
             "summarizer": used,
@@ -1273,24 +1281,28 @@ class _Run:
             detail["note"] = failure
         elif chunks is not None:
             detail.update(chunks.detail)
-        return _Summary(text, stop, stop, detail, unseen=unseen)
+        return _Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
 
-    def _seen_from(self, summary: _Summary) -> int:
-        """The first message of the original that ``summary``'s message covers: after the system
-        messages and what its summarizer never saw (counted by a marker instead)."""
-        return min(self.pre + summary.unseen, summary.covers)
+    def _unseen(self, summary: _Summary) -> tuple[int, int]:
+        """``(lo, hi)``: the messages ``lo:hi`` of the original among those ``summary``'s message
+        covers that its summarizer never saw (counted by a marker instead); ``lo == hi``: none."""
+        lo = min(self.pre + summary.unseen_at, summary.covers)
+        return lo, min(lo + summary.unseen, summary.covers)
 
     def _summary_messages(self, summary: _Summary, *, store: bool) -> list[dict[str, str]]:
         """The message carrying ``summary``, its header naming what it replaces (with a recall id
         for the originals when ``store`` and the compactor has a store); before it, when its
-        summarizer never saw the oldest of those messages, a drop marker counting them instead."""
-        covers, seen = summary.covers, self._seen_from(summary)
-        recall_id = self.compactor._keep_span(self.original, seen, covers) if store else None
-        tokens = sum(self.work.message_tokens()[seen:covers])
-        message = summary_message(summary.text, messages=covers - seen, tokens=tokens, recall_id=recall_id)
-        if seen == self.pre:
+        summarizer never saw some of those messages, a drop marker counting them instead."""
+        covers, (lo, hi) = summary.covers, self._unseen(summary)
+        recall_id = self.compactor._keep_span(self.original, self.pre, covers, (lo, hi)) if store else None
+        totals = self.work.message_tokens()
+        tokens = sum(totals[self.pre : covers]) - sum(totals[lo:hi])
+        message = summary_message(
+            summary.text, messages=covers - self.pre - (hi - lo), tokens=tokens, recall_id=recall_id
+        )
+        if lo == hi:
             return [message]
-        return [self._drop_note(self.original, self.pre, seen, store=store), message]
+        return [self._drop_note(self.original, lo, hi, store=store), message]
 
     def _flush(self, stop: int) -> None:
         """The memory flush (#16): one silent turn before a summary replaces ``original[pre:stop]``,
@@ -1458,8 +1470,9 @@ class _Run:
             conv, prov = cut.conversation, cut.provenance
             self._filled = (conv, cut.origins)
         if summary.covers < stop:
+            lo, hi = self._unseen(summary)
             self.event("fill", unfilled, conv.tokens, raw_messages_added=stop - summary.covers,
-                       summarized_messages=summary.covers - self._seen_from(summary),
+                       summarized_messages=summary.covers - self.pre - (hi - lo),
                        **({"messages_cut": len(cut.cut)} if cut is not None else {}))  # fmt: skip
         return conv, prov
 
@@ -1741,7 +1754,7 @@ class _Run:
         except BudgetError:
             return None
         detail = {**summary.detail, "summary_cut_to_tokens": left}
-        return _Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen)
+        return _Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen, unseen_at=summary.unseen_at)
 
     def _cut_round(self, keep: list[int], summary: _Summary | None) -> _Cut | None:
         """Messages ``keep`` of the original after the system messages and ``summary`` (which

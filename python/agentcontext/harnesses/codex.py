@@ -86,16 +86,18 @@ def rebuild(run: _Run) -> CompactionResult | None:
         summary = shrunk
     # Sized with a recall id of the store's shape; the originals are stored once the kept set is known.
     sizing = None if run.compactor.store is None else "r-" + "0" * 20
-    seen = run._seen_from(summary)
-    tail = _summary_conv(run, summary.text, set(), sizing, seen, sizing)
+    unseen = run._unseen(summary)
+    tail = _summary_conv(run, summary.text, set(), sizing, unseen, sizing)
     room = min(p.keep_user_tokens, run.limit - run.pre_tokens - tail.tokens)
     picked = _pick(run, room)
     while True:
         # The header names only what the summary replaces — the messages not kept (whole or cut)
         # — and its recall id gives exactly those.
         kept = {i for i, _ in picked}
-        unseen_id = _keep(run, kept, run.pre, seen) if seen > run.pre else None
-        tail = _summary_conv(run, summary.text, kept, _keep(run, kept, seen, len(o)), seen, unseen_id)
+        lo, hi = unseen
+        unseen_id = _keep(run, kept, lo, hi) if lo < hi else None
+        seen_id = _keep(run, kept | set(range(lo, hi)), run.pre, len(o))
+        tail = _summary_conv(run, summary.text, kept, seen_id, unseen, unseen_id)
         parts = [o.slice(0, run.pre), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
         conv = Conversation.concat(parts)
         if conv.tokens <= run.limit or not picked:
@@ -123,22 +125,23 @@ def _keep(run: _Run, kept: set[int], lo: int, hi: int) -> str | None:
 
 
 def _summary_conv(
-    run: _Run, text: str, kept: set[int], recall_id: str | None, seen: int, unseen_id: str | None
+    run: _Run, text: str, kept: set[int], recall_id: str | None, unseen: tuple[int, int], unseen_id: str | None
 ) -> Conversation:
-    """The summary message, its header naming the messages from ``seen`` on that are not in
-    ``kept`` and their tokens; before it, when its summarizer never saw the messages between the
-    system messages and ``seen``, a drop marker counting those not in ``kept`` (their originals
-    under ``unseen_id``)."""
+    """The summary message, its header naming the messages after the system messages that are
+    not in ``kept`` and their tokens, but for those in the range ``unseen``; before it, when its
+    summarizer never saw those (``unseen`` not empty), a drop marker counting those of them not in
+    ``kept`` (their originals under ``unseen_id``)."""
     from agentcontext.compaction import drop_marker
 
     o = run.original
     totals = run.work.message_tokens()
-    replaced = [i for i in range(seen, len(o)) if i not in kept]
+    lo, hi = unseen
+    replaced = [i for i in range(run.pre, len(o)) if i not in kept and not lo <= i < hi]
     tokens = sum(totals[i] for i in replaced)
     messages = [summary_message(text, messages=len(replaced), tokens=tokens, recall_id=recall_id)]
-    unseen = [i for i in range(run.pre, seen) if i not in kept]
-    if unseen:
-        messages.insert(0, drop_marker(len(unseen), sum(totals[i] for i in unseen), unseen_id))
+    dropped = [i for i in range(lo, hi) if i not in kept]
+    if dropped:
+        messages.insert(0, drop_marker(len(dropped), sum(totals[i] for i in dropped), unseen_id))
     return Conversation(
         Conversation(messages, format="jsonl").to_format(o.format), format=o.format, encoding=o.encoding
     )

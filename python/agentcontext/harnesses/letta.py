@@ -11,7 +11,10 @@
 - **Overflowing summarizer request** (``summarizer_overflow="truncate"``): when the older history
   is larger than a window-bound summarizer's window, instead of staging it, every tool result in
   it is cut to 5,000 chars and the request retried; when that is still too large, the transcript
-  is kept as text, 30% of the room from its head and 30% from its tail.
+  is kept as text, 30% of the room from its head and 30% from its tail. The messages wholly in
+  the omitted middle are not summarized: the compaction ladder counts them by a drop marker in its
+  output (their originals under a recall id when the compactor has a store), and the summary
+  header names only the messages the summarizer saw (whole or cut).
 """
 
 from __future__ import annotations
@@ -89,6 +92,11 @@ def _text(content: Any) -> str:
 
 def transcript(conv: Conversation) -> str:
     """``conv`` as a plain-text transcript, one block per message (calls named with their input)."""
+    return "\n\n".join(_blocks(conv))
+
+
+def _blocks(conv: Conversation) -> list[str]:
+    """The transcript's block of each message of ``conv``."""
     lines = []
     for m in conv.to_jsonl():
         role = m.get("role", "?")
@@ -96,13 +104,17 @@ def transcript(conv: Conversation) -> str:
         body = _text(m.get("content"))
         calls = [f"calls {c.get('name')}({c.get('arguments')}) [{c.get('id')}]" for c in m.get("tool_calls") or []]
         lines.append("\n".join(x for x in (f"{label}: {body}", *calls) if x))
-    return "\n\n".join(lines)
+    return lines
 
 
-def summarize_overflowing(summarizer: Summarizer, request: SummaryRequest, room: int) -> str:
+def summarize_overflowing(
+    summarizer: Summarizer, request: SummaryRequest, room: int, notes: dict[str, Any] | None = None
+) -> str:
     """Letta's fallback for a summarizer request over ``room`` tokens: tool results cut to
     :data:`TOOL_RETURN_CHARS`; when still over, the transcript's head and tail,
-    :data:`TRANSCRIPT_KEEP_SHARE` of ``room`` each (the middle marked as omitted)."""
+    :data:`TRANSCRIPT_KEEP_SHARE` of ``room`` each (the middle marked as omitted). ``notes``
+    receives the messages wholly in the omitted middle, which the summarizer never sees:
+    ``omitted_messages``, and ``omitted_from`` (the first of them, counted from ``request.start``)."""
     # From the original when the request has it: a result the budgets stage cut is not cut again.
     older = (request.original or request.source).slice(request.start, request.stop)
     cut, entries = older.truncate_tool_results(TOOL_RETURN_CHARS, recall_ids=False)
@@ -113,12 +125,24 @@ def summarize_overflowing(summarizer: Summarizer, request: SummaryRequest, room:
                 encoding=request.encoding, context={"overflow": f"tool returns cut to {TOOL_RETURN_CHARS:,} chars"},
             )
         )  # fmt: skip
-    text = transcript(cut)
+    blocks = _blocks(cut)
+    text = "\n\n".join(blocks)
     keep = max(1, int(2 * TRANSCRIPT_KEEP_SHARE * room))
     if count_tokens(text, encoding=request.encoding) > keep:
-        text = truncate(
+        done = truncate(
             text, keep, unit="tokens", strategy="head_tail", head_share=0.5, encoding=request.encoding, not_stored=True
-        ).text
+        )
+        if notes is not None and len(blocks) == len(cut):
+            # The blocks that lie wholly between the head and the tail kept (a block cut at either
+            # end was seen in part, like a result cut to its head and tail).
+            at, omitted = 0, []
+            for k, block in enumerate(blocks):
+                if at >= done.head_chars and at + len(block) <= len(text) - done.tail_chars:
+                    omitted.append(k)
+                at += len(block) + 2
+            if omitted:
+                notes.update(omitted_messages=len(omitted), omitted_from=omitted[0])
+        text = done.text
     whole = Conversation([{"role": "user", "content": text}], encoding=request.encoding)
     return summarizer.summarize(
         SummaryRequest(
