@@ -210,22 +210,25 @@ class SessionLog:
 
     # -- the file and its lock --------------------------------------------------------------
 
+    def _not_a_log_file(self, mode: int) -> TranscriptReadError:
+        return TranscriptReadError(
+            errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+            f"{self.path}: is {_kind(mode)}, not a session log file",
+            str(self.path),
+        )
+
     def _check_kind(self) -> None:
         try:
-            mode = self.path.stat().st_mode
+            info = self.path.stat()
         except FileNotFoundError:
             return
         except OSError as exc:
             raise TranscriptReadError(
                 exc.errno or 0, f"{self.path}: cannot open the session log: {exc.strerror}", str(self.path)
             ) from exc
-        if not stat.S_ISREG(mode):
-            raise TranscriptReadError(
-                errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                f"{self.path}: is {_kind(mode)}, not a session log file",
-                str(self.path),
-            )
-        if self.path.stat().st_size == 0:
+        if not stat.S_ISREG(info.st_mode):
+            raise self._not_a_log_file(info.st_mode)
+        if info.st_size == 0:
             # A file that reports no size may still hold bytes (/proc, /sys): it would be taken for
             # a new log and written to. Only a file that is really empty is one.
             try:
@@ -259,11 +262,7 @@ class SessionLog:
         try:
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
-                raise TranscriptReadError(
-                    errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                    f"{self.path}: is {_kind(mode)}, not a session log file",
-                    str(self.path),
-                )
+                raise self._not_a_log_file(mode)
             try:
                 _lock(fd, exclusive=exclusive)
             except OSError as exc:
