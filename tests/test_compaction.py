@@ -21,7 +21,7 @@ import agentcontext as ac
 from agentcontext.budgets import FileReader
 from agentcontext.compaction import PRESETS, CompactionError, CompactionPolicy, Compactor
 from agentcontext.session_log import SessionLog
-from agentcontext.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest, strip_scratchpad
+from agentcontext.compaction.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest, strip_scratchpad
 from tests import support
 
 

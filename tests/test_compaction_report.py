@@ -15,7 +15,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionError, Compactor
-from agentcontext.summarize import SUMMARY_MARKER
+from agentcontext.compaction.summarize import SUMMARY_MARKER
 from tests import support
 
 SHARES = (0.05, 0.10, 0.25, 0.40, 0.60)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import agentcontext as ac
-from agentcontext.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest
+from agentcontext.compaction.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest
 
 
 def bash(cid: str, command: str) -> dict[str, Any]:
@@ -161,7 +161,7 @@ def test_shrinking_a_summary_keeps_the_head_and_tail_of_the_latest_request() -> 
     offline sections are fitted again, the request first, instead of cutting the whole text to
     head + tail (which kept the request's head and the next step's tail)."""
     from agentcontext import count_tokens
-    from agentcontext.summarize import shrink_summary
+    from agentcontext.compaction.summarize import shrink_summary
 
     ask = (
         "START of the task: port ledger.ex.\n## Steps (the user's own heading)\n"

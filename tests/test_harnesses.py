@@ -23,11 +23,11 @@ from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
-from agentcontext.harnesses import claude_code, codex, pi
-from agentcontext.harnesses.alyx import CHECKPOINT_INSTRUCTION
+from agentcontext.compaction.harnesses import claude_code, codex, pi
+from agentcontext.compaction.harnesses.alyx import CHECKPOINT_INSTRUCTION
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
-from agentcontext.summarize import SUMMARY_MARKER, LLMSummarizer, SummaryRequest
+from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer, SummaryRequest
 from tests import support
 from tests.llm_server import LLMServer, Overflow, Reply
 

@@ -1,4 +1,4 @@
-"""The OpenClaw and Letta preset behaviours (agentcontext.harnesses): OpenClaw's history-share
+"""The OpenClaw and Letta preset behaviours (agentcontext.compaction.harnesses): OpenClaw's history-share
 trigger, oldest chunks summarized first, soft trim before hard clear and the cache TTL; Letta's
 sliding window, memory-pressure warning and overflowing summarizer request. Real components only:
 the ladder, the offline summarizer (a subclass that records what it is asked and, like an LLM
@@ -18,8 +18,8 @@ import agentcontext as ac
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.compiler import Compiler, Reminders, WorkingSet
 from agentcontext.errors import AgentContextError, OptionError
-from agentcontext.harnesses import letta, openclaw
-from agentcontext.summarize import HANDOFF_PROMPT, OfflineSummarizer, SummaryRequest
+from agentcontext.compaction.harnesses import letta, openclaw
+from agentcontext.compaction.summarize import HANDOFF_PROMPT, OfflineSummarizer, SummaryRequest
 from tests import support
 
 ASK = "Please make the parser accept tabs in tests/test_parser.py and keep the public API stable"

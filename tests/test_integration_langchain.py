@@ -265,7 +265,7 @@ LONG_REQUESTS = [f"Request {k}: review the handlers of module group {k} for leak
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
 def test_compaction_keeps_its_summary_in_the_agent_state(asynchronous: bool) -> None:
-    from agentcontext.summarize import SUMMARY_MARKER
+    from agentcontext.compaction.summarize import SUMMARY_MARKER
 
     m = model(turns=4)
     summarizer = CountingSummarizer()

@@ -234,7 +234,7 @@ def test_compacting_session_is_lossless(tmp_path: Any) -> None:
 
 
 def test_compacting_session_keeps_a_summary_and_updates_it(tmp_path: Any) -> None:
-    from agentcontext.summarize import SUMMARY_MARKER
+    from agentcontext.compaction.summarize import SUMMARY_MARKER
 
     model = FakeModel()
     inner = RecordingSession("s4", str(tmp_path / "chat.db"))

@@ -20,7 +20,7 @@ from agentcontext.compaction import PRESETS, Compactor, summary_cap
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
-from agentcontext.summarize import SUMMARY_MARKER, LLMSummarizer
+from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer
 from tests import support
 from tests.llm_server import LLMServer, Reply
 

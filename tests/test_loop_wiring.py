@@ -34,7 +34,7 @@ from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
-from agentcontext.summarize import LLMSummarizer
+from agentcontext.compaction.summarize import LLMSummarizer
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 

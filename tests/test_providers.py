@@ -32,7 +32,7 @@ from agentcontext.server_side import (
     pin_compactions,
 )
 from agentcontext.session_log import SessionLog
-from agentcontext.summarize import LLMSummarizer, identifiers_in, required_identifiers
+from agentcontext.compaction.summarize import LLMSummarizer, identifiers_in, required_identifiers
 from tests import support
 from tests.llm_server import CHAT_STYLES, HTTPError, LLMServer, Overflow, Recorded, Reply
 
@@ -324,7 +324,7 @@ def test_previous_summary_is_updated_not_nested(server: LLMServer) -> None:
     assert "previous summary, to update" in last_user_text(server.last)
     assert "first pass" in last_user_text(server.last)
     texts = [m.get("content") or "" for m in second.conversation.to_jsonl()]
-    assert sum(isinstance(t, str) and t.startswith(ac.summarize.SUMMARY_MARKER) for t in texts) == 1
+    assert sum(isinstance(t, str) and t.startswith(ac.compaction.summarize.SUMMARY_MARKER) for t in texts) == 1
     assert second.summary is not None and second.summary.startswith("## Current state\n- second pass")
 
 

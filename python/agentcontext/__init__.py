@@ -49,10 +49,10 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.loop": ("Session",),
     "agentcontext.memory.conversation": ("conversation_search",),
     "agentcontext.memory.store": ("MemoryStore",),
-    "agentcontext.presets": ("PRESETS", "Preset"),
+    "agentcontext.compaction.presets": ("PRESETS", "Preset"),
     "agentcontext.providers": ("AnthropicProvider", "OpenAIChatProvider", "OpenAIResponsesProvider", "Provider"),
     "agentcontext.session_log": ("SessionLog",),
-    "agentcontext.summarize": ("LLMSummarizer", "OfflineSummarizer", "Summarizer", "SummaryRequest"),
+    "agentcontext.compaction.summarize": ("LLMSummarizer", "OfflineSummarizer", "Summarizer", "SummaryRequest"),
 }  # fmt: skip
 
 #: Public name -> (module, attribute), imported on first access.
@@ -169,14 +169,14 @@ if TYPE_CHECKING:
     from agentcontext.loop import Session as Session
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
-    from agentcontext.presets import PRESETS as PRESETS
-    from agentcontext.presets import Preset as Preset
+    from agentcontext.compaction.presets import PRESETS as PRESETS
+    from agentcontext.compaction.presets import Preset as Preset
     from agentcontext.providers import AnthropicProvider as AnthropicProvider
     from agentcontext.providers import OpenAIChatProvider as OpenAIChatProvider
     from agentcontext.providers import OpenAIResponsesProvider as OpenAIResponsesProvider
     from agentcontext.providers import Provider as Provider
     from agentcontext.session_log import SessionLog as SessionLog
-    from agentcontext.summarize import LLMSummarizer as LLMSummarizer
-    from agentcontext.summarize import OfflineSummarizer as OfflineSummarizer
-    from agentcontext.summarize import Summarizer as Summarizer
-    from agentcontext.summarize import SummaryRequest as SummaryRequest
+    from agentcontext.compaction.summarize import LLMSummarizer as LLMSummarizer
+    from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
+    from agentcontext.compaction.summarize import Summarizer as Summarizer
+    from agentcontext.compaction.summarize import SummaryRequest as SummaryRequest

@@ -48,7 +48,7 @@ from agentcontext.errors import (
     OptionError,
     SnapshotError,
 )
-from agentcontext.harnesses import letta
+from agentcontext.compaction.harnesses import letta
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest, Permissions

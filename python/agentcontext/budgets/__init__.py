@@ -11,7 +11,7 @@ runs in the Rust core. This package holds one module per job:
 - :mod:`~agentcontext.budgets.open_files`: :class:`OpenFiles`, open-file views;
 - :mod:`~agentcontext.budgets.project_files`: :func:`fit_project_files`;
 - :mod:`~agentcontext.budgets.presets`: :class:`BudgetPreset`, the budget half of each harness preset
-  (the whole preset, budgets and compaction together, is :class:`agentcontext.presets.Preset`).
+  (the whole preset, budgets and compaction together, is :class:`agentcontext.compaction.presets.Preset`).
 
 Everything is importable from ``agentcontext.budgets`` as before.
 """

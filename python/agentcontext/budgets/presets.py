@@ -1,4 +1,4 @@
-"""The budget numbers of well-known harnesses (see :mod:`agentcontext.presets` for the preset
+"""The budget numbers of well-known harnesses (see :mod:`agentcontext.compaction.presets` for the preset
 that carries these with the compaction policy)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from dataclasses import replace
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.integrations._fit import Budget
-from agentcontext.summarize import Summarizer
+from agentcontext.compaction.summarize import Summarizer
 
 
 def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:

@@ -39,7 +39,7 @@ from agentcontext._checks import number
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._fit import Budget, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.summarize import SUMMARY_MARKER, Summarizer
+from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
 try:

@@ -34,7 +34,7 @@ from agentcontext.compaction import Compactor
 from agentcontext.errors import CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.summarize import SUMMARY_MARKER, Summarizer
+from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
 try:

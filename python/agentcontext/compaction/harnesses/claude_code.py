@@ -21,7 +21,7 @@ from typing import Any
 
 from agentcontext._core import Conversation
 from agentcontext.errors import ContextOverflowError
-from agentcontext.summarize import SummaryRequest
+from agentcontext.compaction.summarize import SummaryRequest
 
 __all__ = ["DROP_SHARE", "MAX_RETRIES", "api_rounds", "drop_oldest_rounds", "summarize_dropping_rounds"]
 

@@ -5,7 +5,7 @@ does not separate a tool call from its result. When that cut falls inside a turn
 than the kept budget, or the budget ending in the middle of one), the turn is split: its end stays
 raw, and its prefix — the user request and the rounds before the cut — is summarized apart as the
 turn context, joined to the summary of the history before the turn. Pi's ``/compact [focus]``
-passes the user's focus to the summarizer (:attr:`~agentcontext.summarize.SummaryRequest.instructions`).
+passes the user's focus to the summarizer (:attr:`~agentcontext.compaction.summarize.SummaryRequest.instructions`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from agentcontext.summarize import SummaryRequest, strip_scratchpad
+from agentcontext.compaction.summarize import SummaryRequest, strip_scratchpad
 
 __all__ = ["TURN_CONTEXT_HEADING", "split_turn_start", "summarize_split_turn"]
 

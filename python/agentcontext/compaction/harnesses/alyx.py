@@ -20,7 +20,7 @@ from agentcontext.errors import BudgetError
 from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import _Run
+    from agentcontext.compaction.ladder import _Run
 
 __all__ = ["CHECKPOINT_INSTRUCTION", "budget_results", "checkpoint_due", "dedup_idempotent", "largest_head"]
 

@@ -3,7 +3,7 @@ policy, with an event per stage.
 
 (a) tool-result budgets → (b) clear old tool results → (c) summarize older history (staged when
 the summarizer's own window is too small) → (e) drop the oldest whole groups as a last resort.
-Some presets change a rung the way their harness does (:mod:`agentcontext.harnesses`).
+Some presets change a rung the way their harness does (:mod:`agentcontext.compaction.harnesses`).
 Each stage stops the ladder once the conversation is under the target. Recent messages are kept
 raw, taken from the original conversation; the originals of everything that leaves stay in the
 session log.
@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentcontext import _checks, _fill
+from agentcontext import _checks
+from agentcontext.compaction import fill as _fill
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.budgets import FileReader, ResultStore, result_text
 from agentcontext.errors import (
@@ -30,9 +31,9 @@ from agentcontext.errors import (
     FileReadError,
     OptionError,
 )
-from agentcontext.harnesses import letta, openclaw
+from agentcontext.compaction.harnesses import letta, openclaw
 from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
-from agentcontext.summarize import (
+from agentcontext.compaction.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
     Summarizer,
@@ -47,7 +48,7 @@ from agentcontext.types import Encoding
 if TYPE_CHECKING:
     from agentcontext.memory.anchors import WorkspaceAnchors
     from agentcontext.memory.tools import MemoryTools
-    from agentcontext.presets import Preset
+    from agentcontext.compaction.presets import Preset
 
 __all__ = [
     "PRESETS",
@@ -109,14 +110,14 @@ def _system(system: Any) -> str | None:
 
 
 def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolicy:
-    """A policy, the policy of a :class:`~agentcontext.presets.Preset`, or the preset of that name.
+    """A policy, the policy of a :class:`~agentcontext.compaction.presets.Preset`, or the preset of that name.
 
     Raises:
         OptionError: no preset has that name.
     """
     if isinstance(strategy, CompactionPolicy):
         return strategy
-    from agentcontext.presets import Preset
+    from agentcontext.compaction.presets import Preset
 
     if isinstance(strategy, Preset):
         return strategy.compaction
@@ -203,7 +204,7 @@ class CompactionPolicy:
     #: OpenClaw's ``maxHistoryShare``: auto compaction triggers when the history (the
     #: conversation after its system messages) is over this share of the whole window; older
     #: history over it is split into chunks of equal token mass and the oldest are summarized
-    #: first (:mod:`agentcontext.harnesses.openclaw`). None: ``trigger`` applies.
+    #: first (:mod:`agentcontext.compaction.harnesses.openclaw`). None: ``trigger`` applies.
     max_history_share: float | None = None
     #: OpenClaw: before clearing, old tool results over this many chars are cut to head + tail.
     soft_trim_chars: int | None = None
@@ -211,12 +212,12 @@ class CompactionPolicy:
     #: them is warm, less than this many seconds since the last call (``idle_seconds``). 0: no TTL.
     cache_ttl_seconds: int = 0
     #: Letta's sliding window: summarize the oldest this share of the messages, +10% per step,
-    #: until the rest is under the target (:mod:`agentcontext.harnesses.letta`).
+    #: until the rest is under the target (:mod:`agentcontext.compaction.harnesses.letta`).
     sliding_window: float | None = None
     #: Letta: the share of the window at which a memory-pressure reminder fires
-    #: (:func:`agentcontext.harnesses.letta.memory_warning`).
+    #: (:func:`agentcontext.compaction.harnesses.letta.memory_warning`).
     memory_warning: float | None = None
-    # -- harness behaviours (agentcontext.harnesses), off by default ---------------------------
+    # -- harness behaviours (agentcontext.compaction.harnesses), off by default ---------------------------
     #: Compact at ``available - trigger_margin`` at the latest (Claude Code: 13,000 tokens under
     #: the window less its output reservation).
     trigger_margin: int = 0
@@ -517,7 +518,7 @@ class CompactionResult:
     def summary_in_output(self) -> bool:
         """Whether ``conversation`` holds a summary message (a new message that opens with the
         summary marker)."""
-        from agentcontext.summarize import SUMMARY_MARKER
+        from agentcontext.compaction.summarize import SUMMARY_MARKER
 
         origins = self.origins or []
         return any(
@@ -578,7 +579,7 @@ class Compactor:
     no fallback). ``files`` re-reads recently read files after a summary (None: no re-attach).
 
     ``memory``: the project's memory tools; with them, and a summarizer that has a ``provider``
-    (an :class:`~agentcontext.summarize.LLMSummarizer`), auto mode runs the memory flush
+    (an :class:`~agentcontext.compaction.summarize.LLMSummarizer`), auto mode runs the memory flush
     (:func:`~agentcontext.memory.flush.flush_memory`: one silent turn, output bounded by
     ``flush_max_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
@@ -813,7 +814,7 @@ class Compactor:
             if p.summarizer_overflow == "truncate" and window_bound and r.tokens > room:
                 return letta.summarize_overflowing(summarizer, r, room, notes)
             if p.summarizer_overflow == "drop_rounds":
-                from agentcontext.harnesses import claude_code
+                from agentcontext.compaction.harnesses import claude_code
 
                 return claude_code.summarize_dropping_rounds(
                     summarizer.summarize, r, room if window_bound else None, notes
@@ -822,7 +823,7 @@ class Compactor:
 
         try:
             if p.split_turns:
-                from agentcontext.harnesses import pi
+                from agentcontext.compaction.harnesses import pi
 
                 raw = pi.summarize_split_turn(write, request, notes)
             else:
@@ -996,7 +997,7 @@ class _Run:
         self.why = ""
         self._cuts: list[int] | None = None
         self._stale: set[int] | None = None
-        #: The working set whose raw part ends in a cut round (see :mod:`agentcontext._fill`), and its origins.
+        #: The working set whose raw part ends in a cut round (see :mod:`agentcontext.compaction.fill`), and its origins.
         self._filled: tuple[Conversation, list[int | None]] | None = None
         #: The user's extra focus for the summary (``compact(instructions=...)``).
         self.instructions: str | None = None
@@ -1054,7 +1055,7 @@ class _Run:
         """(a) Cut every tool result over its budget."""
         p = self.p
         if p.dedup_tools or p.result_budget_tokens is not None:
-            from agentcontext.harnesses import alyx
+            from agentcontext.compaction.harnesses import alyx
 
             if p.dedup_tools:
                 alyx.dedup_idempotent(self)
@@ -1187,7 +1188,7 @@ class _Run:
         if not (p.summarize or self.manual):
             return None
         if p.keep_user_tokens:
-            from agentcontext.harnesses import codex
+            from agentcontext.compaction.harnesses import codex
 
             return codex.rebuild(self)
         keep = p.manual_keep_messages if self.manual else p.preserve_recent_messages
@@ -1314,7 +1315,7 @@ class _Run:
         the rest."""
         c = self.compactor
         provider = getattr(c.summarizer, "provider", None)
-        from agentcontext.harnesses.alyx import CHECKPOINT_INSTRUCTION, checkpoint_due
+        from agentcontext.compaction.harnesses.alyx import CHECKPOINT_INSTRUCTION, checkpoint_due
         from agentcontext.memory.flush import FLUSH_INSTRUCTION, flush_memory
 
         first = self.flushed_upto

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.errors import BudgetError, CompactionError
-from agentcontext.summarize import SUMMARY_MARKER, summary_message
+from agentcontext.compaction.summarize import SUMMARY_MARKER, summary_message
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import CompactionResult, _Run
+    from agentcontext.compaction.ladder import CompactionResult, _Run
 
 __all__ = ["MIN_CUT_TOKENS", "rebuild", "user_messages"]
 
@@ -56,7 +56,7 @@ def rebuild(run: _Run) -> CompactionResult | None:
     after the system messages, then the working set rebuilt as the system messages, the user
     messages (newest first within ``keep_user_tokens`` and the room the summary leaves) and the
     summary message. None when no summary was made (auto mode; manual raises)."""
-    from agentcontext.compaction import SUMMARY_HEADER_TOKENS, summary_cap
+    from agentcontext.compaction.ladder import SUMMARY_HEADER_TOKENS, summary_cap
 
     p, o = run.p, run.original
     stop = len(o)
@@ -131,7 +131,7 @@ def _summary_conv(
     not in ``kept`` and their tokens, but for those in the range ``unseen``; before it, when its
     summarizer never saw those (``unseen`` not empty), a drop marker counting those of them not in
     ``kept`` (their originals under ``unseen_id``)."""
-    from agentcontext.compaction import drop_marker
+    from agentcontext.compaction.ladder import drop_marker
 
     o = run.original
     totals = run.work.message_tokens()

@@ -23,10 +23,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.summarize import Summarizer, SummaryRequest
+from agentcontext.compaction.summarize import Summarizer, SummaryRequest
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import CompactionPolicy, _Run
+    from agentcontext.compaction.ladder import CompactionPolicy, _Run
     from agentcontext.compiler.reminders import Reminder
 
 __all__ = ["MEMORY_WARNING", "TOOL_RETURN_CHARS", "TRANSCRIPT_KEEP_SHARE", "WINDOW_STEP", "memory_warning",
@@ -59,7 +59,7 @@ def sliding_window_start(run: _Run, least: int) -> int:
     of the messages after the system messages) whose cut point leaves the rest, with the system
     messages and room for the summary, under the target; ``least`` (the policy's own recent
     start) when no step does."""
-    from agentcontext.compaction import SUMMARY_HEADER_TOKENS, summary_cap
+    from agentcontext.compaction.ladder import SUMMARY_HEADER_TOKENS, summary_cap
 
     p, o = run.p, run.original
     first = p.sliding_window

@@ -18,11 +18,11 @@ from agentcontext.budgets.presets import BudgetPreset
 from agentcontext.budgets.reads import FileReader
 from agentcontext.budgets.results import ToolResultPolicy
 from agentcontext.budgets.store import ResultStore
-from agentcontext.compaction import PRESETS as COMPACTION_PRESETS
-from agentcontext.compaction import CompactionPolicy
+from agentcontext.compaction.ladder import PRESETS as COMPACTION_PRESETS
+from agentcontext.compaction.ladder import CompactionPolicy
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import Compactor
+    from agentcontext.compaction.ladder import Compactor
 
 __all__ = ["PRESETS", "Preset"]
 
@@ -50,7 +50,7 @@ class Preset:
 
     def compactor(self, **options: Any) -> Compactor:
         """A :class:`~agentcontext.Compactor` with this harness's policy (``options`` as for it)."""
-        from agentcontext.compaction import Compactor
+        from agentcontext.compaction.ladder import Compactor
 
         return Compactor(self.compaction, **options)
 

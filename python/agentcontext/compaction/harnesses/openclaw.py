@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation
-from agentcontext.summarize import SummaryRequest
+from agentcontext.compaction.summarize import SummaryRequest
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import CompactionPolicy, _Run
+    from agentcontext.compaction.ladder import CompactionPolicy, _Run
 
 __all__ = ["ChunksFirst", "cache_warm", "chunks_first", "history_over_share", "history_tokens", "soft_trim"]
 

@@ -16,7 +16,8 @@ from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.errors import BudgetError
 
 if TYPE_CHECKING:
-    from agentcontext.compaction import _Run, _Summary
+    from agentcontext.compaction.state import Summary as _Summary
+    from agentcontext.compaction.summaries import SummaryRun as _Run
 
 #: Texts under this many tokens are never cut.
 MIN_CUT_TEXT = 64
