@@ -36,7 +36,12 @@ import agentcontext as ac
 from agentcontext import errors, importers
 from agentcontext._core import check_memory_record, search_log, search_messages
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
-from agentcontext.compaction import CompactionPolicy, Compactor
+from agentcontext.compaction import CompactionPolicy, Compactor, Harness
+from agentcontext.compaction.harnesses.alyx import Alyx
+from agentcontext.compaction.harnesses.claude_code import ClaudeCode
+from agentcontext.compaction.harnesses.codex import Codex
+from agentcontext.compaction.harnesses.letta import Letta
+from agentcontext.compaction.harnesses.openclaw import OpenClaw
 from agentcontext.memory import conversation_search
 from agentcontext.sessions import SnapshotStore
 
@@ -95,6 +100,10 @@ Call = Callable[[Any, Any], Any]  # (value, text_file) -> result
 
 def policy_field(name: str) -> Call:
     return lambda v, _: CompactionPolicy(**{name: v})
+
+
+def harness_field(harness: type[Harness], name: str) -> Call:
+    return lambda v, _: harness(**{name: v})
 
 
 def tool_policy_field(name: str) -> Call:
@@ -220,16 +229,22 @@ CASES: dict[str, tuple[str, Call]] = {
         if f.type == "int"
     },
     "CompactionPolicy:result_budget_chars": ("optional", policy_field("result_budget_chars")),
-    "CompactionPolicy:soft_trim_chars": ("optional", policy_field("soft_trim_chars")),
-    "CompactionPolicy:max_history_share": ("optional_share", policy_field("max_history_share")),
-    "CompactionPolicy:sliding_window": ("optional_share", policy_field("sliding_window")),
-    "CompactionPolicy:memory_warning": ("optional_share", policy_field("memory_warning")),
+    **{
+        f"{h.__name__}:{f.name}": ("count", harness_field(h, f.name))
+        for h in (Alyx, ClaudeCode, Codex, OpenClaw)
+        for f in dataclasses.fields(h)
+        if f.type == "int"
+    },
+    "OpenClaw:soft_trim_chars": ("optional", harness_field(OpenClaw, "soft_trim_chars")),
+    "OpenClaw:max_history_share": ("optional_share", harness_field(OpenClaw, "max_history_share")),
+    "Letta:sliding_window": ("optional_share", harness_field(Letta, "sliding_window")),
+    "Letta:memory_warning": ("optional_share", harness_field(Letta, "memory_warning")),
     "Compactor.compact:idle_seconds": ("seconds", lambda v, _: Compactor().compact(conv(), idle_seconds=v)),
     "Compactor.maybe_compact:idle_seconds": (
         "seconds",
         lambda v, _: Compactor("openclaw").maybe_compact(conv(), idle_seconds=v),
     ),
-    "CompactionPolicy:result_budget_tokens": ("optional_positive", policy_field("result_budget_tokens")),
+    "Alyx:result_budget_tokens": ("optional_positive", harness_field(Alyx, "result_budget_tokens")),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy:remaining_turns": ("number", policy_field("remaining_turns")),

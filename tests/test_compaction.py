@@ -20,8 +20,8 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import FileReader
 from agentcontext.compaction import PRESETS, CompactionError, CompactionPolicy, Compactor
-from agentcontext.session_log import SessionLog
 from agentcontext.compaction.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest, strip_scratchpad
+from agentcontext.session_log import SessionLog
 from tests import support
 
 

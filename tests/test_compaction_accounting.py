@@ -19,7 +19,21 @@ import pytest
 
 import agentcontext as ac
 from agentcontext.compaction import PRESETS, Compactor
+from agentcontext.compaction.harnesses.claude_code import ClaudeCode
+from agentcontext.compaction.harnesses.codex import Codex
+from agentcontext.compaction.harnesses.letta import Letta
 from tests import support
+
+
+@dataclasses.dataclass(frozen=True)
+class _CodexDroppingRounds(ClaudeCode, Codex):
+    """Codex's rebuild with Claude Code's overflowing summary request (the hooks of both, by MRO)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _CodexTruncating(Letta, Codex):
+    """Codex's rebuild with Letta's overflowing summary request."""
+
 
 SHARES = (25, 10, 5)
 
@@ -250,7 +264,7 @@ def test_rounds_dropped_from_the_summary_request_under_a_budget(server: Any, tmp
 
 def test_rounds_dropped_from_codexs_summary_request(server: Any, tmp_path: Path) -> None:
     # Codex keeps the user messages beside its summary: the marker counts only the others.
-    policy = dataclasses.replace(PRESETS["codex"], summarizer_overflow="drop_rounds")
+    policy = dataclasses.replace(PRESETS["codex"], harness=_CodexDroppingRounds(trigger_margin=0))
     conv, result, _ = _dropped_rounds_case(server, tmp_path, 1, policy, manual=True)
     summarize = next(s for s in result.stages if s.stage == "summarize")
     assert summarize.detail.get("dropped_messages", 0) > 0
@@ -322,10 +336,11 @@ def test_messages_omitted_from_a_truncated_summary_request_under_codex(server: A
 
     conv = session(60, result_chars=6_000)
     policy = dataclasses.replace(
-        PRESETS["codex"], summarizer_overflow="truncate", context_window=conv.tokens, reserved_output=0,
+        PRESETS["codex"], harness=_CodexTruncating(sliding_window=None, memory_warning=None),
+        context_window=conv.tokens, reserved_output=0,
         safety_margin=0, trigger=0.9, target=0.45, summary_max_tokens=200,
     )  # fmt: skip
-    assert letta_policy(conv).summarizer_overflow == "truncate"
+    assert letta_policy(conv).harness.summarizer_overflow == "truncate" == policy.harness.summarizer_overflow
     server.default = lambda request: _summary_reply(conv)
     provider = make("openai", server, context_window=10_192)
     summarizer = ac.LLMSummarizer(provider, use_fallback=False)

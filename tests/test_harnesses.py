@@ -22,12 +22,13 @@ from agentcontext._core import count_tokens
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
-from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
 from agentcontext.compaction.harnesses import claude_code, codex, pi
-from agentcontext.compaction.harnesses.alyx import CHECKPOINT_INSTRUCTION
+from agentcontext.compaction.harnesses.alyx import CHECKPOINT_INSTRUCTION, Alyx
+from agentcontext.compaction.harnesses.claude_code import ClaudeCode
+from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer, SummaryRequest
+from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
-from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer, SummaryRequest
 from tests import support
 from tests.llm_server import LLMServer, Overflow, Reply
 
@@ -238,13 +239,15 @@ def test_claude_code_drops_rounds_instead_of_staging_when_over_the_summarizers_w
     assert len(server.requests) - before >= 3  # parts and a merge
 
 
-def test_summarizer_overflow_is_checked() -> None:
-    with pytest.raises(OptionError, match="summarizer_overflow"):
-        CompactionPolicy("x", summarizer_overflow="retry")  # type: ignore[arg-type]
-    with pytest.raises(OptionError, match="summarizer_overflow"):
-        PRESETS["claude-code"].from_env({"AGENTCONTEXT_COMPACT__SUMMARIZER_OVERFLOW": "nope"})
-    policy = PRESETS["openharness"].from_env({"AGENTCONTEXT_COMPACT__SUMMARIZER_OVERFLOW": "drop_rounds"})
-    assert policy.summarizer_overflow == "drop_rounds"
+def test_the_summarizer_overflow_is_the_harness_s() -> None:
+    assert PRESETS["claude-code"].harness.summarizer_overflow == "drop_rounds"
+    assert PRESETS["letta"].harness.summarizer_overflow == "truncate"
+    assert PRESETS["openharness"].harness.summarizer_overflow == "stage"
+    with pytest.raises(ArgumentTypeError, match="harness must be a Harness"):
+        CompactionPolicy("x", harness="claude-code")  # type: ignore[arg-type]
+    policy = PRESETS["claude-code"].from_env({"AGENTCONTEXT_COMPACT__TRIGGER_MARGIN": "3000"})
+    assert policy.harness == ClaudeCode(trigger_margin=3_000)
+    assert PRESETS["claude-code"].from_env({"AGENTCONTEXT_COMPACT__SLIDING_WINDOW": "0.5"}) == PRESETS["claude-code"]
 
 
 # -- Pi: split turns ---------------------------------------------------------------------------------
@@ -416,12 +419,13 @@ def test_codex_skips_earlier_summaries() -> None:
 def test_alyx_is_a_preset_everywhere() -> None:
     assert "alyx" in PRESETS and "alyx" in BUDGET_PRESETS and "alyx" in ac.PRESETS
     policy = ac.PRESETS["alyx"].compaction
-    assert policy.result_budget_tokens == 10_000 and policy.checkpoint_tokens == 50_000
-    assert policy.trigger_tokens == 50_000 and "read_file" in policy.dedup_tools
+    alyx = policy.harness
+    assert isinstance(alyx, Alyx) and alyx.result_budget_tokens == 10_000 and alyx.checkpoint_tokens == 50_000
+    assert policy.trigger_tokens == 50_000 and "read_file" in alyx.dedup_tools
     with pytest.raises(ArgumentTypeError, match="dedup_tools"):
-        CompactionPolicy("x", dedup_tools=["read_file"])  # type: ignore[arg-type]
+        Alyx(dedup_tools=["read_file"])  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="result_budget_tokens"):
-        CompactionPolicy("x", result_budget_tokens=0)
+        Alyx(result_budget_tokens=0)
 
 
 def test_alyx_cuts_each_result_to_the_largest_head_within_10000_tokens(tmp_path: Path) -> None:

@@ -16,10 +16,12 @@ import pytest
 
 import agentcontext as ac
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
+from agentcontext.compaction.harnesses import letta, openclaw
+from agentcontext.compaction.harnesses.letta import Letta
+from agentcontext.compaction.harnesses.openclaw import OpenClaw
+from agentcontext.compaction.summarize import HANDOFF_PROMPT, OfflineSummarizer, SummaryRequest
 from agentcontext.compiler import Compiler, Reminders, WorkingSet
 from agentcontext.errors import AgentContextError, OptionError
-from agentcontext.compaction.harnesses import letta, openclaw
-from agentcontext.compaction.summarize import HANDOFF_PROMPT, OfflineSummarizer, SummaryRequest
 from tests import support
 
 ASK = "Please make the parser accept tabs in tests/test_parser.py and keep the public API stable"
@@ -86,7 +88,7 @@ def test_openclaw_triggers_on_the_history_share_of_the_whole_window() -> None:
     assert openclaw.history_over_share(conv, over) is True
     assert Compactor(over).maybe_compact(conv) is not None
     # The same policy without the history share triggers on the whole conversation (trigger 0.5).
-    plain = dataclasses.replace(exact, max_history_share=None)
+    plain = with_options(exact, max_history_share=None)
     assert openclaw.history_over_share(conv, plain) is None
     assert Compactor(plain).maybe_compact(conv) is not None
 
@@ -110,7 +112,7 @@ def test_openclaw_summarizes_the_oldest_chunks_first_then_merges_the_rest() -> N
     # The chunk boundary never separates a call from its result, and the rest is under the share.
     assert lo in conv._cut_points() and conv[lo]["role"] == "assistant"
     totals = conv.message_tokens()
-    assert sum(totals[lo:stop]) <= int(policy.max_history_share * policy.context_window)
+    assert sum(totals[lo:stop]) <= int(options(policy).max_history_share * policy.context_window)
     assert summarize.detail["chunk_tokens"] == sum(totals[1:lo])
     # Equal token mass: the last chunk set apart is about the size of what was left after it.
     assert result.summary is not None and ASK in result.summary
@@ -140,6 +142,16 @@ def test_equal_token_chunks_on_the_corpus_never_split_a_pair() -> None:
             if "chunk_messages" in s.detail:
                 lo = conv.preamble + s.detail["chunk_messages"]
                 assert lo in conv._cut_points(), path
+
+
+def options(policy: CompactionPolicy) -> Any:
+    """The options of ``policy``'s harness."""
+    return policy.harness
+
+
+def with_options(policy: CompactionPolicy, **changes: Any) -> CompactionPolicy:
+    """``policy`` with these options of its harness changed."""
+    return dataclasses.replace(policy, harness=dataclasses.replace(policy.harness, **changes))
 
 
 def openclaw_policy(conv: ac.Conversation, target: float) -> CompactionPolicy:
@@ -177,7 +189,7 @@ def test_openclaw_soft_trims_old_results_before_clearing_them() -> None:
 def test_openclaw_keeps_results_while_the_cache_is_warm(tmp_path: Path) -> None:
     conv = session(20, result_chars=12_000)
     policy = dataclasses.replace(openclaw_policy(conv, 0.6), summarize=True, drop_oldest_groups=True)
-    assert policy.cache_ttl_seconds == 300
+    assert options(policy).cache_ttl_seconds == 300
     # Warm: no result is trimmed or cleared; the ladder goes on to the summary instead.
     warm = Compactor(policy).compact(conv, idle_seconds=299.5)
     assert warm.stages[0].stage == "clear" and "warm" in warm.stages[0].detail["deferred"]
@@ -190,7 +202,7 @@ def test_openclaw_keeps_results_while_the_cache_is_warm(tmp_path: Path) -> None:
         assert cold.stages[0].detail.get("results_soft_trimmed"), idle
         assert cold.summary is None
     # No TTL: the idle time does not matter.
-    no_ttl = Compactor(dataclasses.replace(policy, cache_ttl_seconds=0)).compact(conv, idle_seconds=1)
+    no_ttl = Compactor(with_options(policy, cache_ttl_seconds=0)).compact(conv, idle_seconds=1)
     assert no_ttl.stages[0].detail.get("results_soft_trimmed")
     # With nothing else to bring it under the target (no summary), the deferred trim runs last.
     only_clear = Compactor(openclaw_policy(conv, 0.6)).compact(conv, idle_seconds=5)
@@ -211,26 +223,27 @@ def test_the_ttl_and_history_share_options_are_checked() -> None:
         Compactor("openclaw").compact(session(2), idle_seconds=-1)
     with pytest.raises(AgentContextError):
         Compactor("openclaw").compact(session(2), idle_seconds="soon")  # type: ignore[arg-type]
-    for bad in ({"max_history_share": 1.5}, {"max_history_share": 0}, {"sliding_window": -0.1},
-                {"memory_warning": 2}, {"soft_trim_chars": -1}, {"cache_ttl_seconds": -5},
-                {"summarizer_overflow": "drop"}):  # fmt: skip
+    for harness, bad in ((OpenClaw, {"max_history_share": 1.5}), (OpenClaw, {"max_history_share": 0}),
+                         (Letta, {"sliding_window": -0.1}), (Letta, {"memory_warning": 2}),
+                         (OpenClaw, {"soft_trim_chars": -1}), (OpenClaw, {"cache_ttl_seconds": -5})):  # fmt: skip
         with pytest.raises(AgentContextError):
-            CompactionPolicy(**bad)  # type: ignore[arg-type]
+            harness(**bad)
+    with pytest.raises(AgentContextError):
+        CompactionPolicy(harness="letta")  # type: ignore[arg-type]
     env = {"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "0.4", "AGENTCONTEXT_COMPACT__CACHE_TTL_SECONDS": "60",
            "AGENTCONTEXT_COMPACT__SLIDING_WINDOW": "none"}  # fmt: skip
-    policy = PRESETS["openclaw"].from_env(env)
-    assert (policy.max_history_share, policy.cache_ttl_seconds, policy.sliding_window) == (0.4, 60, None)
+    # The options of the policy's harness are set; those of other harnesses do not apply.
+    assert PRESETS["openclaw"].from_env(env).harness == OpenClaw(max_history_share=0.4, cache_ttl_seconds=60)
+    assert PRESETS["letta"].from_env(env).harness == Letta(sliding_window=None)
     with pytest.raises(OptionError):
         PRESETS["openclaw"].from_env({"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "half"})
 
 
 def test_other_presets_have_none_of_these_behaviours() -> None:
-    defaults = CompactionPolicy()
-    names = ("max_history_share", "soft_trim_chars", "cache_ttl_seconds", "sliding_window", "memory_warning")
     for name, policy in PRESETS.items():
         if name not in ("openclaw", "letta"):
-            assert all(getattr(policy, n) == getattr(defaults, n) for n in names), name
-            assert policy.summarizer_overflow != "truncate", name  # claude-code drops rounds instead
+            assert not isinstance(policy.harness, (OpenClaw, Letta)), name
+            assert policy.harness.summarizer_overflow != "truncate", name  # claude-code drops rounds instead
 
 
 # -- Letta -------------------------------------------------------------------------------------
@@ -264,7 +277,7 @@ def test_letta_evicts_from_30_percent_of_messages_in_10_percent_steps() -> None:
     assert result.tokens_after <= policy.target_tokens
     assert result.conversation.validate() == [] and result.summary is not None and ASK in result.summary
     # Without the window, the same policy keeps only the last round raw.
-    plain = Compactor(dataclasses.replace(policy, sliding_window=None)).compact(conv)
+    plain = Compactor(with_options(policy, sliding_window=None)).compact(conv)
     assert next(s for s in plain.stages if s.stage == "summarize").detail["summarized_messages"] > start - 1
 
 
@@ -333,7 +346,9 @@ def test_a_warm_cache_keeps_a_session_from_trimming(providers: list[Any]) -> Non
         providers.append(provider)
         conv = session(20, result_chars=12_000)
         policy = dataclasses.replace(
-            openclaw_policy(conv, 0.6), context_window=200_000, max_history_share=0.0001, target=conv.tokens * 0.6
+            with_options(openclaw_policy(conv, 0.6), max_history_share=0.0001),
+            context_window=200_000,
+            target=conv.tokens * 0.6,
         )
         s = Session(provider, compactor=Compactor(policy), conversation=conv.slice(1), result_policy=False)
         server.enqueue(Reply("first"), Reply("second"))

@@ -17,10 +17,10 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, Compactor, summary_cap
+from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
-from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer
 from tests import support
 from tests.llm_server import LLMServer, Reply
 

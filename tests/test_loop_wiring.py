@@ -25,6 +25,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
+from agentcontext.compaction.summarize import LLMSummarizer
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
 from agentcontext.errors import OptionError
@@ -34,7 +35,6 @@ from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
-from agentcontext.compaction.summarize import LLMSummarizer
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 

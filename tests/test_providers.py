@@ -16,6 +16,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.calibration import Calibration, class_tokens, content_class
 from agentcontext.compaction import CompactionPolicy, Compactor
+from agentcontext.compaction.summarize import LLMSummarizer, identifiers_in, required_identifiers
 from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError, SummaryError
 from agentcontext.loop import Session
 from agentcontext.providers import (
@@ -32,7 +33,6 @@ from agentcontext.server_side import (
     pin_compactions,
 )
 from agentcontext.session_log import SessionLog
-from agentcontext.compaction.summarize import LLMSummarizer, identifiers_in, required_identifiers
 from tests import support
 from tests.llm_server import CHAT_STYLES, HTTPError, LLMServer, Overflow, Recorded, Reply
 

@@ -16,8 +16,8 @@ import agentcontext as ac
 from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets import Recall, RecallPage, ResultStore, recall_tool, result_text
 from agentcontext.compaction import PRESETS, Compactor
-from agentcontext.errors import AgentContextError, OptionError, RecallError
 from agentcontext.compaction.summarize import SUMMARY_MARKER
+from agentcontext.errors import AgentContextError, OptionError, RecallError
 from tests import support
 
 CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.DOTALL)

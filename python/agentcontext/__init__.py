@@ -146,6 +146,12 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionResult as CompactionResult
     from agentcontext.compaction import Compactor as Compactor
     from agentcontext.compaction import StageEvent as StageEvent
+    from agentcontext.compaction.presets import PRESETS as PRESETS
+    from agentcontext.compaction.presets import Preset as Preset
+    from agentcontext.compaction.summarize import LLMSummarizer as LLMSummarizer
+    from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
+    from agentcontext.compaction.summarize import Summarizer as Summarizer
+    from agentcontext.compaction.summarize import SummaryRequest as SummaryRequest
     from agentcontext.errors import AgentContextError as AgentContextError
     from agentcontext.errors import ArgumentTypeError as ArgumentTypeError
     from agentcontext.errors import BudgetError as BudgetError
@@ -169,14 +175,8 @@ if TYPE_CHECKING:
     from agentcontext.loop import Session as Session
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
-    from agentcontext.compaction.presets import PRESETS as PRESETS
-    from agentcontext.compaction.presets import Preset as Preset
     from agentcontext.providers import AnthropicProvider as AnthropicProvider
     from agentcontext.providers import OpenAIChatProvider as OpenAIChatProvider
     from agentcontext.providers import OpenAIResponsesProvider as OpenAIResponsesProvider
     from agentcontext.providers import Provider as Provider
     from agentcontext.session_log import SessionLog as SessionLog
-    from agentcontext.compaction.summarize import LLMSummarizer as LLMSummarizer
-    from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
-    from agentcontext.compaction.summarize import Summarizer as Summarizer
-    from agentcontext.compaction.summarize import SummaryRequest as SummaryRequest

@@ -41,6 +41,7 @@ from agentcontext.compaction import (
     Compactor,
     resolve_policy,
 )
+from agentcontext.compaction.harnesses import letta
 from agentcontext.errors import (
     ArgumentTypeError,
     ContextOverflowError,
@@ -48,7 +49,6 @@ from agentcontext.errors import (
     OptionError,
     SnapshotError,
 )
-from agentcontext.compaction.harnesses import letta
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.session_log import SessionLog
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest, Permissions

@@ -1,22 +1,39 @@
 """The compaction engine: one ladder from the cheapest step to the most lossy, driven by one
-policy, with an event per stage (see :mod:`agentcontext.compaction.ladder`)."""
+policy, with an event per stage.
 
-from agentcontext.compaction.ladder import (
+(a) tool-result budgets → (b) clear old tool results → (c) summarize older history (staged when
+the summarizer's own window is too small) → (e) drop the oldest whole groups as a last resort.
+Each stage stops the ladder once the conversation is under the target. Recent messages are kept
+raw, taken from the original conversation; the originals of everything that leaves stay in the
+session log.
+
+The modules: :mod:`~agentcontext.compaction.policy` (the policy and the budget parser),
+:mod:`~agentcontext.compaction.harness` (the hooks through which a harness changes a rung),
+:mod:`~agentcontext.compaction.state` (the public state of a run),
+:mod:`~agentcontext.compaction.ladder` (the rungs, with ``summaries``, ``resort``, ``flush``,
+``writing`` and ``fill``), :mod:`~agentcontext.compaction.compactor` (the :class:`Compactor`),
+:mod:`~agentcontext.compaction.results`, :mod:`~agentcontext.compaction.summarize` (the
+summarizers), :mod:`~agentcontext.compaction.harnesses` (one module per harness) and
+:mod:`~agentcontext.compaction.presets`, which wires the harnesses into the named policies.
+"""
+
+# The presets fill PRESETS (they wire the harnesses in; the generic modules import none).
+from agentcontext.compaction import presets as _presets  # noqa: F401
+from agentcontext.compaction.compactor import Compactor
+from agentcontext.compaction.harness import Harness
+from agentcontext.compaction.policy import (
     DEFAULT_CONTEXT_WINDOW,
     DROP_MARKER_TOKENS,
     MIN_SUMMARY_TOKENS,
     PRESETS,
     SUMMARY_HEADER_TOKENS,
-    CompactionError,
     CompactionPolicy,
-    CompactionResult,
-    Compactor,
-    StageEvent,
-    drop_marker,
     parse_budget,
     resolve_policy,
     summary_cap,
 )
+from agentcontext.compaction.results import CompactionResult, StageEvent, drop_marker
+from agentcontext.errors import CompactionError
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -28,6 +45,7 @@ __all__ = [
     "CompactionPolicy",
     "CompactionResult",
     "Compactor",
+    "Harness",
     "StageEvent",
     "drop_marker",
     "parse_budget",

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agentcontext.compaction import PRESETS, Compactor
+from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.integrations._fit import Budget
-from agentcontext.compaction.summarize import Summarizer
 
 
 def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:

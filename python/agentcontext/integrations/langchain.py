@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from agentcontext._checks import number
+from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._fit import Budget, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
 try:

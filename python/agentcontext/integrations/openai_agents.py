@@ -31,10 +31,10 @@ from typing import Any
 from agentcontext._checks import number
 from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
+from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.types import Encoding
 
 try:

@@ -13,16 +13,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.compaction.harness import Harness
 from agentcontext.errors import BudgetError
 from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
-    from agentcontext.compaction.ladder import _Run
+    from agentcontext.compaction.state import LadderState
 
-__all__ = ["CHECKPOINT_INSTRUCTION", "budget_results", "checkpoint_due", "dedup_idempotent", "largest_head"]
+__all__ = ["CHECKPOINT_INSTRUCTION", "IDEMPOTENT_TOOLS", "Alyx", "budget_results", "checkpoint_due", "dedup_idempotent",
+           "largest_head"]  # fmt: skip
 
 #: What the model is told in the forced checkpoint turn.
 CHECKPOINT_INSTRUCTION = (
@@ -33,37 +36,76 @@ CHECKPOINT_INSTRUCTION = (
 )
 
 
-def checkpoint_due(run: _Run) -> bool:
-    """Whether the working conversation is at or over the policy's checkpoint size."""
-    return run.p.checkpoint_tokens > 0 and run.work.tokens >= run.p.checkpoint_tokens
+#: Read-only tools whose repeated calls with the same input return the same preview (Alyx's
+#: idempotent calls; the names the shared transcripts use for reads, searches and listings).
+IDEMPOTENT_TOOLS: tuple[str, ...] = (
+    "Read", "read", "read_file", "view", "cat", "Grep", "grep", "Glob", "glob", "find", "LS", "ls", "list_dir",
+    "list_files", "search", "search_files", "search_dir", "search_file", "find_file", "open", "WebFetch", "fetch",
+)  # fmt: skip
 
 
-def dedup_idempotent(run: _Run) -> None:
-    """Stub earlier results of repeated calls of the policy's idempotent tools (however recent:
-    only the latest preview stays), the originals kept in the compactor's store."""
+@dataclass(frozen=True)
+class Alyx(Harness):
+    """Alyx's options: ``result_budget_tokens`` (stage (a) cuts each tool result over it to the
+    largest head that fits; None: the char budgets apply), ``checkpoint_tokens`` (over it, the
+    memory flush turn runs as a forced checkpoint, even when the compactor's flush is off; 0:
+    never) and ``dedup_tools`` (results of these tools called again with the same input become
+    stubs pointing to the latest call, which keeps the only preview)."""
+
+    result_budget_tokens: int | None = field(default=10_000, metadata={"minimum": 1})
+    checkpoint_tokens: int = 50_000
+    dedup_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
+
+    def scaled(self, factor: float) -> Alyx:
+        budget = self.result_budget_tokens
+        return replace(
+            self,
+            checkpoint_tokens=int(self.checkpoint_tokens / factor),
+            result_budget_tokens=None if budget is None else max(1, int(budget / factor)),
+        )
+
+    def budgets(self, run: LadderState) -> bool | None:
+        if not (self.dedup_tools or self.result_budget_tokens is not None):
+            return None
+        if self.dedup_tools:
+            dedup_idempotent(run, self.dedup_tools)
+        if self.result_budget_tokens is not None and run.policy.tool_result_budgets:
+            budget_results(run, self.result_budget_tokens)
+        return self.result_budget_tokens is not None
+
+    def checkpoint(self, run: LadderState) -> str | None:
+        return CHECKPOINT_INSTRUCTION if checkpoint_due(run, self.checkpoint_tokens) else None
+
+
+def checkpoint_due(run: LadderState, checkpoint_tokens: int) -> bool:
+    """Whether the working conversation is at or over ``checkpoint_tokens`` (0: never)."""
+    return checkpoint_tokens > 0 and run.work.tokens >= checkpoint_tokens
+
+
+def dedup_idempotent(run: LadderState, tools: tuple[str, ...]) -> None:
+    """Stub earlier results of repeated calls of the idempotent ``tools`` (however recent: only
+    the latest preview stays), the originals kept in the compactor's store."""
     work = run.work
-    deduped, stubbed = work.dedup_reads(list(run.p.dedup_tools), recent_messages=0)
+    deduped, stubbed = work.dedup_reads(list(tools), recent_messages=0)
     if not stubbed:
         return
-    run.compactor._keep_results(run.original, stubbed)
-    gone = {s["index"] for s in stubbed}
-    run.provenance = [None if i in gone else q for i, q in enumerate(run.provenance)]
+    run.keep_results(stubbed)
     run.event("budgets", work.tokens, deduped.tokens, repeated_calls_stubbed=len(stubbed))
-    run.work = deduped
+    run.replace_work(deduped, {s["index"] for s in stubbed})
 
 
-def budget_results(run: _Run, budget: int) -> None:
+def budget_results(run: LadderState, budget: int) -> None:
     """Cut every text tool result over ``budget`` tokens to the largest head that fits (binary
     search), marker included; the originals go to the compactor's store (their call ids resolve
     to them as aliases) and the marker names their recall id."""
-    work, enc = run.work, run.p.encoding
-    store = run.compactor.store
+    work, enc = run.work, run.policy.encoding
+    store = run.store
     totals = work.message_tokens()
     parts: list[Conversation] = []
     cut: list[dict[str, Any]] = []
     at = 0
     for i, total in enumerate(totals):
-        if total <= budget or i < run.pre:
+        if total <= budget or i < run.preamble:
             continue
         items = work.slice(i, i + 1).to_jsonl()
         changed = False
@@ -92,10 +134,8 @@ def budget_results(run: _Run, budget: int) -> None:
         return
     parts.append(work.slice(at))
     budgeted = Conversation.concat(parts)
-    gone = {c["index"] for c in cut}
-    run.provenance = [None if i in gone else q for i, q in enumerate(run.provenance)]
     run.event("budgets", work.tokens, budgeted.tokens, results_cut=len(cut), result_budget_tokens=budget)
-    run.work = budgeted
+    run.replace_work(budgeted, {c["index"] for c in cut})
 
 
 def largest_head(

@@ -16,20 +16,51 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
+from agentcontext.compaction.harness import Harness
+from agentcontext.compaction.summarize import Summarizer, SummaryRequest
 from agentcontext.errors import ContextOverflowError
-from agentcontext.compaction.summarize import SummaryRequest
 
-__all__ = ["DROP_SHARE", "MAX_RETRIES", "api_rounds", "drop_oldest_rounds", "summarize_dropping_rounds"]
+__all__ = ["DROP_SHARE", "MAX_RETRIES", "ClaudeCode", "api_rounds", "drop_oldest_rounds", "summarize_dropping_rounds"]
 
 #: Share of the API-round groups dropped when the provider does not say by how much the request is over.
 DROP_SHARE = 0.2
 
 #: Retries after the first too-long summary request (Claude Code's MAX_PTL_RETRIES).
 MAX_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class ClaudeCode(Harness):
+    """Claude Code's options: compact at ``available - trigger_margin`` at the latest (13,000
+    tokens under the window less its output reservation); a summary request too long for the
+    summarizer drops its oldest API-round groups and is retried (:func:`summarize_dropping_rounds`)."""
+
+    summarizer_overflow: ClassVar[str] = "drop_rounds"
+
+    trigger_margin: int = 13_000
+
+    def trigger_limit(self, available: int) -> int:
+        return max(0, available - self.trigger_margin)
+
+    def scaled(self, factor: float) -> ClaudeCode:
+        return replace(self, trigger_margin=int(self.trigger_margin / factor))
+
+    def for_budget(self) -> ClaudeCode:
+        return replace(self, trigger_margin=0)
+
+    def summary_overflow(
+        self,
+        summarizer: Summarizer,
+        request: SummaryRequest,
+        room: int | None,
+        notes: dict[str, Any],
+        staged: Callable[[SummaryRequest], str],
+    ) -> str:
+        return summarize_dropping_rounds(summarizer.summarize, request, room, notes)
 
 
 def api_rounds(request: SummaryRequest) -> list[tuple[int, int]]:

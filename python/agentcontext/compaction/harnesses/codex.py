@@ -10,19 +10,41 @@ assistant text leave the working set (the originals stay in the session log).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.compaction.harness import Harness
+from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
+from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.summarize import SUMMARY_MARKER, summary_message
+from agentcontext.errors import BudgetError, CompactionError
 
 if TYPE_CHECKING:
-    from agentcontext.compaction.ladder import CompactionResult, _Run
+    from agentcontext.compaction.ladder import LadderRun
 
-__all__ = ["MIN_CUT_TOKENS", "rebuild", "user_messages"]
+__all__ = ["MIN_CUT_TOKENS", "Codex", "rebuild", "user_messages"]
 
 #: A user message is cut to fit only when at least this many tokens are left for it.
 MIN_CUT_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class Codex(Harness):
+    """Codex's option: a summary rebuilds history as the user messages (newest first, up to
+    ``keep_user_tokens`` tokens) followed by the summary of everything (0: off, the raw recent
+    part is kept instead)."""
+
+    keep_user_tokens: int = 20_000
+
+    def scaled(self, factor: float) -> Codex:
+        return replace(self, keep_user_tokens=int(self.keep_user_tokens / factor))
+
+    def rebuilds(self) -> bool:
+        return self.keep_user_tokens > 0
+
+    def rebuild(self, run: LadderRun) -> CompactionResult | None:
+        return rebuild(run, self.keep_user_tokens)
 
 
 def _user_text(conv: Conversation, i: int) -> str | None:
@@ -51,16 +73,14 @@ def user_messages(conv: Conversation) -> list[int]:
     return out
 
 
-def rebuild(run: _Run) -> CompactionResult | None:
-    """The summarize rung under a ``keep_user_tokens`` policy: a summary of all the history
+def rebuild(run: LadderRun, keep_user_tokens: int) -> CompactionResult | None:
+    """The summarize rung of Codex (``keep_user_tokens``): a summary of all the history
     after the system messages, then the working set rebuilt as the system messages, the user
     messages (newest first within ``keep_user_tokens`` and the room the summary leaves) and the
     summary message. None when no summary was made (auto mode; manual raises)."""
-    from agentcontext.compaction.ladder import SUMMARY_HEADER_TOKENS, summary_cap
-
-    p, o = run.p, run.original
+    p, o = run.policy, run.original
     stop = len(o)
-    if stop <= run.pre:
+    if stop <= run.preamble:
         why = "nothing older than the recent messages to summarize"
         if run.manual:
             raise CompactionError(why)
@@ -70,25 +90,25 @@ def rebuild(run: _Run) -> CompactionResult | None:
     if run.one_shot:
         # With a budget, the summary may take the room the user messages leave (up to
         # summary_max_tokens), not only its third: Codex keeps no raw tail to fill it with.
-        first = _pick(run, min(p.keep_user_tokens, run.limit - run.pre_tokens - cap - SUMMARY_HEADER_TOKENS))
+        first = _pick(run, min(keep_user_tokens, run.limit - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS))
         users = sum(run.totals[i] if m is None else m.tokens for i, m in first)
-        cap = run._summary_room(cap, run.pre_tokens + users)
-    summary = run._summary(stop, cap)
+        cap = run.summary_room(cap, run.preamble_tokens + users)
+    summary = run.write_summary(stop, cap)
     if summary is None:
         return None
     summary.covers = stop
-    if run._summary_tokens(summary) > run.limit - run.pre_tokens:
+    if run.summary_tokens(summary) > run.limit - run.preamble_tokens:
         # The summary alone does not fit beside the system messages: cut it to the room, else
         # the ladder's last rung decides.
-        shrunk = run._shrunk(summary, run.limit - run.pre_tokens)
+        shrunk = run.shrunk_summary(summary, run.limit - run.preamble_tokens)
         if shrunk is None:
             return run.oversized(summary)
         summary = shrunk
     # Sized with a recall id of the store's shape; the originals are stored once the kept set is known.
-    sizing = None if run.compactor.store is None else "r-" + "0" * 20
-    unseen = run._unseen(summary)
+    sizing = None if run.store is None else "r-" + "0" * 20
+    unseen = run.unseen(summary)
     tail = _summary_conv(run, summary.text, set(), sizing, unseen, sizing)
-    room = min(p.keep_user_tokens, run.limit - run.pre_tokens - tail.tokens)
+    room = min(keep_user_tokens, run.limit - run.preamble_tokens - tail.tokens)
     picked = _pick(run, room)
     while True:
         # The header names only what the summary replaces — the messages not kept (whole or cut)
@@ -96,15 +116,15 @@ def rebuild(run: _Run) -> CompactionResult | None:
         kept = {i for i, _ in picked}
         lo, hi = unseen
         unseen_id = _keep(run, kept, lo, hi) if lo < hi else None
-        seen_id = _keep(run, kept | set(range(lo, hi)), run.pre, len(o))
+        seen_id = _keep(run, kept | set(range(lo, hi)), run.preamble, len(o))
         tail = _summary_conv(run, summary.text, kept, seen_id, unseen, unseen_id)
-        parts = [o.slice(0, run.pre), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
+        parts = [o.slice(0, run.preamble), *(o.slice(i, i + 1) if m is None else m for i, m in picked), tail]
         conv = Conversation.concat(parts)
         if conv.tokens <= run.limit or not picked:
             break
         picked.pop(0)  # counted apart, the parts came out larger together: the oldest goes
-    prov: list[int | None] = [*range(run.pre), *(i if m is None else None for i, m in picked), *[None] * len(tail)]
-    origins: list[int | None] = [*range(run.pre), *(i for i, _ in picked), *[None] * len(tail)]
+    prov: list[int | None] = [*range(run.preamble), *(i if m is None else None for i, m in picked), *[None] * len(tail)]
+    origins: list[int | None] = [*range(run.preamble), *(i for i, _ in picked), *[None] * len(tail)]
     detail: dict[str, Any] = {**summary.detail, "kept_user_messages": len(picked), "kept_raw": 0}
     detail["user_messages_cut"] = sum(1 for _, m in picked if m is not None)
     run.event("summarize", run.work.tokens, conv.tokens, **detail)
@@ -112,10 +132,10 @@ def rebuild(run: _Run) -> CompactionResult | None:
     return run.finish(conv, prov, summary=summary, origins=origins)
 
 
-def _keep(run: _Run, kept: set[int], lo: int, hi: int) -> str | None:
+def _keep(run: LadderRun, kept: set[int], lo: int, hi: int) -> str | None:
     """Store the messages ``lo:hi`` that are not in ``kept`` (JSON Lines in the conversation's
     format, one message a line) and return their recall id; None without a store."""
-    store = run.compactor.store
+    store = run.store
     if store is None:
         return None
     o = run.original
@@ -125,18 +145,16 @@ def _keep(run: _Run, kept: set[int], lo: int, hi: int) -> str | None:
 
 
 def _summary_conv(
-    run: _Run, text: str, kept: set[int], recall_id: str | None, unseen: tuple[int, int], unseen_id: str | None
+    run: LadderRun, text: str, kept: set[int], recall_id: str | None, unseen: tuple[int, int], unseen_id: str | None
 ) -> Conversation:
     """The summary message, its header naming the messages after the system messages that are
     not in ``kept`` and their tokens, but for those in the range ``unseen``; before it, when its
     summarizer never saw those (``unseen`` not empty), a drop marker counting those of them not in
     ``kept`` (their originals under ``unseen_id``)."""
-    from agentcontext.compaction.ladder import drop_marker
-
     o = run.original
     totals = run.work.message_tokens()
     lo, hi = unseen
-    replaced = [i for i in range(run.pre, len(o)) if i not in kept and not lo <= i < hi]
+    replaced = [i for i in range(run.preamble, len(o)) if i not in kept and not lo <= i < hi]
     tokens = sum(totals[i] for i in replaced)
     messages = [summary_message(text, messages=len(replaced), tokens=tokens, recall_id=recall_id)]
     dropped = [i for i in range(lo, hi) if i not in kept]
@@ -147,10 +165,10 @@ def _summary_conv(
     )
 
 
-def _pick(run: _Run, room: int) -> list[tuple[int, Conversation | None]]:
+def _pick(run: LadderRun, room: int) -> list[tuple[int, Conversation | None]]:
     """The user messages kept, in order: newest first within ``room`` tokens, whole (None) or,
     for the one that crosses the limit, cut head + marker + tail to what is left."""
-    o, p = run.original, run.p
+    o, p = run.original, run.policy
     picked: list[tuple[int, Conversation | None]] = []
     for i in reversed(user_messages(o)):
         if room <= 0:

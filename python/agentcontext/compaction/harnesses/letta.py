@@ -20,16 +20,21 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.compaction.harness import Harness
+from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
 from agentcontext.compaction.summarize import Summarizer, SummaryRequest
 
 if TYPE_CHECKING:
-    from agentcontext.compaction.ladder import CompactionPolicy, _Run
+    from agentcontext.compaction.policy import CompactionPolicy
+    from agentcontext.compaction.state import LadderState
     from agentcontext.compiler.reminders import Reminder
 
-__all__ = ["MEMORY_WARNING", "TOOL_RETURN_CHARS", "TRANSCRIPT_KEEP_SHARE", "WINDOW_STEP", "memory_warning",
+__all__ = ["MEMORY_WARNING", "TOOL_RETURN_CHARS", "TRANSCRIPT_KEEP_SHARE", "WINDOW_STEP", "Letta", "memory_warning",
            "sliding_window_start", "summarize_overflowing"]  # fmt: skip
 
 #: Letta's memory-pressure warning.
@@ -45,30 +50,59 @@ TOOL_RETURN_CHARS = 5_000
 TRANSCRIPT_KEEP_SHARE = 0.3
 
 
+@dataclass(frozen=True)
+class Letta(Harness):
+    """Letta's options: ``sliding_window`` (summarize the oldest this share of the messages, +10%
+    per step, until the rest is under the target; None: the policy's recent part) and
+    ``memory_warning`` (the share of the window at which a memory-pressure reminder fires,
+    :func:`memory_warning`). An overflowing summary request is cut as Letta cuts it
+    (:func:`summarize_overflowing`)."""
+
+    summarizer_overflow: ClassVar[str] = "truncate"
+
+    sliding_window: float | None = 0.3
+    memory_warning: float | None = 0.75
+
+    def raw_start(self, run: LadderState, start: int) -> int:
+        if self.sliding_window is None:
+            return start
+        return sliding_window_start(run, start, self.sliding_window)
+
+    def summary_overflow(
+        self,
+        summarizer: Summarizer,
+        request: SummaryRequest,
+        room: int | None,
+        notes: dict[str, Any],
+        staged: Callable[[SummaryRequest], str],
+    ) -> str:
+        if room is not None and request.tokens > room:
+            return summarize_overflowing(summarizer, request, room, notes)
+        return staged(request)
+
+
 def memory_warning(policy: CompactionPolicy) -> Reminder | None:
-    """The memory-pressure reminder at ``policy.memory_warning`` of the window (None without one)."""
-    if policy.memory_warning is None:
+    """The memory-pressure reminder at the ``memory_warning`` share of the window of a policy whose
+    harness is :class:`Letta` (None for any other, or without one)."""
+    harness = policy.harness
+    share = harness.memory_warning if isinstance(harness, Letta) else None
+    if share is None:
         return None
     from agentcontext.compiler.reminders import Reminder
 
-    return Reminder(on="pressure", text=MEMORY_WARNING, share=policy.memory_warning)
+    return Reminder(on="pressure", text=MEMORY_WARNING, share=share)
 
 
-def sliding_window_start(run: _Run, least: int) -> int:
+def sliding_window_start(run: LadderState, least: int, first: float) -> int:
     """Where the raw recent part starts under the sliding window: the first step (30%, 40%, ...
     of the messages after the system messages) whose cut point leaves the rest, with the system
     messages and room for the summary, under the target; ``least`` (the policy's own recent
-    start) when no step does."""
-    from agentcontext.compaction.ladder import SUMMARY_HEADER_TOKENS, summary_cap
-
-    p, o = run.p, run.original
-    first = p.sliding_window
-    if first is None:
-        return least
-    pre, n = run.pre, len(o) - run.pre
+    start) when no step does; the first step is ``first``."""
+    p, o = run.policy, run.original
+    pre, n = run.preamble, len(o) - run.preamble
     cuts = [c for c in o._cut_points() if pre < c < len(o)]
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
-    room = run.target - run.pre_tokens - cap - SUMMARY_HEADER_TOKENS
+    room = run.target - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS
     step = 0
     while True:
         share = first + step * WINDOW_STEP

@@ -21,15 +21,55 @@ fields):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation
+from agentcontext.compaction.harness import Harness
 from agentcontext.compaction.summarize import SummaryRequest
+from agentcontext.errors import SummaryError
 
 if TYPE_CHECKING:
-    from agentcontext.compaction.ladder import CompactionPolicy, _Run
+    from agentcontext.compaction.policy import CompactionPolicy
+    from agentcontext.compaction.state import LadderState
 
-__all__ = ["ChunksFirst", "cache_warm", "chunks_first", "history_over_share", "history_tokens", "soft_trim"]
+__all__ = ["ChunksFirst", "OpenClaw", "cache_warm", "chunks_first", "history_over_share", "history_tokens",
+           "soft_trim"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OpenClaw(Harness):
+    """OpenClaw's options: ``max_history_share`` (``maxHistoryShare``: auto compaction triggers
+    when the history is over this share of the whole window, and older history over it is
+    summarized oldest chunks first; None: ``trigger`` applies), ``soft_trim_chars`` (before
+    clearing, old tool results over this many chars are cut to head + tail; None: no soft trim)
+    and ``cache_ttl_seconds`` (results are not trimmed or cleared while the prompt cache holding
+    them is warm; 0: no TTL)."""
+
+    max_history_share: float | None = 0.5
+    soft_trim_chars: int | None = 4_000
+    cache_ttl_seconds: int = 300
+
+    def replaces_trigger(self) -> bool:
+        return self.max_history_share is not None
+
+    def over_trigger(self, conv: Conversation, policy: CompactionPolicy) -> bool | None:
+        return history_over_share(conv, policy)
+
+    def clear_gate(self, run: LadderState) -> str | None:
+        return cache_warm(run.policy, run.idle_seconds)
+
+    def before_clear(self, run: LadderState) -> bool:
+        return soft_trim(run)
+
+    def summarizer(self, run: LadderState, request: SummaryRequest) -> ChunksFirst | None:
+        return chunks_first(run, request)
+
+
+def _options(policy: CompactionPolicy) -> OpenClaw:
+    """The OpenClaw options of ``policy`` (none set when its harness is another)."""
+    harness = policy.harness
+    return harness if isinstance(harness, OpenClaw) else OpenClaw(None, None, 0)
 
 
 def history_tokens(conv: Conversation) -> int:
@@ -40,7 +80,7 @@ def history_tokens(conv: Conversation) -> int:
 def history_over_share(conv: Conversation, policy: CompactionPolicy) -> bool | None:
     """Whether the history of ``conv`` is over ``max_history_share`` of ``policy``'s window
     (None when the policy has no history share: its ``trigger`` applies)."""
-    share = policy.max_history_share
+    share = _options(policy).max_history_share
     if share is None:
         return None
     return history_tokens(conv) > share * policy.context_window
@@ -50,21 +90,21 @@ def cache_warm(policy: CompactionPolicy, idle_seconds: float | None) -> str | No
     """Why results may not be trimmed or cleared now — the prompt cache that holds them is still
     warm (fewer than ``cache_ttl_seconds`` since the previous call) — or None when they may (no
     TTL, idle time unknown, or the cache has expired)."""
-    ttl = policy.cache_ttl_seconds
+    ttl = _options(policy).cache_ttl_seconds
     if ttl <= 0 or idle_seconds is None or idle_seconds >= ttl:
         return None
     return f"the prompt cache is warm: {idle_seconds:,.0f}s since the last call, under the {ttl:,}s TTL"
 
 
-def soft_trim(run: _Run) -> bool:
+def soft_trim(run: LadderState) -> bool:
     """Cut every old tool result of the working conversation over ``soft_trim_chars`` to head +
     marker + tail (the original under its call id when the compactor has a store). Results of
     protected messages and of ``exclude_tools`` stay. Whether anything was cut."""
-    p, work = run.p, run.work
-    limit = p.soft_trim_chars
+    p, work = run.policy, run.work
+    limit = _options(p).soft_trim_chars
     if limit is None or not work.tool_results_over(limit):
         return False
-    store = run.compactor.store
+    store = run.store
     # Cut from the original: a result the budgets stage already cut is not cut again by the core,
     # and the head and tail of the original say more. (Before a summary, positions are the same.)
     cut_conv, cut = run.original.truncate_tool_results(limit, strategy="head_tail", recall_ids=store is not None)
@@ -78,7 +118,7 @@ def soft_trim(run: _Run) -> bool:
     entries = [c for c in cut if c["index"] not in skip]
     if not entries:
         return False
-    run.compactor._keep_results(run.original, entries)
+    run.keep_results(entries)
     changed = {c["index"] for c in entries}
     parts: list[Conversation] = []
     at = 0
@@ -91,19 +131,18 @@ def soft_trim(run: _Run) -> bool:
         "clear", work.tokens, trimmed.tokens,
         results_soft_trimmed=len(entries), soft_trim_chars=limit, tokens_freed=work.tokens - trimmed.tokens,
     )  # fmt: skip
-    run.provenance = [None if i in changed else q for i, q in enumerate(run.provenance)]
-    run.work = trimmed
+    run.replace_work(trimmed, changed)
     return True
 
 
-def chunks_first(run: _Run, request: SummaryRequest) -> ChunksFirst | None:
+def chunks_first(run: LadderState, request: SummaryRequest) -> ChunksFirst | None:
     """Under ``max_history_share``, when the older history of ``request`` is over that share of the
     window: a summarizer for it that summarizes its oldest chunks first (see :class:`ChunksFirst`).
     None without the share, or when the older history is under it."""
-    share = run.p.max_history_share
+    share = _options(run.policy).max_history_share
     if share is None:
         return None
-    budget = max(1, int(share * run.p.context_window))
+    budget = max(1, int(share * run.policy.context_window))
     source, stop = request.source, request.stop
     totals = source.message_tokens()
     lo = request.start
@@ -139,28 +178,26 @@ class ChunksFirst:
     #: Its two requests are sized and staged inside.
     window_bound = False
 
-    def __init__(self, run: _Run, lo: int, detail: dict[str, Any]) -> None:
+    def __init__(self, run: LadderState, lo: int, detail: dict[str, Any]) -> None:
         self.run = run
         self.lo = lo
         #: For the summarize stage's event.
         self.detail = detail
 
     def summarize(self, request: SummaryRequest) -> str:
-        from agentcontext.errors import SummaryError
-
-        c, p, lo = self.run.compactor, self.run.p, self.lo
+        run, lo = self.run, self.lo
         oldest = SummaryRequest(
             request.source, request.start, lo, request.previous_summary, request.max_tokens,
             encoding=request.encoding, original=request.original, instructions=request.instructions,
         )  # fmt: skip
-        first, why = c._run_summarizer(c.summarizer, oldest, p)
+        first, why = run.run_summarizer(run.compactor.summarizer, oldest)
         if first is None:
             raise SummaryError(f"the summary of the oldest chunks failed: {why}")
         rest = SummaryRequest(
             request.source, lo, request.stop, first, request.max_tokens,
             encoding=request.encoding, original=request.original, instructions=request.instructions,
         )  # fmt: skip
-        text, why = c._run_summarizer(c.summarizer, rest, p)
+        text, why = run.run_summarizer(run.compactor.summarizer, rest)
         if text is None:
             raise SummaryError(f"the summary of the rest, merged into the oldest chunks' summary, failed: {why}")
         return text

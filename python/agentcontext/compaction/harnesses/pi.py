@@ -11,12 +11,13 @@ passes the user's focus to the summarizer (:attr:`~agentcontext.compaction.summa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentcontext.compaction.harness import Harness
 from agentcontext.compaction.summarize import SummaryRequest, strip_scratchpad
 
-__all__ = ["TURN_CONTEXT_HEADING", "split_turn_start", "summarize_split_turn"]
+__all__ = ["TURN_CONTEXT_HEADING", "Pi", "split_turn_start", "summarize_split_turn"]
 
 #: The heading of the turn prefix's summary (Pi's wording).
 TURN_CONTEXT_HEADING = "**Turn Context (split turn):**"
@@ -24,6 +25,18 @@ TURN_CONTEXT_HEADING = "**Turn Context (split turn):**"
 #: The least share of the summary's cap given to the turn prefix beside older history (Pi: 0.5
 #: of the reserve against 0.8 for the history); a larger prefix gets its share by tokens.
 TURN_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class Pi(Harness):
+    """Pi: when the raw recent part starts inside a turn, the turn's prefix is summarized apart
+    (the turn context) and joined to the summary of the history before it
+    (:func:`summarize_split_turn`)."""
+
+    def summary_request(
+        self, write: Callable[[SummaryRequest], str], request: SummaryRequest, notes: dict[str, Any]
+    ) -> str:
+        return summarize_split_turn(write, request, notes)
 
 
 def split_turn_start(request: SummaryRequest) -> int | None:

@@ -1,0 +1,349 @@
+"""The ladder's last rungs: refit (the largest recent suffix that fits beside a summary), the
+drop of the oldest groups, and the oversized rung that cuts the last round when even that does
+not fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext.compaction.policy import DROP_MARKER_TOKENS, MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
+from agentcontext.compaction.results import CompactionResult
+from agentcontext.compaction.state import Summary
+from agentcontext.compaction.summaries import SummaryRun
+from agentcontext.compaction.writing import _holds_request
+from agentcontext.errors import BudgetError
+
+__all__ = ["ResortRun"]
+
+
+class ResortRun(SummaryRun):
+    """The ladder's state with its last rungs (:meth:`refit`, :meth:`drop`, :meth:`oversized`:
+    public, a harness's rung may end in them)."""
+
+    def refit(self, *, least: bool = False) -> CompactionResult | None:
+        """The largest recent suffix of the original that fits the budget with room for a
+        summary is kept raw, and everything before it summarized. None (``why`` says why) when
+        the last round alone does not fit, nothing is older, or no summary was made. ``least``:
+        the room kept for the summary is the least one takes (:data:`MIN_SUMMARY_TOKENS` and its
+        header), and the summary gets what the suffix leaves; None when it does not fit there."""
+        p, limit = self.policy, self.limit
+        room = max(64, min(p.summary_max_tokens, limit // 4))
+        pinned = self._pinned_tokens(len(self.original))
+        start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - pinned)
+        if least:
+            # The largest suffix that leaves the least a summary takes, which gets that room.
+            start = self._fill_start(limit - MIN_SUMMARY_TOKENS - SUMMARY_HEADER_TOKENS - pinned)
+            room = limit - self.preamble_tokens - sum(self.totals[start:]) - pinned - SUMMARY_HEADER_TOKENS
+            ask = self.original._latest_request(self.preamble, start)
+            if ask is not None and self.totals[ask[0]] > room:
+                # So short a summary would hold only part of the latest request: the drop keeps it.
+                self.why = f"the latest request ({self.totals[ask[0]]:,} tokens) is larger than the room for a summary"
+                return None
+        if start >= len(self.original):
+            self.roomless = True
+            s = self.original.recent_suffix(max(0, limit - room))
+            lo, hi = s["overflow"] or (start, start)
+            self.why = (
+                f"the last round alone ({self.original.slice(lo, hi).tokens:,} tokens) is larger than the "
+                f"{max(0, limit - room):,} tokens left of the budget of {limit:,} after {room:,} kept for the "
+                "summary; a round is never split"
+            )
+            return None
+        if start <= self.preamble:
+            self.why = (
+                f"nothing older than the last round to remove ({self.original.tokens:,} tokens, budget {limit:,})"
+            )
+            return None
+        summary = self.write_summary(start, room)
+        if summary is None:
+            return None
+        summary.detail["kept"] = "the largest recent suffix that fits the budget with the summary"
+        conv, prov = self._grow(summary, self._anchors(), min(self.target, limit) if self.fill else None)
+        if conv.tokens > limit:
+            conv, prov = self._grow(summary, [], None)
+        if conv.tokens > limit:
+            # Counted apart, the parts came out larger together: the summary gives way.
+            shrunk = self.shrunk_summary(summary, limit - (conv.tokens - self.summary_tokens(summary)))
+            if shrunk is not None:
+                summary = shrunk
+                conv, prov = self._grow(summary, [], None)
+        if conv.tokens <= limit:
+            return self.finish(conv, prov, summary=summary)
+        if least:
+            # The shorter summary does not fit either: the last round stays whole (dropping
+            # what is older, with a marker), rather than cut for it.
+            self.why = f"no summary fits beside the last round ({sum(self.totals[start:]):,} tokens)"
+            return None
+        return self.oversized(summary)
+
+    def drop_unsummarized(self) -> CompactionResult | None:
+        """Recompile's last step: no summary could be made, so everything before the largest
+        recent suffix that fits beside a marker counting it is dropped. None when even the last
+        round does not fit."""
+        o = self.original
+        s = o.recent_suffix(max(0, self.limit - DROP_MARKER_TOKENS))
+        pre, start = s["preamble"], s["start"]
+        if s["overflow"] is not None or start <= pre:
+            return None
+        kept, positions, dropped = self._dropping(o, list(range(start, len(o))))
+        if kept.tokens > self.limit:
+            return None
+        self.event("drop", o.tokens, kept.tokens, dropped_messages=dropped)
+        return self.finish(kept, positions, first_kept=start, origins=positions)
+
+    def last_resort(self) -> CompactionResult:
+        """(e) Drop the oldest whole groups (after summarizing them when the policy summarizes
+        and the usual split left nothing older to summarize); the oversized rung when even the
+        last round does not fit."""
+        p, work = self.policy, self.work
+        if not p.drop_oldest_groups or work.tokens <= self.limit:
+            return self.finish(work, self.provenance)
+        if p.summarize or self.manual:
+            done = self.refit()
+            if done is None and self.roomless:
+                # What the drop would leave out is summarized in the room it would leave, when
+                # a summary fits there: dropping unsummarized is the last resort.
+                done = self.refit(least=True)
+            if done is not None:
+                return done
+        return self.drop()
+
+    def drop(self) -> CompactionResult:
+        """Drop the oldest whole groups of the working conversation until it fits; the latest user
+        request stays (cut when it alone is too large). A user marker takes the place of each
+        run of dropped messages, saying how many and where their originals are (its room kept
+        when fitting); when the last round does not fit beside the markers, the oversized rung
+        decides."""
+        work, limit = self.work, self.limit
+        s = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
+        if s["overflow"] is not None:
+            return self.oversized(None)
+        pre, start = s["preamble"], s["start"]
+        found = self.original._latest_request()
+        q = found[0] if found is not None and pre <= found[0] < start else None
+        keep = list(range(start, len(work)))
+        if q is not None:
+            # The suffix that fits leaves out the latest request: it is kept, with the longest
+            # suffix that fits beside it and the markers before and after it (else the last
+            # round with it, cut as they must be).
+            rest = work.recent_suffix(max(0, limit - work.message_tokens()[q] - 2 * DROP_MARKER_TOKENS))
+            if rest["overflow"] is not None or rest["start"] <= q:
+                return self.oversized(None)
+            keep = [q, *range(rest["start"], len(work))]
+        # Before a summary, positions in `work` are positions in the original.
+        kept, origins, dropped = self._dropping(work, keep)
+        if kept.tokens > limit:
+            return self.oversized(None)
+        new_prov = [None if i is None else self.provenance[i] for i in origins]
+        self.event("drop", work.tokens, kept.tokens, dropped_messages=dropped,
+                   **({"kept_request": q} if q is not None else {}))  # fmt: skip
+        return self.finish(kept, new_prov, first_kept=keep[0], origins=origins)
+
+    def oversized(self, summary: Summary | None) -> CompactionResult:
+        """The last rung: the last round alone (with the latest user request, when that comes
+        before it) does not fit. Its oversized messages are cut head + marker + tail (equal
+        shares of what is left for each, the original under a recall id), beside a summary of
+        everything older when there is room for one (``summary`` when it covers exactly that,
+        else one written again); without one, the latest request is kept and a marker counts
+        each run of the messages dropped. Does not fit only when not even the markers and a
+        head and tail of each message do."""
+        o, limit = self.original, self.limit
+        cuts = [c for c in o._cut_points() if self.preamble <= c < len(o)]
+        last = cuts[-1] if cuts else self.preamble
+        found = o._latest_request()
+        q = found[0] if found is not None and self.preamble <= found[0] < last else None
+        # Kept raw: the last round, with the latest request when it opens that turn (and no
+        # summary already covers it). A summary covers everything older: one written for
+        # another raw part is written again (re-planned), so that nothing between it and the
+        # raw part is dropped unsummarized.
+        keep = list(range(last, len(o)))
+        if q is not None and q + 1 == last and (summary is None or summary.stop <= q):
+            keep.insert(0, q)
+        # In a live loop a round is never cut: when it does not fit beside the system messages,
+        # no summary can make room, and none is written again (a summarizer call for nothing).
+        hopeless = not self.one_shot and self.preamble_tokens + sum(self.totals[i] for i in keep) > limit
+        replanned = summary is not None and summary.stop != keep[0] and not hopeless
+        # The latest request, raw without a summary, is now in the one written.
+        moved = q is not None and q not in keep and (summary is None or summary.stop <= q)
+        if replanned:
+            summary = None
+        attempts: list[Summary | None] = [None]
+        if keep[0] > self.preamble:
+            if summary is None and (self.policy.summarize or self.manual) and not hopeless:
+                summary = self.write_summary(keep[0], max(64, min(self.policy.summary_max_tokens, limit // 5)))
+                if summary is not None and replanned:
+                    summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
+            if summary is not None:
+                summary.covers = summary.stop
+                # The round whole beside the summary cut to the room left, then both cut.
+                shrunk = self.shrunk_summary(summary, limit - self.preamble_tokens - sum(self.totals[i] for i in keep))
+                if moved and shrunk is not None and found is not None and not _holds_request(shrunk.text, found[1]):
+                    shrunk = None  # cut so short that it lost the latest request it took in
+                attempts[:0] = [s for s in (shrunk, summary) if s is not None]
+        done = self._first_fit(attempts, keep, q)
+        if done is not None:
+            return done
+        return self._unfit(keep, q)
+
+    def _first_fit(self, attempts: list[Summary | None], keep: list[int], q: int | None) -> CompactionResult | None:
+        """The oversized rung's working set with the first of ``attempts`` (a summary, or None for
+        the markers alone) beside which the round ``keep`` (with the latest request ``q``) fits cut."""
+        o = self.original
+        for attempt in attempts:
+            # Without a summary, the latest request itself (a marker counts what is dropped).
+            raw = keep if attempt is not None or q is None or q in keep else [q, *keep]
+            done = self._cut_round(raw, attempt)
+            if done is not None:
+                conv = done.conversation
+                whole = self.preamble_tokens + sum(self.totals[i] for i in raw)
+                if attempt is not None and not attempt.recorded:
+                    whole += sum(count_tokens(m["content"], encoding=o.encoding)
+                                 for m in self._summary_messages(attempt, store=False))  # fmt: skip
+                    self.event("summarize", self.work.tokens, whole, **attempt.detail, kept_raw=len(raw))
+                if done.dropped:
+                    whole += done.notes_tokens
+                    self.event("drop", self.work.tokens, whole, dropped_messages=done.dropped, kept_from=raw[0])
+                if done.cut:
+                    self.event("cut", whole, conv.tokens, messages_cut=done.cut, kept_from=raw[0])
+                elif not done.dropped:
+                    self.event("drop", whole, conv.tokens, kept_from=raw[0])
+                return self.finish(
+                    conv,
+                    done.provenance,
+                    summary=attempt,
+                    first_kept=None if attempt else raw[0],
+                    origins=done.origins,
+                )
+        return None
+
+    def _unfit(self, keep: list[int], q: int | None) -> CompactionResult:
+        """The oversized rung's result when not even the cut round fits: why, and the working set
+        as it is (with the summary written, when one was)."""
+        o, limit = self.original, self.limit
+        raw = keep if q is None or q in keep else [q, *keep]
+        round_tokens = sum(self.totals[i] for i in raw)
+        if self.one_shot:
+            reason = (
+                f"the last round ({round_tokens:,} tokens) does not fit the budget of {limit:,} even with its "
+                f"messages cut to a head, a marker and a tail beside the system messages ({self.preamble_tokens:,} tokens)"
+            )
+            if self.preamble_tokens + round_tokens <= limit:
+                dropped = len(o) - self.preamble - len(raw)
+                reason += f" and a summary or a marker counting the {dropped:,} earlier messages"
+        else:
+            reason = (
+                f"the last round ({round_tokens:,} tokens) and the system messages ({self.preamble_tokens:,} tokens) "
+                f"are larger than the budget of {limit:,} beside any summary; a round is never split"
+            )
+        self.why = reason
+        self.event("cut" if self.one_shot else "drop", self.work.tokens, self.work.tokens, failed=reason)
+        if self.summarized is not None:
+            conv, prov, kept = self.summarized
+            return self.finish(conv, prov, summary=kept, reason=reason)
+        return self.finish(self.work, self.provenance, reason=reason)
+
+    def _cut_round(self, keep: list[int], summary: Summary | None) -> _Cut | None:
+        """Messages ``keep`` of the original after the system messages and ``summary`` (which
+        covers everything before ``keep``), or with a marker (:meth:`_drop_note`) in the place of
+        each run of the others when there is no summary; the largest texts cut to equal shares
+        of the room left so that the whole fits the budget (None when it cannot)."""
+        o, p = self.original, self.policy
+        head = self._summary_messages(summary, store=True) if summary else []
+        head_conv = Conversation(head, format=o.format, encoding=o.encoding)
+        # Before keep[k]: the marker of the messages dropped since the previous one kept.
+        notes: dict[int, dict[str, str]] = {}
+        at, dropped = summary.covers if summary else self.preamble, 0
+        for k, i in enumerate(keep):
+            if i > at:
+                notes[k] = self._drop_note(o, at, i)
+                dropped += i - at
+            at = i + 1
+        notes_tokens = 0
+        if notes:
+            written = Conversation(list(notes.values()), format="jsonl").to_format(o.format)
+            notes_tokens = Conversation(written, format=o.format, encoding=o.encoding).tokens
+        neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
+        texts = [[m["content"] if isinstance(m.get("content"), str) else "" for m in ms] for ms in neutral]
+        flat = [(k, j) for k, ms in enumerate(texts) for j in range(len(ms))]
+        sizes = {kj: count_tokens(texts[kj[0]][kj[1]], encoding=p.encoding) for kj in flat}
+        room = self.limit - self.preamble_tokens - head_conv.tokens - notes_tokens
+        room -= sum(self.totals[i] for i in keep) - sum(sizes.values())
+        # Equal shares, smallest first: a text under its share stays whole (water-filling).
+        shares: dict[tuple[int, int], int] = {}
+        left = room
+        for n, kj in enumerate(sorted(flat, key=lambda kj: sizes[kj])):
+            shares[kj] = min(sizes[kj], max(0, left // (len(flat) - n)))
+            left -= shares[kj]
+        recall: dict[tuple[int, int], str | None] = {}
+        for _ in range(3):
+            out = [[dict(m) for m in ms] for ms in neutral]
+            for kj in flat:
+                if shares[kj] >= sizes[kj]:
+                    continue
+                if not self.one_shot:
+                    return None
+                k, j = kj
+                if kj not in recall:
+                    # A tool result is recalled by its call id, as the budgets stage's markers are.
+                    store, call_id = self.store, neutral[k][j].get("tool_call_id")
+                    if store is not None:
+                        stored = store.put(texts[k][j], alias=call_id if isinstance(call_id, str) else None)
+                    recall[kj] = None if store is None else call_id if isinstance(call_id, str) else stored
+                try:
+                    done = truncate(
+                        texts[k][j], shares[kj], unit="tokens", strategy="head_tail", head_share=0.5,
+                        encoding=p.encoding, recall_id=recall[kj], not_stored=recall[kj] is None,
+                    )  # fmt: skip
+                except BudgetError:
+                    return None
+                if not (done.head_chars and done.tail_chars):
+                    return None  # a marker alone is not a cut message: its head and tail must fit
+                out[k][j]["content"] = done.text
+            cut = sorted({keep[k] for k, _ in recall})
+            body = Conversation(
+                Conversation([m for k, ms in enumerate(out) for m in [*([notes[k]] if k in notes else []), *ms]],
+                             format="jsonl").to_format(o.format),
+                format=o.format, encoding=o.encoding,
+            )  # fmt: skip
+            conv = Conversation.concat([o.slice(0, self.preamble), head_conv, body])
+            over = conv.tokens - self.limit
+            if over <= 0:
+                same = len(body) == len(keep) + len(notes)
+                prov: list[int | None] = [*range(self.preamble), *[None] * len(head)]
+                origins = list(prov)
+                for k, i in enumerate(keep):
+                    if not same:
+                        break
+                    if k in notes:
+                        prov.append(None)
+                        origins.append(None)
+                    prov.append(None if i in cut else i)
+                    origins.append(i)
+                if not same:
+                    prov += [None] * len(body)
+                    origins += [None] * len(body)
+                return _Cut(conv, prov, origins, cut, dropped, notes_tokens)
+            # Counted apart, the parts came out larger together: the largest cut text gives way.
+            cut_texts = [kj for kj in flat if shares[kj] < sizes[kj]]
+            if not cut_texts:
+                return None
+            largest = max(cut_texts, key=lambda kj: shares[kj])
+            if shares[largest] - over < 1:
+                return None
+            shares[largest] -= over
+        return None
+
+
+@dataclass
+class _Cut:
+    """A working set whose last round was cut to fit: its provenance, origins and the positions
+    (in the original) of the messages cut; how many messages were dropped (each run counted by
+    a marker) and the markers' tokens."""
+
+    conversation: Conversation
+    provenance: list[int | None]
+    origins: list[int | None]
+    cut: list[int]
+    dropped: int = 0
+    notes_tokens: int = 0

@@ -1,0 +1,173 @@
+"""The public state of one run of the ladder: what the rungs and the harness hooks
+(:class:`~agentcontext.compaction.harness.Harness`) read and change — the working conversation
+(``work``), the ``original`` it came from, the ``provenance`` of each working message, the stage
+``events`` — and the ``store`` that keeps the originals of what leaves."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentcontext._core import Conversation
+from agentcontext.budgets import result_text
+from agentcontext.compaction.results import StageEvent
+from agentcontext.compaction.writing import run_summarizer
+
+if TYPE_CHECKING:
+    from agentcontext.compaction.compactor import Compactor
+    from agentcontext.compaction.policy import CompactionPolicy
+    from agentcontext.compaction.summarize import Summarizer, SummaryRequest
+
+__all__ = ["LadderState", "Summary"]
+
+
+#: How the placeholder of a cleared tool result opens.
+_CLEARED = "[cleared: "
+
+#: How a workspace anchor message opens (see :mod:`agentcontext.memory.anchors`).
+_ANCHOR_HEADER = "[Re-attached after compaction: current content of workspace file "
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted ``indices`` as contiguous ``(start, stop)`` ranges."""
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+@dataclass
+class Summary:
+    """A summary written over ``original[preamble:stop]``. It replaces ``original[preamble:covers]``:
+    ``covers`` is ``stop`` until the raw recent part grows back into what the summary describes
+    (filling the room a summary smaller than its cap left); the message header then names only
+    the messages no longer kept raw."""
+
+    text: str
+    stop: int
+    covers: int
+    #: The summarize stage's event detail (recorded once the working set is built).
+    detail: dict[str, Any]
+    recorded: bool = False
+    #: How many messages of ``original[preamble:stop]``, from its ``unseen_at``-th on, the
+    #: summarizer never saw (dropped from its request as too long: the oldest rounds under
+    #: ``summarizer_overflow="drop_rounds"``, the middle of the transcript under ``"truncate"``):
+    #: the working set counts them by a drop marker before the summary, not in its header.
+    unseen: int = 0
+    unseen_at: int = 0
+
+
+class LadderState:
+    """One run of the ladder over one conversation: the state every stage reads and advances.
+    The rungs (:class:`~agentcontext.compaction.ladder.LadderRun`) and the harness hooks change
+    ``work`` and ``provenance`` together, record an event per step (:meth:`event`) and keep the
+    originals of what they change (:meth:`keep_results`, :meth:`keep_span`)."""
+
+    def __init__(
+        self,
+        compactor: Compactor,
+        conv: Conversation,
+        policy: CompactionPolicy,
+        *,
+        manual: bool,
+        one_shot: bool,
+        idle_seconds: float | None = None,
+    ) -> None:
+        self.compactor = compactor
+        #: Where the originals of what this run cuts, clears, summarizes or drops are kept (None: nowhere).
+        self.store = compactor.store
+        #: Seconds since the previous model call (None: unknown), for the cache TTL.
+        self.idle_seconds = idle_seconds
+        self.original = conv
+        self.policy = policy
+        self.manual = manual
+        #: A working set of a given size is asked for (``budget``): fill it, and cut an oversized
+        #: last round rather than give up. A live loop (no budget) aims under its target instead.
+        self.one_shot = one_shot
+        self.fill = one_shot and not manual
+        #: The working set with the summary that the rungs after it try to shrink (their fallback).
+        self.summarized: tuple[Conversation, list[int | None], Summary] | None = None
+        #: The most the working set may take.
+        self.limit = policy.available
+        self.target = self.limit if manual else min(policy.target_tokens, self.limit)
+        self.before = conv.tokens
+        #: The stage events so far.
+        self.events: list[StageEvent] = []
+        #: The working conversation every rung shrinks (``original`` until one changes it).
+        self.work = conv
+        #: For each message of ``work``: its position in ``original``, or None when new or changed.
+        self.provenance: list[int | None] = list(range(len(conv)))
+        self.preamble = conv.preamble
+        #: The tokens of each message of ``original``.
+        self.totals = conv.message_tokens()
+        self.preamble_tokens = sum(self.totals[: self.preamble])
+        self.deferred = False
+        #: The original messages before this index were shown to a memory flush turn (or are the
+        #: system messages).
+        self.flushed_upto = conv.preamble
+        #: The agent's system prompt, sent with the memory flush turn.
+        self.system: str | None = None
+        #: refit found no recent suffix that leaves its usual room for the summary.
+        self.roomless = False
+        #: Why the last rung that gave up did (for recompile's error).
+        self.why = ""
+        self._cuts: list[int] | None = None
+        self._stale: set[int] | None = None
+        #: The working set whose raw part ends in a cut round (see :mod:`agentcontext.compaction.fill`), and its origins.
+        self._filled: tuple[Conversation, list[int | None]] | None = None
+        #: The user's extra focus for the summary (``compact(instructions=...)``).
+        self.instructions: str | None = None
+
+    @property
+    def p(self) -> CompactionPolicy:
+        """The policy (the short name :mod:`agentcontext.compaction.fill` reads)."""
+        return self.policy
+
+    @property
+    def pre(self) -> int:
+        """The number of system messages (the short name :mod:`agentcontext.compaction.fill` reads)."""
+        return self.preamble
+
+    def event(self, stage: str, before: int, after: int, **detail: Any) -> None:
+        self.events.append(StageEvent(stage, before, after, detail))  # type: ignore[arg-type]
+
+    def replace_work(self, conv: Conversation, changed: set[int]) -> None:
+        """``conv`` (the same messages as ``work``, those at ``changed`` rewritten) is the working
+        conversation now; the changed messages lose their provenance."""
+        self.provenance = [None if i in changed else q for i, q in enumerate(self.provenance)]
+        self.work = conv
+
+    def run_summarizer(
+        self, summarizer: Summarizer, request: SummaryRequest, notes: dict[str, Any] | None = None
+    ) -> tuple[str | None, str | None]:
+        """The accepted summary of ``request`` by ``summarizer`` under this run's policy, or None and
+        why not (:func:`~agentcontext.compaction.writing.run_summarizer`)."""
+        return run_summarizer(summarizer, request, self.policy, notes)
+
+    def keep_results(self, changed: list[Any]) -> None:
+        """Store the original of every cut or cleared result (``changed``: the report entries, by
+        message index and call id) under its call id, which its marker names."""
+        original = self.original
+        if self.store is None or not changed:
+            return
+        for c in changed:
+            i, call_id = c["index"], c["tool_use_id"]
+            # The ladder's stages change contents, never positions: the index is the original's.
+            items = original.slice(i, i + 1).to_jsonl() if i < len(original) else []
+            found = [m for m in items if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
+            if found:
+                self.store.put(result_text(found[-1].get("content")), alias=call_id)
+
+    def keep_span(self, conv: Conversation, start: int, stop: int, skip: tuple[int, int] | None = None) -> str | None:
+        """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line),
+        but for those in the range ``skip``, and return their recall id; None without a store."""
+        if self.store is None:
+            return None
+        lo, hi = skip or (start, start)
+        parts = [conv.slice(start, max(start, lo)), conv.slice(min(max(hi, start), stop), stop)]
+        lines = [json.dumps(m, ensure_ascii=False) for part in parts for items in part._export_each() for m in items]
+        return self.store.put("\n".join(lines) + "\n")

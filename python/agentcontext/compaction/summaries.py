@@ -1,0 +1,279 @@
+"""The ladder's summary operations: writing a summary (with the fallback and the memory flush),
+the message that carries it, the working set built around it (the raw recent part grown back to
+fill a budget) and the markers of dropped messages; :meth:`SummaryRun.finish` makes the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentcontext._core import Conversation, count_tokens
+from agentcontext.compaction import fill
+from agentcontext.compaction.flush import FlushingRun
+from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
+from agentcontext.compaction.results import CompactionResult, drop_marker
+from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
+from agentcontext.compaction.summarize import SummaryRequest, shrink_summary, summary_message
+from agentcontext.errors import BudgetError, CompactionError
+
+__all__ = ["SummaryRun"]
+
+
+class SummaryRun(FlushingRun):
+    """The ladder's state with its summary operations, the public ones called by harness hooks
+    too (:meth:`write_summary`, :meth:`summary_room`, :meth:`summary_tokens`,
+    :meth:`shrunk_summary`, :meth:`unseen`, :meth:`finish`)."""
+
+    def finish(
+        self,
+        conv: Conversation,
+        provenance: list[int | None],
+        *,
+        summary: Summary | None = None,
+        first_kept: int | None = None,
+        reason: str | None = None,
+        origins: list[int | None] | None = None,
+    ) -> CompactionResult:
+        fits = conv.tokens <= self.limit
+        if origins is None and self._filled is not None and self._filled[0] is conv:
+            origins = self._filled[1]
+        if not fits and reason is None:
+            reason = f"{conv.tokens:,} tokens remain over the budget of {self.limit:,}"
+        lo, hi = self.unseen(summary) if summary is not None else (self.preamble, self.preamble)
+        if lo < hi:
+            # The summary in the output did not see some of its messages: the marker before it
+            # counts those not in the output, and so does this event.
+            present = {q for q in [*provenance, *(origins or [])] if q is not None}
+            unseen = [i for i in range(lo, hi) if i not in present]
+            totals = self.work.message_tokens()
+            marker = Conversation([drop_marker(len(unseen), 0, None)], format="jsonl").to_format(self.original.format)
+            marker_tokens = Conversation(marker, format=self.original.format, encoding=self.original.encoding).tokens
+            self.event(
+                "drop", conv.tokens - marker_tokens + sum(totals[i] for i in unseen), conv.tokens,
+                dropped_messages=len(unseen),
+                why=f"dropped from the summarizer's request as too long (summarizer_overflow={self.policy.harness.summarizer_overflow!r})",
+            )  # fmt: skip
+        return CompactionResult(
+            conv, self.original, self.events, self.before, conv.tokens, self.limit, fits, provenance,
+            summary=summary.text if summary else None, reason=reason, origins=origins,
+            first_kept=summary.covers if summary and first_kept is None else first_kept, target=self.target,
+            unseen=(lo, hi) if lo < hi else None,
+        )  # fmt: skip
+
+    def write_summary(self, stop: int, cap: int) -> Summary | None:
+        """A summary of ``original[preamble:stop]`` within ``cap`` tokens (the fallback summarizer
+        when the summarizer fails in auto mode); None, with a failed stage event, when none was
+        accepted (manual mode raises instead)."""
+        self._flush(stop)
+        p, work, c = self.policy, self.work, self.compactor
+        older_tokens = sum(work.message_tokens()[self.preamble : stop])
+        # Earlier summaries in the older part are updated, not nested.
+        previous = next(reversed(work._summaries(self.preamble, stop)), None)
+        max_tokens = max(64, min(cap, older_tokens - 1))
+        request = SummaryRequest(
+            work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
+            instructions=self.instructions,
+        )  # fmt: skip
+        notes: dict[str, Any] = {}
+        chunks = p.harness.summarizer(self, request)
+        text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
+        used = type(c.summarizer).__name__
+        if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
+            notes.clear()
+            text, fallback_failure = self.run_summarizer(c.fallback, request, notes)
+            used = type(c.fallback).__name__
+            failure = (
+                f"{failure}; used the fallback" if text is not None else f"{failure}; fallback: {fallback_failure}"
+            )
+        if text is None:
+            if self.manual:
+                raise CompactionError(f"summary failed: {failure}; history unchanged")
+            self.event("summarize", work.tokens, work.tokens, failed=failure)
+            self.why = f"no summary could be made: {failure}"
+            return None
+        # The messages dropped from the summarizer's request are not in the summary: its oldest
+        # (drop_rounds), or those wholly in the omitted middle of its transcript (truncate).
+        at = min(int(notes.get("omitted_from", 0)), stop - self.preamble - 1)
+        unseen = min(
+            int(notes.get("dropped_messages", notes.get("omitted_messages", 0))), stop - self.preamble - 1 - at
+        )
+        totals = work.message_tokens()
+        detail: dict[str, Any] = {
+            "summarized_messages": stop - self.preamble - unseen,
+            "summarized_tokens": older_tokens - sum(totals[self.preamble + at : self.preamble + at + unseen]),
+            "summary_tokens": count_tokens(text, encoding=p.encoding),
+            "summary_cap": max_tokens,
+            "summarizer": used,
+            **notes,
+        }
+        if failure:
+            detail["note"] = failure
+        elif chunks is not None:
+            detail.update(chunks.detail)
+        return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
+
+    def unseen(self, summary: Summary) -> tuple[int, int]:
+        """``(lo, hi)``: the messages ``lo:hi`` of the original among those ``summary``'s message
+        covers that its summarizer never saw (counted by a marker instead); ``lo == hi``: none."""
+        lo = min(self.preamble + summary.unseen_at, summary.covers)
+        return lo, min(lo + summary.unseen, summary.covers)
+
+    def _summary_messages(self, summary: Summary, *, store: bool) -> list[dict[str, str]]:
+        """The message carrying ``summary``, its header naming what it replaces (with a recall id
+        for the originals when ``store`` and the compactor has a store); before it, when its
+        summarizer never saw some of those messages, a drop marker counting them instead."""
+        covers, (lo, hi) = summary.covers, self.unseen(summary)
+        recall_id = self.keep_span(self.original, self.preamble, covers, (lo, hi)) if store else None
+        totals = self.work.message_tokens()
+        tokens = sum(totals[self.preamble : covers]) - sum(totals[lo:hi])
+        message = summary_message(
+            summary.text, messages=covers - self.preamble - (hi - lo), tokens=tokens, recall_id=recall_id
+        )
+        if lo == hi:
+            return [message]
+        return [self._drop_note(self.original, lo, hi, store=store), message]
+
+    def summary_room(self, cap: int, kept: int) -> int:
+        """The cap of a summary beside ``kept`` tokens (system messages, what stays raw, extras)
+        under a one-shot target: the room they leave, at least ``cap``, at most the policy's
+        ``summary_max_tokens``."""
+        return max(cap, min(self.policy.summary_max_tokens, self.target - kept - SUMMARY_HEADER_TOKENS))
+
+    def summary_tokens(self, summary: Summary) -> int:
+        """Tokens of the message carrying ``summary``."""
+        messages = self._summary_messages(summary, store=False)
+        return Conversation(messages, format=self.original.format, encoding=self.original.encoding).tokens
+
+    def shrunk_summary(self, summary: Summary, room: int) -> Summary | None:
+        """``summary`` cut (head and tail) so that its message takes at most ``room`` tokens; None
+        when under :data:`MIN_SUMMARY_TOKENS` would be left of it."""
+        enc = self.policy.encoding
+        overhead = sum(
+            count_tokens(m["content"], encoding=enc) for m in self._summary_messages(summary, store=False)
+        ) - count_tokens(summary.text, encoding=enc)
+        left = room - overhead - 8
+        if left < MIN_SUMMARY_TOKENS:
+            return None
+        if count_tokens(summary.text, encoding=enc) <= left:
+            return summary
+        # The offline sections are fitted again, the latest request first (any other text: head + tail).
+        try:
+            text = shrink_summary(summary.text, left, encoding=enc)
+        except BudgetError:
+            return None
+        detail = {**summary.detail, "summary_cut_to_tokens": left}
+        return Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen, unseen_at=summary.unseen_at)
+
+    def _anchors(self) -> list[dict[str, Any]]:
+        anchors = self.compactor.anchors
+        return anchors.messages() if anchors is not None else []
+
+    def _pinned(self, stop: int) -> list[int]:
+        """Pinned messages older than ``stop`` that travel beside a summary (not tool messages)."""
+        o = self.original
+        return [
+            i for i in o.pinned if self.preamble <= i < stop and not o[i].get("tool_calls") and o[i]["role"] != "tool"
+        ]
+
+    def _pinned_tokens(self, stop: int) -> int:
+        return sum(self.totals[i] for i in self._pinned(stop))
+
+    def _fill_start(self, room: int) -> int:
+        """The earliest cut point (start of a group or round, never between a call and its
+        result) from which the raw recent part, with the system messages, fits ``room`` tokens;
+        the number of messages when none does."""
+        if self._cuts is None:
+            self._cuts = [c for c in self.original._cut_points() if self.preamble <= c < len(self.original)]
+        budget = room - self.preamble_tokens
+        best = len(self.original)
+        total = 0
+        at = len(self.original)
+        for c in reversed(self._cuts):
+            total += sum(self.totals[c:at])
+            at = c
+            if total > budget:
+                break
+            best = c
+        return best
+
+    def _grow(
+        self, summary: Summary, extras: list[dict[str, Any]], fill_to: int | None
+    ) -> tuple[Conversation, list[int | None]]:
+        """The working set: system messages, the summary and ``extras`` (re-attached files,
+        anchors), pinned older messages, then the raw recent part from where the summary ends —
+        grown backwards by whole groups or rounds until the whole reaches ``fill_to`` (None: not
+        grown). The summary then replaces only what is not kept raw."""
+        o, stop = self.original, summary.stop
+        summary.covers = stop
+        head = [*self._summary_messages(summary, store=False), *extras]
+        if fill_to is not None:
+            fixed = Conversation(head, format=o.format, encoding=o.encoding).tokens + self._pinned_tokens(stop)
+            summary.covers = min(stop, self._fill_start(fill_to - fixed))
+        while True:
+            head = [*self._summary_messages(summary, store=True), *extras]
+            conv, prov = self._assemble(Conversation(head, format=o.format, encoding=o.encoding), summary.covers)
+            if fill_to is None or summary.covers >= stop or conv.tokens <= fill_to:
+                break
+            # Counted apart, the parts came out larger together: the next cut point.
+            summary.covers = next((c for c in self._cuts or [] if c > summary.covers), stop)
+        # The summary as written, beside the raw part it was written for; then the fill.
+        pinned = set(self._pinned(stop))
+        unfilled = conv.tokens - sum(self.totals[i] for i in range(summary.covers, stop) if i not in pinned)
+        if not summary.recorded:
+            self.event("summarize", self.work.tokens, unfilled, **summary.detail, kept_raw=len(o) - stop)
+            summary.recorded = True
+        cut = fill.cut_round(self, summary, extras, conv, fill_to) if fill_to is not None else None
+        if cut is not None:
+            conv, prov = cut.conversation, cut.provenance
+            self._filled = (conv, cut.origins)
+        if summary.covers < stop:
+            lo, hi = self.unseen(summary)
+            self.event("fill", unfilled, conv.tokens, raw_messages_added=stop - summary.covers,
+                       summarized_messages=summary.covers - self.preamble - (hi - lo),
+                       **({"messages_cut": len(cut.cut)} if cut is not None else {}))  # fmt: skip
+        return conv, prov
+
+    def _assemble(self, head: Conversation, start: int) -> tuple[Conversation, list[int | None]]:
+        o = self.original
+        pinned = self._pinned(start)
+        raw = [i for i in range(start, len(o)) if i not in self._stale_anchors()]
+        runs = [o.slice(lo, hi) for lo, hi in _runs(raw)]
+        parts = [o.slice(0, self.preamble), head, *(o.slice(i, i + 1) for i in pinned), *runs]
+        prov: list[int | None] = [*range(self.preamble), *[None] * len(head), *pinned, *raw]
+        return Conversation.concat(parts), prov
+
+    def _stale_anchors(self) -> set[int]:
+        """Anchor messages an earlier compaction attached, superseded by the ones attached now."""
+        if self.compactor.anchors is None:
+            return set()
+        if self._stale is None:
+            o, marker = self.original, _ANCHOR_HEADER
+            self._stale = {
+                i for i in range(self.preamble, len(o))
+                if o[i]["role"] == "user" and isinstance(c := o[i].get("content"), str) and c.startswith(marker)
+            }  # fmt: skip
+        return self._stale
+
+    def _drop_note(self, conv: Conversation, lo: int, hi: int, *, store: bool = True) -> dict[str, str]:
+        """The user message that takes the place of messages ``lo:hi`` of ``conv`` when they are
+        dropped: how many, their tokens, and the recall id of their originals (stored now when
+        ``store`` and the compactor has a store)."""
+        dropped = sum(conv.message_tokens()[lo:hi])
+        span = self.keep_span(conv, lo, hi) if store else None
+        return drop_marker(hi - lo, dropped, span)
+
+    def _dropping(self, conv: Conversation, keep: list[int]) -> tuple[Conversation, list[int | None], int]:
+        """The system messages of ``conv``, then its messages ``keep`` (sorted positions after
+        them, ending with its last message) with a marker (:meth:`_drop_note`) where each run
+        of the others was: the conversation, the position in ``conv`` of each of its messages
+        (None for a marker) and how many messages were dropped."""
+        parts, positions = [conv.slice(0, self.preamble)], list[int | None](range(self.preamble))
+        at = self.preamble
+        for lo, hi in _runs(keep):
+            if lo > at:
+                note = self._drop_note(conv, at, lo)
+                parts.append(Conversation([note], format=conv.format, encoding=conv.encoding))
+                positions.append(None)
+            parts.append(conv.slice(lo, hi))
+            positions += range(lo, hi)
+            at = hi
+        return Conversation.concat(parts), positions, len(conv) - self.preamble - len(keep)
