@@ -25,7 +25,8 @@ from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.compaction.harnesses import claude_code, codex, pi
 from agentcontext.compaction.harnesses.alyx import CHECKPOINT_INSTRUCTION, Alyx
 from agentcontext.compaction.harnesses.claude_code import ClaudeCode
-from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer, SummaryRequest
+from agentcontext.compaction.llm import LLMSummarizer
+from agentcontext.compaction.summarize import SUMMARY_MARKER, SummaryRequest
 from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.flush import FLUSH_INSTRUCTION

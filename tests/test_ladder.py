@@ -17,7 +17,8 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, Compactor, summary_cap
-from agentcontext.compaction.summarize import SUMMARY_MARKER, LLMSummarizer
+from agentcontext.compaction.llm import LLMSummarizer
+from agentcontext.compaction.summarize import SUMMARY_MARKER
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION

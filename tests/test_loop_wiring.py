@@ -25,7 +25,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
-from agentcontext.compaction.summarize import LLMSummarizer
+from agentcontext.compaction.llm import LLMSummarizer
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
 from agentcontext.errors import OptionError

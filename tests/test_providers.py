@@ -16,7 +16,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.calibration import Calibration, class_tokens, content_class
 from agentcontext.compaction import CompactionPolicy, Compactor
-from agentcontext.compaction.summarize import LLMSummarizer, identifiers_in, required_identifiers
+from agentcontext.compaction.llm import LLMSummarizer, identifiers_in, required_identifiers
 from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError, SummaryError
 from agentcontext.loop import Session
 from agentcontext.providers import (

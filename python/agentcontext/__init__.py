@@ -52,7 +52,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.compaction.presets": ("PRESETS", "Preset"),
     "agentcontext.providers": ("AnthropicProvider", "OpenAIChatProvider", "OpenAIResponsesProvider", "Provider"),
     "agentcontext.session_log": ("SessionLog",),
-    "agentcontext.compaction.summarize": ("LLMSummarizer", "OfflineSummarizer", "Summarizer", "SummaryRequest"),
+    "agentcontext.compaction.summarize": ("OfflineSummarizer", "Summarizer", "SummaryRequest"),
+    "agentcontext.compaction.llm": ("LLMSummarizer",),
 }  # fmt: skip
 
 #: Public name -> (module, attribute), imported on first access.
@@ -146,9 +147,9 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionResult as CompactionResult
     from agentcontext.compaction import Compactor as Compactor
     from agentcontext.compaction import StageEvent as StageEvent
+    from agentcontext.compaction.llm import LLMSummarizer as LLMSummarizer
     from agentcontext.compaction.presets import PRESETS as PRESETS
     from agentcontext.compaction.presets import Preset as Preset
-    from agentcontext.compaction.summarize import LLMSummarizer as LLMSummarizer
     from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
     from agentcontext.compaction.summarize import Summarizer as Summarizer
     from agentcontext.compaction.summarize import SummaryRequest as SummaryRequest

@@ -49,7 +49,7 @@ class Compactor:
     no fallback). ``files`` re-reads recently read files after a summary (None: no re-attach).
 
     ``memory``: the project's memory tools; with them, and a summarizer that has a ``provider``
-    (an :class:`~agentcontext.compaction.summarize.LLMSummarizer`), auto mode runs the memory flush
+    (an :class:`~agentcontext.compaction.llm.LLMSummarizer`), auto mode runs the memory flush
     (:func:`~agentcontext.memory.flush.flush_memory`: one silent turn, output bounded by
     ``flush_max_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
@@ -104,8 +104,8 @@ class Compactor:
         local token (see :meth:`CompactionPolicy.scaled`). ``overhead``: local tokens every
         request carries outside the conversation — system prompt, tool definitions (see
         :meth:`CompactionPolicy.with_overhead`). A harness may replace the trigger
-        (:meth:`~agentcontext.compaction.harness.Harness.over_trigger`: OpenClaw's history share). ``idle_seconds``: seconds since the
-        previous model call (None: unknown), for the policy's ``cache_ttl_seconds``. ``system``: the
+        (:meth:`~agentcontext.compaction.harness.Harness.over_trigger`). ``idle_seconds``: seconds
+        since the previous model call (None: unknown), for the harness's cache TTL. ``system``: the
         agent's system prompt, sent with the memory flush turn (see :meth:`compact`)."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
@@ -169,13 +169,13 @@ class Compactor:
         meaning: the ladder stops under the target, keeps the policy's recent messages, and
         never cuts the last round (the caller refuses to send a request that cannot fit; the
         result says why). ``idle_seconds``: seconds since the previous model call, for the
-        policy's ``cache_ttl_seconds`` (None: unknown, no TTL applies).
+        harness's cache TTL (None: unknown, no TTL applies).
 
         The ladder reads one copy of ``conv`` taken when it starts (another thread may go on
         extending ``conv``): that copy is the result's ``original``; when nothing changed, the
         result's ``conversation`` is that copy too (``result.conversation is result.original``).
 
-        ``instructions``: extra focus for the summary (Pi's and Claude Code's ``/compact focus on
+        ``instructions``: extra focus for the summary (as in a harness's ``/compact focus on
         ...``), passed to the summarizer as :attr:`SummaryRequest.instructions`.
 
         With ``memory`` and a summarizer that has a provider, every summary (in auto and manual

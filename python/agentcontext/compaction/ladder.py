@@ -166,7 +166,7 @@ class LadderRun(ResortRun):
             room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
             fit = self._fill_start(room)
             # The policy's recent part is the least kept raw when it fits beside the summary;
-            # when it does not (pi's 20,000 recent tokens under a 5,000-token budget), as many
+            # when it does not (20,000 recent tokens under a 5,000-token budget), as many
             # whole rounds as fit, rather than a summary written for nothing and the refit rung.
             start = fit if fit < len(self.original) else start
         if start <= self.preamble:
@@ -178,8 +178,8 @@ class LadderRun(ResortRun):
         extras = [*self._reattach(self.preamble, start), *self._anchors()]
         if self.fill:
             # Whole rounds rarely fill the target exactly: the summary may take the room the raw
-            # part leaves, not only its third. (On the shared corpus at 25%, claude-code: pooled
-            # retention 0.877 with the third alone.)
+            # part leaves, not only its third. (On the shared corpus at 25%, one preset's pooled
+            # retention was 0.877 with the third alone.)
             raw = self.preamble_tokens + sum(self.totals[start:]) + self._pinned_tokens(start)
             raw += Conversation(extras, format=self.original.format, encoding=self.original.encoding).tokens
             cap = self.summary_room(cap, raw)

@@ -7,16 +7,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agentcontext import _checks
 from agentcontext.compaction.harness import Harness, parse_option
 from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
 from agentcontext.types import Encoding
-
-if TYPE_CHECKING:
-    from agentcontext.compaction.presets import Preset
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -58,7 +55,14 @@ def parse_budget(budget: str | int, total: int) -> int:
         raise OptionError(f"budget must be a positive number of tokens or a percentage, got {budget!r}") from None
 
 
-def resolve_policy(strategy: str | CompactionPolicy | Preset) -> CompactionPolicy:
+class HasPolicy(Protocol):
+    """Anything that carries a compaction policy (a :class:`~agentcontext.compaction.presets.Preset`)."""
+
+    @property
+    def compaction(self) -> CompactionPolicy: ...
+
+
+def resolve_policy(strategy: str | CompactionPolicy | HasPolicy) -> CompactionPolicy:
     """A policy, the policy of a :class:`~agentcontext.compaction.presets.Preset`, or the preset of that name.
 
     Raises:

@@ -4,26 +4,21 @@ default and the fallback when an LLM summarizer fails."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.types import Encoding
 
 __all__ = [
     "HANDOFF_PROMPT",
     "SUMMARY_MARKER",
-    "LLMSummarizer",
     "OfflineSummarizer",
     "Summarizer",
     "SummaryRequest",
-    "identifiers_in",
-    "required_identifiers",
     "shrink_summary",
     "strip_scratchpad",
     "summary_message",
@@ -308,93 +303,109 @@ def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k
     return _fit(latest, sections, max_tokens, encoding)
 
 
-def _fit(latest: str | None, sections: dict[str, list[str]], cap: int, enc: Encoding) -> str:
-    """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares)."""
-    chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
-    if latest:
-        # A third of the cap, at least LATEST_MIN_TOKENS; a cap that small is all the request's.
-        room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
-        kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
-        chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
-    used = count_tokens(_render(chosen), encoding=enc)
-    header = 6  # "## Name" and the blank line before it
-    # Lines are rendered and counted only when considered: most never are once the cap is met.
-    rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+#: Tokens of a section's heading ("## Name" and the blank line before it).
+_HEADER_TOKENS = 6
 
-    def line(name: str, k: int) -> tuple[str, int]:
-        done = rendered[name]
+
+class _Fitter:
+    """One fit of the offline summary's sections within a cap: the lines chosen per section, the
+    lines rendered and counted so far (only when considered: most never are once the cap is met),
+    and what the summary says so far (a fact it already names verbatim takes no second line)."""
+
+    def __init__(self, sections: dict[str, list[str]], enc: Encoding) -> None:
+        self.sections, self.enc = sections, enc
+        self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
+        self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+        self.said: set[str] = set()
+
+    def line(self, name: str, k: int) -> tuple[str, int]:
+        done = self.rendered[name]
         while len(done) <= k:
-            raw = sections[name][len(done)]
+            raw = self.sections[name][len(done)]
             text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
-            done.append((text, count_tokens(text, encoding=enc) + 1))  # +1: the newline
+            done.append((text, count_tokens(text, encoding=self.enc) + 1))  # +1: the newline
         return done[k]
 
-    # What the summary says so far: a fact (a path, an identifier) it already names verbatim —
-    # in the latest request, a user message, another section — takes no second line.
-    said: set[str] = set()
-
-    def say(text: str) -> None:
+    def say(self, text: str) -> None:
         for word in _WORD_BREAK.split(text):
-            said.add(word)
-            said.add(word.rstrip(".:;!?"))
+            self.said.add(word)
+            self.said.add(word.rstrip(".:;!?"))
 
-    def redundant(name: str, text: str) -> bool:
-        return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in said
+    def redundant(self, name: str, text: str) -> bool:
+        return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in self.said
 
-    for kept_line in chosen[LATEST]:
-        say(kept_line)
-
-    def take(name: str, limit: int) -> int:
+    def take(self, name: str, limit: int) -> int:
         """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
         message or carried summary too long for the room left is cut shorter (head and tail,
         at least :data:`USER_LINE_MIN_CHARS`) rather than left out."""
+        chosen, header = self.chosen, _HEADER_TOKENS
         spent = 0
-        for k in range(len(sections.get(name, []))):
-            text, c = line(name, k)
+        for k in range(len(self.sections.get(name, []))):
+            text, c = self.line(name, k)
             extra = c + (header if not chosen[name] else 0)
             if spent + extra > limit and name in (USERS, CARRIED):
                 left = limit - spent - (header if not chosen[name] else 0)
                 chars = left * 3
                 if chars < USER_LINE_MIN_CHARS:
                     break
-                text = _head_tail(sections[name][k], chars)
-                c = count_tokens(text, encoding=enc) + 1
+                text = _head_tail(self.sections[name][k], chars)
+                c = count_tokens(text, encoding=self.enc) + 1
                 extra = c + (header if not chosen[name] else 0)
             if spent + extra > limit:
                 break
             chosen[name].append(text)
-            say(text)
+            self.say(text)
             spent += extra
         return spent
 
+    def take_in_turns(self, rest: list[str], used: int, cap: int) -> int:
+        """One line from each of the sections ``rest`` in turn, while anything fits ``cap``
+        (``used`` taken already); the tokens used then."""
+        chosen, sections = self.chosen, self.sections
+        position = {name: len(chosen[name]) for name in rest}
+        progress = True
+        while progress:
+            progress = False
+            for name in rest:
+                k = position[name]
+                if k >= len(sections.get(name, [])) or used >= cap:
+                    continue
+                text, c = self.line(name, k)
+                extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
+                if self.redundant(name, text):
+                    position[name] = k + 1
+                    progress = True
+                elif used + extra <= cap:
+                    chosen[name].append(text)
+                    self.say(text)
+                    used += extra
+                    progress = True
+                    position[name] = k + 1
+                else:
+                    position[name] = len(sections[name])  # this section is done
+        return used
+
+
+def _fit(latest: str | None, sections: dict[str, list[str]], cap: int, enc: Encoding) -> str:
+    """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares)."""
+    fit = _Fitter(sections, enc)
+    chosen = fit.chosen
+    if latest:
+        # A third of the cap, at least LATEST_MIN_TOKENS; a cap that small is all the request's.
+        room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
+        kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
+        chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
+    used = count_tokens(_render(chosen), encoding=enc)
+    for kept_line in chosen[LATEST]:
+        fit.say(kept_line)
     # Every user message (and what earlier harnesses summarized) before the rest.
-    used += take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
-    used += take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
+    used += fit.take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
+    used += fit.take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
     for name in ("Current state", "Next step"):
-        used += take(name, max(0, cap - used))
+        used += fit.take(name, max(0, cap - used))
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
-    position = {name: len(chosen[name]) for name in rest}
-    progress = True
-    while progress:
-        progress = False
-        for name in rest:
-            k = position[name]
-            if k >= len(sections.get(name, [])) or used >= cap:
-                continue
-            text, c = line(name, k)
-            extra = c + (header if not chosen[name] else 0)
-            if redundant(name, text):
-                position[name] = k + 1
-                progress = True
-            elif used + extra <= cap:
-                chosen[name].append(text)
-                say(text)
-                used += extra
-                progress = True
-                position[name] = k + 1
-            else:
-                position[name] = len(sections[name])  # this section is done
+    fit.take_in_turns(rest, used, cap)
     text = _render(chosen)
     if count_tokens(text, encoding=enc) > cap:
         # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
@@ -415,203 +426,3 @@ def _render(sections: dict[str, list[str]]) -> str:
 def join_summaries(parts: Sequence[str]) -> str:
     """Partial summaries of consecutive parts, as one text for a merge step."""
     return "\n\n".join(f"### Part {i + 1} of {len(parts)}\n{p}" for i, p in enumerate(parts))
-
-
-# ---------------------------------------------------------------------------------------------
-# Identifiers a summary must keep, and the LLM summarizer.
-
-_IDENTIFIER_PATTERNS = (
-    # Test node ids and dotted/qualified names with a path part: tests/test_x.py::test_y
-    re.compile(r"[\w./-]+\.\w{1,8}::[\w:\[\]-]+"),
-    # Paths: with a slash, or a file name with a common extension.
-    re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+"),
-    re.compile(
-        r"(?<![\w/.-])[\w-]+\.(?:py|pyi|rs|ts|tsx|js|jsx|go|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|rst|txt|toml|yaml|yml|json|jsonl|cfg|ini|sh|sql|html|css|lock)\b"
-    ),
-    # Backticked spans are what the user marked as exact.
-    re.compile(r"`([^`\n]{2,80})`"),
-    # Exception types and error codes: KeyError, E0502, HTTP 404 stays prose.
-    re.compile(r"\b[A-Z][a-zA-Z]+(?:Error|Exception|Warning)\b"),
-    re.compile(r"\b[A-Z]{1,6}-\d{1,6}\b"),
-    re.compile(r"\b[A-Z]\d{3,5}\b"),
-    # Commit hashes and hex ids.
-    re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
-)
-
-
-def identifiers_in(text: str) -> list[str]:
-    """The exact identifiers in ``text`` a handoff must keep verbatim: paths and file names, test
-    ids, backticked spans, exception types, ticket-style ids and commit hashes (in order, no
-    repeats, trailing punctuation removed)."""
-    found: list[str] = []
-    seen: set[str] = set()
-    for pattern in _IDENTIFIER_PATTERNS:
-        for m in pattern.finditer(text):
-            value = (m.group(1) if pattern.groups else m.group(0)).strip().rstrip(".,:;)")
-            if len(value) >= 2 and value not in seen:
-                seen.add(value)
-                found.append(value)
-    # A path already covered by a longer one (a test id, a backticked span) is not repeated.
-    return [v for v in found if not any(v != w and v in w for w in found)]
-
-
-def required_identifiers(request: SummaryRequest) -> list[str]:
-    """The identifiers a summary of ``request`` must contain: those in the latest user ask and
-    in errors that were not resolved in the summarized range."""
-    h = (request.original or request.source).handoff(request.start, request.stop)
-    texts = []
-    if h["user_requests"]:
-        texts.append(h["user_requests"][0][1])
-    texts.extend(e["text"] for e in h["errors"] if not e["resolved"])
-    out: list[str] = []
-    for text in texts:
-        out.extend(x for x in identifiers_in(text) if x not in out)
-    return out
-
-
-def _strip_header(text: str) -> str:
-    """A summary without a boundary header the model may have copied from a previous summary."""
-    if text.startswith(SUMMARY_MARKER):
-        return previous_summary_of(text).strip()
-    return text
-
-
-class LLMSummarizer:
-    """Summaries written by a model through a provider (see :mod:`agentcontext.providers`).
-
-    The older history is sent as it is (same prefix as the agent's own calls, so a prompt cache
-    is reused) with the handoff request appended as the last user message and tools disabled
-    (``tool_choice`` none; for Anthropic, which needs tool definitions when history holds tool
-    blocks, ``tools`` — pass the agent's own to share its cache — or minimal ones made from the
-    names used). A previous summary is given to be updated, not nested; the scratchpad is stripped;
-    the output is capped at ``max_output_tokens`` (default: twice the summary cap, for the
-    scratchpad).
-
-    Identifier check: the paths and ids in the latest user ask and in unresolved errors (see
-    :func:`required_identifiers`) must appear in the summary; if some are missing, the model is
-    asked once more with that feedback; if they are still missing, or the call fails, the
-    ``fallback`` summarizer (default: the offline one) writes the summary instead, and
-    :attr:`events` records why. With ``fallback=None`` a failure raises
-    :class:`~agentcontext.errors.SummaryError`.
-    """
-
-    #: The model's own window bounds what one request may hold: larger histories are staged.
-    window_bound = True
-
-    def __init__(
-        self,
-        provider: Any,
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        retry_missing: bool = True,
-        fallback: Summarizer | None = None,
-        max_output_tokens: int | None = None,
-        use_fallback: bool = True,
-    ) -> None:
-        self.provider = provider
-        self.tools = list(tools) if tools is not None else None
-        self.retry_missing = retry_missing
-        self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
-        self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
-        #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,
-        #: ``llm-retry``, ``fallback``), usage.
-        self.events: list[dict[str, Any]] = []
-
-    @property
-    def context_window(self) -> int:
-        """The provider model's window (the compactor stages older history to fit it)."""
-        return int(self.provider.context_window)
-
-    def summarize(self, request: SummaryRequest) -> str:
-        from agentcontext.errors import ContextOverflowError, SummaryError
-
-        event: dict[str, Any] = {"attempts": 0, "missing": [], "outcome": None, "usage": []}
-        self.events.append(event)
-        required = required_identifiers(request) if self.retry_missing else []
-        event["required"] = required
-        try:
-            text = self._ask(request, event, feedback=None)
-            missing = [x for x in required if x not in text]
-            if missing:
-                event["missing"] = missing
-                text = self._ask(request, event, feedback=(text, missing))
-                missing = [x for x in required if x not in text]
-                event["missing_after_retry"] = missing
-                if not missing:
-                    event["outcome"] = "llm-retry"
-                    return text
-                reason = f"the summary still lacks {', '.join(missing[:5])} after one retry"
-            elif not text:
-                reason = "the model returned an empty summary"
-            else:
-                event["outcome"] = "llm"
-                return text
-        except Exception as exc:  # a failed call is reported and falls back
-            if request.context.get("overflow") == "raise" and isinstance(exc, ContextOverflowError):
-                # The compactor retries a too-long request itself (Claude Code's round dropping).
-                event["failure"] = f"{type(exc).__name__}: {exc}"
-                event["outcome"] = "overflow"
-                raise
-            reason = f"{type(exc).__name__}: {exc}"
-        event["failure"] = reason
-        if self.fallback is None:
-            event["outcome"] = "failed"
-            raise SummaryError(reason)
-        event["outcome"] = "fallback"
-        return self.fallback.summarize(request)
-
-    def _ask(self, request: SummaryRequest, event: dict[str, Any], feedback: tuple[str, list[str]] | None) -> str:
-        older = request.older
-        fmt = self.provider.format
-        prompt = request.prompt
-        if request.previous_summary:
-            prompt += (
-                "\n\nThe previous summary, to update (do not nest it):\n<previous_summary>\n"
-                f"{previous_summary_of(request.previous_summary)}\n</previous_summary>"
-            )
-        if request.context.get("parts"):
-            prompt += f"\n\nThis is part {request.context['part']} of {request.context['parts']} of the older history."
-        if request.context.get("merge"):
-            prompt = (
-                "Merge these partial handoff summaries of consecutive parts of one conversation into one "
-                "handoff summary with the same sections, in <summary> tags. Later parts override earlier ones."
-            )
-        if request.context.get("split_turn") == "prefix":
-            prompt += (
-                "\n\nThis is the start of the current turn; its end is kept verbatim after your summary. Summarize "
-                "the user's request and what was done so far in this turn: the context the kept part needs."
-            )
-        if request.instructions:
-            prompt += f"\n\nAdditional instructions from the user for this summary:\n{request.instructions}"
-        prompt += f"\n\nKeep the summary under {request.max_tokens:,} tokens."
-        extra: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        if feedback is not None:
-            previous, missing = feedback
-            extra += [
-                {"role": "assistant", "content": f"<summary>\n{previous}\n</summary>"},
-                {
-                    "role": "user",
-                    "content": "Your summary leaves out identifiers the next model needs verbatim: "
-                    + ", ".join(missing)
-                    + ". Write the complete summary again, in <summary> tags, including each of them exactly.",
-                },
-            ]
-        # The library's own format carries every block of every provider; the provider converts.
-        conv = Conversation([*older.to_jsonl(), *extra], format="jsonl", encoding=older.encoding)
-        tools: list[dict[str, Any]] | None = None
-        tool_choice: Any = None
-        names = sorted(older.tokens_by_tool())
-        if fmt == "anthropic" and (self.tools or names):
-            tools = [dict(t) for t in self.tools] if self.tools else [
-                {"name": n, "description": "Disabled while summarizing.", "input_schema": {"type": "object"}}
-                for n in names
-            ]  # fmt: skip
-            tool_choice = {"type": "none"}
-        elif self.tools:
-            tools = [dict(t) for t in self.tools]
-            tool_choice = "none"
-        max_out = self.max_output_tokens or max(1_024, 2 * request.max_tokens)
-        event["attempts"] += 1
-        completion = self.provider.complete(conv, max_tokens=max_out, tools=tools, tool_choice=tool_choice)
-        event["usage"].append(dataclasses.asdict(completion.usage))
-        return _strip_header(strip_scratchpad(completion.text))

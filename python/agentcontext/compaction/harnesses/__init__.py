@@ -1,2 +1,3 @@
-"""Behaviours of the harnesses the presets are named after, one module per harness, called by
-the compaction ladder (:mod:`agentcontext.compaction`) where a policy field turns them on."""
+"""The harnesses the presets are named after, one module per harness: each a
+:class:`~agentcontext.compaction.harness.Harness` subclass holding its options and overriding the
+hooks through which it changes the ladder; :mod:`agentcontext.compaction.presets` wires them in."""
