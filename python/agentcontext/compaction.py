@@ -31,7 +31,7 @@ from agentcontext.errors import (
     OptionError,
 )
 from agentcontext.harnesses import letta, openclaw
-from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
+from agentcontext.providers.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,
@@ -546,7 +546,7 @@ class CompactionResult:
         return out
 
     def _repr_html_(self) -> str:
-        from agentcontext.display import result_repr_html
+        from agentcontext.measure.display import result_repr_html
 
         return result_repr_html(self)
 
