@@ -48,7 +48,8 @@ from agentcontext.sessions.subagents import (
 from agentcontext.types import JsonDict, Message
 
 if TYPE_CHECKING:
-    from agentcontext.compiler.compile import CompiledRequest, Compiler
+    from agentcontext.compiler.compile import Compiler
+    from agentcontext.compiler.sections import CompiledRequest
 
 __all__ = ["Session", "ToolFunction"]
 

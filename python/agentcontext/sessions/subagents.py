@@ -494,8 +494,9 @@ class Subagents:
         compiler = self.parent.compiler
         if compiler is None:
             return None
-        from agentcontext.compiler.compile import Compiler, WorkingSet
+        from agentcontext.compiler.compile import Compiler
         from agentcontext.compiler.registry import Registry
+        from agentcontext.compiler.sections import WorkingSet
         from agentcontext.compiler.skills import LOAD_SKILL
 
         ws = compiler.working_set
