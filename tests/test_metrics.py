@@ -19,7 +19,7 @@ from agentcontext.compaction import Compactor
 from agentcontext.errors import OptionError
 from agentcontext.measure import evaluation
 from agentcontext.measure.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
-from agentcontext.providers.pricing import PRICES
+from agentcontext.measure.pricing import PRICES
 from tests import support
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.measure import evaluation
 from agentcontext.measure.metrics import Evaluation, evaluate, replay, summarize_evaluations
-from agentcontext.providers.pricing import (
+from agentcontext.measure.pricing import (
     DEFAULT_REMAINING_TURNS,
     EVAL_PRICES,
     PRICES,

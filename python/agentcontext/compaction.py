@@ -31,7 +31,7 @@ from agentcontext.errors import (
     OptionError,
 )
 from agentcontext.harnesses import letta, openclaw
-from agentcontext.providers.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
+from agentcontext.measure.pricing import DEFAULT_REMAINING_TURNS, Prices, clear_rung, resolve_prices
 from agentcontext.summarize import (
     HANDOFF_PROMPT,
     OfflineSummarizer,

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
+from agentcontext.measure.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
-from agentcontext.providers.pricing import Cost, Prices, price_tables, resolve_prices
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -253,7 +253,7 @@ class Evaluation:
         return self.summary_tokens / self.summarized_tokens if self.summarized_tokens else None
 
     def cost(self, prices: Prices | str) -> Cost | None:
-        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.providers.pricing.Prices`
+        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.measure.pricing.Prices`
         or a model name): the cached prefixes (``cached_tokens``) at the cache-read price, the
         rest (``cache_write_tokens``, the first request whole) at the cache-write price. None
         without a replay (the baseline, a failed run)."""
@@ -263,8 +263,8 @@ class Evaluation:
         return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
 
     def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> dict[str, Any]:
-        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.providers.pricing.Prices`
-        or None for :data:`~agentcontext.providers.pricing.EVAL_PRICES`), also ``cost``: by table name, the
+        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.measure.pricing.Prices`
+        or None for :data:`~agentcontext.measure.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
         out = asdict(self)
         tables = price_tables(prices)
@@ -425,8 +425,8 @@ def summarize_evaluations(
     them filled to at least :data:`FILLED` (``filled``); the number of outputs over the budget
     (``over``: they have no fill); cache stability and compactions per 100 turns pooled over every
     replayed call of every transcript (None without a replay, as for the baseline); ``cost``: for
-    each price table of ``prices`` (model names or :class:`~agentcontext.providers.pricing.Prices`; None:
-    :data:`~agentcontext.providers.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
+    each price table of ``prices`` (model names or :class:`~agentcontext.measure.pricing.Prices`; None:
+    :data:`~agentcontext.measure.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
     by its name, what every replayed request of every transcript cost as input (cache reads,
     cache writes, their sum; :meth:`Evaluation.cost`), None without a replay; total seconds."""
     tables = price_tables(prices)

@@ -14,8 +14,8 @@ SDK error propagates unchanged.
 - :mod:`.base`: the :class:`Provider` interface and its results; :mod:`.anthropic`,
   :mod:`.openai`: the providers; :mod:`.windows`: models' context windows; :mod:`.overflow`:
   prompt-too-long errors.
-- :mod:`.pricing`: price tables and cache-cost arithmetic; :mod:`.server_side`: the servers'
-  own context management, built from a compaction policy (import them by their module).
+- :mod:`.server_side`: the servers' own context management, built from a compaction policy
+  (import it by its module).
 """
 
 from agentcontext.providers.anthropic import AnthropicProvider
