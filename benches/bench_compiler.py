@@ -5,7 +5,7 @@
 1. Cache-prefix stability of ``filter`` and ``deny``. One session of ``--calls`` model calls over a
    registry of 50 tools (20 read-only) and 30 skills; the mode switches default -> plan -> default
    -> plan every quarter. Each call adds a user message, or an assistant tool call and its result.
-   Every request is measured by :meth:`Compiler.replay` (agentcontext.metrics.Replay): the tokens of
+   Every request is measured by :meth:`Compiler.replay` (agentcontext.measure.metrics.Replay): the tokens of
    each request that are a prefix of the previous one (a cache read). Printed side by side: cache
    stability, tokens sent, cache-write tokens (request minus prefix), and the tool-definition tokens
    of a plan request.
@@ -27,8 +27,8 @@ from typing import Any
 
 from agentcontext import Conversation
 from agentcontext.compiler import Compiler, Registry, WorkingSet, discover_skills
-from agentcontext.loop import Session
 from agentcontext.providers import Completion, Provider, Usage
+from agentcontext.sessions.loop import Session
 
 
 def make_registry() -> Registry:

@@ -317,9 +317,10 @@ def bench_ladder() -> None:
 def bench_measure() -> None:
     import json
 
-    from agentcontext import evaluation, importers
+    from agentcontext import importers
     from agentcontext.compaction import Compactor
-    from agentcontext.metrics import replay, replay_policy
+    from agentcontext.measure import evaluation
+    from agentcontext.measure.metrics import replay, replay_policy
 
     raw = support.transcripts_dir() / "raw"
     if not raw.is_dir():

@@ -240,7 +240,12 @@ def test_help_documents_every_exit_status() -> None:
 def test_a_command_imports_only_what_it_needs() -> None:
     # `inspect` builds only its own parser: the ladder, compiler, sessions and memory modules (half
     # its time and a sixth of its memory) are not imported; --help still lists every command.
-    heavy = ["agentcontext.compaction", "agentcontext.compiler", "agentcontext.sessions", "agentcontext.pricing"]
+    heavy = [
+        "agentcontext.compaction",
+        "agentcontext.compiler",
+        "agentcontext.sessions",
+        "agentcontext.measure.pricing",
+    ]
     code = (
         "import sys\nfrom agentcontext.cli import main\nmain(sys.argv[1:])\n"
         f"print([m for m in {heavy!r} if m in sys.modules])"

@@ -21,7 +21,7 @@ import agentcontext as ac
 from agentcontext.budgets import FileReader
 from agentcontext.compaction import PRESETS, CompactionError, CompactionPolicy, Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, OfflineSummarizer, SummaryRequest, strip_scratchpad
-from agentcontext.session_log import SessionLog
+from agentcontext.sessions.log import SessionLog
 from tests import support
 
 
@@ -436,7 +436,7 @@ def test_a_writer_killed_mid_append_leaves_every_complete_record(tmp_path: Path)
         import sys
         sys.path.insert(0, {str(support.ROOT)!r})
         import agentcontext as ac
-        from agentcontext.session_log import SessionLog
+        from agentcontext.sessions.log import SessionLog
         log = SessionLog({str(path)!r})
         i = 0
         while True:

@@ -23,8 +23,8 @@ from agentcontext.compiler import (
     WorkingSet,
 )
 from agentcontext.errors import OptionError
-from agentcontext.loop import Session
 from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider
+from agentcontext.sessions.loop import Session
 from tests.llm_server import LLMServer, Recorded, Reply
 
 pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext import display
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor
-from agentcontext.display import (
+from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
+from agentcontext.measure import display
+from agentcontext.measure.display import (
     FATE_COLORS,
     ROLE_COLORS,
     conversation_html,
@@ -27,7 +28,6 @@ from agentcontext.display import (
     result_repr_html,
     safe_html,
 )
-from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from tests.support import ROOT as ROOT_DIR
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session.jsonl"
@@ -529,7 +529,7 @@ def test_plot_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_jupyter_reprs_are_wired() -> None:
     import agentcontext as ac
-    from agentcontext.display import conversation_html, result_html
+    from agentcontext.measure.display import conversation_html, result_html
 
     conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
     assert conv._repr_html_() == conversation_html(conv)
@@ -542,9 +542,9 @@ def test_jupyter_repr_without_the_package_namespace() -> None:
     # however the core is reached first (here straight from `agentcontext._core`), in a fresh process.
     code = (
         "import sys; from agentcontext._core import Conversation; "
-        "assert 'agentcontext.display' not in sys.modules; "
+        "assert 'agentcontext.measure.display' not in sys.modules; "
         "conv = Conversation([{'role': 'user', 'content': 'hi <b>'}]); html = conv._repr_html_(); "
-        "from agentcontext.display import conversation_html; assert html == conversation_html(conv), html; "
+        "from agentcontext.measure.display import conversation_html; assert html == conversation_html(conv), html; "
         "assert 'ac-conversation' in html and 'hi &lt;b&gt;' in html; print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -553,7 +553,7 @@ def test_jupyter_repr_without_the_package_namespace() -> None:
 
 def test_replay_plot_has_the_compaction_points(tmp_path: Path) -> None:
     import agentcontext as ac
-    from agentcontext.metrics import replay, replay_policy
+    from agentcontext.measure.metrics import replay, replay_policy
 
     conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
     rep = replay(conv, ac.Compactor(replay_policy(ac.PRESETS["openharness"].compaction, 6_000)))

@@ -210,7 +210,7 @@ def test_every_catchable_error_lives_in_the_errors_module() -> None:
 
 def test_testing_helpers_raise_typed_errors_for_wrong_types() -> None:
     """The assertion helpers' wrong-type errors are ArgumentTypeError (still a TypeError)."""
-    from agentcontext import testing
+    from agentcontext.measure import testing
 
     conv = ac.Conversation([{"role": "user", "content": "hi"}])
     for call in (

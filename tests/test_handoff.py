@@ -131,9 +131,9 @@ def test_corpus_targets_at_a_quarter(transcripts: Path) -> None:
     summarizer): pooled retention of the independent probes at least 0.90; no transcript below
     the recent-suffix + every-user-message baseline where that baseline fits; the latest ask in
     every output that fits and whose summary the ladder did not cut down afterwards (the drop stage)."""
-    from agentcontext import evaluation
     from agentcontext.compaction import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
-    from agentcontext.metrics import BASELINE, summarize_evaluations
+    from agentcontext.measure import evaluation
+    from agentcontext.measure.metrics import BASELINE, summarize_evaluations
 
     rows = evaluation.run([transcripts / "normalized"], ["claude-code", BASELINE], "25%", workers=2)
     assert all(r.error is None for r in rows)

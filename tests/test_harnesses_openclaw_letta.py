@@ -312,8 +312,8 @@ def providers() -> Iterator[list[Any]]:
 
 def test_a_letta_session_warns_before_it_compacts(providers: list[Any]) -> None:
     pytest.importorskip("openai", reason="the openai SDK is a test extra")
-    from agentcontext.loop import Session
     from agentcontext.providers import OpenAIChatProvider
+    from agentcontext.sessions.loop import Session
     from tests.llm_server import LLMServer, Reply
 
     compiler = Compiler(WorkingSet())
@@ -335,8 +335,8 @@ def test_a_letta_session_warns_before_it_compacts(providers: list[Any]) -> None:
 
 def test_a_warm_cache_keeps_a_session_from_trimming(providers: list[Any]) -> None:
     pytest.importorskip("openai", reason="the openai SDK is a test extra")
-    from agentcontext.loop import Session
     from agentcontext.providers import OpenAIChatProvider
+    from agentcontext.sessions.loop import Session
     from tests.llm_server import LLMServer, Reply
 
     with LLMServer() as server:

@@ -15,8 +15,8 @@ import agentcontext as ac
 from agentcontext.budgets import ResultStore, ToolResultPolicy, recall_tool
 from agentcontext.compaction import CompactionPolicy
 from agentcontext.errors import ContextOverflowError, OptionError
-from agentcontext.loop import Session
-from agentcontext.session_log import SessionLog
+from agentcontext.sessions.log import SessionLog
+from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 

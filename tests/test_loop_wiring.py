@@ -29,12 +29,12 @@ from agentcontext.compaction.llm import LLMSummarizer
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.goal import EvidenceJudge, FileContains, Goal
 from agentcontext.errors import OptionError
-from agentcontext.loop import Session
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.anchors import WorkspaceAnchors
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
-from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
+from agentcontext.sessions.log import SessionLog
+from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 
@@ -320,9 +320,9 @@ def test_goal_file_checks_resolve_against_the_workspace_and_stay_in_it(
 KILLED_MID_TURN = textwrap.dedent(
     """
     import sys, time
-    from agentcontext.loop import Session
+    from agentcontext.sessions.loop import Session
     from agentcontext.providers import OpenAIChatProvider
-    from agentcontext.session_log import SessionLog
+    from agentcontext.sessions.log import SessionLog
     from agentcontext.sessions import SnapshotStore
 
     url, directory, log_path = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext import evaluation
 from agentcontext.cli import main
 from agentcontext.compaction import Compactor
 from agentcontext.errors import OptionError
-from agentcontext.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
-from agentcontext.pricing import PRICES
+from agentcontext.measure import evaluation
+from agentcontext.measure.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
+from agentcontext.measure.pricing import PRICES
 from tests import support
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def test_retention_counts_what_a_working_set_lost() -> None:
 
 
 def _in(p: Probe, text: str) -> bool:
-    from agentcontext.metrics import found_in
+    from agentcontext.measure.metrics import found_in
 
     return found_in(p, text)
 
@@ -117,7 +117,7 @@ def test_probes_share_no_code_with_the_summarizer() -> None:
     summarizer's identifier patterns, not the text walkers."""
     import ast
 
-    import agentcontext.probes as module
+    import agentcontext.measure.probes as module
 
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     imported = {
@@ -322,7 +322,7 @@ def test_ray_engine_matches_local(transcripts: Path) -> None:
 
 
 def test_baseline_keeps_every_user_message_and_a_recent_suffix() -> None:
-    from agentcontext.metrics import baseline_suffix_users
+    from agentcontext.measure.metrics import baseline_suffix_users
 
     conv = session()
     messages = conv.to_jsonl()

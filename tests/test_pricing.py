@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext import evaluation
 from agentcontext.cli import main
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.metrics import Evaluation, evaluate, replay, summarize_evaluations
-from agentcontext.pricing import (
+from agentcontext.measure import evaluation
+from agentcontext.measure.metrics import Evaluation, evaluate, replay, summarize_evaluations
+from agentcontext.measure.pricing import (
     DEFAULT_REMAINING_TURNS,
     EVAL_PRICES,
     PRICES,

@@ -14,17 +14,16 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext.calibration import Calibration, class_tokens, content_class
 from agentcontext.compaction import CompactionPolicy, Compactor
 from agentcontext.compaction.llm import LLMSummarizer, identifiers_in, required_identifiers
 from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError, SummaryError
-from agentcontext.loop import Session
+from agentcontext.measure.calibration import Calibration, class_tokens, content_class
 from agentcontext.providers import (
     AnthropicProvider,
     classify_overflow,
     context_window,
 )
-from agentcontext.server_side import (
+from agentcontext.providers.server_side import (
     COMPACT_BETA,
     CONTEXT_MANAGEMENT_BETA,
     anthropic_context_management,
@@ -32,7 +31,8 @@ from agentcontext.server_side import (
     openai_context_management,
     pin_compactions,
 )
-from agentcontext.session_log import SessionLog
+from agentcontext.sessions.log import SessionLog
+from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import CHAT_STYLES, HTTPError, LLMServer, Overflow, Recorded, Reply
 

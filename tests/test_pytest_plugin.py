@@ -1,5 +1,5 @@
-"""The pytest plugin (``agentcontext.pytest_plugin``, loaded through the ``pytest11`` entry point)
-and the assertion helpers of ``agentcontext.testing``.
+"""The pytest plugin (``agentcontext.measure.pytest_plugin``, loaded through the ``pytest11`` entry point)
+and the assertion helpers of ``agentcontext.measure.testing``.
 
 Plugin tests run pytest in process with ``pytester`` in a temporary folder that has its own
 empty ``pytest.ini``, so the project's settings do not apply to the inner runs.
@@ -17,15 +17,17 @@ from typing import Any
 
 import pytest
 
+import agentcontext.importers
+
 # Imported here, before pytester snapshots sys.modules, so that the inner runs share these modules
 # (and their classes) instead of importing fresh copies.
-import agentcontext.evaluation
-import agentcontext.importers
-import agentcontext.pytest_plugin  # noqa: F401
-from agentcontext import CompactionResult, Compactor, Conversation, OptionError, metrics
-from agentcontext.calibration import message_texts
+import agentcontext.measure.evaluation
+import agentcontext.measure.pytest_plugin  # noqa: F401
+from agentcontext import CompactionResult, Compactor, Conversation, OptionError
 from agentcontext.compaction import PRESETS
-from agentcontext.testing import assert_cache_stable, assert_fits, assert_retains, assert_valid
+from agentcontext.measure import metrics
+from agentcontext.measure.calibration import message_texts
+from agentcontext.measure.testing import assert_cache_stable, assert_fits, assert_retains, assert_valid
 
 LONG = "\n".join(f"line {i}: def handler_{i}(request): return lookup(request['user_id'])" for i in range(80))
 
@@ -118,7 +120,7 @@ def alpha() -> Conversation:
 
 def test_entry_point_registered() -> None:
     points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="pytest11")}
-    assert points.get("agentcontext") == "agentcontext.pytest_plugin"
+    assert points.get("agentcontext") == "agentcontext.measure.pytest_plugin"
 
 
 def test_marker_registered_without_p(project: pytest.Pytester) -> None:
@@ -137,7 +139,7 @@ def test_plain_tests_unaffected(project: pytest.Pytester) -> None:
 
 def _imported_by_plugin() -> set[str]:
     code = (
-        "import sys; before = set(sys.modules); import agentcontext.pytest_plugin; "
+        "import sys; before = set(sys.modules); import agentcontext.measure.pytest_plugin; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -146,8 +148,13 @@ def _imported_by_plugin() -> set[str]:
 
 def test_loading_the_plugin_imports_no_submodule_it_uses() -> None:
     new = _imported_by_plugin()
-    assert "agentcontext.pytest_plugin" in new
-    for module in ("agentcontext.testing", "agentcontext.importers", "agentcontext.metrics", "agentcontext.evaluation"):
+    assert "agentcontext.measure.pytest_plugin" in new
+    for module in (
+        "agentcontext.measure.testing",
+        "agentcontext.importers",
+        "agentcontext.measure.metrics",
+        "agentcontext.measure.evaluation",
+    ):
         assert module not in new
 
 
@@ -164,7 +171,7 @@ def test_one_item_per_transcript(project: pytest.Pytester) -> None:
         test_corpus="""
         import pytest
         from agentcontext import Conversation
-        from agentcontext.testing import assert_valid
+        from agentcontext.measure.testing import assert_valid
 
         @pytest.mark.ac_transcripts("data")
         def test_each(ac_transcript, ac_strategy):
@@ -187,7 +194,7 @@ def test_strategies_multiply_items(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_strategies="""
         import pytest
-        from agentcontext.testing import assert_fits, assert_valid
+        from agentcontext.measure.testing import assert_fits, assert_valid
 
         pytestmark = pytest.mark.ac_transcripts("data", strategies=["openharness", "pi"])
 
@@ -263,7 +270,7 @@ def test_load_and_evaluate_fixtures(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_fixtures="""
         import pytest
-        from agentcontext.metrics import Evaluation
+        from agentcontext.measure.metrics import Evaluation
 
         def test_load(ac_load, ac_compact):
             conv = ac_load("data/gamma.jsonl")
@@ -285,7 +292,7 @@ def test_helper_failures_are_reported(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_failing="""
         import pytest
-        from agentcontext.testing import assert_fits, assert_retains, assert_valid
+        from agentcontext.measure.testing import assert_fits, assert_retains, assert_valid
 
         @pytest.mark.ac_transcripts("data", pattern="beta*")
         def test_retains(ac_transcript):
@@ -374,7 +381,7 @@ def test_fixture_without_marker_explains_it(project: pytest.Pytester) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# agentcontext.testing, used directly.
+# agentcontext.measure.testing, used directly.
 
 
 def compacted(conv: Conversation, strategy: str = "openharness", share: float = 0.5) -> CompactionResult:

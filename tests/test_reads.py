@@ -23,7 +23,7 @@ import pytest
 
 import agentcontext as ac
 from agentcontext import errors, importers
-from agentcontext.evaluation import discover
+from agentcontext.measure.evaluation import discover
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, /dev/zero and VmHWM are Linux's")
 
@@ -178,7 +178,7 @@ def test_evaluation_skips_special_files_in_folders_and_refuses_them_by_name(tmp_
     os.mkfifo(folder / "b.jsonl")
     out = run_child(
         f"""
-        from agentcontext.evaluation import discover
+        from agentcontext.measure.evaluation import discover
         out["folder"] = [name for _, _, name in discover([{str(folder)!r}])]
         out["named"] = refusal(discover, [{str(folder / "b.jsonl")!r}])
         """

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext.session_log import SessionLog
+from agentcontext.sessions.log import SessionLog
 from tests import support
 
 JOIN = 240  # seconds: bounds every join, so a regression fails instead of hanging
@@ -397,7 +397,7 @@ def test_a_fifo_or_device_is_refused_at_once(tmp_path: Path) -> None:
     script = (
         f"import sys; sys.path.insert(0, {str(support.ROOT / 'python')!r})\n"
         "import agentcontext as ac\n"
-        "from agentcontext.session_log import SessionLog\n"
+        "from agentcontext.sessions.log import SessionLog\n"
         "for p in sys.argv[1:]:\n"
         "    try:\n"
         "        SessionLog(p)\n"

@@ -20,10 +20,10 @@ import pytest
 from agentcontext.compiler.compile import Compiler, WorkingSet
 from agentcontext.compiler.registry import Registry
 from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError, SnapshotError
-from agentcontext.loop import Session
 from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, ToolCall
-from agentcontext.session_log import SessionLog
 from agentcontext.sessions import SnapshotStore
+from agentcontext.sessions.log import SessionLog
+from agentcontext.sessions.loop import Session
 from agentcontext.sessions.permissions import Arguments, Permissions, Rule
 from agentcontext.sessions.subagents import FILTERED, SubagentPolicy, workspace
 from tests.llm_server import HTTPError, LLMServer, Recorded, Reply
@@ -86,7 +86,7 @@ def test_every_outer_turn_is_saved_with_its_reason(server: LLMServer, tmp_path: 
 RESUMING = textwrap.dedent(
     """
     import sys, time
-    from agentcontext.loop import Session
+    from agentcontext.sessions.loop import Session
     from agentcontext.providers import OpenAIChatProvider
     from agentcontext.sessions import SnapshotStore
 
@@ -951,7 +951,7 @@ def test_the_marker_bound_covers_the_real_marker() -> None:
 CHILD_PROCESS = textwrap.dedent(
     """
     import sys
-    from agentcontext.loop import Session
+    from agentcontext.sessions.loop import Session
     from agentcontext.providers import OpenAIChatProvider
     from agentcontext.sessions.subagents import SubagentPolicy
 

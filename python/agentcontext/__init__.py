@@ -38,7 +38,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.budgets": (
         "BudgetPreset", "FileReader", "OpenFiles", "Recall", "ResultStore", "ToolResultPolicy", "fit_project_files"
     ),
-    "agentcontext.calibration": ("Calibration",),
+    "agentcontext.measure.calibration": ("Calibration",),
     "agentcontext.compaction": ("CompactionPolicy", "CompactionResult", "Compactor", "StageEvent"),
     "agentcontext.errors": (
         "AgentContextError", "ArgumentTypeError", "BudgetError", "CompactionError", "ContextOverflowError",
@@ -46,12 +46,12 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "MissingCredentialsError", "MissingExtraError", "OptionError", "ProviderResponseError", "RecallError",
         "SessionSelectionError", "SummaryError", "TranscriptError", "TranscriptReadError", "UnknownFormatError"
     ),
-    "agentcontext.loop": ("Session",),
+    "agentcontext.sessions.loop": ("Session",),
     "agentcontext.memory.conversation": ("conversation_search",),
     "agentcontext.memory.store": ("MemoryStore",),
     "agentcontext.compaction.presets": ("PRESETS", "Preset"),
     "agentcontext.providers": ("AnthropicProvider", "OpenAIChatProvider", "OpenAIResponsesProvider", "Provider"),
-    "agentcontext.session_log": ("SessionLog",),
+    "agentcontext.sessions.log": ("SessionLog",),
     "agentcontext.compaction.summarize": ("OfflineSummarizer", "Summarizer", "SummaryRequest"),
     "agentcontext.compaction.llm": ("LLMSummarizer",),
 }  # fmt: skip
@@ -61,11 +61,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {name: (module, name) for module, names i
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605  (derived from the one list above)
 
-#: Submodules reachable as attributes before they are imported (``agentcontext.metrics``).
+#: Submodules reachable as attributes before they are imported (``agentcontext.measure``).
 _SUBMODULES = frozenset(
     {
-        "budgets", "calibration", "cli", "compaction", "display", "errors", "evaluation", "importers", "integrations", "loop",
-        "memory", "metrics", "presets", "providers", "pytest_plugin", "server_side", "session_log", "summarize", "testing", "types",
+        "budgets", "cli", "compaction", "errors", "importers", "integrations", "measure", "memory", "providers",
+        "sessions", "types",
     }
 )  # fmt: skip
 
@@ -87,8 +87,8 @@ def __dir__() -> list[str]:
 
 
 def _conversation_repr_html(self: Conversation) -> str:
-    """``Conversation._repr_html_`` (Jupyter): :func:`agentcontext.display.conversation_repr_html`."""
-    from agentcontext.display import conversation_repr_html
+    """``Conversation._repr_html_`` (Jupyter): :func:`agentcontext.measure.display.conversation_repr_html`."""
+    from agentcontext.measure.display import conversation_repr_html
 
     return conversation_repr_html(self)
 
@@ -142,7 +142,6 @@ if TYPE_CHECKING:
     from agentcontext.budgets import ResultStore as ResultStore
     from agentcontext.budgets import ToolResultPolicy as ToolResultPolicy
     from agentcontext.budgets import fit_project_files as fit_project_files
-    from agentcontext.calibration import Calibration as Calibration
     from agentcontext.compaction import CompactionPolicy as CompactionPolicy
     from agentcontext.compaction import CompactionResult as CompactionResult
     from agentcontext.compaction import Compactor as Compactor
@@ -173,11 +172,12 @@ if TYPE_CHECKING:
     from agentcontext.errors import TranscriptError as TranscriptError
     from agentcontext.errors import TranscriptReadError as TranscriptReadError
     from agentcontext.errors import UnknownFormatError as UnknownFormatError
-    from agentcontext.loop import Session as Session
+    from agentcontext.measure.calibration import Calibration as Calibration
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
     from agentcontext.providers import AnthropicProvider as AnthropicProvider
     from agentcontext.providers import OpenAIChatProvider as OpenAIChatProvider
     from agentcontext.providers import OpenAIResponsesProvider as OpenAIResponsesProvider
     from agentcontext.providers import Provider as Provider
-    from agentcontext.session_log import SessionLog as SessionLog
+    from agentcontext.sessions.log import SessionLog as SessionLog
+    from agentcontext.sessions.loop import Session as Session

@@ -11,9 +11,12 @@ import operator
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcontext.errors import ArgumentTypeError, OptionError
+
+if TYPE_CHECKING:
+    import argparse
 
 #: The largest count the compiled core accepts (``usize`` on 64-bit platforms).
 MAX_COUNT = 2**64 - 1
@@ -149,3 +152,26 @@ def human_size(size: int) -> str:
     if size >= 1 << 20:
         return f"{size / (1 << 20):.1f} MB"
     return f"{-(-size // 1024)} KB"
+
+
+def max_bytes_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--max-bytes SIZE``: the largest ``what`` (a file argument's metavar) read, 1G by default
+    (for every command line: ``agentcontext inspect|compact|search``)."""
+    parser.add_argument(
+        "--max-bytes",
+        type=_byte_size,
+        default=1 << 30,
+        metavar="SIZE",
+        help=f"refuse a {what} larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
+    )
+
+
+def _byte_size(text: str) -> int:
+    """``--max-bytes``: a number of bytes, or one with a K, M or G suffix (powers of 1024)."""
+    import argparse
+
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"expected a size such as 2G, 500M or 1000000, got {text!r}")
+    return int(digits) * scale

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agentcontext import Conversation, __version__
+from agentcontext import Conversation, __version__, _checks
 from agentcontext.errors import AgentContextError, OptionError
 from agentcontext.types import Encoding, FormatOrAuto
 
@@ -58,26 +58,6 @@ EXIT_STATUS = """exit status:
   3  `compact`: the budget cannot be met (the report and --output are still written)"""
 
 
-def max_bytes_argument(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--max-bytes SIZE``: the largest ``what`` (a file argument's metavar) read, 1G by default."""
-    parser.add_argument(
-        "--max-bytes",
-        type=_byte_size,
-        default=1 << 30,
-        metavar="SIZE",
-        help=f"refuse a {what} larger than this (e.g. 2G, 500M; default: 1G); only regular files are read",
-    )
-
-
-def _byte_size(text: str) -> int:
-    """``--max-bytes``: a number of bytes, or one with a K, M or G suffix (powers of 1024)."""
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
-    digits = text[:-1] if scale > 1 else text
-    if not digits.isdigit() or int(digits) == 0:
-        raise argparse.ArgumentTypeError(f"expected a size such as 2G, 500M or 1000000, got {text!r}")
-    return int(digits) * scale
-
-
 def _add_input(command: argparse.ArgumentParser) -> None:
     """The transcript a command reads: FILE, --format, --session and --max-bytes."""
     command.add_argument("file", help="transcript file")
@@ -85,7 +65,7 @@ def _add_input(command: argparse.ArgumentParser) -> None:
         "--format", choices=_input_formats(), default="auto", metavar="FORMAT", help="format of FILE (default: detect)"
     )
     command.add_argument("--session", help="the session to read, by name or index, in a file that holds several")
-    max_bytes_argument(command, "FILE")
+    _checks.max_bytes_argument(command, "FILE")
 
 
 #: The subcommands. A command line that names one builds only its parser, so that `inspect` does
@@ -182,7 +162,7 @@ def _add_compact(sub: Any) -> None:
 
 def _add_eval(sub: Any) -> None:
     from agentcontext.compaction import PRESETS
-    from agentcontext.pricing import EVAL_PRICES, PRICES
+    from agentcontext.measure.pricing import EVAL_PRICES, PRICES
 
     ev = sub.add_parser(
         "eval",
@@ -422,8 +402,8 @@ def _check_output(path: str) -> None:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    from agentcontext import evaluation
-    from agentcontext.pricing import price_tables
+    from agentcontext.measure import evaluation
+    from agentcontext.measure.pricing import price_tables
 
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
     prices = price_tables(args.prices)

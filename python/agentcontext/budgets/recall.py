@@ -15,7 +15,7 @@ from agentcontext.budgets.tools import recall_tool
 from agentcontext.errors import AgentContextError, OptionError, RecallError
 
 if TYPE_CHECKING:
-    from agentcontext.session_log import SessionLog
+    from agentcontext.sessions.log import SessionLog
 
 __all__ = ["Recall", "RecallPage", "result_text"]
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from agentcontext import _checks
 from agentcontext.compaction.harness import Harness, parse_option
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
+from agentcontext.measure.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
 from agentcontext.types import Encoding
 
 __all__ = [
@@ -144,9 +144,9 @@ class CompactionPolicy:
     cooldown_turns: int = 0
     encoding: Encoding = "o200k_base"
     note: str = ""
-    #: Stage (b)'s cache economics, off without prices: with a :class:`~agentcontext.pricing.Prices`
-    #: or a model name (``"claude-sonnet-4-5"``, see :data:`~agentcontext.pricing.PRICES`), old
-    #: results are cleared only when that pays (:func:`~agentcontext.pricing.clear_rung`): the
+    #: Stage (b)'s cache economics, off without prices: with a :class:`~agentcontext.measure.pricing.Prices`
+    #: or a model name (``"claude-sonnet-4-5"``, see :data:`~agentcontext.measure.pricing.PRICES`), old
+    #: results are cleared only when that pays (:func:`~agentcontext.measure.pricing.clear_rung`): the
     #: tokens freed, read ``remaining_turns`` more times, cost more than writing the changed suffix
     #: to the cache again; otherwise the ladder stops while the conversation fits.
     prices: Prices | str | None = None
@@ -227,7 +227,7 @@ class CompactionPolicy:
 
     def scaled(self, factor: float) -> CompactionPolicy:
         """This policy in local tokens when one local token is ``factor`` provider tokens (from a
-        :class:`~agentcontext.calibration.Calibration`): every absolute size is divided by it."""
+        :class:`~agentcontext.measure.calibration.Calibration`): every absolute size is divided by it."""
         _checks.number("factor", factor, low_open=True)
         if factor == 1.0:
             return self

@@ -16,21 +16,14 @@ skills on demand, a goal with a judge, reminders — and the tokens of every sou
 
 from __future__ import annotations
 
-from agentcontext.compiler.compile import (
-    BASE_INSTRUCTIONS,
-    SECTION_ORDER,
-    CompiledRequest,
-    Compiler,
-    Section,
-    WorkingSet,
-    compile_request,
-)
+from agentcontext.compiler.compile import Compiler, compile_request
 from agentcontext.compiler.environment import environment_section, git_state
 from agentcontext.compiler.goal import CommandExited, EvidenceJudge, FileContains, Goal, Judge, LLMJudge, Verdict
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
 from agentcontext.compiler.modes import MODES, STRATEGIES, hidden_reason
 from agentcontext.compiler.registry import EXECUTION_DOMAINS, Registry, ToolSpec
 from agentcontext.compiler.reminders import Reminder, Reminders
+from agentcontext.compiler.sections import BASE_INSTRUCTIONS, SECTION_ORDER, CompiledRequest, Section, WorkingSet
 from agentcontext.compiler.skills import LOAD_SKILL, Skill, Skills, discover_skills, parse_front_matter
 
 __all__ = [

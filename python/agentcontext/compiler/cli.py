@@ -17,9 +17,10 @@ from typing import Any
 
 from agentcontext._containment import one_line
 from agentcontext.compiler._files import read_text
-from agentcontext.compiler.compile import WorkingSet, compile_request
+from agentcontext.compiler.compile import compile_request
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES
 from agentcontext.compiler.registry import Registry
+from agentcontext.compiler.sections import WorkingSet
 from agentcontext.errors import OptionError
 
 __all__ = ["add_commands", "run"]

@@ -1,12 +1,12 @@
 """Compile one request: the system prompt by sections, the tool catalog of the mode, the history,
 and the reminders of this request only — with the tokens of every source.
 
-:class:`WorkingSet` holds the sources (base instructions, registry, skills, workspace with its
+:class:`~agentcontext.compiler.sections.WorkingSet` holds the sources (base instructions, registry, skills, workspace with its
 project instructions and environment, memory, goal). :func:`compile_request` is the stateless
 entry point (for frameworks that keep their own history); :class:`Compiler` is the stateful one a
 :class:`~agentcontext.Session` calls before every model call: it keeps the mode, the reminders and
 the goal, runs tools through the full registry (refusing what the mode hides), and reports every
-section change with its cost in cache-prefix tokens (:func:`agentcontext.metrics.Replay`).
+section change with its cost in cache-prefix tokens (:func:`agentcontext.measure.metrics.Replay`).
 
 Section order, stable first: base instructions, tool catalog, skill catalog, environment, project
 instructions, memory (rules and index), goal. The environment and the project instructions are
@@ -17,208 +17,27 @@ they do not change under the cache on every call; the memory index is read on ev
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from agentcontext import _checks
 from agentcontext._containment import one_line
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.compiler.environment import environment_section
-from agentcontext.compiler.goal import EvidenceJudge, Goal
-from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
+from agentcontext.compiler.goal import EvidenceJudge
+from agentcontext.compiler.instructions import project_instructions
 from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strategy, hidden_reason
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
-from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
+from agentcontext.compiler.sections import SECTION_ORDER, CompiledRequest, Section, WorkingSet
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.metrics import Replay, shared_prefix_tokens
+from agentcontext.measure.metrics import Replay, shared_prefix_tokens
 from agentcontext.types import Encoding, Format, JsonDict
 
-__all__ = [
-    "BASE_INSTRUCTIONS",
-    "SECTION_ORDER",
-    "CompiledRequest",
-    "Compiler",
-    "Section",
-    "WorkingSet",
-    "compile_request",
-]
-
-#: Stable, project-independent behaviour: the first section.
-BASE_INSTRUCTIONS = """\
-You are an agent working in the user's project with the tools below.
-- When a tool returns an error, read it and change the call; do not repeat the same call.
-- Verify your work by running the project's own checks, and report the exact commands you ran and \
-what they returned.
-- Say what you did not do or could not verify."""
-
-#: The sections in prompt order (stable first).
-SECTION_ORDER: tuple[str, ...] = ("base", "tools", "skills", "environment", "instructions", "memory", "goal")
+__all__ = ["Compiler", "compile_request"]
 
 _STYLE_OF: dict[str, ToolStyle] = {"anthropic": "anthropic", "openai": "openai", "responses": "responses"}
-
-
-@dataclass(frozen=True)
-class Section:
-    """One part of the system prompt and its exact token count."""
-
-    name: str
-    text: str
-    tokens: int
-
-
-@dataclass
-class WorkingSet:
-    """The sources a request is compiled from. Every one is optional; a section appears only when
-    its source exists. ``bundle`` narrows the registry (tool names or ``source:<source>``);
-    ``root=False`` (a subagent) leaves out ``root_only`` tools such as the memory writes."""
-
-    base: str | None = BASE_INSTRUCTIONS
-    registry: Registry | None = None
-    skills: Skills | None = None
-    workspace: Path | None = None
-    instructions: ProjectInstructions | None = None
-    environment: str | None = None
-    memory: Any = None
-    goal: Goal | None = None
-    bundle: Collection[str] | None = None
-    root: bool = True
-    #: The project instruction file names :meth:`Compiler.refresh` (and a worktree child) read.
-    instruction_names: Sequence[str] = DEFAULT_INSTRUCTION_NAMES
-
-    def __post_init__(self) -> None:
-        for name, kind in (
-            ("base", str),
-            ("registry", Registry),
-            ("skills", Skills),
-            ("instructions", ProjectInstructions),
-            ("environment", str),
-            ("goal", Goal),
-        ):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, kind):
-                raise ArgumentTypeError(
-                    f"WorkingSet {name} must be a {kind.__name__} or None, got {type(value).__name__}"
-                )
-        if self.workspace is not None and not isinstance(self.workspace, Path):
-            raise ArgumentTypeError(f"WorkingSet workspace must be a Path or None, got {type(self.workspace).__name__}")
-        b = self.bundle
-        if b is not None and (
-            isinstance(b, str | bytes) or not isinstance(b, Collection) or not all(isinstance(n, str) for n in b)
-        ):
-            raise ArgumentTypeError(f"WorkingSet bundle must be a collection of tool names or None, got {b!r:.80}")
-        if not isinstance(self.root, bool):
-            raise ArgumentTypeError(f"WorkingSet root must be True or False, got {type(self.root).__name__}")
-        names = self.instruction_names
-        if isinstance(names, str | bytes) or not isinstance(names, Sequence):
-            raise ArgumentTypeError(f"WorkingSet instruction_names must be a list of file names, got {names!r:.80}")
-        if not all(isinstance(n, str) and n and "/" not in n for n in names):
-            raise OptionError(f"WorkingSet instruction_names must be a list of file names, got {names!r:.80}")
-        self.instruction_names = tuple(names)
-
-    @classmethod
-    def load(
-        cls,
-        workspace: str | os.PathLike[str] | None = None,
-        *,
-        skills: Sequence[str | os.PathLike[str]] = (),
-        instruction_names: Sequence[str] = DEFAULT_INSTRUCTION_NAMES,
-        git: bool = True,
-        **sources: Any,
-    ) -> WorkingSet:
-        """Read a workspace once: its project instructions (``instruction_names``) and
-        environment (git branch and status when ``git``), and the skills of the ``skills``
-        directories. Other ``sources`` (``base``, ``registry``, ``memory``, ``goal``, ``bundle``,
-        ``root``) are taken as given."""
-        ws = cls(**sources, instruction_names=instruction_names)
-        if workspace is not None:
-            if not isinstance(workspace, str | os.PathLike):
-                raise ArgumentTypeError(f"workspace must be a path, got {type(workspace).__name__}")
-            ws.workspace = Path(workspace).resolve()
-            if not ws.workspace.is_dir():
-                raise OptionError(f"workspace {os.fspath(workspace)!r} is not a directory")
-            ws.instructions = project_instructions(ws.workspace, names=ws.instruction_names)
-            ws.environment = environment_section(ws.workspace, git=git)
-        if skills:
-            ws.skills = discover_skills(skills)
-        return ws
-
-    def effective(self) -> Registry:
-        """The effective registry: the tools (filtered by ``bundle``), the memory tools when there
-        is memory, and ``LoadSkill`` when there are skills; ``root_only`` tools only for a root."""
-        out = Registry([t for t in (self.registry.bundle(self.bundle) if self.registry else [])])
-        if self.memory is not None:
-            from agentcontext.memory.tools import MemoryTools
-
-            extra = Registry()
-            extra.add_memory(MemoryTools(self.memory))
-            for t in extra:
-                if t.name not in out and (self.bundle is None or _in_bundle(t, self.bundle)):
-                    out.add(t)
-        if self.skills is not None and len(self.skills) and LOAD_SKILL not in out:
-            out.add(self.skills.tool())
-        if not self.root:
-            for t in list(out):
-                if t.root_only:
-                    out.remove(t.name)
-        return out
-
-
-def _in_bundle(tool: ToolSpec, bundle: Collection[str]) -> bool:
-    return tool.name in bundle or f"source:{tool.source}" in bundle
-
-
-@dataclass
-class CompiledRequest:
-    """One compiled request: what to send, and where every token comes from."""
-
-    system: str
-    sections: list[Section]
-    #: Tool definitions to send (None when there is no tool).
-    tools: list[JsonDict] | None
-    #: The tool definitions as JSON text (what their token count is of; "" without tools).
-    tools_json: str
-    #: Tools the model sees, and the ones the mode hides with the reason.
-    visible: list[str]
-    hidden: dict[str, str]
-    mode: Mode
-    strategy: Strategy
-    #: Messages to append to the history for this request only (the reminder block), in the
-    #: conversation's format.
-    tail: list[JsonDict]
-    #: The reminder texts in :attr:`tail`.
-    reminders: list[str]
-    #: Tokens per source: ``sections`` (name -> tokens), ``system``, ``tools``, ``history`` (role ->
-    #: tokens), ``history_total``, ``pending_results`` (of the history: tool results the model has
-    #: not seen yet), ``reminders``, ``reserved_output`` and ``input_total`` (system + tools +
-    #: history + reminders).
-    tokens: dict[str, Any]
-    #: Reminders of rules with ``persist=True``: to be added to the history (a Session does).
-    persist: list[str] = field(default_factory=list)
-
-    def request_conversation(self, conversation: Conversation) -> Conversation:
-        """``conversation`` plus :attr:`tail` (a copy when there is a tail; else ``conversation``)."""
-        if not self.tail:
-            return conversation
-        out = conversation.slice(0)
-        out.extend(self.tail)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "strategy": self.strategy,
-            "system": self.system,
-            "sections": [{"name": s.name, "tokens": s.tokens} for s in self.sections],
-            "tools": self.tools or [],
-            "visible": self.visible,
-            "hidden": self.hidden,
-            "reminders": self.reminders,
-            "tokens": self.tokens,
-        }
 
 
 class _Counter:
@@ -653,7 +472,7 @@ class Compiler:
         )
 
     def replay(self) -> Replay:
-        """The requests so far as a :class:`agentcontext.metrics.Replay`: request tokens and the
+        """The requests so far as a :class:`agentcontext.measure.metrics.Replay`: request tokens and the
         part of each that is a prefix of the previous request (``cache_stability``)."""
         n = len(self._request_tokens)
         return Replay(list(self._request_tokens), list(self._prefix_tokens), [], list(self._request_tokens[:n]))

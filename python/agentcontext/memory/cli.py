@@ -59,8 +59,6 @@ def add_commands(sub: Any) -> None:
         description="Search every message of a session log (agentcontext.SessionLog), including messages cleared or "
         "summarized out of the working set; print the best matches with their message number and recall id.",
     )
-    from agentcontext.cli import max_bytes_argument
-
     log.add_argument(
         "log",
         metavar="LOG",
@@ -70,7 +68,7 @@ def add_commands(sub: Any) -> None:
     log.add_argument(
         "--session", help="the session to search, by name or index, in a transcript file that holds several"
     )
-    max_bytes_argument(log, "LOG")
+    _checks.max_bytes_argument(log, "LOG")
 
 
 def run(args: argparse.Namespace) -> int:

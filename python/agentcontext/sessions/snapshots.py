@@ -41,7 +41,7 @@ from typing import Any, Literal, get_args
 from agentcontext import _checks, _json
 from agentcontext._core import Conversation
 from agentcontext.errors import AgentContextError, OptionError, SnapshotError
-from agentcontext.session_log import _lock
+from agentcontext.sessions.log_file import _lock
 from agentcontext.types import Encoding, Format
 
 __all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotInfo", "SnapshotReason", "SnapshotStore"]

@@ -32,12 +32,13 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from agentcontext.calibration import Calibration
 from agentcontext.errors import AgentContextError
+from agentcontext.measure.calibration import Calibration
+from agentcontext.sessions import tool_calls
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest
 
 if TYPE_CHECKING:
-    from agentcontext.loop import Session
+    from agentcontext.sessions.loop import Session
     from agentcontext.sessions.snapshots import Snapshot
 
 __all__ = ["capture", "fingerprint", "restore"]
@@ -66,7 +67,7 @@ def capture(session: Session) -> dict[str, Any]:
         "calibration": session.calibration.to_dict() if session.calibration is not None else None,
         "turn": session.turn,
         "depth": session.depth,
-        "unanswered_tools": sorted({c.name for c in session._unanswered_calls()}),
+        "unanswered_tools": sorted({c.name for c in tool_calls.unanswered_calls(session)}),
     }
     return state
 
@@ -200,7 +201,10 @@ def _restore_permissions(session: Session, control: dict[str, Any]) -> list[str]
             return notes
         still: list[PendingCall] = []
         for call in request.calls:
-            if permissions.decide(call.name, call.arguments, read_only=session._read_only(call.name)) == "ask":
+            if (
+                permissions.decide(call.name, call.arguments, read_only=tool_calls.read_only(session, call.name))
+                == "ask"
+            ):
                 still.append(call)
         if still:
             session.pending_permission = PermissionRequest(still)

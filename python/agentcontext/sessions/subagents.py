@@ -43,20 +43,20 @@ import dataclasses
 import itertools
 import os
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
-from agentcontext._containment import one_line
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError
+from agentcontext.sessions.workspaces import WorkspaceMode, _Space, child_workspace
 
 if TYPE_CHECKING:
     from agentcontext.compiler.registry import ToolSpec
-    from agentcontext.loop import Session
     from agentcontext.providers import ToolCall
+    from agentcontext.sessions.loop import Session
 
 __all__ = [
     "AGENT_TOOL",
@@ -96,7 +96,6 @@ _RECALL_ID_CHARS = 22
 #: Digits of the counts a worst-case marker or transcript name is sized for (no final text is longer).
 _DIGITS = 12
 
-WorkspaceMode = Literal["shared", "directory", "worktree"]
 _WORKSPACE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("agentcontext_workspace", default=None)
 
 
@@ -197,8 +196,18 @@ class Subagents:
 
     _counter = itertools.count(1)
 
-    def __init__(self, parent: Session, policy: SubagentPolicy | None = None, *, depth: int = 0) -> None:
+    def __init__(
+        self,
+        parent: Session,
+        policy: SubagentPolicy | None = None,
+        *,
+        depth: int = 0,
+        new_session: Callable[..., Session],
+    ) -> None:
         self.parent = parent
+        #: How a child session is made (:class:`~agentcontext.Session`, handed in by the session
+        #: that owns this tool, so this module does not import the loop).
+        self.new_session = new_session
         self.policy = policy if policy is not None else SubagentPolicy()
         if not isinstance(self.policy, SubagentPolicy):
             raise OptionError(f"subagents must be a SubagentPolicy, got {type(self.policy).__name__}")
@@ -389,8 +398,7 @@ class Subagents:
         self, prefix: Conversation | None, pending: list[str], number: int, directory: Path | None
     ) -> Session:
         from agentcontext.compaction import Compactor
-        from agentcontext.loop import Session
-        from agentcontext.session_log import SessionLog
+        from agentcontext.sessions.log import SessionLog
 
         parent = self.parent
         provider = parent.provider
@@ -403,7 +411,7 @@ class Subagents:
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
             log = SessionLog(self._new_log(log_dir, number), format=provider.format)
-        child = Session(
+        child = self.new_session(
             provider,
             compactor=Compactor(dataclasses.replace(parent.compactor.policy), store=parent.result_store),
             conversation=conversation,
@@ -424,7 +432,7 @@ class Subagents:
         if self.policy.tool_filter is not None:
             child.tool_gate = self.permits
         if self.depth + 1 < self.policy.max_depth:
-            child.subagents = Subagents(child, self.policy, depth=self.depth + 1)
+            child.subagents = Subagents(child, self.policy, depth=self.depth + 1, new_session=self.new_session)
         return child
 
     def _new_log(self, directory: Path, number: int) -> Path:
@@ -486,8 +494,9 @@ class Subagents:
         compiler = self.parent.compiler
         if compiler is None:
             return None
-        from agentcontext.compiler.compile import Compiler, WorkingSet
+        from agentcontext.compiler.compile import Compiler
         from agentcontext.compiler.registry import Registry
+        from agentcontext.compiler.sections import WorkingSet
         from agentcontext.compiler.skills import LOAD_SKILL
 
         ws = compiler.working_set
@@ -518,82 +527,10 @@ class Subagents:
                 child_ws = WorkingSet.load(directory, **_sources(child_ws))
         return Compiler(child_ws, mode=compiler.mode, strategy=compiler.strategy)
 
-    @contextlib.contextmanager
-    def _workspace(self, number: int) -> Iterator[_Space]:
-        import shutil
-        import subprocess
-        import tempfile
-
-        mode = self.policy.workspace
-        if mode == "shared":
-            yield _Space()
-            return
-        base = self._repository() if mode == "worktree" else None
-        if mode == "worktree" and base is None:
-            raise OptionError("workspace='worktree' needs the parent's workspace to be a git repository")
-        directory = Path(tempfile.mkdtemp(prefix=f"agentcontext-agent-{number}-"))
-        try:
-            space = _Space(directory)
-            if base is not None:
-                directory.rmdir()
-                try:
-                    space = _Space(directory, base, _branch_refs(base))
-                    _git(base, "worktree", "add", "--quiet", "--detach", str(directory), "HEAD", files=True)
-                except (OSError, subprocess.SubprocessError) as exc:
-                    why = getattr(exc, "stderr", None) or str(exc)
-                    raise OptionError(
-                        f"workspace='worktree': git worktree add failed in {base}: {str(why).strip()[:300]}"
-                    ) from None
-            yield space
-        finally:
-            if not self.policy.keep_workspace:
-                if base is not None:
-                    with contextlib.suppress(OSError, subprocess.SubprocessError):
-                        _git(base, "worktree", "remove", "--force", str(directory))
-                shutil.rmtree(directory, ignore_errors=True)
-
-    def _repository(self) -> Path | None:
-        import subprocess
-
+    def _workspace(self, number: int) -> contextlib.AbstractContextManager[_Space]:
         compiler = self.parent.compiler
         root = compiler.working_set.workspace if compiler is not None else None
-        root = root or Path.cwd()
-        try:
-            out = _git(root, "rev-parse", "--show-toplevel")
-        except (OSError, subprocess.SubprocessError):
-            return None
-        top, here = Path(out.removesuffix("\n")).resolve(), Path(root).resolve()
-        if top != here and top not in here.parents:
-            # The repository's config (core.worktree) names a work tree elsewhere: git would add
-            # a worktree of whatever repository lies there.
-            raise OptionError(
-                f"workspace='worktree': the repository of {one_line(str(here))} names a work tree outside it "
-                f"({one_line(str(top))}); no worktree is made"
-            )
-        return top
-
-
-@dataclass
-class _Space:
-    """A child's workspace: its directory, and for a worktree the repository and its branches
-    (name -> commit) before the child started."""
-
-    directory: Path | None = None
-    repository: Path | None = None
-    before: dict[str, str] = field(default_factory=dict)
-
-    def branches(self) -> list[str]:
-        """Branches of the repository made or moved since the child started (also by another
-        process, or a sibling running at the same time: what the repository shows)."""
-        import subprocess
-
-        if self.repository is None:
-            return []
-        try:
-            now = _branch_refs(self.repository)
-        except (OSError, subprocess.SubprocessError):
-            return []
-        return sorted(name for name, commit in now.items() if self.before.get(name) != commit)
+        return child_workspace(self.policy.workspace, number, keep=self.policy.keep_workspace, root=root)
 
 
 def marker_tokens(encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base") -> int:
@@ -640,26 +577,9 @@ def _branch_note(branches: Sequence[str], encoding: Literal["o200k_base", "cl100
     return f"[subagent branches left in the repository: {len(branches)}, names too long to list]"
 
 
-def _branch_refs(repository: Path) -> dict[str, str]:
-    out = _git(repository, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
-    refs = {}
-    for line in out.splitlines():
-        commit, _, ref = line.partition(" ")
-        refs[ref.removeprefix("refs/heads/")] = commit
-    return refs
-
-
 def _sources(ws: Any) -> dict[str, Any]:
     keys = ("base", "registry", "skills", "memory", "bundle", "root", "goal", "instruction_names")
     return {k: getattr(ws, k) for k in keys}
-
-
-def _git(cwd: Path, *args: str, files: bool = False) -> str:
-    """git's output, run as :mod:`agentcontext._git` runs it: nothing the repository's config names
-    (hooks, fsmonitor, filters) runs; ``files`` for a command that writes work-tree files."""
-    from agentcontext import _git as git
-
-    return git.output(cwd, *args, timeout=60.0, files=files)
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str | None:

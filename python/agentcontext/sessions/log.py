@@ -65,22 +65,20 @@ import errno
 import json
 import os
 import stat
-import sys
 import threading
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeGuard, get_args
+from typing import Any
 
-from agentcontext import _checks, _json
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
+from agentcontext.sessions.log_file import _FORMATS, _kind, _lock, _Pending, _torn_header, _unlock, _whole_record
 from agentcontext.types import Encoding, Format
 
 __all__ = ["SessionLog"]
 
-_FORMATS: tuple[str, ...] = get_args(Format)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a writer
 #: The bytes a JSON value can start with (after JSON whitespace): a line starting with anything
@@ -89,58 +87,6 @@ _JSON_START = frozenset(b'{["-0123456789tfn')
 #: The largest log read unless ``max_bytes`` allows more: 1 GiB, as a transcript
 #: (:meth:`Conversation.from_file`); a log's messages are held in memory.
 MAX_LOG_BYTES = 1 << 30
-
-if sys.platform == "win32":
-    import msvcrt
-
-    #: The byte locked on Windows. ``msvcrt.locking`` locks are mandatory (they block reads and
-    #: writes of the locked range through other handles), so the lock sits far past any data a log
-    #: will hold; Windows allows locking beyond the end of a file.
-    _LOCK_OFFSET = 1 << 62
-
-    def _lock(fd: int, *, exclusive: bool) -> None:
-        # msvcrt has no shared lock: readers take the exclusive one too. LK_LOCK gives up after
-        # ten one-second retries, so wait here with LK_NBLCK for as long as the holder lives.
-        del exclusive
-        delay = 0.001
-        while True:
-            os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            except OSError as exc:
-                if exc.errno not in (errno.EACCES, errno.EDEADLOCK):
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-            else:
-                return
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(fd: int, *, exclusive: bool) -> None:
-        # flock locks belong to the open file description: they exclude other opens of the file in
-        # this process too, and are released when the last descriptor closes or the process dies.
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 class SessionLog:
@@ -608,136 +554,3 @@ class SessionLog:
         with self._writing() as fd:
             record = {"type": "compaction", "seq": len(self.compactions) + 1, "upto": upto, "working_set": entries}
             self._append_lines(fd, [{**record, **extra}])
-
-
-def _whole_record(tail: bytes) -> bool:
-    """Whether ``tail`` is a whole JSON object (a proper prefix of one never is)."""
-    try:
-        return isinstance(_json.loads(tail), dict)
-    except _json.IntegerTooLongError:
-        return True  # whole, but not readable: parsing it names the problem
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-
-
-def _is_index(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-#: How every header SessionLog writes starts (``json.dumps`` with its separators, keys in this order).
-_HEADER_START = b'{"type":"session","version":1,"format":"'
-
-
-def _torn_header(tail: bytes | None) -> bool:
-    """Whether ``tail`` (a first line without its line break) can be a header whose write was cut."""
-    return tail is not None and (_HEADER_START.startswith(tail) or tail.startswith(_HEADER_START))
-
-
-class _Pending:
-    """Records parsed from new lines of the file, checked, and added to the log's view only by
-    :meth:`commit` (so an invalid record leaves the view as it was)."""
-
-    def __init__(self, log: SessionLog) -> None:
-        self.log = log
-        self.format: Format = log.format
-        self.messages: list[list[dict[str, Any]]] = []
-        self.compactions: list[dict[str, Any]] = []
-        self.skipped: list[int] = []
-        self.others = 0
-
-    def _error(self, number: int, what: str) -> TranscriptError:
-        path = str(self.log.path)
-        return TranscriptError(f"{path}: line {number}: {what}", path, number)
-
-    def parse(self, lines: Sequence[bytes | None], first: int) -> None:
-        """Parse ``lines`` (numbered from ``first``); a None line is one that is not JSON."""
-        for number, line in enumerate(lines, start=first):
-            if number == 1:
-                self.check_header(line)
-            if line is None:
-                self.skipped.append(number)
-                continue
-            if not line.strip():
-                continue
-            try:
-                record = _json.loads(line)
-            except _json.IntegerTooLongError as exc:
-                raise self._error(number, f"{exc.msg} (column {exc.colno})") from None
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                self.skipped.append(number)
-                continue
-            if not isinstance(record, dict):
-                raise self._error(number, "not a log record")
-            kind = record.get("type")
-            if kind == "message":
-                data = record.get("data")
-                if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-                    raise self._error(number, 'a message record without a "data" list of message objects')
-                self.messages.append(data)
-            elif kind == "compaction":
-                self._check_compaction(record, number)
-                self.compactions.append(record)
-            elif kind == "session":
-                fmt = record.get("format", self.format)
-                if fmt not in _FORMATS:
-                    raise self._error(number, f"the header's format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
-                self.format = fmt
-                self.others += 1
-            else:
-                self.others += 1
-
-    def check_header(self, line: bytes | None) -> None:
-        """Line 1 of a log is the header SessionLog writes. A file that starts otherwise (a
-        transcript, any other JSON Lines) is not a session log: taken for an empty one, its own
-        lines were counted as records of another kind and the next append wrote log records into
-        it."""
-        what = "not JSON"
-        if line is not None:
-            try:
-                record = _json.loads(line)
-            except _json.IntegerTooLongError as exc:
-                raise self._error(1, f"{exc.msg} (column {exc.colno})") from None
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                record = None
-            if isinstance(record, dict) and record.get("type") == "session":
-                return
-            if isinstance(record, dict):
-                kind = record.get("type")
-                what = 'a JSON object with no "type"' if kind is None else f"a JSON object with type {kind!r}"
-            elif record is not None:
-                what = f"a JSON {type(record).__name__}, not an object"
-        raise self._error(
-            1,
-            f"not a session log: its first line is {what}, not the header a SessionLog starts with "
-            '({"type": "session", ...}); SessionLog reads and appends to its own logs only (read a transcript '
-            "with agentcontext.importers.load)",
-        )
-
-    def _check_compaction(self, record: dict[str, Any], number: int) -> None:
-        count = len(self.log.messages) + len(self.messages)
-        upto = record.get("upto")
-        if not _is_index(upto) or not 0 <= upto <= count:
-            raise self._error(
-                number, f'a compaction record whose "upto" is not a message count from 0 to {count}: {upto!r}'
-            )
-        entries = record.get("working_set")
-        if not isinstance(entries, list):
-            raise self._error(number, 'a compaction record without a "working_set" list')
-        for i, entry in enumerate(entries):
-            if isinstance(entry, dict) and "ref" in entry:
-                ref = entry["ref"]
-                if not _is_index(ref) or not 0 <= ref < count:
-                    raise self._error(
-                        number,
-                        f"working_set[{i}] refers to message {ref!r}, but the {count} messages logged "
-                        f"before this compaction are numbered 0 to {count - 1}",
-                    )
-            elif not isinstance(entry, dict) or not isinstance(entry.get("data"), list):
-                raise self._error(number, f'working_set[{i}] has neither a "ref" nor a "data" list')
-
-    def commit(self) -> None:
-        log = self.log
-        log.format = self.format
-        log.messages.extend(self.messages)
-        log.compactions.extend(self.compactions)
-        log.skipped_lines.extend(self.skipped)

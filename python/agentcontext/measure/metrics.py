@@ -1,6 +1,6 @@
 """Offline, deterministic measures of what a compaction strategy keeps and loses.
 
-- :func:`probes` extracts probe facts from an original conversation (:mod:`agentcontext.probes`,
+- :func:`probes` extracts probe facts from an original conversation (:mod:`agentcontext.measure.probes`,
   independent of the summarizer): the latest user ask, every user message, paths, exception
   names, test ids and identifiers.
 - :func:`retention` looks for them in a compacted working set.
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
-from agentcontext.pricing import Cost, Prices, price_tables, resolve_prices
-from agentcontext.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
+from agentcontext.measure.pricing import Cost, Prices, price_tables, resolve_prices
+from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,13 +46,13 @@ __all__ = [
 #: The fill a compacted output should reach (issue 13): ``filled`` is the share of outputs at or over it.
 FILLED = 0.8
 
-#: Every probe kind, in report order (see :mod:`agentcontext.probes`).
+#: Every probe kind, in report order (see :mod:`agentcontext.measure.probes`).
 PROBE_KINDS = KINDS
 
 
 def probes(conversation: Conversation, start: int = 0, stop: int | None = None) -> list[Probe]:
     """The probe facts of messages ``start:stop`` (indices into ``conversation``), extracted from
-    the raw messages by :func:`agentcontext.probes.extract`, independently of the summarizer."""
+    the raw messages by :func:`agentcontext.measure.probes.extract`, independently of the summarizer."""
     if start == 0 and stop is None:
         return extract(conversation)
     return [replace(p, index=p.index + start) for p in extract(conversation.slice(start, stop))]
@@ -103,8 +103,8 @@ class Replay:
 
     def plot(self, *, budget: int | None = None, path: str | os.PathLike[str] | None = None, **options: Any) -> Figure:
         """Context size over the replayed calls with the compaction points, as a matplotlib figure
-        (written to ``path`` when given); see :func:`agentcontext.display.plot_context`."""
-        from agentcontext.display import plot_context
+        (written to ``path`` when given); see :func:`agentcontext.measure.display.plot_context`."""
+        from agentcontext.measure.display import plot_context
 
         return plot_context(
             self.request_tokens, self.compactions, budget=budget, xlabel="model call", path=path, **options
@@ -253,7 +253,7 @@ class Evaluation:
         return self.summary_tokens / self.summarized_tokens if self.summarized_tokens else None
 
     def cost(self, prices: Prices | str) -> Cost | None:
-        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.pricing.Prices`
+        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.measure.pricing.Prices`
         or a model name): the cached prefixes (``cached_tokens``) at the cache-read price, the
         rest (``cache_write_tokens``, the first request whole) at the cache-write price. None
         without a replay (the baseline, a failed run)."""
@@ -263,8 +263,8 @@ class Evaluation:
         return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
 
     def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> dict[str, Any]:
-        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.pricing.Prices`
-        or None for :data:`~agentcontext.pricing.EVAL_PRICES`), also ``cost``: by table name, the
+        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.measure.pricing.Prices`
+        or None for :data:`~agentcontext.measure.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
         out = asdict(self)
         tables = price_tables(prices)
@@ -364,7 +364,7 @@ def baseline_suffix_users(conversation: Conversation, budget: int) -> Conversati
     verbatim (latest first while they fit), then the largest protocol-complete recent suffix that
     fits the room left, with no summary. System messages stay in front. Not a strategy to use:
     it drops every tool result older than the suffix."""
-    from agentcontext.probes import is_user_request
+    from agentcontext.measure.probes import is_user_request
 
     messages = conversation.to_jsonl()
     sizes = conversation.message_tokens()
@@ -425,8 +425,8 @@ def summarize_evaluations(
     them filled to at least :data:`FILLED` (``filled``); the number of outputs over the budget
     (``over``: they have no fill); cache stability and compactions per 100 turns pooled over every
     replayed call of every transcript (None without a replay, as for the baseline); ``cost``: for
-    each price table of ``prices`` (model names or :class:`~agentcontext.pricing.Prices`; None:
-    :data:`~agentcontext.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
+    each price table of ``prices`` (model names or :class:`~agentcontext.measure.pricing.Prices`; None:
+    :data:`~agentcontext.measure.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
     by its name, what every replayed request of every transcript cost as input (cache reads,
     cache writes, their sum; :meth:`Evaluation.cost`), None without a replay; total seconds."""
     tables = price_tables(prices)

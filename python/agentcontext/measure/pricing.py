@@ -196,7 +196,7 @@ def requests_cost(
     request_tokens: list[int], prefix_tokens: list[int], prices: Prices, *, output_tokens: int = 0
 ) -> Cost:
     """The cost of requests of ``request_tokens`` tokens, each of which shares ``prefix_tokens``
-    with the previous one (as :class:`agentcontext.metrics.Replay` measures them): the shared
+    with the previous one (as :class:`agentcontext.measure.metrics.Replay` measures them): the shared
     prefix is read from the cache, the rest written."""
     if len(request_tokens) != len(prefix_tokens):
         raise OptionError(

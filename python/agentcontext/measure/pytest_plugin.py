@@ -13,7 +13,7 @@ transcript names. With ``strategies``, a test that also takes ``ac_strategy`` ru
 transcript and strategy::
 
     import pytest
-    from agentcontext.testing import assert_fits, assert_retains, assert_valid
+    from agentcontext.measure.testing import assert_fits, assert_retains, assert_valid
 
     @pytest.mark.ac_transcripts("transcripts", strategies=["openharness", "pi"])
     def test_compaction(ac_transcript, ac_strategy, ac_compact):
@@ -28,8 +28,8 @@ Fixtures: ``ac_transcript`` (the :class:`~agentcontext.Conversation`, a fresh co
 the test file), ``ac_compact`` (``ac_compact(conv, strategy="openharness", budget="50%")`` ->
 :class:`~agentcontext.CompactionResult`, offline summarizer) and ``ac_evaluate``
 (``ac_evaluate(conv, strategy="openharness", budget="50%")`` ->
-:class:`~agentcontext.metrics.Evaluation`). The assertion helpers are in
-:mod:`agentcontext.testing`.
+:class:`~agentcontext.measure.metrics.Evaluation`). The assertion helpers are in
+:mod:`agentcontext.measure.testing`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import pytest
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
     from agentcontext.compaction import CompactionPolicy, CompactionResult
-    from agentcontext.metrics import Evaluation
+    from agentcontext.measure.metrics import Evaluation
 
 __all__ = ["ac_compact", "ac_evaluate", "ac_load", "ac_strategy", "ac_transcript"]
 
@@ -54,7 +54,7 @@ MARKER = "ac_transcripts"
 DEFAULT_STRATEGY = "openharness"
 DEFAULT_BUDGET = "50%"
 
-# No pytest.register_assert_rewrite("agentcontext.testing") here: pytest already marks the whole
+# No pytest.register_assert_rewrite("agentcontext.measure.testing") here: pytest already marks the whole
 # package of a distribution with a pytest11 entry point for assertion rewriting, and the helpers
 # raise AssertionError with their own messages anyway.
 
@@ -103,7 +103,7 @@ def _collect_error(where: str, message: str) -> _MarkerError:
 
 def _find(paths: list[Path], pattern: str | None, where: str) -> list[TranscriptParam]:
     from agentcontext.errors import AgentContextError
-    from agentcontext.evaluation import SUFFIXES, discover
+    from agentcontext.measure.evaluation import SUFFIXES, discover
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -235,7 +235,7 @@ def ac_compact() -> Callable[..., CompactionResult]:
 @pytest.fixture
 def ac_evaluate(request: pytest.FixtureRequest) -> Callable[..., Evaluation]:
     """``ac_evaluate(conv, strategy="openharness", budget="50%", name=<test id>)``: every measure of
-    one strategy on ``conv`` (:func:`agentcontext.metrics.evaluate`, offline)."""
+    one strategy on ``conv`` (:func:`agentcontext.measure.metrics.evaluate`, offline)."""
     default_name = getattr(getattr(request.node, "callspec", None), "id", "") or request.node.name
 
     def evaluate(
@@ -246,7 +246,7 @@ def ac_evaluate(request: pytest.FixtureRequest) -> Callable[..., Evaluation]:
         name: str | None = None,
         **kwargs: Any,
     ) -> Evaluation:
-        from agentcontext.metrics import evaluate as run
+        from agentcontext.measure.metrics import evaluate as run
 
         return run(conv, strategy, budget, name=default_name if name is None else name, **kwargs)
 

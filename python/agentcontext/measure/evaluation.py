@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
-from agentcontext.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
-from agentcontext.pricing import Prices, price_tables
+from agentcontext.measure.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
+from agentcontext.measure.pricing import Prices, price_tables
 
 if TYPE_CHECKING:
     from agentcontext import importers
 
 __all__ = ["Task", "discover", "format_table", "per_transcript_table", "run", "scan", "write_csv", "write_json"]
 
-#: Price tables: model names, :class:`~agentcontext.pricing.Prices`, ``"a,b"`` or None for the
-#: defaults (:data:`~agentcontext.pricing.EVAL_PRICES`); ``()`` or ``"none"``: no cost columns.
+#: Price tables: model names, :class:`~agentcontext.measure.pricing.Prices`, ``"a,b"`` or None for the
+#: defaults (:data:`~agentcontext.measure.pricing.EVAL_PRICES`); ``()`` or ``"none"``: no cost columns.
 PriceTables = str | Sequence[Prices | str] | None
 
 Engine = Literal["local", "ray"]
@@ -353,7 +353,7 @@ def format_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
     mean token reduction, probe retention pooled over every probe of every transcript, share of
     outputs holding the latest user request, pooled prompt-cache stability, compactions per 100
     turns, the replayed requests' input cost under each price table of ``prices`` (None: one
-    Anthropic and one OpenAI model, :data:`~agentcontext.pricing.EVAL_PRICES`; ``()``: none) and
+    Anthropic and one OpenAI model, :data:`~agentcontext.measure.pricing.EVAL_PRICES`; ``()``: none) and
     total seconds; then pooled retention per probe kind; then, when a strategy was replayed and
     there are prices, that cost by part: cache reads and writes, in tokens and dollars."""
     header, body, kinds_header, kinds_body, cost_header, cost_body = _rows(rows, prices)
@@ -385,7 +385,7 @@ def markdown_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> st
 def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) -> str:
     """One line per transcript: its probes, then each strategy's retention, the latest ask kept
     (``ask``/``no ask``; nothing when the transcript has no request) and fill where the original
-    exceeded the budget and the output fits it (``over`` and output / budget where it does not); ``< baseline`` marks a retention below :data:`~agentcontext.metrics.BASELINE`'s
+    exceeded the budget and the output fits it (``over`` and output / budget where it does not); ``< baseline`` marks a retention below :data:`~agentcontext.measure.metrics.BASELINE`'s
     on that transcript, ``failed`` a run that raised. As text, names over 48 characters are cut."""
     strategies = list(dict.fromkeys(r.strategy for r in rows))
     by: dict[str, dict[str, Evaluation]] = {}
@@ -431,7 +431,7 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
 def write_json(
     rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None, **meta: Any
 ) -> None:
-    """``meta``, the summary (``strategies``, :func:`~agentcontext.metrics.summarize_evaluations`)
+    """``meta``, the summary (``strategies``, :func:`~agentcontext.measure.metrics.summarize_evaluations`)
     and every run, each with its ``cost`` under each price table of ``prices`` (as for
     :func:`format_table`)."""
     tables = price_tables(prices)

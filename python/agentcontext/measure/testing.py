@@ -3,7 +3,7 @@
 Each helper raises a plain :class:`AssertionError` whose message says what failed, with message
 indices, and returns nothing when the check passes::
 
-    from agentcontext.testing import assert_fits, assert_retains, assert_valid
+    from agentcontext.measure.testing import assert_fits, assert_retains, assert_valid
 
     result = Compactor("openharness").compact(conv, budget=8000)
     assert_valid(result)  # no orphan or missing tool results, ...
@@ -23,7 +23,7 @@ from typing import Any
 from agentcontext._core import Conversation
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.errors import AgentContextError, ArgumentTypeError, OptionError
-from agentcontext.metrics import (
+from agentcontext.measure.metrics import (
     PROBE_KINDS,
     Probe,
     found_in,
@@ -192,9 +192,9 @@ def assert_retains(
     keeps less than ``min_share`` of ``facts``.
 
     ``facts`` are strings (exact texts that must appear in the working set: in a message, a tool
-    input or a tool result), :class:`~agentcontext.metrics.Probe` objects (found as
-    :func:`~agentcontext.metrics.retention` finds them), or None: the probes of ``original``
-    (:func:`~agentcontext.metrics.probes`; for a result the default original is
+    input or a tool result), :class:`~agentcontext.measure.metrics.Probe` objects (found as
+    :func:`~agentcontext.measure.metrics.retention` finds them), or None: the probes of ``original``
+    (:func:`~agentcontext.measure.metrics.probes`; for a result the default original is
     ``result.original``). ``kinds`` keeps only probes of those kinds (``"call_path"``,
     ``"exception"``, ...; ``"path"`` for both path kinds, ``"user"`` for the user's messages).
     The message lists the lost facts (kind, text, the message they came from)."""
@@ -254,7 +254,7 @@ def assert_cache_stable(
 ) -> None:
     """Fail when replaying ``conv`` call by call with ``strategy`` under ``budget`` (tokens or a
     share of ``conv``'s tokens) keeps less than ``min_share`` of the request tokens a cached prefix
-    of the previous request (:func:`~agentcontext.metrics.replay`, offline summarizer). The message
+    of the previous request (:func:`~agentcontext.measure.metrics.replay`, offline summarizer). The message
     lists the calls that broke the cache."""
     __tracebackhide__ = True
     policy = resolve_policy(strategy)

@@ -433,8 +433,6 @@ def plot_context(
         OptionError: a compaction turn outside ``tokens_per_turn``, or an unknown file suffix.
     """
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure, SubFigure
         from matplotlib.ticker import StrMethodFormatter
     except ImportError as exc:
         raise MissingExtraError(
@@ -446,26 +444,8 @@ def plot_context(
     bad = [t for t in turns if not 0 <= t < len(tokens)]
     if bad:
         raise OptionError(f"compaction turns {bad} are outside the {len(tokens)} turns of tokens_per_turn")
-    fmt: str | None = None
-    if path is not None:
-        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
-        supported = FigureCanvasAgg.get_supported_filetypes()
-        if fmt not in supported:
-            expected = ", ".join("." + k for k in sorted(supported))
-            raise OptionError(f"cannot tell the image format from {os.fspath(path)!r} (expected one of: {expected})")
-
-    if ax is None:
-        fig = Figure(figsize=(8, 3.5), layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.add_subplot()
-        # Jupyter shows a pyplot-free figure only through a repr method of its own.
-        vars(fig)["_repr_png_"] = functools.partial(_render_png, fig)
-    else:
-        axes = ax
-        parent: Figure | SubFigure = ax.figure
-        while isinstance(parent, SubFigure):
-            parent = parent.figure
-        fig = parent
+    fmt = _image_format(path)
+    fig, axes = _figure(ax)
 
     x = list(range(len(tokens)))
     axes.plot(x, tokens, color=ROLE_COLORS["user"], linewidth=1.6, label=label, gid="ac-context")
@@ -497,3 +477,40 @@ def plot_context(
     if path is not None:
         fig.savefig(path, format=fmt)
     return fig
+
+
+def _image_format(path: str | os.PathLike[str] | None) -> str | None:
+    """The image format ``path``'s suffix names (None without a path); matplotlib is imported.
+
+    Raises:
+        OptionError: a suffix the Agg canvas cannot write.
+    """
+    if path is None:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    supported = FigureCanvasAgg.get_supported_filetypes()
+    if fmt not in supported:
+        expected = ", ".join("." + k for k in sorted(supported))
+        raise OptionError(f"cannot tell the image format from {os.fspath(path)!r} (expected one of: {expected})")
+    return fmt
+
+
+def _figure(ax: Axes | None) -> tuple[Figure, Axes]:
+    """A new figure on the Agg canvas (no pyplot) and its one axes, or ``ax`` and its top-level
+    figure; matplotlib is imported."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure, SubFigure
+
+    if ax is None:
+        fig = Figure(figsize=(8, 3.5), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.add_subplot()
+        # Jupyter shows a pyplot-free figure only through a repr method of its own.
+        vars(fig)["_repr_png_"] = functools.partial(_render_png, fig)
+        return fig, axes
+    parent: Figure | SubFigure = ax.figure
+    while isinstance(parent, SubFigure):
+        parent = parent.figure
+    return parent, ax

@@ -21,43 +21,26 @@ leaves the window is lost.
 
 from __future__ import annotations
 
-import copy
-import json
-import math
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
-from agentcontext.calibration import CLASSES, Calibration, class_tokens
-from agentcontext.compaction import (
-    DEFAULT_CONTEXT_WINDOW,
-    CompactionError,
-    CompactionResult,
-    Compactor,
-    resolve_policy,
-)
+from agentcontext.compaction import CompactionResult, Compactor
 from agentcontext.compaction.harnesses import letta
-from agentcontext.errors import (
-    ArgumentTypeError,
-    ContextOverflowError,
-    InvalidMessageError,
-    OptionError,
-    SnapshotError,
-)
+from agentcontext.errors import OptionError, SnapshotError
+from agentcontext.measure.calibration import CLASSES, Calibration, class_tokens
 from agentcontext.providers import Completion, Provider, ToolCall
-from agentcontext.session_log import SessionLog
-from agentcontext.sessions.permissions import PendingCall, PermissionRequest, Permissions
+from agentcontext.sessions import fit, tool_calls
+from agentcontext.sessions.log import SessionLog
+from agentcontext.sessions.permissions import PermissionRequest, Permissions
 from agentcontext.sessions.snapshots import Snapshot, SnapshotReason, SnapshotStore
 from agentcontext.sessions.subagents import (
     AGENT_DESCRIPTION,
     AGENT_SCHEMA,
     AGENT_TOOL,
-    FILTERED,
     SubagentPolicy,
     Subagents,
     agent_tool_definition,
@@ -65,58 +48,41 @@ from agentcontext.sessions.subagents import (
 from agentcontext.types import JsonDict, Message
 
 if TYPE_CHECKING:
-    from agentcontext.compiler.compile import CompiledRequest, Compiler
+    from agentcontext.compiler.compile import Compiler
+    from agentcontext.compiler.sections import CompiledRequest
 
 __all__ = ["Session", "ToolFunction"]
 
 #: A tool the loop can run: parsed arguments in, the result text out.
 ToolFunction = Callable[[Any], str]
 
-#: The tool result of a call that was decided not to run, by decision.
-_REFUSALS: dict[str, str] = {
-    "deny": "Error: the session's permission settings do not allow calls to {name!r}. The call was not run.",
-    "denied_by_user": "Error: the user did not allow this call to {name!r}. The call was not run.",
-    "no_user": (
-        "Error: calls to {name!r} need the user's permission, which a subagent cannot ask for. The call was not run."
-    ),
-}
 
-#: How many times in a row an Anthropic ``stop_reason: "compaction"`` pause is continued.
-MAX_COMPACTION_PAUSES = 3
+def _own_conversation(conversation: Conversation | Sequence[Message] | None, provider: Provider) -> Conversation:
+    """The session's conversation: ``conversation`` copied (never the caller's), in the provider's
+    format."""
+    fmt = provider.format
+    if conversation is None:
+        conversation = Conversation([], format=fmt)
+    elif not isinstance(conversation, Conversation):
+        conversation = Conversation(list(conversation), format=fmt)
+    elif conversation.format != fmt:
+        conversation = Conversation(conversation.to_jsonl(), format="jsonl", encoding=conversation.encoding)
+        conversation = Conversation(provider.messages_of(conversation), format=fmt, encoding=conversation.encoding)
+    else:
+        conversation = conversation.slice(0)  # the caller's conversation is never changed
+    return conversation
 
 
-def _fitted(compactor: Compactor, provider: Provider) -> Compactor:
-    """``compactor`` planning with ``provider``'s context window: a copy with the provider's window
-    when its policy kept the default window, else the compactor itself (a window set smaller than
-    the provider's is the user's choice to compact earlier).
-
-    Raises:
-        OptionError: the policy's window was set larger than the provider's: compaction would wait
-            for room the provider does not have, and only the emergency recompile would run.
-    """
-    window = compactor.policy.context_window
-    if window == provider.context_window:
-        return compactor
-    if window == DEFAULT_CONTEXT_WINDOW:
-        fitted = copy.copy(compactor)
-        fitted.policy = replace(compactor.policy, context_window=provider.context_window)
-        return fitted
-    if window > provider.context_window:
+def _result_policy(result_policy: ToolResultPolicy | bool, provider: Provider) -> ToolResultPolicy | None:
+    """``result_policy`` checked: ``True`` is the default policy for the provider's window,
+    ``False`` None."""
+    if result_policy is True:
+        result_policy = ToolResultPolicy(context_window=provider.context_window)
+    elif result_policy is not False and not isinstance(result_policy, ToolResultPolicy):
         raise OptionError(
-            f"the compactor's context_window ({window:,} tokens, policy {compactor.policy.name!r}) is larger than "
-            f"the provider's ({provider.context_window:,} tokens, model {provider.model!r}): compaction would "
-            "never trigger before the window is full; leave context_window at its default to use the "
-            "provider's, or set it to at most the provider's"
+            f"result_policy must be a ToolResultPolicy, True or False, got {type(result_policy).__name__}"
         )
-    return compactor
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return result_policy or None
 
 
 class Session:
@@ -189,30 +155,7 @@ class Session:
         #: The request compiled for the current model call (None without a compiler).
         self.compiled: CompiledRequest | None = None
         self.provider = provider
-        if isinstance(compactor, str):
-            compactor = Compactor(replace(resolve_policy(compactor), context_window=provider.context_window))
-        elif isinstance(compactor, Compactor):
-            compactor = _fitted(compactor, provider)
-        else:
-            raise ArgumentTypeError(
-                f"compactor must be an agentcontext.Compactor or a preset name, got {type(compactor).__name__}"
-            )
-        if store is None and isinstance(result_policy, ToolResultPolicy):
-            store = result_policy.store
-        if store is None:
-            store = compactor.store
-        if store is None and log is not None:
-            # The originals of what compactions cut, clear, summarize or drop, beside the log.
-            store = ResultStore(log.path.with_name(log.path.name + ".recall"))
-        if store is not None and compactor.store is not store:
-            compactor = copy.copy(compactor)
-            compactor.store = store
-        workspace = compiler.working_set.workspace if compiler is not None else None
-        anchors = compactor.anchors
-        if anchors is not None and anchors.workspace is None and workspace is not None:
-            # The anchors' paths are the compiler's workspace's, not the process's current directory.
-            compactor = copy.copy(compactor)
-            compactor.anchors = anchors.within(workspace)
+        compactor, store = fit.session_compactor(compactor, provider, store, result_policy, log, compiler)
         self.compactor = compactor
         warning = letta.memory_warning(compactor.policy)
         if compiler is not None and warning is not None and warning not in compiler.reminders.rules:
@@ -220,15 +163,7 @@ class Session:
         #: The ``recall`` tool's executor: every id this session's markers name resolves here.
         self.recall = Recall(store, log=log)
         fmt = provider.format
-        if conversation is None:
-            conversation = Conversation([], format=fmt)
-        elif not isinstance(conversation, Conversation):
-            conversation = Conversation(list(conversation), format=fmt)
-        elif conversation.format != fmt:
-            conversation = Conversation(conversation.to_jsonl(), format="jsonl", encoding=conversation.encoding)
-            conversation = Conversation(provider.messages_of(conversation), format=fmt, encoding=conversation.encoding)
-        else:
-            conversation = conversation.slice(0)  # the caller's conversation is never changed
+        conversation = _own_conversation(conversation, provider)
         self.conversation: Conversation = conversation
         self.system = system
         self.tools = [dict(t) for t in tools] if tools else None
@@ -242,14 +177,8 @@ class Session:
                 log.append(conversation)
         self.log = log
         self.params = dict(params or {})
-        if result_policy is True:
-            result_policy = ToolResultPolicy(context_window=provider.context_window)
-        elif result_policy is not False and not isinstance(result_policy, ToolResultPolicy):
-            raise OptionError(
-                f"result_policy must be a ToolResultPolicy, True or False, got {type(result_policy).__name__}"
-            )
         #: The policy every tool result enters through (``None``: results enter unchanged).
-        self.result_policy: ToolResultPolicy | None = result_policy or None
+        self.result_policy: ToolResultPolicy | None = _result_policy(result_policy, provider)
         self._store: ResultStore | None = store
         if store is not None or self.result_policy is not None:
             self.functions.setdefault("recall", self._recall)
@@ -305,7 +234,7 @@ class Session:
             policy = SubagentPolicy() if subagents is True else subagents
             if not isinstance(policy, SubagentPolicy):
                 raise OptionError(f"subagents must be a SubagentPolicy or True, got {type(subagents).__name__}")
-            self.subagents = Subagents(self, policy)
+            self.subagents = Subagents(self, policy, new_session=Session)
             self._add_agent_tool()
 
     def _add_agent_tool(self) -> None:
@@ -362,42 +291,11 @@ class Session:
         """The ``recall`` tool (see :func:`~agentcontext.recall_tool`): a page of a stored original."""
         return self.recall(args)
 
-    def _budget(self, outputs: list[tuple[str, str]]) -> list[str]:
-        """The results of one message, ``(tool name, text)``, through :attr:`result_policy`."""
-        policy = self.result_policy
-        if policy is None:
-            return [text for _, text in outputs]
-        # As Conversation.extend would refuse it: a lone surrogate is not text (checked before the
-        # result store, which refuses it too, is written).
-        name = next((n for n, text in outputs if not _is_unicode(text)), None)
-        if name is not None:
-            raise InvalidMessageError(
-                f"the result of tool {name!r} is not valid Unicode (lone surrogate); nothing was appended",
-                len(self.conversation),
-            )
-        if policy.store is None and self._cuts(policy, outputs):
-            policy = replace(policy, store=self.result_store)
-        budgeted = policy.apply_message(outputs)
-        self.results.extend(budgeted)
-        return [b.text for b in budgeted]
-
-    @staticmethod
-    def _cuts(policy: ToolResultPolicy, outputs: list[tuple[str, str]]) -> bool:
-        """Whether ``policy`` may cut or persist any of ``outputs`` (and so needs a store)."""
-        limit = policy.message_limit_chars
-        if limit is not None and sum(len(text) for _, text in outputs) > limit:
-            return True
-        persist = policy.persist_over_chars
-        return any(
-            len(text) > policy.budget_for(name) or (persist is not None and len(text) > persist)
-            for name, text in outputs
-        )
-
     # -- calls -----------------------------------------------------------------------------
 
     def class_totals(self) -> dict[str, int]:
         """Local token estimates of the conversation per content class (see
-        :func:`agentcontext.calibration.class_tokens`). Each call classifies only the messages
+        :func:`agentcontext.measure.calibration.class_tokens`). Each call classifies only the messages
         added since the last one, and the last one again (a Responses item may have joined it);
         the rest is kept as a running sum."""
         conv = self.conversation
@@ -428,7 +326,7 @@ class Session:
         reply, and return it. Tools are not run (see :meth:`run`)."""
         if content is not None:
             self.add_user(content)
-        return self._call()
+        return fit.call(self)
 
     def run(self, content: str | Message | None = None, *, max_steps: int = 25) -> Completion:
         """One outer turn: like :meth:`send`, then run the model's tool calls with
@@ -444,7 +342,7 @@ class Session:
         that fails after a model call (a provider error, a judge that raises) is saved with reason
         ``"error"`` before the exception reaches the caller."""
         _checks.count("max_steps", max_steps, minimum=1)
-        calls = self._unanswered_calls() if content is None else []
+        calls = tool_calls.unanswered_calls(self) if content is None else []
         if calls and self.pending_permission is not None and not self.pending_permission.answered:
             waiting = ", ".join(f"{c.name} ({c.id})" for c in self.pending_permission.calls)
             raise OptionError(f"a permission request is waiting for an answer: {waiting} (see Session.answer)")
@@ -483,10 +381,10 @@ class Session:
                 if steps >= max_steps:
                     reason = "turn_limit"
                     break
-                if not self._answer_calls(calls):
+                if not tool_calls.answer_calls(self, calls):
                     reason = "permission"
                     break
-                completion = self._call()
+                completion = fit.call(self)
                 calls, steps = completion.tool_calls, steps + 1
                 continue
             assert completion is not None
@@ -500,96 +398,6 @@ class Session:
             completion = self.send(more)
             calls, steps = completion.tool_calls, steps + 1
         return completion, reason
-
-    def _unanswered_calls(self) -> list[ToolCall]:
-        """The tool calls of the last model reply when the conversation ends with it (a paused
-        permission request, a turn limit, a resumed session)."""
-        n = len(self.conversation)
-        start = n
-        while start > 0 and self.conversation[start - 1].get("role") == "assistant":
-            start -= 1
-        if start == n:
-            return []
-        out = []
-        for message in self.conversation.slice(start, n).to_jsonl():
-            for call in message.get("tool_calls") or []:
-                out.append(ToolCall(str(call.get("id")), str(call.get("name")), str(call.get("arguments") or "")))
-        return out
-
-    def _answer_calls(self, calls: Sequence[ToolCall]) -> bool:
-        """Run ``calls`` (one model reply's) and append their results; False (nothing run) when
-        one of them must be asked first."""
-        decisions: dict[str, str] = {}
-        if self.permissions is not None:
-            answers = self.pending_permission.answers if self.pending_permission is not None else {}
-            asked = []
-            for c in calls:
-                if c.id in answers:
-                    decisions[c.id] = "allow" if answers[c.id] else "denied_by_user"
-                    continue
-                decision: str = self.permissions.decide(c.name, c.arguments, read_only=self._read_only(c.name))
-                if decision == "ask" and self.depth > 0:
-                    decision = "no_user"
-                decisions[c.id] = decision
-                if decision == "ask":
-                    asked.append(PendingCall(c.id, c.name, c.arguments))
-            if asked:
-                self.pending_permission = PermissionRequest(asked, answers=dict(answers))
-                return False
-            self.pending_permission = None
-        outputs = self._run_calls(calls, decisions)
-        texts = self._budget(outputs)
-        self._extend(self.provider.tool_results([(c.id, t) for c, t in zip(calls, texts, strict=True)]))
-        return True
-
-    def _run_calls(self, calls: Sequence[ToolCall], decisions: Mapping[str, str]) -> list[tuple[str, str]]:
-        """The result of every call, in call order; ``agent`` calls run concurrently."""
-        outputs: list[tuple[str, str] | None] = [None] * len(calls)
-        agents: list[int] = []
-        for i, call in enumerate(calls):
-            refusal = _REFUSALS.get(decisions.get(call.id, "allow"))
-            if self.tool_gate is not None and not self.tool_gate(call.name):
-                refusal = FILTERED
-            if refusal is None and call.name == AGENT_TOOL:
-                refusal = self._agent_refusal(call)
-                if refusal is None and self.subagents is not None:
-                    agents.append(i)
-                    continue
-            if refusal is not None:
-                outputs[i] = (call.name, refusal.format(name=call.name))
-                continue
-            try:
-                output = self._run_tool(call.name, call.arguments, call.parsed)
-            except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
-                output = f"Error: {type(exc).__name__}: {exc}"
-            outputs[i] = (call.name, output if isinstance(output, str) else json.dumps(output))
-        if agents:
-            assert self.subagents is not None
-            texts = self.subagents.run_calls([calls[i] for i in agents], reply_calls=calls)
-            for i, text in zip(agents, texts, strict=True):
-                outputs[i] = (calls[i].name, text)
-        return [o for o in outputs if o is not None]
-
-    def _agent_refusal(self, call: ToolCall) -> str | None:
-        """Why an ``agent`` call cannot start a subagent here, or None when it can."""
-        if self.subagents is None:
-            if self.subagent_limit is not None:
-                return (
-                    f"Error: tool {call.name!r} is not available: subagents may not start subagents at depth "
-                    f"{self.depth} (max_depth {self.subagent_limit}). The call was not run."
-                )
-            return None  # not ours: the session's functions decide
-        if self.compiler is not None:
-            # Through the registry: a mode that hides delegated tools refuses it (and says why).
-            return self.compiler.execute(call.name, call.arguments, {})
-        return None
-
-    def _read_only(self, name: str) -> bool:
-        """Whether the registry's metadata says tool ``name`` only reads (never from its name)."""
-        if self.compiler is None:
-            return False
-        tool = self.compiler.registry.get(name)
-        return tool is not None and tool.read_only
 
     def answer(self, call_id: str | None = None, *, allow: bool, always: bool = False) -> None:
         """Answer the pending permission request: call ``call_id`` (None: every pending call) is
@@ -681,202 +489,3 @@ class Session:
                     f"added (record seq {record['seq']})"
                 )
         return session
-
-    def _run_tool(self, name: str, arguments: str, parsed: Callable[[], Any]) -> Any:
-        if self.depth > 0 and self.compiler is not None:
-            every = self.compiler.working_set.registry
-            tool = self.compiler.registry.get(name) or (every.get(name) if every is not None else None)
-            if tool is not None and tool.root_only:  # a fork keeps the parent's catalog: refused here
-                return f"Error: tool {name!r} is not available: it is for the root agent only. The call was not run."
-        if self.compiler is not None:
-            # The session's own recall tool only reads.
-            own = ("recall",) if self.functions.get("recall") == self._recall else ()
-            output = self.compiler.execute(name, arguments, self.functions, read_only=own)
-            return output if output is not None else f"Error: no tool named {name!r}"
-        fn = self.functions.get(name)
-        return f"Error: no tool named {name!r}" if fn is None else fn(parsed())
-
-    def _overhead(self, scale: float) -> int:
-        """Local tokens every request carries outside the conversation: the system prompt, the
-        tool definitions, and the output ``max_tokens`` reserves beyond the policy's
-        ``reserved_output``."""
-        extra_output = max(0, self.max_tokens - self.compactor.policy.reserved_output)
-        return self._outside_tokens() + math.ceil(extra_output / scale)
-
-    def _compile(self) -> None:
-        """The compiler's request for this call; reminders kept in history are added first."""
-        if self.compiler is None:
-            return
-        compiled = self.compiler.compile(
-            self.conversation,
-            max_tokens=self.max_tokens,
-            context_window=self.provider.context_window,
-            record=False,
-        )
-        for text in compiled.persist:
-            self.add_user(text)
-        self.compiled = compiled
-
-    def _call(self) -> Completion:
-        self._compile()
-        scale = self.scale()
-        idle = None if self._answered_at is None else time.monotonic() - self._answered_at
-        result = self.compactor.maybe_compact(
-            self.conversation,
-            scale=scale,
-            overhead=self._overhead(scale),
-            idle_seconds=idle,
-            system=self._system_and_tools()[0],
-        )
-        if result is not None and result.compacted and result.conversation is not result.original:
-            self._replace(result)
-        self._ensure_fits()
-        completion = self._complete_with_recovery()
-        pauses = 0
-        # Anthropic server-side compaction with pause_after_compaction: the reply holds the
-        # compaction block; continue from it.
-        while completion.stop_reason == "compaction" and pauses < MAX_COMPACTION_PAUSES:
-            pauses += 1
-            completion = self._complete_with_recovery()
-        return completion
-
-    def _complete_with_recovery(self) -> Completion:
-        try:
-            completion = self._complete_once()
-        except ContextOverflowError as first:
-            self._recover(first)
-            try:
-                completion = self._complete_once()
-            except ContextOverflowError as second:
-                raise second.recovered_with(
-                    f" (again, after recompiling once to {self.conversation.tokens:,} local tokens; "
-                    "nothing more is removed)"
-                ) from second
-        return completion
-
-    def _complete_once(self) -> Completion:
-        request = self.conversation
-        system, tools = self._system_and_tools()
-        if self.compiler is not None and self.compiled is not None:
-            request = self.compiled.request_conversation(self.conversation)
-            self.compiler.record(self.conversation, self.compiled)
-        head = (system or "", json.dumps(tools, ensure_ascii=False) if tools else "")
-        if self.first_sent_head is None:
-            self.first_sent_head = head
-        self.sent_head = head
-        completion = self.provider.complete(
-            request, max_tokens=self.max_tokens, system=system, tools=tools, **self.params
-        )
-        self.completions.append(completion)
-        self._answered_at = time.monotonic()
-        if self.calibration is not None and completion.usage.input_tokens > 0:
-            estimates = self.class_totals()
-            # The system prompt and tool definitions travel outside the conversation.
-            extra = self._outside_tokens()
-            estimates["overhead"] += extra
-            self.calibration.observe(self.provider.model, estimates, completion.usage.input_tokens)
-        self._extend(completion.messages)
-        return completion
-
-    def _ensure_fits(self) -> None:
-        """The pre-send check: system prompt + tool definitions + conversation (pending tool
-        results included), in estimated provider tokens, plus ``max_tokens`` must fit the
-        provider's window. When they do not, the conversation is recompiled to fit (as after a
-        prompt-too-long error); when that cannot be done, nothing is sent.
-
-        Raises:
-            ContextOverflowError: the request cannot be made to fit; the history is unchanged.
-        """
-        window = self.provider.context_window
-        scale = self.scale()
-        outside = self._outside_tokens()
-
-        def estimate() -> int:
-            return math.ceil((self.conversation.tokens + outside) * scale)
-
-        before = estimate()
-        if before + self.max_tokens <= window:
-            return
-        what = (
-            f"the request would be about {before:,} tokens (system prompt and tool definitions {outside:,}, "
-            f"history {self.conversation.tokens:,}, local tokens times {scale:.2f}) plus {self.max_tokens:,} "
-            f"reserved for output, over the {window:,}-token window; not sent"
-        )
-        budget = int((window - self.max_tokens - self.compactor.policy.safety_margin) / scale) - outside
-        if budget <= 0:
-            raise ContextOverflowError(
-                f"{what}: the system prompt, tool definitions and reserved output leave no room for history",
-                provider=self.provider.name,
-                tokens=before,
-                limit=window,
-            )
-        try:
-            result = self.compactor.recompile(self.conversation, budget, system=self._system_and_tools()[0])
-        except CompactionError as exc:
-            raise ContextOverflowError(
-                f"{what}: the history cannot be recompiled to {budget:,} tokens: {exc}",
-                provider=self.provider.name,
-                tokens=before,
-                limit=window,
-            ) from exc
-        if not result.fits:
-            raise ContextOverflowError(
-                f"{what}: recompiling the history left {result.tokens_after:,} tokens, over {budget:,}",
-                provider=self.provider.name,
-                tokens=before,
-                limit=window,
-            )
-        self._replace(result)
-
-    def _system_and_tools(self) -> tuple[str | None, list[JsonDict] | None]:
-        """The system prompt and tool definitions of this call (the compiler's when there is one)."""
-        if self.compiled is None:
-            return self.system, self.tools
-        tools = [*(self.compiled.tools or []), *(self.tools or [])] or None
-        return self.compiled.system or None, tools
-
-    def _outside_tokens(self) -> int:
-        """Tokens of the system prompt, tool definitions and this call's reminders, counted again
-        only when they change."""
-        if self.compiled is not None and not self.tools:
-            # The compiler counted them exactly already.
-            t = self.compiled.tokens
-            return int(t["system"] + t["tools"] + t["reminders"])
-        system, tools = self._system_and_tools()
-        reminders = "".join(self.compiled.reminders) if self.compiled is not None else ""
-        text = (system or "") + (json.dumps(tools) if tools else "") + reminders
-        if text != self._outside[0]:
-            self._outside = (text, count_tokens(text) if text else 0)
-        return self._outside[1]
-
-    def _recover(self, error: ContextOverflowError) -> None:
-        conv = self.conversation
-        p = self.compactor.policy
-        local = conv.tokens + self._outside_tokens()
-        window = error.limit or self.provider.context_window
-        if error.tokens and error.limit and error.tokens > 0:
-            # The provider counted `error.tokens` where we count `local`: convert its window.
-            per_provider_token = local / error.tokens
-        else:
-            per_provider_token = 1.0 / self.scale()
-        budget = int((window - self.max_tokens - p.safety_margin) * per_provider_token) - self._outside_tokens()
-        if conv.tokens <= budget:
-            # The provider gave no numbers, yet by our count the request fit: our estimate is off
-            # by an unknown factor. Aim at the policy's target share of what was sent.
-            share = p.target if p.target <= 1 else 0.6
-            budget = int(conv.tokens * share)
-        if budget <= 0:
-            raise ContextOverflowError(
-                f"{error}; the window leaves no room for history", provider=error.provider, recovered=True
-            ) from error
-        try:
-            result = self.compactor.recompile(conv, budget, system=self._system_and_tools()[0])
-        except CompactionError as exc:
-            raise error.recovered_with(f"; cannot recompile: {exc}") from error
-        self._replace(result)
-
-    def _replace(self, result: CompactionResult) -> None:
-        self.compactions.append(result)
-        if self.log is not None:
-            self.log.record_compaction(result)
-        self.conversation = result.conversation

@@ -1,0 +1,38 @@
+"""Model providers over the official SDKs: Anthropic Messages, OpenAI Chat Completions and OpenAI
+Responses, each an optional extra imported only when a provider is built
+(``pip install 'agentcontext[anthropic]'``, ``'agentcontext[openai]'``).
+
+A provider sends a :class:`~agentcontext.Conversation` as its API expects it and returns a
+:class:`Completion` holding the provider's own response body (so blocks and items the library
+does not interpret, such as Anthropic compaction blocks and OpenAI compaction items, go back into
+history unchanged), the text, the tool calls and the reported usage.
+
+A prompt-too-long error from any of them, or from an OpenAI-compatible server, is raised as one
+:class:`~agentcontext.errors.ContextOverflowError` (see :func:`classify_overflow`); every other
+SDK error propagates unchanged.
+
+- :mod:`.base`: the :class:`Provider` interface and its results; :mod:`.anthropic`,
+  :mod:`.openai`: the providers; :mod:`.windows`: models' context windows; :mod:`.overflow`:
+  prompt-too-long errors.
+- :mod:`.server_side`: the servers' own context management, built from a compaction policy
+  (import it by its module).
+"""
+
+from agentcontext.providers.anthropic import AnthropicProvider
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage
+from agentcontext.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
+from agentcontext.providers.overflow import classify_overflow
+from agentcontext.providers.windows import MODEL_WINDOWS, context_window
+
+__all__ = [
+    "MODEL_WINDOWS",
+    "AnthropicProvider",
+    "Completion",
+    "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
+    "Provider",
+    "ToolCall",
+    "Usage",
+    "classify_overflow",
+    "context_window",
+]
