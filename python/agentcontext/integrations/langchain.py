@@ -3,12 +3,12 @@
     from langchain.agents import create_agent
     from agentcontext.integrations.langchain import AgentContextMiddleware
 
-    agent = create_agent(model, tools, middleware=[AgentContextMiddleware(max_tokens=100_000)])
+    agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000)])
     # or with the compaction ladder, its summary kept in the agent state (a checkpointer keeps it):
     agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000, compaction=True)],
                          checkpointer=InMemorySaver())
 
-Each call the model receives the agent's messages fitted into ``max_tokens`` (the system message
+Each call the model receives the agent's messages fitted into the budget (the system message
 counted in): old tool results cleared, then the latest user request and the longest recent suffix
 kept, never a tool call without its result. The agent's state is not changed: the history stays
 whole and the next call is fitted again from it (fast: token counts are memoized across calls).
@@ -37,10 +37,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from agentcontext._checks import number
 from agentcontext.errors import InvalidMessageError, MissingExtraError
-from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.summarize import SUMMARY_MARKER, Summarizer
-from agentcontext.types import Encoding
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -124,9 +123,10 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     return message.model_copy(update={"content": changed["content"]})
 
 
-def fit_messages(messages: Sequence[BaseMessage], budget: Budget) -> list[BaseMessage]:
-    """``messages`` fitted into ``budget``: the caller's own objects where unchanged."""
-    return fit(messages, budget, lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
+def fit_messages(messages: Sequence[BaseMessage], budget: int | Budget) -> list[BaseMessage]:
+    """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
+    sets the options too): the caller's own objects where unchanged."""
+    return fit(messages, as_budget(budget), lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
 
 
 def summary_content(kept: dict[str, Any]) -> str:
@@ -155,10 +155,11 @@ class _View:
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
-    """Fits the model input of every call into ``max_tokens`` (see the module docs); the other
-    arguments are those of :func:`agentcontext.trim_messages`. The agent's messages are not changed.
+    """Fits the model input of every call into ``budget`` (see the module docs): an int is the
+    input budget, a :class:`~agentcontext.Budget` sets the options too. The agent's messages are
+    not changed.
 
-    ``compaction``: True (the ``openharness`` ladder with this middleware's ``encoding``,
+    ``compaction``: True (the ``openharness`` ladder with the budget's ``encoding``,
     ``clear``, ``recent_messages``, ``recent_tools`` and ``clear_at_least``, and the offline
     summarizer, or ``summarizer`` when given) or a :class:`~agentcontext.Compactor` (its policy,
     summarizer, fallback and store). A compaction aims at ``compact_to`` of the budget (a share in
@@ -170,30 +171,14 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def __init__(
         self,
-        max_tokens: int,
+        budget: int | Budget,
         *,
-        encoding: Encoding = "o200k_base",
-        clear: bool = True,
-        recent_messages: int = 12,
-        recent_tools: int = 3,
-        clear_at_least: int = 0,
-        reserved_output: int = 0,
-        safety_margin: int = 0,
         compaction: bool | Compactor = False,
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
     ) -> None:
         super().__init__()
-        self.budget = Budget(
-            max_tokens,
-            encoding=encoding,
-            clear=clear,
-            recent_messages=recent_messages,
-            recent_tools=recent_tools,
-            clear_at_least=clear_at_least,
-            reserved_output=reserved_output,
-            safety_margin=safety_margin,
-        )
+        self.budget = as_budget(budget)
         self.compactor = make_compactor(compaction, summarizer, self.budget)
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
         #: How many times the ladder ran, and how many of those runs kept a new summary.
@@ -203,7 +188,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     @property
     def limit(self) -> int:
-        """The most tokens a call's input may take (``max_tokens`` less the room kept free)."""
+        """The most tokens a call's input may take (the budget's ``max_tokens`` less the room kept free)."""
         b = self.budget
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
