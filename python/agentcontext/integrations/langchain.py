@@ -33,7 +33,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
 from agentcontext.errors import InvalidMessageError, MissingExtraError
@@ -65,10 +65,22 @@ if TYPE_CHECKING:
 
     from agentcontext.compaction import CompactionResult, Compactor
 
-__all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "fit_messages", "to_openai"]
+__all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "KeptSummary", "fit_messages", "to_openai"]
 
 #: The agent-state field that keeps the summary (see :class:`AgentContextState`).
 STATE_KEY = "agentcontext_summary"
+
+
+class KeptSummary(TypedDict):
+    """The summary :class:`AgentContextMiddleware` keeps in the agent state (:data:`STATE_KEY`)."""
+
+    summary: str
+    through: str
+    """The id of the last state message it covers."""
+    messages: int
+    """How many of the state's messages it covers."""
+    tokens: int
+    """Their tokens."""
 
 
 class AgentContextState(AgentState[Any]):
@@ -129,7 +141,7 @@ def fit_messages(messages: Sequence[BaseMessage], budget: int | Budget) -> list[
     return fit(messages, as_budget(budget), lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
 
 
-def summary_content(kept: dict[str, Any]) -> str:
+def summary_content(kept: KeptSummary) -> str:
     """The text of the message that carries a kept summary (what it covers in its header)."""
     return (
         f"{SUMMARY_MARKER}: {kept['messages']:,} earlier messages ({kept['tokens']:,} tokens) are summarized "
@@ -144,7 +156,7 @@ class _View:
 
     system: BaseMessage | None
     messages: list[BaseMessage]
-    kept: dict[str, Any] | None
+    kept: KeptSummary | None
     start: int
     summary: BaseMessage | None
 
@@ -198,13 +210,13 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         updated here: see :meth:`compile_request`)."""
         return self.compile_request(request)[0]
 
-    def compile_request(self, request: ModelRequest) -> tuple[ModelRequest, dict[str, Any] | None]:
+    def compile_request(self, request: ModelRequest) -> tuple[ModelRequest, KeptSummary | None]:
         """``request`` fitted, and the new value of the state's summary field when a compaction
         wrote a summary (else None: the field stays as it is)."""
         view = self._view(request)
         return self._compile(request, view, self.compactor is not None and self._over(view.objects))
 
-    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, dict[str, Any] | None]:
+    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
         objects = view.objects
         if over:
@@ -245,7 +257,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def _view(self, request: ModelRequest) -> _View:
         messages: list[BaseMessage] = list(request.messages)
-        kept = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
+        kept: Any = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
         start, summary = 0, None
         if isinstance(kept, dict):
             through = kept.get("through")
@@ -256,7 +268,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 kept = None
             else:
                 start = at + 1
-                summary = HumanMessage(summary_content(kept), id=f"agentcontext-summary-{through}")
+                summary = HumanMessage(summary_content(cast("KeptSummary", kept)), id=f"agentcontext-summary-{through}")
         else:
             kept = None
         return _View(request.system_message, messages, kept, start, summary)
@@ -267,7 +279,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         dicts = [to_openai(m, i) for i, m in enumerate(objects)]
         return Conversation(dicts, format="openai", encoding=self.budget.encoding).tokens > self.limit
 
-    def _compact(self, view: _View) -> tuple[list[BaseMessage], dict[str, Any] | None]:
+    def _compact(self, view: _View) -> tuple[list[BaseMessage], KeptSummary | None]:
         """The ladder over the view, down to ``compact_to`` of the limit: the messages to send
         and the new summary field (None when no summary was written)."""
         from agentcontext._core import Conversation
@@ -295,7 +307,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 out.append(HumanMessage(content if isinstance(content, str | list) else str(content)))
         return out, update
 
-    def _kept_summary(self, view: _View, result: CompactionResult) -> dict[str, Any] | None:
+    def _kept_summary(self, view: _View, result: CompactionResult) -> KeptSummary | None:
         """The summary field after ``result``: what its summary covers, in the state's messages."""
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
@@ -318,7 +330,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         return {"summary": result.summary, "through": through, "messages": covered, "tokens": tokens}
 
 
-def _with_update(response: ModelResponse, update: dict[str, Any] | None) -> ModelCallResult:
+def _with_update(response: ModelResponse, update: KeptSummary | None) -> ModelCallResult:
     if update is None:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update={STATE_KEY: update}))
