@@ -121,7 +121,7 @@ def test_create_agent_middleware_fits_every_call_and_leaves_the_state_whole(asyn
         m,
         [read_file],
         system_prompt="You are a careful reviewer.",
-        middleware=[AgentContextMiddleware(BUDGET, recent_tools=1, recent_messages=2)],
+        middleware=[AgentContextMiddleware(ac.Budget(BUDGET, recent_tools=1, recent_messages=2))],
         checkpointer=InMemorySaver(),
     )
     stored = run_agent(agent, asynchronous)
@@ -141,7 +141,7 @@ def test_langgraph_fit_hook_is_view_only(asynchronous: bool) -> None:
         m,
         [read_file],
         prompt="You are a careful reviewer.",
-        pre_model_hook=fit_hook(BUDGET, recent_tools=1, recent_messages=2),
+        pre_model_hook=fit_hook(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)),
         checkpointer=InMemorySaver(),
     )
     stored = run_agent(agent, asynchronous)
@@ -159,7 +159,7 @@ def test_langgraph_compact_hook_rewrites_the_state(asynchronous: bool) -> None:
     agent = create_react_agent(
         m,
         [read_file],
-        pre_model_hook=compact_hook(BUDGET, recent_tools=1, recent_messages=2),
+        pre_model_hook=compact_hook(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)),
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "t1"}}
@@ -188,12 +188,12 @@ def test_fit_messages_keeps_the_callers_objects_and_names_what_it_cannot_read() 
         HumanMessage("hi", id="h1"),
         AIMessage("hello", id="a1", usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}),
     ]
-    out = fit_messages(msgs, ac.integrations.Budget(1_000))
+    out = fit_messages(msgs, ac.Budget(1_000))
     assert out[0] is msgs[0] and out[1] is msgs[1]
     from langchain_core.messages import RemoveMessage
 
     with pytest.raises(ac.InvalidMessageError, match=r"message 1: .*RemoveMessage has no OpenAI Chat form"):
-        fit_messages([msgs[0], RemoveMessage(id="x")], ac.integrations.Budget(1_000))
+        fit_messages([msgs[0], RemoveMessage(id="x")], ac.Budget(1_000))
     # The library's own functions name the adapter for LangChain objects.
     with pytest.raises(ac.InvalidMessageError, match=r"HumanMessage is not JSON data; .*integrations.langchain"):
         ac.trim_messages(msgs, 1_000)
@@ -270,7 +270,9 @@ def test_compaction_keeps_its_summary_in_the_agent_state(asynchronous: bool) -> 
     m = model(turns=4)
     summarizer = CountingSummarizer()
     # Without clearing, only summaries (and cut results) bring 4 turns of 3 big reads under the budget.
-    middleware = AgentContextMiddleware(BUDGET, clear=False, recent_tools=1, recent_messages=2, summarizer=summarizer)
+    middleware = AgentContextMiddleware(
+        ac.Budget(BUDGET, clear=False, recent_tools=1, recent_messages=2), summarizer=summarizer
+    )
     agent = create_agent(
         m,
         [read_file],
@@ -323,7 +325,7 @@ def test_compaction_keeps_its_summary_in_the_agent_state(asynchronous: bool) -> 
 
 def test_compaction_without_a_summary_leaves_the_state_field_unset() -> None:
     m = model()
-    middleware = AgentContextMiddleware(BUDGET, recent_tools=1, recent_messages=2, compaction=True)
+    middleware = AgentContextMiddleware(ac.Budget(BUDGET, recent_tools=1, recent_messages=2), compaction=True)
     agent = create_agent(m, [read_file], middleware=[middleware], checkpointer=InMemorySaver())
     stored = run_agent(agent, asynchronous=False)
     assert len(m.calls) == 8
@@ -354,7 +356,9 @@ def test_one_compacting_middleware_serves_two_threads_at_once() -> None:
     # One middleware instance, two agents run at once in two threads: each thread's summary stays
     # in its own agent state, and the counters add up.
     summarizer = CountingSummarizer()
-    middleware = AgentContextMiddleware(BUDGET, clear=False, recent_tools=1, recent_messages=2, summarizer=summarizer)
+    middleware = AgentContextMiddleware(
+        ac.Budget(BUDGET, clear=False, recent_tools=1, recent_messages=2), summarizer=summarizer
+    )
     results: dict[int, tuple[RecordingModel, dict[str, Any]]] = {}
     errors: list[BaseException] = []
 

@@ -50,9 +50,9 @@ def run(asynchronous: bool) -> tuple[list[Any], list[list[Any]]]:
             history.append({"role": "user", "content": request})
             for step in range(4):
                 if asynchronous:
-                    messages = await afit_messages(history, BUDGET, recent_tools=1, recent_messages=2)
+                    messages = await afit_messages(history, ac.Budget(BUDGET, recent_tools=1, recent_messages=2))
                 else:
-                    messages = fit_messages(history, BUDGET, recent_tools=1, recent_messages=2)
+                    messages = fit_messages(history, ac.Budget(BUDGET, recent_tools=1, recent_messages=2))
                 sent.append(messages)
                 kwargs: dict[str, Any] = {"model": "gpt-4o", "messages": messages}
                 if step < 3:

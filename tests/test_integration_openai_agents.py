@@ -98,7 +98,7 @@ def check_calls(model: FakeModel) -> None:
 def test_input_filter_fits_every_call_and_leaves_the_session_whole(tmp_path: Any) -> None:
     model = FakeModel()
     session = SQLiteSession("s1", str(tmp_path / "chat.db"))
-    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+    config = RunConfig(call_model_input_filter=input_filter(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)))
 
     async def run() -> list[Any]:
         for request in REQUESTS:
@@ -124,9 +124,9 @@ def test_input_filter_fits_every_call_and_leaves_the_session_whole(tmp_path: Any
 def test_compacting_session_stores_a_fitted_history(tmp_path: Any) -> None:
     model = FakeModel()
     session = CompactingSession(
-        SQLiteSession("s2", str(tmp_path / "chat.db")), BUDGET, recent_tools=1, recent_messages=2
+        SQLiteSession("s2", str(tmp_path / "chat.db")), ac.Budget(BUDGET, recent_tools=1, recent_messages=2)
     )
-    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+    config = RunConfig(call_model_input_filter=input_filter(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)))
 
     async def run() -> list[Any]:
         for request in REQUESTS:
@@ -168,9 +168,9 @@ def test_fit_items_keeps_every_field_of_the_items_it_does_not_change() -> None:
         },
         {"role": "user", "content": "Summarize it."},
     ]
-    same = fit_items(items, ac.integrations.Budget(100_000), "Be brief.")
+    same = fit_items(items, ac.Budget(100_000), "Be brief.")
     assert all(a is b for a, b in zip(same, items, strict=True))
-    fitted = fit_items(items, ac.integrations.Budget(BUDGET // 3, recent_messages=0, recent_tools=0), "Be brief.")
+    fitted = fit_items(items, ac.Budget(BUDGET // 3, recent_messages=0, recent_tools=0), "Be brief.")
     assert [a is b for a, b in zip(fitted, items, strict=True)] == [True, True, True, False, True, True]
     assert fitted[3] == {**items[3], "output": fitted[3]["output"]} and fitted[3]["output"].startswith("[cleared:")
 
@@ -198,8 +198,8 @@ def test_compacting_session_is_lossless(tmp_path: Any) -> None:
     model = FakeModel()
     inner = RecordingSession("s3", str(tmp_path / "chat.db"))
     # Without clearing, only summaries bring 4 turns of 3 big reads under the budget.
-    session = CompactingSession(inner, BUDGET, clear=False, recent_tools=1, recent_messages=2)
-    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+    session = CompactingSession(inner, ac.Budget(BUDGET, clear=False, recent_tools=1, recent_messages=2))
+    config = RunConfig(call_model_input_filter=input_filter(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)))
 
     async def run() -> tuple[list[Any], list[Any]]:
         for request in LONG_REQUESTS:
@@ -238,8 +238,8 @@ def test_compacting_session_keeps_a_summary_and_updates_it(tmp_path: Any) -> Non
 
     model = FakeModel()
     inner = RecordingSession("s4", str(tmp_path / "chat.db"))
-    session = CompactingSession(inner, BUDGET, clear=False, recent_tools=1, recent_messages=2)
-    config = RunConfig(call_model_input_filter=input_filter(BUDGET, recent_tools=1, recent_messages=2))
+    session = CompactingSession(inner, ac.Budget(BUDGET, clear=False, recent_tools=1, recent_messages=2))
+    config = RunConfig(call_model_input_filter=input_filter(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)))
 
     async def run() -> list[Any]:
         for request in LONG_REQUESTS:
@@ -312,5 +312,5 @@ def test_compacting_session_arguments_are_checked(tmp_path: Any) -> None:
         CompactingSession(inner, BUDGET, compact_to=2)
     with pytest.raises(ac.ArgumentTypeError, match="summarizer must"):
         CompactingSession(inner, BUDGET, summarizer="offline")  # type: ignore[arg-type]
-    with pytest.raises(ac.OptionError, match="max_tokens"):
+    with pytest.raises(ac.OptionError, match="budget must be a non-negative integer"):
         CompactingSession(inner, -1)

@@ -83,7 +83,7 @@ def make_agent() -> tuple[Agent[None, str], list[list[ModelMessage]]]:
     agent: Agent[None, str] = Agent(
         FunctionModel(respond),
         system_prompt="You are a careful reviewer.",
-        capabilities=[ProcessHistory(history_processor(BUDGET, recent_tools=1, recent_messages=2))],
+        capabilities=[ProcessHistory(history_processor(ac.Budget(BUDGET, recent_tools=1, recent_messages=2)))],
     )
 
     @agent.tool_plain
@@ -131,9 +131,9 @@ def test_fit_messages_keeps_the_runs_objects_where_unchanged() -> None:
         ModelResponse(parts=[TextPart("Both read.")]),
         ModelRequest(parts=[UserPromptPart("Summarize them.")]),
     ]
-    same = fit_messages(messages, ac.integrations.Budget(100_000))
+    same = fit_messages(messages, ac.Budget(100_000))
     assert all(a is b for a, b in zip(same, messages, strict=True))
-    fitted = fit_messages(messages, ac.integrations.Budget(BUDGET // 2, recent_messages=0, recent_tools=0))
+    fitted = fit_messages(messages, ac.Budget(BUDGET // 2, recent_messages=0, recent_tools=0))
     assert fitted[0] is messages[0] and fitted[1] is messages[1] and fitted[3:] == messages[3:]
     changed = fitted[2]
     assert isinstance(changed, ModelRequest) and changed is not messages[2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import types
+import types as _types
 from typing import TYPE_CHECKING, Any
 
 #: An option of mimalloc, the core's allocator, which reads its options from the environment once,
@@ -40,6 +40,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "agentcontext.measure.calibration": ("Calibration",),
     "agentcontext.compaction": ("CompactionPolicy", "CompactionResult", "Compactor", "StageEvent"),
+    "agentcontext.integrations": ("Budget",),
     "agentcontext.errors": (
         "AgentContextError", "ArgumentTypeError", "BudgetError", "CompactionError", "ContextOverflowError",
         "ConversionError", "FileReadError", "InvalidMessageError", "MemoryRecordError", "MessageIndexError",
@@ -93,7 +94,7 @@ def _conversation_repr_html(self: Conversation) -> str:
     return conversation_repr_html(self)
 
 
-class _Package(types.ModuleType):
+class _Package(_types.ModuleType):
     """This package's module type. The compiled core renders no HTML and imports nothing of the
     package above it but the errors: its ``Conversation`` gets the Jupyter view from here, as soon
     as the core is loaded (Python sets ``agentcontext._core`` on the package when it imports it),
@@ -172,6 +173,7 @@ if TYPE_CHECKING:
     from agentcontext.errors import TranscriptError as TranscriptError
     from agentcontext.errors import TranscriptReadError as TranscriptReadError
     from agentcontext.errors import UnknownFormatError as UnknownFormatError
+    from agentcontext.integrations import Budget as Budget
     from agentcontext.measure.calibration import Calibration as Calibration
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore

@@ -12,22 +12,31 @@ for a wrong type) whose message starts with the argument's name; ``split(parts)`
 
 from collections.abc import Iterable
 from os import PathLike
-from typing import Any, Literal, final, overload
+from pathlib import Path
+from typing import Literal, final, overload
 
 from agentcontext.types import (
     AnthropicRequest,
     Change,
     ClearReport,
+    DedupedRead,
     Encoding,
     Format,
     FormatOrAuto,
+    Handoff,
     JsonDict,
+    MemoryHit,
+    MemoryRecord,
+    MemoryRecordWithBody,
     Message,
+    RefreshStats,
+    SearchResult,
     Stats,
     Suffix,
     Target,
     TokenCacheInfo,
     ToolTotals,
+    TruncatedResult,
     TruncateStrategy,
     Unit,
     Violation,
@@ -276,7 +285,7 @@ class Conversation:
 
     def dedup_reads(
         self, read_only_tools: list[str], /, *, recent_messages: int = 12
-    ) -> tuple[Conversation, list[JsonDict]]:
+    ) -> tuple[Conversation, list[DedupedRead]]:
         """A copy where earlier results of a read-only tool called again with the same input are
         short stubs pointing to the latest call."""
 
@@ -302,7 +311,7 @@ class Conversation:
         strategy: TruncateStrategy = "auto",
         head_share: float = 0.5,
         recall_ids: bool = True,
-    ) -> tuple[Conversation, list[JsonDict]]:
+    ) -> tuple[Conversation, list[TruncatedResult]]:
         """A copy where every text tool result over ``max_chars`` characters (``per_tool`` overrides by tool
         name) is cut to head + marker + tail; the marker names the call id, by which the original
         can be recalled (see :class:`agentcontext.budgets.Recall`), or with ``recall_ids=False``
@@ -326,7 +335,7 @@ class Conversation:
     def _export_each(self) -> list[list[JsonDict]]:
         """Internal. Each message in the conversation's format, as the list of dicts it is written as."""
 
-    def handoff(self, start: int = 0, stop: int | None = None, /) -> JsonDict:
+    def handoff(self, start: int = 0, stop: int | None = None, /) -> Handoff:
         """What the offline summarizer extracts from this history: user requests (latest first),
         files read and modified, every path named (in user and assistant text, tool inputs of any
         member and commands), commands with their last outcome, errors (resolved or not), tests
@@ -379,7 +388,11 @@ def convert(
     to: Literal["openai", "responses", "jsonl"],
     source: FormatOrAuto = "auto",
     system: str | Iterable[Message] | None = None,
-) -> list[JsonDict]: ...
+) -> list[JsonDict]:
+    """Convert a whole list from ``source`` (``"auto"`` detects it) to the format ``to``. The shape
+    follows ``to`` alone: the request fields ``{"system", "messages"}`` for ``"anthropic"``
+    (``system`` present only when there is one), a list for the others."""
+
 def _heuristic_features(texts: list[str], /) -> list[list[float]]:
     """The heuristic's regressors per text (used by ``benches/calibrate_heuristic.py``)."""
 
@@ -553,7 +566,11 @@ def validate(
 
 @overload
 def repair(
-    messages: Iterable[Message], /, *, format: Literal["openai", "responses", "jsonl"], system: None = None
+    messages: Iterable[Message],
+    /,
+    *,
+    format: Literal["openai", "responses", "jsonl", "auto"] = "auto",
+    system: None = None,
 ) -> tuple[list[JsonDict], list[Change]]: ...
 @overload
 def repair(
@@ -568,8 +585,10 @@ def repair(
     messages: Iterable[Message], /, *, format: FormatOrAuto = "auto", system: str | Iterable[Message] | None = None
 ) -> tuple[list[JsonDict] | AnthropicRequest, list[Change]]:
     """:meth:`Conversation.repair` for a whole list: ``(messages, changes)``, the messages in the
-    same format: a list for OpenAI Chat, Responses and ``jsonl``; for Anthropic (``format="anthropic"``
-    or ``system=`` given, or detected), the request fields ``{"system", "messages"}``."""
+    same format, shaped by the arguments alone (never by what ``"auto"`` detects): with
+    ``format="anthropic"`` or ``system=`` given, the request fields ``{"system", "messages"}``;
+    otherwise a list (an Anthropic list found by ``"auto"`` comes back a list too, a system prompt
+    first with role ``"system"``, as :meth:`Conversation.to_format` writes it)."""
 
 def token_cache_info() -> TokenCacheInfo:
     """What the process's token-count memo holds and how it has been used.
@@ -595,7 +614,7 @@ def trim_messages(
     max_tokens: int,
     /,
     *,
-    format: Literal["openai", "responses", "jsonl"],
+    format: Literal["openai", "responses", "jsonl", "auto"] = "auto",
     system: None = None,
     encoding: Encoding = "o200k_base",
     clear: bool = True,
@@ -659,7 +678,10 @@ def trim_messages(
     history when no request follows it) and the longest recent
     protocol-complete suffix that fits beside them. The request is kept verbatim, or cut to head +
     marker + tail when it does not fit whole beside the last round after it. Returned in the same
-    format (a list; for Anthropic, the request fields ``{"system", "messages"}``). The messages the library did not change are the caller's own objects (new dicts only
+    format, shaped by the arguments alone (never by what ``"auto"`` detects): with
+    ``format="anthropic"`` or ``system=`` given, the request fields ``{"system", "messages"}``;
+    otherwise a list (an Anthropic list found by ``"auto"`` comes back a list too, a system prompt
+    first with role ``"system"``, as :meth:`Conversation.to_format` writes it). The messages the library did not change are the caller's own objects (new dicts only
     for cleared results and a cut request) when the list is OpenAI Chat or native dicts with
     string or null contents, no ``system=`` is given, every tool call is answered in the tool
     messages right after it (a reused call id is fine), and no result is orphan or duplicate and
@@ -680,9 +702,9 @@ class MemoryIndex:
 
     def __new__(cls, directory: str | PathLike[str], /) -> MemoryIndex: ...
     @property
-    def directory(self) -> Any:
+    def directory(self) -> Path:
         """The directory, as given (a ``pathlib.Path``)."""
-    def refresh(self) -> dict[str, int]:
+    def refresh(self) -> RefreshStats:
         """Bring the index up to date; returns ``files``, ``read``, ``reused`` and ``removed``.
         Raises :class:`~agentcontext.errors.FileReadError` if the directory cannot be listed."""
     def render(self, *, max_lines: int = 200, max_bytes: int = 25_000) -> str:
@@ -690,15 +712,15 @@ class MemoryIndex:
         description``, grouped by type (user, feedback, project, reference) then by name; when
         not all fit in ``max_lines`` / ``max_bytes``, a last line says how many are not listed.
         Raises :class:`~agentcontext.errors.BudgetError` when not even that line fits."""
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[MemoryRecord]:
         """Valid records in index order: ``name``, ``type``, ``description``, ``updated``, ``file``, ``bytes``."""
-    def get(self, name: str, /) -> dict[str, Any] | None:
+    def get(self, name: str, /) -> MemoryRecordWithBody | None:
         """Record ``name`` with its ``body``, or None."""
     def problems(self) -> list[tuple[str, str]]:
         """(file name, reason) for each ``*.md`` file that is not a valid record."""
     def search(
         self, query: str, /, *, regex: bool = False, limit: int = 10, snippet_chars: int = 240
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryHit]:
         """Records matching ``query`` (words, case-insensitive, ``"a phrase"`` quoted; or a regular
         expression) in name, description or body, best first (BM25, name and description weighted
         up), each with ``score``, ``matches`` and ``snippets`` of the body."""
@@ -717,7 +739,7 @@ def search_log(
     snippet_chars: int = 240,
     snippets: int = 2,
     max_bytes: int = 1073741824,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Search every message of a session log (``agentcontext.SessionLog``), cleared, cut and
     summarized ones included: ``messages`` (message records in the log), ``matched``, ``skipped``
     (lines that could not be read as a record: not JSON, a number out of range, a torn last line;
@@ -735,6 +757,6 @@ def search_messages(
     limit: int = 10,
     snippet_chars: int = 240,
     snippets: int = 2,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Search the messages of ``conversation`` as :func:`search_log` searches a log's: ``message``
     is the position in the conversation, ``line`` is None and ``skipped`` is 0."""

@@ -10,16 +10,29 @@ __all__ = [
     "Change",
     "ClearReport",
     "ClearedResult",
+    "DedupedRead",
     "Encoding",
     "Format",
     "FormatOrAuto",
+    "Handoff",
+    "HandoffCommand",
+    "HandoffError",
     "JsonDict",
+    "MemoryHit",
+    "MemoryRecord",
+    "MemoryRecordWithBody",
     "Message",
+    "RecordType",
+    "RefreshStats",
+    "SearchHit",
+    "SearchResult",
     "Stats",
     "Suffix",
     "Target",
+    "TokenCacheInfo",
     "ToolTotals",
     "TruncateStrategy",
+    "TruncatedResult",
     "Unit",
     "Violation",
 ]
@@ -135,3 +148,119 @@ class TokenCacheInfo(TypedDict):
     bytes: int
     hits: int
     misses: int
+
+
+class DedupedRead(TypedDict):
+    """A result ``dedup_reads`` made a stub pointing to a later call with the same input."""
+
+    index: int
+    tool_use_id: str
+    tool_name: str
+
+
+class TruncatedResult(TypedDict):
+    """A tool result ``truncate_tool_results`` cut to head + marker + tail."""
+
+    index: int
+    tool_use_id: str
+    tool_name: str
+    chars_before: int
+    chars_after: int
+
+
+class HandoffCommand(TypedDict):
+    """The last outcome of one distinct command in a :class:`Handoff`."""
+
+    command: str
+    outcome: str
+    ok: bool
+    index: int
+
+
+class HandoffError(TypedDict):
+    """An error seen in the history of a :class:`Handoff`."""
+
+    text: str
+    index: int
+    resolved: bool
+
+
+class Handoff(TypedDict):
+    """What ``Conversation.handoff`` extracts for the offline summarizer (indices relative to ``start``)."""
+
+    user_requests: list[tuple[int, str]]
+    """Real user requests as ``(index, text)``, latest first."""
+    previous_summaries: list[str]
+    files_read: list[str]
+    files_modified: list[str]
+    commands: list[HandoffCommand]
+    errors: list[HandoffError]
+    identifiers: list[str]
+    paths: list[str]
+    tests: list[tuple[str, str]]
+    """``(test name, status)``: ``passed``, ``failed``, ``error``, ``skipped``, ``ran`` or ``named``."""
+    references: list[str]
+    todos: list[str]
+    decisions: list[str]
+    last_assistant: str | None
+    messages: int
+    tool_calls: int
+
+
+RecordType: TypeAlias = Literal["user", "feedback", "project", "reference"]
+"""The kind of a memory record."""
+
+
+class MemoryRecord(TypedDict):
+    """A memory record as ``MemoryStore.list`` and ``MemoryIndex.records`` give it (no body)."""
+
+    name: str
+    type: RecordType
+    description: str
+    updated: str | None
+    file: str
+    bytes: int
+
+
+class MemoryRecordWithBody(MemoryRecord):
+    """A memory record with its ``body`` (``MemoryStore.get``, ``MemoryIndex.get``)."""
+
+    body: str
+
+
+class MemoryHit(MemoryRecord):
+    """A memory record found by ``MemoryStore.search`` / ``MemoryIndex.search``."""
+
+    score: float
+    matches: int
+    snippets: list[str]
+
+
+class RefreshStats(TypedDict):
+    """What ``MemoryIndex.refresh`` did: record files seen, read, reused and removed."""
+
+    files: int
+    read: int
+    reused: int
+    removed: int
+
+
+class SearchHit(TypedDict):
+    """A message found by ``search_log``, ``search_messages`` or ``conversation_search``."""
+
+    message: int
+    line: int | None
+    role: str
+    recall_id: str | None
+    score: float
+    matches: int
+    snippets: list[str]
+
+
+class SearchResult(TypedDict):
+    """The result of ``search_log``, ``search_messages`` and ``conversation_search``."""
+
+    messages: int
+    matched: int
+    skipped: int
+    hits: list[SearchHit]

@@ -129,20 +129,38 @@ pub fn _heuristic_features(texts: Vec<String>) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Parse a whole list in a named (or detected) format.
-fn parse_list(
-    messages: &Bound<'_, PyAny>,
-    source: &str,
-    system: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(Format, Vec<crate::model::Message>)> {
-    let source = parse_format(source)?;
-    let system = system.map(system_value).transpose()?;
-    read_messages(messages, source, system)
+/// A whole list read in a named (or detected) format, and the shape to give it back in.
+struct ParsedList {
+    format: Format,
+    messages: Vec<crate::model::Message>,
+    /// `format="anthropic"` or `system=` was given: the result is the request fields
+    /// `{"system", "messages"}`. Decided by the arguments, never by detection, so one call always
+    /// returns one type (an Anthropic list found by `"auto"` comes back a list).
+    request_fields: bool,
 }
 
-/// Messages out in `format`: a list, or for Anthropic `{"system", "messages"}`.
-fn export<'py>(py: Python<'py>, format: Format, messages: &[crate::model::Message]) -> PyResult<Bound<'py, PyAny>> {
-    if format == Format::Anthropic {
+/// Parse a whole list in a named (or detected) format.
+fn parse_list(messages: &Bound<'_, PyAny>, source: &str, system: Option<&Bound<'_, PyAny>>) -> PyResult<ParsedList> {
+    let requested = parse_format(source)?;
+    let request_fields = requested == Some(Format::Anthropic) || system.is_some();
+    let system = system.map(system_value).transpose()?;
+    let (format, messages) = read_messages(messages, requested, system)?;
+    Ok(ParsedList {
+        format,
+        messages,
+        request_fields,
+    })
+}
+
+/// Messages out in `format`: a list (for Anthropic, a system prompt first with role `"system"`,
+/// as `Conversation.to_format` writes it), or with `request_fields` and Anthropic, `{"system", "messages"}`.
+fn export<'py>(
+    py: Python<'py>,
+    format: Format,
+    request_fields: bool,
+    messages: &[crate::model::Message],
+) -> PyResult<Bound<'py, PyAny>> {
+    if format == Format::Anthropic && request_fields {
         let (system, msgs) = py.detach(|| formats::anthropic::write(messages))?;
         let d = PyDict::new(py);
         if let Some(system) = system {
@@ -164,12 +182,12 @@ pub fn validate_messages<'py>(
     #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let (_, parsed) = parse_list(messages, format, system)?;
+    let parsed = parse_list(messages, format, system)?.messages;
     let found = py.detach(|| crate::compact::validate(&parsed));
     super::surgery::violations(py, found)
 }
 
-/// Repair a whole list of messages: `(messages, changes)` in the same format.
+/// Repair a whole list of messages: `(messages, changes)` in the same format, shaped as `export` says.
 #[pyfunction]
 #[pyo3(name = "repair", signature = (messages, /, *, format = "auto", system = None))]
 pub fn repair_messages<'py>(
@@ -178,14 +196,18 @@ pub fn repair_messages<'py>(
     #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyList>)> {
-    let (format, parsed) = parse_list(messages, format, system)?;
-    let (fixed, changes) = py.detach(|| crate::compact::repair(&parsed));
-    Ok((export(py, format, &fixed)?, super::surgery::changes(py, &changes)?))
+    let list = parse_list(messages, format, system)?;
+    let (fixed, changes) = py.detach(|| crate::compact::repair(&list.messages));
+    Ok((
+        export(py, list.format, list.request_fields, &fixed)?,
+        super::surgery::changes(py, &changes)?,
+    ))
 }
 
 /// Fit a whole list of messages into `max_tokens`: clear old tool results, then keep the system
 /// messages, the latest user request and the longest recent suffix that fits beside them, after
-/// `reserved_output` and `safety_margin` (`crate::compact::trim`); returned in the same format.
+/// `reserved_output` and `safety_margin` (`crate::compact::trim`); returned in the same format,
+/// shaped as `export` says.
 #[pyfunction]
 #[pyo3(signature = (
     messages, max_tokens, /, *, format = "auto", system = None, encoding = "o200k_base", clear = true,
@@ -233,7 +255,11 @@ pub fn trim_messages<'py>(
             }
         }
     }
-    let (format, parsed) = parse_list(messages, format, system)?;
+    let ParsedList {
+        format,
+        messages: parsed,
+        request_fields,
+    } = parse_list(messages, format, system)?;
     let kept = py.detach(move || -> Result<Vec<crate::model::Message>, Error> {
         let conv = crate::conversation::Conversation::from_messages(format, encoding, parsed);
         let options = crate::compact::ClearOptions {
@@ -242,7 +268,7 @@ pub fn trim_messages<'py>(
         };
         crate::compact::trim::trim(&conv, max_tokens, reserve, clear.then_some((protection, &options)))
     })?;
-    export(py, format, &kept)
+    export(py, format, request_fields, &kept)
 }
 
 /// Chat or native from the first message with tool calls (`function` nested or flat); `None`

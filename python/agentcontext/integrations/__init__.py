@@ -14,6 +14,10 @@
   ``acompletion``) over LiteLLM's message objects and dicts (``agentcontext[litellm]``). LiteLLM's and the OpenAI SDK's pydantic messages (and any
   ``Mapping``) are also read directly wherever the library takes dicts.
 
+Every adapter takes ``budget: int | Budget`` first: an int is the input token budget with the
+default options and no room reserved; a :class:`Budget` (also ``agentcontext.Budget``) sets
+``reserved_output``, ``safety_margin``, ``encoding`` and the clearing options.
+
 Every adapter fits each model call into a token budget: old tool results cleared, the system
 messages, the latest user request and the longest recent suffix kept, no tool call without its
 result. The messages the model receives are the caller's own objects where nothing changed, new

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from agentcontext import _checks
 from agentcontext.errors import InvalidMessageError
-from agentcontext.types import Encoding, FormatOrAuto
+from agentcontext.types import Encoding
+
+#: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
+ListFormat: TypeAlias = Literal["openai", "responses", "jsonl", "auto"]
 
 T = TypeVar("T")
 
@@ -56,9 +59,12 @@ def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
 class Budget:
     """What every adapter fits the model input into: ``max_tokens`` in all, ``reserved_output``
     and ``safety_margin`` kept free; old tool results are cleared first (``clear``) except in the
-    last ``recent_messages`` messages and the last ``recent_tools`` tool calls. Counts are exact
-    for ``o200k_base``/``cl100k_base`` and memoized across calls (a list that grew by one message
-    costs one count)."""
+    last ``recent_messages`` messages and the last ``recent_tools`` tool calls (the arguments of
+    :func:`agentcontext.trim_messages`). Counts are exact for ``o200k_base``/``cl100k_base`` and
+    memoized across calls (a list that grew by one message costs one count).
+
+    Every adapter takes ``budget: int | Budget`` first: an int ``n`` is ``Budget(n)``, the input
+    budget with the default options and no room reserved."""
 
     max_tokens: int
     encoding: Encoding = "o200k_base"
@@ -74,17 +80,33 @@ class Budget:
         for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
             _checks.count(name, getattr(self, name))
 
-    def options(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "max_tokens"}
-
-    def fit_dicts(self, dicts: list[dict[str, Any]], format: FormatOrAuto = "auto") -> list[dict[str, Any]]:
+    def fit_dicts(self, dicts: list[dict[str, Any]], format: ListFormat = "auto") -> list[dict[str, Any]]:
         from agentcontext._core import trim_messages
 
-        out = trim_messages(dicts, self.max_tokens, format=format, **self.options())
-        if isinstance(out, list):
-            return out
-        # Detected as Anthropic: the request fields; with no system given, its messages are the list.
-        return out["messages"]
+        return trim_messages(
+            dicts,
+            self.max_tokens,
+            format=format,
+            encoding=self.encoding,
+            clear=self.clear,
+            recent_messages=self.recent_messages,
+            recent_tools=self.recent_tools,
+            clear_at_least=self.clear_at_least,
+            reserved_output=self.reserved_output,
+            safety_margin=self.safety_margin,
+        )
+
+
+def as_budget(budget: int | Budget) -> Budget:
+    """``budget`` as a :class:`Budget`: an int is ``Budget(budget)``.
+
+    Raises:
+        ArgumentTypeError: ``budget`` is neither an int nor a :class:`Budget`.
+        OptionError: a negative int, or one over the 64-bit range.
+    """
+    if isinstance(budget, Budget):
+        return budget
+    return Budget(_checks.count("budget", budget))
 
 
 def fit(
@@ -93,7 +115,7 @@ def fit(
     to_dicts: Callable[[T, int], list[dict[str, Any]]],
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     *,
-    format: FormatOrAuto = "auto",
+    format: ListFormat = "auto",
 ) -> list[T]:
     """Fit ``objects`` into ``budget``.
 

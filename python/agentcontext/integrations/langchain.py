@@ -3,12 +3,12 @@
     from langchain.agents import create_agent
     from agentcontext.integrations.langchain import AgentContextMiddleware
 
-    agent = create_agent(model, tools, middleware=[AgentContextMiddleware(max_tokens=100_000)])
+    agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000)])
     # or with the compaction ladder, its summary kept in the agent state (a checkpointer keeps it):
     agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000, compaction=True)],
                          checkpointer=InMemorySaver())
 
-Each call the model receives the agent's messages fitted into ``max_tokens`` (the system message
+Each call the model receives the agent's messages fitted into the budget (the system message
 counted in): old tool results cleared, then the latest user request and the longest recent suffix
 kept, never a tool call without its result. The agent's state is not changed: the history stays
 whole and the next call is fitted again from it (fast: token counts are memoized across calls).
@@ -33,14 +33,13 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import InvalidMessageError, MissingExtraError
-from agentcontext.integrations._fit import Budget, fit, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.types import Encoding
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -66,10 +65,22 @@ if TYPE_CHECKING:
 
     from agentcontext.compaction import CompactionResult, Compactor
 
-__all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "fit_messages", "to_openai"]
+__all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "KeptSummary", "fit_messages", "to_openai"]
 
 #: The agent-state field that keeps the summary (see :class:`AgentContextState`).
 STATE_KEY = "agentcontext_summary"
+
+
+class KeptSummary(TypedDict):
+    """The summary :class:`AgentContextMiddleware` keeps in the agent state (:data:`STATE_KEY`)."""
+
+    summary: str
+    through: str
+    """The id of the last state message it covers."""
+    messages: int
+    """How many of the state's messages it covers."""
+    tokens: int
+    """Their tokens."""
 
 
 class AgentContextState(AgentState[Any]):
@@ -124,12 +135,13 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     return message.model_copy(update={"content": changed["content"]})
 
 
-def fit_messages(messages: Sequence[BaseMessage], budget: Budget) -> list[BaseMessage]:
-    """``messages`` fitted into ``budget``: the caller's own objects where unchanged."""
-    return fit(messages, budget, lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
+def fit_messages(messages: Sequence[BaseMessage], budget: int | Budget) -> list[BaseMessage]:
+    """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
+    sets the options too): the caller's own objects where unchanged."""
+    return fit(messages, as_budget(budget), lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
 
 
-def summary_content(kept: dict[str, Any]) -> str:
+def summary_content(kept: KeptSummary) -> str:
     """The text of the message that carries a kept summary (what it covers in its header)."""
     return (
         f"{SUMMARY_MARKER}: {kept['messages']:,} earlier messages ({kept['tokens']:,} tokens) are summarized "
@@ -144,7 +156,7 @@ class _View:
 
     system: BaseMessage | None
     messages: list[BaseMessage]
-    kept: dict[str, Any] | None
+    kept: KeptSummary | None
     start: int
     summary: BaseMessage | None
 
@@ -155,10 +167,11 @@ class _View:
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
-    """Fits the model input of every call into ``max_tokens`` (see the module docs); the other
-    arguments are those of :func:`agentcontext.trim_messages`. The agent's messages are not changed.
+    """Fits the model input of every call into ``budget`` (see the module docs): an int is the
+    input budget, a :class:`~agentcontext.Budget` sets the options too. The agent's messages are
+    not changed.
 
-    ``compaction``: True (the ``openharness`` ladder with this middleware's ``encoding``,
+    ``compaction``: True (the ``openharness`` ladder with the budget's ``encoding``,
     ``clear``, ``recent_messages``, ``recent_tools`` and ``clear_at_least``, and the offline
     summarizer, or ``summarizer`` when given) or a :class:`~agentcontext.Compactor` (its policy,
     summarizer, fallback and store). A compaction aims at ``compact_to`` of the budget (a share in
@@ -170,30 +183,14 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def __init__(
         self,
-        max_tokens: int,
+        budget: int | Budget,
         *,
-        encoding: Encoding = "o200k_base",
-        clear: bool = True,
-        recent_messages: int = 12,
-        recent_tools: int = 3,
-        clear_at_least: int = 0,
-        reserved_output: int = 0,
-        safety_margin: int = 0,
         compaction: bool | Compactor = False,
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
     ) -> None:
         super().__init__()
-        self.budget = Budget(
-            max_tokens,
-            encoding=encoding,
-            clear=clear,
-            recent_messages=recent_messages,
-            recent_tools=recent_tools,
-            clear_at_least=clear_at_least,
-            reserved_output=reserved_output,
-            safety_margin=safety_margin,
-        )
+        self.budget = as_budget(budget)
         self.compactor = make_compactor(compaction, summarizer, self.budget)
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
         #: How many times the ladder ran, and how many of those runs kept a new summary.
@@ -203,7 +200,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     @property
     def limit(self) -> int:
-        """The most tokens a call's input may take (``max_tokens`` less the room kept free)."""
+        """The most tokens a call's input may take (the budget's ``max_tokens`` less the room kept free)."""
         b = self.budget
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
@@ -213,13 +210,13 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         updated here: see :meth:`compile_request`)."""
         return self.compile_request(request)[0]
 
-    def compile_request(self, request: ModelRequest) -> tuple[ModelRequest, dict[str, Any] | None]:
+    def compile_request(self, request: ModelRequest) -> tuple[ModelRequest, KeptSummary | None]:
         """``request`` fitted, and the new value of the state's summary field when a compaction
         wrote a summary (else None: the field stays as it is)."""
         view = self._view(request)
         return self._compile(request, view, self.compactor is not None and self._over(view.objects))
 
-    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, dict[str, Any] | None]:
+    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
         objects = view.objects
         if over:
@@ -260,7 +257,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def _view(self, request: ModelRequest) -> _View:
         messages: list[BaseMessage] = list(request.messages)
-        kept = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
+        kept: Any = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
         start, summary = 0, None
         if isinstance(kept, dict):
             through = kept.get("through")
@@ -271,7 +268,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 kept = None
             else:
                 start = at + 1
-                summary = HumanMessage(summary_content(kept), id=f"agentcontext-summary-{through}")
+                summary = HumanMessage(summary_content(cast("KeptSummary", kept)), id=f"agentcontext-summary-{through}")
         else:
             kept = None
         return _View(request.system_message, messages, kept, start, summary)
@@ -282,7 +279,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         dicts = [to_openai(m, i) for i, m in enumerate(objects)]
         return Conversation(dicts, format="openai", encoding=self.budget.encoding).tokens > self.limit
 
-    def _compact(self, view: _View) -> tuple[list[BaseMessage], dict[str, Any] | None]:
+    def _compact(self, view: _View) -> tuple[list[BaseMessage], KeptSummary | None]:
         """The ladder over the view, down to ``compact_to`` of the limit: the messages to send
         and the new summary field (None when no summary was written)."""
         from agentcontext._core import Conversation
@@ -310,7 +307,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 out.append(HumanMessage(content if isinstance(content, str | list) else str(content)))
         return out, update
 
-    def _kept_summary(self, view: _View, result: CompactionResult) -> dict[str, Any] | None:
+    def _kept_summary(self, view: _View, result: CompactionResult) -> KeptSummary | None:
         """The summary field after ``result``: what its summary covers, in the state's messages."""
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
@@ -333,7 +330,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         return {"summary": result.summary, "through": through, "messages": covered, "tokens": tokens}
 
 
-def _with_update(response: ModelResponse, update: dict[str, Any] | None) -> ModelCallResult:
+def _with_update(response: ModelResponse, update: KeptSummary | None) -> ModelCallResult:
     if update is None:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update={STATE_KEY: update}))

@@ -3,7 +3,7 @@
     from langgraph.prebuilt import create_react_agent
     from agentcontext.integrations.langgraph import fit_hook, compact_hook
 
-    agent = create_react_agent(model, tools, pre_model_hook=fit_hook(max_tokens=100_000))
+    agent = create_react_agent(model, tools, pre_model_hook=fit_hook(100_000))
 
 :func:`fit_hook` returns ``llm_input_messages``: the model sees the fitted messages, the graph's
 state keeps the whole history (view-only). :func:`compact_hook` rewrites the state instead
@@ -21,8 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcontext.errors import MissingExtraError
-from agentcontext.integrations._fit import Budget, off_loop
-from agentcontext.types import Encoding
+from agentcontext.integrations._fit import Budget, as_budget, off_loop
 
 try:
     from langchain_core.messages import BaseMessage, RemoveMessage
@@ -54,59 +53,21 @@ def _node(update: Callable[[list[BaseMessage]], dict[str, Any]]) -> RunnableLamb
     return RunnableLambda(sync, afunc=async_, name="agentcontext")
 
 
-def fit_hook(
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> RunnableLambda[Any, dict[str, Any]]:
-    """A ``pre_model_hook`` returning ``{"llm_input_messages": fitted}``; the state is unchanged.
-    The arguments are those of :func:`agentcontext.trim_messages`."""
-    budget = Budget(
-        max_tokens,
-        encoding=encoding,
-        clear=clear,
-        recent_messages=recent_messages,
-        recent_tools=recent_tools,
-        clear_at_least=clear_at_least,
-        reserved_output=reserved_output,
-        safety_margin=safety_margin,
-    )
-    return _node(lambda messages: {"llm_input_messages": fit_messages(messages, budget)})
+def fit_hook(budget: int | Budget) -> RunnableLambda[Any, dict[str, Any]]:
+    """A ``pre_model_hook`` returning ``{"llm_input_messages": fitted}`` (fitted into ``budget``:
+    an int is the input budget, a :class:`~agentcontext.Budget` sets the options too); the state
+    is unchanged."""
+    fitted_into = as_budget(budget)
+    return _node(lambda messages: {"llm_input_messages": fit_messages(messages, fitted_into)})
 
 
-def compact_hook(
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> RunnableLambda[Any, dict[str, Any]]:
-    """A ``pre_model_hook`` that replaces the state's messages with the fitted ones (nothing is
-    written when they already fit unchanged). The arguments are those of
-    :func:`agentcontext.trim_messages`."""
-    budget = Budget(
-        max_tokens,
-        encoding=encoding,
-        clear=clear,
-        recent_messages=recent_messages,
-        recent_tools=recent_tools,
-        clear_at_least=clear_at_least,
-        reserved_output=reserved_output,
-        safety_margin=safety_margin,
-    )
+def compact_hook(budget: int | Budget) -> RunnableLambda[Any, dict[str, Any]]:
+    """A ``pre_model_hook`` that replaces the state's messages with the ones fitted into
+    ``budget`` (as for :func:`fit_hook`); nothing is written when they already fit unchanged."""
+    fitted_into = as_budget(budget)
 
     def update(messages: list[BaseMessage]) -> dict[str, Any]:
-        fitted = fit_messages(messages, budget)
+        fitted = fit_messages(messages, fitted_into)
         if len(fitted) == len(messages) and all(a is b for a, b in zip(fitted, messages, strict=True)):
             return {}
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fitted]}

@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
-from agentcontext.types import Encoding
+from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit, off_loop
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
@@ -52,60 +51,16 @@ def _rebuild(message: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> An
     return message.model_copy(update={"content": new})
 
 
-def fit_messages(
-    messages: Sequence[M],
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> list[M]:
-    """``messages`` fitted into ``max_tokens`` (the arguments are those of
-    :func:`agentcontext.trim_messages`): the caller's own objects where unchanged."""
-    budget = Budget(
-        max_tokens,
-        encoding=encoding,
-        clear=clear,
-        recent_messages=recent_messages,
-        recent_tools=recent_tools,
-        clear_at_least=clear_at_least,
-        reserved_output=reserved_output,
-        safety_margin=safety_margin,
-    )
-    return fit(messages, budget, lambda m, i: [to_dict(m, i)], _rebuild, format="openai")
+def fit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
+    """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
+    sets the options too): the caller's own objects where unchanged."""
+    return fit(messages, as_budget(budget), lambda m, i: [to_dict(m, i)], _rebuild, format="openai")
 
 
-async def afit_messages(
-    messages: Sequence[M],
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> list[M]:
+async def afit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
     """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
     a worker thread, so the event loop keeps running meanwhile."""
     items = list(messages)
-    return await off_loop(
-        len(items),
-        lambda: fit_messages(
-            items,
-            max_tokens,
-            encoding=encoding,
-            clear=clear,
-            recent_messages=recent_messages,
-            recent_tools=recent_tools,
-            clear_at_least=clear_at_least,
-            reserved_output=reserved_output,
-            safety_margin=safety_margin,
-        ),
-    )
+    fitted_into = as_budget(budget)
+    return await off_loop(len(items), lambda: fit_messages(items, fitted_into))

@@ -4,10 +4,10 @@
     from agents import Runner, RunConfig, SQLiteSession
     from agentcontext.integrations.openai_agents import CompactingSession, input_filter
 
-    config = RunConfig(call_model_input_filter=input_filter(max_tokens=100_000))
+    config = RunConfig(call_model_input_filter=input_filter(100_000))
     result = await Runner.run(agent, "...", run_config=config)
 
-    session = CompactingSession(SQLiteSession("user-1", "chat.db"), max_tokens=200_000)
+    session = CompactingSession(SQLiteSession("user-1", "chat.db"), 200_000)
     result = await Runner.run(agent, "...", session=session)
 
 Both work on the SDK's Responses items as they are: an item the library did not change is the
@@ -33,9 +33,8 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import CompactionError, MissingExtraError, OptionError
-from agentcontext.integrations._fit import Budget, as_dict, fit, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.types import Encoding
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -68,9 +67,11 @@ def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
     return {**base, **update} if update else item
 
 
-def fit_items(items: Sequence[Any], budget: Budget, instructions: str | None = None) -> list[Any]:
-    """Responses ``items`` fitted into ``budget`` (``instructions`` counted in): the caller's own
-    items where unchanged."""
+def fit_items(items: Sequence[Any], budget: int | Budget, instructions: str | None = None) -> list[Any]:
+    """Responses ``items`` fitted into ``budget`` (an int is the input budget, a
+    :class:`~agentcontext.Budget` sets the options too; ``instructions`` counted in): the caller's
+    own items where unchanged."""
+    fitted_into = as_budget(budget)
     objects: list[Any] = [*([_INSTRUCTIONS] if instructions else []), *items]
 
     def to_dicts(obj: Any, i: int) -> list[dict[str, Any]]:
@@ -78,37 +79,18 @@ def fit_items(items: Sequence[Any], budget: Budget, instructions: str | None = N
             return [{"type": "message", "role": "system", "content": instructions}]
         return [_item(obj, i - (1 if instructions else 0))]
 
-    return [o for o in fit(objects, budget, to_dicts, _rebuild, format="responses") if o is not _INSTRUCTIONS]
+    return [o for o in fit(objects, fitted_into, to_dicts, _rebuild, format="responses") if o is not _INSTRUCTIONS]
 
 
-def input_filter(
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
-    """A ``call_model_input_filter`` (async; large lists are fitted off the event loop). The
-    arguments are those of :func:`agentcontext.trim_messages`."""
-    budget = Budget(
-        max_tokens,
-        encoding=encoding,
-        clear=clear,
-        recent_messages=recent_messages,
-        recent_tools=recent_tools,
-        clear_at_least=clear_at_least,
-        reserved_output=reserved_output,
-        safety_margin=safety_margin,
-    )
+def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
+    """A ``call_model_input_filter`` fitting into ``budget`` (as for :func:`fit_items`; async:
+    large lists are fitted off the event loop)."""
+    fitted_into = as_budget(budget)
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         items = list(model_data.input)
-        fitted = await off_loop(len(items), lambda: fit_items(items, budget, model_data.instructions))
+        fitted = await off_loop(len(items), lambda: fit_items(items, fitted_into, model_data.instructions))
         return ModelInputData(input=fitted, instructions=model_data.instructions)
 
     return call_model_input_filter
@@ -116,7 +98,7 @@ def input_filter(
 
 class CompactingSession:
     """A ``Session`` over ``session`` (any SDK session: ``SQLiteSession``, ``RedisSession``...)
-    whose items stay within ``max_tokens``, losslessly: the wrapped session is an append-only log
+    whose items stay within ``budget``, losslessly: the wrapped session is an append-only log
     of every item given to :meth:`add_items`, stored exactly as given, and never rewritten.
 
     When the items since the last compaction no longer fit, the compaction ladder runs over them
@@ -143,15 +125,8 @@ class CompactingSession:
     def __init__(
         self,
         session: Any,
-        max_tokens: int,
+        budget: int | Budget,
         *,
-        encoding: Encoding = "o200k_base",
-        clear: bool = True,
-        recent_messages: int = 12,
-        recent_tools: int = 3,
-        clear_at_least: int = 0,
-        reserved_output: int = 0,
-        safety_margin: int = 0,
         compaction: bool | Compactor = True,
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
@@ -159,16 +134,7 @@ class CompactingSession:
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
-        self.budget = Budget(
-            max_tokens,
-            encoding=encoding,
-            clear=clear,
-            recent_messages=recent_messages,
-            recent_tools=recent_tools,
-            clear_at_least=clear_at_least,
-            reserved_output=reserved_output,
-            safety_margin=safety_margin,
-        )
+        self.budget = as_budget(budget)
         compactor = make_compactor(compaction, summarizer, self.budget)
         if compactor is None:
             raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
@@ -181,7 +147,7 @@ class CompactingSession:
 
     @property
     def limit(self) -> int:
-        """The most tokens the items may take (``max_tokens`` less the room kept free)."""
+        """The most tokens the items may take (the budget's ``max_tokens`` less the room kept free)."""
         b = self.budget
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 

@@ -4,7 +4,7 @@
     from pydantic_ai.capabilities import ProcessHistory
     from agentcontext.integrations.pydantic_ai import history_processor
 
-    agent = Agent(model, tools=[...], capabilities=[ProcessHistory(history_processor(max_tokens=100_000))])
+    agent = Agent(model, tools=[...], capabilities=[ProcessHistory(history_processor(100_000))])
 
 Pydantic AI keeps what a history processor returns as the run's history, so the history is
 compacted as it goes: old tool returns cleared, then the latest user prompt and the longest recent
@@ -24,8 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentcontext.errors import MissingExtraError
-from agentcontext.integrations._fit import Budget, fit
-from agentcontext.types import Encoding
+from agentcontext.integrations._fit import Budget, as_budget, fit
 
 try:
     from pydantic_ai.messages import (
@@ -135,36 +134,18 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
     return dataclasses.replace(message, parts=parts)
 
 
-def fit_messages(messages: Sequence[ModelMessage], budget: Budget) -> list[ModelMessage]:
-    """``messages`` fitted into ``budget``: the caller's own messages where unchanged."""
-    return fit(messages, budget, _dicts, _rebuild, format="openai")
+def fit_messages(messages: Sequence[ModelMessage], budget: int | Budget) -> list[ModelMessage]:
+    """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
+    sets the options too): the caller's own messages where unchanged."""
+    return fit(messages, as_budget(budget), _dicts, _rebuild, format="openai")
 
 
-def history_processor(
-    max_tokens: int,
-    *,
-    encoding: Encoding = "o200k_base",
-    clear: bool = True,
-    recent_messages: int = 12,
-    recent_tools: int = 3,
-    clear_at_least: int = 0,
-    reserved_output: int = 0,
-    safety_margin: int = 0,
-) -> Callable[[list[ModelMessage]], list[ModelMessage]]:
-    """A history processor for ``ProcessHistory`` (see the module docs). The arguments are those
-    of :func:`agentcontext.trim_messages`."""
-    budget = Budget(
-        max_tokens,
-        encoding=encoding,
-        clear=clear,
-        recent_messages=recent_messages,
-        recent_tools=recent_tools,
-        clear_at_least=clear_at_least,
-        reserved_output=reserved_output,
-        safety_margin=safety_margin,
-    )
+def history_processor(budget: int | Budget) -> Callable[[list[ModelMessage]], list[ModelMessage]]:
+    """A history processor for ``ProcessHistory`` (see the module docs) fitting into ``budget``
+    (as for :func:`fit_messages`)."""
+    fitted_into = as_budget(budget)
 
     def process(messages: list[ModelMessage]) -> list[ModelMessage]:
-        return fit_messages(messages, budget)
+        return fit_messages(messages, fitted_into)
 
     return process

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from agentcontext._core import search_log, search_messages
 from agentcontext.errors import AgentContextError, ArgumentTypeError, FileReadError, OptionError, UnknownFormatError
+from agentcontext.types import SearchResult
 
 __all__ = ["ConversationSearch", "conversation_search"]
 
@@ -31,7 +32,7 @@ def conversation_search(
     snippets: int = 2,
     max_bytes: int = 1 << 30,
     session: str | int | None = None,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
     file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
     ``messages``, ``matched``, ``skipped`` (lines of the log that could not be read as a record —
@@ -88,7 +89,7 @@ def conversation_search(
     return search_messages(conv, query, regex=regex, limit=limit, snippet_chars=snippet_chars, snippets=snippets)
 
 
-def format_hits(result: Mapping[str, Any]) -> str:
+def format_hits(result: SearchResult) -> str:
     """The hits as the text a model reads."""
     hits = result["hits"]
     skipped = result.get("skipped", 0)

@@ -32,11 +32,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import MEMORY_MAX_RECORD_BYTES, MemoryIndex, check_memory_record
 from agentcontext.errors import MemoryRecordError, OptionError
+from agentcontext.types import MemoryHit, MemoryRecord, MemoryRecordWithBody, RecordType
 
 __all__ = [
     "MEMORY_TYPES",
@@ -47,7 +47,6 @@ __all__ = [
     "slugify",
 ]
 
-RecordType = Literal["user", "feedback", "project", "reference"]
 #: The record types, in the order the index lists them.
 MEMORY_TYPES: tuple[RecordType, ...] = ("user", "feedback", "project", "reference")
 #: The longest description (characters), as the index accepts it.
@@ -288,7 +287,7 @@ class MemoryStore:
 
     # -- records ---------------------------------------------------------------------------------
 
-    def write(self, name: str, *, description: str, type: RecordType, body: str = "") -> dict[str, Any]:
+    def write(self, name: str, *, description: str, type: RecordType, body: str = "") -> MemoryRecordWithBody:
         """Create or replace record ``name`` (atomically) and return it as :meth:`get` does."""
         check_fields(name, description, type)
         if not isinstance(body, str):
@@ -298,7 +297,7 @@ class MemoryStore:
             self._write_file(name, render_record(name, description, type, body))
         return self.get(name)
 
-    def write_text(self, name: str, text: str) -> dict[str, Any]:
+    def write_text(self, name: str, text: str) -> MemoryRecordWithBody:
         """Replace record ``name``'s whole file with ``text`` (front matter included) after checking
         that the index accepts it; the file is left as it was if not."""
         with self.locked():
@@ -318,7 +317,7 @@ class MemoryStore:
             return f"not valid Unicode text: a lone surrogate at {where}"
         return check_memory_record(f"{name}.md", text)
 
-    def get(self, name: str) -> dict[str, Any]:
+    def get(self, name: str) -> MemoryRecordWithBody:
         """Record ``name``: ``name``, ``type``, ``description``, ``updated``, ``file``, ``bytes`` and
         ``body``. Raises :class:`MemoryRecordError` (``kind="not_found"``, or ``"invalid"`` with the
         reason for a broken file)."""
@@ -349,7 +348,7 @@ class MemoryStore:
                 raise MemoryRecordError(f"record {name}: cannot delete: {exc.strerror or exc}", name, "io") from None
         return True
 
-    def rename(self, old: str, new: str) -> dict[str, Any]:
+    def rename(self, old: str, new: str) -> MemoryRecordWithBody:
         """Rename record ``old`` to ``new`` (its front matter name too); refuses to overwrite."""
         with self.locked():
             text = self.read_text(old)
@@ -365,7 +364,7 @@ class MemoryStore:
                 ) from None
         return self.get(new)
 
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self) -> builtins.list[MemoryRecord]:
         """Every valid record (without bodies), in index order: by type, then name."""
         self.index.refresh()
         return self.index.records()
@@ -375,7 +374,7 @@ class MemoryStore:
         self.index.refresh()
         return self.index.problems()
 
-    def search(self, query: str, *, regex: bool = False, limit: int = 10) -> builtins.list[dict[str, Any]]:
+    def search(self, query: str, *, regex: bool = False, limit: int = 10) -> builtins.list[MemoryHit]:
         """Records matching ``query`` (words, case-insensitive; or a regular expression) in name,
         description or body, best first, with a snippet of the body."""
         if isinstance(query, str):

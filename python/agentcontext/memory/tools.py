@@ -158,9 +158,9 @@ class MemoryTools:
                 if not found:
                     return "No memory record matches."
                 lines = []
-                for r in found:
-                    lines.append(f"- {r['name']} ({r['type']}): {r['description']}")
-                    lines += [f"    {s}" for s in r["snippets"]]
+                for hit in found:
+                    lines.append(f"- {hit['name']} ({hit['type']}): {hit['description']}")
+                    lines += [f"    {s}" for s in hit["snippets"]]
                 return "\n".join(lines)
         except AgentContextError as exc:
             return f"Error: {exc}"
