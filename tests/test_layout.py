@@ -121,8 +121,12 @@ def import_graph(root: Path = PYTHON, package: str = PACKAGE) -> dict[str, set[s
     mods = modules(root, package)
     packages = {m for m, p in mods.items() if p.name == "__init__.py"}
     exports = {m: _exports(m, mods[m]) for m in packages}
+    # Compiled modules (the core: ``_core.pyi`` beside ``_core.abi3.so``) import nothing of the package.
+    compiled = {".".join(p.relative_to(root).with_suffix("").parts) for p in (root / package).rglob("*.pyi")}
 
     def known(name: str) -> str | None:
+        if name in compiled:
+            return None
         while name not in mods and "." in name:
             name = name.rsplit(".", 1)[0]
         return name if name in mods else None
@@ -274,15 +278,16 @@ def test_a_name_from_a_package_is_an_import_of_the_module_defining_it(tmp_path: 
     root = _package(
         tmp_path,
         {
-            "pkg/__init__.py": '_PUBLIC = {"pkg.sub.x": ("X",)}\n',
+            "pkg/__init__.py": '_PUBLIC = {"pkg.sub.x": ("X",), "pkg._core": ("C",)}\nfrom pkg import z\n',
+            "pkg/_core.pyi": "C: int\n",
             "pkg/sub/__init__.py": "from pkg.sub.x import X\nfrom pkg.sub.y import Y\n",
             "pkg/sub/x.py": "X = 1\n",
             "pkg/sub/y.py": "from pkg import X\nfrom . import x\nY = 1\n",
-            "pkg/z.py": "from pkg.sub import Y\n",
+            "pkg/z.py": "from pkg.sub import Y\nfrom pkg import C\n",
         },
     )
     graph = import_graph(root, "pkg")
     assert graph["pkg.sub.y"] == {"pkg.sub.x"}  # not the package: its __init__ imports y back
-    assert graph["pkg.z"] == {"pkg.sub.y"}
+    assert graph["pkg.z"] == {"pkg.sub.y"}  # and not the package for the compiled core's C
     assert graph["pkg.sub"] == {"pkg.sub.x", "pkg.sub.y"}
     assert cycles(graph) == []
