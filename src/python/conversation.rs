@@ -716,7 +716,7 @@ impl PyConversation {
         self.with(|c| {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             let from = start.min(stop);
-            compact::handoff::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+            compact::request::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
         })
     }
 
@@ -733,7 +733,7 @@ impl PyConversation {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             c.messages()[start.min(stop)..stop]
                 .iter()
-                .filter(|m| compact::handoff::is_summary(m))
+                .filter(|m| compact::request::is_summary(m))
                 .map(crate::model::Message::joined_text)
                 .collect()
         })
