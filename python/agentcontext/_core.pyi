@@ -349,6 +349,16 @@ class Conversation:
     def concat(parts: list[Conversation], /) -> Conversation:
         """The conversations one after the other (one format and encoding), counts reused."""
 
+    def replace(
+        self, start: int, stop: int | None, messages: Iterable[Message], /, *, format: FormatOrAuto = "jsonl"
+    ) -> Conversation:
+        """A new conversation with messages ``start:stop`` (``stop=None``: to the end) replaced by
+        ``messages``, given in ``format`` (the library's own ``"jsonl"`` by default; ``"auto"``:
+        detected) and read as a conversation in this one's format holds them: the same messages as
+        ``Conversation(Conversation(messages, format="jsonl").to_format(f), format=f)``. Untouched
+        messages keep their counts and pins; this conversation is not changed.
+        ``MessageIndexError`` when ``stop`` is past the end, ``OptionError`` when ``start > stop``."""
+
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
 
