@@ -445,6 +445,7 @@ def truncate(
     path: str | None = None,
     count_omitted_tokens: bool = False,
     not_stored: bool = False,
+    exact: bool = False,
 ) -> Truncation:
     """Fit ``text`` into ``max_size`` units of ``unit`` (chars, bytes, lines or tokens of ``encoding``).
 
@@ -455,13 +456,15 @@ def truncate(
     and states the lines and characters omitted, and how to get them back when ``recall_id`` or
     ``path`` is given (or, with ``not_stored`` and neither, that the full text is not stored). Cuts fall on line boundaries when that keeps at least half of the room and
     never inside a character; the output, marker included, never exceeds ``max_size``. Token budgets
-    count only the kept lines, not the whole text.
+    count only the kept lines, not the whole text. With ``exact=True`` (``unit="tokens"`` only) the
+    cut is the largest whose whole output counts at most ``max_size`` tokens, counted exactly: the
+    room given to the cut is searched up from ``max_size`` (a plain cut may stay well under).
 
     Raises:
         BudgetError: ``max_size`` cannot hold the marker itself.
         OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``max_size`` negative or over
-            the 64-bit range; ``head_share`` outside [0, 1] or NaN (ArgumentTypeError for a value
-            of the wrong type).
+            the 64-bit range; ``head_share`` outside [0, 1] or NaN; ``exact`` with a unit other
+            than ``"tokens"`` (ArgumentTypeError for a value of the wrong type).
     """
 
 def important_tail(text: str, /) -> str | None:

@@ -2,6 +2,7 @@
 //! token-budget fitting, JSON previews and file-read paging.
 
 pub mod count;
+pub mod fit;
 pub mod json_path;
 pub mod json_preview;
 pub mod paging;

@@ -81,7 +81,7 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[pyfunction]
 #[pyo3(signature = (
     text, max_size, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
-    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false
+    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false, exact = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
@@ -96,6 +96,7 @@ pub fn truncate(
     #[pyo3(from_py_with = super::args::optional_string::path)] path: Option<String>,
     count_omitted_tokens: bool,
     not_stored: bool,
+    exact: bool,
 ) -> PyResult<PyTruncation> {
     let unit = parse_unit(unit, encoding)?;
     let strategy = parse_strategy(strategy, head_share)?;
@@ -107,7 +108,14 @@ pub fn truncate(
         },
         count_omitted_tokens,
     };
-    let r = py.detach(|| budget::truncate(text, max_size, unit, strategy, &options))?;
+    let r = py.detach(|| match unit {
+        Unit::Tokens(encoding) if exact => budget::fit::truncate_exact(text, max_size, encoding, strategy, &options),
+        _ if exact => Err(Error::InvalidArgument {
+            what: "exact",
+            reason: format!("True needs unit=\"tokens\", not \"{}\"", unit.name()),
+        }),
+        _ => budget::truncate(text, max_size, unit, strategy, &options),
+    })?;
     let head_chars = budget::count::text_counts(&text.as_bytes()[..r.head_bytes]).chars;
     let tail_chars = budget::count::text_counts(&text.as_bytes()[text.len() - r.tail_bytes..]).chars;
     Ok(PyTruncation {
