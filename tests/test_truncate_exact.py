@@ -14,9 +14,8 @@ from tests import support
 
 
 def _texts() -> list[str]:
-    rng = random.Random(11)
     texts = [m["content"] for m in support.synthetic_session(300, seed=3) if isinstance(m.get("content"), str)]
-    return [t for t in texts if len(t) > 200][:40] + ["short", "", "ünïcødé 漢字\n" * 300]
+    return [*[t for t in texts if len(t) > 200][:40], "short", "", "ünïcødé 漢字\n" * 300]
 
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
