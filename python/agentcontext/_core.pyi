@@ -53,6 +53,7 @@ __all__ = [
     "important_tail",
     "json_path",
     "json_preview",
+    "page_chars",
     "page_text",
     "read_page",
     "repair",
@@ -465,6 +466,25 @@ def truncate(
         OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``max_size`` negative or over
             the 64-bit range; ``head_share`` outside [0, 1] or NaN; ``exact`` with a unit other
             than ``"tokens"`` (ArgumentTypeError for a value of the wrong type).
+    """
+
+def page_chars(
+    pieces: str | Iterable[str],
+    /,
+    offset: int = 1,
+    lines: int = 500,
+    *,
+    char_offset: int | None = None,
+    max_chars: int = 20_000,
+) -> tuple[str, int, int, int, int, int, int, str | None]:
+    """One page of a text given whole or in pieces (consumed once, in order: only the page is
+    held), by lines (``offset``, 1-based, and ``lines``) or from ``char_offset``, never longer than
+    ``max_chars`` characters: ``(text, start, end, total_chars, start_line, end_line, total_lines,
+    hint)``, offsets in characters, ``text`` exactly ``full[start:end]``; ``hint`` says how to go on
+    when more follows. The pager of the ``recall`` tool (:class:`agentcontext.budgets.RecallPage`).
+
+    Raises:
+        OptionError: the offset or char_offset is past the end of the text.
     """
 
 def important_tail(text: str, /) -> str | None:

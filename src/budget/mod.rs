@@ -1,6 +1,7 @@
 //! Budgets on text entering the context: head + marker + tail truncation, tail importance,
 //! token-budget fitting, JSON previews and file-read paging.
 
+pub mod chars;
 pub mod count;
 pub mod fit;
 pub mod json_path;

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
+use crate::budget::chars;
 use crate::budget::paging::{self, ReadLimits};
 use crate::budget::{self, Options, Retrieval, Strategy, Unit, json_preview as preview, tail};
 use crate::error::Error;
@@ -302,4 +304,46 @@ pub fn page_text(
             message,
         })?;
     Ok(page.into())
+}
+
+/// One page of a text given whole or in pieces (consumed once, in order; only the page is held),
+/// by lines or by characters: `(text, start, end, total_chars, start_line, end_line, total_lines,
+/// hint)`, offsets in characters. The pager of the `recall` tool.
+#[pyfunction]
+#[pyo3(signature = (pieces, /, offset = 1, lines = 500, *, char_offset = None, max_chars = 20_000))]
+#[allow(clippy::type_complexity)] // the tuple Python unpacks into a RecallPage
+pub fn page_chars(
+    pieces: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = super::args::positive::offset)] offset: usize,
+    #[pyo3(from_py_with = super::args::positive::lines)] lines: usize,
+    #[pyo3(from_py_with = super::args::optional_count::char_offset)] char_offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::positive::max_chars)] max_chars: usize,
+) -> PyResult<(String, usize, usize, usize, usize, usize, usize, Option<String>)> {
+    let mut pager = chars::Pager::new(chars::Request {
+        offset,
+        lines,
+        char_offset,
+        max_chars,
+    });
+    if let Ok(text) = pieces.cast::<PyString>() {
+        pager.push(text.to_str()?);
+    } else {
+        for piece in pieces.try_iter()? {
+            let piece = piece?;
+            pager.push(piece.cast::<PyString>()?.to_str()?);
+        }
+    }
+    let p = pager
+        .finish()
+        .map_err(|e| super::errors::OptionError::new_err(e.to_string()))?;
+    Ok((
+        p.text,
+        p.start,
+        p.end,
+        p.total_chars,
+        p.start_line,
+        p.end_line,
+        p.total_lines,
+        p.hint,
+    ))
 }
