@@ -128,4 +128,3 @@ def test_store_and_recall_import_without_a_cycle() -> None:
     tree = ast.parse(inspect.getsource(recall))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module is not None}
     assert "agentcontext.budgets.store" not in imported
-
