@@ -12,6 +12,8 @@ use crate::formats;
 use crate::model::{Body, Format, Message, Role};
 use crate::tokens::{self, Encoding, MessageTokens, ToolSide};
 
+mod replace;
+
 /// Name used in per-tool totals for a result whose call is not in the conversation.
 pub const UNKNOWN_TOOL: &str = "(unknown)";
 

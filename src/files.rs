@@ -69,6 +69,22 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     Ok((file, meta))
 }
 
+/// Open `path` for reading without following a symlink (a symlink is an error) and without
+/// blocking on a FIFO; the kind is not checked (the memory index and the log search check it).
+#[cfg(unix)]
+pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
 /// A size for messages: `512 KB`, `3.2 MB`, `5.0 GB`.
 pub fn human(bytes: u64) -> String {
     const MB: f64 = 1024.0 * 1024.0;
@@ -98,6 +114,23 @@ mod tests {
             open_regular(Path::new("/no/such/file")),
             Err(OpenError::Io(_))
         ));
+    }
+
+    #[test]
+    fn a_symlink_is_not_followed() {
+        let dir = std::env::temp_dir().join(format!("agentcontext-nofollow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.txt");
+        std::fs::write(&target, "text").unwrap();
+        let link = dir.join("link.txt");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut read = String::new();
+        io::Read::read_to_string(&mut open_no_follow(&target).unwrap(), &mut read).unwrap();
+        assert_eq!(read, "text");
+        let err = open_no_follow(&link).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ELOOP));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -62,6 +62,7 @@ __all__ = [
     "important_tail",
     "json_path",
     "json_preview",
+    "page_chars",
     "page_text",
     "read_page",
     "repair",
@@ -358,6 +359,16 @@ class Conversation:
     def concat(parts: list[Conversation], /) -> Conversation:
         """The conversations one after the other (one format and encoding), counts reused."""
 
+    def replace(
+        self, start: int, stop: int | None, messages: Iterable[Message], /, *, format: FormatOrAuto = "jsonl"
+    ) -> Conversation:
+        """A new conversation with messages ``start:stop`` (``stop=None``: to the end) replaced by
+        ``messages``, given in ``format`` (the library's own ``"jsonl"`` by default; ``"auto"``:
+        detected) and read as a conversation in this one's format holds them: the same messages as
+        ``Conversation(Conversation(messages, format="jsonl").to_format(f), format=f)``. Untouched
+        messages keep their counts and pins; this conversation is not changed.
+        ``MessageIndexError`` when ``stop`` is past the end, ``OptionError`` when ``start > stop``."""
+
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
 
@@ -448,6 +459,7 @@ def truncate(
     path: str | None = None,
     count_omitted_tokens: bool = False,
     not_stored: bool = False,
+    exact: bool = False,
 ) -> Truncation:
     """Fit ``text`` into ``max_size`` units of ``unit`` (chars, bytes, lines or tokens of ``encoding``).
 
@@ -458,13 +470,34 @@ def truncate(
     and states the lines and characters omitted, and how to get them back when ``recall_id`` or
     ``path`` is given (or, with ``not_stored`` and neither, that the full text is not stored). Cuts fall on line boundaries when that keeps at least half of the room and
     never inside a character; the output, marker included, never exceeds ``max_size``. Token budgets
-    count only the kept lines, not the whole text.
+    count only the kept lines, not the whole text. With ``exact=True`` (``unit="tokens"`` only) the
+    cut is the largest whose whole output counts at most ``max_size`` tokens, counted exactly: the
+    room given to the cut is searched up from ``max_size`` (a plain cut may stay well under).
 
     Raises:
         BudgetError: ``max_size`` cannot hold the marker itself.
         OptionError: an unknown ``unit``, ``strategy`` or ``encoding``; ``max_size`` negative or over
-            the 64-bit range; ``head_share`` outside [0, 1] or NaN (ArgumentTypeError for a value
-            of the wrong type).
+            the 64-bit range; ``head_share`` outside [0, 1] or NaN; ``exact`` with a unit other
+            than ``"tokens"`` (ArgumentTypeError for a value of the wrong type).
+    """
+
+def page_chars(
+    pieces: str | Iterable[str],
+    /,
+    offset: int = 1,
+    lines: int = 500,
+    *,
+    char_offset: int | None = None,
+    max_chars: int = 20_000,
+) -> tuple[str, int, int, int, int, int, int, str | None]:
+    """One page of a text given whole or in pieces (consumed once, in order: only the page is
+    held), by lines (``offset``, 1-based, and ``lines``) or from ``char_offset``, never longer than
+    ``max_chars`` characters: ``(text, start, end, total_chars, start_line, end_line, total_lines,
+    hint)``, offsets in characters, ``text`` exactly ``full[start:end]``; ``hint`` says how to go on
+    when more follows. The pager of the ``recall`` tool (:class:`agentcontext.budgets.RecallPage`).
+
+    Raises:
+        OptionError: the offset or char_offset is past the end of the text.
     """
 
 def important_tail(text: str, /) -> str | None:

@@ -1,7 +1,9 @@
 //! Budgets on text entering the context: head + marker + tail truncation, tail importance,
 //! token-budget fitting, JSON previews and file-read paging.
 
+pub mod chars;
 pub mod count;
+pub mod fit;
 pub mod json_path;
 pub mod json_preview;
 pub mod paging;

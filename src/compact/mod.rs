@@ -7,6 +7,7 @@ mod args;
 pub mod clear;
 pub mod handoff;
 pub mod repair;
+pub mod request;
 pub mod select;
 pub mod structure;
 pub mod surgery;

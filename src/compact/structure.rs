@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-use super::handoff::AskKind;
+use super::request::AskKind;
 use crate::model::{Body, Message, Role};
 
 /// A word-at-a-time hash with a folded multiply (the 128-bit product's halves xor-ed, so every
@@ -287,7 +287,7 @@ pub trait Shape {
     /// Whether message `i` only carries tool results ([`Message::is_tool_results_only`]).
     fn results_only_at(&self, i: usize) -> bool;
     /// What message `i` is to the search for the user's latest ask
-    /// ([`super::handoff::latest_ask`]); by default every user turn is a request.
+    /// ([`super::request::latest_ask`]); by default every user turn is a request.
     fn ask_at(&self, i: usize) -> AskKind {
         if user_turn_at(self, i) {
             AskKind::Request
@@ -311,7 +311,7 @@ impl Shape for [Message] {
     }
 
     fn ask_at(&self, i: usize) -> AskKind {
-        super::handoff::ask_kind(&self[i])
+        super::request::ask_kind(&self[i])
     }
 }
 

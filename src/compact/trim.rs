@@ -4,7 +4,7 @@
 //!
 //! The request is what the kept turns answer: a list without it leaves the model without the
 //! task, and one that opens with the assistant is rejected by Anthropic. So the latest real user
-//! request ([`super::handoff::latest_ask`]: not only tool results, not a task notification or an
+//! request ([`super::request::latest_ask`]: not only tool results, not a task notification or an
 //! interruption marker; a summary of earlier history when no request follows it) is always
 //! kept — verbatim when it fits beside the last round after it, else cut to head + marker +
 //! tail — or the budget is refused.
@@ -16,7 +16,7 @@ use crate::model::{Body, Message};
 use crate::tokens::Encoding;
 
 use super::clear::ClearOptions;
-use super::handoff::latest_ask;
+use super::request::latest_ask;
 use super::select::recent_suffix_of;
 use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
 use super::surgery::{self, Protection};

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use super::record::{self, Kind, MAX_RECORD_BYTES, Record};
 use crate::error::{Error, Result, io_reason};
+use crate::files::open_no_follow;
 use crate::search::{Query, Scored};
 
 /// Identity and version of a file as the directory reports it; a file is read again when any of
@@ -139,21 +140,6 @@ fn read_record(path: &Path, meta: &Metadata) -> std::result::Result<String, Stri
         bytes.truncate(filled);
     }
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
-}
-
-/// Open for reading without following a symlink and without blocking on a FIFO.
-#[cfg(unix)]
-pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    File::open(path)
 }
 
 /// What a refresh found for one listed file.
@@ -484,7 +470,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
-        let big = File::create(d.join("big.md")).unwrap();
+        let big = fs::File::create(d.join("big.md")).unwrap();
         big.set_len(10_000_000_000).unwrap();
         fs::create_dir(d.join("sub.md")).unwrap();
         let mut idx = MemoryIndex::new(&d);

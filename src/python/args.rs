@@ -112,13 +112,13 @@ extractors!(count -> usize, |obj, name| super::integer(obj, name, 0);
     max_size, max_chars, max_tokens, reserved_output, safety_margin, recent_messages, recent_tools,
     clear_at_least, index, start, keep_messages, keep_tokens);
 extractors!(positive -> usize, |obj, name| super::integer(obj, name, 1);
-    parts, max_lines, max_bytes, line_max_chars, limit, snippet_chars, snippets);
+    parts, max_lines, max_bytes, line_max_chars, limit, snippet_chars, snippets, offset, lines, max_chars);
 extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
         Ok(None)
     } else {
         super::integer(obj, name, 0).map(Some)
     };
-    stop, offset, lines, token_gate, byte_gate, capacity);
+    stop, offset, lines, token_gate, byte_gate, capacity, char_offset);
 extractors!(fraction -> f64, |obj, name| super::share(obj, name); head_share);
 
 /// `per_tool`: tool name → a non-negative limit, each value checked as `per_tool['name']`.

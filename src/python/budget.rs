@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
+use crate::budget::chars;
 use crate::budget::paging::{self, ReadLimits};
 use crate::budget::{self, Options, Retrieval, Strategy, Unit, json_preview as preview, tail};
 use crate::error::Error;
@@ -81,7 +83,7 @@ pub(crate) fn parse_strategy(strategy: &str, head_share: f64) -> PyResult<Strate
 #[pyfunction]
 #[pyo3(signature = (
     text, max_size, /, *, unit = "chars", strategy = "auto", head_share = 0.5, encoding = "o200k_base",
-    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false
+    recall_id = None, path = None, count_omitted_tokens = false, not_stored = false, exact = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn truncate(
@@ -96,6 +98,7 @@ pub fn truncate(
     #[pyo3(from_py_with = super::args::optional_string::path)] path: Option<String>,
     count_omitted_tokens: bool,
     not_stored: bool,
+    exact: bool,
 ) -> PyResult<PyTruncation> {
     let unit = parse_unit(unit, encoding)?;
     let strategy = parse_strategy(strategy, head_share)?;
@@ -107,7 +110,14 @@ pub fn truncate(
         },
         count_omitted_tokens,
     };
-    let r = py.detach(|| budget::truncate(text, max_size, unit, strategy, &options))?;
+    let r = py.detach(|| match unit {
+        Unit::Tokens(encoding) if exact => budget::fit::truncate_exact(text, max_size, encoding, strategy, &options),
+        _ if exact => Err(Error::InvalidArgument {
+            what: "exact",
+            reason: format!("True needs unit=\"tokens\", not \"{}\"", unit.name()),
+        }),
+        _ => budget::truncate(text, max_size, unit, strategy, &options),
+    })?;
     let head_chars = budget::count::text_counts(&text.as_bytes()[..r.head_bytes]).chars;
     let tail_chars = budget::count::text_counts(&text.as_bytes()[text.len() - r.tail_bytes..]).chars;
     Ok(PyTruncation {
@@ -294,4 +304,46 @@ pub fn page_text(
             message,
         })?;
     Ok(page.into())
+}
+
+/// One page of a text given whole or in pieces (consumed once, in order; only the page is held),
+/// by lines or by characters: `(text, start, end, total_chars, start_line, end_line, total_lines,
+/// hint)`, offsets in characters. The pager of the `recall` tool.
+#[pyfunction]
+#[pyo3(signature = (pieces, /, offset = 1, lines = 500, *, char_offset = None, max_chars = 20_000))]
+#[allow(clippy::type_complexity)] // the tuple Python unpacks into a RecallPage
+pub fn page_chars(
+    pieces: &Bound<'_, PyAny>,
+    #[pyo3(from_py_with = super::args::positive::offset)] offset: usize,
+    #[pyo3(from_py_with = super::args::positive::lines)] lines: usize,
+    #[pyo3(from_py_with = super::args::optional_count::char_offset)] char_offset: Option<usize>,
+    #[pyo3(from_py_with = super::args::positive::max_chars)] max_chars: usize,
+) -> PyResult<(String, usize, usize, usize, usize, usize, usize, Option<String>)> {
+    let mut pager = chars::Pager::new(chars::Request {
+        offset,
+        lines,
+        char_offset,
+        max_chars,
+    });
+    if let Ok(text) = pieces.cast::<PyString>() {
+        pager.push(text.to_str()?);
+    } else {
+        for piece in pieces.try_iter()? {
+            let piece = piece?;
+            pager.push(piece.cast::<PyString>()?.to_str()?);
+        }
+    }
+    let p = pager
+        .finish()
+        .map_err(|e| super::errors::OptionError::new_err(e.to_string()))?;
+    Ok((
+        p.text,
+        p.start,
+        p.end,
+        p.total_chars,
+        p.start_line,
+        p.end_line,
+        p.total_lines,
+        p.hint,
+    ))
 }

@@ -716,7 +716,7 @@ impl PyConversation {
         self.with(|c| {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             let from = start.min(stop);
-            compact::handoff::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+            compact::request::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
         })
     }
 
@@ -733,7 +733,7 @@ impl PyConversation {
             let stop = stop.unwrap_or(c.len()).min(c.len());
             c.messages()[start.min(stop)..stop]
                 .iter()
-                .filter(|m| compact::handoff::is_summary(m))
+                .filter(|m| compact::request::is_summary(m))
                 .map(crate::model::Message::joined_text)
                 .collect()
         })
@@ -779,6 +779,25 @@ impl PyConversation {
     ) -> PyResult<Bound<'py, PyList>> {
         let format = parse_format(format)?.unwrap_or(self.with(Conversation::format));
         self.export(py, format, request)
+    }
+
+    /// A new conversation with messages `start..stop` (`stop=None`: to the end) replaced by
+    /// `messages`, given in `format` (`"jsonl"`, the library's own, by default; `"auto"`: detected)
+    /// and read as a conversation in this one's format would hold them.
+    /// Untouched messages keep their counts and pins; this conversation is not changed.
+    #[pyo3(signature = (start, stop, messages, /, *, format = "jsonl"))]
+    fn replace(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+        messages: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = super::args::string::format)] format: &str,
+    ) -> PyResult<PyConversation> {
+        let given = parse_format(format)?;
+        let values = super::convert::to_values(messages)?;
+        let conv = py.detach(|| self.with(|c| c.replace(start, stop.unwrap_or(c.len()), values, given)))?;
+        Ok(Self::wrap(conv))
     }
 }
 

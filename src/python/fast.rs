@@ -12,7 +12,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::compact::handoff::AskKind;
+use crate::compact::request::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
@@ -214,7 +214,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 let s = c.cast::<PyString>().ok()?;
                 if role == Role::User {
                     let marked = d.contains(intern!(py, "compaction")).ok()?;
-                    ask = compact::handoff::ask_kind_of_text(s.to_str().ok()?, marked);
+                    ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
                 }
                 text = Some(s.clone());
                 (pending.add(s, mi, true)?, s.len().ok()? == 0)

@@ -16,7 +16,7 @@ mod surgery;
 mod _core {
     #[pymodule_export]
     use super::budget::{
-        PyPage, PyTruncation, important_tail, json_path, json_preview, page_text, read_page, truncate,
+        PyPage, PyTruncation, important_tail, json_path, json_preview, page_chars, page_text, read_page, truncate,
     };
     #[pymodule_export]
     use super::cache::{token_cache_clear, token_cache_info};

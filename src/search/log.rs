@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::{Counted, Query, Scored, Stats, best, bm25, bm25_of, snippets};
 use crate::error::{Error, Result};
-use crate::files::human;
+use crate::files::{human, open_no_follow};
 
 /// The largest session log searched unless the caller allows more: 1 GiB, as for a transcript
 /// (`formats::file::DEFAULT_MAX_BYTES`).
@@ -355,7 +355,7 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes:
         kind: "io",
         message: format!("cannot read the session log {shown}: {}", crate::error::io_reason(&e)),
     };
-    let file = crate::memory::index::open_no_follow(path).map_err(io)?;
+    let file = open_no_follow(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(Error::FileRead {

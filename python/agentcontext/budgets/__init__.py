@@ -3,6 +3,7 @@
 The cutting itself (head + marker + tail, tail importance, token fitting, JSON previews, paging)
 runs in the Rust core. This package holds one module per job:
 
+- :mod:`~agentcontext.budgets.ids`: the form of recall ids and the check every lookup makes;
 - :mod:`~agentcontext.budgets.store`: :class:`ResultStore`, the store of full results;
 - :mod:`~agentcontext.budgets.recall`: :class:`Recall`, the ``recall`` tool that pages them back;
 - :mod:`~agentcontext.budgets.tools`: the tool definitions (:func:`recall_tool`, :func:`read_file_tool`);

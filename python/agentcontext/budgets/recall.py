@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentcontext import _checks
-from agentcontext._core import Conversation, json_path
-from agentcontext.budgets.store import RECALL_ID, ResultStore, _check_id, _shown
+from agentcontext._core import Conversation, json_path, page_chars
+from agentcontext.budgets.ids import RECALL_ID, _check_id, _shown
 from agentcontext.budgets.tools import recall_tool
 from agentcontext.errors import AgentContextError, OptionError, RecallError
 
@@ -18,6 +18,14 @@ if TYPE_CHECKING:
     from agentcontext.sessions.log import SessionLog
 
 __all__ = ["Recall", "RecallPage", "result_text"]
+
+
+class Store(Protocol):
+    """What :class:`Recall` reads from a store of full results (:class:`~agentcontext.budgets.ResultStore`)."""
+
+    def get(self, recall_id: str, /) -> str: ...
+    def alias(self, name: str, /) -> str | None: ...
+    def pieces(self, recall_id: str, /) -> Iterator[str]: ...
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ class Recall:
 
     def __init__(
         self,
-        store: ResultStore | None = None,
+        store: Store | None = None,
         *,
         log: SessionLog | None = None,
         originals: Conversation | Iterable[Mapping[str, Any]] | None = None,
@@ -163,7 +171,7 @@ class Recall:
             if not isinstance(path, str):
                 raise OptionError(f"path must be a string, not {type(path).__name__}")
             text = json_path(text, path)
-        return _page((text,), offset, lines, char_offset, max_chars)
+        return _page(text, offset, lines, char_offset, max_chars)
 
     def _stored(self, recall_id: str) -> Iterator[str] | None:
         """The pieces of the result the store holds under ``recall_id`` (an id or an alias), or
@@ -222,67 +230,7 @@ def result_text(content: object) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _page(pieces: Iterable[str], offset: int, lines: int, char_offset: int | None, max_chars: int) -> RecallPage:
-    """The page of the text made of ``pieces`` (consumed once, in order): only the page is held."""
-    n = newlines = 0  # chars and line breaks seen
-    ends_with_newline = False
-    # Line mode: the page starts after line break offset - 1 (found while reading); char mode: at char_offset.
-    start: int | None = 0 if char_offset is None and offset == 1 else char_offset
-    before = 0  # line breaks before start
-    kept: list[str] = []  # text[start:start + max_chars]
-    room = max_chars
-    for piece in pieces:
-        if not piece:
-            continue
-        size = len(piece)
-        if start is None:
-            need = offset - 1 - newlines
-            if piece.count("\n") >= need:
-                at = -1
-                for _ in range(need):
-                    at = piece.index("\n", at + 1)
-                start, before = n + at + 1, offset - 1
-        elif char_offset is not None and start > n:
-            before += piece.count("\n", 0, start - n)
-        if start is not None and room and n + size > start:
-            lo = max(0, start - n)
-            take = piece[lo : lo + room]
-            kept.append(take)
-            room -= len(take)
-        newlines += piece.count("\n")
-        n += size
-        ends_with_newline = piece.endswith("\n")
-    # A final line break ends the last line; it does not start another.
-    total_lines = max(1, newlines + (0 if ends_with_newline else 1))
-    head = "".join(kept)
-    if char_offset is None:
-        if offset > total_lines or start is None:
-            raise OptionError(f"offset {offset} is past the end (the text has {total_lines:,} lines)")
-        at = -1
-        for _ in range(lines):
-            at = head.find("\n", at + 1)
-            if at < 0:
-                break
-        if at >= 0:
-            stop = start + at + 1
-        elif start + len(head) == n:
-            stop = n
-        else:
-            # Never more than max_chars: end at the last line break that fits, or mid-line.
-            nl = head.rfind("\n", 0, max_chars)
-            stop = start + nl + 1 if nl >= 0 else start + max_chars
-    else:
-        if char_offset > n or (char_offset == n and n > 0):
-            raise OptionError(f"char_offset {char_offset:,} is past the end (the text has {n:,} chars)")
-        start = char_offset
-        stop = min(n, start + max_chars)
-    text = head[: stop - start]
-    first = before + 1
-    last = first + text.count("\n", 0, max(0, len(text) - 1))
-    hint = None
-    if stop < n:
-        if text.endswith("\n"):
-            hint = f"[Showing lines {first}-{last} of {total_lines}. Use offset={last + 1} to continue.]"
-        else:
-            hint = f"[Showing chars {start}-{stop} of {n} (line {last} of {total_lines}). Use char_offset={stop} to continue.]"
-    return RecallPage(text, start, stop, n, first, last, total_lines, hint)
+def _page(pieces: str | Iterable[str], offset: int, lines: int, char_offset: int | None, max_chars: int) -> RecallPage:
+    """The page of the text made of ``pieces`` (consumed once, in order; only the page is held),
+    from the core's pager."""
+    return RecallPage(*page_chars(pieces, offset, lines, char_offset=char_offset, max_chars=max_chars))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -13,31 +12,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentcontext import _checks
+from agentcontext.budgets.ids import MAX_ID_CHARS, RECALL_ID, _check_id, _shown
+from agentcontext.budgets.recall import Recall
 from agentcontext.errors import ArgumentTypeError, OptionError, RecallError
 
 __all__ = ["MAX_ID_CHARS", "RECALL_ID", "ResultStore"]
-
-#: The form of a store's recall id: ``r-`` and 20 lowercase hex digits of the text's SHA-256.
-RECALL_ID = re.compile(r"r-[0-9a-f]{20}")
-
-#: The longest id :class:`Recall` looks up (call ids of every provider are far shorter).
-MAX_ID_CHARS = 512
-
-
-def _shown(value: str) -> str:
-    """``value`` as a message shows it: quoted, and cut when long."""
-    if len(value) <= 80:
-        return repr(value)
-    return f"{value[:60]!r}... ({len(value):,} chars)"
-
-
-def _check_id(recall_id: object, argument: str = "recall_id") -> str:
-    if not isinstance(recall_id, str):
-        raise OptionError(f"{argument} must be a string, not {type(recall_id).__name__} ({recall_id!r:.80})")
-    if not recall_id or len(recall_id) > MAX_ID_CHARS or recall_id != recall_id.strip():
-        why = "empty" if not recall_id else "too long" if len(recall_id) > MAX_ID_CHARS else "padded with spaces"
-        raise RecallError(f"not a recall id ({why}): {argument}={_shown(recall_id)}", recall_id)
-    return recall_id
 
 
 class ResultStore:
@@ -200,7 +179,5 @@ class ResultStore:
         path: str | None = None,
     ) -> str:
         """The answer of the ``recall`` tool for a stored result: see :meth:`Recall.recall`."""
-        from agentcontext.budgets.recall import Recall
-
         _check_id(recall_id)
         return Recall(self).recall(recall_id, offset, lines, char_offset=char_offset, max_chars=max_chars, path=path)

@@ -1,0 +1,295 @@
+//! Extraction for the offline summarizer: what a structured handoff needs from older history —
+//! user requests verbatim, files read and modified, commands with their last outcome, errors and
+//! whether they were resolved, identifiers, open work and the last thing the assistant said —
+//! found by scanning messages and tool calls, with no model involved.
+
+mod scan;
+mod text;
+
+use rayon::prelude::*;
+
+use super::request::text_of;
+use super::structure::{FastMap, Pairing};
+use crate::model::Message;
+use scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
+use text::{clip, keep_last};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Command {
+    pub command: String,
+    pub outcome: String,
+    pub ok: bool,
+    pub index: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorNote {
+    pub text: String,
+    pub index: usize,
+    /// A later run of the same command or tool input succeeded.
+    pub resolved: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// Real user messages, latest first, as `(index, text)`.
+    pub user_requests: Vec<(usize, String)>,
+    /// Earlier summaries found in the history (latest last).
+    pub previous_summaries: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    /// The last outcome of each distinct command, most recent last.
+    pub commands: Vec<Command>,
+    pub errors: Vec<ErrorNote>,
+    pub identifiers: Vec<String>,
+    /// Every file path touched or named: read, written, in a command, or in user text (each once,
+    /// at its last mention, most recent last).
+    pub paths: Vec<String>,
+    /// Test names with the status of their last run (`passed`, `failed`, `error`, `skipped`; `ran`
+    /// when a command named the test and its outcome did not say; `named` when only a tool input
+    /// named it, as an edit of a test file does), most recent last.
+    pub tests: Vec<(String, String)>,
+    /// URLs, branch names and commit hashes in user text and tool inputs, most recent last.
+    pub references: Vec<String>,
+    pub todos: Vec<String>,
+    /// Assistant statements of intent or decision ("I'll ...", "Decided ...").
+    pub decisions: Vec<String>,
+    /// The last assistant text.
+    pub last_assistant: Option<String>,
+    pub messages: usize,
+    pub tool_calls: usize,
+}
+
+/// Errors kept in a handoff (the latest).
+const MAX_ERRORS: usize = 50;
+
+/// Extract a handoff from `messages`.
+pub fn extract(messages: &[Message]) -> Handoff {
+    let pairing = Pairing::of(messages);
+    let mut h = Handoff {
+        messages: messages.len(),
+        tool_calls: pairing.calls.len(),
+        ..Handoff::default()
+    };
+    let scanned: Vec<MessageFacts> = if messages.len() >= PARALLEL_CALLS {
+        messages
+            .par_iter()
+            .enumerate()
+            .map(|(i, m)| scan_message(i, m))
+            .collect()
+    } else {
+        messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect()
+    };
+    let mut last_text = None;
+    // Paths and references of messages and of calls, by message index, merged below.
+    let mut paths: Vec<(usize, String)> = Vec::new();
+    let mut references: Vec<(usize, String)> = Vec::new();
+    for (i, f) in scanned.into_iter().enumerate() {
+        h.previous_summaries.extend(f.summary);
+        h.user_requests.extend(f.request);
+        h.identifiers.extend(f.identifiers);
+        paths.extend(f.paths.into_iter().map(|p| (i, p)));
+        references.extend(f.references.into_iter().map(|r| (i, r)));
+        h.todos.extend(f.todos);
+        h.decisions.extend(f.decisions);
+        if f.has_text {
+            last_text = Some(i);
+        }
+    }
+    h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
+    // Tool calls: files, commands and their outcomes, errors — scanned in parallel, merged in order.
+    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
+    for c in &pairing.calls {
+        kinds
+            .entry(c.name)
+            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
+    }
+    let facts: Vec<CallFacts> = if pairing.calls.len() >= PARALLEL_CALLS {
+        pairing
+            .calls
+            .par_iter()
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    } else {
+        pairing
+            .calls
+            .iter()
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    };
+    for (c, f) in pairing.calls.iter().zip(&facts) {
+        paths.extend(f.paths.iter().map(|p| (c.at.0, p.clone())));
+        references.extend(f.references.iter().map(|r| (c.at.0, r.clone())));
+    }
+    // Stable: within one message, in the order found. Each is then kept at its last mention.
+    paths.sort_by_key(|(i, _)| *i);
+    references.sort_by_key(|(i, _)| *i);
+    h.paths = paths.into_iter().map(|(_, p)| p).collect();
+    h.references = references.into_iter().map(|(_, r)| r).collect();
+    h.tests = latest_tests(&facts);
+    merge_calls(&mut h, facts);
+    // The summary shows the latest few; older ones add nothing but size.
+    let excess = h.errors.len().saturating_sub(MAX_ERRORS);
+    h.errors.drain(..excess);
+    for list in [
+        &mut h.files_read,
+        &mut h.files_modified,
+        &mut h.paths,
+        &mut h.references,
+        &mut h.identifiers,
+        &mut h.todos,
+        &mut h.decisions,
+    ] {
+        keep_last(list);
+    }
+    h.user_requests.reverse();
+    h
+}
+
+/// Each test once, at its last mention, with its latest known status ("ran" only when no
+/// runner output said more).
+fn latest_tests(facts: &[CallFacts]) -> Vec<(String, String)> {
+    let mut tests: FastMap<String, (usize, String)> = FastMap::default();
+    let mut order = 0;
+    for f in facts {
+        for (name, status) in &f.tests {
+            order += 1;
+            let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
+            entry.0 = order;
+            // A runner's status is kept until another runner's; "ran" beats "named".
+            let weak = |st: &str| match st {
+                "named" => 0,
+                "ran" => 1,
+                _ => 2,
+            };
+            if weak(status) == 2 || weak(status) > weak(&entry.1) {
+                entry.1.clone_from(status);
+            }
+        }
+    }
+    let mut tests: Vec<(usize, String, String)> = tests.into_iter().map(|(n, (at, st))| (at, n, st)).collect();
+    tests.sort_unstable_by_key(|(at, _, _)| *at);
+    tests.into_iter().map(|(_, n, st)| (n, st)).collect()
+}
+
+/// Merge the calls' files, commands and errors into `h`, in call order.
+fn merge_calls(h: &mut Handoff, facts: Vec<CallFacts>) {
+    let mut last_ok: FastMap<String, usize> = FastMap::default();
+    let mut error_keys: Vec<String> = Vec::new();
+    for f in facts {
+        h.identifiers.extend(f.identifiers);
+        h.files_read.extend(f.read);
+        h.files_modified.extend(f.modified);
+        for (note, key) in f.errors {
+            h.errors.push(note);
+            error_keys.push(key);
+        }
+        if let Some((key, index)) = f.ok {
+            last_ok.insert(key, index);
+        }
+        if let Some(entry) = f.command {
+            // One entry per distinct command, at the position of its latest run.
+            if let Some(pos) = h.commands.iter().position(|x| x.command == entry.command) {
+                h.commands.remove(pos);
+            }
+            h.commands.push(entry);
+        }
+    }
+    // An error is resolved when the same command or tool input later succeeded.
+    for (e, key) in h.errors.iter_mut().zip(&error_keys) {
+        e.resolved = last_ok.get(key).is_some_and(|&i| i > e.index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats;
+    use serde_json::json;
+
+    #[test]
+    fn extracts_the_working_state() {
+        let v = json!([
+            {"role": "user", "content": "Fix the failing test in tests/test_app.py; do not touch src/legacy.py."},
+            {"role": "assistant", "content": "I'll run the tests first.", "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest -q\"}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "Traceback (most recent call last):\n  File \"src/app.py\", line 3\nKeyError: 'name'\n1 failed, 4 passed"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"src/app.py\"}"}},
+                {"id": "3", "type": "function", "function": {"name": "edit_file", "arguments": "{\"path\": \"src/app.py\", \"old\": \"a\", \"new\": \"b\"}"}}]},
+            {"role": "tool", "tool_call_id": "2", "content": "x = 1"},
+            {"role": "tool", "tool_call_id": "3", "content": "ok"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "4", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest -q\"}"}}]},
+            {"role": "tool", "tool_call_id": "4", "content": "5 passed in 0.2s"},
+            {"role": "assistant", "content": "Fixed. Next: update the changelog."}
+        ]);
+        let m = formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap();
+        let h = extract(&m);
+        assert_eq!(h.user_requests.len(), 1);
+        assert!(h.user_requests[0].1.contains("do not touch src/legacy.py"));
+        assert_eq!(h.files_read, vec!["src/app.py"]);
+        assert_eq!(h.files_modified, vec!["src/app.py"]);
+        assert_eq!(h.commands.len(), 1);
+        assert_eq!(h.commands[0].outcome, "5 passed in 0.2s");
+        assert!(h.commands[0].ok);
+        assert!(
+            h.errors
+                .iter()
+                .any(|e| e.text.starts_with("KeyError: 'name'") && e.resolved)
+        );
+        assert!(h.identifiers.contains(&"tests/test_app.py".to_owned()));
+        assert!(h.identifiers.contains(&"KeyError".to_owned()));
+        assert_eq!(h.todos, vec!["Fixed. Next: update the changelog."]);
+        assert_eq!(h.decisions, vec!["I'll run the tests first."]);
+        assert_eq!(h.paths, vec!["tests/test_app.py", "src/legacy.py", "src/app.py"]);
+    }
+
+    #[test]
+    fn extracts_paths_tests_references_and_earlier_summaries() {
+        let v = json!([
+            {"role": "user", "content": "The conversation history before this point was compacted into the following summary:\n\n<summary>pi's notes</summary>"},
+            {"role": "user", "content": "Codex wrote this one", "compaction": {"source": "codex"}},
+            {"role": "user", "content": "<task-notification>\n<summary>Background command done</summary>\n</task-notification>"},
+            {"role": "user", "content": "Branch off with git checkout -b fix/parser, see https://example.com/issue/7 and commit 1a2b3c4d; edit setup.cfg."},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest tests/test_p.py::test_empty -v && cat ./conf/app.toml\"}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "tests/test_p.py::test_empty FAILED\nFAILED tests/test_p.py::test_other - ParseError: bad\nclass ConfigurationError(Exception): pass"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest tests/test_p.py::test_empty\"}"}}]},
+            {"role": "tool", "tool_call_id": "2", "content": "PASSED tests/test_p.py::test_empty\n1 passed"}
+        ]);
+        let m = formats::native::read(serde_json::from_value(v).unwrap()).unwrap();
+        let h = extract(&m);
+        assert_eq!(
+            h.previous_summaries.len(),
+            2,
+            "pi's prefix and an importer's compaction key"
+        );
+        assert_eq!(h.user_requests.len(), 1);
+        assert!(h.paths.contains(&"setup.cfg".to_owned()) && h.paths.contains(&"./conf/app.toml".to_owned()));
+        assert!(
+            !h.paths.iter().any(|p| p.contains("example.com")),
+            "a URL is not a path: {:?}",
+            h.paths
+        );
+        assert_eq!(
+            h.references,
+            vec!["fix/parser", "https://example.com/issue/7", "1a2b3c4d"]
+        );
+        assert_eq!(
+            h.tests,
+            vec![
+                ("tests/test_p.py::test_other".to_owned(), "failed".to_owned()),
+                ("tests/test_p.py::test_empty".to_owned(), "passed".to_owned()),
+            ]
+        );
+        for name in ["ParseError", "ConfigurationError"] {
+            assert!(
+                h.identifiers.contains(&name.to_owned()),
+                "{name} in {:?}",
+                h.identifiers
+            );
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! What one message or one tool call contributes to a handoff, scanned independently (so the
+//! scans can run in parallel) and merged in order by [`super::extract`].
+
+use super::text::{
+    clip, error_lines, exception_types, first_line, identifiers_in, last_lines, lowered, outcome_of, patch_paths,
+    paths_in, references_in, test_statuses, words,
+};
+use super::{Command, ErrorNote};
+use crate::compact::args::{Arg, Args};
+use crate::compact::request::{AskKind, ask_kind, text_of};
+use crate::compact::structure::{Call, is_user_turn};
+use crate::model::{Body, Message, Role, ToolInput};
+
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "code"];
+
+pub(super) fn is_read_tool(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "read", "view", "cat", "open", "grep", "search", "glob", "find", "list", "ls",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+pub(super) fn is_write_tool(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "write",
+        "edit",
+        "create",
+        "patch",
+        "replace",
+        "insert",
+        "apply",
+        "str_replace",
+        "multiedit",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+/// What one user or assistant message contributes to a handoff.
+#[derive(Default)]
+pub(super) struct MessageFacts {
+    pub(super) summary: Option<String>,
+    pub(super) request: Option<(usize, String)>,
+    pub(super) identifiers: Vec<String>,
+    pub(super) paths: Vec<String>,
+    pub(super) references: Vec<String>,
+    pub(super) todos: Vec<String>,
+    pub(super) decisions: Vec<String>,
+    /// Assistant text that is not blank (the last one becomes `last_assistant`).
+    pub(super) has_text: bool,
+}
+
+pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
+    let mut f = MessageFacts::default();
+    match m.role {
+        Role::User if is_user_turn(m) => {
+            let text = text_of(m);
+            let kind = ask_kind(m);
+            if kind == AskKind::Summary {
+                f.summary = Some(text.into_owned());
+                return f;
+            }
+            identifiers_in(&text, &mut f.identifiers);
+            paths_in(&text, &mut f.paths);
+            references_in(&text, &mut f.references);
+            if kind == AskKind::Request {
+                f.request = Some((i, text.trim().to_owned()));
+            }
+        }
+        Role::Assistant => {
+            let text = text_of(m);
+            if text.trim().is_empty() {
+                return f;
+            }
+            identifiers_in(&text, &mut f.identifiers);
+            paths_in(&text, &mut f.paths);
+            let mut buf = String::new();
+            for line in text.lines().map(str::trim) {
+                let lower = lowered(&mut buf, line);
+                if lower.contains("todo")
+                    || lower.starts_with("next")
+                    || lower.contains("next:")
+                    || lower.contains("next step")
+                    || lower.contains("still need")
+                    || lower.contains("remaining:")
+                {
+                    f.todos.push(clip(line, 200));
+                }
+                if lower.starts_with("i'll ")
+                    || lower.starts_with("i will ")
+                    || lower.starts_with("let's ")
+                    || lower.starts_with("decided")
+                    || lower.starts_with("the fix is")
+                    || lower.starts_with("the cause is")
+                    || lower.starts_with("root cause")
+                {
+                    f.decisions.push(clip(line, 200));
+                }
+            }
+            f.has_text = true;
+        }
+        _ => {}
+    }
+    f
+}
+
+/// Calls from which on extraction runs on all cores.
+pub(super) const PARALLEL_CALLS: usize = 256;
+
+/// What one tool call contributes to a handoff.
+#[derive(Default)]
+pub(super) struct CallFacts {
+    pub(super) identifiers: Vec<String>,
+    pub(super) paths: Vec<String>,
+    pub(super) references: Vec<String>,
+    pub(super) tests: Vec<(String, String)>,
+    pub(super) read: Option<String>,
+    pub(super) modified: Vec<String>,
+    pub(super) command: Option<Command>,
+    pub(super) errors: Vec<(ErrorNote, String)>,
+    /// The call's key and the message of its result, when it succeeded.
+    pub(super) ok: Option<(String, usize)>,
+}
+
+pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bool, bool)) -> CallFacts {
+    let mut f = CallFacts::default();
+    let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body else {
+        return f;
+    };
+    let args = Args::of(input);
+    let path = args.str_field(PATH_KEYS);
+    if let Some(p) = path {
+        identifiers_in(p, &mut f.identifiers);
+        if writes {
+            f.modified.push(p.to_owned());
+        } else if reads {
+            f.read = Some(p.to_owned());
+        }
+    }
+    if let ToolInput::Freeform(text) = input {
+        f.modified.extend(patch_paths(text));
+    } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
+        f.modified.extend(patch_paths(patch));
+    }
+    f.paths.extend(path.map(str::to_owned));
+    f.paths.extend(f.modified.iter().cloned());
+    let full_command = scan_input(&args, &mut f);
+    let command = full_command.map(|s| first_line(s, 160));
+    let Some(at) = c.result else { return f };
+    let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
+        return f;
+    };
+    if crate::compact::clear::is_placeholder(content) {
+        return f;
+    }
+    // Exception types are named anywhere in an output (a traceback, a class in a file read).
+    exception_types(&content.text(), &mut f.identifiers);
+    // File contents are evidence of code, not of failures or outcomes: a read that the tool
+    // did not mark as an error has nothing more to give.
+    if crate::compact::clear::is_placeholder(content)
+        || (reads && !writes && *is_error != Some(true) && command.is_none())
+    {
+        return f;
+    }
+    let key = command
+        .clone()
+        .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
+    let text = content.text();
+    test_statuses(&text, &mut f.tests);
+    // Outputs put their outcome and their errors at the end: only the last lines are read.
+    let tail_lines = last_lines(&text, 60);
+    let (outcome, mut ok) = outcome_of(&tail_lines[tail_lines.len().saturating_sub(30)..]);
+    if *is_error == Some(true) {
+        ok = false;
+    }
+    let traceback = tail_lines
+        .iter()
+        .any(|l| l.starts_with("Traceback (most recent call last)"));
+    if !ok || traceback {
+        for line in error_lines(&tail_lines) {
+            identifiers_in(&line, &mut f.identifiers);
+            let note = ErrorNote {
+                text: format!("{line} (from {})", clip(&key, 100)),
+                index: at.0,
+                resolved: false,
+            };
+            f.errors.push((note, key.clone()));
+        }
+    }
+    if ok {
+        f.ok = Some((key, at.0));
+    }
+    if let Some(cmd) = command {
+        f.command = Some(Command {
+            command: cmd,
+            outcome,
+            ok,
+            index: at.0,
+        });
+    }
+    f
+}
+
+/// The command, paths, references and test names a tool input names (past its path, which
+/// [`scan_call`] reads): the full command, when there is one.
+fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
+    let full_command = args.str_field(COMMAND_KEYS);
+    if let Some(cmd) = full_command {
+        paths_in(cmd, &mut f.paths);
+        references_in(cmd, &mut f.references);
+        for word in words(cmd) {
+            if word.contains("::test_") || (word.starts_with("test_") && word.len() > 5) {
+                f.tests.push((word.to_owned(), "ran".to_owned()));
+            }
+        }
+    }
+    // Other inputs (contents written, edits, patches, queries, URLs to fetch) name paths, test
+    // names, URLs and commits too.
+    let used = [
+        PATH_KEYS.iter().find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+        COMMAND_KEYS
+            .iter()
+            .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
+    ];
+    for_other_strings(args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
+        paths_in(text, &mut f.paths);
+        references_in(text, &mut f.references);
+        for word in words(text) {
+            let w = word.trim_end_matches([':', '.', ',']);
+            if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
+                f.tests.push((w.to_owned(), "named".to_owned()));
+            }
+        }
+    });
+    full_command
+}
+
+/// Call `each` with every string value of a tool input (nested ones included) except the
+/// top-level members whose key `skip` accepts.
+fn for_other_strings(args: &Args<'_>, skip: impl Fn(&str) -> bool, each: &mut impl FnMut(&str)) {
+    fn walk(v: &serde_json::Value, each: &mut impl FnMut(&str)) {
+        match v {
+            serde_json::Value::String(s) => each(s),
+            serde_json::Value::Array(items) => items.iter().for_each(|x| walk(x, each)),
+            serde_json::Value::Object(map) => map.values().for_each(|x| walk(x, each)),
+            _ => {}
+        }
+    }
+    match args {
+        Args::Object(members) => {
+            for (k, v) in members {
+                if skip(k) {
+                    continue;
+                }
+                match v {
+                    Arg::Str(s) => each(s),
+                    Arg::Other(v) => walk(v, each),
+                }
+            }
+        }
+        Args::Other(v) => walk(v, each),
+    }
+}

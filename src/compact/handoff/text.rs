@@ -1,0 +1,414 @@
+//! Text mining for the handoff: words, identifiers, paths, references, test statuses, exception
+//! types and outcome lines, found in free text and tool outputs by plain scans.
+
+use std::hash::BuildHasherDefault;
+
+use crate::compact::structure::{FastMap, FastSet};
+
+/// Record an occurrence; lists are deduplicated once at the end by [`keep_last`].
+pub(super) fn push_unique(list: &mut Vec<String>, item: &str) {
+    if !item.is_empty() {
+        list.push(item.to_owned());
+    }
+}
+
+/// Each item once, at the position of its last occurrence.
+pub(super) fn keep_last(list: &mut Vec<String>) {
+    let mut keep = vec![false; list.len()];
+    {
+        let mut seen: FastSet<&str> = FastSet::with_capacity_and_hasher(list.len(), BuildHasherDefault::default());
+        for (i, x) in list.iter().enumerate().rev() {
+            keep[i] = seen.insert(x.as_str());
+        }
+    }
+    let mut i = 0;
+    list.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// `line` in ASCII lower case, in `buf` (reused between lines).
+pub(super) fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
+    buf.clear();
+    buf.push_str(line);
+    buf.make_ascii_lowercase();
+    buf
+}
+
+pub(super) fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    clip(line, max)
+}
+
+pub(super) fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The outcome line of a tool result: a test summary or exit status line if there is one,
+/// else the last non-empty line.
+/// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
+pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let mut out: Vec<&str> = text
+        .rsplit('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(n)
+        .collect();
+    out.reverse();
+    out
+}
+
+pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
+    let summary = lines.iter().rev().find(|l| names_an_outcome(l));
+    let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
+    let l = line.to_ascii_lowercase();
+    let failed = l.contains("failed") && !l.contains(" 0 failed")
+        || l.contains("error")
+        || l.contains("exit code: 1")
+        || l.contains("exit code 1")
+        || l.contains("<returncode>1")
+        || l.contains("traceback");
+    (clip(line, 200), !failed)
+}
+
+/// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
+/// "exit status", "returncode" or "error": one pass, each position checked only against the
+/// words that start with its letter.
+pub(super) fn names_an_outcome(line: &str) -> bool {
+    let b = line.as_bytes();
+    let at = |i: usize, word: &[u8]| {
+        b.len() - i >= word.len()
+            && b[i..i + word.len()]
+                .iter()
+                .zip(word)
+                .all(|(x, y)| x.to_ascii_lowercase() == *y)
+    };
+    (0..b.len()).any(|i| match b[i].to_ascii_lowercase() {
+        b' ' => at(i, b" passed") || at(i, b" failed"),
+        b't' => at(i, b"test result:"),
+        b'e' => at(i, b"exit code") || at(i, b"exit status") || at(i, b"error"),
+        b'r' => at(i, b"returncode"),
+        _ => false,
+    })
+}
+
+/// Error lines near the end of a tool result (where outputs put them): the root cause of
+/// tracebacks and lines that say error or failed.
+pub(super) fn error_lines(lines: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let starts = |l: &str, p: &str| l.get(..p.len()).is_some_and(|x| x.eq_ignore_ascii_case(p));
+    for &l in lines {
+        let is_root_cause =
+            (l.contains("Error:") || l.contains("Exception:") || l.ends_with("Error")) && !l.starts_with("File ");
+        if is_root_cause || starts(l, "error") || starts(l, "failed ") || l.contains("error[") {
+            out.push(clip(l, 200));
+        }
+    }
+    out.dedup();
+    out.truncate(3);
+    out
+}
+
+/// The pieces of `text` between separators (quotes, brackets, `,`, `;` and whitespace), as
+/// `str::split` with those separators gives them (empty pieces included), scanning bytes.
+pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (width, separator) = if b.is_ascii() {
+                (
+                    1,
+                    matches!(
+                        b,
+                        b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b',' | b';'
+                    ) || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '),
+                )
+            } else {
+                let c = text[i..].chars().next().expect("a character starts here");
+                (c.len_utf8(), c.is_whitespace())
+            };
+            i += width;
+            if separator {
+                let word = &text[start..i - width];
+                start = i;
+                return Some(word);
+            }
+        }
+        if done {
+            return None;
+        }
+        done = true;
+        Some(&text[start..])
+    })
+}
+
+/// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
+pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
+    for word in words(text) {
+        let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
+        if w.len() < 4 || w.len() > 120 {
+            continue;
+        }
+        let looks_like_path = w.contains('/')
+            && w.rsplit('/')
+                .next()
+                .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
+            && !w.starts_with("http");
+        let test_name = w.starts_with("test_") || w.contains("::test_");
+        let error_type =
+            (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
+        if looks_like_path || test_name || error_type {
+            push_unique(out, w);
+        }
+    }
+}
+
+/// Extensions that make a bare word a file name.
+const KNOWN_EXTENSIONS: &[&str] = &[
+    "py", "pyi", "rs", "ts", "tsx", "js", "jsx", "mjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb", "php",
+    "cs", "swift", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini", "sh", "sql", "html",
+    "css", "lock", "ex", "exs", "scala", "vue",
+];
+
+/// File paths in free text or a command: words with a slash whose last part has an extension,
+/// or that start with `/`, `./`, `../` or `~/` and have two parts, and bare file names with a
+/// [`KNOWN_EXTENSIONS`] extension; not URLs.
+pub(super) fn paths_in(text: &str, out: &mut Vec<String>) {
+    for word in words(text) {
+        let w = word
+            .trim_end_matches(['.', ':', '!', '?', '='])
+            .trim_start_matches([':', '!', '?', '=']);
+        if w.len() < 3 || w.len() > 200 || w.contains("://") {
+            continue;
+        }
+        if !w.contains('/') {
+            // A bare file name counts when its extension is a common source or config one.
+            let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && KNOWN_EXTENSIONS.contains(&ext)
+                    && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            });
+            if known {
+                push_unique(out, w);
+            }
+            continue;
+        }
+        let last = w.rsplit('/').next().unwrap_or("");
+        let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
+        let rooted = (w.starts_with('/') || w.starts_with("./") || w.starts_with("../") || w.starts_with("~/"))
+            && w.matches('/').count() >= 2;
+        let plain = w.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
+        if plain && (has_extension || rooted) {
+            push_unique(out, w);
+        }
+    }
+}
+
+/// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
+/// commit hashes (7 to 40 hex digits with at least one digit and one letter).
+pub(super) fn references_in(text: &str, out: &mut Vec<String>) {
+    let all: Vec<&str> = words(text).filter(|w| !w.is_empty()).collect();
+    for (k, &w) in all.iter().enumerate() {
+        if w.starts_with("http://") || w.starts_with("https://") {
+            push_unique(out, w.trim_end_matches(['.', ':', '!', '?']));
+        } else if (7..=40).contains(&w.len())
+            && w.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && w.bytes().any(|b| b.is_ascii_digit())
+            && w.bytes().any(|b| b.is_ascii_alphabetic())
+        {
+            push_unique(out, w);
+        } else if w == "git" {
+            let rest = &all[k + 1..all.len().min(k + 5)];
+            let branch = match rest {
+                ["checkout" | "switch", "-b" | "-c", name, ..] | ["push", _, name, ..] | ["branch", name, ..] => {
+                    Some(*name)
+                }
+                ["switch" | "checkout", name, ..] if !name.starts_with('-') && !name.contains('.') => Some(*name),
+                _ => None,
+            };
+            if let Some(name) = branch.filter(|n| n.len() >= 3 && !n.starts_with('-')) {
+                push_unique(out, name);
+            }
+        }
+    }
+}
+
+/// Test statuses a test runner printed: pytest's `PASSED`/`FAILED`/`ERROR` next to a node id (in
+/// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
+/// Each test once per output, with the last status it got there.
+pub(super) fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
+    let unittest = text.contains(" ... ");
+    if !text.contains("::") && !unittest {
+        return; // no node id and no unittest line, nothing to read (most outputs)
+    }
+    let status = |w: &str| match w {
+        "PASSED" | "ok" => Some("passed"),
+        "FAILED" | "FAIL" => Some("failed"),
+        "ERROR" => Some("error"),
+        "skipped" | "SKIPPED" => Some("skipped"),
+        _ => None,
+    };
+    let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
+    let mut found: Vec<(&str, &'static str)> = Vec::new();
+    let mut at: FastMap<&str, usize> = FastMap::default();
+    for line in text.lines() {
+        if unittest && line.starts_with("test") && line.contains(" ... ") {
+            // unittest and Django: `test_name (module.Class) ... ok`.
+            let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
+            let first = rest.split_whitespace().next().unwrap_or("");
+            if let (Some(st), Some((method, _))) = (status(first.trim_end_matches(['.', ','])), name.split_once(" (")) {
+                if method.starts_with("test") && name.ends_with(')') {
+                    let name = name.trim();
+                    if let Some(&k) = at.get(name) {
+                        found[k].1 = st;
+                    } else {
+                        at.insert(name, found.len());
+                        found.push((name, st));
+                    }
+                }
+            }
+            continue;
+        }
+        if !line.contains("::") {
+            continue;
+        }
+        let line = line.trim();
+        let mut parts = line.split_whitespace();
+        let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let hit = if let (Some(st), true) = (status(a), is_test(b)) {
+            Some((b, st))
+        } else if let (true, Some(st)) = (is_test(a), status(b)) {
+            Some((a, st))
+        } else if a == "test" && is_test(b) {
+            line.rsplit(' ').next().and_then(status).map(|st| (b, st))
+        } else {
+            None
+        };
+        if let Some((name, st)) = hit {
+            if let Some(&k) = at.get(name) {
+                found[k].1 = st;
+            } else {
+                at.insert(name, found.len());
+                found.push((name, st));
+            }
+        }
+    }
+    out.extend(found.into_iter().map(|(n, st)| (n.to_owned(), st.to_owned())));
+}
+
+/// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
+/// `text`: found by the suffix, then read back to the start of the word.
+pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
+    // Tracebacks repeat the same names: each is pushed once per text.
+    let mut seen: FastSet<&str> = FastSet::default();
+    for suffix in ["Error", "Exception"] {
+        for (at, _) in text.match_indices(suffix) {
+            let end = at + suffix.len();
+            if text
+                .as_bytes()
+                .get(end)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
+                continue;
+            }
+            let start = text[..at]
+                .bytes()
+                .rposition(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                .map_or(0, |p| p + 1);
+            let word = &text[start..end];
+            if word.len() > suffix.len()
+                && word.len() <= 80
+                && word.as_bytes()[0].is_ascii_uppercase()
+                && seen.insert(word)
+            {
+                push_unique(out, word);
+            }
+        }
+    }
+}
+
+/// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
+pub(super) fn patch_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            l.strip_prefix("*** Update File: ")
+                .or_else(|| l.strip_prefix("*** Add File: "))
+                .or_else(|| l.strip_prefix("*** Delete File: "))
+                .or_else(|| l.strip_prefix("+++ b/"))
+        })
+        .map(|p| p.trim().to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_like_the_plain_definitions() {
+        let separator = |c: char| {
+            matches!(
+                c,
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';'
+            ) || c.is_whitespace()
+        };
+        let words_in = [
+            "",
+            " ",
+            "a",
+            "see src/app.py, (tests/test_x.py::test_y) and `KeyError`;",
+            "tab\tvt\u{b}ff\u{c}nbsp\u{a0}ideo\u{3000}end\u{85}x  ",
+            "\"quoted\" 'single' <angle>{brace}[box]",
+            "ünïcødé 漢字 mixed/path.rs",
+        ];
+        for text in words_in {
+            assert_eq!(
+                words(text).collect::<Vec<_>>(),
+                text.split(separator).collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+        let needles = [
+            " passed",
+            " failed",
+            "test result:",
+            "exit code",
+            "exit status",
+            "returncode",
+            "error",
+        ];
+        for line in [
+            "== 1 failed, 41 passed in 2.31s ==",
+            "Exit Code: 0",
+            "ERROR collecting",
+            "<returncode>1</returncode>",
+            "test result: ok.",
+            "nothing here",
+            "passed",
+            "Errors",
+            "ünï ERROR",
+            "",
+            "e",
+            "exit statu",
+        ] {
+            let lower = line.to_ascii_lowercase();
+            assert_eq!(
+                names_an_outcome(line),
+                needles.iter().any(|n| lower.contains(n)),
+                "{line:?}"
+            );
+        }
+    }
+}

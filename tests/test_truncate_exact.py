@@ -1,0 +1,53 @@
+"""truncate(..., exact=True): the largest cut whose whole output fits a token count exactly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentcontext import count_tokens
+from agentcontext._core import truncate
+from agentcontext.errors import BudgetError, OptionError
+from agentcontext.harnesses.alyx import largest_head
+from tests import support
+
+
+def _texts() -> list[str]:
+    texts = [m["content"] for m in support.synthetic_session(300, seed=3) if isinstance(m.get("content"), str)]
+    return [*[t for t in texts if len(t) > 200][:40], "short", "", "ünïcødé 漢字\n" * 300]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_equals_the_python_search_it_replaces(encoding: str) -> None:
+    rng = random.Random(4)
+    for text in _texts():
+        budget = rng.choice([8, 30, 100, 400, 2000])
+        recall = rng.choice([None, "call_7"])
+        want = largest_head(text, budget, encoding=encoding, recall_id=recall)  # type: ignore[arg-type]
+        try:
+            got = truncate(
+                text, budget, unit="tokens", strategy="head", encoding=encoding,  # type: ignore[arg-type]
+                recall_id=recall, not_stored=recall is None, exact=True,
+            ).text  # fmt: skip
+        except BudgetError:
+            got = None
+        assert got == want
+        if got is not None:
+            assert count_tokens(got, encoding=encoding) <= budget  # type: ignore[arg-type]
+
+
+def test_keeps_more_than_a_plain_cut() -> None:
+    text = "\n".join(f"line {i} of the output" for i in range(400))
+    plain = truncate(text, 300, unit="tokens", strategy="head")
+    exact = truncate(text, 300, unit="tokens", strategy="head", exact=True)
+    assert exact.head_chars > plain.head_chars
+    assert count_tokens(exact.text) <= 300
+    assert exact.truncated and exact.kept == "head"
+
+
+def test_needs_a_token_unit_and_room_for_the_marker() -> None:
+    with pytest.raises(OptionError, match="exact"):
+        truncate("x" * 100, 10, unit="chars", exact=True)
+    with pytest.raises(BudgetError):
+        truncate("word " * 1000, 2, unit="tokens", exact=True)
