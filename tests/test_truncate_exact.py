@@ -9,7 +9,7 @@ import pytest
 from agentcontext import count_tokens
 from agentcontext._core import truncate
 from agentcontext.errors import BudgetError, OptionError
-from agentcontext.harnesses.alyx import largest_head
+from agentcontext.compaction.harnesses.alyx import largest_head
 from tests import support
 
 
