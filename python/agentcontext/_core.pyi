@@ -52,6 +52,8 @@ __all__ = [
     "Page",
     "Truncation",
     "__version__",
+    "_equal_shares",
+    "_give_way",
     "_heuristic_features",
     "check_memory_record",
     "convert",
@@ -325,9 +327,27 @@ class Conversation:
     def preamble(self) -> int:
         """Number of leading system and developer messages (the system prompt)."""
 
-    def _recent_start(self, *, keep_messages: int, keep_tokens: int = 0) -> int:
-        """Internal. The start of the raw recent tail: the latest cut point keeping at least ``keep_messages``
-        messages and ``keep_tokens`` tokens after it (the preamble length when there is none)."""
+    @overload
+    def _recent_start(
+        self, *, keep_messages: int = 0, keep_tokens: int = 0, room: None = None, steps: None = None
+    ) -> int:
+        """Internal. Where the raw recent tail starts (always a cut point): by default the latest one keeping
+        at least ``keep_messages`` messages and ``keep_tokens`` tokens after it (the preamble length when
+        there is none); with ``room``, the earliest whose tail fits ``room`` tokens (the length when none
+        does); with ``room`` and ``steps`` (``first``, ``step``: summarize that share of the messages after
+        the preamble, then ``step`` more, ...), the first step whose tail fits (None when none does)."""
+
+    @overload
+    def _recent_start(self, *, room: int, steps: None = None) -> int: ...
+    @overload
+    def _recent_start(self, *, room: int, steps: tuple[float, float]) -> int | None: ...
+    def _keep_plan(
+        self, max_tokens: int, /, *, reserve: int = 0, request: int | None = None, beside: int = 0
+    ) -> tuple[list[int], int | None] | None:
+        """Internal. The compaction ladder's drop: the indices kept within ``max_tokens`` less ``reserve`` (the
+        preamble, message ``request`` when the longest suffix that fits leaves it out, with ``beside`` more
+        tokens free, and the longest suffix that fits beside it) and the request when kept apart; None when
+        the last round, or the request and the last round after it, do not fit."""
 
     def _cut_points(self) -> list[int]:
         """Internal. Message indices where history may be cut: starts of groups and rounds that keep every
@@ -406,6 +426,14 @@ def convert(
 
 def _heuristic_features(texts: list[str], /) -> list[list[float]]:
     """The heuristic's regressors per text (used by ``benches/calibrate_heuristic.py``)."""
+
+def _equal_shares(sizes: list[int], total: int, /) -> list[int]:
+    """Internal. Equal shares of ``total`` tokens over texts of ``sizes`` tokens, smallest first: a text
+    under its share stays whole (the compaction ladder's cut of a round)."""
+
+def _give_way(shares: list[int], sizes: list[int], over: int, /) -> list[int] | None:
+    """Internal. ``shares`` with the largest cut text (share under its size, the first of equals) giving up
+    ``over`` tokens; None when no text is cut or it would keep less than one token."""
 
 @final
 class Truncation:

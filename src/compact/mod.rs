@@ -1,10 +1,11 @@
 //! Conversation surgery: the deterministic half of compaction. Pairing and structure, validation,
-//! repair, the protected set, clearing, recent-suffix selection, splitting by token share and
-//! dedup — all over parsed messages with cached counts, never separating a tool call from its
-//! result.
+//! repair, the protected set, clearing, recent-suffix selection, where the raw tail starts and how
+//! a cut round shares its room, splitting by token share and dedup — all over parsed messages with
+//! cached counts, never separating a tool call from its result.
 
 mod args;
 pub mod clear;
+pub mod fill;
 pub mod handoff;
 pub mod repair;
 pub mod request;
@@ -15,6 +16,7 @@ pub mod trim;
 pub mod validate;
 
 pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear, plan_clear_counted};
+pub use fill::{RawStart, equal_shares, give_way, raw_start};
 pub use repair::{Change, ChangeKind, repair};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};

@@ -180,6 +180,21 @@ pub fn recent_suffix_of<S: Shape + ?Sized>(messages: &S, counts: &[usize], pairi
     }
 }
 
+/// Where history may be cut: the starts of groups and rounds that keep every tool call with its
+/// result, ascending (all at or after the preamble, before the end).
+pub fn cut_points_of<S: Shape + ?Sized>(s: &S, pairing: &Pairing) -> Vec<usize> {
+    let safe = safe_cuts_n(s.message_count(), pairing);
+    let mut points: Vec<usize> = groups_of(s)
+        .iter()
+        .map(|g| g.start)
+        .chain(rounds_of(s).iter().map(|r| r.start))
+        .filter(|&i| safe[i])
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+}
+
 /// Split history (after the preamble) into at most `parts` contiguous ranges of about equal token
 /// share, at safe group boundaries (or round boundaries when groups are too coarse).
 pub fn split_by_share(messages: &[Message], counts: &[usize], pairing: &Pairing, parts: usize) -> Vec<Range<usize>> {

@@ -35,6 +35,8 @@ pub struct TrimPlan {
     pub keep: Vec<usize>,
     /// The latest request cut to fit: its index and the tokens the whole message may take.
     pub shrink: Option<(usize, usize)>,
+    /// The request kept apart from the recent suffix (the messages between them left out).
+    pub apart: Option<usize>,
 }
 
 impl TrimPlan {
@@ -42,8 +44,33 @@ impl TrimPlan {
         TrimPlan {
             keep: (0..n).collect(),
             shrink: None,
+            apart: None,
         }
     }
+
+    fn suffix(pre: usize, start: usize, n: usize) -> Self {
+        TrimPlan {
+            keep: (0..pre).chain(start..n).collect(),
+            shrink: None,
+            apart: None,
+        }
+    }
+}
+
+/// The request [`plan_keep`] keeps beside the recent suffix, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeepRequest {
+    /// The message to keep (the latest ask); `None`, or one outside the history after the
+    /// preamble: only the suffix.
+    pub at: Option<usize>,
+    /// Tokens left free beside the request when it is kept apart (a marker after it, say).
+    pub beside: usize,
+    /// Whether the request is cut when the last round after it does not fit beside it whole (else
+    /// the budget is refused).
+    pub cut: bool,
+    /// Whether a request inside a tool interaction refuses the budget (else it is kept apart as
+    /// any other).
+    pub strict: bool,
 }
 
 fn refuse(limit: usize, needed: usize, what: String) -> Error {
@@ -64,6 +91,31 @@ pub fn plan<S: Shape + ?Sized>(
     reserve: usize,
     overhead: impl Fn(usize) -> usize,
 ) -> Result<TrimPlan, Error> {
+    let request = KeepRequest {
+        at: latest_ask(messages, preamble_len_of(messages)).map(|(i, _)| i),
+        beside: 0,
+        cut: true,
+        strict: true,
+    };
+    plan_keep(messages, tokens, pairing, (max_tokens, reserve), request, overhead)
+}
+
+/// The preamble, `request` and the longest recent suffix that fit `budget` (`max_tokens`,
+/// `reserve`) together: the suffix alone when it holds the request (or there is none), else the
+/// request kept apart with the longest suffix after it that fits beside it (cut as `request` says
+/// when not even the last round does). [`plan`] is this with the latest ask, cut when needed.
+///
+/// # Errors
+/// [`Error::TrimBudget`] when the last round does not fit, or the request and the last round
+/// after it do not fit together (cut to [`MIN_REQUEST_TOKENS`] when `request.cut`).
+pub fn plan_keep<S: Shape + ?Sized>(
+    messages: &S,
+    tokens: &[usize],
+    pairing: &Pairing,
+    (max_tokens, reserve): (usize, usize),
+    request: KeepRequest,
+    overhead: impl Fn(usize) -> usize,
+) -> Result<TrimPlan, Error> {
     let n = messages.message_count();
     let total: usize = tokens.iter().sum();
     if total + reserve <= max_tokens {
@@ -73,9 +125,7 @@ pub fn plan<S: Shape + ?Sized>(
     let fixed = tokens[..pre].iter().sum::<usize>() + reserve;
     let available = max_tokens.saturating_sub(fixed);
     let suffix = recent_suffix_of(messages, tokens, pairing, available);
-    let request = latest_ask(messages, pre).map(|(i, _)| i);
-    let keep_suffix = |start: usize| (0..pre).chain(start..n).collect::<Vec<_>>();
-    let Some(u) = request else {
+    let Some(u) = request.at.filter(|u| (pre..n).contains(u)) else {
         // No request to keep: the longest suffix that fits.
         if let Some(overflow) = suffix.overflow {
             let round = tokens[overflow].iter().sum::<usize>();
@@ -85,19 +135,13 @@ pub fn plan<S: Shape + ?Sized>(
                 format!("the system messages and reserved output ({fixed}) and the last round, never split ({round})"),
             ));
         }
-        return Ok(TrimPlan {
-            keep: keep_suffix(suffix.start),
-            shrink: None,
-        });
+        return Ok(TrimPlan::suffix(pre, suffix.start, n));
     };
     if suffix.overflow.is_none() && suffix.start <= u {
-        return Ok(TrimPlan {
-            keep: keep_suffix(suffix.start),
-            shrink: None,
-        });
+        return Ok(TrimPlan::suffix(pre, suffix.start, n));
     }
     let safe = safe_cuts_n(n, pairing);
-    if !safe[u] || (u + 1 < n && !safe[u + 1]) {
+    if request.strict && (!safe[u] || (u + 1 < n && !safe[u + 1])) {
         // The request sits inside a tool interaction (invalid order): it cannot be kept apart
         // from what surrounds it, and dropping it is not an option.
         let rest = tokens[u..].iter().sum::<usize>();
@@ -110,17 +154,47 @@ pub fn plan<S: Shape + ?Sized>(
         ));
     }
     // The request, then the longest suffix after it that fits beside it.
-    let after = recent_suffix_of(messages, tokens, pairing, available.saturating_sub(tokens[u]));
+    let after = recent_suffix_of(
+        messages,
+        tokens,
+        pairing,
+        available.saturating_sub(tokens[u] + request.beside),
+    );
     if after.overflow.is_none() && after.start > u {
         let keep = (0..pre).chain(std::iter::once(u)).chain(after.start..n).collect();
-        return Ok(TrimPlan { keep, shrink: None });
+        return Ok(TrimPlan {
+            keep,
+            shrink: None,
+            apart: Some(u),
+        });
     }
-    // Even the last round after the request does not fit beside it whole: cut the request.
     let tail = after.overflow.map_or(n, |r| r.start).max(u + 1);
+    shrink_request(
+        tokens,
+        (max_tokens, fixed, available),
+        (pre, u, tail),
+        request,
+        overhead,
+    )
+}
+
+/// Even the last round after request `u` (from `tail`) does not fit beside it whole: the preamble,
+/// `u` cut to the room left and the messages from `tail`, when `request.cut` and `u` can keep its
+/// least beside them.
+fn shrink_request(
+    tokens: &[usize],
+    (max_tokens, fixed, available): (usize, usize, usize),
+    (pre, u, tail): (usize, usize, usize),
+    request: KeepRequest,
+    overhead: impl Fn(usize) -> usize,
+) -> Result<TrimPlan, Error> {
     let tail_tokens: usize = tokens[tail..].iter().sum();
     let least = overhead(u) + MIN_REQUEST_TOKENS.min(tokens[u] - overhead(u));
-    if tail_tokens + least > available {
-        let request = if overhead(u) >= tokens[u] {
+    let available = available.saturating_sub(request.beside);
+    if !request.cut || tail_tokens + least > available {
+        let request = if !request.cut {
+            "never cut"
+        } else if overhead(u) >= tokens[u] {
             "not plain text, so never cut"
         } else {
             "cut to its least"
@@ -132,10 +206,11 @@ pub fn plan<S: Shape + ?Sized>(
         return Err(refuse(max_tokens, fixed + tail_tokens + least, what));
     }
     let room = available - tail_tokens;
-    let keep = (0..pre).chain(std::iter::once(u)).chain(tail..n).collect();
+    let keep = (0..pre).chain(std::iter::once(u)).chain(tail..tokens.len()).collect();
     Ok(TrimPlan {
         keep,
         shrink: (room < tokens[u]).then_some((u, room)),
+        apart: Some(u),
     })
 }
 

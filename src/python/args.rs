@@ -110,7 +110,7 @@ macro_rules! extractors {
 
 extractors!(count -> usize, |obj, name| super::integer(obj, name, 0);
     max_size, max_chars, max_tokens, reserved_output, safety_margin, recent_messages, recent_tools,
-    clear_at_least, index, start, keep_messages, keep_tokens);
+    clear_at_least, index, start, keep_messages, keep_tokens, reserve, beside);
 extractors!(positive -> usize, |obj, name| super::integer(obj, name, 1);
     parts, max_lines, max_bytes, line_max_chars, limit, snippet_chars, snippets, offset, lines, max_chars);
 extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
@@ -118,7 +118,7 @@ extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
     } else {
         super::integer(obj, name, 0).map(Some)
     };
-    stop, offset, lines, token_gate, byte_gate, capacity, char_offset);
+    stop, offset, lines, token_gate, byte_gate, capacity, char_offset, request);
 extractors!(fraction -> f64, |obj, name| super::share(obj, name); head_share);
 
 /// `per_tool`: tool name → a non-negative limit, each value checked as `per_tool['name']`.

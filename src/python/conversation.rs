@@ -584,35 +584,48 @@ impl PyConversation {
         self.with(|c| compact::structure::preamble_len(c.messages()))
     }
 
-    /// The start of the raw recent tail: the latest cut point that keeps at least
-    /// `keep_messages` messages and `keep_tokens` tokens after it; the preamble length when
-    /// there is none (nothing older to summarize).
+    /// Where the raw recent tail starts (see `compact::fill::raw_start`): by default the latest
+    /// cut point keeping at least `keep_messages` messages and `keep_tokens` tokens raw; with
+    /// `room`, the earliest whose tail fits `room` tokens (the length when none does); with `room`
+    /// and `steps` (`first`, `step`), the first step of that schedule whose tail fits (None when
+    /// none does).
     #[pyo3(name = "_recent_start")]
-    #[pyo3(signature = (*, keep_messages, keep_tokens = 0))]
+    #[pyo3(signature = (*, keep_messages = 0, keep_tokens = 0, room = None, steps = None))]
     fn recent_start(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::keep_messages)] keep_messages: usize,
         #[pyo3(from_py_with = super::args::count::keep_tokens)] keep_tokens: usize,
-    ) -> usize {
-        self.with(|c| {
-            let m = c.messages();
-            let n = m.len();
-            let pre = compact::structure::preamble_len(m);
-            let pairing = Pairing::of(m);
-            let safe = compact::structure::safe_cuts(m, &pairing);
-            let totals = c.totals();
-            let mut suffix = vec![0usize; n + 1];
-            for i in (0..n).rev() {
-                suffix[i] = suffix[i + 1] + totals[i];
+        room: Option<i64>,
+        steps: Option<(f64, f64)>,
+    ) -> PyResult<Option<usize>> {
+        let how = match (room, steps) {
+            (None, None) => compact::RawStart::AtLeast {
+                messages: keep_messages,
+                tokens: keep_tokens,
+            },
+            (Some(_), _) if keep_messages > 0 || keep_tokens > 0 => {
+                return Err(super::errors::OptionError::new_err(
+                    "room is not given with keep_messages or keep_tokens: the tail fits one or keeps the others",
+                ));
             }
-            compact::groups(m)
-                .iter()
-                .map(|g| g.start)
-                .chain(compact::rounds(m).iter().map(|r| r.start))
-                .filter(|&i| safe[i] && i > pre && i + keep_messages <= n && suffix[i] >= keep_tokens)
-                .max()
-                .unwrap_or(pre)
-        })
+            (Some(room), None) => compact::RawStart::Fits { room },
+            (Some(room), Some((first, step))) if first.is_finite() && step > 0.0 && step.is_finite() => {
+                compact::RawStart::Steps { first, step, room }
+            }
+            (Some(_), Some(_)) => {
+                return Err(super::errors::OptionError::new_err(
+                    "steps must be (first, step) with a finite first and a finite positive step",
+                ));
+            }
+            (None, Some(_)) => return Err(super::errors::OptionError::new_err("steps needs a room")),
+        };
+        Ok(py.detach(|| {
+            self.with(|c| {
+                let m = c.messages();
+                compact::raw_start(m, &c.totals(), &Pairing::of(m), how)
+            })
+        }))
     }
 
     /// Message indices where history may be cut: starts of groups and rounds that do not
@@ -798,6 +811,36 @@ impl PyConversation {
         let values = super::convert::to_values(messages)?;
         let conv = py.detach(|| self.with(|c| c.replace(start, stop.unwrap_or(c.len()), values, given)))?;
         Ok(Self::wrap(conv))
+    }
+
+    /// The ladder's drop (see `compact::trim::plan_keep`): the messages kept within `max_tokens`
+    /// less `reserve` — the preamble, message `request` when the longest suffix that fits leaves
+    /// it out (kept whole beside `beside` more tokens, even inside a tool interaction) and the
+    /// longest suffix that fits beside it — with the request kept apart (or None); None when the
+    /// last round, or the request and the last round after it, do not fit.
+    #[pyo3(name = "_keep_plan")]
+    #[pyo3(signature = (max_tokens, /, *, reserve = 0, request = None, beside = 0))]
+    fn keep_plan(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::count::max_tokens)] max_tokens: usize,
+        #[pyo3(from_py_with = super::args::count::reserve)] reserve: usize,
+        #[pyo3(from_py_with = super::args::optional_count::request)] request: Option<usize>,
+        #[pyo3(from_py_with = super::args::count::beside)] beside: usize,
+    ) -> Option<(Vec<usize>, Option<usize>)> {
+        let how = compact::trim::KeepRequest {
+            at: request,
+            beside,
+            cut: false,
+            strict: false,
+        };
+        py.detach(|| {
+            self.with(|c| {
+                let m = c.messages();
+                let plan = compact::trim::plan_keep(m, &c.totals(), &Pairing::of(m), (max_tokens, reserve), how, |_| 0);
+                plan.ok().map(|p| (p.keep, p.apart))
+            })
+        })
     }
 }
 

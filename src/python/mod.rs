@@ -4,6 +4,7 @@
 mod args;
 mod budget;
 mod cache;
+mod compact;
 mod conversation;
 mod convert;
 mod errors;
@@ -20,6 +21,8 @@ mod _core {
     };
     #[pymodule_export]
     use super::cache::{token_cache_clear, token_cache_info};
+    #[pymodule_export]
+    use super::compact::{_equal_shares, _give_way};
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext._core import Conversation, _equal_shares, _give_way, count_tokens, truncate
 from agentcontext.errors import BudgetError
 
 if TYPE_CHECKING:
@@ -37,17 +37,6 @@ class Filled:
     provenance: list[int | None]
     origins: list[int | None]
     cut: list[int]
-
-
-def _shares(sizes: list[int], total: int) -> list[int]:
-    """Equal shares of ``total`` tokens, smallest first: a text under its share stays whole."""
-    shares = [0] * len(sizes)
-    left = total
-    order = sorted(range(len(sizes)), key=lambda k: sizes[k])
-    for n, k in enumerate(order):
-        shares[k] = min(sizes[k], max(0, left // (len(order) - n)))
-        left -= shares[k]
-    return shares
 
 
 def cut_round(
@@ -129,7 +118,8 @@ def _cut_into(
     whole_texts = [n for n, size in enumerate(every) if size < MIN_CUT_TEXT]
     flat = [x for n, x in enumerate(flat) if n not in whole_texts]
     sizes = [size for n, size in enumerate(every) if n not in whole_texts]
-    shares = _shares(sizes, sum(sizes) - (whole.tokens - fill_to))
+    # Equal shares of what is left, smallest first: a text under its share stays whole (the core's fill).
+    shares = _equal_shares(sizes, sum(sizes) - (whole.tokens - fill_to))
     recall: dict[int, str | None] = {}
     for _ in range(3):
         out = [[dict(m) for m in ms] for ms in neutral]
@@ -165,11 +155,8 @@ def _cut_into(
             origins: list[int | None] = [*prov[:lo], *(keep if same else [None] * len(body)), *prov[hi:]]
             return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
         # Counted apart, the parts came out larger together: the largest cut text gives way.
-        cut_now = [n for n in range(len(flat)) if shares[n] < sizes[n]]
-        if not cut_now:
+        given = _give_way(shares, sizes, excess)
+        if given is None:
             return None
-        largest = max(cut_now, key=lambda n: shares[n])
-        if shares[largest] - excess < 1:
-            return None
-        shares[largest] -= excess
+        shares = given
     return None
