@@ -361,8 +361,13 @@ pub(crate) fn trim<'py>(
     let mut placeholders = Placeholders::default();
     if clear {
         let n = sk.messages.len();
-        let protected =
-            compact::select::protected_n(n, &pairing, protection.recent_messages, protection.recent_tools, &BTreeSet::new());
+        let protected = compact::select::protected_n(
+            n,
+            &pairing,
+            protection.recent_messages,
+            protection.recent_tools,
+            &BTreeSet::new(),
+        );
         let options = ClearOptions {
             clear_at_least,
             // Every placeholder is counted: the counts of the kept messages are the plan's.
@@ -379,7 +384,11 @@ pub(crate) fn trim<'py>(
         }
         for (c, at, p) in planned {
             tokens[at.0] -= c.tokens_before - c.tokens_after;
-            let id = if options.recall_ids { c.tool_use_id } else { Cow::Borrowed("") };
+            let id = if options.recall_ids {
+                c.tool_use_id
+            } else {
+                Cow::Borrowed("")
+            };
             cleared[at.0] = Some((p, c.tokens_before, id));
         }
     }

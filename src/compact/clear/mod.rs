@@ -338,7 +338,11 @@ impl<'m> Planner<'m, '_> {
         replace.reserve_exact(planned);
         let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
         let mut add = |(cleared, at, p): Planned<'m>, placeholders: &Placeholders<'m>| {
-            let text = p.into_text(placeholders, cleared.tokens_before, recall_id(options, &cleared.tool_use_id));
+            let text = p.into_text(
+                placeholders,
+                cleared.tokens_before,
+                recall_id(options, &cleared.tool_use_id),
+            );
             report.cleared.push(cleared);
             let m = &source.messages[at.0];
             if m.blocks.len() == 1 {
@@ -388,7 +392,10 @@ impl<'m> Planner<'m, '_> {
                     item: call_block.item.clone(),
                 };
                 let enc = self.source.enc;
-                let was = self.source.cached(c.at).unwrap_or_else(|| result_tokens(enc, call_block));
+                let was = self
+                    .source
+                    .cached(c.at)
+                    .unwrap_or_else(|| result_tokens(enc, call_block));
                 let now = result_tokens(enc, &cleared);
                 if now < was {
                     report.tokens_freed += was - now;
