@@ -75,9 +75,9 @@ pub fn estimate_tokens(
 /// The format of a list of messages, or None when nothing in it tells the formats apart.
 #[pyfunction]
 #[pyo3(signature = (messages, /))]
-pub fn detect_format(messages: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+pub fn detect_format(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
     let values = to_values(messages)?;
-    Ok(formats::detect::detect(&values).map(Format::as_str))
+    Ok(py.detach(|| formats::detect::detect(&values)).map(Format::as_str))
 }
 
 /// Convert a whole list of messages from one format to another in one call.
