@@ -27,7 +27,9 @@ use crate::tokens::{self, Encoding};
 pub use budgets::{Budgeted, plan_result_budgets};
 pub use dedup::dedup_repeated_calls;
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
-pub use plan::{CallInput, ClearSource, Placeholder, Planned, clear_result, plan_results, recall_id, worth_clearing};
+pub use plan::{
+    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, plan_results, recall_id, worth_clearing,
+};
 
 /// Options of [`clear_tool_results`].
 #[derive(Clone, Debug)]
@@ -495,103 +497,9 @@ fn with_placeholder(b: &Block, text: String) -> Block {
     }
 }
 
-/// The calls whose results clearing may replace: completed calls outside the protected set (the
-/// call, its message and its result's message) whose tool is not excluded. Every path that clears
-/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
-/// its results here; each then skips results that are already placeholders.
-pub struct Candidates<'p, 'a> {
-    pairing: &'p Pairing<'a>,
-    protected_messages: Vec<bool>,
-    protected_calls: Vec<bool>,
-    exclude: &'p BTreeSet<String>,
-}
-
-impl<'p, 'a> Candidates<'p, 'a> {
-    pub fn new(
-        pairing: &'p Pairing<'a>,
-        protected: &Protected,
-        messages: usize,
-        exclude: &'p BTreeSet<String>,
-    ) -> Self {
-        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
-        Candidates {
-            pairing,
-            protected_messages,
-            protected_calls,
-            exclude,
-        }
-    }
-
-    /// `(call index, result position)` of each candidate, in call order.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
-        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
-            let at = c.result?;
-            let protected =
-                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
-            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exact_after_counts_are_the_new_messages_counts() {
-        use crate::compact::select::protected;
-        use crate::compact::testing::chat;
-        // Results small and large, so that some placeholders are counted and some bounded.
-        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
-        for k in 0..40 {
-            let id = format!("call_{k}");
-            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
-                {"id": id, "type": "function", "function": {"name": "read_file",
-                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
-            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
-                                          "content": "word ".repeat(k * k)}));
-        }
-        let messages = chat(serde_json::Value::Array(turns));
-        for enc in [
-            Encoding::O200k,
-            Encoding::Cl100k,
-            Encoding::Heuristic,
-            Encoding::Approximate,
-        ] {
-            let counts = tokens::count_messages(enc, &messages);
-            let pairing = Pairing::of(&messages);
-            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
-            let options = ClearOptions::default();
-            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
-            assert!(report.cleared.iter().any(|c| c.after_exact));
-            assert!(report.cleared.iter().any(|c| !c.after_exact));
-            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
-                assert_eq!(c.index, *i);
-                let recount = tokens::count_message(enc, m);
-                if c.after_exact {
-                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
-                } else {
-                    assert!(c.tokens_after >= recount.tools()[0].tokens);
-                }
-            }
-            // Asked to, the plan counts every placeholder, and clears the same results.
-            let counting = ClearOptions {
-                count_placeholders: true,
-                ..ClearOptions::default()
-            };
-            let (exact, exact_report) =
-                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
-            assert_eq!(exact, changed);
-            assert_eq!(exact_report.cleared.len(), report.cleared.len());
-            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
-                assert!(c.after_exact);
-                assert_eq!(
-                    tokens::MessageTokens::single_result(c.tokens_after),
-                    tokens::count_message(enc, m)
-                );
-            }
-        }
-    }
 
     #[test]
     fn apply_replaces_by_position_in_any_order() {

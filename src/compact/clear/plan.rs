@@ -6,7 +6,9 @@
 
 use std::borrow::Cow;
 
-use super::{Candidates, ClearOptions, Cleared, Described, Placeholders};
+use std::collections::BTreeSet;
+
+use super::{ClearOptions, Cleared, Described, Placeholders};
 use crate::compact::select::Protected;
 use crate::compact::structure::Pairing;
 use crate::model::ToolInput;
@@ -162,5 +164,322 @@ pub fn plan_results<'m, S: ClearSource<'m> + ?Sized>(
         (planned, freed)
     } else {
         (Vec::new(), 0)
+    }
+}
+
+/// The calls whose results clearing may replace: completed calls outside the protected set (the
+/// call, its message and its result's message) whose tool is not excluded. Every path that clears
+/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
+/// its results here; each then skips results that are already placeholders.
+pub struct Candidates<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    protected_messages: Vec<bool>,
+    protected_calls: Vec<bool>,
+    exclude: &'p BTreeSet<String>,
+}
+
+impl<'p, 'a> Candidates<'p, 'a> {
+    pub fn new(
+        pairing: &'p Pairing<'a>,
+        protected: &Protected,
+        messages: usize,
+        exclude: &'p BTreeSet<String>,
+    ) -> Self {
+        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
+        Candidates {
+            pairing,
+            protected_messages,
+            protected_calls,
+            exclude,
+        }
+    }
+
+    /// `(call index, result position)` of each candidate, in call order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
+        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
+            let at = c.result?;
+            let protected =
+                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
+            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ClearReport, apply, plan_clear_counted, with_text};
+    use super::*;
+    use crate::compact::select::protected;
+    use crate::compact::testing::{chat, xorshift};
+    use crate::model::{Body, Message, ResultContent};
+    use serde_json::{Value, json};
+
+    const ENCODINGS: [Encoding; 4] = [
+        Encoding::O200k,
+        Encoding::Cl100k,
+        Encoding::Heuristic,
+        Encoding::Approximate,
+    ];
+
+    #[test]
+    fn exact_after_counts_are_the_new_messages_counts() {
+        use crate::compact::select::protected;
+        use crate::compact::testing::chat;
+        // Results small and large, so that some placeholders are counted and some bounded.
+        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
+        for k in 0..40 {
+            let id = format!("call_{k}");
+            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read_file",
+                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
+            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
+                                          "content": "word ".repeat(k * k)}));
+        }
+        let messages = chat(serde_json::Value::Array(turns));
+        for enc in [
+            Encoding::O200k,
+            Encoding::Cl100k,
+            Encoding::Heuristic,
+            Encoding::Approximate,
+        ] {
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
+            let options = ClearOptions::default();
+            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert!(report.cleared.iter().any(|c| c.after_exact));
+            assert!(report.cleared.iter().any(|c| !c.after_exact));
+            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
+                assert_eq!(c.index, *i);
+                let recount = tokens::count_message(enc, m);
+                if c.after_exact {
+                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
+                } else {
+                    assert!(c.tokens_after >= recount.tools()[0].tokens);
+                }
+            }
+            // Asked to, the plan counts every placeholder, and clears the same results.
+            let counting = ClearOptions {
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let (exact, exact_report) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
+            assert_eq!(exact, changed);
+            assert_eq!(exact_report.cleared.len(), report.cleared.len());
+            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
+                assert!(c.after_exact);
+                assert_eq!(
+                    tokens::MessageTokens::single_result(c.tokens_after),
+                    tokens::count_message(enc, m)
+                );
+            }
+        }
+    }
+
+    /// A list of plain messages as the binding's skeleton reads it: a result's tokens per tool
+    /// message, its text, and each call's arguments text, in call order.
+    struct Plain {
+        result_tokens: Vec<usize>,
+        results: Vec<Option<String>>,
+        args: Vec<String>,
+    }
+
+    impl Plain {
+        fn of(messages: &[Message], counts: &[tokens::MessageTokens]) -> Plain {
+            let mut plain = Plain {
+                result_tokens: Vec::new(),
+                results: Vec::new(),
+                args: Vec::new(),
+            };
+            for (m, count) in messages.iter().zip(counts) {
+                let mut result = None;
+                for b in m.blocks.iter() {
+                    match &b.body {
+                        Body::ToolUse {
+                            input: ToolInput::Raw(args),
+                            ..
+                        } => plain.args.push(args.clone()),
+                        Body::ToolResult {
+                            content: ResultContent::Text(t),
+                            ..
+                        } => result = Some(t.clone()),
+                        _ => {}
+                    }
+                }
+                plain.result_tokens.push(count.tool(0).unwrap_or(0));
+                plain.results.push(result);
+            }
+            plain
+        }
+    }
+
+    impl<'m> ClearSource<'m> for &'m Plain {
+        fn live_result_tokens(&self, (m, _): (usize, usize)) -> Option<usize> {
+            let text = self.results[m].as_deref()?;
+            (!super::super::is_placeholder_text(text)).then_some(self.result_tokens[m])
+        }
+
+        fn call_input(&self, call: usize, _: (usize, usize)) -> Option<CallInput<'m>> {
+            Some(CallInput::Arguments(&self.args[call]))
+        }
+
+        fn counts_cached(&self) -> bool {
+            true
+        }
+    }
+
+    /// A generated agent history: requests, rounds of one or two calls with results of any size
+    /// (some of them placeholders of an earlier pass), answers.
+    fn history(next: &mut impl FnMut() -> usize) -> Vec<Message> {
+        let mut turns = vec![json!({"role": "user", "content": "fix it"})];
+        let tools = ["read_file", "bash", "grep"];
+        for k in 0..(next() % 30) {
+            match next() % 6 {
+                0 => turns.push(json!({"role": "user", "content": format!("and {k}")})),
+                1 => turns.push(json!({"role": "assistant", "content": format!("done {k}")})),
+                _ => {
+                    let calls: Vec<(String, &str)> = (0..1 + next() % 2)
+                        .map(|j| (format!("c{k}_{j}"), tools[next() % 3]))
+                        .collect();
+                    let tool_calls: Vec<Value> = calls
+                        .iter()
+                        .map(|(id, name)| {
+                            json!({"id": id, "type": "function", "function": {"name": name,
+                                   "arguments": format!("{{\"path\": \"f{}.py\"}}", next() % 4)}})
+                        })
+                        .collect();
+                    turns.push(json!({"role": "assistant", "content": null, "tool_calls": tool_calls}));
+                    for (id, _) in &calls {
+                        let content = match next() % 5 {
+                            0 => format!("[cleared: result of bash(ls), {} tokens; recall id {id}]", next() % 900),
+                            1 => "ok".to_owned(),
+                            _ => "some output line\n".repeat(next() % 120),
+                        };
+                        turns.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+                    }
+                }
+            }
+        }
+        chat(Value::Array(turns))
+    }
+
+    /// The messages with the planned placeholders written in.
+    fn applied(messages: &[Message], planned: &[Planned<'_>], placeholders: &Placeholders<'_>) -> Vec<Message> {
+        let changed = planned
+            .iter()
+            .map(|(c, at, p)| {
+                let mut text = String::new();
+                p.write(placeholders, c.tokens_before, &c.tool_use_id, &mut text);
+                let mut m = messages[at.0].clone();
+                let block = &m.blocks[at.1];
+                let Body::ToolResult {
+                    tool_use_id, is_error, ..
+                } = &block.body
+                else {
+                    unreachable!("results are planned")
+                };
+                let new = with_text(block, tool_use_id, *is_error, text);
+                std::sync::Arc::make_mut(&mut m.blocks)[at.1] = new;
+                (at.0, m)
+            })
+            .collect();
+        apply(messages, changed)
+    }
+
+    #[test]
+    fn the_plan_over_generated_histories() {
+        let mut rng = xorshift(0x0c1e_a9e5_0000_0026);
+        let mut next = move || rng() as usize;
+        let (mut cleared, mut held_back) = (0, 0);
+        for round in 0..240 {
+            let enc = ENCODINGS[round % ENCODINGS.len()];
+            let messages = history(&mut next);
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, next() % 6, next() % 3, &BTreeSet::new());
+            let options = ClearOptions {
+                clear_at_least: [0, 0, 50, 400, 5_000][next() % 5],
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let parsed = super::super::Parsed {
+                messages: &messages,
+                counts: Some(&counts),
+                enc,
+            };
+            let n = messages.len();
+            let mut placeholders = Placeholders::default();
+            let (planned, freed) = plan_results(&parsed, n, &pairing, &protected, enc, &options, &mut placeholders);
+            // The skeleton's reading of the same list plans the same.
+            cleared += usize::from(!planned.is_empty());
+            let options_none = ClearOptions {
+                clear_at_least: 0,
+                ..options.clone()
+            };
+            let (all, _) = plan_results(
+                &parsed,
+                n,
+                &pairing,
+                &protected,
+                enc,
+                &options_none,
+                &mut Placeholders::default(),
+            );
+            held_back += usize::from(planned.is_empty() && !all.is_empty());
+            let plain = Plain::of(&messages, &counts);
+            let mut theirs = Placeholders::default();
+            let (same, same_freed) = plan_results(&&plain, n, &pairing, &protected, enc, &options, &mut theirs);
+            assert_eq!(same_freed, freed);
+            assert_eq!(
+                same.iter().map(|(c, at, _)| (c, at)).collect::<Vec<_>>(),
+                planned.iter().map(|(c, at, _)| (c, at)).collect::<Vec<_>>()
+            );
+            let out = applied(&messages, &planned, &placeholders);
+            assert_eq!(out, applied(&messages, &same, &theirs));
+            // Nothing, or at least `clear_at_least` freed, and exactly what a recount finds.
+            assert!(planned.is_empty() || freed >= options.clear_at_least.max(1));
+            let recount: usize = tokens::count_messages(enc, &out).iter().map(|c| c.total).sum();
+            let total: usize = counts.iter().map(|c| c.total).sum();
+            assert_eq!(total - recount, freed);
+            let (flags, calls) = protected.flags(n, pairing.calls.len());
+            for (c, at, _) in &planned {
+                assert!(!flags[at.0] && c.tokens_after < c.tokens_before && c.after_exact);
+                let ci = pairing.calls.iter().position(|call| call.result == Some(*at)).unwrap();
+                assert!(!calls[ci] && !flags[pairing.calls[ci].at.0]);
+            }
+            // The parsed path's whole plan clears the same results.
+            let (_, report): (_, ClearReport<'_>) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert_eq!(
+                report.cleared,
+                planned.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>()
+            );
+            // What is cleared is not cleared again.
+            let pairing = Pairing::of(&out);
+            let counts = tokens::count_messages(enc, &out);
+            let again = super::super::Parsed {
+                messages: &out,
+                counts: Some(&counts),
+                enc,
+            };
+            let options = ClearOptions::default();
+            let (twice, _) = plan_results(
+                &again,
+                n,
+                &pairing,
+                &protected,
+                enc,
+                &options,
+                &mut Placeholders::default(),
+            );
+            assert!(
+                twice
+                    .iter()
+                    .all(|(c, _, _)| !planned.iter().any(|(p, _, _)| p.index == c.index))
+            );
+        }
+        // The generated cases cover both clearing and holding back under `clear_at_least`.
+        assert!(cleared > 60 && held_back > 10, "{cleared} {held_back}");
     }
 }
