@@ -339,7 +339,7 @@ mod tests {
                 0 => turns.push(json!({"role": "user", "content": format!("and {k}")})),
                 1 => turns.push(json!({"role": "assistant", "content": format!("done {k}")})),
                 _ => {
-                    let calls: Vec<(String, &str)> = (0..1 + next() % 2)
+                    let calls: Vec<(String, &str)> = (0..=next() % 2)
                         .map(|j| (format!("c{k}_{j}"), tools[next() % 3]))
                         .collect();
                     let tool_calls: Vec<Value> = calls
