@@ -316,6 +316,58 @@ impl<'a> ClearSource<'a> for Source<'a, '_> {
     }
 }
 
+/// A cleared result's placeholder, the result's tokens and its recall id.
+type ClearedResult<'a> = (Placeholder, usize, Cow<'a, str>);
+
+/// The clearing options of the fast path.
+struct Cut {
+    protection: Protection,
+    clear_at_least: usize,
+    enc: Encoding,
+}
+
+impl Cut {
+    /// Clear old results as the core's plan says, into `tokens`; by message, each cleared
+    /// result (its text is written only for the messages that are returned). `None` when an
+    /// arguments text cannot be read (the general path then reports it).
+    fn clear<'a>(
+        &self,
+        sk: &'a Skeleton<'_>,
+        pairing: &Pairing<'a>,
+        placeholders: &mut Placeholders<'a>,
+        tokens: &mut [usize],
+    ) -> Option<Vec<Option<ClearedResult<'a>>>> {
+        let n = sk.messages.len();
+        let (recent_messages, recent_tools) = (self.protection.recent_messages, self.protection.recent_tools);
+        let protected = compact::select::protected_n(n, pairing, recent_messages, recent_tools, &BTreeSet::new());
+        let options = ClearOptions {
+            clear_at_least: self.clear_at_least,
+            // Every placeholder is counted: the counts of the kept messages are the plan's.
+            count_placeholders: true,
+            ..ClearOptions::default()
+        };
+        let source = Source {
+            sk,
+            unreadable: Cell::new(false),
+        };
+        let (planned, _) = plan_results(&source, n, pairing, &protected, self.enc, &options, placeholders);
+        if source.unreadable.get() {
+            return None;
+        }
+        let mut cleared = vec![None; n];
+        for (c, at, p) in planned {
+            tokens[at.0] -= c.tokens_before - c.tokens_after;
+            let id = if options.recall_ids {
+                c.tool_use_id
+            } else {
+                Cow::Borrowed("")
+            };
+            cleared[at.0] = Some((p, c.tokens_before, id));
+        }
+        Some(cleared)
+    }
+}
+
 /// `trim_messages` over the skeleton; `None` means "use the general path".
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn trim<'py>(
@@ -355,43 +407,20 @@ pub(crate) fn trim<'py>(
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
     let mut tokens = original;
-    // Message index → the cleared result's placeholder, the result's tokens and its recall id;
-    // the text is written only for the messages that are returned.
-    let mut cleared: Vec<Option<(Placeholder, usize, Cow<'_, str>)>> = vec![None; sk.messages.len()];
     let mut placeholders = Placeholders::default();
-    if clear {
-        let n = sk.messages.len();
-        let protected = compact::select::protected_n(
-            n,
-            &pairing,
-            protection.recent_messages,
-            protection.recent_tools,
-            &BTreeSet::new(),
-        );
-        let options = ClearOptions {
+    let cleared = if clear {
+        let cut = Cut {
+            protection,
             clear_at_least,
-            // Every placeholder is counted: the counts of the kept messages are the plan's.
-            count_placeholders: true,
-            ..ClearOptions::default()
+            enc,
         };
-        let source = Source {
-            sk: &sk,
-            unreadable: Cell::new(false),
-        };
-        let (planned, _) = plan_results(&source, n, &pairing, &protected, enc, &options, &mut placeholders);
-        if source.unreadable.get() {
+        let Some(cleared) = cut.clear(&sk, &pairing, &mut placeholders, &mut tokens) else {
             return Ok(None);
-        }
-        for (c, at, p) in planned {
-            tokens[at.0] -= c.tokens_before - c.tokens_after;
-            let id = if options.recall_ids {
-                c.tool_use_id
-            } else {
-                Cow::Borrowed("")
-            };
-            cleared[at.0] = Some((p, c.tokens_before, id));
-        }
-    }
+        };
+        cleared
+    } else {
+        vec![None; sk.messages.len()]
+    };
     let mut text = String::new();
     let mut render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
         let d = &sk.objects[i];

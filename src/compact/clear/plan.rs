@@ -387,6 +387,26 @@ mod tests {
         apply(messages, changed)
     }
 
+    fn reported<'m>(planned: &[Planned<'m>]) -> Vec<Cleared<'m>> {
+        planned.iter().map(|(c, _, _)| c.clone()).collect()
+    }
+
+    /// What a default pass plans for `messages`.
+    fn plan_again(messages: &[Message], protected: &Protected, enc: Encoding) -> Vec<Cleared<'static>> {
+        let pairing = Pairing::of(messages);
+        let counts = tokens::count_messages(enc, messages);
+        let parsed = super::super::Parsed {
+            messages,
+            counts: Some(&counts),
+            enc,
+        };
+        let options = ClearOptions::default();
+        let mut placeholders = Placeholders::default();
+        let n = messages.len();
+        let (planned, _) = plan_results(&parsed, n, &pairing, protected, enc, &options, &mut placeholders);
+        planned.into_iter().map(|(c, _, _)| c.into_owned()).collect()
+    }
+
     #[test]
     fn the_plan_over_generated_histories() {
         let mut rng = xorshift(0x0c1e_a9e5_0000_0026);
@@ -411,32 +431,30 @@ mod tests {
             let n = messages.len();
             let mut placeholders = Placeholders::default();
             let (planned, freed) = plan_results(&parsed, n, &pairing, &protected, enc, &options, &mut placeholders);
-            // The skeleton's reading of the same list plans the same.
+            let out = applied(&messages, &planned, &placeholders);
             cleared += usize::from(!planned.is_empty());
-            let options_none = ClearOptions {
+            let any = ClearOptions {
                 clear_at_least: 0,
                 ..options.clone()
             };
-            let (all, _) = plan_results(
+            let could = plan_results(
                 &parsed,
                 n,
                 &pairing,
                 &protected,
                 enc,
-                &options_none,
+                &any,
                 &mut Placeholders::default(),
-            );
-            held_back += usize::from(planned.is_empty() && !all.is_empty());
+            )
+            .1;
+            held_back += usize::from(planned.is_empty() && could > 0);
+            // The skeleton's reading of the same list plans the same.
             let plain = Plain::of(&messages, &counts);
             let mut theirs = Placeholders::default();
             let (same, same_freed) = plan_results(&&plain, n, &pairing, &protected, enc, &options, &mut theirs);
             assert_eq!(same_freed, freed);
-            assert_eq!(
-                same.iter().map(|(c, at, _)| (c, at)).collect::<Vec<_>>(),
-                planned.iter().map(|(c, at, _)| (c, at)).collect::<Vec<_>>()
-            );
-            let out = applied(&messages, &planned, &placeholders);
-            assert_eq!(out, applied(&messages, &same, &theirs));
+            assert_eq!(applied(&messages, &same, &theirs), out);
+            assert_eq!(reported(&same), reported(&planned));
             // Nothing, or at least `clear_at_least` freed, and exactly what a recount finds.
             assert!(planned.is_empty() || freed >= options.clear_at_least.max(1));
             let recount: usize = tokens::count_messages(enc, &out).iter().map(|c| c.total).sum();
@@ -451,32 +469,13 @@ mod tests {
             // The parsed path's whole plan clears the same results.
             let (_, report): (_, ClearReport<'_>) =
                 plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
-            assert_eq!(
-                report.cleared,
-                planned.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>()
-            );
+            assert_eq!(report.cleared, reported(&planned));
             // What is cleared is not cleared again.
-            let pairing = Pairing::of(&out);
-            let counts = tokens::count_messages(enc, &out);
-            let again = super::super::Parsed {
-                messages: &out,
-                counts: Some(&counts),
-                enc,
-            };
-            let options = ClearOptions::default();
-            let (twice, _) = plan_results(
-                &again,
-                n,
-                &pairing,
-                &protected,
-                enc,
-                &options,
-                &mut Placeholders::default(),
-            );
+            let again = plan_again(&out, &protected, enc);
             assert!(
-                twice
+                again
                     .iter()
-                    .all(|(c, _, _)| !planned.iter().any(|(p, _, _)| p.index == c.index))
+                    .all(|c| !planned.iter().any(|(p, _, _)| p.index == c.index))
             );
         }
         // The generated cases cover both clearing and holding back under `clear_at_least`.
