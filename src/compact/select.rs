@@ -233,3 +233,84 @@ pub fn split_by_share(messages: &[Message], counts: &[usize], pairing: &Pairing,
         .map(|(i, &s)| s..chosen.get(i + 1).copied().unwrap_or(n))
         .collect()
 }
+
+/// Message indices where history may be cut, in order: the starts of groups and of rounds that
+/// do not separate a tool call from its result.
+pub fn cut_points(messages: &[Message], pairing: &Pairing) -> Vec<usize> {
+    let safe = safe_cuts(messages, pairing);
+    let mut points: Vec<usize> = groups(messages)
+        .iter()
+        .map(|g| g.start)
+        .chain(rounds(messages).iter().map(|r| r.start))
+        .filter(|&i| safe[i])
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+}
+
+#[cfg(test)]
+mod cut_point_tests {
+    use super::*;
+    use crate::compact::testing::{call, chat, xorshift};
+    use serde_json::{Value, json};
+
+    #[test]
+    fn cut_points_are_group_and_round_starts_between_calls_and_results() {
+        let messages = chat(json!([
+            {"role": "system", "content": "rules"},
+            {"role": "user", "content": "one"},
+            {"role": "assistant", "content": null, "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "tool", "tool_call_id": "b", "content": "y"},
+            {"role": "assistant", "content": "done"},
+            {"role": "user", "content": "two"},
+            {"role": "assistant", "content": "ok"}
+        ]));
+        let pairing = Pairing::of(&messages);
+        assert_eq!(cut_points(&messages, &pairing), [1, 2, 5, 6, 7]);
+    }
+
+    #[test]
+    fn cut_points_never_separate_a_call_from_its_result() {
+        // Generated agent histories, some calls answered late or never.
+        let mut rng = xorshift(0x0c07_9017_5eed_0001);
+        for _ in 0..300 {
+            let mut turns = vec![json!({"role": "user", "content": "go"})];
+            let mut open: Vec<String> = Vec::new();
+            for k in 0..(rng() % 14) {
+                match rng() % 4 {
+                    0 => turns.push(json!({"role": "user", "content": format!("u{k}")})),
+                    1 => turns.push(json!({"role": "assistant", "content": format!("a{k}")})),
+                    _ => {
+                        let id = format!("c{k}");
+                        turns.push(json!({"role": "assistant", "content": null, "tool_calls": [call(&id)]}));
+                        open.push(id);
+                        while let Some(id) = open.pop() {
+                            if rng() % 5 != 0 {
+                                turns.push(json!({"role": "tool", "tool_call_id": id, "content": "r"}));
+                            }
+                        }
+                    }
+                }
+            }
+            let messages = chat(Value::Array(turns));
+            let pairing = Pairing::of(&messages);
+            let points = cut_points(&messages, &pairing);
+            assert!(points.is_sorted() && points.windows(2).all(|w| w[0] < w[1]));
+            for &p in &points {
+                assert!(p < messages.len());
+                for c in &pairing.calls {
+                    if let Some(r) = c.result {
+                        assert!(!(c.at.0 < p && p <= r.0), "{p} separates {:?} from {r:?}", c.at);
+                    }
+                }
+            }
+            // Every group start that separates nothing is one.
+            let safe = safe_cuts(&messages, &pairing);
+            for g in groups(&messages) {
+                assert_eq!(points.contains(&g.start), safe[g.start]);
+            }
+        }
+    }
+}

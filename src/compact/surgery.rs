@@ -5,9 +5,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::clear::{self, ClearOptions, ClearReport, Cleared};
+use super::clear::{self, Budgeted, ClearOptions, ClearReport, Cleared};
 use super::select::{self, Protected};
 use super::structure::Pairing;
+use crate::budget::Strategy;
 use crate::conversation::Conversation;
 use crate::model::Body;
 use crate::tokens::MessageTokens;
@@ -116,6 +117,23 @@ pub fn dedup(
     (conv.derive(out, |i| !changed.contains(&i)), stubbed)
 }
 
+/// Cut every text tool result of `conv` over its budget (`limit_for(tool name)` characters) to
+/// head + marker + tail (see [`clear::plan_result_budgets`]); returns the new conversation (the
+/// unchanged messages keep their counts) and what was cut.
+pub fn truncate_results(
+    conv: &Conversation,
+    limit_for: impl Fn(&str) -> usize,
+    strategy: Strategy,
+    recall_ids: bool,
+) -> (Conversation, Vec<Budgeted>) {
+    let messages = conv.messages();
+    let pairing = Pairing::of(messages);
+    let (changed, report) = clear::plan_result_budgets(messages, &pairing, limit_for, strategy, recall_ids);
+    let touched: BTreeSet<usize> = changed.iter().map(|(i, _)| *i).collect();
+    let out = clear::apply(messages, changed);
+    (conv.derive(out, |i| !touched.contains(&i)), report)
+}
+
 /// The most clearing could free: the cached tokens of every completed result outside the
 /// protected set that is not excluded and not already a placeholder.
 pub fn clearable_tokens(conv: &Conversation, protection: Protection, exclude: &BTreeSet<String>) -> usize {
@@ -177,6 +195,25 @@ mod tests {
         assert_eq!(clearable_tokens(&new, protection, &none), 0);
         let excluded = clearable_tokens(&conv, protection, &BTreeSet::from(["read_file".to_owned()]));
         assert_eq!(excluded, 0);
+    }
+
+    #[test]
+    fn truncation_cuts_long_results_and_recounts_only_those() {
+        let conv = agent(3);
+        let long = "line of code\n".len() * 50;
+        let (same, none) = truncate_results(&conv, |_| long, Strategy::Head, true);
+        assert!(none.is_empty());
+        assert_eq!(same.messages(), conv.messages());
+        let (new, report) = truncate_results(&conv, |_| 100, Strategy::HeadTail { head_share: 0.5 }, true);
+        assert_eq!(report.iter().map(|r| r.index).collect::<Vec<_>>(), [2, 4, 6]);
+        assert!(report.iter().all(|r| r.chars_before == long && r.chars_after < long));
+        let fresh = Conversation::from_messages(Format::OpenAiChat, Encoding::O200k, new.messages().to_vec());
+        assert_eq!(new.counts(), fresh.counts());
+        assert!(new.total_tokens() < conv.total_tokens());
+        // A result already cut is left alone.
+        let (again, second) = truncate_results(&new, |_| 100, Strategy::HeadTail { head_share: 0.5 }, true);
+        assert!(second.is_empty());
+        assert_eq!(again.messages(), new.messages());
     }
 
     #[test]

@@ -220,8 +220,8 @@ impl PyConversation {
     }
 
     /// Tokens of each message, overhead included.
-    fn message_tokens(&self) -> Vec<usize> {
-        self.with(|c| c.counts().iter().map(|m| m.total).collect())
+    fn message_tokens(&self, py: Python<'_>) -> Vec<usize> {
+        py.detach(|| self.with(Conversation::totals))
     }
 
     /// Tokens per role (tool results count as "tool" in every format).
@@ -314,22 +314,26 @@ impl PyConversation {
     }
 
     /// Interaction groups after the system messages, as `(start, end)` message ranges.
-    fn groups(&self) -> Vec<(usize, usize)> {
-        self.with(|c| {
-            compact::groups(c.messages())
-                .into_iter()
-                .map(|r| (r.start, r.end))
-                .collect()
+    fn groups(&self, py: Python<'_>) -> Vec<(usize, usize)> {
+        py.detach(|| {
+            self.with(|c| {
+                compact::groups(c.messages())
+                    .into_iter()
+                    .map(|r| (r.start, r.end))
+                    .collect()
+            })
         })
     }
 
     /// API rounds (an assistant message and the tool results after it), as `(start, end)`.
-    fn rounds(&self) -> Vec<(usize, usize)> {
-        self.with(|c| {
-            compact::rounds(c.messages())
-                .into_iter()
-                .map(|r| (r.start, r.end))
-                .collect()
+    fn rounds(&self, py: Python<'_>) -> Vec<(usize, usize)> {
+        py.detach(|| {
+            self.with(|c| {
+                compact::rounds(c.messages())
+                    .into_iter()
+                    .map(|r| (r.start, r.end))
+                    .collect()
+            })
         })
     }
 
@@ -338,15 +342,18 @@ impl PyConversation {
     #[pyo3(signature = (*, recent_messages = 12, recent_tools = 3))]
     fn protected(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
         #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
     ) -> Vec<usize> {
-        self.with(|c| {
-            let pairing = Pairing::of(c.messages());
-            compact::protected(c.messages(), &pairing, recent_messages, recent_tools, c.pinned())
-                .messages
-                .into_iter()
-                .collect()
+        py.detach(|| {
+            self.with(|c| {
+                let pairing = Pairing::of(c.messages());
+                compact::protected(c.messages(), &pairing, recent_messages, recent_tools, c.pinned())
+                    .messages
+                    .into_iter()
+                    .collect()
+            })
         })
     }
 
@@ -475,13 +482,19 @@ impl PyConversation {
 
     /// History split into at most `parts` ranges of about equal token share, at safe boundaries.
     #[pyo3(signature = (parts, /))]
-    fn split(&self, #[pyo3(from_py_with = super::args::positive::parts)] parts: usize) -> Vec<(usize, usize)> {
-        self.with(|c| {
-            let pairing = Pairing::of(c.messages());
-            compact::split_by_share(c.messages(), &c.totals(), &pairing, parts)
-                .into_iter()
-                .map(|r| (r.start, r.end))
-                .collect()
+    fn split(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::positive::parts)] parts: usize,
+    ) -> Vec<(usize, usize)> {
+        py.detach(|| {
+            self.with(|c| {
+                let pairing = Pairing::of(c.messages());
+                compact::split_by_share(c.messages(), &c.totals(), &pairing, parts)
+                    .into_iter()
+                    .map(|r| (r.start, r.end))
+                    .collect()
+            })
         })
     }
 
@@ -489,12 +502,15 @@ impl PyConversation {
     #[pyo3(signature = (start, stop = None, /))]
     fn slice(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::start)] start: usize,
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> PyConversation {
-        Self::wrap(self.with(|c| {
-            let stop = stop.unwrap_or(c.len()).min(c.len());
-            Conversation::from_counted(c, start.min(stop), stop)
+        Self::wrap(py.detach(|| {
+            self.with(|c| {
+                let stop = stop.unwrap_or(c.len()).min(c.len());
+                Conversation::from_counted(c, start.min(stop), stop)
+            })
         }))
     }
 
@@ -513,21 +529,9 @@ impl PyConversation {
     ) -> PyResult<(PyConversation, Bound<'py, PyList>)> {
         let strategy = super::budget::parse_strategy(strategy, head_share)?;
         let per_tool = per_tool.unwrap_or_default();
-        let (conv, report) = py.detach(|| {
-            self.with(|c| {
-                let pairing = Pairing::of(c.messages());
-                let (changed, report) = compact::clear::plan_result_budgets(
-                    c.messages(),
-                    &pairing,
-                    |name| per_tool.get(name).copied().unwrap_or(max_chars),
-                    strategy,
-                    recall_ids,
-                );
-                let touched: std::collections::BTreeSet<usize> = changed.iter().map(|(i, _)| *i).collect();
-                let messages = compact::clear::apply(c.messages(), changed);
-                (c.derive(messages, |i| !touched.contains(&i)), report)
-            })
-        });
+        let limit = |name: &str| per_tool.get(name).copied().unwrap_or(max_chars);
+        let (conv, report) =
+            py.detach(|| self.with(|c| compact::surgery::truncate_results(c, limit, strategy, recall_ids)));
         let list = PyList::empty(py);
         for r in report {
             let d = PyDict::new(py);
@@ -546,36 +550,12 @@ impl PyConversation {
     #[pyo3(signature = (max_chars, /, *, per_tool = None))]
     fn tool_results_over(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::max_chars)] max_chars: usize,
         #[pyo3(from_py_with = super::args::per_tool)] per_tool: Option<std::collections::HashMap<String, usize>>,
     ) -> usize {
-        use crate::model::{Body, ResultContent};
-        let over = |content: &ResultContent, limit: usize| matches!(content, ResultContent::Text(t) if t.len() > limit && t.chars().count() > limit);
-        self.with(|c| match per_tool.filter(|p| !p.is_empty()) {
-            // One budget for all: no need to know which tool a result belongs to.
-            None => c
-                .messages()
-                .iter()
-                .flat_map(|m| m.tool_results().map(|(_, content, _)| content))
-                .filter(|content| over(content, max_chars))
-                .count(),
-            Some(per_tool) => {
-                let pairing = Pairing::of(c.messages());
-                pairing
-                    .calls
-                    .iter()
-                    .filter(|call| {
-                        call.result
-                            .is_some_and(|at| match &c.messages()[at.0].blocks[at.1].body {
-                                Body::ToolResult { content, .. } => {
-                                    over(content, per_tool.get(call.name).copied().unwrap_or(max_chars))
-                                }
-                                _ => false,
-                            })
-                    })
-                    .count()
-            }
-        })
+        let per_tool = per_tool.unwrap_or_default();
+        py.detach(|| self.with(|c| compact::clear::budgets::results_over(c.messages(), max_chars, &per_tool)))
     }
 
     /// Number of leading system and developer messages (the system prompt).
@@ -631,21 +611,8 @@ impl PyConversation {
     /// Message indices where history may be cut: starts of groups and rounds that do not
     /// separate a tool call from its result.
     #[pyo3(name = "_cut_points")]
-    fn cut_points(&self) -> Vec<usize> {
-        self.with(|c| {
-            let m = c.messages();
-            let pairing = Pairing::of(m);
-            let safe = compact::structure::safe_cuts(m, &pairing);
-            let mut points: Vec<usize> = compact::groups(m)
-                .iter()
-                .map(|g| g.start)
-                .chain(compact::rounds(m).iter().map(|r| r.start))
-                .filter(|&i| safe[i])
-                .collect();
-            points.sort_unstable();
-            points.dedup();
-            points
-        })
+    fn cut_points(&self, py: Python<'_>) -> Vec<usize> {
+        py.detach(|| self.with(|c| compact::select::cut_points(c.messages(), &Pairing::of(c.messages()))))
     }
 
     /// Each message in the conversation's format, as the list of dicts it is written as (one
@@ -723,13 +690,16 @@ impl PyConversation {
     #[pyo3(signature = (start = 0, stop = None, /))]
     fn latest_request(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::start)] start: usize,
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> Option<(usize, String)> {
-        self.with(|c| {
-            let stop = stop.unwrap_or(c.len()).min(c.len());
-            let from = start.min(stop);
-            compact::request::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+        py.detach(|| {
+            self.with(|c| {
+                let stop = stop.unwrap_or(c.len()).min(c.len());
+                let from = start.min(stop);
+                compact::request::latest_request(&c.messages()[from..stop]).map(|(i, text)| (from + i, text))
+            })
         })
     }
 
@@ -739,16 +709,19 @@ impl PyConversation {
     #[pyo3(signature = (start = 0, stop = None, /))]
     fn summaries(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::start)] start: usize,
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> Vec<String> {
-        self.with(|c| {
-            let stop = stop.unwrap_or(c.len()).min(c.len());
-            c.messages()[start.min(stop)..stop]
-                .iter()
-                .filter(|m| compact::request::is_summary(m))
-                .map(crate::model::Message::joined_text)
-                .collect()
+        py.detach(|| {
+            self.with(|c| {
+                let stop = stop.unwrap_or(c.len()).min(c.len());
+                c.messages()[start.min(stop)..stop]
+                    .iter()
+                    .filter(|m| compact::request::is_summary(m))
+                    .map(crate::model::Message::joined_text)
+                    .collect()
+            })
         })
     }
 
@@ -756,8 +729,10 @@ impl PyConversation {
     #[staticmethod]
     #[pyo3(signature = (parts, /))]
     #[allow(clippy::needless_pass_by_value)] // pyo3 extracts arguments as owned values
-    fn concat(parts: Vec<PyRef<'_, PyConversation>>) -> PyResult<PyConversation> {
-        let convs: Vec<Conversation> = parts.iter().map(|p| p.with(Conversation::clone)).collect();
+    fn concat(py: Python<'_>, parts: Vec<PyRef<'_, PyConversation>>) -> PyResult<PyConversation> {
+        let parts: Vec<&PyConversation> = parts.iter().map(|p| &**p).collect();
+        // Each part copied under its own lock, one at a time (a part may be passed twice).
+        let convs: Vec<Conversation> = py.detach(|| parts.iter().map(|p| p.with(Conversation::clone)).collect());
         let Some(first) = convs.first() else {
             return Err(super::errors::OptionError::new_err(
                 "parts is empty: concat needs at least one conversation",
@@ -778,7 +753,7 @@ impl PyConversation {
             )));
         }
         let refs: Vec<&Conversation> = convs.iter().collect();
-        Ok(Self::wrap(Conversation::concat(&refs)))
+        Ok(Self::wrap(py.detach(|| Conversation::concat(&refs))))
     }
 
     /// Messages in any format by name (`"openai"`, `"responses"`, `"anthropic"`, `"jsonl"`).

@@ -6,6 +6,8 @@
 //! general path on it, and returns a list of the caller's own message objects (new dicts only for
 //! cleared results). Anything else falls back to the general path, which also reports errors.
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use pyo3::intern;
@@ -16,7 +18,7 @@ use crate::compact::request::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{Candidates, Described, Placeholders, is_placeholder_text},
+    clear::{CallInput, ClearOptions, ClearSource, Placeholder, Placeholders, is_placeholder_text, plan_results},
     validate::Checked,
 };
 use crate::model::{Format, Role};
@@ -284,57 +286,86 @@ fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
         .all(|v| v.kind == compact::ViolationKind::DuplicateId)
 }
 
-/// A cleared result: its call's description, the result's tokens and the call.
-type ClearedResult = (Described, usize, usize);
+/// The skeleton as the core's clearing plan reads it (`compact::clear::plan`): results and
+/// arguments texts are read only for the calls the plan looks at.
+struct Source<'a, 'py> {
+    sk: &'a Skeleton<'py>,
+    /// Set when an arguments text cannot be read (the general path then reports it).
+    unreadable: Cell<bool>,
+}
 
-/// Clear the results the core's candidates name (placeholders of an earlier trim stay as they
-/// are, as on the general path), into `tokens` and `cleared` by message; returns the tokens
-/// freed, or `None` when an arguments text cannot be read (the general path then reports it).
-fn clear_results<'a>(
-    sk: &'a Skeleton<'_>,
-    pairing: &Pairing<'a>,
-    enc: Encoding,
-    protection: Protection,
-    placeholders: &mut Placeholders<'a>,
-    tokens: &mut [usize],
-    cleared: &mut [Option<ClearedResult>],
-) -> Option<usize> {
-    let n = sk.messages.len();
-    let (no_pins, no_exclusions) = (BTreeSet::new(), BTreeSet::new());
-    let protected = compact::select::protected_n(
-        n,
-        pairing,
-        protection.recent_messages,
-        protection.recent_tools,
-        &no_pins,
-    );
-    let mut freed = 0;
-    for (ci, at) in Candidates::new(pairing, &protected, n, &no_exclusions).iter() {
-        let c = &pairing.calls[ci];
-        if sk.results[at.0]
+impl<'a> ClearSource<'a> for Source<'a, '_> {
+    fn live_result_tokens(&self, (m, _): (usize, usize)) -> Option<usize> {
+        // Placeholders of an earlier trim stay as they are, as on the general path.
+        let placeholder = self.sk.results[m]
             .as_ref()
-            .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text))
-        {
-            continue;
-        }
-        // One arguments text per call, in call order.
-        let args = sk.args[ci].to_str().ok()?;
-        let before = sk.messages[at.0].result_tokens;
-        let d = placeholders.describe_arguments(c.name, args);
-        let after = TOOL_BLOCK_OVERHEAD
-            + if enc == Encoding::Approximate {
-                // What `count` gives for the text, from its length alone.
-                Encoding::approximate(Placeholders::chars(d, before, c.id))
-            } else {
-                placeholders.count(d, before, c.id, enc)
-            };
-        if after < before {
-            freed += before - after;
-            tokens[at.0] -= before - after;
-            cleared[at.0] = Some((d, before, ci));
-        }
+            .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text));
+        (!placeholder).then_some(self.sk.messages[m].result_tokens)
     }
-    Some(freed)
+
+    fn call_input(&self, call: usize, _: (usize, usize)) -> Option<CallInput<'a>> {
+        // One arguments text per call, in call order.
+        let sk: &'a Skeleton<'_> = self.sk;
+        let args = sk.args[call].to_str().ok();
+        self.unreadable.set(self.unreadable.get() || args.is_none());
+        args.map(CallInput::Arguments)
+    }
+
+    fn counts_cached(&self) -> bool {
+        true
+    }
+}
+
+/// A cleared result's placeholder, the result's tokens and its recall id.
+type ClearedResult<'a> = (Placeholder, usize, Cow<'a, str>);
+
+/// The clearing options of the fast path.
+struct Cut {
+    protection: Protection,
+    clear_at_least: usize,
+    enc: Encoding,
+}
+
+impl Cut {
+    /// Clear old results as the core's plan says, into `tokens`; by message, each cleared
+    /// result (its text is written only for the messages that are returned). `None` when an
+    /// arguments text cannot be read (the general path then reports it).
+    fn clear<'a>(
+        &self,
+        sk: &'a Skeleton<'_>,
+        pairing: &Pairing<'a>,
+        placeholders: &mut Placeholders<'a>,
+        tokens: &mut [usize],
+    ) -> Option<Vec<Option<ClearedResult<'a>>>> {
+        let n = sk.messages.len();
+        let (recent_messages, recent_tools) = (self.protection.recent_messages, self.protection.recent_tools);
+        let protected = compact::select::protected_n(n, pairing, recent_messages, recent_tools, &BTreeSet::new());
+        let options = ClearOptions {
+            clear_at_least: self.clear_at_least,
+            // Every placeholder is counted: the counts of the kept messages are the plan's.
+            count_placeholders: true,
+            ..ClearOptions::default()
+        };
+        let source = Source {
+            sk,
+            unreadable: Cell::new(false),
+        };
+        let (planned, _) = plan_results(&source, n, pairing, &protected, self.enc, &options, placeholders);
+        if source.unreadable.get() {
+            return None;
+        }
+        let mut cleared = vec![None; n];
+        for (c, at, p) in planned {
+            tokens[at.0] -= c.tokens_before - c.tokens_after;
+            let id = if options.recall_ids {
+                c.tool_use_id
+            } else {
+                Cow::Borrowed("")
+            };
+            cleared[at.0] = Some((p, c.tokens_before, id));
+        }
+        Some(cleared)
+    }
 }
 
 /// `trim_messages` over the skeleton; `None` means "use the general path".
@@ -375,36 +406,29 @@ pub(crate) fn trim<'py>(
     if total.saturating_add(reserve) <= max_tokens {
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
-    let mut tokens = original.clone();
-    // Message index → the cleared result's placeholder: its call's description, the result's
-    // tokens and the call; the text is written only for the messages that are returned.
-    let mut cleared: Vec<Option<ClearedResult>> = vec![None; sk.messages.len()];
+    let mut tokens = original;
     let mut placeholders = Placeholders::default();
-    let mut text = String::new();
-    if clear {
-        let Some(freed) = clear_results(
-            &sk,
-            &pairing,
-            enc,
+    let cleared = if clear {
+        let cut = Cut {
             protection,
-            &mut placeholders,
-            &mut tokens,
-            &mut cleared,
-        ) else {
+            clear_at_least,
+            enc,
+        };
+        let Some(cleared) = cut.clear(&sk, &pairing, &mut placeholders, &mut tokens) else {
             return Ok(None);
         };
-        if freed < clear_at_least {
-            tokens.clone_from(&original);
-            cleared.fill(None);
-        }
-    }
+        cleared
+    } else {
+        vec![None; sk.messages.len()]
+    };
+    let mut text = String::new();
     let mut render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
         let d = &sk.objects[i];
-        match cleared[i] {
+        match &cleared[i] {
             None => Ok(d.clone().into_any()),
-            Some((described, before, ci)) => {
+            Some((p, before, id)) => {
                 text.clear();
-                placeholders.write(described, before, pairing.calls[ci].id, &mut text);
+                p.write(&placeholders, *before, id, &mut text);
                 let copy = d.copy()?;
                 copy.set_item(intern!(py, "content"), text.as_str())?;
                 Ok(copy.into_any())

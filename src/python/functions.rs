@@ -7,6 +7,7 @@ use super::conversation::parse_format;
 use super::convert::{read_messages, system_value, to_py, to_py_list, to_values};
 use crate::error::Error;
 use crate::formats;
+use crate::formats::detect::Glance;
 use crate::model::Format;
 use crate::tokens::{Encoding, heuristic};
 
@@ -74,9 +75,9 @@ pub fn estimate_tokens(
 /// The format of a list of messages, or None when nothing in it tells the formats apart.
 #[pyfunction]
 #[pyo3(signature = (messages, /))]
-pub fn detect_format(messages: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+pub fn detect_format(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
     let values = to_values(messages)?;
-    Ok(formats::detect::detect(&values).map(Format::as_str))
+    Ok(py.detach(|| formats::detect::detect(&values)).map(Format::as_str))
 }
 
 /// Convert a whole list of messages from one format to another in one call.
@@ -238,7 +239,7 @@ pub fn trim_messages<'py>(
     if system.is_none() {
         if let Ok(list) = messages.cast::<PyList>() {
             let requested = parse_format(format)?;
-            let guess = requested.or_else(|| quick_detect(list));
+            let guess = requested.or_else(|| formats::detect::chat_or_native(list.iter().map(glance)));
             if let Some(fmt) = guess {
                 if let Some(out) = super::fast::trim(
                     list,
@@ -271,26 +272,23 @@ pub fn trim_messages<'py>(
     export(py, format, request_fields, &kept)
 }
 
-/// Chat or native from the first message with tool calls (`function` nested or flat); `None`
-/// when the list has none or looks like another format (the general path then detects it).
-fn quick_detect(list: &Bound<'_, PyList>) -> Option<Format> {
-    let py = list.py();
-    for item in list.iter() {
-        let d = item.cast_into::<PyDict>().ok()?;
-        if d.contains(pyo3::intern!(py, "type")).ok()? {
-            return None;
-        }
-        if let Some(calls) = d.get_item(pyo3::intern!(py, "tool_calls")).ok()? {
-            if let Ok(calls) = calls.cast::<PyList>() {
-                if let Some(first) = calls.iter().next() {
-                    return Some(if first.get_item("function").is_ok() {
-                        Format::OpenAiChat
-                    } else {
-                        Format::Native
-                    });
-                }
-            }
-        }
+/// The glance of `formats::detect::chat_or_native` at one item of a list.
+fn glance(item: Bound<'_, PyAny>) -> Glance {
+    let py = item.py();
+    let Ok(d) = item.cast_into::<PyDict>() else {
+        return Glance::Other;
+    };
+    if !matches!(d.contains(pyo3::intern!(py, "type")), Ok(false)) {
+        return Glance::Other;
     }
-    Some(Format::OpenAiChat)
+    let first_call_nested = match d.get_item(pyo3::intern!(py, "tool_calls")) {
+        Err(_) => return Glance::Other,
+        Ok(None) => None,
+        Ok(Some(calls)) => calls
+            .cast::<PyList>()
+            .ok()
+            .and_then(|calls| calls.iter().next())
+            .map(|first| first.get_item(pyo3::intern!(py, "function")).is_ok()),
+    };
+    Glance::Message { first_call_nested }
 }

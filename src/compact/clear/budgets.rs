@@ -40,8 +40,7 @@ pub fn plan_result_budgets(
         else {
             continue;
         };
-        if text.len() <= limit
-            || text.chars().count() <= limit
+        if !is_over(text, limit)
             || text.contains("\n[... ")
                 && (text.contains(" omitted; full text: recall(id=")
                     || text.contains(" omitted; the full text is not stored"))
@@ -77,4 +76,123 @@ pub fn plan_result_budgets(
     let mut changed: Vec<(usize, Message)> = changed.into_iter().collect();
     changed.sort_by_key(|(i, _)| *i);
     (changed, report)
+}
+
+/// Whether a result's `text` is over a budget of `limit` characters (its byte length, which
+/// bounds the characters, is checked first).
+pub fn is_over(text: &str, limit: usize) -> bool {
+    text.len() > limit && text.chars().count() > limit
+}
+
+/// How many text tool results are over their budget: `per_tool` by tool name, `max_chars` for
+/// the other tools (what [`plan_result_budgets`] looks at, whether or not it was cut already).
+/// Without a per-tool budget every text result counts, paired with a call or not; with one, the
+/// results of the calls.
+pub fn results_over<H: std::hash::BuildHasher>(
+    messages: &[Message],
+    max_chars: usize,
+    per_tool: &HashMap<String, usize, H>,
+) -> usize {
+    let over = |content: &ResultContent, limit: usize| matches!(content, ResultContent::Text(t) if is_over(t, limit));
+    if per_tool.is_empty() {
+        // One budget for all: no need to know which tool a result belongs to.
+        return messages
+            .iter()
+            .flat_map(|m| m.tool_results().map(|(_, content, _)| content))
+            .filter(|content| over(content, max_chars))
+            .count();
+    }
+    let pairing = Pairing::of(messages);
+    pairing
+        .calls
+        .iter()
+        .filter(|call| {
+            call.result.is_some_and(|at| match &messages[at.0].blocks[at.1].body {
+                Body::ToolResult { content, .. } => {
+                    over(content, per_tool.get(call.name).copied().unwrap_or(max_chars))
+                }
+                _ => false,
+            })
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Strategy;
+    use crate::compact::testing::{chat, xorshift};
+    use serde_json::{Value, json};
+
+    /// A request, then one round per (tool, result text), and an orphan result of `orphan`.
+    fn history(results: &[(&str, String)], orphan: &str) -> Vec<Message> {
+        let mut v = vec![json!({"role": "user", "content": "go"})];
+        for (k, (tool, text)) in results.iter().enumerate() {
+            let id = format!("c{k}");
+            v.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": tool, "arguments": "{}"}}]}));
+            v.push(json!({"role": "tool", "tool_call_id": id, "content": text}));
+        }
+        v.push(json!({"role": "tool", "tool_call_id": "orphan", "content": orphan}));
+        chat(Value::Array(v))
+    }
+
+    #[test]
+    fn counts_results_over_their_budgets() {
+        let messages = history(
+            &[
+                ("read", "x".repeat(50)),
+                ("bash", "é".repeat(30)),
+                ("read", "y".repeat(10)),
+            ],
+            &"z".repeat(40),
+        );
+        let none = HashMap::new();
+        // "é" is 2 bytes: 60 bytes but 30 characters, within 30.
+        assert_eq!(results_over(&messages, 30, &none), 2);
+        assert_eq!(results_over(&messages, 29, &none), 3);
+        assert_eq!(results_over(&messages, 5, &none), 4);
+        // Per tool: only results paired with a call count.
+        let per_tool = HashMap::from([("bash".to_owned(), 10)]);
+        assert_eq!(results_over(&messages, 30, &per_tool), 2);
+        assert_eq!(results_over(&messages, 100, &per_tool), 1);
+    }
+
+    #[test]
+    fn only_results_over_their_budget_are_cut_and_only_once() {
+        // Generated results: only results over their budget are cut, and a second pass cuts
+        // nothing although the count of results over the budget may stay.
+        let mut rng = xorshift(0x00b0_d6e7_5eed_0001);
+        let tools = ["read", "bash", "grep"];
+        for _ in 0..60 {
+            let results: Vec<(&str, String)> = (0..(rng() % 8))
+                .map(|_| {
+                    let line = if rng() % 2 == 0 {
+                        "line of output\n"
+                    } else {
+                        "ligne été\n"
+                    };
+                    (tools[rng() as usize % 3], line.repeat(rng() as usize % 60))
+                })
+                .collect();
+            let messages = history(&results, "");
+            let max = 100 + rng() as usize % 300;
+            let per_tool = HashMap::from([("bash".to_owned(), 50 + rng() as usize % 100)]);
+            let limit = |name: &str| per_tool.get(name).copied().unwrap_or(max);
+            let pairing = Pairing::of(&messages);
+            let (changed, report) =
+                plan_result_budgets(&messages, &pairing, limit, Strategy::HeadTail { head_share: 0.5 }, true);
+            // Only results over their budget are cut (one a marker would not shorten is not).
+            assert!(report.len() <= results_over(&messages, max, &per_tool));
+            assert_eq!(changed.len(), report.len());
+            for r in &report {
+                assert!(r.chars_before > limit(&r.tool_name));
+                assert!(r.chars_after < r.chars_before);
+            }
+            let after = super::super::apply(&messages, changed);
+            let pairing = Pairing::of(&after);
+            let (again, _) = plan_result_budgets(&after, &pairing, limit, Strategy::HeadTail { head_share: 0.5 }, true);
+            assert!(again.is_empty());
+        }
+    }
 }

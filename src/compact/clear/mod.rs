@@ -10,6 +10,7 @@
 pub mod budgets;
 pub mod dedup;
 pub mod placeholder;
+pub mod plan;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -26,6 +27,9 @@ use crate::tokens::{self, Encoding};
 pub use budgets::{Budgeted, plan_result_budgets};
 pub use dedup::dedup_repeated_calls;
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
+pub use plan::{
+    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, plan_results, recall_id, worth_clearing,
+};
 
 /// Options of [`clear_tool_results`].
 #[derive(Clone, Debug)]
@@ -206,9 +210,6 @@ pub fn plan_clear<'m>(
 /// which one thread does faster than two can share.
 const PARALLEL_RESULTS: usize = 256;
 
-/// One result to clear: the report entry, where the block is and its placeholder.
-type ResultPlan<'m> = (Cleared<'m>, (usize, usize), String);
-
 /// What replaces a block: a result's new text, or a whole new block.
 enum Replacement {
     Text(String),
@@ -226,10 +227,8 @@ pub fn plan_clear_counted<'m>(
     options: &ClearOptions,
 ) -> (Vec<(usize, Message)>, ClearReport<'m>) {
     let planner = Planner {
-        messages,
-        counts,
+        source: Parsed { messages, counts, enc },
         pairing,
-        enc,
         options,
     };
     let candidates: Vec<usize> = Candidates::new(pairing, protected, messages.len(), &options.exclude_tools)
@@ -248,7 +247,7 @@ pub fn plan_clear_counted<'m>(
     if !options.keep_thinking {
         report.tokens_freed += thinking_to_drop(messages, protected, enc, &mut drop_thinking);
     }
-    if report.tokens_freed < options.clear_at_least || report.tokens_freed == 0 {
+    if !worth_clearing(report.tokens_freed, options) {
         let skipped = report.tokens_freed > 0;
         return (
             Vec::new(),
@@ -262,96 +261,72 @@ pub fn plan_clear_counted<'m>(
     (rebuild(messages, replace, &drop_thinking, direct), report)
 }
 
-/// What one clearing pass reads: the messages, their cached counts, the pairing, the encoding
-/// and the options.
-struct Planner<'m, 'p> {
-    messages: &'m [Message],
-    counts: Option<&'p [tokens::MessageTokens]>,
-    pairing: &'p Pairing<'m>,
-    enc: Encoding,
-    options: &'p ClearOptions,
+/// Parsed messages with their cached counts (if any), as the plan reads them.
+pub struct Parsed<'m, 'p> {
+    pub messages: &'m [Message],
+    pub counts: Option<&'p [tokens::MessageTokens]>,
+    pub enc: Encoding,
 }
 
-impl<'m> Planner<'m, '_> {
+impl Parsed<'_, '_> {
     /// The cached count of the block at `(message, block)`.
     fn cached(&self, (mi, bi): (usize, usize)) -> Option<usize> {
         self.counts.and_then(|c| c.get(mi)).and_then(|mt| mt.tool(bi))
     }
+}
 
-    /// The result of call `ci` cleared, if that frees tokens.
-    fn clear_result(&self, placeholders: &mut Placeholders<'m>, ci: usize) -> Option<ResultPlan<'m>> {
-        let (enc, options) = (self.enc, self.options);
-        let c = &self.pairing.calls[ci];
-        let id = if options.recall_ids { c.id } else { "" };
-        let at = c.result?;
+impl<'m> ClearSource<'m> for Parsed<'m, '_> {
+    fn live_result_tokens(&self, at: (usize, usize)) -> Option<usize> {
         let (block, _, _) = live_result(self.messages, at)?;
-        let Body::ToolUse { input, .. } = &self.messages[c.at.0].blocks[c.at.1].body else {
-            return None;
-        };
-        let before = self.cached(at).unwrap_or_else(|| result_tokens(enc, block));
-        // An `arguments` text is described once per distinct call, and its placeholder counted
-        // by parts (see `Placeholders::count`).
-        let described = match input {
-            ToolInput::Raw(args) => Some(placeholders.describe_arguments(c.name, args)),
-            _ => None,
-        };
-        let text = match described {
-            Some(d) => {
-                let mut text = String::new();
-                placeholders.write_new(d, before, id, &mut text);
-                text
-            }
-            None => placeholders.placeholder(c.name, input, before, id),
-        };
-        // With cached counts, unless every placeholder is asked for: when the result is clearly
-        // larger than any count of its placeholder, the placeholder is not counted here and the
-        // report holds that bound (a caller that keeps counts fills in the exact figure). A
-        // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
-        // the heuristic is allowed two tokens a byte.
-        let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
-        let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * text.len();
-        let bounded = self.counts.is_some() && before > bound && !options.count_placeholders;
-        let after = if bounded {
-            bound
-        } else {
-            // What `count_block` gives for a result whose content is this text.
-            tokens::TOOL_BLOCK_OVERHEAD
-                + match described {
-                    Some(d) if enc.is_bpe() => placeholders.count(d, before, id, enc),
-                    _ => enc.count(&text),
-                }
-        };
-        (after < before).then(|| {
-            let cleared = Cleared {
-                index: at.0,
-                tool_use_id: Cow::Borrowed(c.id),
-                tool_name: Cow::Borrowed(c.name),
-                tokens_before: before,
-                tokens_after: after,
-                after_exact: !bounded,
-            };
-            (cleared, at, text)
-        })
+        Some(self.cached(at).unwrap_or_else(|| result_tokens(self.enc, block)))
     }
 
-    /// Clear the results of `candidates` into the report: a message whose only block is the
-    /// result is returned whole (built here, while it is fresh in the cache; nothing else can
-    /// change it: thinking and call inputs are in other messages), other results go to `replace`.
+    fn call_input(&self, _: usize, (mi, bi): (usize, usize)) -> Option<CallInput<'m>> {
+        match &self.messages[mi].blocks[bi].body {
+            Body::ToolUse { input, .. } => Some(CallInput::of(input)),
+            _ => None,
+        }
+    }
+
+    fn counts_cached(&self) -> bool {
+        self.counts.is_some()
+    }
+}
+
+/// What one clearing pass of parsed messages reads: the messages and their counts, the pairing
+/// and the options.
+struct Planner<'m, 'p> {
+    source: Parsed<'m, 'p>,
+    pairing: &'p Pairing<'m>,
+    options: &'p ClearOptions,
+}
+
+impl<'m> Planner<'m, '_> {
+    /// Clear the results of `candidates` (as [`plan::clear_result`] plans each) into the report:
+    /// a message whose only block is the result is returned whole (built here, while it is fresh
+    /// in the cache; nothing else can change it: thinking and call inputs are in other
+    /// messages), other results go to `replace`.
     fn clear_results(
         &self,
         candidates: &[usize],
         report: &mut ClearReport<'m>,
         replace: &mut Vec<((usize, usize), Replacement)>,
     ) -> Vec<(usize, Message)> {
+        let (source, pairing, options) = (&self.source, self.pairing, self.options);
+        let enc = source.enc;
         // Exact counting of placeholders is worth spreading over threads; with cached counts most
         // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
-        let parallel = self.enc.is_bpe() && self.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
-        let results: Vec<ResultPlan<'m>> = if parallel {
+        let parallel = enc.is_bpe() && source.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
+        let results: Vec<Planned<'m>> = if parallel {
             candidates
                 .par_iter()
                 .with_min_len(PARALLEL_RESULTS / 2)
                 .map_init(Placeholders::default, |placeholders, &ci| {
-                    self.clear_result(placeholders, ci)
+                    // Written here: a description lives in this thread's `Placeholders`.
+                    let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci)?;
+                    let id = recall_id(options, &cleared.tool_use_id);
+                    let text = p.into_text(placeholders, cleared.tokens_before, id);
+                    Some((cleared, at, Placeholder::Text(text)))
                 })
                 .flatten_iter()
                 .collect()
@@ -363,17 +338,29 @@ impl<'m> Planner<'m, '_> {
         let planned = if parallel { results.len() } else { candidates.len() };
         report.cleared.reserve_exact(planned);
         replace.reserve_exact(planned);
-        let mut placeholders = Placeholders::default();
-        let serial: &[usize] = if parallel { &[] } else { candidates };
-        let serial = serial.iter().filter_map(|&ci| self.clear_result(&mut placeholders, ci));
         let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
-        for (cleared, at, text) in results.into_iter().chain(serial) {
+        let mut add = |(cleared, at, p): Planned<'m>, placeholders: &Placeholders<'m>| {
+            let text = p.into_text(
+                placeholders,
+                cleared.tokens_before,
+                recall_id(options, &cleared.tool_use_id),
+            );
             report.cleared.push(cleared);
-            let m = &self.messages[at.0];
+            let m = &source.messages[at.0];
             if m.blocks.len() == 1 {
                 direct.push((at.0, message_with(m, Arc::new([with_placeholder(&m.blocks[0], text)]))));
             } else {
                 replace.push((at, Replacement::Text(text)));
+            }
+        };
+        let mut placeholders = Placeholders::default();
+        for r in results {
+            add(r, &placeholders);
+        }
+        let serial: &[usize] = if parallel { &[] } else { candidates };
+        for &ci in serial {
+            if let Some(r) = plan::clear_result(source, pairing, enc, options, &mut placeholders, ci) {
+                add(r, &placeholders);
             }
         }
         direct
@@ -388,10 +375,11 @@ impl<'m> Planner<'m, '_> {
     ) {
         for &ci in candidates {
             let c = &self.pairing.calls[ci];
-            if c.result.is_none_or(|at| live_result(self.messages, at).is_none()) {
+            let messages = self.source.messages;
+            if c.result.is_none_or(|at| live_result(messages, at).is_none()) {
                 continue;
             }
-            let call_block = &self.messages[c.at.0].blocks[c.at.1];
+            let call_block = &messages[c.at.0].blocks[c.at.1];
             if let Body::ToolUse { id, name, input } = &call_block.body {
                 let summary = format!("[input cleared: {} chars]", input.as_text().chars().count());
                 let mut obj = serde_json::Map::new();
@@ -405,8 +393,12 @@ impl<'m> Planner<'m, '_> {
                     extra: call_block.extra.clone(),
                     item: call_block.item.clone(),
                 };
-                let was = self.cached(c.at).unwrap_or_else(|| result_tokens(self.enc, call_block));
-                let now = result_tokens(self.enc, &cleared);
+                let enc = self.source.enc;
+                let was = self
+                    .source
+                    .cached(c.at)
+                    .unwrap_or_else(|| result_tokens(enc, call_block));
+                let now = result_tokens(enc, &cleared);
                 if now < was {
                     report.tokens_freed += was - now;
                     report.inputs_cleared.push(c.at.0);
@@ -505,103 +497,9 @@ fn with_placeholder(b: &Block, text: String) -> Block {
     }
 }
 
-/// The calls whose results clearing may replace: completed calls outside the protected set (the
-/// call, its message and its result's message) whose tool is not excluded. Every path that clears
-/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
-/// its results here; each then skips results that are already placeholders.
-pub struct Candidates<'p, 'a> {
-    pairing: &'p Pairing<'a>,
-    protected_messages: Vec<bool>,
-    protected_calls: Vec<bool>,
-    exclude: &'p BTreeSet<String>,
-}
-
-impl<'p, 'a> Candidates<'p, 'a> {
-    pub fn new(
-        pairing: &'p Pairing<'a>,
-        protected: &Protected,
-        messages: usize,
-        exclude: &'p BTreeSet<String>,
-    ) -> Self {
-        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
-        Candidates {
-            pairing,
-            protected_messages,
-            protected_calls,
-            exclude,
-        }
-    }
-
-    /// `(call index, result position)` of each candidate, in call order.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
-        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
-            let at = c.result?;
-            let protected =
-                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
-            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exact_after_counts_are_the_new_messages_counts() {
-        use crate::compact::select::protected;
-        use crate::compact::testing::chat;
-        // Results small and large, so that some placeholders are counted and some bounded.
-        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
-        for k in 0..40 {
-            let id = format!("call_{k}");
-            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
-                {"id": id, "type": "function", "function": {"name": "read_file",
-                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
-            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
-                                          "content": "word ".repeat(k * k)}));
-        }
-        let messages = chat(serde_json::Value::Array(turns));
-        for enc in [
-            Encoding::O200k,
-            Encoding::Cl100k,
-            Encoding::Heuristic,
-            Encoding::Approximate,
-        ] {
-            let counts = tokens::count_messages(enc, &messages);
-            let pairing = Pairing::of(&messages);
-            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
-            let options = ClearOptions::default();
-            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
-            assert!(report.cleared.iter().any(|c| c.after_exact));
-            assert!(report.cleared.iter().any(|c| !c.after_exact));
-            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
-                assert_eq!(c.index, *i);
-                let recount = tokens::count_message(enc, m);
-                if c.after_exact {
-                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
-                } else {
-                    assert!(c.tokens_after >= recount.tools()[0].tokens);
-                }
-            }
-            // Asked to, the plan counts every placeholder, and clears the same results.
-            let counting = ClearOptions {
-                count_placeholders: true,
-                ..ClearOptions::default()
-            };
-            let (exact, exact_report) =
-                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
-            assert_eq!(exact, changed);
-            assert_eq!(exact_report.cleared.len(), report.cleared.len());
-            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
-                assert!(c.after_exact);
-                assert_eq!(
-                    tokens::MessageTokens::single_result(c.tokens_after),
-                    tokens::count_message(enc, m)
-                );
-            }
-        }
-    }
 
     #[test]
     fn apply_replaces_by_position_in_any_order() {

@@ -161,6 +161,10 @@ impl<'a> Placeholders<'a> {
     /// split the text where the opening ends (a single space after a non-space character, before
     /// a digit, is a piece of its own), and a BPE count is the sum over those pieces.
     pub fn count(&mut self, d: Described, tokens: usize, id: &str, enc: Encoding) -> usize {
+        if enc == Encoding::Approximate {
+            // What `count` gives for the text, from its length alone.
+            return Encoding::approximate(Self::chars(d, tokens, id));
+        }
         if !enc.is_bpe() {
             let mut text = std::mem::take(&mut self.tail);
             text.clear();
@@ -196,6 +200,18 @@ impl<'a> Placeholders<'a> {
             recall.len() + id.chars().count() + close.len()
         };
         d.chars + digits + (digits - 1) / 3 + end
+    }
+
+    /// The bytes of that placeholder, without writing it.
+    pub fn bytes(d: Described, tokens: usize, id: &str) -> usize {
+        let [_, _, recall, close] = PLACEHOLDER_PARTS;
+        let digits = tokens.checked_ilog10().unwrap_or(0) as usize + 1;
+        let end = if id.is_empty() {
+            NOT_STORED.len()
+        } else {
+            recall.len() + id.len() + close.len()
+        };
+        (d.end - d.start) + digits + (digits - 1) / 3 + end
     }
 
     /// [`placeholder`] for a call to `name` whose `arguments` text is `args`.
@@ -530,7 +546,12 @@ mod tests {
             };
             args_texts.push((names[next() % names.len()], args));
         }
-        for enc in [Encoding::O200k, Encoding::Cl100k, Encoding::Heuristic] {
+        for enc in [
+            Encoding::O200k,
+            Encoding::Cl100k,
+            Encoding::Heuristic,
+            Encoding::Approximate,
+        ] {
             let mut memo = Placeholders::default();
             for (name, args) in &args_texts {
                 let d = memo.describe_arguments(name, args);
@@ -540,6 +561,8 @@ mod tests {
                     let mut text = String::new();
                     memo.write(d, n, id, &mut text);
                     assert_eq!(memo.count(d, n, id, enc), enc.count(&text), "{enc:?}: {text:?}");
+                    assert_eq!(Placeholders::bytes(d, n, id), text.len(), "{text:?}");
+                    assert_eq!(Placeholders::chars(d, n, id), text.chars().count(), "{text:?}");
                 }
             }
         }

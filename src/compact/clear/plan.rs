@@ -1,0 +1,484 @@
+//! The one plan of which tool results clearing replaces and what each frees, generic over where
+//! the messages come from ([`ClearSource`]): parsed messages (`Conversation`, `trim_messages`'s
+//! general path) and the binding's skeleton of a list of plain Chat dicts (its fast path) read
+//! the same few things and share every decision — the candidates, skipping placeholders, the
+//! placeholder and its count, and the `clear_at_least` rollback.
+
+use std::borrow::Cow;
+
+use std::collections::BTreeSet;
+
+use super::{ClearOptions, Cleared, Described, Placeholders};
+use crate::compact::select::Protected;
+use crate::compact::structure::Pairing;
+use crate::model::ToolInput;
+use crate::tokens::{self, Encoding};
+
+/// A call's input, as its placeholder describes it.
+#[derive(Clone, Copy, Debug)]
+pub enum CallInput<'m> {
+    /// An `arguments` text (Chat, Responses, native): described once per distinct call.
+    Arguments(&'m str),
+    /// Any other input (a JSON value, a freeform text).
+    Input(&'m ToolInput),
+}
+
+impl<'m> CallInput<'m> {
+    /// The input of a parsed call.
+    pub fn of(input: &'m ToolInput) -> Self {
+        match input {
+            ToolInput::Raw(args) => CallInput::Arguments(args),
+            other => CallInput::Input(other),
+        }
+    }
+}
+
+/// What the clearing plan reads of a list of messages.
+pub trait ClearSource<'m> {
+    /// The tokens of the result block at `(message, block)`, or `None` when there is no result
+    /// there or it is already a placeholder (or a dedup stub).
+    fn live_result_tokens(&self, at: (usize, usize)) -> Option<usize>;
+
+    /// The input of call `call` of the pairing, whose block is at `at`; `None` when there is none.
+    fn call_input(&self, call: usize, at: (usize, usize)) -> Option<CallInput<'m>>;
+
+    /// Whether the result tokens are cached counts: then, unless
+    /// [`ClearOptions::count_placeholders`], a placeholder clearly smaller than its result is
+    /// given an upper bound instead of a count (see [`Cleared::after_exact`]).
+    fn counts_cached(&self) -> bool;
+}
+
+/// A planned placeholder: the description of a call with an `arguments` text (in the
+/// [`Placeholders`] it was planned with; written when wanted), or the whole text.
+#[derive(Clone, Debug)]
+pub enum Placeholder {
+    Described(Described),
+    Text(String),
+}
+
+impl Placeholder {
+    /// The text, given the result's tokens and the recall id.
+    pub fn into_text(self, placeholders: &Placeholders<'_>, tokens: usize, id: &str) -> String {
+        match self {
+            Placeholder::Described(d) => {
+                let mut text = String::new();
+                placeholders.write_new(d, tokens, id, &mut text);
+                text
+            }
+            Placeholder::Text(text) => text,
+        }
+    }
+
+    /// The text appended to `out`.
+    pub fn write(&self, placeholders: &Placeholders<'_>, tokens: usize, id: &str, out: &mut String) {
+        match self {
+            Placeholder::Described(d) => placeholders.write(*d, tokens, id, out),
+            Placeholder::Text(text) => out.push_str(text),
+        }
+    }
+}
+
+/// One result to clear: the report entry, where the block is and its placeholder.
+pub type Planned<'m> = (Cleared<'m>, (usize, usize), Placeholder);
+
+/// The recall id a placeholder names for the call `id` (none unless `recall_ids`).
+pub fn recall_id<'a>(options: &ClearOptions, id: &'a str) -> &'a str {
+    if options.recall_ids { id } else { "" }
+}
+
+/// The result of call `ci` cleared, if it is live and its placeholder is smaller.
+pub fn clear_result<'m, S: ClearSource<'m> + ?Sized>(
+    source: &S,
+    pairing: &Pairing<'m>,
+    enc: Encoding,
+    options: &ClearOptions,
+    placeholders: &mut Placeholders<'m>,
+    ci: usize,
+) -> Option<Planned<'m>> {
+    let c = &pairing.calls[ci];
+    let id = recall_id(options, c.id);
+    let at = c.result?;
+    let before = source.live_result_tokens(at)?;
+    let placeholder = match source.call_input(ci, c.at)? {
+        CallInput::Arguments(args) => Placeholder::Described(placeholders.describe_arguments(c.name, args)),
+        CallInput::Input(input) => Placeholder::Text(placeholders.placeholder(c.name, input, before, id)),
+    };
+    // With cached counts, unless every placeholder is asked for: when the result is clearly
+    // larger than any count of its placeholder, the placeholder is not counted here and the
+    // report holds that bound (a caller that keeps counts fills in the exact figure). A
+    // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
+    // the heuristic is allowed two tokens a byte.
+    let bytes = match &placeholder {
+        Placeholder::Described(d) => Placeholders::bytes(*d, before, id),
+        Placeholder::Text(text) => text.len(),
+    };
+    let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
+    let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * bytes;
+    let bounded = source.counts_cached() && before > bound && !options.count_placeholders;
+    let after = if bounded {
+        bound
+    } else {
+        // What `count_block` gives for a result whose content is the placeholder.
+        tokens::TOOL_BLOCK_OVERHEAD
+            + match &placeholder {
+                Placeholder::Described(d) => placeholders.count(*d, before, id, enc),
+                Placeholder::Text(text) => enc.count(text),
+            }
+    };
+    (after < before).then(|| {
+        let cleared = Cleared {
+            index: at.0,
+            tool_use_id: Cow::Borrowed(c.id),
+            tool_name: Cow::Borrowed(c.name),
+            tokens_before: before,
+            tokens_after: after,
+            after_exact: !bounded,
+        };
+        (cleared, at, placeholder)
+    })
+}
+
+/// Whether freeing `freed` tokens is worth a change under `options` (`clear_at_least`).
+pub fn worth_clearing(freed: usize, options: &ClearOptions) -> bool {
+    freed > 0 && freed >= options.clear_at_least
+}
+
+/// The results clearing replaces, in call order, and the tokens that frees: every candidate
+/// ([`Candidates`]: completed, outside `protected`, tool not excluded) whose result is live and
+/// larger than its placeholder. Nothing when that frees less than `clear_at_least`.
+pub fn plan_results<'m, S: ClearSource<'m> + ?Sized>(
+    source: &S,
+    messages: usize,
+    pairing: &Pairing<'m>,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+    placeholders: &mut Placeholders<'m>,
+) -> (Vec<Planned<'m>>, usize) {
+    let planned: Vec<Planned<'m>> = Candidates::new(pairing, protected, messages, &options.exclude_tools)
+        .iter()
+        .filter_map(|(ci, _)| clear_result(source, pairing, enc, options, placeholders, ci))
+        .collect();
+    let freed = planned.iter().map(|(c, _, _)| c.tokens_before - c.tokens_after).sum();
+    if worth_clearing(freed, options) {
+        (planned, freed)
+    } else {
+        (Vec::new(), 0)
+    }
+}
+
+/// The calls whose results clearing may replace: completed calls outside the protected set (the
+/// call, its message and its result's message) whose tool is not excluded. Every path that clears
+/// or counts what clearing could free — parsed conversations and the whole-list fast path — picks
+/// its results here; each then skips results that are already placeholders.
+pub struct Candidates<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    protected_messages: Vec<bool>,
+    protected_calls: Vec<bool>,
+    exclude: &'p BTreeSet<String>,
+}
+
+impl<'p, 'a> Candidates<'p, 'a> {
+    pub fn new(
+        pairing: &'p Pairing<'a>,
+        protected: &Protected,
+        messages: usize,
+        exclude: &'p BTreeSet<String>,
+    ) -> Self {
+        let (protected_messages, protected_calls) = protected.flags(messages, pairing.calls.len());
+        Candidates {
+            pairing,
+            protected_messages,
+            protected_calls,
+            exclude,
+        }
+    }
+
+    /// `(call index, result position)` of each candidate, in call order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, (usize, usize))> + '_ {
+        self.pairing.calls.iter().enumerate().filter_map(|(ci, c)| {
+            let at = c.result?;
+            let protected =
+                self.protected_calls[ci] || self.protected_messages[at.0] || self.protected_messages[c.at.0];
+            (!protected && !self.exclude.contains(c.name)).then_some((ci, at))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ClearReport, apply, plan_clear_counted, with_text};
+    use super::*;
+    use crate::compact::select::protected;
+    use crate::compact::testing::{chat, xorshift};
+    use crate::model::{Body, Message, ResultContent};
+    use serde_json::{Value, json};
+
+    const ENCODINGS: [Encoding; 4] = [
+        Encoding::O200k,
+        Encoding::Cl100k,
+        Encoding::Heuristic,
+        Encoding::Approximate,
+    ];
+
+    #[test]
+    fn exact_after_counts_are_the_new_messages_counts() {
+        use crate::compact::select::protected;
+        use crate::compact::testing::chat;
+        // Results small and large, so that some placeholders are counted and some bounded.
+        let mut turns = vec![serde_json::json!({"role": "user", "content": "go"})];
+        for k in 0..40 {
+            let id = format!("call_{k}");
+            turns.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read_file",
+                 "arguments": format!("{{\"path\": \"src/m{k}.py\"}}")}}]}));
+            turns.push(serde_json::json!({"role": "tool", "tool_call_id": id,
+                                          "content": "word ".repeat(k * k)}));
+        }
+        let messages = chat(serde_json::Value::Array(turns));
+        for enc in [
+            Encoding::O200k,
+            Encoding::Cl100k,
+            Encoding::Heuristic,
+            Encoding::Approximate,
+        ] {
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, 4, 1, &BTreeSet::new());
+            let options = ClearOptions::default();
+            let (changed, report) = plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert!(report.cleared.iter().any(|c| c.after_exact));
+            assert!(report.cleared.iter().any(|c| !c.after_exact));
+            for (c, (i, m)) in report.cleared.iter().zip(&changed) {
+                assert_eq!(c.index, *i);
+                let recount = tokens::count_message(enc, m);
+                if c.after_exact {
+                    assert_eq!(tokens::MessageTokens::single_result(c.tokens_after), recount);
+                } else {
+                    assert!(c.tokens_after >= recount.tools()[0].tokens);
+                }
+            }
+            // Asked to, the plan counts every placeholder, and clears the same results.
+            let counting = ClearOptions {
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let (exact, exact_report) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &counting);
+            assert_eq!(exact, changed);
+            assert_eq!(exact_report.cleared.len(), report.cleared.len());
+            for (c, (_, m)) in exact_report.cleared.iter().zip(&exact) {
+                assert!(c.after_exact);
+                assert_eq!(
+                    tokens::MessageTokens::single_result(c.tokens_after),
+                    tokens::count_message(enc, m)
+                );
+            }
+        }
+    }
+
+    /// A list of plain messages as the binding's skeleton reads it: a result's tokens per tool
+    /// message, its text, and each call's arguments text, in call order.
+    struct Plain {
+        result_tokens: Vec<usize>,
+        results: Vec<Option<String>>,
+        args: Vec<String>,
+    }
+
+    impl Plain {
+        fn of(messages: &[Message], counts: &[tokens::MessageTokens]) -> Plain {
+            let mut plain = Plain {
+                result_tokens: Vec::new(),
+                results: Vec::new(),
+                args: Vec::new(),
+            };
+            for (m, count) in messages.iter().zip(counts) {
+                let mut result = None;
+                for b in m.blocks.iter() {
+                    match &b.body {
+                        Body::ToolUse {
+                            input: ToolInput::Raw(args),
+                            ..
+                        } => plain.args.push(args.clone()),
+                        Body::ToolResult {
+                            content: ResultContent::Text(t),
+                            ..
+                        } => result = Some(t.clone()),
+                        _ => {}
+                    }
+                }
+                plain.result_tokens.push(count.tool(0).unwrap_or(0));
+                plain.results.push(result);
+            }
+            plain
+        }
+    }
+
+    impl<'m> ClearSource<'m> for &'m Plain {
+        fn live_result_tokens(&self, (m, _): (usize, usize)) -> Option<usize> {
+            let text = self.results[m].as_deref()?;
+            (!super::super::is_placeholder_text(text)).then_some(self.result_tokens[m])
+        }
+
+        fn call_input(&self, call: usize, _: (usize, usize)) -> Option<CallInput<'m>> {
+            Some(CallInput::Arguments(&self.args[call]))
+        }
+
+        fn counts_cached(&self) -> bool {
+            true
+        }
+    }
+
+    /// A generated agent history: requests, rounds of one or two calls with results of any size
+    /// (some of them placeholders of an earlier pass), answers.
+    fn history(next: &mut impl FnMut() -> usize) -> Vec<Message> {
+        let mut turns = vec![json!({"role": "user", "content": "fix it"})];
+        let tools = ["read_file", "bash", "grep"];
+        for k in 0..(next() % 30) {
+            match next() % 6 {
+                0 => turns.push(json!({"role": "user", "content": format!("and {k}")})),
+                1 => turns.push(json!({"role": "assistant", "content": format!("done {k}")})),
+                _ => {
+                    let calls: Vec<(String, &str)> = (0..=next() % 2)
+                        .map(|j| (format!("c{k}_{j}"), tools[next() % 3]))
+                        .collect();
+                    let tool_calls: Vec<Value> = calls
+                        .iter()
+                        .map(|(id, name)| {
+                            json!({"id": id, "type": "function", "function": {"name": name,
+                                   "arguments": format!("{{\"path\": \"f{}.py\"}}", next() % 4)}})
+                        })
+                        .collect();
+                    turns.push(json!({"role": "assistant", "content": null, "tool_calls": tool_calls}));
+                    for (id, _) in &calls {
+                        let content = match next() % 5 {
+                            0 => format!("[cleared: result of bash(ls), {} tokens; recall id {id}]", next() % 900),
+                            1 => "ok".to_owned(),
+                            _ => "some output line\n".repeat(next() % 120),
+                        };
+                        turns.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+                    }
+                }
+            }
+        }
+        chat(Value::Array(turns))
+    }
+
+    /// The messages with the planned placeholders written in.
+    fn applied(messages: &[Message], planned: &[Planned<'_>], placeholders: &Placeholders<'_>) -> Vec<Message> {
+        let changed = planned
+            .iter()
+            .map(|(c, at, p)| {
+                let mut text = String::new();
+                p.write(placeholders, c.tokens_before, &c.tool_use_id, &mut text);
+                let mut m = messages[at.0].clone();
+                let block = &m.blocks[at.1];
+                let Body::ToolResult {
+                    tool_use_id, is_error, ..
+                } = &block.body
+                else {
+                    unreachable!("results are planned")
+                };
+                let new = with_text(block, tool_use_id, *is_error, text);
+                std::sync::Arc::make_mut(&mut m.blocks)[at.1] = new;
+                (at.0, m)
+            })
+            .collect();
+        apply(messages, changed)
+    }
+
+    fn reported<'m>(planned: &[Planned<'m>]) -> Vec<Cleared<'m>> {
+        planned.iter().map(|(c, _, _)| c.clone()).collect()
+    }
+
+    /// What a default pass plans for `messages`.
+    fn plan_again(messages: &[Message], protected: &Protected, enc: Encoding) -> Vec<Cleared<'static>> {
+        let pairing = Pairing::of(messages);
+        let counts = tokens::count_messages(enc, messages);
+        let parsed = super::super::Parsed {
+            messages,
+            counts: Some(&counts),
+            enc,
+        };
+        let options = ClearOptions::default();
+        let mut placeholders = Placeholders::default();
+        let n = messages.len();
+        let (planned, _) = plan_results(&parsed, n, &pairing, protected, enc, &options, &mut placeholders);
+        planned.into_iter().map(|(c, _, _)| c.into_owned()).collect()
+    }
+
+    #[test]
+    fn the_plan_over_generated_histories() {
+        let mut rng = xorshift(0x0c1e_a9e5_0000_0026);
+        let mut next = move || rng() as usize;
+        let (mut cleared, mut held_back) = (0, 0);
+        for round in 0..240 {
+            let enc = ENCODINGS[round % ENCODINGS.len()];
+            let messages = history(&mut next);
+            let counts = tokens::count_messages(enc, &messages);
+            let pairing = Pairing::of(&messages);
+            let protected = protected(&messages, &pairing, next() % 6, next() % 3, &BTreeSet::new());
+            let options = ClearOptions {
+                clear_at_least: [0, 0, 50, 400, 5_000][next() % 5],
+                count_placeholders: true,
+                ..ClearOptions::default()
+            };
+            let parsed = super::super::Parsed {
+                messages: &messages,
+                counts: Some(&counts),
+                enc,
+            };
+            let n = messages.len();
+            let mut placeholders = Placeholders::default();
+            let (planned, freed) = plan_results(&parsed, n, &pairing, &protected, enc, &options, &mut placeholders);
+            let out = applied(&messages, &planned, &placeholders);
+            cleared += usize::from(!planned.is_empty());
+            let any = ClearOptions {
+                clear_at_least: 0,
+                ..options.clone()
+            };
+            let could = plan_results(
+                &parsed,
+                n,
+                &pairing,
+                &protected,
+                enc,
+                &any,
+                &mut Placeholders::default(),
+            )
+            .1;
+            held_back += usize::from(planned.is_empty() && could > 0);
+            // The skeleton's reading of the same list plans the same.
+            let plain = Plain::of(&messages, &counts);
+            let mut theirs = Placeholders::default();
+            let (same, same_freed) = plan_results(&&plain, n, &pairing, &protected, enc, &options, &mut theirs);
+            assert_eq!(same_freed, freed);
+            assert_eq!(applied(&messages, &same, &theirs), out);
+            assert_eq!(reported(&same), reported(&planned));
+            // Nothing, or at least `clear_at_least` freed, and exactly what a recount finds.
+            assert!(planned.is_empty() || freed >= options.clear_at_least.max(1));
+            let recount: usize = tokens::count_messages(enc, &out).iter().map(|c| c.total).sum();
+            let total: usize = counts.iter().map(|c| c.total).sum();
+            assert_eq!(total - recount, freed);
+            let (flags, calls) = protected.flags(n, pairing.calls.len());
+            for (c, at, _) in &planned {
+                assert!(!flags[at.0] && c.tokens_after < c.tokens_before && c.after_exact);
+                let ci = pairing.calls.iter().position(|call| call.result == Some(*at)).unwrap();
+                assert!(!calls[ci] && !flags[pairing.calls[ci].at.0]);
+            }
+            // The parsed path's whole plan clears the same results.
+            let (_, report): (_, ClearReport<'_>) =
+                plan_clear_counted(&messages, Some(&counts), &pairing, &protected, enc, &options);
+            assert_eq!(report.cleared, reported(&planned));
+            // What is cleared is not cleared again.
+            let again = plan_again(&out, &protected, enc);
+            assert!(
+                again
+                    .iter()
+                    .all(|c| !planned.iter().any(|(p, _, _)| p.index == c.index))
+            );
+        }
+        // The generated cases cover both clearing and holding back under `clear_at_least`.
+        assert!(cleared > 60 && held_back > 10, "{cleared} {held_back}");
+    }
+}
