@@ -40,11 +40,6 @@ PENDING: dict[str, str] = {
         "a second equal-share cut of a round beside compaction.fill.cut_round, replaced by the one "
         "shared helper on another branch (issue #26 §1)"
     ),
-    # Functions over 80 lines in files no branch of issue #26 owns yet (each one agent's reader).
-    "agentcontext.importers.aider": "importers/ not split yet (issue #26 §4)",
-    "agentcontext.importers.claude_code": "importers/ not split yet (issue #26 §4)",
-    "agentcontext.importers.codex": "importers/ not split yet (issue #26 §4)",
-    "agentcontext.importers.openhands": "importers/ not split yet (issue #26 §4)",
 }
 
 
