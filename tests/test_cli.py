@@ -244,7 +244,7 @@ def test_a_command_imports_only_what_it_needs() -> None:
         "agentcontext.compaction",
         "agentcontext.compiler",
         "agentcontext.sessions",
-        "agentcontext.measure.pricing",
+        "agentcontext.compaction.pricing",
     ]
     code = (
         "import sys\nfrom agentcontext.cli import main\nmain(sys.argv[1:])\n"

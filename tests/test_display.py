@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
+from agentcontext import display
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor
-from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
-from agentcontext.measure import display
-from agentcontext.measure.display import (
+from agentcontext.display import (
     FATE_COLORS,
     ROLE_COLORS,
     conversation_html,
@@ -28,6 +27,7 @@ from agentcontext.measure.display import (
     result_repr_html,
     safe_html,
 )
+from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from tests.support import ROOT as ROOT_DIR
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session.jsonl"
@@ -529,7 +529,7 @@ def test_plot_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_jupyter_reprs_are_wired() -> None:
     import agentcontext as ac
-    from agentcontext.measure.display import conversation_html, result_html
+    from agentcontext.display import conversation_html, result_html
 
     conv = ac.Conversation.from_file(str(ROOT_DIR / "examples" / "session.jsonl"))
     assert conv._repr_html_() == conversation_html(conv)
@@ -542,9 +542,9 @@ def test_jupyter_repr_without_the_package_namespace() -> None:
     # however the core is reached first (here straight from `agentcontext._core`), in a fresh process.
     code = (
         "import sys; from agentcontext._core import Conversation; "
-        "assert 'agentcontext.measure.display' not in sys.modules; "
+        "assert 'agentcontext.display' not in sys.modules; "
         "conv = Conversation([{'role': 'user', 'content': 'hi <b>'}]); html = conv._repr_html_(); "
-        "from agentcontext.measure.display import conversation_html; assert html == conversation_html(conv), html; "
+        "from agentcontext.display import conversation_html; assert html == conversation_html(conv), html; "
         "assert 'ac-conversation' in html and 'hi &lt;b&gt;' in html; print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -16,10 +16,10 @@ import pytest
 import agentcontext as ac
 from agentcontext.cli import main
 from agentcontext.compaction import Compactor
+from agentcontext.compaction.pricing import PRICES
 from agentcontext.errors import OptionError
 from agentcontext.measure import evaluation
 from agentcontext.measure.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
-from agentcontext.measure.pricing import PRICES
 from tests import support
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,10 +13,7 @@ import pytest
 import agentcontext as ac
 from agentcontext.cli import main
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
-from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.measure import evaluation
-from agentcontext.measure.metrics import Evaluation, evaluate, replay, summarize_evaluations
-from agentcontext.measure.pricing import (
+from agentcontext.compaction.pricing import (
     DEFAULT_REMAINING_TURNS,
     EVAL_PRICES,
     PRICES,
@@ -27,6 +24,9 @@ from agentcontext.measure.pricing import (
     prices_for,
     requests_cost,
 )
+from agentcontext.errors import ArgumentTypeError, OptionError
+from agentcontext.measure import evaluation
+from agentcontext.measure.metrics import Evaluation, evaluate, replay, summarize_evaluations
 from tests import support
 
 SONNET = PRICES["claude-sonnet-4-5"]

@@ -88,8 +88,8 @@ def __dir__() -> list[str]:
 
 
 def _conversation_repr_html(self: Conversation) -> str:
-    """``Conversation._repr_html_`` (Jupyter): :func:`agentcontext.measure.display.conversation_repr_html`."""
-    from agentcontext.measure.display import conversation_repr_html
+    """``Conversation._repr_html_`` (Jupyter): :func:`agentcontext.display.conversation_repr_html`."""
+    from agentcontext.display import conversation_repr_html
 
     return conversation_repr_html(self)
 

@@ -7,13 +7,20 @@ one line.
 A hard link is the file itself, so a hard link inside the root is inside: its path has no symlink
 to resolve and no other name to check. It cannot carry a secret in from outside: a git clone never
 creates one, no ``/proc`` file can be linked (another file system), and on Linux only who owns the
-file or may read and write it can link it (``fs.protected_hardlinks``), who could read it anyway."""
+file or may read and write it can link it (``fs.protected_hardlinks``), who could read it anyway.
+
+:func:`read_text` reads such a small text file (project instructions, a skill, a memory anchor):
+only a regular file, never waiting on a FIFO, never more than a cap, with a reason instead of an
+exception when the file cannot be used."""
 
 from __future__ import annotations
 
 import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["inside", "one_line", "opened_inside", "outside_reason", "real_root"]
+__all__ = ["ReadText", "inside", "one_line", "opened_inside", "outside_reason", "read_text", "real_root"]
 
 
 def real_root(root: str | os.PathLike[str]) -> str:
@@ -70,3 +77,82 @@ def one_line(text: str) -> str:
     (``'mcp:a\\n# SYSTEM'``), so a newline or another control character in a name can never start
     a line of its own in a prompt."""
     return text if text.isprintable() else repr(text)
+
+
+_SPECIAL = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+@dataclass(frozen=True)
+class ReadText:
+    """What reading a file gave: ``text`` (None when it could not be used, with ``problem`` saying
+    why), whether invalid UTF-8 was replaced, and the file's identity (device, inode)."""
+
+    text: str | None
+    problem: str | None = None
+    replaced: bool = False
+    identity: tuple[int, int] = (0, 0)
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _SPECIAL if test(mode)), "not a regular file")
+
+
+def read_text(path: Path, max_bytes: int, *, root: str | None = None, within: str = "the workspace") -> ReadText:
+    """The text of ``path`` (a symlink to a regular file is followed), at most ``max_bytes`` bytes.
+    A FIFO, device, socket or directory is refused before a byte is read; a larger file is refused
+    by its size, and by what was read when it grows; invalid UTF-8 is replaced (``replaced``).
+
+    With ``root`` (a real path, see :func:`agentcontext._containment.real_root`), a file whose real path
+    does not lie inside it is refused (``within`` names the root in the reason): the real path is
+    opened without following a last symlink, and the opened file is checked again, so a symlink
+    swapped in after the check is not followed out of the root."""
+    target: str | Path = path
+    flags = _FLAGS
+    if root is not None:
+        # Resolved once: the path checked is the path opened (a second resolution could meet a
+        # symlink swapped in meanwhile).
+        target, flags = os.path.realpath(path), _FLAGS | _NOFOLLOW
+        why = outside_reason(path, root, within, target)
+        if why is not None:
+            return ReadText(None, why)
+    try:
+        kind = _kind(os.stat(target).st_mode)
+    except OSError as exc:
+        return ReadText(None, f"cannot be read: {exc.strerror or exc}")
+    if kind is not None:
+        return ReadText(None, f"is {kind}, not a regular file")
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        return ReadText(None, f"cannot be read: {exc.strerror or exc}")
+    if root is not None and not opened_inside(fd, os.fspath(target), root):
+        os.close(fd)
+        return ReadText(None, f"changed while being opened and no longer lies inside {within}; not read")
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        kind = _kind(info.st_mode)
+        if kind is not None:
+            return ReadText(None, f"is {kind}, not a regular file")
+        if info.st_size > max_bytes:
+            return ReadText(None, f"is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit; not read")
+        try:
+            data = f.read(max_bytes + 1)
+        except OSError as exc:
+            return ReadText(None, f"cannot be read: {exc.strerror or exc}")
+        if len(data) > max_bytes:
+            return ReadText(None, f"grew past the {max_bytes:,}-byte limit while being read; not read")
+    identity = (info.st_dev, info.st_ino)
+    try:
+        return ReadText(data.decode("utf-8"), identity=identity)
+    except UnicodeDecodeError:
+        return ReadText(data.decode("utf-8", errors="replace"), replaced=True, identity=identity)

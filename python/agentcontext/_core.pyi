@@ -179,7 +179,7 @@ class Conversation:
 
     def __len__(self) -> int: ...
     def _repr_html_(self) -> str:
-        """The conversation as an HTML table for Jupyter: :func:`agentcontext.measure.display.conversation_repr_html`
+        """The conversation as an HTML table for Jupyter: :func:`agentcontext.display.conversation_repr_html`
         (attached by the ``agentcontext`` package when the core is loaded; the core renders no HTML)."""
     def __getitem__(self, index: int, /) -> JsonDict:
         """One message in the library's own (``jsonl``) form."""

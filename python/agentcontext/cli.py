@@ -162,7 +162,7 @@ def _add_compact(sub: Any) -> None:
 
 def _add_eval(sub: Any) -> None:
     from agentcontext.compaction import PRESETS
-    from agentcontext.measure.pricing import EVAL_PRICES, PRICES
+    from agentcontext.compaction.pricing import EVAL_PRICES, PRICES
 
     ev = sub.add_parser(
         "eval",
@@ -402,8 +402,8 @@ def _check_output(path: str) -> None:
 
 
 def eval_command(args: argparse.Namespace) -> int:
+    from agentcontext.compaction.pricing import price_tables
     from agentcontext.measure import evaluation
-    from agentcontext.measure.pricing import price_tables
 
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
     prices = price_tables(args.prices)

@@ -12,8 +12,9 @@ The modules: :mod:`~agentcontext.compaction.policy` (the policy and the budget p
 :mod:`~agentcontext.compaction.state` (the public state of a run),
 :mod:`~agentcontext.compaction.ladder` (the rungs, with ``summaries``, ``resort``, ``flush``,
 ``writing`` and ``fill``), :mod:`~agentcontext.compaction.compactor` (the :class:`Compactor`),
-:mod:`~agentcontext.compaction.results`, :mod:`~agentcontext.compaction.summarize` (the
-summarizers), :mod:`~agentcontext.compaction.harnesses` (one module per harness) and
+:mod:`~agentcontext.compaction.results`, :mod:`~agentcontext.compaction.pricing` (prices, and
+whether clearing pays), :mod:`~agentcontext.compaction.summarize` (the summarizers),
+:mod:`~agentcontext.compaction.harnesses` (one module per harness) and
 :mod:`~agentcontext.compaction.presets`, which wires the harnesses into the named policies.
 """
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
+from agentcontext.compaction.pricing import clear_rung
 from agentcontext.compaction.resort import ResortRun
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.errors import CompactionError, FileReadError
-from agentcontext.measure.pricing import clear_rung
 
 __all__ = ["LadderRun"]
 
@@ -91,7 +91,7 @@ class LadderRun(ResortRun):
 
     def _clear_now(self, *, priced: bool = False) -> bool:
         """Clear old tool results; False when ``priced`` and the policy's prices say that does not
-        pay (:func:`~agentcontext.measure.pricing.clear_rung`): then nothing changes and the ladder stops."""
+        pay (:func:`~agentcontext.compaction.pricing.clear_rung`): then nothing changes and the ladder stops."""
         p, work = self.policy, self.work
         cleared, report = work.clear_tool_results(
             recall_ids=self.store is not None,

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 from agentcontext import _checks
 from agentcontext.compaction.harness import Harness, parse_option
+from agentcontext.compaction.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.measure.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
 from agentcontext.types import Encoding
 
 __all__ = [
@@ -144,9 +144,9 @@ class CompactionPolicy:
     cooldown_turns: int = 0
     encoding: Encoding = "o200k_base"
     note: str = ""
-    #: Stage (b)'s cache economics, off without prices: with a :class:`~agentcontext.measure.pricing.Prices`
-    #: or a model name (``"claude-sonnet-4-5"``, see :data:`~agentcontext.measure.pricing.PRICES`), old
-    #: results are cleared only when that pays (:func:`~agentcontext.measure.pricing.clear_rung`): the
+    #: Stage (b)'s cache economics, off without prices: with a :class:`~agentcontext.compaction.pricing.Prices`
+    #: or a model name (``"claude-sonnet-4-5"``, see :data:`~agentcontext.compaction.pricing.PRICES`), old
+    #: results are cleared only when that pays (:func:`~agentcontext.compaction.pricing.clear_rung`): the
     #: tokens freed, read ``remaining_turns`` more times, cost more than writing the changed suffix
     #: to the cache again; otherwise the ladder stops while the conversation fits.
     prices: Prices | str | None = None

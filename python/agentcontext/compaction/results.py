@@ -105,7 +105,7 @@ class CompactionResult:
         return out
 
     def _repr_html_(self) -> str:
-        from agentcontext.measure.display import result_repr_html
+        from agentcontext.display import result_repr_html
 
         return result_repr_html(self)
 

@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentcontext._containment import one_line
-from agentcontext.compiler._files import read_text
+from agentcontext._containment import one_line, read_text
 from agentcontext.compiler.compile import compile_request
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES
 from agentcontext.compiler.registry import Registry

@@ -6,7 +6,7 @@ project instructions and environment, memory, goal). :func:`compile_request` is 
 entry point (for frameworks that keep their own history); :class:`Compiler` is the stateful one a
 :class:`~agentcontext.Session` calls before every model call: it keeps the mode, the reminders and
 the goal, runs tools through the full registry (refusing what the mode hides), and reports every
-section change with its cost in cache-prefix tokens (:func:`agentcontext.measure.metrics.Replay`).
+section change with its cost in cache-prefix tokens (:class:`agentcontext.compiler.prefix.Replay`).
 
 Section order, stable first: base instructions, tool catalog, skill catalog, environment, project
 instructions, memory (rules and index), goal. The environment and the project instructions are
@@ -28,11 +28,11 @@ from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import EvidenceJudge
 from agentcontext.compiler.instructions import project_instructions
 from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strategy, hidden_reason
+from agentcontext.compiler.prefix import Replay, shared_prefix_tokens
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
 from agentcontext.compiler.sections import SECTION_ORDER, CompiledRequest, Section, WorkingSet
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.measure.metrics import Replay, shared_prefix_tokens
 from agentcontext.types import Encoding, Format, JsonDict
 
 __all__ = ["Compiler", "compile_request"]
@@ -472,7 +472,7 @@ class Compiler:
         )
 
     def replay(self) -> Replay:
-        """The requests so far as a :class:`agentcontext.measure.metrics.Replay`: request tokens and the
+        """The requests so far as a :class:`agentcontext.compiler.prefix.Replay`: request tokens and the
         part of each that is a prefix of the previous request (``cache_stability``)."""
         n = len(self._request_tokens)
         return Replay(list(self._request_tokens), list(self._prefix_tokens), [], list(self._request_tokens[:n]))

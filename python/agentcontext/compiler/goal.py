@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentcontext import _checks
-from agentcontext._containment import real_root
+from agentcontext._containment import read_text, real_root
 from agentcontext._core import Conversation, truncate
-from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
 __all__ = [

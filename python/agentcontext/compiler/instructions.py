@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcontext import _checks
-from agentcontext._containment import one_line
+from agentcontext._containment import one_line, read_text
 from agentcontext.budgets import fit_project_files
-from agentcontext.compiler._files import read_text
 from agentcontext.errors import OptionError
 
 __all__ = ["DEFAULT_INSTRUCTION_NAMES", "ProjectInstructions", "find_repo_root", "project_instructions"]

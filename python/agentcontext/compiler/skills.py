@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcontext._containment import one_line, outside_reason, real_root
-from agentcontext.compiler._files import read_text
+from agentcontext._containment import one_line, outside_reason, read_text, real_root
 from agentcontext.compiler.registry import ToolSpec
 from agentcontext.errors import OptionError
 

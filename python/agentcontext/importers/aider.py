@@ -86,16 +86,8 @@ def _import_aider(src: _Source) -> list[Imported]:
                 meta["model"] = line[len("> Models: ") :].split(" with ")[0].strip()
             elif line.startswith("> Aider v") and "aider_version" not in meta:
                 meta["aider_version"] = line[len("> Aider v") :].strip()
-            # An entry ends at its first line that ends with two spaces (aider adds them to the
-            # end of each entry, after stripping it), or before the next session or user input.
             console += 1
-            j = i
-            while not _aider_closes(lines[j]) and j + 1 < len(lines):
-                nxt = lines[j + 1]
-                if _AIDER_START.match(nxt) or _aider_is_user(nxt):
-                    break
-                j += 1
-            i = j + 1
+            i = _aider_console_end(lines, i) + 1
             continue
         if user and not line.strip():
             i += 1
@@ -104,7 +96,26 @@ def _import_aider(src: _Source) -> list[Imported]:
         reply.append(line)
         i += 1
     end_session()
+    return _aider_sessions(src, base, sessions)
 
+
+def _aider_console_end(lines: list[str], i: int) -> int:
+    """The last line of the console entry that starts at line ``i``: its first line that ends with
+    two spaces (aider adds them to the end of each entry, after stripping it), or the line before
+    the next session or user input."""
+    j = i
+    while not _aider_closes(lines[j]) and j + 1 < len(lines):
+        nxt = lines[j + 1]
+        if _AIDER_START.match(nxt) or _aider_is_user(nxt):
+            break
+        j += 1
+    return j
+
+
+def _aider_sessions(
+    src: _Source, base: str, sessions: list[tuple[str, list[tuple[str, str]], JsonDict]]
+) -> list[Imported]:
+    """One conversation per session (its start time, messages and meta), named by its start time."""
     out: list[Imported] = []
     used: Counter[str] = Counter()
     for started_at, msgs, session_meta in sessions:

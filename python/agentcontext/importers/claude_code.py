@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from agentcontext.importers._builder import Imported, _Builder
 from agentcontext.importers._reader import (
@@ -58,22 +58,7 @@ def _import_claude(src: _Source) -> list[Imported]:
             if key in e and name not in meta:
                 meta[name] = e[key]
         if kind == "user":
-            message = _get_dict(src, e.get("message"), "`message`", line=line)
-            content = message.get("content")
-            if isinstance(content, str):
-                b.user(content)
-                open_id = None
-                continue
-            texts: list[str] = []
-            for block in _get_list(src, content, "`message.content`", line=line):
-                block = _get_dict(src, block, "a content block", line=line)
-                if block.get("type") == "tool_result":
-                    cid = _get_str(src, block.get("tool_use_id"), "`tool_use_id`", line=line)
-                    b.tool(cid, _text(block.get("content")), is_error=block.get("is_error") is True)
-                else:
-                    texts.append(_text([block]))
-            if texts:
-                b.user("\n".join(texts))
+            if _claude_user(src, b, e, line):
                 open_id = None
         elif kind == "assistant":
             message = _get_dict(src, e.get("message"), "`message`", line=line)
@@ -89,27 +74,7 @@ def _import_claude(src: _Source) -> list[Imported]:
                 open_msg = b.assistant("")
                 open_id = mid if isinstance(mid, str) else None
                 parts[id(open_msg)] = ([], [])
-            thinking, texts = parts[id(open_msg)]
-            for block in blocks:
-                block = _get_dict(src, block, "a content block", line=line)
-                t = block.get("type")
-                if t in ("thinking", "redacted_thinking"):
-                    tb = _thinking_block(block)
-                    if tb is not None:
-                        thinking.append(tb)
-                    else:
-                        b.dropped["thinking_unsigned"] += 1
-                elif t == "text":
-                    texts.append(_get_str(src, block.get("text"), "`text`", line=line))
-                elif t in ("tool_use", "server_tool_use"):
-                    cid = _get_str(src, block.get("id"), "tool_use `id`", line=line)
-                    name = _get_str(src, block.get("name"), "tool_use `name`", line=line)
-                    call = {"id": cid, "name": name, "arguments": _args(block.get("input"))}
-                    open_msg.setdefault("tool_calls", []).append(call)
-                elif isinstance(t, str) and t.endswith("_tool_result") and "tool_use_id" in block:
-                    b.tool(str(block["tool_use_id"]), _text(block.get("content")))  # a server tool's result
-                else:
-                    texts.append(_text([block]))
+            _claude_assistant_blocks(src, b, blocks, line, open_msg, parts[id(open_msg)])
         elif kind == "system" and e.get("subtype") == "compact_boundary":
             cm = _obj(e.get("compactMetadata"))
             marker = {"source": "claude-code", "trigger": cm.get("trigger"), "pre_tokens": cm.get("preTokens")}
@@ -121,8 +86,71 @@ def _import_claude(src: _Source) -> list[Imported]:
             titles.append(e["summary"])
         else:
             b.dropped[str(kind) if kind != "system" else f"system/{e.get('subtype')}"] += 1
-    # Fill in the merged responses; drop those with only thinking (or nothing at all). A marker on
-    # a dropped message moves to the next one.
+    b.messages = _claude_merged(b, parts)
+    if titles:
+        meta["titles"] = titles
+    return [b.build(_base_name(src.path), "claude-code-jsonl", meta)]
+
+
+def _claude_user(src: _Source, b: _Builder, e: JsonDict, line: int) -> bool:
+    """Add a user entry's text and tool results to ``b``; whether it added a user message (which
+    ends the open API response)."""
+    message = _get_dict(src, e.get("message"), "`message`", line=line)
+    content = message.get("content")
+    if isinstance(content, str):
+        b.user(content)
+        return True
+    texts: list[str] = []
+    for block in _get_list(src, content, "`message.content`", line=line):
+        block = _get_dict(src, block, "a content block", line=line)
+        if block.get("type") == "tool_result":
+            cid = _get_str(src, block.get("tool_use_id"), "`tool_use_id`", line=line)
+            b.tool(cid, _text(block.get("content")), is_error=block.get("is_error") is True)
+        else:
+            texts.append(_text([block]))
+    if texts:
+        b.user("\n".join(texts))
+        return True
+    return False
+
+
+def _claude_assistant_blocks(
+    src: _Source,
+    b: _Builder,
+    blocks: list[Any],
+    line: int,
+    open_msg: JsonDict,
+    parts: tuple[list[JsonDict], list[str]],
+) -> None:
+    """Add an assistant entry's content blocks to the open message ``open_msg`` (its calls), to its
+    ``parts`` (thinking, texts: filled in by :func:`_claude_merged`) and to ``b`` (server tools'
+    results)."""
+    thinking, texts = parts
+    for block in blocks:
+        block = _get_dict(src, block, "a content block", line=line)
+        t = block.get("type")
+        if t in ("thinking", "redacted_thinking"):
+            tb = _thinking_block(block)
+            if tb is not None:
+                thinking.append(tb)
+            else:
+                b.dropped["thinking_unsigned"] += 1
+        elif t == "text":
+            texts.append(_get_str(src, block.get("text"), "`text`", line=line))
+        elif t in ("tool_use", "server_tool_use"):
+            cid = _get_str(src, block.get("id"), "tool_use `id`", line=line)
+            name = _get_str(src, block.get("name"), "tool_use `name`", line=line)
+            call = {"id": cid, "name": name, "arguments": _args(block.get("input"))}
+            open_msg.setdefault("tool_calls", []).append(call)
+        elif isinstance(t, str) and t.endswith("_tool_result") and "tool_use_id" in block:
+            b.tool(str(block["tool_use_id"]), _text(block.get("content")))  # a server tool's result
+        else:
+            texts.append(_text([block]))
+
+
+def _claude_merged(b: _Builder, parts: dict[int, tuple[list[JsonDict], list[str]]]) -> list[JsonDict]:
+    """The messages of ``b`` with the merged responses filled in from ``parts``; those with only
+    thinking (or nothing at all) dropped. A marker on a dropped message moves to the next one."""
     keep: list[JsonDict] = []
     carry: JsonDict = {}
     for m in b.messages:
@@ -141,7 +169,4 @@ def _import_claude(src: _Source) -> list[Imported]:
         keep.append(m)
     if carry:
         keep.append({"role": "user", "content": "Conversation compacted", **carry})
-    b.messages = keep
-    if titles:
-        meta["titles"] = titles
-    return [b.build(_base_name(src.path), "claude-code-jsonl", meta)]
+    return keep

@@ -70,43 +70,49 @@ def _import_codex(src: _Source) -> list[Imported]:
             b.annotate_next("compaction", {"source": "codex", "timestamp": e.get("timestamp")})
             b.user(text)
         elif kind == "response_item":
-            t = p.get("type")
-            if t == "message":
-                role = p.get("role")
-                text = _text(p.get("content"))
-                if role == "assistant":
-                    b.assistant(text)
-                elif role in ("developer", "system"):
-                    b.system(text)
-                elif role == "user":
-                    b.user(text)
-                else:
-                    raise src.fail(f"unknown message role {role!r}", line=line)
-            elif t in ("function_call", "custom_tool_call", "local_shell_call"):
-                cid = p.get("call_id") or p.get("id")
-                cid = _get_str(src, cid, "`call_id`", line=line)
-                if t == "function_call":
-                    args = _args(p.get("arguments"))
-                elif t == "custom_tool_call":
-                    args = json.dumps({"input": p.get("input", "")}, ensure_ascii=False)
-                else:
-                    args = _args(p.get("action"))
-                b.call(cid, _get_str(src, p.get("name", "local_shell"), "`name`", line=line), args)
-            elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-                cid = _get_str(src, p.get("call_id"), "`call_id`", line=line)
-                output = p.get("output")
-                if isinstance(output, dict) and "content" in output:
-                    output = output["content"]
-                b.tool(cid, _text(output))
-            elif t == "web_search_call":
-                web_searches += 1
-                cid = p.get("call_id") or p.get("id") or f"codex-{web_searches}"
-                b.call(str(cid), "web_search", _args(p.get("action", {})))
-                b.tool(str(cid), _WEB_SEARCH_RESULT.format(status=p.get("status", "unknown")))
-            elif t == "reasoning":
-                b.dropped["reasoning"] += 1
-            else:
-                b.dropped[f"response_item/{t}"] += 1
+            web_searches = _codex_response_item(src, b, p, line, web_searches)
         else:
             b.dropped[str(kind)] += 1
     return [b.build(_base_name(src.path), "codex-rollout-jsonl", meta)]
+
+
+def _codex_response_item(src: _Source, b: _Builder, p: JsonDict, line: int | None, web_searches: int) -> int:
+    """Add a ``response_item`` (its ``payload`` ``p``) to ``b``; the count of web searches after it."""
+    t = p.get("type")
+    if t == "message":
+        role = p.get("role")
+        text = _text(p.get("content"))
+        if role == "assistant":
+            b.assistant(text)
+        elif role in ("developer", "system"):
+            b.system(text)
+        elif role == "user":
+            b.user(text)
+        else:
+            raise src.fail(f"unknown message role {role!r}", line=line)
+    elif t in ("function_call", "custom_tool_call", "local_shell_call"):
+        cid = p.get("call_id") or p.get("id")
+        cid = _get_str(src, cid, "`call_id`", line=line)
+        if t == "function_call":
+            args = _args(p.get("arguments"))
+        elif t == "custom_tool_call":
+            args = json.dumps({"input": p.get("input", "")}, ensure_ascii=False)
+        else:
+            args = _args(p.get("action"))
+        b.call(cid, _get_str(src, p.get("name", "local_shell"), "`name`", line=line), args)
+    elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        cid = _get_str(src, p.get("call_id"), "`call_id`", line=line)
+        output = p.get("output")
+        if isinstance(output, dict) and "content" in output:
+            output = output["content"]
+        b.tool(cid, _text(output))
+    elif t == "web_search_call":
+        web_searches += 1
+        cid = p.get("call_id") or p.get("id") or f"codex-{web_searches}"
+        b.call(str(cid), "web_search", _args(p.get("action", {})))
+        b.tool(str(cid), _WEB_SEARCH_RESULT.format(status=p.get("status", "unknown")))
+    elif t == "reasoning":
+        b.dropped["reasoning"] += 1
+    else:
+        b.dropped[f"response_item/{t}"] += 1
+    return web_searches

@@ -93,53 +93,62 @@ def _openhands_conversation(
 ) -> Imported:
     kind = _openhands_kind(history)
     b = _Builder(src)
-
-    def where(i: int) -> dict[str, int | None]:
-        return {"line": line, "index": i}
-
     if kind == "openhands-events-legacy":
-        n = 0
-        pending: str | None = None
-        for i, e in enumerate(history):
-            e = _get_dict(src, e, "an event", **where(i))
-            action = e.get("action")
-            if action is not None:
-                pending = None
-                if action == "message":
-                    text = _text(e.get("content", _obj(e.get("args")).get("content")))
-                    if e.get("wait_for_response"):  # the agent asking the user
-                        b.assistant(text)
-                    else:
-                        b.user(text)
-                elif action == "finish":
-                    b.assistant(_text(e.get("thought")))
-                elif action in _OH_SKIP_ACTIONS:
-                    b.dropped[f"action/{action}"] += 1
-                else:
-                    n += 1
-                    pending = f"oh-{n}"
-                    legacy_args = {k: e[k] for k in _OH_LEGACY_ARGS if k in e}
-                    call = {"id": pending, "name": str(action), "arguments": _args(legacy_args)}
-                    b.assistant(_text(e.get("thought")), [call])
-            elif "observation" in e:
-                obs = e["observation"]
-                if obs in _OH_SKIP_OBSERVATIONS:
-                    b.dropped[f"observation/{obs}"] += 1
-                elif pending is not None:
-                    b.tool(pending, _text(e.get("content")))
-                else:
-                    b.user(_text(e.get("content")))
-                pending = None
-            else:
-                raise src.fail("an event with neither `action` nor `observation`", **where(i))
-        return b.build(name, kind, meta)
+        _oh_legacy_events(src, b, history, line)
+    else:
+        _oh_events(src, b, history, meta, line)
+    return b.build(name, kind, meta)
 
+
+def _oh_legacy_events(src: _Source, b: _Builder, history: list[Any], line: int | None) -> None:
+    """Add a legacy event list (no ``source`` nor ``id``: an observation answers the action before
+    it) to ``b``."""
+    n = 0
+    pending: str | None = None
+    for i, e in enumerate(history):
+        e = _get_dict(src, e, "an event", line=line, index=i)
+        action = e.get("action")
+        if action is not None:
+            pending = None
+            if action == "message":
+                text = _text(e.get("content", _obj(e.get("args")).get("content")))
+                if e.get("wait_for_response"):  # the agent asking the user
+                    b.assistant(text)
+                else:
+                    b.user(text)
+            elif action == "finish":
+                b.assistant(_text(e.get("thought")))
+            elif action in _OH_SKIP_ACTIONS:
+                b.dropped[f"action/{action}"] += 1
+            else:
+                n += 1
+                pending = f"oh-{n}"
+                legacy_args = {k: e[k] for k in _OH_LEGACY_ARGS if k in e}
+                call = {"id": pending, "name": str(action), "arguments": _args(legacy_args)}
+                b.assistant(_text(e.get("thought")), [call])
+        elif "observation" in e:
+            obs = e["observation"]
+            if obs in _OH_SKIP_OBSERVATIONS:
+                b.dropped[f"observation/{obs}"] += 1
+            elif pending is not None:
+                b.tool(pending, _text(e.get("content")))
+            else:
+                b.user(_text(e.get("content")))
+            pending = None
+        else:
+            raise src.fail("an event with neither `action` nor `observation`", line=line, index=i)
+
+
+def _oh_events(src: _Source, b: _Builder, history: list[Any], meta: JsonDict, line: int | None) -> None:
+    """Add an event list to ``b`` (the model of its first native call to ``meta``): native calls by
+    their ids, actions parsed from the reply text as synthesized calls that observations answer
+    by their ``cause``."""
     responses: set[str] = set()
     n = 0
     by_event: dict[Any, str] = {}  # event id -> synthesized call id, for actions without a tool call
     waiting: str | None = None  # the synthesized call of the last action
     for i, e in enumerate(history):
-        e = _get_dict(src, e, "an event", **where(i))
+        e = _get_dict(src, e, "an event", line=line, index=i)
         action = e.get("action")
         tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
         args = _obj(e.get("args"))
@@ -147,22 +156,8 @@ def _openhands_conversation(
             if action in _OH_SKIP_ACTIONS:
                 b.dropped[f"action/{action}"] += 1
             elif tcm is not None:
-                response = tcm.get("model_response") if isinstance(tcm.get("model_response"), dict) else None
-                rid = response.get("id") if response is not None else None
-                if isinstance(rid, str) and rid in responses:
+                if not _oh_native_call(b, action, tcm, args, responses, meta):
                     continue  # its calls are in the message built from the first event of the response
-                message = _oh_response_message(response)
-                cid = tcm.get("tool_call_id")
-                if message is None or (isinstance(cid, str) and cid not in {c["id"] for c in message[1]}):
-                    thought = args.get("thought", "")
-                    fargs = {k: v for k, v in args.items() if k != "thought"}
-                    call = {"id": str(cid), "name": str(tcm.get("function_name", action)), "arguments": _args(fargs)}
-                    message = (_text(thought), [call])
-                if isinstance(rid, str):
-                    responses.add(rid)
-                b.assistant(*message)
-                if "model" not in meta and response is not None and isinstance(response.get("model"), str):
-                    meta["model"] = response["model"]
             elif action == "system":
                 b.system(_text(args.get("content", e.get("message"))))
             elif action == "message":
@@ -201,8 +196,33 @@ def _openhands_conversation(
                 b.dropped[f"observation/{obs} (answers no call)"] += 1
             waiting = None
         else:
-            raise src.fail("an event with neither `action` nor `observation`", **where(i))
-    return b.build(name, kind, meta)
+            raise src.fail("an event with neither `action` nor `observation`", line=line, index=i)
+
+
+def _oh_native_call(
+    b: _Builder, action: Any, tcm: JsonDict, args: JsonDict, responses: set[str], meta: JsonDict
+) -> bool:
+    """Add the assistant message of an action with a native tool call (``tcm``, its
+    ``tool_call_metadata``): the model response's message, built once from the first event of the
+    response (``responses`` holds the ids of those built), or the action's own call. False when the
+    response's message was built already."""
+    response = tcm.get("model_response") if isinstance(tcm.get("model_response"), dict) else None
+    rid = response.get("id") if response is not None else None
+    if isinstance(rid, str) and rid in responses:
+        return False
+    message = _oh_response_message(response)
+    cid = tcm.get("tool_call_id")
+    if message is None or (isinstance(cid, str) and cid not in {c["id"] for c in message[1]}):
+        thought = args.get("thought", "")
+        fargs = {k: v for k, v in args.items() if k != "thought"}
+        call = {"id": str(cid), "name": str(tcm.get("function_name", action)), "arguments": _args(fargs)}
+        message = (_text(thought), [call])
+    if isinstance(rid, str):
+        responses.add(rid)
+    b.assistant(*message)
+    if "model" not in meta and response is not None and isinstance(response.get("model"), str):
+        meta["model"] = response["model"]
+    return True
 
 
 def _oh_response_message(response: JsonDict | None) -> tuple[str, list[JsonDict]] | None:

@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
+from agentcontext.compaction.pricing import Prices, price_tables
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from agentcontext.measure.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
-from agentcontext.measure.pricing import Prices, price_tables
 
 if TYPE_CHECKING:
     from agentcontext import importers
 
 __all__ = ["Task", "discover", "format_table", "per_transcript_table", "run", "scan", "write_csv", "write_json"]
 
-#: Price tables: model names, :class:`~agentcontext.measure.pricing.Prices`, ``"a,b"`` or None for the
-#: defaults (:data:`~agentcontext.measure.pricing.EVAL_PRICES`); ``()`` or ``"none"``: no cost columns.
+#: Price tables: model names, :class:`~agentcontext.compaction.pricing.Prices`, ``"a,b"`` or None for the
+#: defaults (:data:`~agentcontext.compaction.pricing.EVAL_PRICES`); ``()`` or ``"none"``: no cost columns.
 PriceTables = str | Sequence[Prices | str] | None
 
 Engine = Literal["local", "ray"]
@@ -353,7 +353,7 @@ def format_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
     mean token reduction, probe retention pooled over every probe of every transcript, share of
     outputs holding the latest user request, pooled prompt-cache stability, compactions per 100
     turns, the replayed requests' input cost under each price table of ``prices`` (None: one
-    Anthropic and one OpenAI model, :data:`~agentcontext.measure.pricing.EVAL_PRICES`; ``()``: none) and
+    Anthropic and one OpenAI model, :data:`~agentcontext.compaction.pricing.EVAL_PRICES`; ``()``: none) and
     total seconds; then pooled retention per probe kind; then, when a strategy was replayed and
     there are prices, that cost by part: cache reads and writes, in tokens and dollars."""
     header, body, kinds_header, kinds_body, cost_header, cost_body = _rows(rows, prices)

@@ -13,19 +13,16 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
-from agentcontext.measure.pricing import Cost, Prices, price_tables, resolve_prices
+from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
+from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
 from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 __all__ = [
     "PROBE_KINDS",
@@ -60,92 +57,6 @@ def probes(conversation: Conversation, start: int = 0, stop: int | None = None) 
 
 # ---------------------------------------------------------------------------------------------
 # Replay and prompt-cache stability.
-
-
-@dataclass(frozen=True)
-class Replay:
-    """A transcript replayed call by call with a strategy applied before each call."""
-
-    #: Tokens of each request (one per assistant turn of the transcript).
-    request_tokens: list[int]
-    #: Tokens of each request that equal a prefix of the previous request (a cache read).
-    prefix_tokens: list[int]
-    #: Call numbers (0-based) right before which a compaction happened.
-    compactions: list[int]
-    #: Tokens the transcript would have taken at each call with no compaction.
-    uncompacted_tokens: list[int]
-
-    @property
-    def turns(self) -> int:
-        return len(self.request_tokens)
-
-    @property
-    def cache_stability(self) -> float:
-        """Share of all request tokens after the first that were a prefix of the previous
-        request (cache reads). New messages are never a prefix, so even a strategy that only
-        appends stays below 1.0; every compaction lowers it further."""
-        total = sum(self.request_tokens[1:])
-        return sum(self.prefix_tokens[1:]) / total if total else 1.0
-
-    @property
-    def cache_write_tokens(self) -> int:
-        """Tokens written to the cache over the replay: each request's tokens past its cached
-        prefix (the first request is written whole)."""
-        return sum(r - p for r, p in zip(self.request_tokens, self.prefix_tokens, strict=True))
-
-    @property
-    def compactions_per_100_turns(self) -> float:
-        return 100.0 * len(self.compactions) / self.turns if self.turns else 0.0
-
-    @property
-    def peak_tokens(self) -> int:
-        return max(self.request_tokens, default=0)
-
-    def plot(self, *, budget: int | None = None, path: str | os.PathLike[str] | None = None, **options: Any) -> Figure:
-        """Context size over the replayed calls with the compaction points, as a matplotlib figure
-        (written to ``path`` when given); see :func:`agentcontext.measure.display.plot_context`."""
-        from agentcontext.measure.display import plot_context
-
-        return plot_context(
-            self.request_tokens, self.compactions, budget=budget, xlabel="model call", path=path, **options
-        )
-
-
-class _MessageExports:
-    """Each message of a conversation as its format writes it (``export_each``), exported once,
-    when a prefix comparison first reaches it (messages appended later too, when reached)."""
-
-    __slots__ = ("_conversation", "_known")
-
-    def __init__(self, conversation: Conversation) -> None:
-        self._conversation = conversation
-        self._known: list[list[dict[str, Any]]] = []
-
-    def at(self, i: int) -> list[dict[str, Any]]:
-        known = self._known
-        if i >= len(known):
-            # In runs that double, so a long shared prefix costs few calls.
-            stop = min(len(self._conversation), max(i + 1, 2 * len(known), 8))
-            known.extend(self._conversation.slice(len(known), stop)._export_each())
-        return known[i]
-
-
-def _common_prefix_tokens(before: _MessageExports, before_len: int, after: _MessageExports, conv: Conversation) -> int:
-    """Tokens of the longest run of leading messages ``conv`` (exported by ``after``) shares with
-    the first ``before_len`` messages exported by ``before``. Only the shared run and the first
-    message that differs are exported; ``after`` is the next call's ``before``, so a message of the
-    working set is exported once while it stays in it."""
-    n = 0
-    stop = min(before_len, len(conv))
-    while n < stop and before.at(n) == after.at(n):
-        n += 1
-    return sum(conv.message_tokens()[:n])
-
-
-def shared_prefix_tokens(before: Conversation, after: Conversation) -> int:
-    """Tokens of the longest run of leading messages ``after`` shares with ``before`` (what a
-    provider's prompt cache can read when ``after`` follows ``before``)."""
-    return _common_prefix_tokens(_MessageExports(before), len(before), _MessageExports(after), after)
 
 
 def replay(conversation: Conversation, compactor: Compactor) -> Replay:
@@ -253,7 +164,7 @@ class Evaluation:
         return self.summary_tokens / self.summarized_tokens if self.summarized_tokens else None
 
     def cost(self, prices: Prices | str) -> Cost | None:
-        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.measure.pricing.Prices`
+        """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.compaction.pricing.Prices`
         or a model name): the cached prefixes (``cached_tokens``) at the cache-read price, the
         rest (``cache_write_tokens``, the first request whole) at the cache-write price. None
         without a replay (the baseline, a failed run)."""
@@ -263,8 +174,8 @@ class Evaluation:
         return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
 
     def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> dict[str, Any]:
-        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.measure.pricing.Prices`
-        or None for :data:`~agentcontext.measure.pricing.EVAL_PRICES`), also ``cost``: by table name, the
+        """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.compaction.pricing.Prices`
+        or None for :data:`~agentcontext.compaction.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
         out = asdict(self)
         tables = price_tables(prices)
@@ -425,8 +336,8 @@ def summarize_evaluations(
     them filled to at least :data:`FILLED` (``filled``); the number of outputs over the budget
     (``over``: they have no fill); cache stability and compactions per 100 turns pooled over every
     replayed call of every transcript (None without a replay, as for the baseline); ``cost``: for
-    each price table of ``prices`` (model names or :class:`~agentcontext.measure.pricing.Prices`; None:
-    :data:`~agentcontext.measure.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
+    each price table of ``prices`` (model names or :class:`~agentcontext.compaction.pricing.Prices`; None:
+    :data:`~agentcontext.compaction.pricing.EVAL_PRICES`, one Anthropic and one OpenAI model; ``()``: none),
     by its name, what every replayed request of every transcript cost as input (cache reads,
     cache writes, their sum; :meth:`Evaluation.cost`), None without a replay; total seconds."""
     tables = price_tables(prices)

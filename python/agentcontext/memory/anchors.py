@@ -24,9 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentcontext._containment import real_root
+from agentcontext._containment import read_text, real_root
 from agentcontext._core import count_tokens, truncate
-from agentcontext.compiler._files import read_text
 from agentcontext.errors import BudgetError, OptionError
 from agentcontext.types import Encoding
 
