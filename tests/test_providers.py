@@ -281,7 +281,7 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     pre = compactor.policy
-    cut = conv._recent_start(keep_messages=pre.preserve_recent_messages)
+    cut = conv._recent_start(keep_messages=pre.recent_messages)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
     server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)
@@ -460,8 +460,8 @@ def test_tool_loop_compiles_before_every_call(server: LLMServer) -> None:
         context_window=6_000,
         reserved_output=500,
         safety_margin=0,
-        preserve_recent_messages=2,
-        preserve_recent_tools=1,
+        recent_messages=2,
+        recent_tools=1,
     )
     compactor = Compactor(policy)
     big = "x = 1\n" * 300

@@ -150,7 +150,7 @@ class Compactor:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
         ``manual`` (a user's /compact) always summarizes, keeps only the last
-        ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
+        ``manual_recent_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
         history unchanged. Token counts are recomputed after every stage. ``overhead``: local
         tokens every request carries outside the conversation (system prompt, tool definitions);
         they come off the window, or off ``budget``, before the conversation is fitted.
@@ -159,7 +159,7 @@ class Compactor:
         ladder then fills it: after the summary is written, the raw recent part grows backwards
         by whole groups or rounds (a call never split from its result) until the system messages,
         summary, re-attached files, pinned messages and raw recent part reach the budget;
-        ``preserve_recent_messages`` is the least kept raw, not the amount; the summary is capped
+        ``recent_messages`` is the least kept raw, not the amount; the summary is capped
         by :func:`summary_cap`. The latest real user request is always in the result — raw,
         quoted in the summary, or cut head + marker + tail when it alone is larger than the room
         for it; when the last round alone exceeds the budget its oversized messages are cut that
