@@ -191,7 +191,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy.with_overhead:tokens": ("count", lambda v, _: CompactionPolicy().with_overhead(v)),
     "Compactor.compact:overhead": ("count", lambda v, _: Compactor().compact(conv(), overhead=v)),
     "Compactor.maybe_compact:overhead": ("count", lambda v, _: Compactor().maybe_compact(conv(), overhead=v)),
-    "Compactor:flush_max_tokens": ("positive", lambda v, _: Compactor(flush_max_tokens=v)),
+    "Compactor:flush_max_output_tokens": ("positive", lambda v, _: Compactor(flush_max_output_tokens=v)),
     "MemoryIndex.render:max_lines": ("positive", lambda v, f: memory(f).index.render(max_lines=v)),
     "MemoryIndex.render:max_bytes": ("positive", lambda v, f: memory(f).index.render(max_bytes=v)),
     "MemoryIndex.search:limit": ("positive", lambda v, f: memory(f).index.search("x", limit=v)),
@@ -316,8 +316,11 @@ CASES: dict[str, tuple[str, Call]] = {
             "gpt-test", api_key="k", base_url="http://127.0.0.1:9/v1", context_window=v
         ),
     ),
-    "Provider.complete:max_tokens": ("positive", lambda v, _: chat_provider().complete(conv(), max_tokens=v)),
-    "Session:max_tokens": ("positive", lambda v, _: ac.Session(chat_provider(), max_tokens=v)),
+    "Provider.complete:max_output_tokens": (
+        "positive",
+        lambda v, _: chat_provider().complete(conv(), max_output_tokens=v),
+    ),
+    "Session:max_output_tokens": ("positive", lambda v, _: ac.Session(chat_provider(), max_output_tokens=v)),
     "Session.run:max_steps": ("positive", lambda v, _: ac.Session(chat_provider()).run("hi", max_steps=v)),
     "SessionLog.working_set:upto_compaction": ("optional", lambda v, f: session_log(f).working_set(upto_compaction=v)),
     "SessionLog.append:start": ("count", lambda v, f: session_log(f).append(conv(), v)),

@@ -448,7 +448,7 @@ def test_alyx_cuts_each_result_to_the_largest_head_within_10000_tokens(tmp_path:
     store = ResultStore(tmp_path / "store")
     result = Compactor("alyx", store=store).compact(conv, budget=conv.tokens // 2)
     budgets = next(s for s in result.stages if s.stage == "budgets")
-    assert budgets.detail["results_cut"] == 1 and budgets.detail["result_max_tokens"] == 10_000
+    assert budgets.detail["results_cut"] == 1 and budgets.detail["result_budget_tokens"] == 10_000
     cut = next(m["content"] for m in result.conversation.to_jsonl() if m["role"] == "tool")
     assert count_tokens(cut) <= 10_000
     head = cut[: cut.index("\n[")] if "\n[" in cut else cut

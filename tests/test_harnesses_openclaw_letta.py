@@ -323,7 +323,7 @@ def test_a_letta_session_warns_before_it_compacts(providers: list[Any]) -> None:
             "gpt-test", base_url=server.url + "/v1", api_key="k", max_retries=0, context_window=100_000
         )
         providers.append(provider)
-        session = Session(provider, compactor="letta", compiler=compiler, max_tokens=256)
+        session = Session(provider, compactor="letta", compiler=compiler, max_output_tokens=256)
         assert letta.memory_warning(session.compactor.policy) in compiler.reminders.rules
         server.enqueue(Reply("ok"), Reply("ok"))
         session.send("short question")

@@ -226,7 +226,12 @@ def test_system_prompt_and_reserved_output_trigger_compaction(kind: str, provide
         provider = make(kind, server, providers, WINDOW)
         policy = CompactionPolicy(context_window=WINDOW, reserved_output=RESERVED)
         session = Session(
-            provider, conversation=conv, system=system, tools=tools, max_tokens=RESERVED, compactor=ac.Compactor(policy)
+            provider,
+            conversation=conv,
+            system=system,
+            tools=tools,
+            max_output_tokens=RESERVED,
+            compactor=ac.Compactor(policy),
         )
         server.enqueue(Reply("done"))
         assert session.send().text == "done"
@@ -244,12 +249,12 @@ def test_request_that_cannot_fit_is_not_sent(providers: list[Any]) -> None:
     with LLMServer(context_window=WINDOW) as server:
         provider = make("openai", server, providers, WINDOW)
         # The system prompt and the reserved output leave no room for any history.
-        session = Session(provider, system=system_prompt(125_000), max_tokens=RESERVED)
+        session = Session(provider, system=system_prompt(125_000), max_output_tokens=RESERVED)
         with pytest.raises(ContextOverflowError, match="leave no room for history") as info:
             session.send("Hello.")
         assert info.value.limit == WINDOW and info.value.tokens is not None and info.value.tokens > 120_000
         # One round larger than the room left is never split: refused before sending as well.
-        session = Session(provider, system=system_prompt(100_000), max_tokens=RESERVED)
+        session = Session(provider, system=system_prompt(100_000), max_output_tokens=RESERVED)
         ask = "Please review this design. " * 4_000
         assert ac.count_tokens(ask) > 20_000
         with pytest.raises(ContextOverflowError, match="cannot be recompiled"):
@@ -268,7 +273,7 @@ def test_pending_tool_results_count_before_the_next_call(providers: list[Any]) -
     with LLMServer(context_window=WINDOW) as server:
         provider = make("openai", server, providers, WINDOW)
         session = Session(
-            provider, system=system, functions={"lint": lambda a: big}, max_tokens=RESERVED, result_policy=False
+            provider, system=system, functions={"lint": lambda a: big}, max_output_tokens=RESERVED, result_policy=False
         )
         server.enqueue(Reply("", tool_calls=[{"name": "lint", "arguments": {}}]), Reply("done"))
         assert session.run("Lint the tree.").text == "done"

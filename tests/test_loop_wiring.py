@@ -106,7 +106,7 @@ def test_a_compactor_object_compacts_at_its_trigger_not_only_in_the_emergency(se
     server.default = _agent_replies
     provider = make("openai", server, 24_000)
     session = Session(
-        provider, compactor=Compactor("openharness"), system=SYSTEM, result_policy=False, max_tokens=1_000
+        provider, compactor=Compactor("openharness"), system=SYSTEM, result_policy=False, max_output_tokens=1_000
     )
     for step in range(12):
         session.run(f"Step {step}: do the next part")
@@ -224,7 +224,9 @@ def test_a_14_turn_session_flushes_before_every_summary(kind: str, server: LLMSe
         memory=MemoryTools(store),
     )
     log = SessionLog(tmp_path / "s.jsonl", format=provider.format)
-    session = Session(provider, compactor=compactor, system=SYSTEM, log=log, max_tokens=1_000, result_policy=False)
+    session = Session(
+        provider, compactor=compactor, system=SYSTEM, log=log, max_output_tokens=1_000, result_policy=False
+    )
     for step in range(14):
         session.run(f"Step {step}: do the next part")
     summaries = [c for c in session.compactions if c.summary]

@@ -199,7 +199,7 @@ def test_overflow_from_each_api_is_one_exception(server: LLMServer, kind: str) -
 
 @pytest.mark.parametrize("style", sorted(CHAT_STYLES))
 def test_overflow_wordings_of_compatible_servers(server: LLMServer, style: str) -> None:
-    provider = make("openai", server, max_tokens_param="max_tokens")
+    provider = make("openai", server, max_output_tokens_param="max_tokens")
     server.enqueue(Overflow(tokens=5_000, limit=4_096, style=style))
     with pytest.raises(ContextOverflowError) as info:
         provider.complete(ac.Conversation([{"role": "user", "content": "hi"}]))
@@ -232,7 +232,7 @@ def test_completion_text_tools_usage(server: LLMServer, kind: str) -> None:
         )
     )
     conv = ac.Conversation([{"role": "user", "content": "list files"}])
-    done = provider.complete(conv, max_tokens=100, system="be brief")
+    done = provider.complete(conv, max_output_tokens=100, system="be brief")
     assert done.text == "let me look"
     assert [(c.name, c.parsed()) for c in done.tool_calls] == [("bash", {"cmd": "ls"})]
     assert done.usage.input_tokens == 321 and done.usage.output_tokens == 9
@@ -465,7 +465,7 @@ def test_tool_loop_compiles_before_every_call(server: LLMServer) -> None:
     )
     compactor = Compactor(policy)
     big = "x = 1\n" * 300
-    session = Session(provider, compactor=compactor, functions={"read": lambda args: big}, max_tokens=500)
+    session = Session(provider, compactor=compactor, functions={"read": lambda args: big}, max_output_tokens=500)
     server.enqueue(*[Reply("", tool_calls=[{"name": "read", "arguments": {"path": f"f{i}.py"}}]) for i in range(10)])
     server.enqueue(Reply("finished"))
     done = session.run("Read the files.")

@@ -51,7 +51,7 @@ class Compactor:
     ``memory``: the project's memory tools; with them, and a summarizer that has a ``provider``
     (an :class:`~agentcontext.compaction.llm.LLMSummarizer`), auto mode runs the memory flush
     (:func:`~agentcontext.memory.flush.flush_memory`: one silent turn, output bounded by
-    ``flush_max_tokens``, memory tools only) before older history is summarized; ``flush=False``
+    ``flush_max_output_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
     plan, notes, a TODO list) re-read and re-attached after every summary, within their own token
     budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`)."""
@@ -67,7 +67,7 @@ class Compactor:
         store: ResultStore | None = None,
         memory: MemoryTools | None = None,
         flush: bool | None = None,
-        flush_max_tokens: int = 1_024,
+        flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
     ) -> None:
         self.policy = resolve_policy(policy).from_env(environ)
@@ -82,7 +82,7 @@ class Compactor:
             raise ArgumentTypeError(f"flush must be True, False or None, got {type(flush).__name__}")
         self.memory = memory
         self.flush = memory is not None if flush is None else flush
-        self.flush_max_tokens = _checks.count("flush_max_tokens", flush_max_tokens, minimum=1)
+        self.flush_max_output_tokens = _checks.count("flush_max_output_tokens", flush_max_output_tokens, minimum=1)
         self.anchors = anchors
         self.last: CompactionResult | None = None
         self._turns_since = 0

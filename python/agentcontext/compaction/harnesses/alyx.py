@@ -134,7 +134,7 @@ def budget_results(run: LadderState, budget: int) -> None:
         return
     parts.append(work.slice(at))
     budgeted = Conversation.concat(parts)
-    run.event("budgets", work.tokens, budgeted.tokens, results_cut=len(cut), result_max_tokens=budget)
+    run.event("budgets", work.tokens, budgeted.tokens, results_cut=len(cut), result_budget_tokens=budget)
     run.replace_work(budgeted, {c["index"] for c in cut})
 
 
