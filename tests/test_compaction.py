@@ -273,20 +273,20 @@ def test_pinned_messages_are_always_rendered() -> None:
 
 def test_environment_overrides_every_field() -> None:
     env = {
-        "AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "20",
+        "AGENTCONTEXT_COMPACT__RECENT_MESSAGES": "20",
         "AGENTCONTEXT_COMPACT__TRIGGER": "0.7",
         "AGENTCONTEXT_COMPACT__CLEAR_TOOL_RESULTS": "false",
     }
     p = Compactor(environ=env).policy
     assert (p.recent_messages, p.trigger, p.clear_tool_results) == (20, 0.7, False)
     with pytest.raises(ac.OptionError):
-        Compactor(environ={"AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "many"})
+        Compactor(environ={"AGENTCONTEXT_COMPACT__RECENT_MESSAGES": "many"})
     with pytest.raises(ac.OptionError):
         Compactor("nope")
-    per_tool = Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": '{"bash": 4000}'}).policy
+    per_tool = Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_MAX_CHARS": '{"bash": 4000}'}).policy
     assert dict(per_tool.per_tool_max_chars) == {"bash": 4000}
     with pytest.raises(ac.OptionError):
-        Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": "[1, 2]"})
+        Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_MAX_CHARS": "[1, 2]"})
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

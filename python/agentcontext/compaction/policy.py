@@ -99,7 +99,7 @@ class CompactionPolicy:
     and ``target`` are tokens, or fractions of the context window when below 1.
 
     Every field can be overridden by an environment variable ``AGENTCONTEXT_COMPACT__<FIELD>``
-    (for example ``AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES=20``) through :meth:`from_env`,
+    (for example ``AGENTCONTEXT_COMPACT__RECENT_MESSAGES=20``) through :meth:`from_env`,
     which :class:`Compactor` applies by default.
     """
 
