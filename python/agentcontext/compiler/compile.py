@@ -214,7 +214,8 @@ def compile_request(
     """Compile one request from ``working_set`` and a history kept by the caller (a
     :class:`Conversation`, or messages in ``format``, detected when None). ``style`` is the tool
     definition shape (``"anthropic"``, ``"openai"``, ``"responses"``; by default the history's
-    format, ``"openai"`` for JSONL). ``reminders`` are texts for this request only (in plan mode the plan-mode notice
+    format, ``"openai"`` for JSONL). ``max_output_tokens`` is the reply's cap, counted as
+    ``tokens["reserved_output"]``. ``reminders`` are texts for this request only (in plan mode the plan-mode notice
     comes first). Nothing is
     kept between calls."""
     if not isinstance(working_set, WorkingSet):
@@ -269,7 +270,8 @@ class _Previous:
 class Compiler:
     """The stateful compiler a :class:`~agentcontext.Session` calls before every model call.
 
-    ``reminders`` are :class:`Reminder` rules (or a :class:`Reminders`). Events
+    ``hiding`` is how plan mode hides tools (:data:`~agentcontext.compiler.modes.ToolHiding`:
+    ``"filter"`` or ``"deny"``). ``reminders`` are :class:`Reminder` rules (or a :class:`Reminders`). Events
     (:attr:`events`, dicts with an ``event`` key): ``section_changed`` / ``section_added`` /
     ``section_removed`` (with ``cache_prefix_tokens`` and ``request_tokens`` of that request, so
     ``request_tokens - cache_prefix_tokens`` is what the change cost in cache writes),
