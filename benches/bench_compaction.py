@@ -23,7 +23,7 @@ from tests import support
 
 def curve(messages: int = 3000, every: int = 50, budget: int = 20_000) -> None:
     session = support.synthetic_session(messages, seed=5)
-    compactor = Compactor(replace(PRESETS["openharness"], clear_tool_results=False))
+    compactor = Compactor(replace(PRESETS["openharness"].compaction, clear_tool_results=False))
     print(
         f"\n[curve] compact every {every} messages, budget {budget:,}, summary cap {summary_cap(compactor.policy, budget):,}"
     )

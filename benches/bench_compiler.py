@@ -1,4 +1,4 @@
-"""The working-set compiler: plan-mode strategies side by side, and the cost of compiling.
+"""The working-set compiler: the two ways plan mode hides tools (``hiding=``) side by side, and the cost of compiling.
 
     PYTHONPATH=python python benches/bench_compiler.py [--rounds 3] [--calls 40]
 
@@ -78,12 +78,12 @@ def tool_turn(i: int) -> list[dict[str, Any]]:
     ]
 
 
-def strategies(calls: int, skills: Path) -> None:
+def hidings(calls: int, skills: Path) -> None:
     print(f"1. filter vs deny: {calls} calls, 50 tools (20 read-only), 30 skills, mode switches every {calls // 4}")
     rows = []
-    for strategy in ("filter", "deny"):
+    for hiding in ("filter", "deny"):
         ws = WorkingSet(registry=make_registry(), skills=discover_skills([skills]))
-        compiler = Compiler(ws, strategy=strategy)
+        compiler = Compiler(ws, hiding=hiding)
         conv = Conversation([{"role": "user", "content": "Start the task."}], format="anthropic")
         plan_tools = 0
         for call in range(calls):
@@ -100,7 +100,7 @@ def strategies(calls: int, skills: Path) -> None:
         replay = compiler.replay()
         rows.append(
             (
-                strategy,
+                hiding,
                 replay.cache_stability,
                 sum(replay.request_tokens),
                 replay.cache_write_tokens,
@@ -108,7 +108,7 @@ def strategies(calls: int, skills: Path) -> None:
                 sum(1 for e in compiler.events if e["event"] in ("tools_changed", "section_changed")),
             )
         )
-    print(f"   {'strategy':<8} {'cache stability':>16} {'tokens sent':>12} {'cache writes':>13} "
+    print(f"   {'hiding':<8} {'cache stability':>16} {'tokens sent':>12} {'cache writes':>13} "
           f"{'plan tool defs':>15} {'prompt changes':>15}")  # fmt: skip
     for name, stability, sent, writes, plan_tools, changes in rows:
         print(f"   {name:<8} {stability:>16.1%} {sent:>12,} {writes:>13,} {plan_tools:>15,} {changes:>15}")
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         skills = make_skills(Path(tmp) / "skills")
-        strategies(args.calls, skills)
+        hidings(args.calls, skills)
         timing(args.rounds, args.sends, skills)
 
 

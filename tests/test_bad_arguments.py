@@ -33,9 +33,8 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext import errors, importers
+from agentcontext import PRESETS, errors, importers
 from agentcontext._core import check_memory_record, search_log, search_messages
-from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.compaction import CompactionPolicy, Compactor, Harness
 from agentcontext.compaction.harnesses.alyx import Alyx
 from agentcontext.compaction.harnesses.claude_code import ClaudeCode
@@ -46,6 +45,8 @@ from agentcontext.memory import conversation_search
 from agentcontext.sessions import SnapshotStore
 
 from .llm_server import LLMServer
+
+BUDGET_PRESETS = {name: preset.budgets for name, preset in PRESETS.items() if preset.budgets is not None}
 
 MESSAGES = [
     {"role": "user", "content": "read the config"},
@@ -190,7 +191,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy.with_overhead:tokens": ("count", lambda v, _: CompactionPolicy().with_overhead(v)),
     "Compactor.compact:overhead": ("count", lambda v, _: Compactor().compact(conv(), overhead=v)),
     "Compactor.maybe_compact:overhead": ("count", lambda v, _: Compactor().maybe_compact(conv(), overhead=v)),
-    "Compactor:flush_max_tokens": ("positive", lambda v, _: Compactor(flush_max_tokens=v)),
+    "Compactor:flush_max_output_tokens": ("positive", lambda v, _: Compactor(flush_max_output_tokens=v)),
     "MemoryIndex.render:max_lines": ("positive", lambda v, f: memory(f).index.render(max_lines=v)),
     "MemoryIndex.render:max_bytes": ("positive", lambda v, f: memory(f).index.render(max_bytes=v)),
     "MemoryIndex.search:limit": ("positive", lambda v, f: memory(f).index.search("x", limit=v)),
@@ -228,7 +229,7 @@ CASES: dict[str, tuple[str, Call]] = {
         for f in dataclasses.fields(CompactionPolicy)
         if f.type == "int"
     },
-    "CompactionPolicy:result_budget_chars": ("optional", policy_field("result_budget_chars")),
+    "CompactionPolicy:result_max_chars": ("optional", policy_field("result_max_chars")),
     **{
         f"{h.__name__}:{f.name}": ("count", harness_field(h, f.name))
         for h in (Alyx, ClaudeCode, Codex, OpenClaw)
@@ -244,7 +245,7 @@ CASES: dict[str, tuple[str, Call]] = {
         "seconds",
         lambda v, _: Compactor("openclaw").maybe_compact(conv(), idle_seconds=v),
     ),
-    "Alyx:result_budget_tokens": ("optional_positive", harness_field(Alyx, "result_budget_tokens")),
+    "Alyx:result_max_tokens": ("optional_positive", harness_field(Alyx, "result_max_tokens")),
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy:remaining_turns": ("number", policy_field("remaining_turns")),
@@ -258,7 +259,7 @@ CASES: dict[str, tuple[str, Call]] = {
         f"ToolResultPolicy:{p}": (kind, tool_policy_field(p))
         for p, kind in (
             ("context_window", "count"),
-            ("budget_chars", "optional"),
+            ("max_chars", "optional"),
             ("persist_over_chars", "optional"),
             ("preview_chars", "count"),
             ("message_limit_chars", "optional"),
@@ -315,8 +316,11 @@ CASES: dict[str, tuple[str, Call]] = {
             "gpt-test", api_key="k", base_url="http://127.0.0.1:9/v1", context_window=v
         ),
     ),
-    "Provider.complete:max_tokens": ("positive", lambda v, _: chat_provider().complete(conv(), max_tokens=v)),
-    "Session:max_tokens": ("positive", lambda v, _: ac.Session(chat_provider(), max_tokens=v)),
+    "Provider.complete:max_output_tokens": (
+        "positive",
+        lambda v, _: chat_provider().complete(conv(), max_output_tokens=v),
+    ),
+    "Session:max_output_tokens": ("positive", lambda v, _: ac.Session(chat_provider(), max_output_tokens=v)),
     "Session.run:max_steps": ("positive", lambda v, _: ac.Session(chat_provider()).run("hi", max_steps=v)),
     "SessionLog.working_set:upto_compaction": ("optional", lambda v, f: session_log(f).working_set(upto_compaction=v)),
     "SessionLog.append:start": ("count", lambda v, f: session_log(f).append(conv(), v)),

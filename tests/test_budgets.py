@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentcontext as ac
-from agentcontext.budgets import PRESETS, FileReader, OpenFiles, ResultStore, ToolResultPolicy, fit_project_files
+from agentcontext.budgets import FileReader, OpenFiles, ResultStore, ToolResultPolicy, fit_project_files
 from tests import support
 
 UNITS = ["chars", "bytes", "lines", "tokens"]
@@ -97,14 +97,15 @@ def corpus_tool_results() -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(n for n, p in ac.PRESETS.items() if p.budgets is not None))
 def test_every_corpus_tool_result_through_every_preset(name: str, transcripts: Path) -> None:
-    preset = PRESETS[name]
+    preset = ac.PRESETS[name].budgets
+    assert preset is not None
     results = corpus_tool_results()
     assert len(results) > (1900 if support.full_corpus() else 600)
     for budget in (500, 4000):
         policy = preset.result_policy().__class__(
-            budget_chars=budget, strategy=preset.strategy, head_share=preset.head_share, persist_over_chars=None
+            max_chars=budget, strategy=preset.strategy, head_share=preset.head_share, persist_over_chars=None
         )
         for where, content in results:
             r = policy.apply(content)
@@ -193,8 +194,8 @@ def test_two_processes_persisting_the_same_result_leave_one_intact_file(tmp_path
 def test_policy_truncates_persists_and_caps_a_message(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     policy = ToolResultPolicy(context_window=200_000, store=store)
-    assert policy.default_budget == 16_000
-    assert ToolResultPolicy(context_window=8_000).default_budget == 9_600  # 30% of 8K tokens, 4 chars each
+    assert policy.default_max_chars == 16_000
+    assert ToolResultPolicy(context_window=8_000).default_max_chars == 9_600  # 30% of 8K tokens, 4 chars each
 
     small = policy.apply("ok")
     assert small.action == "kept" and small.text == "ok"
@@ -213,7 +214,7 @@ def test_policy_truncates_persists_and_caps_a_message(tmp_path: Path) -> None:
     assert store.get(persisted.recall_id) == huge
 
     results = [("read", "a" * 45_000), ("read", "b" * 45_000), ("grep", "c" * 30_000)]
-    capped = ToolResultPolicy(budget_chars=50_000, message_limit_chars=60_000, store=store).apply_message(results)
+    capped = ToolResultPolicy(max_chars=50_000, message_limit_chars=60_000, store=store).apply_message(results)
     # 120,000 chars in all: the two largest are persisted (largest first) until the rest fit.
     assert [r.action for r in capped] == ["persisted", "persisted", "kept"]
     assert sum(len(r.text) for r in capped) <= 60_000

@@ -93,7 +93,7 @@ class Larger:
 @pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
 def test_auto_failure_keeps_the_cleared_conversation(summarizer: Any) -> None:
     conv = session_conv()
-    policy = PRESETS["openharness"].for_budget(conv.tokens // 8)
+    policy = PRESETS["openharness"].compaction.for_budget(conv.tokens // 8)
     policy = CompactionPolicy(**{**policy.__dict__, "drop_oldest_groups": False})
     compactor = Compactor(policy, summarizer=summarizer, fallback=None)
     result = compactor.compact(conv)
@@ -201,7 +201,7 @@ def test_an_updated_summary_keeps_the_latest_request_when_no_new_one_came() -> N
     conv = ac.Conversation(
         [{"role": "system", "content": "Be careful."}, {"role": "user", "content": ask}, *loop(0, 8)]
     )
-    policy = dataclasses.replace(PRESETS["openharness"], clear_tool_results=False, preserve_recent_messages=2)
+    policy = dataclasses.replace(PRESETS["openharness"].compaction, clear_tool_results=False, recent_messages=2)
     first = Compactor(policy).compact(conv, budget=conv.tokens // 3)
     assert first.summary is not None and ask in first.summary
     grown = ac.Conversation([*first.conversation.to_openai(), *loop(8, 16)])
@@ -273,20 +273,20 @@ def test_pinned_messages_are_always_rendered() -> None:
 
 def test_environment_overrides_every_field() -> None:
     env = {
-        "AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "20",
+        "AGENTCONTEXT_COMPACT__RECENT_MESSAGES": "20",
         "AGENTCONTEXT_COMPACT__TRIGGER": "0.7",
         "AGENTCONTEXT_COMPACT__CLEAR_TOOL_RESULTS": "false",
     }
     p = Compactor(environ=env).policy
-    assert (p.preserve_recent_messages, p.trigger, p.clear_tool_results) == (20, 0.7, False)
+    assert (p.recent_messages, p.trigger, p.clear_tool_results) == (20, 0.7, False)
     with pytest.raises(ac.OptionError):
-        Compactor(environ={"AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "many"})
+        Compactor(environ={"AGENTCONTEXT_COMPACT__RECENT_MESSAGES": "many"})
     with pytest.raises(ac.OptionError):
         Compactor("nope")
-    per_tool = Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": '{"bash": 4000}'}).policy
-    assert dict(per_tool.per_tool_budget_chars) == {"bash": 4000}
+    per_tool = Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_MAX_CHARS": '{"bash": 4000}'}).policy
+    assert dict(per_tool.per_tool_max_chars) == {"bash": 4000}
     with pytest.raises(ac.OptionError):
-        Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_BUDGET_CHARS": "[1, 2]"})
+        Compactor(environ={"AGENTCONTEXT_COMPACT__PER_TOOL_MAX_CHARS": "[1, 2]"})
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -525,7 +525,9 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
         def summarize(self, request: SummaryRequest) -> str:
             raise RuntimeError("nope")
 
-    policy = CompactionPolicy(**{**PRESETS["openharness"].for_budget(budget).__dict__, "drop_oldest_groups": False})
+    policy = CompactionPolicy(
+        **{**PRESETS["openharness"].compaction.for_budget(budget).__dict__, "drop_oldest_groups": False}
+    )
     failed = Compactor(policy, summarizer=FailingOffline(), fallback=None).compact(conv)
     assert [s.stage for s in failed.stages] == ["clear", "summarize", "clear"]
     assert failed.conversation._export_each() == cleared._export_each(), "auto failure keeps the cleared conversation"

@@ -156,7 +156,7 @@ def test_without_a_summary_every_run_of_dropped_messages_gets_a_marker(tmp_path:
             {"role": "assistant", "content": f"Answer {i}: " + "because " * 80},
         ]
     conv = ac.Conversation(messages)
-    policy = dataclasses.replace(PRESETS["openharness"], summarize=False, clear_tool_results=False)
+    policy = dataclasses.replace(PRESETS["openharness"].compaction, summarize=False, clear_tool_results=False)
     store = ac.ResultStore(tmp_path / "store")
     result = Compactor(policy, store=store).compact(conv, budget=conv.tokens // 3)
     assert result.fits
@@ -264,7 +264,7 @@ def test_rounds_dropped_from_the_summary_request_under_a_budget(server: Any, tmp
 
 def test_rounds_dropped_from_codexs_summary_request(server: Any, tmp_path: Path) -> None:
     # Codex keeps the user messages beside its summary: the marker counts only the others.
-    policy = dataclasses.replace(PRESETS["codex"], harness=_CodexDroppingRounds(trigger_margin=0))
+    policy = dataclasses.replace(PRESETS["codex"].compaction, harness=_CodexDroppingRounds(trigger_margin=0))
     conv, result, _ = _dropped_rounds_case(server, tmp_path, 1, policy, manual=True)
     summarize = next(s for s in result.stages if s.stage == "summarize")
     assert summarize.detail.get("dropped_messages", 0) > 0
@@ -336,7 +336,7 @@ def test_messages_omitted_from_a_truncated_summary_request_under_codex(server: A
 
     conv = session(60, result_chars=6_000)
     policy = dataclasses.replace(
-        PRESETS["codex"], harness=_CodexTruncating(sliding_window=None, memory_warning=None),
+        PRESETS["codex"].compaction, harness=_CodexTruncating(sliding_window=None, memory_warning=None),
         context_window=conv.tokens, reserved_output=0,
         safety_margin=0, trigger=0.9, target=0.45, summary_max_tokens=200,
     )  # fmt: skip

@@ -291,8 +291,8 @@ def test_mcp_import_metadata_and_bad_lists() -> None:
     assert [t.name for t in added] == ["mcp__gh__grep"]
 
 
-@pytest.mark.parametrize("strategy", ["filter", "deny"])
-def test_plan_hides_every_write_tool_and_refuses_forged_calls(strategy: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("hiding", ["filter", "deny"])
+def test_plan_hides_every_write_tool_and_refuses_forged_calls(hiding: str, tmp_path: Path) -> None:
     ran: list[str] = []
     reg = Registry()
     # Names that look harmless or harmful on purpose: only the metadata counts.
@@ -302,7 +302,7 @@ def test_plan_hides_every_write_tool_and_refuses_forged_calls(strategy: str, tmp
     reg.tool("fetch", "Remote read.", lambda a: ran.append("f") or "x", read_only=True, execution_domain="remote")
     store = MemoryStore(directory=tmp_path / "mem")
     ws = WorkingSet(registry=reg, memory=store)
-    compiler = Compiler(ws, strategy=strategy)
+    compiler = Compiler(ws, hiding=hiding)
     conv = Conversation([{"role": "user", "content": "plan it"}], format="openai")
     default = compiler.compile(conv)
     compiler.set_mode("plan")
@@ -311,7 +311,7 @@ def test_plan_hides_every_write_tool_and_refuses_forged_calls(strategy: str, tmp
     assert set(plan.hidden) == writes
     assert set(plan.visible) == {"delete_everything", "fetch", "memory_show", "memory_list", "memory_search"}
     sent = {t["function"]["name"] for t in plan.tools or []}
-    if strategy == "filter":
+    if hiding == "filter":
         assert sent == set(plan.visible)
         assert plan.tokens["tools"] < default.tokens["tools"]
     else:
@@ -369,7 +369,7 @@ def test_sections_in_order_and_tokens_per_source(tmp_path: Path) -> None:
         ],
         format="openai",
     )
-    r = compile_request(conv, ws, max_tokens=1000, reminders=["Mind the tests."])
+    r = compile_request(conv, ws, max_output_tokens=1000, reminders=["Mind the tests."])
     assert [s.name for s in r.sections] == ["base", "tools", "skills", "environment", "instructions", "memory", "goal"]
     assert r.system == "\n".join(s.text for s in r.sections)
     for s in r.sections:
@@ -387,8 +387,8 @@ def test_sections_in_order_and_tokens_per_source(tmp_path: Path) -> None:
     assert bare.sections == [] and bare.tools is None and bare.system == ""
     with pytest.raises(OptionError, match="mode"):
         compile_request([], ws, mode="yolo", format="openai")
-    with pytest.raises(OptionError, match="strategy"):
-        compile_request([], ws, strategy="both", format="openai")
+    with pytest.raises(OptionError, match="hiding"):
+        compile_request([], ws, hiding="both", format="openai")
 
 
 def test_section_change_is_an_event_with_its_cache_cost(tmp_path: Path) -> None:
@@ -525,7 +525,7 @@ def test_cli_prompt_text_json_and_bad_input(tmp_path: Path, capsys: pytest.Captu
     assert "tools sent in plan mode (filter): get, LoadSkill" in out
     assert "hidden: put: plan mode allows only read-only tools" in out
     assert "skills not loaded (" in out and "no front matter" in out
-    assert main([*args, "--mode", "plan", "--strategy", "deny", "--json"]) == 0
+    assert main([*args, "--mode", "plan", "--hiding", "deny", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [t["name"] for t in report["tools"]] == ["get", "put", "LoadSkill"]
     assert report["hidden"] == {"put": "plan mode allows only read-only tools and this one can change state"}
@@ -536,7 +536,7 @@ def test_cli_prompt_text_json_and_bad_input(tmp_path: Path, capsys: pytest.Captu
     os.mkfifo(tmp_path / "fifo.json")
     bad = [
         ["--mode", "yolo"],
-        ["--strategy", "both"],
+        ["--hiding", "both"],
         ["--workspace", str(tmp_path / "none")],
         ["--skills", str(tmp_path / "AGENTS.md")],
         ["--mcp", "noequals"],
@@ -562,9 +562,9 @@ def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
         lambda: Goal("g", object()),  # type: ignore[arg-type]
         lambda: EvidenceJudge(),
         lambda: Compiler(mode=1),  # type: ignore[arg-type]
-        lambda: Compiler(strategy="FILTER"),
+        lambda: Compiler(hiding="FILTER"),
         lambda: Compiler(working_set={}),  # type: ignore[arg-type]
-        lambda: Compiler().compile(conv, max_tokens=0),
+        lambda: Compiler().compile(conv, max_output_tokens=0),
         lambda: Compiler().compile(conv, style="xml"),
         lambda: compile_request(conv, {}),  # type: ignore[arg-type]
         lambda: compile_request(conv, WorkingSet(), reminders="text"),

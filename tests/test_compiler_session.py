@@ -128,11 +128,11 @@ def test_compiles_before_every_call_inside_tool_loops(kind: str, providers: list
     assert replay.prefix_tokens[2] >= replay.request_tokens[1] - compiler.requests[1].tokens["reminders"]
 
 
-@pytest.mark.parametrize("strategy", ["filter", "deny"])
+@pytest.mark.parametrize("hiding", ["filter", "deny"])
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
-def test_plan_mode_refuses_forged_hidden_call(kind: str, strategy: str, providers: list[Any]) -> None:
+def test_plan_mode_refuses_forged_hidden_call(kind: str, hiding: str, providers: list[Any]) -> None:
     ran: list[str] = []
-    compiler = Compiler(WorkingSet(registry=registry(ran)), mode="plan", strategy=strategy)
+    compiler = Compiler(WorkingSet(registry=registry(ran)), mode="plan", hiding=hiding)
     with LLMServer() as server:
         session = Session(make(kind, server, providers), compiler=compiler)
         # The model calls tools it was not shown (filter) or told not to use (deny).
@@ -146,7 +146,7 @@ def test_plan_mode_refuses_forged_hidden_call(kind: str, strategy: str, provider
         requests = list(server.requests)
     assert ran == ["read_file"]
     shown = tool_names(requests[0])
-    assert shown == (["read_file"] if strategy == "filter" else ["read_file", "write_file", "bash"])
+    assert shown == (["read_file"] if hiding == "filter" else ["read_file", "write_file", "bash"])
     refused = [e["tool"] for e in compiler.events if e["event"] == "tool_refused"]
     assert refused == ["bash", "write_file"]
     history = json.dumps(session.conversation.to_jsonl())
@@ -240,7 +240,7 @@ def test_llm_judge_has_no_tools_and_a_small_working_set(kind: str, providers: li
 
 def test_plan_refuses_functions_without_metadata_but_not_recall(providers: list[Any]) -> None:
     ran: list[str] = []
-    compiler = Compiler(WorkingSet(registry=registry(ran)), mode="plan", strategy="deny")
+    compiler = Compiler(WorkingSet(registry=registry(ran)), mode="plan", hiding="deny")
     with LLMServer() as server:
         session = Session(
             make("openai", server, providers),

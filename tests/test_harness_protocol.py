@@ -49,16 +49,19 @@ def test_a_custom_harness_changes_rungs_through_its_hooks() -> None:
 
 
 def test_harness_options_scale_and_follow_a_budget() -> None:
-    policy = PRESETS["claude-code"]
+    policy = PRESETS["claude-code"].compaction
     assert policy.harness == ClaudeCode(trigger_margin=13_000)
     assert policy.scaled(2.0).harness == ClaudeCode(trigger_margin=6_500)
     assert policy.for_budget(50_000).harness == ClaudeCode(trigger_margin=0)
-    assert PRESETS["openharness"].harness == Harness() and PRESETS["openharness"].scaled(2.0).harness == Harness()
-    with pytest.raises(OptionError, match="MAX_HISTORY_SHARE"):
-        PRESETS["openclaw"].from_env({"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "half"})
-    assert PRESETS["openclaw"].from_env({"AGENTCONTEXT_COMPACT__SOFT_TRIM_CHARS": "none"}).harness == OpenClaw(
-        soft_trim_chars=None
+    assert (
+        PRESETS["openharness"].compaction.harness == Harness()
+        and PRESETS["openharness"].compaction.scaled(2.0).harness == Harness()
     )
+    with pytest.raises(OptionError, match="MAX_HISTORY_SHARE"):
+        PRESETS["openclaw"].compaction.from_env({"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "half"})
+    assert PRESETS["openclaw"].compaction.from_env(
+        {"AGENTCONTEXT_COMPACT__SOFT_TRIM_CHARS": "none"}
+    ).harness == OpenClaw(soft_trim_chars=None)
 
 
 def _imports(path: Path) -> list[str]:

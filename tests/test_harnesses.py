@@ -19,7 +19,6 @@ import pytest
 
 import agentcontext as ac
 from agentcontext._core import count_tokens
-from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.compaction.harnesses import claude_code, codex, pi
@@ -32,6 +31,8 @@ from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.flush import FLUSH_INSTRUCTION
 from tests import support
 from tests.llm_server import LLMServer, Overflow, Reply
+
+BUDGET_PRESETS = {name: preset.budgets for name, preset in PRESETS.items() if preset.budgets is not None}
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
          "xi", "omicron", "rho", "sigma", "tau"]  # fmt: skip
@@ -83,7 +84,7 @@ def _sent_texts(server: LLMServer, k: int) -> str:
 
 
 def test_claude_code_triggers_at_window_less_output_less_13000() -> None:
-    p = PRESETS["claude-code"]
+    p = PRESETS["claude-code"].compaction
     # 200,000 - 20,000 reserved for the summary's output - the 13,000 buffer (187,000 before).
     assert p.trigger_tokens == 167_000
     assert replace(p, context_window=100_000).trigger_tokens == 67_000
@@ -241,14 +242,17 @@ def test_claude_code_drops_rounds_instead_of_staging_when_over_the_summarizers_w
 
 
 def test_the_summarizer_overflow_is_the_harness_s() -> None:
-    assert PRESETS["claude-code"].harness.summarizer_overflow == "drop_rounds"
-    assert PRESETS["letta"].harness.summarizer_overflow == "truncate"
-    assert PRESETS["openharness"].harness.summarizer_overflow == "stage"
+    assert PRESETS["claude-code"].compaction.harness.summarizer_overflow == "drop_rounds"
+    assert PRESETS["letta"].compaction.harness.summarizer_overflow == "truncate"
+    assert PRESETS["openharness"].compaction.harness.summarizer_overflow == "stage"
     with pytest.raises(ArgumentTypeError, match="harness must be a Harness"):
         CompactionPolicy("x", harness="claude-code")  # type: ignore[arg-type]
-    policy = PRESETS["claude-code"].from_env({"AGENTCONTEXT_COMPACT__TRIGGER_MARGIN": "3000"})
+    policy = PRESETS["claude-code"].compaction.from_env({"AGENTCONTEXT_COMPACT__TRIGGER_MARGIN": "3000"})
     assert policy.harness == ClaudeCode(trigger_margin=3_000)
-    assert PRESETS["claude-code"].from_env({"AGENTCONTEXT_COMPACT__SLIDING_WINDOW": "0.5"}) == PRESETS["claude-code"]
+    assert (
+        PRESETS["claude-code"].compaction.from_env({"AGENTCONTEXT_COMPACT__SLIDING_WINDOW": "0.5"})
+        == PRESETS["claude-code"].compaction
+    )
 
 
 # -- Pi: split turns ---------------------------------------------------------------------------------
@@ -263,7 +267,7 @@ def _pi_session() -> ac.Conversation:
 
 def test_pi_splits_a_turn_larger_than_the_kept_budget() -> None:
     conv = _pi_session()
-    policy = replace(PRESETS["pi"], context_window=conv.tokens + 10_000)  # trigger at window - 16,384
+    policy = replace(PRESETS["pi"].compaction, context_window=conv.tokens + 10_000)  # trigger at window - 16,384
     assert conv.tokens > policy.trigger_tokens
     turn_start = next(i for i, m in enumerate(conv.to_jsonl()) if str(m.get("content")).startswith("Refactor"))
     result = Compactor(policy).maybe_compact(conv)
@@ -421,12 +425,12 @@ def test_alyx_is_a_preset_everywhere() -> None:
     assert "alyx" in PRESETS and "alyx" in BUDGET_PRESETS and "alyx" in ac.PRESETS
     policy = ac.PRESETS["alyx"].compaction
     alyx = policy.harness
-    assert isinstance(alyx, Alyx) and alyx.result_budget_tokens == 10_000 and alyx.checkpoint_tokens == 50_000
+    assert isinstance(alyx, Alyx) and alyx.result_max_tokens == 10_000 and alyx.checkpoint_tokens == 50_000
     assert policy.trigger_tokens == 50_000 and "read_file" in alyx.dedup_tools
     with pytest.raises(ArgumentTypeError, match="dedup_tools"):
         Alyx(dedup_tools=["read_file"])  # type: ignore[arg-type]
-    with pytest.raises(OptionError, match="result_budget_tokens"):
-        Alyx(result_budget_tokens=0)
+    with pytest.raises(OptionError, match="result_max_tokens"):
+        Alyx(result_max_tokens=0)
 
 
 def test_alyx_cuts_each_result_to_the_largest_head_within_10000_tokens(tmp_path: Path) -> None:

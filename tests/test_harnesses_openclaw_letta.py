@@ -77,7 +77,7 @@ def test_openclaw_triggers_on_the_history_share_of_the_whole_window() -> None:
     history = openclaw.history_tokens(conv)
     system = conv.tokens - history
     assert system > history  # the system prompt is the larger part
-    exact = dataclasses.replace(PRESETS["openclaw"], context_window=2 * history)
+    exact = dataclasses.replace(PRESETS["openclaw"].compaction, context_window=2 * history)
     # The whole conversation is far over half the window; the history is exactly half: no compaction,
     # with or without tool definitions outside the conversation.
     assert conv.tokens > 0.5 * exact.context_window
@@ -97,7 +97,7 @@ def test_openclaw_summarizes_the_oldest_chunks_first_then_merges_the_rest() -> N
     conv = session(40)
     recording = Recording()
     policy = dataclasses.replace(
-        PRESETS["openclaw"], context_window=conv.tokens // 2, reserved_output=0, safety_margin=0,
+        PRESETS["openclaw"].compaction, context_window=conv.tokens // 2, reserved_output=0, safety_margin=0,
         clear_tool_results=False, summarizer_window=conv.tokens,
     )  # fmt: skip
     result = Compactor(policy, summarizer=recording).compact(conv)
@@ -123,7 +123,7 @@ def test_openclaw_chunk_summaries_are_staged_with_a_merge_when_over_the_summariz
     conv = session(40)
     recording = Recording()
     policy = dataclasses.replace(
-        PRESETS["openclaw"], context_window=conv.tokens // 2, reserved_output=0, safety_margin=0,
+        PRESETS["openclaw"].compaction, context_window=conv.tokens // 2, reserved_output=0, safety_margin=0,
         clear_tool_results=False, summarizer_window=conv.tokens // 6,
     )  # fmt: skip
     result = Compactor(policy, summarizer=recording).compact(conv)
@@ -156,7 +156,7 @@ def with_options(policy: CompactionPolicy, **changes: Any) -> CompactionPolicy:
 
 def openclaw_policy(conv: ac.Conversation, target: float) -> CompactionPolicy:
     return dataclasses.replace(
-        PRESETS["openclaw"], context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.9,
+        PRESETS["openclaw"].compaction, context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.9,
         target=target, summarize=False, drop_oldest_groups=False,
     )  # fmt: skip
 
@@ -233,14 +233,15 @@ def test_the_ttl_and_history_share_options_are_checked() -> None:
     env = {"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "0.4", "AGENTCONTEXT_COMPACT__CACHE_TTL_SECONDS": "60",
            "AGENTCONTEXT_COMPACT__SLIDING_WINDOW": "none"}  # fmt: skip
     # The options of the policy's harness are set; those of other harnesses do not apply.
-    assert PRESETS["openclaw"].from_env(env).harness == OpenClaw(max_history_share=0.4, cache_ttl_seconds=60)
-    assert PRESETS["letta"].from_env(env).harness == Letta(sliding_window=None)
+    assert PRESETS["openclaw"].compaction.from_env(env).harness == OpenClaw(max_history_share=0.4, cache_ttl_seconds=60)
+    assert PRESETS["letta"].compaction.from_env(env).harness == Letta(sliding_window=None)
     with pytest.raises(OptionError):
-        PRESETS["openclaw"].from_env({"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "half"})
+        PRESETS["openclaw"].compaction.from_env({"AGENTCONTEXT_COMPACT__MAX_HISTORY_SHARE": "half"})
 
 
 def test_other_presets_have_none_of_these_behaviours() -> None:
-    for name, policy in PRESETS.items():
+    for name, preset in PRESETS.items():
+        policy = preset.compaction
         if name not in ("openclaw", "letta"):
             assert not isinstance(policy.harness, (OpenClaw, Letta)), name
             assert policy.harness.summarizer_overflow != "truncate", name  # claude-code drops rounds instead
@@ -251,7 +252,7 @@ def test_other_presets_have_none_of_these_behaviours() -> None:
 
 def letta_policy(conv: ac.Conversation) -> CompactionPolicy:
     return dataclasses.replace(
-        PRESETS["letta"], context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.9, target=0.45,
+        PRESETS["letta"].compaction, context_window=conv.tokens, reserved_output=0, safety_margin=0, trigger=0.9, target=0.45,
         summary_max_tokens=200,
     )  # fmt: skip
 
@@ -290,9 +291,9 @@ def test_letta_window_gives_up_to_the_last_round_when_no_step_fits() -> None:
 
 
 def test_letta_memory_warning_is_a_pressure_reminder_at_75_percent() -> None:
-    rule = letta.memory_warning(PRESETS["letta"])
+    rule = letta.memory_warning(PRESETS["letta"].compaction)
     assert rule is not None and rule.on == "pressure" and rule.share == 0.75
-    assert letta.memory_warning(PRESETS["openclaw"]) is None
+    assert letta.memory_warning(PRESETS["openclaw"].compaction) is None
     reminders = Reminders([rule])
     reminders.pressure(74_000, 100_000)
     assert reminders.take() == []
@@ -322,7 +323,7 @@ def test_a_letta_session_warns_before_it_compacts(providers: list[Any]) -> None:
             "gpt-test", base_url=server.url + "/v1", api_key="k", max_retries=0, context_window=100_000
         )
         providers.append(provider)
-        session = Session(provider, compactor="letta", compiler=compiler, max_tokens=256)
+        session = Session(provider, compactor="letta", compiler=compiler, max_output_tokens=256)
         assert letta.memory_warning(session.compactor.policy) in compiler.reminders.rules
         server.enqueue(Reply("ok"), Reply("ok"))
         session.send("short question")

@@ -118,7 +118,7 @@ def test_repeated_compaction_keeps_the_summary_bounded() -> None:
     session = support.synthetic_session(1500, seed=5)
     budget = 20_000
     # No clearing: every compaction summarizes (with it, most of them only clear).
-    compactor = Compactor(replace(PRESETS["openharness"], clear_tool_results=False))
+    compactor = Compactor(replace(PRESETS["openharness"].compaction, clear_tool_results=False))
     cap = summary_cap(compactor.policy, budget)
     conv = ac.Conversation(session[:50], format="openai")
     sizes: list[int] = []
@@ -212,7 +212,7 @@ def test_the_plan_survives_every_compaction(tmp_path: Path) -> None:
     anchors = WorkspaceAnchors([plan], max_tokens=300)
     session = support.synthetic_session(1200, seed=9)
     # Anchors come back with every summary (clearing alone removes no request or plan).
-    compactor = Compactor(replace(PRESETS["openharness"], clear_tool_results=False), anchors=anchors)
+    compactor = Compactor(replace(PRESETS["openharness"].compaction, clear_tool_results=False), anchors=anchors)
     conv = ac.Conversation(session[:100], format="openai")
     budget = 12_000
     rounds = 0
@@ -315,7 +315,7 @@ def test_a_recent_part_larger_than_the_budget_is_not_summarized_twice() -> None:
     # second one with a quarter of the budget (pooled retention at 25%: 0.843 against 0.929).
     conv = ac.Conversation(support.synthetic_session(400, seed=11), format="openai")
     budget = 12_000
-    assert conv.tokens > 4 * budget and PRESETS["pi"].keep_recent_tokens > budget
+    assert conv.tokens > 4 * budget and PRESETS["pi"].compaction.recent_tokens > budget
     for preset in ("pi", "codex"):
         result = Compactor(preset).compact(conv, budget=budget)
         assert result.fits and result.conversation.validate() == []

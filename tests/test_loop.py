@@ -98,7 +98,7 @@ def test_huge_tool_result_enters_budgeted_and_recalls(kind: str, providers: list
     policy = session.result_policy
     assert policy is not None
     # Over persist_over_chars: stored in full, a preview with its size and recall id enters.
-    assert len(text) <= policy.preview_chars <= policy.budget_for("build")
+    assert len(text) <= policy.preview_chars <= policy.max_chars_for("build")
     assert text.startswith(f"[Full result stored: 150,000 chars, {big.count(chr(10)) + 1:,} lines; recall id {rid}]")
     # The preview is head + marker + tail of the original.
     preview = text.split("\n", 1)[1]
@@ -125,7 +125,7 @@ def test_cut_result_is_head_marker_tail_within_budget(providers: list[Any], tmp_
         server.enqueue(Reply("", tool_calls=[{"name": "build", "arguments": {}}]), Reply("done"))
         session.run("Build it.")
         (text,) = tool_outputs(server.requests[1])
-    assert len(text) <= policy.budget_for("build") == 16_000
+    assert len(text) <= policy.max_chars_for("build") == 16_000
     assert text.startswith("HEAD: cargo build --release\n") and text.endswith("TAIL: exit status 101")
     rid = ResultStore.id_for(big)
     assert f'recall(id="{rid}")' in text
@@ -158,7 +158,7 @@ def test_per_tool_override_and_opt_out(providers: list[Any], tmp_path: Any) -> N
     dump_out = big_result(55_000)
     store = ResultStore(tmp_path / "store")
     policy = ToolResultPolicy(
-        context_window=200_000, budget_chars=8_000, per_tool={"grep": 1_000, "dump": 60_000}, store=store
+        context_window=200_000, max_chars=8_000, per_tool={"grep": 1_000, "dump": 60_000}, store=store
     )
     assert len(grep_out) > 1_000 and len(ls_out) < 8_000
     calls = [{"name": n, "arguments": {}} for n in ("grep", "ls", "dump")]
@@ -226,7 +226,12 @@ def test_system_prompt_and_reserved_output_trigger_compaction(kind: str, provide
         provider = make(kind, server, providers, WINDOW)
         policy = CompactionPolicy(context_window=WINDOW, reserved_output=RESERVED)
         session = Session(
-            provider, conversation=conv, system=system, tools=tools, max_tokens=RESERVED, compactor=ac.Compactor(policy)
+            provider,
+            conversation=conv,
+            system=system,
+            tools=tools,
+            max_output_tokens=RESERVED,
+            compactor=ac.Compactor(policy),
         )
         server.enqueue(Reply("done"))
         assert session.send().text == "done"
@@ -244,12 +249,12 @@ def test_request_that_cannot_fit_is_not_sent(providers: list[Any]) -> None:
     with LLMServer(context_window=WINDOW) as server:
         provider = make("openai", server, providers, WINDOW)
         # The system prompt and the reserved output leave no room for any history.
-        session = Session(provider, system=system_prompt(125_000), max_tokens=RESERVED)
+        session = Session(provider, system=system_prompt(125_000), max_output_tokens=RESERVED)
         with pytest.raises(ContextOverflowError, match="leave no room for history") as info:
             session.send("Hello.")
         assert info.value.limit == WINDOW and info.value.tokens is not None and info.value.tokens > 120_000
         # One round larger than the room left is never split: refused before sending as well.
-        session = Session(provider, system=system_prompt(100_000), max_tokens=RESERVED)
+        session = Session(provider, system=system_prompt(100_000), max_output_tokens=RESERVED)
         ask = "Please review this design. " * 4_000
         assert ac.count_tokens(ask) > 20_000
         with pytest.raises(ContextOverflowError, match="cannot be recompiled"):
@@ -268,7 +273,7 @@ def test_pending_tool_results_count_before_the_next_call(providers: list[Any]) -
     with LLMServer(context_window=WINDOW) as server:
         provider = make("openai", server, providers, WINDOW)
         session = Session(
-            provider, system=system, functions={"lint": lambda a: big}, max_tokens=RESERVED, result_policy=False
+            provider, system=system, functions={"lint": lambda a: big}, max_output_tokens=RESERVED, result_policy=False
         )
         server.enqueue(Reply("", tool_calls=[{"name": "lint", "arguments": {}}]), Reply("done"))
         assert session.run("Lint the tree.").text == "done"

@@ -106,7 +106,7 @@ def test_a_compactor_object_compacts_at_its_trigger_not_only_in_the_emergency(se
     server.default = _agent_replies
     provider = make("openai", server, 24_000)
     session = Session(
-        provider, compactor=Compactor("openharness"), system=SYSTEM, result_policy=False, max_tokens=1_000
+        provider, compactor=Compactor("openharness"), system=SYSTEM, result_policy=False, max_output_tokens=1_000
     )
     for step in range(12):
         session.run(f"Step {step}: do the next part")
@@ -126,7 +126,7 @@ def test_a_compactor_object_compacts_at_its_trigger_not_only_in_the_emergency(se
 def _flush_compactor(server: LLMServer, tmp_path: Path, window: int, **policy: Any) -> tuple[Compactor, MemoryStore]:
     store = MemoryStore(directory=tmp_path / "mem")
     summarizer = LLMSummarizer(make("openai", server, window))
-    base = replace(PRESETS["openharness"], **policy)
+    base = replace(PRESETS["openharness"].compaction, **policy)
     return Compactor(base, summarizer=summarizer, memory=MemoryTools(store)), store
 
 
@@ -147,7 +147,7 @@ def test_the_recompile_path_flushes_the_originals_with_the_system_prompt(server:
 
 def test_the_flush_sees_results_the_clear_stage_cleared_as_they_were(server: LLMServer, tmp_path: Path) -> None:
     server.default = _agent_replies
-    compactor, _ = _flush_compactor(server, tmp_path, 400_000, preserve_recent_messages=4, preserve_recent_tools=1)
+    compactor, _ = _flush_compactor(server, tmp_path, 400_000, recent_messages=4, recent_tools=1)
     msgs = support.synthetic_session(160, seed=7)
     conv = ac.Conversation(msgs, format="openai")
     result = compactor.compact(conv, budget=conv.tokens // 5, system=SYSTEM)
@@ -166,7 +166,7 @@ def test_the_flush_sees_results_the_clear_stage_cleared_as_they_were(server: LLM
 
 def test_the_flush_sees_results_an_earlier_compaction_cleared_from_the_store(server: LLMServer, tmp_path: Path) -> None:
     server.default = _agent_replies
-    compactor, _ = _flush_compactor(server, tmp_path, 400_000, preserve_recent_messages=4)
+    compactor, _ = _flush_compactor(server, tmp_path, 400_000, recent_messages=4)
     compactor.store = ResultStore(tmp_path / "recall")
     msgs = support.synthetic_session(160, seed=8)
     originals = {m["tool_call_id"]: m["content"] for m in msgs if m["role"] == "tool"}
@@ -219,12 +219,14 @@ def test_a_14_turn_session_flushes_before_every_summary(kind: str, server: LLMSe
     store = MemoryStore(directory=tmp_path / "mem")
     provider = make(kind, server, window)
     compactor = Compactor(
-        replace(PRESETS["openharness"], preserve_recent_messages=4),
+        replace(PRESETS["openharness"].compaction, recent_messages=4),
         summarizer=LLMSummarizer(make(kind, server, window)),
         memory=MemoryTools(store),
     )
     log = SessionLog(tmp_path / "s.jsonl", format=provider.format)
-    session = Session(provider, compactor=compactor, system=SYSTEM, log=log, max_tokens=1_000, result_policy=False)
+    session = Session(
+        provider, compactor=compactor, system=SYSTEM, log=log, max_output_tokens=1_000, result_policy=False
+    )
     for step in range(14):
         session.run(f"Step {step}: do the next part")
     summaries = [c for c in session.compactions if c.summary]

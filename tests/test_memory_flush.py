@@ -55,7 +55,7 @@ def test_flush_turn_persists_with_memory_tools_only(kind: str, server: LLMServer
     )
     conv = _conversation()
     before = conv.to_openai()
-    report = flush_memory(make(kind, server), conv, tools, max_tokens=256)
+    report = flush_memory(make(kind, server), conv, tools, max_output_tokens=256)
     assert conv.to_openai() == before  # silent: the caller's conversation is unchanged
     assert report.calls == 3
     assert report.output_tokens == 50
@@ -79,4 +79,4 @@ def test_flush_stops_after_max_steps(server: LLMServer, tmp_path: Path) -> None:
     report = flush_memory(make("openai", server), _conversation(), MemoryTools(store), max_steps=2)
     assert (report.calls, report.truncated, report.written) == (2, True, [])
     with pytest.raises(OptionError):
-        flush_memory(make("openai", server), _conversation(), MemoryTools(store), max_tokens=0)
+        flush_memory(make("openai", server), _conversation(), MemoryTools(store), max_output_tokens=0)

@@ -122,7 +122,11 @@ def _session() -> ac.Conversation:
 def _live(conv: ac.Conversation, **changes: Any) -> CompactionPolicy:
     """openharness with a window the conversation is over the trigger of but still fits."""
     return replace(
-        PRESETS["openharness"], context_window=int(conv.tokens / 0.9), reserved_output=0, safety_margin=0, **changes
+        PRESETS["openharness"].compaction,
+        context_window=int(conv.tokens / 0.9),
+        reserved_output=0,
+        safety_margin=0,
+        **changes,
     )
 
 
@@ -179,7 +183,7 @@ def test_over_the_limit_clearing_goes_ahead_even_when_it_does_not_pay() -> None:
     conv = _session()
     budget = conv.tokens // 2
     plain = Compactor("openharness").compact(conv, budget=budget)
-    policy = replace(PRESETS["openharness"], prices="claude-sonnet-4-5", remaining_turns=0)
+    policy = replace(PRESETS["openharness"].compaction, prices="claude-sonnet-4-5", remaining_turns=0)
     priced = Compactor(policy).compact(conv, budget=budget)
     assert priced.conversation._export_each() == plain.conversation._export_each()
     clear = next(s for s in priced.stages if s.stage == "clear")

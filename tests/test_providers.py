@@ -199,7 +199,7 @@ def test_overflow_from_each_api_is_one_exception(server: LLMServer, kind: str) -
 
 @pytest.mark.parametrize("style", sorted(CHAT_STYLES))
 def test_overflow_wordings_of_compatible_servers(server: LLMServer, style: str) -> None:
-    provider = make("openai", server, max_tokens_param="max_tokens")
+    provider = make("openai", server, max_output_tokens_param="max_tokens")
     server.enqueue(Overflow(tokens=5_000, limit=4_096, style=style))
     with pytest.raises(ContextOverflowError) as info:
         provider.complete(ac.Conversation([{"role": "user", "content": "hi"}]))
@@ -232,7 +232,7 @@ def test_completion_text_tools_usage(server: LLMServer, kind: str) -> None:
         )
     )
     conv = ac.Conversation([{"role": "user", "content": "list files"}])
-    done = provider.complete(conv, max_tokens=100, system="be brief")
+    done = provider.complete(conv, max_output_tokens=100, system="be brief")
     assert done.text == "let me look"
     assert [(c.name, c.parsed()) for c in done.tool_calls] == [("bash", {"cmd": "ls"})]
     assert done.usage.input_tokens == 321 and done.usage.output_tokens == 9
@@ -281,7 +281,7 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     pre = compactor.policy
-    cut = conv._recent_start(keep_messages=pre.preserve_recent_messages)
+    cut = conv._recent_start(keep_messages=pre.recent_messages)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
     server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)
@@ -460,12 +460,12 @@ def test_tool_loop_compiles_before_every_call(server: LLMServer) -> None:
         context_window=6_000,
         reserved_output=500,
         safety_margin=0,
-        preserve_recent_messages=2,
-        preserve_recent_tools=1,
+        recent_messages=2,
+        recent_tools=1,
     )
     compactor = Compactor(policy)
     big = "x = 1\n" * 300
-    session = Session(provider, compactor=compactor, functions={"read": lambda args: big}, max_tokens=500)
+    session = Session(provider, compactor=compactor, functions={"read": lambda args: big}, max_output_tokens=500)
     server.enqueue(*[Reply("", tool_calls=[{"name": "read", "arguments": {"path": f"f{i}.py"}}]) for i in range(10)])
     server.enqueue(Reply("finished"))
     done = session.run("Read the files.")

@@ -175,11 +175,11 @@ def test_positional_renames_keep_their_calls() -> None:
 
 
 def test_one_preset_per_harness_carries_budgets_and_compaction() -> None:
-    assert set(ac.PRESETS) == set(compaction.PRESETS) >= set(budgets.PRESETS)
+    assert ac.PRESETS is compaction.PRESETS
+    assert not hasattr(budgets, "PRESETS") and "PRESETS" not in budgets.__all__
     for name, preset in ac.PRESETS.items():
         assert isinstance(preset, ac.Preset) and preset.name == name
-        assert preset.compaction is compaction.PRESETS[name]
-        assert preset.budgets is budgets.PRESETS.get(name)
+        assert compaction.Compactor(name, environ={}).policy is preset.compaction
         if preset.budgets is not None:
             assert preset.result_policy(8_000) == preset.budgets.result_policy(8_000)
             assert preset.file_reader().limits == preset.budgets.file_reader().limits
@@ -195,10 +195,66 @@ def test_preset_tables_have_one_name() -> None:
     assert not hasattr(ac, "STRATEGIES") and "STRATEGIES" not in ac.__all__
     claude = ac.PRESETS["claude-code"]
     assert claude.budgets is not None
-    assert claude.budgets.with_(result_chars=1_000) == dataclasses.replace(claude.budgets, result_chars=1_000)
+    assert claude.budgets.with_(result_max_chars=1_000) == dataclasses.replace(claude.budgets, result_max_chars=1_000)
     for field in dataclasses.fields(ac.BudgetPreset):
         assert not hasattr(claude, field.name) or field.name == "name"
     with pytest.raises(AttributeError):
         _ = claude.read_max_lines  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         _ = claude.no_such_field  # type: ignore[attr-defined]
+
+
+# -- one vocabulary ---------------------------------------------------------------------------
+
+
+def _parameters(fn: Any) -> set[str]:
+    return set(inspect.signature(fn).parameters)
+
+
+def test_max_tokens_is_an_input_budget_and_max_output_tokens_the_output_cap() -> None:
+    """Every public call that caps the model's output names it ``max_output_tokens``; no output
+    cap is called ``max_tokens`` (that name is an input budget: ``trim_messages``, the adapters)."""
+    from agentcontext.compiler import Compiler, LLMJudge, compile_request
+    from agentcontext.memory.flush import flush_memory
+
+    output_caps = [ac.Session, ac.Provider.complete, compile_request, Compiler.compile, LLMJudge, flush_memory]
+    for fn in output_caps:
+        assert "max_output_tokens" in _parameters(fn) and "max_tokens" not in _parameters(fn), fn
+    assert "flush_max_output_tokens" in _parameters(ac.Compactor) and "flush_max_tokens" not in _parameters(
+        ac.Compactor
+    )
+    assert "max_output_tokens_param" in _parameters(ac.OpenAIChatProvider)
+    assert "max_tokens" in _parameters(ac.trim_messages)
+    with pytest.raises(TypeError):
+        ac.Session(None, max_tokens=100)  # type: ignore[call-arg, arg-type]  # refused before the body runs
+
+
+def test_recent_protection_and_the_result_budget_have_one_name_each() -> None:
+    """``recent_messages``/``recent_tools``/``recent_tokens`` and ``result_max_chars`` wherever the
+    concept appears; the old names are gone, not aliased, also from the environment variables."""
+    names = {f.name for f in dataclasses.fields(ac.CompactionPolicy)}
+    assert {"recent_messages", "recent_tools", "recent_tokens", "manual_recent_messages"} <= names
+    assert {"result_max_chars", "per_tool_max_chars"} <= names
+    gone = {"preserve_recent_messages", "preserve_recent_tools", "keep_recent_tokens", "manual_keep_messages"}
+    assert not names & (gone | {"result_budget_chars", "per_tool_budget_chars"})
+    assert "result_max_chars" in {f.name for f in dataclasses.fields(ac.BudgetPreset)}
+    assert "max_chars" in {f.name for f in dataclasses.fields(ac.ToolResultPolicy)}
+    assert "recent_messages" in _parameters(ac.Conversation.clear_tool_results)
+    policy = ac.CompactionPolicy().from_env(
+        {"AGENTCONTEXT_COMPACT__RECENT_TOKENS": "500", "AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES": "1"}
+    )
+    assert policy.recent_tokens == 500 and policy.recent_messages == ac.CompactionPolicy().recent_messages
+
+
+def test_the_compiler_hides_tools_it_has_no_strategy() -> None:
+    """The compiler's plan-mode choice is ``hiding`` (``filter`` or ``deny``): "strategy" stays the
+    compaction word (a preset name)."""
+    from agentcontext.compiler import TOOL_HIDINGS, Compiler, WorkingSet, compile_request
+
+    assert TOOL_HIDINGS == ("filter", "deny")
+    assert "hiding" in _parameters(Compiler) and "strategy" not in _parameters(Compiler)
+    assert "hiding" in _parameters(compile_request) and "strategy" not in _parameters(compile_request)
+    compiled = compile_request([], WorkingSet(), mode="plan", hiding="deny", format="openai")
+    assert compiled.hiding == "deny" and compiled.to_dict()["hiding"] == "deny"
+    with pytest.raises(errors.OptionError, match=r"^hiding"):
+        Compiler(hiding="both")

@@ -527,7 +527,7 @@ def test_assert_retains_lists_at_most_twenty(alpha: Conversation) -> None:
 
 def test_assert_cache_stable(alpha: Conversation) -> None:
     limit = alpha.tokens // 2
-    rep = metrics.replay(alpha, Compactor(metrics.replay_policy(PRESETS["openharness"], limit), environ={}))
+    rep = metrics.replay(alpha, Compactor(metrics.replay_policy(PRESETS["openharness"].compaction, limit), environ={}))
     assert rep.compactions and rep.cache_stability < 0.99
     assert_cache_stable(alpha, "openharness", "50%", min_share=rep.cache_stability)
     assert_cache_stable(alpha, "openharness", limit, min_share=0.0)

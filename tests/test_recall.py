@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 import agentcontext as ac
-from agentcontext.budgets import PRESETS as BUDGET_PRESETS
 from agentcontext.budgets import Recall, RecallPage, ResultStore, recall_tool, result_text
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER
 from agentcontext.errors import AgentContextError, OptionError, RecallError
 from tests import support
+
+BUDGET_PRESETS = {name: preset.budgets for name, preset in PRESETS.items() if preset.budgets is not None}
 
 CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.DOTALL)
 CUT = re.compile(r'(?:\A|\n)\[\.\.\. [^\n]* omitted; full text: recall\(id="([^"\n]+)"\) \.\.\.\]')

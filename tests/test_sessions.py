@@ -1236,12 +1236,12 @@ def test_a_child_keeps_the_memory_reads_and_its_rules_name_only_them(tmp_path: P
     assert "run make twice" in tool_results(session.subagents.results[0].session)["m1"]
 
 
-@pytest.mark.parametrize("strategy", ["filter", "deny"])
-def test_plan_mode_memory_rules_name_no_hidden_tool(tmp_path: Path, strategy: str) -> None:
+@pytest.mark.parametrize("hiding", ["filter", "deny"])
+def test_plan_mode_memory_rules_name_no_hidden_tool(tmp_path: Path, hiding: str) -> None:
     # In plan mode the memory section still said "Keep (memory_write, ...)" and "delete it
     # (memory_delete)": tools the mode hides and refuses.
     with LLMServer() as server:
-        compiler = Compiler(WorkingSet(registry=Registry(), memory=_memory_store(tmp_path)), strategy=strategy)
+        compiler = Compiler(WorkingSet(registry=Registry(), memory=_memory_store(tmp_path)), hiding=hiding)
         session = Session(chat(server), compiler=compiler)
         session.send("look")
         default = memory_text(server.last)
@@ -1249,7 +1249,7 @@ def test_plan_mode_memory_rules_name_no_hidden_tool(tmp_path: Path, strategy: st
         session.send("plan")
         plan = memory_text(server.last)
         offered = {t["function"]["name"] for t in server.last.body["tools"]}
-    if strategy == "filter":
+    if hiding == "filter":
         assert offered == {"memory_show", "memory_list", "memory_search"}
         assert "memory_show" in plan and "memory_write" not in plan and "memory_delete" not in plan
         assert "Keep (memory_write" in default and "(memory_delete)" in default

@@ -8,8 +8,8 @@ import pytest
 
 from agentcontext import count_tokens
 from agentcontext._core import truncate
-from agentcontext.errors import BudgetError, OptionError
 from agentcontext.compaction.harnesses.alyx import largest_head
+from agentcontext.errors import BudgetError, OptionError
 from tests import support
 
 

@@ -12,7 +12,8 @@ runs in the Rust core. This package holds one module per job:
 - :mod:`~agentcontext.budgets.open_files`: :class:`OpenFiles`, open-file views;
 - :mod:`~agentcontext.budgets.project_files`: :func:`fit_project_files`;
 - :mod:`~agentcontext.budgets.presets`: :class:`BudgetPreset`, the budget half of each harness preset
-  (the whole preset, budgets and compaction together, is :class:`agentcontext.compaction.presets.Preset`).
+  (the whole preset, budgets and compaction together, is :class:`agentcontext.compaction.presets.Preset`,
+  by name in :data:`agentcontext.PRESETS`).
 
 Everything is importable from ``agentcontext.budgets`` as before.
 """
@@ -20,7 +21,7 @@ Everything is importable from ``agentcontext.budgets`` as before.
 from __future__ import annotations
 
 from agentcontext.budgets.open_files import OpenFiles, open_file_limits
-from agentcontext.budgets.presets import PRESETS, BudgetPreset
+from agentcontext.budgets.presets import BudgetPreset
 from agentcontext.budgets.project_files import fit_project_files
 from agentcontext.budgets.reads import FileReader
 from agentcontext.budgets.recall import Recall, RecallPage, result_text
@@ -31,7 +32,6 @@ from agentcontext.budgets.tools import read_file_tool, recall_tool
 __all__ = [
     "CHARS_PER_TOKEN",
     "MAX_ID_CHARS",
-    "PRESETS",
     "RECALL_ID",
     "BudgetPreset",
     "BudgetedResult",

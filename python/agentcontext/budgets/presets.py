@@ -13,7 +13,7 @@ from agentcontext.budgets.results import ToolResultPolicy
 from agentcontext.budgets.store import ResultStore
 from agentcontext.types import TruncateStrategy as Strategy
 
-__all__ = ["PRESETS", "BudgetPreset"]
+__all__ = ["BudgetPreset"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class BudgetPreset:
 
     name: str
     #: Per tool-result budget in chars (``None``: the policy default, min(16,000, 30% of window)).
-    result_chars: int | None
+    result_max_chars: int | None
     strategy: Strategy
     head_share: float
     persist_over_chars: int | None
@@ -51,7 +51,7 @@ class BudgetPreset:
     def result_policy(self, context_window: int = 200_000, store: ResultStore | None = None) -> ToolResultPolicy:
         return ToolResultPolicy(
             context_window=context_window,
-            budget_chars=self.result_chars,
+            max_chars=self.result_max_chars,
             persist_over_chars=self.persist_over_chars,
             preview_chars=self.preview_chars,
             message_limit_chars=self.message_limit_chars,
@@ -76,12 +76,14 @@ class BudgetPreset:
         return replace(self, **changes)
 
 
-PRESETS: dict[str, BudgetPreset] = {
+#: Internal: each harness's budget numbers by name (the public table is
+#: :data:`agentcontext.compaction.PRESETS`, whose presets carry these as ``.budgets``).
+_BUDGETS: dict[str, BudgetPreset] = {
     preset.name: preset
     for preset in [
         BudgetPreset(
             name="openharness",
-            result_chars=None,
+            result_max_chars=None,
             strategy="head_tail",
             head_share=0.5,
             persist_over_chars=50_000,
@@ -99,7 +101,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="pi",
-            result_chars=51_200,
+            result_max_chars=51_200,
             strategy="tail",
             head_share=0.0,
             persist_over_chars=None,
@@ -117,7 +119,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="openclaw",
-            result_chars=None,
+            result_max_chars=None,
             strategy="auto",
             head_share=0.5,
             persist_over_chars=None,
@@ -135,7 +137,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="claude-code",
-            result_chars=30_000,
+            result_max_chars=30_000,
             strategy="head",
             head_share=1.0,
             persist_over_chars=50_000,
@@ -153,7 +155,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="codex",
-            result_chars=40_000,
+            result_max_chars=40_000,
             strategy="head_tail",
             head_share=0.5,
             persist_over_chars=None,
@@ -171,7 +173,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="letta",
-            result_chars=5_000,
+            result_max_chars=5_000,
             strategy="head",
             head_share=1.0,
             persist_over_chars=None,
@@ -189,7 +191,7 @@ PRESETS: dict[str, BudgetPreset] = {
         ),
         BudgetPreset(
             name="alyx",
-            result_chars=40_000,
+            result_max_chars=40_000,
             strategy="head",
             head_share=1.0,
             persist_over_chars=None,

@@ -34,20 +34,20 @@ class BudgetedResult:
 class ToolResultPolicy:
     """The budget every tool result gets when it enters the conversation.
 
-    - A result over ``budget_chars`` is cut to head + marker + tail (``strategy="auto"`` keeps the
+    - A result over ``max_chars`` is cut to head + marker + tail (``strategy="auto"`` keeps the
       tail when it holds errors, tracebacks, test summaries, exit status or closing brackets).
       The default budget is min(16,000 chars, 30% of the context window).
     - A result over ``persist_over_chars`` is stored in full in ``store`` and replaced by a
       ``preview_chars`` preview (a structural one for JSON) with its size and recall id.
     - Across the parallel results of one message, at most ``message_limit_chars`` enter; the
       largest are persisted first until the rest fit.
-    - ``per_tool`` overrides ``budget_chars`` and ``persist_over_chars`` for named tools: their
+    - ``per_tool`` overrides ``max_chars`` and ``persist_over_chars`` for named tools: their
       results are cut to their own budget (head + marker + tail), never replaced by a preview for
       being over ``persist_over_chars`` (the per-message limit still applies).
     """
 
     context_window: int = 200_000
-    budget_chars: int | None = None
+    max_chars: int | None = None
     per_tool: Mapping[str, int] = field(default_factory=dict)
     persist_over_chars: int | None = 50_000
     preview_chars: int = 2_000
@@ -58,7 +58,7 @@ class ToolResultPolicy:
 
     def __post_init__(self) -> None:
         _checks.count("context_window", self.context_window)
-        _checks.optional_count("budget_chars", self.budget_chars)
+        _checks.optional_count("max_chars", self.max_chars)
         object.__setattr__(self, "per_tool", _checks.count_map("per_tool", self.per_tool))
         _checks.optional_count("persist_over_chars", self.persist_over_chars)
         _checks.count("preview_chars", self.preview_chars)
@@ -66,13 +66,13 @@ class ToolResultPolicy:
         _checks.number("head_share", self.head_share, high=1.0)
 
     @property
-    def default_budget(self) -> int:
-        if self.budget_chars is not None:
-            return self.budget_chars
+    def default_max_chars(self) -> int:
+        if self.max_chars is not None:
+            return self.max_chars
         return min(16_000, int(0.3 * self.context_window * CHARS_PER_TOKEN))
 
-    def budget_for(self, tool: str | None) -> int:
-        return self.per_tool.get(tool or "", self.default_budget)
+    def max_chars_for(self, tool: str | None) -> int:
+        return self.per_tool.get(tool or "", self.default_max_chars)
 
     def _persists(self, content: str, tool: str | None) -> bool:
         """Whether ``content`` is over the persist threshold (tools in ``per_tool`` have none)."""
@@ -86,14 +86,14 @@ class ToolResultPolicy:
         """Budget one tool result."""
         if self._persists(content, tool):
             return self.persist(content)
-        return self._cut(content, self.budget_for(tool))
+        return self._cut(content, self.max_chars_for(tool))
 
     def apply_message(self, results: Iterable[tuple[str | None, str]]) -> list[BudgetedResult]:
         """Budget the parallel results of one message, given as ``(tool_name, content)``, in order."""
         items = list(results)
         persist = {i for i, (t, c) in enumerate(items) if self._persists(c, t)}
         if self.message_limit_chars is not None:
-            sizes = {i: min(len(c), self.budget_for(t)) for i, (t, c) in enumerate(items)}
+            sizes = {i: min(len(c), self.max_chars_for(t)) for i, (t, c) in enumerate(items)}
             total = sum(self.preview_chars if i in persist else sizes[i] for i in range(len(items)))
             for i in sorted(range(len(items)), key=lambda i: -len(items[i][1])):
                 if total <= self.message_limit_chars:
@@ -101,7 +101,9 @@ class ToolResultPolicy:
                 if i not in persist:
                     persist.add(i)
                     total -= sizes[i] - self.preview_chars
-        return [self.persist(c) if i in persist else self._cut(c, self.budget_for(t)) for i, (t, c) in enumerate(items)]
+        return [
+            self.persist(c) if i in persist else self._cut(c, self.max_chars_for(t)) for i, (t, c) in enumerate(items)
+        ]
 
     def persist(self, content: str) -> BudgetedResult:
         """Store ``content`` in full and return its preview."""

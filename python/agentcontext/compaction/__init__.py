@@ -18,21 +18,21 @@ whether clearing pays), :mod:`~agentcontext.compaction.summarize` (the summarize
 :mod:`~agentcontext.compaction.presets`, which wires the harnesses into the named policies.
 """
 
-# The presets fill PRESETS (they wire the harnesses in; the generic modules import none).
-from agentcontext.compaction import presets as _presets  # noqa: F401
 from agentcontext.compaction.compactor import Compactor
 from agentcontext.compaction.harness import Harness
 from agentcontext.compaction.policy import (
     DEFAULT_CONTEXT_WINDOW,
     DROP_MARKER_TOKENS,
     MIN_SUMMARY_TOKENS,
-    PRESETS,
     SUMMARY_HEADER_TOKENS,
     CompactionPolicy,
     parse_budget,
     resolve_policy,
     summary_cap,
 )
+
+# The presets wire the harnesses in (the generic modules import none) and fill the policies by name.
+from agentcontext.compaction.presets import PRESETS, Preset
 from agentcontext.compaction.results import CompactionResult, StageEvent, drop_marker
 from agentcontext.errors import CompactionError
 
@@ -47,6 +47,7 @@ __all__ = [
     "CompactionResult",
     "Compactor",
     "Harness",
+    "Preset",
     "StageEvent",
     "drop_marker",
     "parse_budget",

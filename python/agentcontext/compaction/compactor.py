@@ -51,7 +51,7 @@ class Compactor:
     ``memory``: the project's memory tools; with them, and a summarizer that has a ``provider``
     (an :class:`~agentcontext.compaction.llm.LLMSummarizer`), auto mode runs the memory flush
     (:func:`~agentcontext.memory.flush.flush_memory`: one silent turn, output bounded by
-    ``flush_max_tokens``, memory tools only) before older history is summarized; ``flush=False``
+    ``flush_max_output_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
     plan, notes, a TODO list) re-read and re-attached after every summary, within their own token
     budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`)."""
@@ -67,7 +67,7 @@ class Compactor:
         store: ResultStore | None = None,
         memory: MemoryTools | None = None,
         flush: bool | None = None,
-        flush_max_tokens: int = 1_024,
+        flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
     ) -> None:
         self.policy = resolve_policy(policy).from_env(environ)
@@ -82,7 +82,7 @@ class Compactor:
             raise ArgumentTypeError(f"flush must be True, False or None, got {type(flush).__name__}")
         self.memory = memory
         self.flush = memory is not None if flush is None else flush
-        self.flush_max_tokens = _checks.count("flush_max_tokens", flush_max_tokens, minimum=1)
+        self.flush_max_output_tokens = _checks.count("flush_max_output_tokens", flush_max_output_tokens, minimum=1)
         self.anchors = anchors
         self.last: CompactionResult | None = None
         self._turns_since = 0
@@ -150,7 +150,7 @@ class Compactor:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
         ``manual`` (a user's /compact) always summarizes, keeps only the last
-        ``manual_keep_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
+        ``manual_recent_messages`` raw, and raises :class:`CompactionError` on failure, leaving the
         history unchanged. Token counts are recomputed after every stage. ``overhead``: local
         tokens every request carries outside the conversation (system prompt, tool definitions);
         they come off the window, or off ``budget``, before the conversation is fitted.
@@ -159,7 +159,7 @@ class Compactor:
         ladder then fills it: after the summary is written, the raw recent part grows backwards
         by whole groups or rounds (a call never split from its result) until the system messages,
         summary, re-attached files, pinned messages and raw recent part reach the budget;
-        ``preserve_recent_messages`` is the least kept raw, not the amount; the summary is capped
+        ``recent_messages`` is the least kept raw, not the amount; the summary is capped
         by :func:`summary_cap`. The latest real user request is always in the result — raw,
         quoted in the summary, or cut head + marker + tail when it alone is larger than the room
         for it; when the last round alone exceeds the budget its oversized messages are cut that

@@ -48,7 +48,12 @@ class FlushingRun(LadderState):
             return
         try:
             report = flush_memory(
-                provider, shown, c.memory, system=self.system, max_tokens=c.flush_max_tokens, instruction=instruction
+                provider,
+                shown,
+                c.memory,
+                system=self.system,
+                max_output_tokens=c.flush_max_output_tokens,
+                instruction=instruction,
             )
         except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
             self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", **detail)
@@ -74,7 +79,7 @@ class FlushingRun(LadderState):
         )
         window = getattr(provider, "context_window", None) or p.summarizer_window
         # 10% slack: the provider's tokenizer is not ours.
-        room = int(window * 0.9) - c.flush_max_tokens - outside
+        room = int(window * 0.9) - c.flush_max_output_tokens - outside
         detail: dict[str, Any] = {"leaving_messages": stop - first}
         if restored:
             detail["results_restored"] = restored

@@ -36,11 +36,11 @@ class LadderRun(ResortRun):
             if replaces:
                 return None
         work = self.work
-        per_tool = dict(p.per_tool_budget_chars)
-        if not p.tool_result_budgets or not work.tool_results_over(p.result_budget, per_tool=per_tool):
+        per_tool = dict(p.per_tool_max_chars)
+        if not p.tool_result_budgets or not work.tool_results_over(p.default_result_max_chars, per_tool=per_tool):
             return None
         cut_conv, cut = work.truncate_tool_results(
-            p.result_budget, per_tool=per_tool, recall_ids=self.store is not None
+            p.default_result_max_chars, per_tool=per_tool, recall_ids=self.store is not None
         )
         self.keep_results(cut)
         if not cut:
@@ -69,8 +69,8 @@ class LadderRun(ResortRun):
             return self.finish(self.work, self.provenance)
         work = self.work
         floor = work.tokens - work.clearable_tokens(
-            recent_messages=p.preserve_recent_messages,
-            recent_tools=p.preserve_recent_tools,
+            recent_messages=p.recent_messages,
+            recent_tools=p.recent_tools,
             exclude_tools=list(p.exclude_tools),
         )
         if floor > self.target and p.summarize and not getattr(self.compactor.summarizer, "window_bound", True):
@@ -95,8 +95,8 @@ class LadderRun(ResortRun):
         p, work = self.policy, self.work
         cleared, report = work.clear_tool_results(
             recall_ids=self.store is not None,
-            recent_messages=p.preserve_recent_messages,
-            recent_tools=p.preserve_recent_tools,
+            recent_messages=p.recent_messages,
+            recent_tools=p.recent_tools,
             clear_at_least=p.clear_at_least,
             exclude_tools=list(p.exclude_tools),
             clear_tool_inputs=p.clear_tool_inputs,
@@ -157,8 +157,8 @@ class LadderRun(ResortRun):
             return None
         if p.harness.rebuilds():
             return p.harness.rebuild(self)
-        keep = p.manual_keep_messages if self.manual else p.preserve_recent_messages
-        start = self.work._recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.keep_recent_tokens)
+        keep = p.manual_recent_messages if self.manual else p.recent_messages
+        start = self.work._recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.recent_tokens)
         if not self.manual:
             start = p.harness.raw_start(self, start)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens

@@ -214,6 +214,6 @@ class LLMSummarizer:
             tool_choice = "none"
         max_out = self.max_output_tokens or max(1_024, 2 * request.max_tokens)
         event["attempts"] += 1
-        completion = self.provider.complete(conv, max_tokens=max_out, tools=tools, tool_choice=tool_choice)
+        completion = self.provider.complete(conv, max_output_tokens=max_out, tools=tools, tool_choice=tool_choice)
         event["usage"].append(dataclasses.asdict(completion.usage))
         return _strip_header(strip_scratchpad(completion.text))

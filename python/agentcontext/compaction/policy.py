@@ -19,7 +19,6 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DROP_MARKER_TOKENS",
     "MIN_SUMMARY_TOKENS",
-    "PRESETS",
     "SUMMARY_HEADER_TOKENS",
     "CompactionPolicy",
     "parse_budget",
@@ -74,9 +73,9 @@ def resolve_policy(strategy: str | CompactionPolicy | HasPolicy) -> CompactionPo
     policy = getattr(strategy, "compaction", None)
     if isinstance(policy, CompactionPolicy):
         return policy
-    if strategy not in PRESETS:
-        raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(PRESETS)})")
-    return PRESETS[strategy]
+    if strategy not in _POLICIES:
+        raise OptionError(f"unknown strategy {strategy!r} (expected one of: {', '.join(_POLICIES)})")
+    return _POLICIES[strategy]
 
 
 #: A policy's context window when none is set (a :class:`~agentcontext.Session` replaces it with
@@ -100,7 +99,7 @@ class CompactionPolicy:
     and ``target`` are tokens, or fractions of the context window when below 1.
 
     Every field can be overridden by an environment variable ``AGENTCONTEXT_COMPACT__<FIELD>``
-    (for example ``AGENTCONTEXT_COMPACT__PRESERVE_RECENT_MESSAGES=20``) through :meth:`from_env`,
+    (for example ``AGENTCONTEXT_COMPACT__RECENT_MESSAGES=20``) through :meth:`from_env`,
     which :class:`Compactor` applies by default.
     """
 
@@ -112,14 +111,14 @@ class CompactionPolicy:
     trigger: float = 0.85
     #: Aim below this, so one compaction buys many turns (hysteresis).
     target: float = 0.6
-    preserve_recent_messages: int = 12
-    preserve_recent_tools: int = 3
+    recent_messages: int = 12
+    recent_tools: int = 3
     #: Keep at least this many recent tokens raw as well (0: messages count only).
-    keep_recent_tokens: int = 0
-    manual_keep_messages: int = 2
+    recent_tokens: int = 0
+    manual_recent_messages: int = 2
     #: Stage (a): cut every tool result to this many chars (None: min(16,000, 30% of window)).
-    result_budget_chars: int | None = None
-    per_tool_budget_chars: Mapping[str, int] = field(default_factory=dict)
+    result_max_chars: int | None = None
+    per_tool_max_chars: Mapping[str, int] = field(default_factory=dict)
     tool_result_budgets: bool = True
     #: Stage (b).
     clear_tool_results: bool = True
@@ -161,9 +160,9 @@ class CompactionPolicy:
             value = getattr(self, f.name)
             if f.name in ("trigger", "target"):
                 _checks.number(f.name, value, low_open=True)
-            elif f.name == "result_budget_chars":
+            elif f.name == "result_max_chars":
                 _checks.optional_count(f.name, value)
-            elif f.name == "per_tool_budget_chars":
+            elif f.name == "per_tool_max_chars":
                 object.__setattr__(self, f.name, _checks.count_map(f.name, value))
             elif f.name == "prices":
                 object.__setattr__(self, f.name, None if value is None else resolve_prices(value))
@@ -192,16 +191,16 @@ class CompactionPolicy:
         return min(self._tokens(self.target), self.trigger_tokens)
 
     @property
-    def result_budget(self) -> int:
-        if self.result_budget_chars is not None:
-            return self.result_budget_chars
+    def default_result_max_chars(self) -> int:
+        if self.result_max_chars is not None:
+            return self.result_max_chars
         return min(16_000, int(0.3 * self.context_window * 4))
 
     def for_budget(self, budget: int) -> CompactionPolicy:
         """This policy with a hard token budget: the conversation must end up within ``budget``."""
         _checks.count("budget", budget, minimum=1)
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
-                       harness=self.harness.for_budget(), result_budget_chars=self.result_budget_chars or min(16_000, max(1_000, budget)))  # fmt: skip
+                       harness=self.harness.for_budget(), result_max_chars=self.result_max_chars or min(16_000, max(1_000, budget)))  # fmt: skip
 
     def with_overhead(self, tokens: int) -> CompactionPolicy:
         """This policy for the conversation alone when ``tokens`` more travel with every request
@@ -242,7 +241,7 @@ class CompactionPolicy:
             safety_margin=s(self.safety_margin),
             trigger=self.trigger if self.trigger <= 1 else self.trigger / factor,
             target=self.target if self.target <= 1 else self.target / factor,
-            keep_recent_tokens=s(self.keep_recent_tokens),
+            recent_tokens=s(self.recent_tokens),
             clear_at_least=s(self.clear_at_least),
             harness=self.harness.scaled(factor),
         )
@@ -286,7 +285,7 @@ def _env_value(name: str, raw: str, current: Any) -> Any:
             return float(raw)
         if name == "prices":
             return None if raw.lower() in ("", "none") else resolve_prices(raw)
-        if name == "result_budget_chars":
+        if name == "result_max_chars":
             return None if raw.lower() in ("", "none") else int(raw)
         if isinstance(current, str):
             return raw
@@ -313,7 +312,7 @@ def summary_cap(policy: CompactionPolicy, target: int) -> int:
     return max(64, min(policy.summary_max_tokens, target // 3))
 
 
-#: Every preset's policy by name (the order of :mod:`agentcontext.compaction.presets`, which fills
-#: it when the package is imported: the presets wire the harnesses in, which this module does not
-#: import).
-PRESETS: dict[str, CompactionPolicy] = {}
+#: Every preset's policy by name, internal (the order of :mod:`agentcontext.compaction.presets`,
+#: which fills it when the package is imported: the presets wire the harnesses in, which this
+#: module does not import; the public table is :data:`agentcontext.compaction.PRESETS`).
+_POLICIES: dict[str, CompactionPolicy] = {}

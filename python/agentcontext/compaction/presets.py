@@ -3,8 +3,8 @@ harness, in one object, for comparison on the same transcripts.
 
 ``PRESETS["claude-code"].result_policy()`` is its tool-result budget, ``.file_reader()`` its read
 tool, ``.compactor()`` its compaction ladder (``.budgets`` and ``.compaction`` hold the numbers).
-:data:`agentcontext.budgets.PRESETS` and :data:`agentcontext.compaction.PRESETS` are the two
-halves by name.
+:data:`PRESETS` is the one table of presets (also :data:`agentcontext.PRESETS` and
+:data:`agentcontext.compaction.PRESETS`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext.budgets.presets import PRESETS as BUDGET_PRESETS
-from agentcontext.budgets.presets import BudgetPreset
+from agentcontext.budgets.presets import _BUDGETS, BudgetPreset
 from agentcontext.budgets.reads import FileReader
 from agentcontext.budgets.results import ToolResultPolicy
 from agentcontext.budgets.store import ResultStore
@@ -28,29 +27,28 @@ from agentcontext.compaction.harnesses.openclaw import OpenClaw
 from agentcontext.compaction.harnesses.pi import Pi
 from agentcontext.compaction.policy import CompactionPolicy
 
-__all__ = ["COMPACTION_PRESETS", "PRESETS", "Preset"]
+__all__ = ["PRESETS", "Preset"]
 
-#: The compaction policy of each harness by name, its harness wired in (also
-#: :data:`agentcontext.compaction.PRESETS`, which :func:`~agentcontext.compaction.resolve_policy`
-#: reads).
-COMPACTION_PRESETS: dict[str, CompactionPolicy] = {
+#: The compaction policy of each harness by name, its harness wired in (each preset's
+#: ``.compaction``; :func:`~agentcontext.compaction.resolve_policy` reads them by name).
+_POLICIES: dict[str, CompactionPolicy] = {
     p.name: p
     for p in [
         CompactionPolicy(
             "openharness",
-            trigger=0.85, target=0.6, preserve_recent_messages=12, preserve_recent_tools=3, manual_keep_messages=2,
+            trigger=0.85, target=0.6, recent_messages=12, recent_tools=3, manual_recent_messages=2,
             note="the seed design: clear old tool results first, then summarize all but the last 12 messages",
         ),
         CompactionPolicy(
             "pi",
-            reserved_output=16_384, safety_margin=0, trigger=1.0, target=1.0, preserve_recent_messages=0,
-            keep_recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False, harness=Pi(),
+            reserved_output=16_384, safety_margin=0, trigger=1.0, target=1.0, recent_messages=0,
+            recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False, harness=Pi(),
             note="trigger at window - 16,384; keep the last ~20,000 tokens raw, splitting a turn larger than that "
             "(its prefix summarized as the turn context); summary as a user message",
         ),
         CompactionPolicy(
             "openclaw",
-            trigger=0.5, target=0.4, preserve_recent_messages=12, preserve_recent_tools=3, summarizer_window=32_000,
+            trigger=0.5, target=0.4, recent_messages=12, recent_tools=3, summarizer_window=32_000,
             harness=OpenClaw(max_history_share=0.5, soft_trim_chars=4_000, cache_ttl_seconds=300),
             note="history over 50% of the window; the oldest equal-token chunks summarized first, then the rest "
             "(staged, merged); old results soft-trimmed then cleared, never while the cache is warm (5 min)",
@@ -58,20 +56,20 @@ COMPACTION_PRESETS: dict[str, CompactionPolicy] = {
         CompactionPolicy(
             "claude-code",
             reserved_output=20_000, safety_margin=0, trigger=1.0, target=1.0, harness=ClaudeCode(trigger_margin=13_000),
-            preserve_recent_messages=0, preserve_recent_tools=0, clear_tool_results=False, reattach_files=5,
+            recent_messages=0, recent_tools=0, clear_tool_results=False, reattach_files=5,
             reattach_tokens=50_000,
             note="trigger at window - 20,000 output - 13,000 (167,000 on 200K); summary of all but the last round; "
             "re-attach up to 5 read files; a summary request too long drops the oldest API rounds and retries",
         ),
         CompactionPolicy(
             "codex",
-            trigger=0.9, target=0.9, preserve_recent_messages=0, harness=Codex(keep_user_tokens=20_000),
-            clear_tool_results=False, result_budget_chars=40_000,
+            trigger=0.9, target=0.9, recent_messages=0, harness=Codex(recent_user_tokens=20_000),
+            clear_tool_results=False, result_max_chars=40_000,
             note="auto-compact near 90%; history rebuilt as the user messages (newest ~20,000 tokens) + the summary",
         ),
         CompactionPolicy(
             "letta",
-            trigger=0.9, target=0.7, preserve_recent_messages=0, keep_recent_tokens=0, result_budget_chars=5_000,
+            trigger=0.9, target=0.7, recent_messages=0, recent_tokens=0, result_max_chars=5_000,
             clear_tool_results=False, harness=Letta(sliding_window=0.3, memory_warning=0.75),
             note="trigger at 90%, warning at 75%; tool returns cut to 5,000 chars; sliding window from 30% of "
             "messages, +10% a step, to under 70%; an overflowing summary request: tool returns cut to 5,000 "
@@ -79,20 +77,20 @@ COMPACTION_PRESETS: dict[str, CompactionPolicy] = {
         ),
         CompactionPolicy(
             "goose",
-            trigger=0.8, target=0.5, preserve_recent_messages=2, clear_tool_results=False,
+            trigger=0.8, target=0.5, recent_messages=2, clear_tool_results=False,
             note="auto-compact at 80%; keep the latest exchange raw",
         ),
         CompactionPolicy(
             "alyx",
-            trigger=50_000, target=30_000, preserve_recent_messages=12, preserve_recent_tools=3, clear_tool_results=False,
-            harness=Alyx(result_budget_tokens=10_000, checkpoint_tokens=50_000, dedup_tools=IDEMPOTENT_TOOLS),
+            trigger=50_000, target=30_000, recent_messages=12, recent_tools=3, clear_tool_results=False,
+            harness=Alyx(result_max_tokens=10_000, checkpoint_tokens=50_000, dedup_tools=IDEMPOTENT_TOOLS),
             note="tool results cut to the largest head within 10,000 tokens (binary search); repeated idempotent "
             "calls keep only the latest preview; a forced checkpoint turn at 50,000 tokens before history is trimmed",
         ),
     ]
 }  # fmt: skip
 
-_policy.PRESETS.update(COMPACTION_PRESETS)
+_policy._POLICIES.update(_POLICIES)
 
 
 @dataclass(frozen=True)
@@ -122,6 +120,4 @@ class Preset:
 
 
 #: Every harness by name, in the order of the compaction presets.
-PRESETS: dict[str, Preset] = {
-    name: Preset(name, BUDGET_PRESETS.get(name), policy) for name, policy in COMPACTION_PRESETS.items()
-}
+PRESETS: dict[str, Preset] = {name: Preset(name, _BUDGETS.get(name), policy) for name, policy in _POLICIES.items()}

@@ -6,7 +6,7 @@ skills on demand, a goal with a judge, reminders — and the tokens of every sou
   call).
 - :mod:`~agentcontext.compiler.registry`: :class:`ToolSpec` and :class:`Registry` (built-in, MCP
   ``tools/list``, memory tools, ``LoadSkill``).
-- :mod:`~agentcontext.compiler.modes`: ``default`` and ``plan``, strategies ``filter`` and ``deny``.
+- :mod:`~agentcontext.compiler.modes`: ``default`` and ``plan``, tools hidden by ``filter`` or ``deny`` (``hiding=``).
 - :mod:`~agentcontext.compiler.skills`: :func:`discover_skills`, ``LoadSkill``.
 - :mod:`~agentcontext.compiler.instructions`: AGENTS.md / CLAUDE.md discovery.
 - :mod:`~agentcontext.compiler.environment`: the environment section.
@@ -20,7 +20,7 @@ from agentcontext.compiler.compile import Compiler, compile_request
 from agentcontext.compiler.environment import environment_section, git_state
 from agentcontext.compiler.goal import CommandExited, EvidenceJudge, FileContains, Goal, Judge, LLMJudge, Verdict
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
-from agentcontext.compiler.modes import MODES, STRATEGIES, hidden_reason
+from agentcontext.compiler.modes import MODES, TOOL_HIDINGS, hidden_reason
 from agentcontext.compiler.registry import EXECUTION_DOMAINS, Registry, ToolSpec
 from agentcontext.compiler.reminders import Reminder, Reminders
 from agentcontext.compiler.sections import BASE_INSTRUCTIONS, SECTION_ORDER, CompiledRequest, Section, WorkingSet
@@ -33,7 +33,7 @@ __all__ = [
     "LOAD_SKILL",
     "MODES",
     "SECTION_ORDER",
-    "STRATEGIES",
+    "TOOL_HIDINGS",
     "CommandExited",
     "CompiledRequest",
     "Compiler",

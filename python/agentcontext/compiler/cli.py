@@ -1,6 +1,6 @@
 """The ``prompt`` command of the ``agentcontext`` command line.
 
-``agentcontext prompt [--workspace DIR] [--mode default|plan] [--strategy filter|deny]
+``agentcontext prompt [--workspace DIR] [--mode default|plan] [--hiding filter|deny]
 [--skills DIR]... [--memory DIR] [--mcp SERVER=FILE]... [--names NAME]... [--style STYLE]
 [--no-git] [--json]`` prints the system prompt compiled for DIR (its AGENTS.md / CLAUDE.md files,
 environment, skills, memory index), the tool catalog of the mode, and the tokens per section.
@@ -38,7 +38,9 @@ def add_commands(sub: Any) -> None:
     )
     prompt.add_argument("--workspace", default=".", metavar="DIR", help="the working directory (default: .)")
     prompt.add_argument("--mode", default="default", help="default or plan (default: default)")
-    prompt.add_argument("--strategy", default="filter", help="plan strategy: filter or deny (default: filter)")
+    prompt.add_argument(
+        "--hiding", default="filter", help="how plan mode hides tools: filter or deny (default: filter)"
+    )
     prompt.add_argument("--skills", action="append", default=[], metavar="DIR", help="a skills directory (repeatable)")
     prompt.add_argument("--memory", metavar="DIR", help="a memory directory (its index becomes the memory section)")
     prompt.add_argument(
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         registry=registry,
         memory=memory,
     )
-    compiled = compile_request([], ws, mode=args.mode, strategy=args.strategy, style=args.style, format="jsonl")
+    compiled = compile_request([], ws, mode=args.mode, hiding=args.hiding, style=args.style, format="jsonl")
     problems = ws.skills.problems if ws.skills is not None else []
     if args.json:
         report = compiled.to_dict()
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     print("\n---")
     if compiled.tools:
         print(
-            f"tools sent in {compiled.mode} mode ({compiled.strategy}): {', '.join(t['name'] for t in _named(compiled))}"
+            f"tools sent in {compiled.mode} mode ({compiled.hiding}): {', '.join(t['name'] for t in _named(compiled))}"
         )
     else:
         print(f"no tools ({compiled.mode} mode)")

@@ -27,7 +27,7 @@ from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import EvidenceJudge
 from agentcontext.compiler.instructions import project_instructions
-from agentcontext.compiler.modes import Mode, Strategy, check_mode, check_strategy, hidden_reason
+from agentcontext.compiler.modes import Mode, ToolHiding, check_hiding, check_mode, hidden_reason
 from agentcontext.compiler.prefix import Replay, shared_prefix_tokens
 from agentcontext.compiler.registry import Registry, ToolSpec, ToolStyle
 from agentcontext.compiler.reminders import Reminder, Reminders, render_reminders
@@ -111,10 +111,10 @@ class _Catalog:
     text: str | None
 
 
-def _catalog(reg: Registry, mode: Mode, strategy: Strategy, style: ToolStyle, root: bool) -> _Catalog:
+def _catalog(reg: Registry, mode: Mode, hiding: ToolHiding, style: ToolStyle, root: bool) -> _Catalog:
     tools = list(reg)
     hidden = {t.name: why for t in tools if (why := hidden_reason(t, mode, root=root)) is not None}
-    shown = [t for t in tools if t.name not in hidden] if strategy == "filter" else tools
+    shown = [t for t in tools if t.name not in hidden] if hiding == "filter" else tools
     definitions = [t.definition(style) for t in shown] or None
     return _Catalog(
         [t.name for t in tools if t.name not in hidden],
@@ -130,16 +130,16 @@ def _compile(
     ws: WorkingSet,
     *,
     mode: Mode,
-    strategy: Strategy,
+    hiding: ToolHiding,
     style: ToolStyle,
-    max_tokens: int,
+    max_output_tokens: int,
     reminders: Sequence[str],
     count: Callable[[str, str], int],
     registry: Registry | None = None,
     catalog: _Catalog | None = None,
 ) -> CompiledRequest:
     reg = registry if registry is not None else ws.effective()
-    cat = catalog if catalog is not None else _catalog(reg, mode, strategy, style, ws.root)
+    cat = catalog if catalog is not None else _catalog(reg, mode, hiding, style, ws.root)
     texts: dict[str, str | None] = {
         "base": ws.base.rstrip("\n") + "\n" if ws.base else None,
         "tools": cat.text,
@@ -155,9 +155,9 @@ def _compile(
         # The rules name only the memory tools this request offers (a subagent has no writes; plan
         # mode filters them out). With "deny" the catalog and the prompt stay the same in every
         # mode: the rules say which memory tools plan mode refuses.
-        shown = set(cat.visible) if strategy == "filter" else {t.name for t in reg}
+        shown = set(cat.visible) if hiding == "filter" else {t.name for t in reg}
         offered = [t for t in reg if t.source == "memory" and t.name in shown]
-        refused = [t.name for t in offered if strategy == "deny" and hidden_reason(t, "plan", root=ws.root)]
+        refused = [t.name for t in offered if hiding == "deny" and hidden_reason(t, "plan", root=ws.root)]
         texts["memory"] = memory_section(ws.memory, tools=[t.name for t in offered], refused_in_plan=refused)
     sections = [Section(name, t, count("section:" + name, t)) for name in SECTION_ORDER if (t := texts[name])]
     system = "\n".join(s.text for s in sections)
@@ -176,7 +176,7 @@ def _compile(
         visible=list(cat.visible),
         hidden=dict(cat.hidden),
         mode=mode,
-        strategy=strategy,
+        hiding=hiding,
         tail=tail,
         reminders=reminder_texts,
         tokens={
@@ -187,7 +187,7 @@ def _compile(
             "history_total": history,
             "pending_results": _pending_results(conversation),
             "reminders": reminder_tokens,
-            "reserved_output": max_tokens,
+            "reserved_output": max_output_tokens,
             "input_total": system_tokens + tools_tokens + history + reminder_tokens,
         },
     )
@@ -205,48 +205,49 @@ def compile_request(
     working_set: WorkingSet,
     *,
     mode: str = "default",
-    strategy: str = "filter",
+    hiding: str = "filter",
     style: str | None = None,
     format: Format | None = None,
-    max_tokens: int = 4_096,
+    max_output_tokens: int = 4_096,
     reminders: Sequence[str] = (),
 ) -> CompiledRequest:
     """Compile one request from ``working_set`` and a history kept by the caller (a
     :class:`Conversation`, or messages in ``format``, detected when None). ``style`` is the tool
     definition shape (``"anthropic"``, ``"openai"``, ``"responses"``; by default the history's
-    format, ``"openai"`` for JSONL). ``reminders`` are texts for this request only (in plan mode the plan-mode notice
+    format, ``"openai"`` for JSONL). ``max_output_tokens`` is the reply's cap, counted as
+    ``tokens["reserved_output"]``. ``reminders`` are texts for this request only (in plan mode the plan-mode notice
     comes first). Nothing is
     kept between calls."""
     if not isinstance(working_set, WorkingSet):
         raise OptionError(f"working_set must be a WorkingSet, got {type(working_set).__name__}")
-    _checks.count("max_tokens", max_tokens, minimum=1)
+    _checks.count("max_output_tokens", max_output_tokens, minimum=1)
     conv = _as_conversation(conversation, format)
     tool_style = _check_style(style if style is not None else _STYLE_OF.get(conv.format, "openai"))
     if isinstance(reminders, str) or not all(isinstance(r, str) for r in reminders):
         raise OptionError("reminders must be a list of texts")
-    checked_mode, checked_strategy = check_mode(mode), check_strategy(strategy)
+    checked_mode, checked_hiding = check_mode(mode), check_hiding(hiding)
     registry = working_set.effective()
     if checked_mode == "plan":
         # Stateless: every plan-mode request says so, at the end (the cached prefix is not touched).
-        reminders = [plan_notice(registry, checked_strategy, root=working_set.root), *reminders]
+        reminders = [plan_notice(registry, checked_hiding, root=working_set.root), *reminders]
     return _compile(
         conv,
         working_set,
         mode=checked_mode,
-        strategy=checked_strategy,
+        hiding=checked_hiding,
         style=tool_style,
-        max_tokens=max_tokens,
+        max_output_tokens=max_output_tokens,
         registry=registry,
         reminders=reminders,
         count=lambda _k, text: count_tokens(text, encoding=conv.encoding) if text else 0,
     )
 
 
-def plan_notice(registry: Registry, strategy: Strategy, *, root: bool = True) -> str:
+def plan_notice(registry: Registry, hiding: ToolHiding, *, root: bool = True) -> str:
     """The reminder that announces plan mode (with ``deny``, it names the tools that will be refused,
     since the catalog still lists them)."""
     hidden = [t.name for t in registry if hidden_reason(t, "plan", root=root)]
-    refused = f" Calls to these tools will be refused: {', '.join(hidden)}." if hidden and strategy == "deny" else ""
+    refused = f" Calls to these tools will be refused: {', '.join(hidden)}." if hidden and hiding == "deny" else ""
     return "Plan mode: investigate and plan; do not change anything. Only read-only tools may be used." + refused
 
 
@@ -269,7 +270,8 @@ class _Previous:
 class Compiler:
     """The stateful compiler a :class:`~agentcontext.Session` calls before every model call.
 
-    ``reminders`` are :class:`Reminder` rules (or a :class:`Reminders`). Events
+    ``hiding`` is how plan mode hides tools (:data:`~agentcontext.compiler.modes.ToolHiding`:
+    ``"filter"`` or ``"deny"``). ``reminders`` are :class:`Reminder` rules (or a :class:`Reminders`). Events
     (:attr:`events`, dicts with an ``event`` key): ``section_changed`` / ``section_added`` /
     ``section_removed`` (with ``cache_prefix_tokens`` and ``request_tokens`` of that request, so
     ``request_tokens - cache_prefix_tokens`` is what the change cost in cache writes),
@@ -282,14 +284,14 @@ class Compiler:
         working_set: WorkingSet | None = None,
         *,
         mode: str = "default",
-        strategy: str = "filter",
+        hiding: str = "filter",
         reminders: Reminders | Sequence[Reminder] | None = None,
     ) -> None:
         self.working_set = working_set if working_set is not None else WorkingSet()
         if not isinstance(self.working_set, WorkingSet):
             raise OptionError(f"working_set must be a WorkingSet, got {type(self.working_set).__name__}")
         self.mode: Mode = check_mode(mode)
-        self.strategy: Strategy = check_strategy(strategy)
+        self.hiding: ToolHiding = check_hiding(hiding)
         self.reminders = reminders if isinstance(reminders, Reminders) else Reminders(list(reminders or []))
         self.events: list[dict[str, Any]] = []
         #: Every request compiled, in order.
@@ -304,7 +306,7 @@ class Compiler:
         self._scanned: tuple[Conversation | None, int] = (None, 0)
         self._catalogs: dict[tuple[int, str, str, str, bool], _Catalog] = {}
         if self.mode == "plan":
-            self._notice.append(plan_notice(self.registry, self.strategy, root=self.working_set.root))
+            self._notice.append(plan_notice(self.registry, self.hiding, root=self.working_set.root))
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -333,7 +335,7 @@ class Compiler:
         self.events.append({"event": "mode_changed", "from": self.mode, "to": new})
         self.mode = new
         if new == "plan":
-            self._notice.append(plan_notice(self.registry, self.strategy, root=self.working_set.root))
+            self._notice.append(plan_notice(self.registry, self.hiding, root=self.working_set.root))
         else:
             self._notice.append("Default mode: every tool of the session may be used again.")
         self.reminders.mode_changed(new)
@@ -345,7 +347,7 @@ class Compiler:
         conversation: Conversation,
         *,
         style: str | None = None,
-        max_tokens: int = 4_096,
+        max_output_tokens: int = 4_096,
         context_window: int | None = None,
         record: bool = True,
     ) -> CompiledRequest:
@@ -354,7 +356,7 @@ class Compiler:
         reminders. With ``record``, the request counts as sent over ``conversation`` (section
         change events, the cache-prefix metric); else call :meth:`record` with the history
         actually sent (a Session does, after compaction)."""
-        _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         _checks.optional_count("context_window", context_window, minimum=1)
         if not isinstance(conversation, Conversation):
             raise ArgumentTypeError(f"compile() takes a Conversation, got {type(conversation).__name__}")
@@ -365,7 +367,7 @@ class Compiler:
             self._turns += 1
             self.reminders.turn(self._turns)
         if context_window is not None:
-            self.reminders.pressure(self._estimate(conversation) + max_tokens, context_window)
+            self.reminders.pressure(self._estimate(conversation) + max_output_tokens, context_window)
         due = self.reminders.take()
         for _, text in due:
             self.events.append({"event": "reminder", "text": text})
@@ -375,9 +377,9 @@ class Compiler:
             conversation,
             self.working_set,
             mode=self.mode,
-            strategy=self.strategy,
+            hiding=self.hiding,
             style=tool_style,
-            max_tokens=max_tokens,
+            max_output_tokens=max_output_tokens,
             reminders=texts,
             count=self._counter,
             registry=self.registry,
@@ -390,12 +392,12 @@ class Compiler:
 
     def _catalog(self, style: ToolStyle) -> _Catalog:
         reg = self.registry
-        key = (reg.version, self.mode, self.strategy, style, self.working_set.root)
+        key = (reg.version, self.mode, self.hiding, style, self.working_set.root)
         got = self._catalogs.get(key)
         if got is None:
             if len(self._catalogs) > 16:
                 self._catalogs.clear()
-            got = self._catalogs[key] = _catalog(reg, self.mode, self.strategy, style, self.working_set.root)
+            got = self._catalogs[key] = _catalog(reg, self.mode, self.hiding, style, self.working_set.root)
         return got
 
     def _new_inputs(self, conversation: Conversation) -> int:

@@ -291,15 +291,15 @@ class LLMJudge:
     ``MET`` or ``NOT MET`` counts as not met, with the answer as what is missing."""
 
     def __init__(
-        self, provider: Any, *, max_tokens: int = 256, messages: int = 20, per_message_chars: int = 1_500
+        self, provider: Any, *, max_output_tokens: int = 256, messages: int = 20, per_message_chars: int = 1_500
     ) -> None:
-        _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         _checks.count("messages", messages, minimum=1)
         _checks.count("per_message_chars", per_message_chars, minimum=1)
         if not callable(getattr(provider, "complete", None)):
             raise OptionError(f"provider must be a Provider (with complete()), got {type(provider).__name__}")
         self.provider = provider
-        self.max_tokens = max_tokens
+        self.max_output_tokens = max_output_tokens
         self.messages = messages
         self.per_message_chars = per_message_chars
         #: The completions the judge received, in order.
@@ -309,7 +309,9 @@ class LLMJudge:
         evidence = evidence_text(conversation, messages=self.messages, per_message_chars=self.per_message_chars)
         prompt = f"Goal:\n{goal.strip()}\n\nEvidence (latest messages):\n\n{evidence or '(none)'}"
         request = Conversation([{"role": "user", "content": prompt}], format="jsonl", encoding=conversation.encoding)
-        completion = self.provider.complete(request, max_tokens=self.max_tokens, system=JUDGE_SYSTEM, tools=None)
+        completion = self.provider.complete(
+            request, max_output_tokens=self.max_output_tokens, system=JUDGE_SYSTEM, tools=None
+        )
         self.completions.append(completion)
         answer = completion.text.strip()
         first = answer.split("\n", 1)[0].strip()

@@ -3,7 +3,7 @@
 - ``default``: every tool of the effective registry.
 - ``plan``: only tools that are ``read_only`` and not ``delegated``.
 
-Two plan strategies, chosen on purpose:
+Two ways of hiding tools (:data:`ToolHiding`, the compiler's ``hiding=``), chosen on purpose:
 
 - ``filter``: the catalog sent to the model is narrowed to the visible tools. Fewer tokens, but the
   tool definitions and the tool catalog section change when the mode changes, so the provider's
@@ -22,12 +22,14 @@ from typing import Literal
 from agentcontext.compiler.registry import ToolSpec
 from agentcontext.errors import OptionError
 
-__all__ = ["MODES", "STRATEGIES", "Mode", "Strategy", "check_mode", "check_strategy", "hidden_reason"]
+__all__ = ["MODES", "TOOL_HIDINGS", "Mode", "ToolHiding", "check_hiding", "check_mode", "hidden_reason"]
 
 Mode = Literal["default", "plan"]
-Strategy = Literal["filter", "deny"]
+#: How the tools a mode hides are hidden: left out of the catalog (``filter``) or kept in it and
+#: refused when called (``deny``).
+ToolHiding = Literal["filter", "deny"]
 MODES: tuple[str, ...] = ("default", "plan")
-STRATEGIES: tuple[str, ...] = ("filter", "deny")
+TOOL_HIDINGS: tuple[str, ...] = ("filter", "deny")
 
 
 def check_mode(mode: object) -> Mode:
@@ -38,12 +40,12 @@ def check_mode(mode: object) -> Mode:
     raise OptionError(f'mode must be "default" or "plan", got {mode!r}')
 
 
-def check_strategy(strategy: object) -> Strategy:
-    if strategy == "filter":
+def check_hiding(hiding: object) -> ToolHiding:
+    if hiding == "filter":
         return "filter"
-    if strategy == "deny":
+    if hiding == "deny":
         return "deny"
-    raise OptionError(f'plan strategy must be "filter" or "deny", got {strategy!r}')
+    raise OptionError(f'hiding must be "filter" or "deny", got {hiding!r}')
 
 
 def hidden_reason(tool: ToolSpec, mode: Mode, *, root: bool = True) -> str | None:

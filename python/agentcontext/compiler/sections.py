@@ -14,7 +14,7 @@ from agentcontext._core import Conversation
 from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import Goal
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES, ProjectInstructions, project_instructions
-from agentcontext.compiler.modes import Mode, Strategy
+from agentcontext.compiler.modes import Mode, ToolHiding
 from agentcontext.compiler.registry import Registry, ToolSpec
 from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
 from agentcontext.errors import ArgumentTypeError, OptionError
@@ -158,7 +158,7 @@ class CompiledRequest:
     visible: list[str]
     hidden: dict[str, str]
     mode: Mode
-    strategy: Strategy
+    hiding: ToolHiding
     #: Messages to append to the history for this request only (the reminder block), in the
     #: conversation's format.
     tail: list[JsonDict]
@@ -183,7 +183,7 @@ class CompiledRequest:
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
-            "strategy": self.strategy,
+            "hiding": self.hiding,
             "system": self.system,
             "sections": [{"name": s.name, "tokens": s.tokens} for s in self.sections],
             "tools": self.tools or [],

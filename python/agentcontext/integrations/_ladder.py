@@ -35,11 +35,11 @@ def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Bu
     if not compaction and summarizer is None:
         return None
     policy = replace(
-        PRESETS["openharness"],
+        PRESETS["openharness"].compaction,
         encoding=budget.encoding,
         clear_tool_results=budget.clear,
-        preserve_recent_messages=budget.recent_messages,
-        preserve_recent_tools=budget.recent_tools,
+        recent_messages=budget.recent_messages,
+        recent_tools=budget.recent_tools,
         clear_at_least=budget.clear_at_least,
     )
     return Compactor(policy, summarizer=summarizer)

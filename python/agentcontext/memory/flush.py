@@ -76,15 +76,15 @@ def flush_memory(
     tools: MemoryTools,
     *,
     system: str | None = None,
-    max_tokens: int = 1_024,
+    max_output_tokens: int = 1_024,
     max_steps: int = 3,
     instruction: str = FLUSH_INSTRUCTION,
 ) -> FlushReport:
     """Run the silent flush turn over ``conversation`` (not modified) with ``provider``; the model
-    may call only the memory tools of ``tools``. ``max_tokens`` bounds each model call's output and
+    may call only the memory tools of ``tools``. ``max_output_tokens`` bounds each model call's output and
     ``max_steps`` the number of model calls."""
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise OptionError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if not isinstance(max_output_tokens, int) or max_output_tokens < 1:
+        raise OptionError(f"max_output_tokens must be a positive integer, got {max_output_tokens!r}")
     if not isinstance(max_steps, int) or max_steps < 1:
         raise OptionError(f"max_steps must be a positive integer, got {max_steps!r}")
     if conversation.format == provider.format:
@@ -98,7 +98,7 @@ def flush_memory(
     definitions = _definitions(tools, provider.format)
     report = FlushReport()
     for _ in range(max_steps):
-        done = provider.complete(turn, max_tokens=max_tokens, system=system, tools=definitions)
+        done = provider.complete(turn, max_output_tokens=max_output_tokens, system=system, tools=definitions)
         report.calls += 1
         report.input_tokens += done.usage.input_tokens
         report.output_tokens += done.usage.output_tokens

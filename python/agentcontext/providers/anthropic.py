@@ -40,9 +40,13 @@ class AnthropicProvider(Provider):
         self.context_management = dict(context_management) if context_management else None
         self.betas = list(betas)
 
-    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
+    def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         request = conversation.to_anthropic_params(request=True)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": request.get("messages", [])}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_output_tokens,
+            "messages": request.get("messages", []),
+        }
         own_system = request.get("system")
         if system is not None:
             body["system"] = system if not own_system else _join_system(own_system, system)

@@ -138,17 +138,22 @@ class Provider(ABC):
         self,
         conversation: Conversation,
         *,
-        max_tokens: int = 4_096,
+        max_output_tokens: int = 4_096,
         system: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         **params: Any,
     ) -> Completion:
         """One model call. ``params`` go to the SDK call unchanged (temperature, metadata, ...)."""
-        _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         try:
             return self._complete(
-                conversation, max_tokens=max_tokens, system=system, tools=tools, tool_choice=tool_choice, **params
+                conversation,
+                max_output_tokens=max_output_tokens,
+                system=system,
+                tools=tools,
+                tool_choice=tool_choice,
+                **params,
             )
         except ContextOverflowError:
             raise
@@ -162,7 +167,7 @@ class Provider(ABC):
         self,
         conversation: Conversation,
         *,
-        max_tokens: int,
+        max_output_tokens: int,
         system: str | None,
         tools: Sequence[Mapping[str, Any]] | None,
         tool_choice: Any,
@@ -172,13 +177,13 @@ class Provider(ABC):
         caller's parameters and the provider's ``context_management`` (unless the call passes its
         own), sent by the SDK; the answer read as a :class:`Completion`. Errors are classified by
         :meth:`complete`."""
-        body = _with_options(self._request(conversation, max_tokens, system), tools, tool_choice, params)
+        body = _with_options(self._request(conversation, max_output_tokens, system), tools, tool_choice, params)
         if self.context_management is not None and "context_management" not in body:
             body["context_management"] = self.context_management
         return self._completion(_raw_json(self._send(body)))
 
     @abstractmethod
-    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
+    def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         """The request body: the model, the output limit, the conversation and ``system``."""
 
     @abstractmethod

@@ -19,7 +19,7 @@ class OpenAIChatProvider(Provider):
     """OpenAI Chat Completions through the ``openai`` SDK; also any OpenAI-compatible server
     (vLLM, llama.cpp, Ollama, OpenRouter...) through ``base_url``.
 
-    ``max_tokens_param`` names the output limit field: ``max_completion_tokens`` (OpenAI) or
+    ``max_output_tokens_param`` names the request field of the output limit: ``max_completion_tokens`` (OpenAI) or
     ``max_tokens`` (most compatible servers).
     """
 
@@ -32,18 +32,18 @@ class OpenAIChatProvider(Provider):
         *,
         client: Any = None,
         context_window: int | None = None,
-        max_tokens_param: str = "max_completion_tokens",
+        max_output_tokens_param: str = "max_completion_tokens",
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
-        self.max_tokens_param = max_tokens_param
+        self.max_output_tokens_param = max_output_tokens_param
 
-    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
+    def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         messages = conversation.to_openai(request=True)
         if system is not None:
             messages = [{"role": "system", "content": system}, *messages]
-        return {"model": self.model, "messages": messages, self.max_tokens_param: max_tokens}
+        return {"model": self.model, "messages": messages, self.max_output_tokens_param: max_output_tokens}
 
     def _send(self, body: dict[str, Any]) -> Any:
         return self.client.chat.completions.with_raw_response.create(**body)
@@ -99,11 +99,11 @@ class OpenAIResponsesProvider(Provider):
         self._adopt_client(client, "openai", "OpenAI", client_options)
         self.context_management = [dict(x) for x in context_management] if context_management else None
 
-    def _request(self, conversation: Conversation, max_tokens: int, system: str | None) -> dict[str, Any]:
+    def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "input": conversation.to_responses(request=True),
-            "max_output_tokens": max_tokens,
+            "max_output_tokens": max_output_tokens,
         }
         if system is not None:
             body["instructions"] = system

@@ -52,7 +52,7 @@ def anthropic_context_management(
     openharness preset):
 
     - ``clear_tool_uses_20250919``: trigger at the policy's trigger (input tokens), keep the last
-      ``preserve_recent_tools`` tool uses, ``clear_at_least``, ``exclude_tools`` and
+      ``recent_tools`` tool uses, ``clear_at_least``, ``exclude_tools`` and
       ``clear_tool_inputs`` from the policy;
     - ``clear_thinking_20251015`` when ``clear_thinking`` is set: keep thinking of that many recent
       assistant turns (True: 1; ``"all"``: keep all). The API requires it first in the list;
@@ -80,7 +80,7 @@ def anthropic_context_management(
         edit: JsonDict = {
             "type": CLEAR_TOOL_USES,
             "trigger": {"type": "input_tokens", "value": p.trigger_tokens},
-            "keep": {"type": "tool_uses", "value": p.preserve_recent_tools},
+            "keep": {"type": "tool_uses", "value": p.recent_tools},
         }
         if p.clear_at_least > 0:
             edit["clear_at_least"] = {"type": "input_tokens", "value": p.clear_at_least}

@@ -101,9 +101,9 @@ def session_compactor(
 
 def overhead(session: Session, scale: float) -> int:
     """Local tokens every request carries outside the conversation: the system prompt, the
-    tool definitions, and the output ``max_tokens`` reserves beyond the policy's
+    tool definitions, and the output ``max_output_tokens`` reserves beyond the policy's
     ``reserved_output``."""
-    extra_output = max(0, session.max_tokens - session.compactor.policy.reserved_output)
+    extra_output = max(0, session.max_output_tokens - session.compactor.policy.reserved_output)
     return outside_tokens(session) + math.ceil(extra_output / scale)
 
 
@@ -113,7 +113,7 @@ def compile_call(session: Session) -> None:
         return
     compiled = session.compiler.compile(
         session.conversation,
-        max_tokens=session.max_tokens,
+        max_output_tokens=session.max_output_tokens,
         context_window=session.provider.context_window,
         record=False,
     )
@@ -172,7 +172,7 @@ def complete_once(session: Session) -> Completion:
         session.first_sent_head = head
     session.sent_head = head
     completion = session.provider.complete(
-        request, max_tokens=session.max_tokens, system=system, tools=tools, **session.params
+        request, max_output_tokens=session.max_output_tokens, system=system, tools=tools, **session.params
     )
     session.completions.append(completion)
     session._answered_at = time.monotonic()
@@ -188,7 +188,7 @@ def complete_once(session: Session) -> Completion:
 
 def ensure_fits(session: Session) -> None:
     """The pre-send check: system prompt + tool definitions + conversation (pending tool
-    results included), in estimated provider tokens, plus ``max_tokens`` must fit the
+    results included), in estimated provider tokens, plus ``max_output_tokens`` must fit the
     provider's window. When they do not, the conversation is recompiled to fit (as after a
     prompt-too-long error); when that cannot be done, nothing is sent.
 
@@ -203,14 +203,14 @@ def ensure_fits(session: Session) -> None:
         return math.ceil((session.conversation.tokens + outside) * scale)
 
     before = estimate()
-    if before + session.max_tokens <= window:
+    if before + session.max_output_tokens <= window:
         return
     what = (
         f"the request would be about {before:,} tokens (system prompt and tool definitions {outside:,}, "
-        f"history {session.conversation.tokens:,}, local tokens times {scale:.2f}) plus {session.max_tokens:,} "
+        f"history {session.conversation.tokens:,}, local tokens times {scale:.2f}) plus {session.max_output_tokens:,} "
         f"reserved for output, over the {window:,}-token window; not sent"
     )
-    budget = int((window - session.max_tokens - session.compactor.policy.safety_margin) / scale) - outside
+    budget = int((window - session.max_output_tokens - session.compactor.policy.safety_margin) / scale) - outside
     if budget <= 0:
         raise ContextOverflowError(
             f"{what}: the system prompt, tool definitions and reserved output leave no room for history",
@@ -270,7 +270,7 @@ def recover(session: Session, error: ContextOverflowError) -> None:
         per_provider_token = local / error.tokens
     else:
         per_provider_token = 1.0 / session.scale()
-    budget = int((window - session.max_tokens - p.safety_margin) * per_provider_token) - outside_tokens(session)
+    budget = int((window - session.max_output_tokens - p.safety_margin) * per_provider_token) - outside_tokens(session)
     if conv.tokens <= budget:
         # The provider gave no numbers, yet by our count the request fit: our estimate is off
         # by an unknown factor. Aim at the policy's target share of what was sent.

@@ -7,7 +7,7 @@ a preview, with the full text kept in a :class:`~agentcontext.budgets.ResultStor
 recall id the marker names). Before every call (also inside a tool loop, with the pending tool
 results already appended) it asks the compactor whether to compact, counting what every request
 carries besides the conversation — the system prompt, the tool definitions and the output
-reserved by ``max_tokens`` — with estimates scaled by the calibration learned from the
+reserved by ``max_output_tokens`` — with estimates scaled by the calibration learned from the
 provider's reported usage. A request that by that count still cannot fit the window is
 recompiled once more to fit, and when even that cannot be done, it is not sent:
 :class:`~agentcontext.errors.ContextOverflowError` is raised instead. If the provider still
@@ -131,7 +131,7 @@ class Session:
         system: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         functions: Mapping[str, ToolFunction] | None = None,
-        max_tokens: int = 4_096,
+        max_output_tokens: int = 4_096,
         calibration: Calibration | None = None,
         log: SessionLog | None = None,
         params: Mapping[str, Any] | None = None,
@@ -142,7 +142,7 @@ class Session:
         permissions: Permissions | None = None,
         subagents: SubagentPolicy | bool | None = None,
     ) -> None:
-        _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         if compiler is not None:
             from agentcontext.compiler.compile import Compiler  # only when used: keeps the import light
 
@@ -168,7 +168,7 @@ class Session:
         self.system = system
         self.tools = [dict(t) for t in tools] if tools else None
         self.functions = dict(functions or {})
-        self.max_tokens = max_tokens
+        self.max_output_tokens = max_output_tokens
         self.calibration = calibration
         if log is not None:
             if log.format != fmt:
@@ -388,7 +388,7 @@ class Session:
                 calls, steps = completion.tool_calls, steps + 1
                 continue
             assert completion is not None
-            # A natural end (not cut by max_tokens): the goal's judge (if any) may ask for more.
+            # A natural end (not cut by max_output_tokens): the goal's judge (if any) may ask for more.
             natural = completion.stop_reason not in ("max_tokens", "length", "max_output_tokens")
             if self.compiler is None or not self.judge_goal or not natural or steps >= max_steps:
                 break

@@ -1,7 +1,7 @@
 """A session's control state: what a snapshot keeps besides the conversation, and how a resumed
 session takes it back.
 
-Captured (:func:`capture`): the mode and plan strategy, the goal's condition, status and
+Captured (:func:`capture`): the mode and how plan mode hides tools, the goal's condition, status and
 continuations, the permission grants and a pending permission request, the compaction state
 (turns since the last compaction, how many were made, the stage of the last one), the calibration,
 the outer turn and depth. :func:`fingerprint` hashes the tool registry (names, definitions and
@@ -51,7 +51,7 @@ def capture(session: Session) -> dict[str, Any]:
     last = session.compactor.last
     state: dict[str, Any] = {
         "mode": compiler.mode if compiler is not None else None,
-        "strategy": compiler.strategy if compiler is not None else None,
+        "hiding": compiler.hiding if compiler is not None else None,
         "goal": (
             {"condition": goal.condition, "status": goal.status, "continuations": goal.continuations}
             if goal is not None

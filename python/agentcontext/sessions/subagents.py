@@ -418,7 +418,7 @@ class Subagents:
             system=parent.system if parent.compiler is None else None,
             tools=self._child_tools(),
             functions=self._child_functions(),
-            max_tokens=parent.max_tokens,
+            max_output_tokens=parent.max_output_tokens,
             log=log,
             params=parent.params,
             result_policy=parent.result_policy or False,
@@ -525,7 +525,7 @@ class Subagents:
                     child_ws.skills = None
             if directory is not None:
                 child_ws = WorkingSet.load(directory, **_sources(child_ws))
-        return Compiler(child_ws, mode=compiler.mode, strategy=compiler.strategy)
+        return Compiler(child_ws, mode=compiler.mode, hiding=compiler.hiding)
 
     def _workspace(self, number: int) -> contextlib.AbstractContextManager[_Space]:
         compiler = self.parent.compiler

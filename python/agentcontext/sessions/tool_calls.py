@@ -65,7 +65,8 @@ def _cuts(policy: ToolResultPolicy, outputs: list[tuple[str, str]]) -> bool:
         return True
     persist = policy.persist_over_chars
     return any(
-        len(text) > policy.budget_for(name) or (persist is not None and len(text) > persist) for name, text in outputs
+        len(text) > policy.max_chars_for(name) or (persist is not None and len(text) > persist)
+        for name, text in outputs
     )
 
 

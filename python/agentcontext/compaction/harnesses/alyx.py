@@ -46,32 +46,32 @@ IDEMPOTENT_TOOLS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Alyx(Harness):
-    """Alyx's options: ``result_budget_tokens`` (stage (a) cuts each tool result over it to the
+    """Alyx's options: ``result_max_tokens`` (stage (a) cuts each tool result over it to the
     largest head that fits; None: the char budgets apply), ``checkpoint_tokens`` (over it, the
     memory flush turn runs as a forced checkpoint, even when the compactor's flush is off; 0:
     never) and ``dedup_tools`` (results of these tools called again with the same input become
     stubs pointing to the latest call, which keeps the only preview)."""
 
-    result_budget_tokens: int | None = field(default=10_000, metadata={"minimum": 1})
+    result_max_tokens: int | None = field(default=10_000, metadata={"minimum": 1})
     checkpoint_tokens: int = 50_000
     dedup_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
 
     def scaled(self, factor: float) -> Alyx:
-        budget = self.result_budget_tokens
+        budget = self.result_max_tokens
         return replace(
             self,
             checkpoint_tokens=int(self.checkpoint_tokens / factor),
-            result_budget_tokens=None if budget is None else max(1, int(budget / factor)),
+            result_max_tokens=None if budget is None else max(1, int(budget / factor)),
         )
 
     def budgets(self, run: LadderState) -> bool | None:
-        if not (self.dedup_tools or self.result_budget_tokens is not None):
+        if not (self.dedup_tools or self.result_max_tokens is not None):
             return None
         if self.dedup_tools:
             dedup_idempotent(run, self.dedup_tools)
-        if self.result_budget_tokens is not None and run.policy.tool_result_budgets:
-            budget_results(run, self.result_budget_tokens)
-        return self.result_budget_tokens is not None
+        if self.result_max_tokens is not None and run.policy.tool_result_budgets:
+            budget_results(run, self.result_max_tokens)
+        return self.result_max_tokens is not None
 
     def checkpoint(self, run: LadderState) -> str | None:
         return CHECKPOINT_INSTRUCTION if checkpoint_due(run, self.checkpoint_tokens) else None

@@ -32,19 +32,19 @@ MIN_CUT_TOKENS = 32
 @dataclass(frozen=True)
 class Codex(Harness):
     """Codex's option: a summary rebuilds history as the user messages (newest first, up to
-    ``keep_user_tokens`` tokens) followed by the summary of everything (0: off, the raw recent
+    ``recent_user_tokens`` tokens) followed by the summary of everything (0: off, the raw recent
     part is kept instead)."""
 
-    keep_user_tokens: int = 20_000
+    recent_user_tokens: int = 20_000
 
     def scaled(self, factor: float) -> Codex:
-        return replace(self, keep_user_tokens=int(self.keep_user_tokens / factor))
+        return replace(self, recent_user_tokens=int(self.recent_user_tokens / factor))
 
     def rebuilds(self) -> bool:
-        return self.keep_user_tokens > 0
+        return self.recent_user_tokens > 0
 
     def rebuild(self, run: LadderRun) -> CompactionResult | None:
-        return rebuild(run, self.keep_user_tokens)
+        return rebuild(run, self.recent_user_tokens)
 
 
 def _user_text(conv: Conversation, i: int) -> str | None:
@@ -73,10 +73,10 @@ def user_messages(conv: Conversation) -> list[int]:
     return out
 
 
-def rebuild(run: LadderRun, keep_user_tokens: int) -> CompactionResult | None:
-    """The summarize rung of Codex (``keep_user_tokens``): a summary of all the history
+def rebuild(run: LadderRun, recent_user_tokens: int) -> CompactionResult | None:
+    """The summarize rung of Codex (``recent_user_tokens``): a summary of all the history
     after the system messages, then the working set rebuilt as the system messages, the user
-    messages (newest first within ``keep_user_tokens`` and the room the summary leaves) and the
+    messages (newest first within ``recent_user_tokens`` and the room the summary leaves) and the
     summary message. None when no summary was made (auto mode; manual raises)."""
     p, o = run.policy, run.original
     stop = len(o)
@@ -90,7 +90,7 @@ def rebuild(run: LadderRun, keep_user_tokens: int) -> CompactionResult | None:
     if run.one_shot:
         # With a budget, the summary may take the room the user messages leave (up to
         # summary_max_tokens), not only its third: Codex keeps no raw tail to fill it with.
-        first = _pick(run, min(keep_user_tokens, run.limit - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS))
+        first = _pick(run, min(recent_user_tokens, run.limit - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS))
         users = sum(run.totals[i] if m is None else m.tokens for i, m in first)
         cap = run.summary_room(cap, run.preamble_tokens + users)
     summary = run.write_summary(stop, cap)
@@ -108,7 +108,7 @@ def rebuild(run: LadderRun, keep_user_tokens: int) -> CompactionResult | None:
     sizing = None if run.store is None else "r-" + "0" * 20
     unseen = run.unseen(summary)
     tail = _summary_conv(run, summary.text, set(), sizing, unseen, sizing)
-    room = min(keep_user_tokens, run.limit - run.preamble_tokens - tail.tokens)
+    room = min(recent_user_tokens, run.limit - run.preamble_tokens - tail.tokens)
     picked = _pick(run, room)
     while True:
         # The header names only what the summary replaces — the messages not kept (whole or cut)

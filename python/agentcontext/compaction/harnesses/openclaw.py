@@ -108,7 +108,7 @@ def soft_trim(run: LadderState) -> bool:
     # Cut from the original: a result the budgets stage already cut is not cut again by the core,
     # and the head and tail of the original say more. (Before a summary, positions are the same.)
     cut_conv, cut = run.original.truncate_tool_results(limit, strategy="head_tail", recall_ids=store is not None)
-    protected = set(work.protected(recent_messages=p.preserve_recent_messages, recent_tools=p.preserve_recent_tools))
+    protected = set(work.protected(recent_messages=p.recent_messages, recent_tools=p.recent_tools))
     excluded = set(p.exclude_tools)
     # A message is taken from the cut copy whole: every result in it is old (protection is by message).
     skip = {c["index"] for c in cut if c["index"] in protected or c.get("tool_name") in excluded}
