@@ -3,12 +3,15 @@ whole groups or rounds, the next older round, which does not fit whole, is added
 longest texts cut head + marker + tail to the room left (the originals under recall ids when the
 compactor has a store). A call is never split from its result: the round comes whole, only its
 texts are shortened — message texts, tool results, and the long string values of a call's JSON
-arguments (a file written whole), which stay valid JSON. Used by the ladder's ``_Run._grow`` (:mod:`agentcontext.compaction`).
+arguments (a file written whole), which stay valid JSON. Used by the ladder's ``_grow``
+(:mod:`agentcontext.compaction.summaries`); :func:`cut_texts` also cuts the last round of its
+oversized rung (:mod:`agentcontext.compaction.resort`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +19,13 @@ from agentcontext._core import Conversation, _equal_shares, _give_way, count_tok
 from agentcontext.errors import BudgetError
 
 if TYPE_CHECKING:
+    from agentcontext.compaction.state import LadderState
     from agentcontext.compaction.state import Summary as _Summary
     from agentcontext.compaction.summaries import SummaryRun as _Run
+
+#: A text of a message that may be cut: ``(k, j, where, text)``, the text at ``where`` (see
+#: :func:`_units`) of item ``j`` of message ``k``.
+Unit = tuple[int, int, str | tuple[int, str], str]
 
 #: Texts under this many tokens are never cut.
 MIN_CUT_TEXT = 64
@@ -108,7 +116,7 @@ def _cut_into(
     run: _Run, whole: Conversation, prov: list[int | None], span: tuple[int, int], fill_to: int
 ) -> Filled | None:
     """``whole`` with its messages ``span`` (a round, from the original) cut to fit ``fill_to``."""
-    o, enc, store = run.original, run.p.encoding, run.compactor.store
+    o, enc = run.original, run.policy.encoding
     lo, hi = span
     keep = [q for q in prov[lo:hi] if q is not None]
     neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
@@ -118,14 +126,51 @@ def _cut_into(
     whole_texts = [n for n, size in enumerate(every) if size < MIN_CUT_TEXT]
     flat = [x for n, x in enumerate(flat) if n not in whole_texts]
     sizes = [size for n, size in enumerate(every) if n not in whole_texts]
-    # Equal shares of what is left, smallest first: a text under its share stays whole (the core's fill).
-    shares = _equal_shares(sizes, sum(sizes) - (whole.tokens - fill_to))
+    room = sum(sizes) - (whole.tokens - fill_to)
+    done = cut_texts(run, neutral, flat, sizes, room, lambda out: whole.replace(lo, hi, [m for ms in out for m in ms]),
+                     fill_to)  # fmt: skip
+    if done is None:
+        return None
+    conv, cut_at = done
+    n_body = len(conv) - len(whole) + hi - lo
+    cut = sorted({keep[k] for k in cut_at})
+    same = n_body == hi - lo
+    middle: list[int | None] = [None if q in cut else q for q in keep] if same else [None] * n_body
+    origins: list[int | None] = [*prov[:lo], *(keep if same else [None] * n_body), *prov[hi:]]
+    return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
+
+
+def cut_texts(
+    run: LadderState,
+    neutral: list[list[dict[str, Any]]],
+    units: Sequence[Unit],
+    sizes: list[int],
+    room: int,
+    build: Callable[[list[list[dict[str, Any]]]], Conversation],
+    limit: int,
+    *,
+    may_cut: bool = True,
+) -> tuple[Conversation, set[int]] | None:
+    """Messages ``neutral`` (each as its items in the library's format) with their texts ``units``
+    (``(k, j, where, text)``: the text at ``where`` of item ``j`` of message ``k``, see
+    :func:`_units`; ``sizes``: their tokens) cut head + marker + tail to equal shares of ``room``
+    tokens, smallest first (a text under its share stays whole; the originals under recall ids
+    when the run has a store, a tool result's under its call id), and made a conversation by
+    ``build`` that takes at most ``limit`` tokens: when the parts, counted apart, come out larger
+    together, the largest cut text gives way. The conversation and the messages cut (their
+    ``k``); None when it does not fit, a cut text would keep no head or no tail, or a text must
+    be cut and not ``may_cut``."""
+    store, enc = run.store, run.policy.encoding
+    # Equal shares, smallest first: a text under its share stays whole (the core's fill).
+    shares = _equal_shares(sizes, room)
     recall: dict[int, str | None] = {}
     for _ in range(3):
         out = [[dict(m) for m in ms] for ms in neutral]
-        for n, (k, j, where, text) in enumerate(flat):
+        for n, (k, j, where, text) in enumerate(units):
             if shares[n] >= sizes[n]:
                 continue
+            if not may_cut:
+                return None
             if n not in recall:
                 # A tool result is recalled by its call id, as the budgets stage's markers are.
                 call_id = neutral[k][j].get("tool_call_id") if where == "content" else None
@@ -140,22 +185,14 @@ def _cut_into(
             except BudgetError:
                 return None
             if not (done.head_chars and done.tail_chars):
-                return None  # a marker alone is not a cut message
+                return None  # a marker alone is not a cut message: its head and tail must fit
             _put(out[k][j], where, done.text)
-        body = Conversation(
-            Conversation([m for ms in out for m in ms], format="jsonl").to_format(o.format),
-            format=o.format, encoding=o.encoding,
-        )  # fmt: skip
-        conv = Conversation.concat([whole.slice(0, lo), body, whole.slice(hi)])
-        excess = conv.tokens - fill_to
-        if excess <= 0:
-            cut = sorted({keep[flat[n][0]] for n in recall})
-            same = len(body) == hi - lo
-            middle: list[int | None] = [None if q in cut else q for q in keep] if same else [None] * len(body)
-            origins: list[int | None] = [*prov[:lo], *(keep if same else [None] * len(body)), *prov[hi:]]
-            return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
+        conv = build(out)
+        over = conv.tokens - limit
+        if over <= 0:
+            return conv, {units[n][0] for n in recall}
         # Counted apart, the parts came out larger together: the largest cut text gives way.
-        given = _give_way(shares, sizes, excess)
+        given = _give_way(shares, sizes, over)
         if given is None:
             return None
         shares = given

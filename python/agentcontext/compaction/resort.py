@@ -5,14 +5,15 @@ not fit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from agentcontext._core import Conversation, count_tokens, truncate
+from agentcontext._core import Conversation, count_tokens
+from agentcontext.compaction import fill
 from agentcontext.compaction.policy import DROP_MARKER_TOKENS, MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.state import Summary
 from agentcontext.compaction.summaries import SummaryRun
 from agentcontext.compaction.writing import _holds_request
-from agentcontext.errors import BudgetError
 
 __all__ = ["ResortRun"]
 
@@ -116,21 +117,15 @@ class ResortRun(SummaryRun):
         when fitting); when the last round does not fit beside the markers, the oversized rung
         decides."""
         work, limit = self.work, self.limit
-        s = work.recent_suffix(max(0, limit - DROP_MARKER_TOKENS))
-        if s["overflow"] is not None:
-            return self.oversized(None)
-        pre, start = s["preamble"], s["start"]
+        # The suffix that fits beside a marker; when it leaves out the latest request, the request
+        # with the longest suffix that fits beside it and the markers before and after it (else
+        # the last round with it, cut as they must be): the core's trim plan, the request never cut.
         found = self.original._latest_request()
-        q = found[0] if found is not None and pre <= found[0] < start else None
-        keep = list(range(start, len(work)))
-        if q is not None:
-            # The suffix that fits leaves out the latest request: it is kept, with the longest
-            # suffix that fits beside it and the markers before and after it (else the last
-            # round with it, cut as they must be).
-            rest = work.recent_suffix(max(0, limit - work.message_tokens()[q] - 2 * DROP_MARKER_TOKENS))
-            if rest["overflow"] is not None or rest["start"] <= q:
-                return self.oversized(None)
-            keep = [q, *range(rest["start"], len(work))]
+        request = None if found is None else found[0]
+        plan = work._keep_plan(limit, reserve=DROP_MARKER_TOKENS, request=request, beside=DROP_MARKER_TOKENS)
+        if plan is None:
+            return self.oversized(None)
+        keep, q = plan[0][work.preamble :], plan[1]
         # Before a summary, positions in `work` are positions in the original.
         kept, origins, dropped = self._dropping(work, keep)
         if kept.tokens > limit:
@@ -261,78 +256,37 @@ class ResortRun(SummaryRun):
             at = i + 1
         notes_tokens = 0
         if notes:
-            written = Conversation(list(notes.values()), format="jsonl").to_format(o.format)
-            notes_tokens = Conversation(written, format=o.format, encoding=o.encoding).tokens
+            notes_tokens = o.replace(0, None, list(notes.values())).tokens
         neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
-        texts = [[m["content"] if isinstance(m.get("content"), str) else "" for m in ms] for ms in neutral]
-        flat = [(k, j) for k, ms in enumerate(texts) for j in range(len(ms))]
-        sizes = {kj: count_tokens(texts[kj[0]][kj[1]], encoding=p.encoding) for kj in flat}
+        units = [(k, j, "content", m["content"]) for k, ms in enumerate(neutral) for j, m in enumerate(ms)
+                 if isinstance(m.get("content"), str)]  # fmt: skip
+        sizes = [count_tokens(text, encoding=p.encoding) for *_, text in units]
         room = self.limit - self.preamble_tokens - head_conv.tokens - notes_tokens
-        room -= sum(self.totals[i] for i in keep) - sum(sizes.values())
-        # Equal shares, smallest first: a text under its share stays whole (water-filling).
-        shares: dict[tuple[int, int], int] = {}
-        left = room
-        for n, kj in enumerate(sorted(flat, key=lambda kj: sizes[kj])):
-            shares[kj] = min(sizes[kj], max(0, left // (len(flat) - n)))
-            left -= shares[kj]
-        recall: dict[tuple[int, int], str | None] = {}
-        for _ in range(3):
-            out = [[dict(m) for m in ms] for ms in neutral]
-            for kj in flat:
-                if shares[kj] >= sizes[kj]:
-                    continue
-                if not self.one_shot:
-                    return None
-                k, j = kj
-                if kj not in recall:
-                    # A tool result is recalled by its call id, as the budgets stage's markers are.
-                    store, call_id = self.store, neutral[k][j].get("tool_call_id")
-                    if store is not None:
-                        stored = store.put(texts[k][j], alias=call_id if isinstance(call_id, str) else None)
-                    recall[kj] = None if store is None else call_id if isinstance(call_id, str) else stored
-                try:
-                    done = truncate(
-                        texts[k][j], shares[kj], unit="tokens", strategy="head_tail", head_share=0.5,
-                        encoding=p.encoding, recall_id=recall[kj], not_stored=recall[kj] is None,
-                    )  # fmt: skip
-                except BudgetError:
-                    return None
-                if not (done.head_chars and done.tail_chars):
-                    return None  # a marker alone is not a cut message: its head and tail must fit
-                out[k][j]["content"] = done.text
-            cut = sorted({keep[k] for k, _ in recall})
-            body = Conversation(
-                Conversation([m for k, ms in enumerate(out) for m in [*([notes[k]] if k in notes else []), *ms]],
-                             format="jsonl").to_format(o.format),
-                format=o.format, encoding=o.encoding,
-            )  # fmt: skip
-            conv = Conversation.concat([o.slice(0, self.preamble), head_conv, body])
-            over = conv.tokens - self.limit
-            if over <= 0:
-                same = len(body) == len(keep) + len(notes)
-                prov: list[int | None] = [*range(self.preamble), *[None] * len(head)]
-                origins = list(prov)
-                for k, i in enumerate(keep):
-                    if not same:
-                        break
-                    if k in notes:
-                        prov.append(None)
-                        origins.append(None)
-                    prov.append(None if i in cut else i)
-                    origins.append(i)
-                if not same:
-                    prov += [None] * len(body)
-                    origins += [None] * len(body)
-                return _Cut(conv, prov, origins, cut, dropped, notes_tokens)
-            # Counted apart, the parts came out larger together: the largest cut text gives way.
-            cut_texts = [kj for kj in flat if shares[kj] < sizes[kj]]
-            if not cut_texts:
-                return None
-            largest = max(cut_texts, key=lambda kj: shares[kj])
-            if shares[largest] - over < 1:
-                return None
-            shares[largest] -= over
-        return None
+        room -= sum(self.totals[i] for i in keep) - sum(sizes)
+
+        def build(out: list[list[dict[str, Any]]]) -> Conversation:
+            body = o.replace(
+                0, None, [m for k, ms in enumerate(out) for m in [*([notes[k]] if k in notes else []), *ms]]
+            )
+            return Conversation.concat([o.slice(0, self.preamble), head_conv, body])
+
+        done = fill.cut_texts(self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot)
+        if done is None:
+            return None
+        conv, cut_at = done
+        cut = sorted({keep[k] for k in cut_at})
+        n_body = len(conv) - self.preamble - len(head_conv)
+        prov: list[int | None] = [*range(self.preamble), *[None] * len(head)]
+        origins = list(prov)
+        if n_body != len(keep) + len(notes):
+            return _Cut(conv, [*prov, *[None] * n_body], [*origins, *[None] * n_body], cut, dropped, notes_tokens)
+        for k, i in enumerate(keep):
+            if k in notes:
+                prov.append(None)
+                origins.append(None)
+            prov.append(None if i in cut else i)
+            origins.append(i)
+        return _Cut(conv, prov, origins, cut, dropped, notes_tokens)
 
 
 @dataclass

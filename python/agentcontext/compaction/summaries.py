@@ -45,8 +45,7 @@ class SummaryRun(FlushingRun):
             present = {q for q in [*provenance, *(origins or [])] if q is not None}
             unseen = [i for i in range(lo, hi) if i not in present]
             totals = self.work.message_tokens()
-            marker = Conversation([drop_marker(len(unseen), 0, None)], format="jsonl").to_format(self.original.format)
-            marker_tokens = Conversation(marker, format=self.original.format, encoding=self.original.encoding).tokens
+            marker_tokens = self.original.replace(0, None, [drop_marker(len(unseen), 0, None)]).tokens
             self.event(
                 "drop", conv.tokens - marker_tokens + sum(totals[i] for i in unseen), conv.tokens,
                 dropped_messages=len(unseen),
@@ -183,17 +182,7 @@ class SummaryRun(FlushingRun):
         the number of messages when none does."""
         if self._cuts is None:
             self._cuts = [c for c in self.original._cut_points() if self.preamble <= c < len(self.original)]
-        budget = room - self.preamble_tokens
-        best = len(self.original)
-        total = 0
-        at = len(self.original)
-        for c in reversed(self._cuts):
-            total += sum(self.totals[c:at])
-            at = c
-            if total > budget:
-                break
-            best = c
-        return best
+        return self.original._recent_start(room=room - self.preamble_tokens)
 
     def _grow(
         self, summary: Summary, extras: list[dict[str, Any]], fill_to: int | None

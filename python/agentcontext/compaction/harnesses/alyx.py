@@ -3,9 +3,8 @@
 - Repeated idempotent calls (the same read-only tool with the same input) keep only the latest
   preview: earlier results become stubs pointing to the latest call.
 - Every tool result is budgeted at 10,000 tokens: over it, the result is cut to the largest head
-  that fits, found by binary search over the cut point (counting only the candidate slice; see
-  :func:`agentcontext.truncate` with ``unit="tokens"``), with a marker saying what was left out
-  and how to recall it.
+  that fits, counted exactly (:func:`agentcontext.truncate` with ``exact=True``), with a marker
+  saying what was left out and how to recall it.
 - A forced checkpoint at 50,000 tokens: before history is trimmed, the agent writes its state
   (the memory flush turn of the ladder with :data:`CHECKPOINT_INSTRUCTION`, run even when the
   compactor's flush is off; it needs the compactor's memory tools and an LLM summarizer).
@@ -95,8 +94,8 @@ def dedup_idempotent(run: LadderState, tools: tuple[str, ...]) -> None:
 
 
 def budget_results(run: LadderState, budget: int) -> None:
-    """Cut every text tool result over ``budget`` tokens to the largest head that fits (binary
-    search), marker included; the originals go to the compactor's store (their call ids resolve
+    """Cut every text tool result over ``budget`` tokens to the largest head that fits (counted
+    exactly), marker included; the originals go to the compactor's store (their call ids resolve
     to them as aliases) and the marker names their recall id."""
     work, enc = run.work, run.policy.encoding
     store = run.store
@@ -142,34 +141,14 @@ def largest_head(
     text: str, budget: int, *, encoding: Encoding = "o200k_base", recall_id: str | None = None
 ) -> str | None:
     """``text`` cut to the largest head that fits ``budget`` tokens with its marker, counted
-    exactly: a binary search over the room given to :func:`agentcontext.truncate` (whose own
-    count of the kept lines is an upper bound, so the room may exceed ``budget``) for the largest
-    cut whose whole output still fits. None when not even a marker fits."""
-
-    def cut(room: int) -> str | None:
-        try:
-            done = truncate(text, room, unit="tokens", strategy="head", encoding=encoding,
-                            recall_id=recall_id, not_stored=recall_id is None)  # fmt: skip
-        except BudgetError:
-            return None
-        return done.text
-
-    best = cut(budget)
-    if best is None:
+    exactly (:func:`agentcontext.truncate` with ``exact=True``). None when not even a marker fits."""
+    try:
+        return truncate(text, budget, unit="tokens", strategy="head", encoding=encoding,
+                        recall_id=recall_id, not_stored=recall_id is None, exact=True).text  # fmt: skip
+    except BudgetError:
         return None
-    lo, hi = budget, 2 * budget + 64
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        candidate = cut(mid)
-        if candidate is not None and count_tokens(candidate, encoding=encoding) <= budget:
-            lo, best = mid, candidate
-        else:
-            hi = mid - 1
-    return best
 
 
 def _rebuilt(items: list[dict[str, Any]], like: Conversation) -> Conversation:
     """One message of ``like`` rebuilt from its neutral items (as the ladder's cut rung does)."""
-    return Conversation(
-        Conversation(items, format="jsonl").to_format(like.format), format=like.format, encoding=like.encoding
-    )
+    return like.replace(0, None, items)

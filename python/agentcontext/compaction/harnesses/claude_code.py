@@ -110,10 +110,7 @@ def drop_oldest_rounds(
     head = [{"role": "user", "content": f"{ask}\n\n{note}" if ask else note}]
 
     def rebuilt(conv: Conversation) -> Conversation:
-        marker = Conversation(
-            Conversation(head, format="jsonl").to_format(conv.format), format=conv.format, encoding=conv.encoding
-        )
-        return Conversation.concat([marker, conv.slice(at, request.stop)])
+        return conv.slice(at, request.stop).replace(0, 0, head)
 
     source = rebuilt(request.source)
     original = rebuilt(request.original) if request.original is not None else None

@@ -160,9 +160,7 @@ def _summary_conv(
     dropped = [i for i in range(lo, hi) if i not in kept]
     if dropped:
         messages.insert(0, drop_marker(len(dropped), sum(totals[i] for i in dropped), unseen_id))
-    return Conversation(
-        Conversation(messages, format="jsonl").to_format(o.format), format=o.format, encoding=o.encoding
-    )
+    return o.replace(0, None, messages)
 
 
 def _pick(run: LadderRun, room: int) -> list[tuple[int, Conversation | None]]:
@@ -203,8 +201,4 @@ def _pick(run: LadderRun, room: int) -> list[tuple[int, Conversation | None]]:
 
 
 def _message(text: str, like: Conversation) -> Conversation:
-    return Conversation(
-        Conversation([{"role": "user", "content": text}], format="jsonl").to_format(like.format),
-        format=like.format,
-        encoding=like.encoding,
-    )
+    return like.replace(0, None, [{"role": "user", "content": text}])

@@ -98,21 +98,11 @@ def sliding_window_start(run: LadderState, least: int, first: float) -> int:
     of the messages after the system messages) whose cut point leaves the rest, with the system
     messages and room for the summary, under the target; ``least`` (the policy's own recent
     start) when no step does; the first step is ``first``."""
-    p, o = run.policy, run.original
-    pre, n = run.preamble, len(o) - run.preamble
-    cuts = [c for c in o._cut_points() if pre < c < len(o)]
+    p = run.policy
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
     room = run.target - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS
-    step = 0
-    while True:
-        share = first + step * WINDOW_STEP
-        if share > 1.0 + 1e-9:
-            return least
-        step += 1
-        at = pre + round(share * n)
-        start = next((c for c in reversed(cuts) if c <= at), None)
-        if start is not None and sum(run.totals[start:]) <= room:
-            return start
+    start = run.original._recent_start(room=room, steps=(first, WINDOW_STEP))
+    return least if start is None else start
 
 
 def _text(content: Any) -> str:
