@@ -54,14 +54,7 @@ MAX_FUNCTION_LINES = 80
 
 #: Offenders another branch of issue #26 removes: a module, or a function by its qualified name
 #: (``module.Class.method``), -> the branch's work.
-PENDING: dict[str, str] = {
-    "agentcontext.budgets.store": "budgets.store <-> recall (issue #26 §4)",
-    "agentcontext.budgets.recall": "budgets.store <-> recall (issue #26 §4)",
-    "agentcontext.compaction.resort.ResortRun._cut_round": (
-        "a second equal-share cut of a round beside compaction.fill.cut_round, replaced by the one "
-        "shared helper on another branch (issue #26 §1)"
-    ),
-}
+PENDING: dict[str, str] = {}
 
 
 def _pending(module: str) -> str | None:
