@@ -202,7 +202,7 @@ mod tests {
         .chain(0x2000..=0x200a)
         .chain([0x2028, 0x2029, 0x202f, 0x205f, 0x3000])
         .collect();
-        let ours: Vec<u32> = (0..=0x10ffff_u32)
+        let ours: Vec<u32> = (0..=0x0010_ffff_u32)
             .filter_map(char::from_u32)
             .filter(|&c| is_python_space(c))
             .map(u32::from)
