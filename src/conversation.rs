@@ -12,7 +12,11 @@ use crate::formats;
 use crate::model::{Body, Format, Message, Role};
 use crate::tokens::{self, Encoding, MessageTokens, ToolSide};
 
+mod classes;
 mod replace;
+
+use classes::ClassCache;
+pub use classes::{ClassTotals, message_class_counts};
 
 /// Name used in per-tool totals for a result whose call is not in the conversation.
 pub const UNKNOWN_TOOL: &str = "(unknown)";
@@ -159,6 +163,8 @@ pub struct Conversation {
     tally: Tally,
     /// Messages that are never cleared or summarized and always rendered.
     pinned: BTreeSet<usize>,
+    /// Tokens per content class of each message, once asked for ([`Self::class_tokens`]).
+    classes: Option<ClassCache>,
 }
 
 impl Conversation {
@@ -170,6 +176,7 @@ impl Conversation {
             counts: Vec::new(),
             tally: Tally::default(),
             pinned: BTreeSet::new(),
+            classes: None,
         }
     }
 
@@ -218,6 +225,7 @@ impl Conversation {
             .copied()
             .filter(|&i| i < messages.len() && unchanged(i))
             .collect();
+        let classes = ClassCache::derive(self.classes.as_ref(), messages.len(), unchanged);
         Conversation {
             format: self.format,
             encoding: self.encoding,
@@ -225,6 +233,7 @@ impl Conversation {
             counts,
             tally,
             pinned,
+            classes,
         }
     }
 
@@ -246,6 +255,7 @@ impl Conversation {
                 .filter(|&&i| (start..stop).contains(&i))
                 .map(|i| i - start)
                 .collect(),
+            classes: ClassCache::slice(other.classes.as_ref(), start, stop),
         }
     }
 
@@ -262,6 +272,7 @@ impl Conversation {
             out.counts.extend(p.counts.iter().cloned());
         }
         out.tally = Tally::of(&out.messages, &out.counts);
+        out.classes = ClassCache::concat(parts.iter().map(|p| (p.classes.as_ref(), p.len())));
         out
     }
 
@@ -362,6 +373,9 @@ impl Conversation {
                 .cloned()
                 .collect();
             self.messages[last].blocks = merged;
+            if let Some(c) = &mut self.classes {
+                c.forget(last);
+            }
             let new = tokens::count_message(self.encoding, &self.messages[last]);
             self.tally.add(&self.messages[last], &new);
             self.counts.push(new);

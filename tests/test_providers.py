@@ -17,7 +17,7 @@ import agentcontext as ac
 from agentcontext.compaction import CompactionPolicy, Compactor
 from agentcontext.compaction.llm import LLMSummarizer, identifiers_in, required_identifiers
 from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError, SummaryError
-from agentcontext.measure.calibration import Calibration, class_tokens, content_class
+from agentcontext.measure.calibration import Calibration, class_tokens
 from agentcontext.providers import (
     AnthropicProvider,
     classify_overflow,
@@ -35,6 +35,7 @@ from agentcontext.sessions.log import SessionLog
 from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import CHAT_STYLES, HTTPError, LLMServer, Overflow, Recorded, Reply
+from tests.test_calibration import content_class
 
 anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
 openai = pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
@@ -478,13 +479,6 @@ def test_tool_loop_compiles_before_every_call(server: LLMServer) -> None:
 
 
 # -- calibration -----------------------------------------------------------------------------
-
-
-def test_content_class() -> None:
-    assert content_class("The quick brown fox jumps over the lazy dog. " * 5) == "prose"
-    assert content_class('{"a": [1, 2, {"b": null}]}') == "json"
-    assert content_class("def f(x):\n    return {k: v for k, v in x.items()}\n" * 5) == "code"
-    assert content_class("这是一个关于上下文压缩的测试句子。" * 5) == "cjk"
 
 
 FACTORS = {"prose": 1.1, "code": 1.4, "json": 1.7, "cjk": 0.8}

@@ -389,6 +389,17 @@ class Conversation:
         messages keep their counts and pins; this conversation is not changed.
         ``MessageIndexError`` when ``stop`` is past the end, ``OptionError`` when ``start > stop``."""
 
+    def class_tokens(
+        self, start: int = 0, /, *, encoding: Encoding | None = None, per_message: bool = False
+    ) -> dict[str, int]:
+        """Estimated tokens of messages ``start:`` per content class (``prose``, ``code``,
+        ``json``, ``cjk``: each text of a message's JSONL form classified by its first 4,000
+        characters) and ``overhead``, in ``encoding`` (default: the conversation's; texts counted
+        exactly with a BPE encoding, by the heuristic otherwise). ``overhead`` (the messages'
+        tokens beyond their texts, at least 0 over the range or, with ``per_message``, for each
+        message) only under the conversation's encoding, else 0. Each message's counts are kept:
+        a call counts only the messages not counted before."""
+
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
 

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::formats;
 use crate::model::{Format, Role};
 use crate::tokens::Encoding;
+use crate::tokens::classes::ContentClass;
 
 #[pyclass(name = "Conversation", module = "agentcontext", frozen)]
 pub struct PyConversation {
@@ -816,6 +817,34 @@ impl PyConversation {
                 plan.ok().map(|p| (p.keep, p.apart))
             })
         })
+    }
+
+    /// Estimated tokens of messages `start..` per content class (`prose`, `code`, `json`, `cjk`)
+    /// and `overhead`, in `encoding` (default: the conversation's; texts counted exactly with a
+    /// BPE encoding, by the heuristic otherwise). Overhead (the messages' tokens beyond their
+    /// texts, at least 0 over the range or, with `per_message`, for each message) only under the
+    /// conversation's encoding. Kept per message: a call counts only messages not seen before.
+    #[pyo3(signature = (start = 0, /, *, encoding = None, per_message = false))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts owned arguments
+    fn class_tokens<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::count::start)] start: usize,
+        #[pyo3(from_py_with = super::args::optional_string::encoding)] encoding: Option<String>,
+        per_message: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let enc = encoding.as_deref().map(Encoding::parse).transpose()?;
+        let totals = py.detach(|| {
+            let mut conv = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let enc = enc.unwrap_or(conv.encoding());
+            conv.class_tokens(start, enc, per_message)
+        });
+        let d = PyDict::new(py);
+        for class in ContentClass::ALL {
+            d.set_item(class.as_str(), totals.text[class.index()])?;
+        }
+        d.set_item("overhead", totals.overhead)?;
+        Ok(d)
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod bpe;
 pub mod cache;
+pub mod classes;
 pub mod heuristic;
 pub mod image;
 

@@ -18,80 +18,28 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcontext import _checks
-from agentcontext._core import Conversation, count_tokens_batch, estimate_tokens
+from agentcontext._core import Conversation
 from agentcontext.errors import OptionError
 from agentcontext.types import Encoding
 
-__all__ = ["CLASSES", "Calibration", "class_tokens", "content_class", "message_texts"]
+__all__ = ["CLASSES", "Calibration", "class_tokens"]
 
 #: The content classes, in a fixed order.
 CLASSES: tuple[str, ...] = ("prose", "code", "json", "cjk", "overhead")
-
-_CODE_CHARS = frozenset("{}();=<>[]_/\\|&*#$%^~`")
-
-
-def content_class(text: str) -> str:
-    """``cjk``, ``json``, ``code`` or ``prose``: the class of ``text`` by its characters (a cheap,
-    deterministic rule; only the first 4,000 characters are looked at)."""
-    sample = text[:4000]
-    if not sample:
-        return "prose"
-    cjk = sum(1 for c in sample if "\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
-    if cjk * 5 >= len(sample):
-        return "cjk"
-    stripped = sample.lstrip()
-    if stripped[:1] in ("{", "[") and (stripped[1:2] in ('"', "{", "[", "\n", " ", "]", "}") or stripped[:2] == "[]"):
-        return "json"
-    symbols = sum(1 for c in sample if c in _CODE_CHARS)
-    indented = sample.count("\n    ") + sample.count("\n\t")
-    if symbols * 25 >= len(sample) or indented * 40 >= len(sample):
-        return "code"
-    return "prose"
-
-
-def message_texts(message: Mapping[str, Any]) -> Iterable[str]:
-    """The texts of one normalized (``jsonl``) message: its content (or the text, thinking and
-    result content of its blocks), then each tool call's name and arguments."""
-    content = message.get("content")
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict):
-                for key in ("text", "thinking", "content"):
-                    value = block.get(key)
-                    if isinstance(value, str):
-                        yield value
-    for call in message.get("tool_calls") or []:
-        yield call.get("name", "")
-        yield call.get("arguments", "")
 
 
 def class_tokens(conversation: Conversation, *, encoding: Encoding | None = None, start: int = 0) -> dict[str, int]:
     """Estimated tokens of ``conversation`` (from message ``start`` on) per content class, with
     the per-message and per-block overhead as its own ``overhead`` class. ``encoding`` (default:
-    the conversation's) is what the estimates are in."""
-    enc = encoding or conversation.encoding
-    part = conversation.slice(start) if start else conversation
-    texts: list[str] = []
-    for message in part.to_jsonl():
-        texts.extend(t for t in message_texts(message) if t)
-    if enc in ("o200k_base", "cl100k_base"):
-        counts = count_tokens_batch(texts, encoding=enc)
-    else:
-        counts = [estimate_tokens(t) for t in texts]
-    out = dict.fromkeys(CLASSES, 0)
-    for text, n in zip(texts, counts, strict=True):
-        out[content_class(text)] += n
-    total = part.tokens if part.encoding == enc else sum(counts)
-    out["overhead"] = max(0, total - sum(counts))
-    return out
+    the conversation's) is what the estimates are in. The core classifies each message once and
+    keeps its counts (see :meth:`agentcontext.Conversation.class_tokens`)."""
+    return conversation.class_tokens(start, encoding=encoding or None)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResult
 from agentcontext.compaction import CompactionResult, Compactor
 from agentcontext.compaction.harnesses import letta
 from agentcontext.errors import OptionError, SnapshotError
-from agentcontext.measure.calibration import CLASSES, Calibration, class_tokens
+from agentcontext.measure.calibration import Calibration
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.sessions import fit, tool_calls
 from agentcontext.sessions.log import SessionLog
@@ -189,9 +189,6 @@ class Session:
         self.compactions: list[CompactionResult] = []
         #: Every completion, in order.
         self.completions: list[Completion] = []
-        self._classified_of: Conversation | None = None
-        self._folded = 0
-        self._folded_sum: dict[str, int] = {}
         self._outside: tuple[str, int] = ("", 0)
         #: When the latest model reply came (time.monotonic()), for the compactor's cache TTL.
         self._answered_at: float | None = None
@@ -295,22 +292,12 @@ class Session:
 
     def class_totals(self) -> dict[str, int]:
         """Local token estimates of the conversation per content class (see
-        :func:`agentcontext.measure.calibration.class_tokens`). Each call classifies only the messages
-        added since the last one, and the last one again (a Responses item may have joined it);
-        the rest is kept as a running sum."""
+        :func:`agentcontext.measure.calibration.class_tokens`), the overhead taken message by
+        message. The core keeps each message's counts: a call counts only messages not seen
+        before."""
         conv = self.conversation
         encoding = self.calibration.encoding if self.calibration is not None else conv.encoding
-        if self._classified_of is not conv:
-            self._classified_of, self._folded, self._folded_sum = conv, 0, dict.fromkeys(CLASSES, 0)
-        totals = dict(self._folded_sum)
-        fresh = [class_tokens(conv.slice(i, i + 1), encoding=encoding) for i in range(self._folded, len(conv))]
-        for k, per_message in enumerate(fresh):
-            for name, n in per_message.items():
-                totals[name] += n
-                if k < len(fresh) - 1:
-                    self._folded_sum[name] += n
-        self._folded = max(self._folded, len(conv) - 1)
-        return totals
+        return conv.class_tokens(encoding=encoding, per_message=True)
 
     def scale(self) -> float:
         """Provider tokens per local token for this conversation (1.0 until calibrated)."""
