@@ -278,7 +278,7 @@ fn keeping_the_request_never_splits_a_call_fits_and_matches_the_drop() {
         let p = Pairing::of(&m);
         let n = m.len();
         let total: usize = tokens.iter().sum();
-        let q = crate::compact::handoff::latest_request(&m).map(|(i, _)| i);
+        let q = crate::compact::request::latest_request(&m).map(|(i, _)| i);
         let mut before: Option<Vec<usize>> = None;
         for limit in (0..total + 2 * marker).step_by(23) {
             let drop = KeepRequest {
