@@ -55,7 +55,6 @@ pub struct Change {
 
 /// Repair `messages`; returns the repaired messages and what was changed (empty when the input
 /// was valid, in which case the output equals the input).
-#[allow(clippy::too_many_lines)] // the repairs in the order they must run, each a few lines
 pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     let pairing = Pairing::of(messages);
     if validate_with(messages, &pairing).is_empty() {
@@ -64,27 +63,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     let mut changes = Vec::new();
 
     // New ids for calls that reuse an id, and the result that follows each call.
-    let mut renamed: HashMap<usize, String> = HashMap::new();
-    let mut used: HashMap<String, usize> = HashMap::new();
-    for c in &pairing.calls {
-        *used.entry(c.id.to_owned()).or_default() += 1;
-    }
-    for &ci in &pairing.reused_ids {
-        let base = &pairing.calls[ci].id;
-        let mut n = 2;
-        let mut candidate = format!("{base}#{n}");
-        while used.contains_key(&candidate) {
-            n += 1;
-            candidate = format!("{base}#{n}");
-        }
-        used.insert(candidate.clone(), 1);
-        renamed.insert(ci, candidate);
-        changes.push(Change {
-            kind: ChangeKind::RenamedId,
-            index: pairing.calls[ci].at.0,
-            id: Some((*base).to_owned()),
-        });
-    }
+    let renamed = rename_reused(&pairing, &mut changes);
     let call_at: HashMap<(usize, usize), usize> = pairing.calls.iter().enumerate().map(|(i, c)| (c.at, i)).collect();
     let result_of: HashMap<(usize, usize), usize> = pairing
         .calls
@@ -93,36 +72,14 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         .filter_map(|(i, c)| c.result.map(|r| (r, i)))
         .collect();
     // Results that answer no call (orphans) or a call already answered: user messages.
-    let mut unpaired: HashMap<(usize, usize), ChangeKind> = HashMap::new();
-    for &at in &pairing.orphans {
-        unpaired.insert(at, ChangeKind::OrphanToUser);
-    }
-    for &at in &pairing.duplicate_results {
-        unpaired.insert(at, ChangeKind::DuplicateToUser);
-    }
+    let unpaired = unpaired_results(&pairing);
 
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
     for (mi, m) in messages.iter().enumerate() {
         let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
         let has_calls = m.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
         if !has_results && !has_calls {
-            if is_empty(m) && !m.role.is_instruction() {
-                changes.push(Change {
-                    kind: ChangeKind::DroppedEmpty,
-                    index: mi,
-                    id: None,
-                });
-                continue;
-            }
-            let mut kept = m.clone();
-            if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
-                changes.push(Change {
-                    kind: ChangeKind::ReorderedThinking,
-                    index: mi,
-                    id: None,
-                });
-            }
-            out.push(kept);
+            keep_plain(m, mi, &mut out, &mut changes);
             continue;
         }
         // Results leave their carrier; they are written again right after their calls, or, when
@@ -257,6 +214,67 @@ fn reorder_thinking(m: &mut Message) -> bool {
     misplaced
 }
 
+/// New ids for calls that reuse an id (`#2`, `#3`, ... after it, unused), by call index.
+fn rename_reused(pairing: &Pairing, changes: &mut Vec<Change>) -> HashMap<usize, String> {
+    let mut renamed: HashMap<usize, String> = HashMap::new();
+    let mut used: HashMap<String, usize> = HashMap::new();
+    for c in &pairing.calls {
+        *used.entry(c.id.to_owned()).or_default() += 1;
+    }
+    for &ci in &pairing.reused_ids {
+        let base = &pairing.calls[ci].id;
+        let mut n = 2;
+        let mut candidate = format!("{base}#{n}");
+        while used.contains_key(&candidate) {
+            n += 1;
+            candidate = format!("{base}#{n}");
+        }
+        used.insert(candidate.clone(), 1);
+        renamed.insert(ci, candidate);
+        changes.push(Change {
+            kind: ChangeKind::RenamedId,
+            index: pairing.calls[ci].at.0,
+            id: Some((*base).to_owned()),
+        });
+    }
+    renamed
+}
+
+/// Results that answer no call (orphans) or a call already answered, by place, with the change
+/// that makes them user messages.
+fn unpaired_results(pairing: &Pairing) -> HashMap<(usize, usize), ChangeKind> {
+    let mut unpaired: HashMap<(usize, usize), ChangeKind> = HashMap::new();
+    for &at in &pairing.orphans {
+        unpaired.insert(at, ChangeKind::OrphanToUser);
+    }
+    for &at in &pairing.duplicate_results {
+        unpaired.insert(at, ChangeKind::DuplicateToUser);
+    }
+    unpaired
+}
+
+/// Keep message `mi` (`m`), which holds no call and no result: dropped when empty, its thinking
+/// put first.
+fn keep_plain(m: &Message, mi: usize, out: &mut Vec<Message>, changes: &mut Vec<Change>) {
+    if is_empty(m) && !m.role.is_instruction() {
+        changes.push(Change {
+            kind: ChangeKind::DroppedEmpty,
+            index: mi,
+            id: None,
+        });
+        return;
+    }
+    let mut kept = m.clone();
+    if kept.role == Role::Assistant && reorder_thinking(&mut kept) {
+        changes.push(Change {
+            kind: ChangeKind::ReorderedThinking,
+            index: mi,
+            id: None,
+        });
+    }
+    out.push(kept);
+}
+
 /// Write the results of the calls in message `mi` right after it, in call order.
 #[allow(clippy::too_many_arguments)]
 fn emit_results(
@@ -311,6 +329,18 @@ fn emit_results(
             }
         }
     }
+    push_results(messages, m, anthropic, blocks, out);
+}
+
+/// Write the result `blocks` of the calls in `m` (each with the message it came from): one user
+/// message for Anthropic, else a tool message each.
+fn push_results(
+    messages: &[Message],
+    m: &Message,
+    anthropic: bool,
+    blocks: Vec<(Block, Option<usize>)>,
+    out: &mut Vec<Message>,
+) {
     if anthropic {
         // One user message; it keeps the fields of the message the results came from when that
         // message carried nothing else.

@@ -257,24 +257,7 @@ fn read_text<T: Text>(text: &mut T, name: &str, format: Option<Format>) -> Resul
         Ok(read) => Ok(read),
     };
     if huge {
-        // Only here is the whole text read into memory, to find the literal.
-        let mut bytes = Vec::new();
-        text.open().and_then(|mut r| r.read_to_end(&mut bytes)).map_err(io)?;
-        if let Some(offset) = huge_integer(&bytes) {
-            let end = bytes[offset..]
-                .iter()
-                .position(|b| !(b.is_ascii_digit() || *b == b'-'))
-                .map_or(bytes.len(), |n| offset + n);
-            let literal = String::from_utf8_lossy(&bytes[offset..end.min(offset + 60)]);
-            return Err(invalid(
-                Location::Line,
-                line_of(&bytes, offset),
-                format!(
-                    "integer {literal} is out of the 64-bit range (it would be rounded); write it as a string or \
-                     a float"
-                ),
-            ));
-        }
+        no_huge_integer(text, name)?;
     }
     let (format, messages) = result.map_err(|e| match e {
         Error::InvalidMessage { index, reason } => match &lines {
@@ -284,6 +267,32 @@ fn read_text<T: Text>(text: &mut T, name: &str, format: Option<Format>) -> Resul
         other => other,
     })?;
     Ok(Transcript { format, messages })
+}
+
+/// Refuse a text with an integer out of the 64-bit range, naming its line.
+fn no_huge_integer<T: Text>(text: &mut T, name: &str) -> Result<()> {
+    // Only here is the whole text read into memory, to find the literal.
+    let mut bytes = Vec::new();
+    text.open()
+        .and_then(|mut r| r.read_to_end(&mut bytes))
+        .map_err(|e| io_error(name, e))?;
+    if let Some(offset) = huge_integer(&bytes) {
+        let end = bytes[offset..]
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+            .map_or(bytes.len(), |n| offset + n);
+        let literal = String::from_utf8_lossy(&bytes[offset..end.min(offset + 60)]);
+        return Err(Error::InvalidFile {
+            path: name.to_owned(),
+            location: Location::Line,
+            position: line_of(&bytes, offset),
+            reason: format!(
+                "integer {literal} is out of the 64-bit range (it would be rounded); write it as a string or a \
+                 float"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A file that is one JSON object: a request body (`{"system", "messages"}` or `{"input"}`), or

@@ -143,7 +143,6 @@ pub fn write_message(m: &Message) -> Value {
 
 /// Write `m` as native messages: one `tool` message per tool result, then the rest of the
 /// message (if anything is left), like OpenAI Chat.
-#[allow(clippy::too_many_lines)] // one match over the block kinds, as the Chat writer
 fn write_into(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::Native;
     let mut results = 0;
@@ -157,34 +156,7 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
             continue;
         };
         results += 1;
-        let mut msg = Map::new();
-        msg.insert("role".into(), "tool".into());
-        match content {
-            ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
-                msg.insert("content".into(), Value::Null);
-            }
-            ResultContent::Text(s) => {
-                msg.insert("content".into(), Value::String(s.clone()));
-            }
-            ResultContent::Parts(parts) => {
-                msg.insert(
-                    "content".into(),
-                    Value::Array(parts.iter().filter_map(|p| write_native_block(p, same)).collect()),
-                );
-            }
-            ResultContent::Absent => {
-                if !same {
-                    msg.insert("content".into(), Value::String(String::new()));
-                }
-            }
-        }
-        msg.insert("tool_call_id".into(), Value::String(tool_use_id.clone()));
-        if let Some(e) = is_error {
-            msg.insert("is_error".into(), Value::Bool(*e));
-        }
-        carry_extra(&mut msg, &m.extra, same);
-        carry_extra(&mut msg, &b.extra, same);
-        out.push(Value::Object(msg));
+        out.push(tool_message(m, b, tool_use_id, content, *is_error, same));
     }
     let rest: Vec<&Block> = m
         .blocks
@@ -228,23 +200,7 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
         msg.insert("content".into(), Value::Array(blocks));
     }
     if calls_trail && first_call.is_some() {
-        let calls = rest
-            .iter()
-            .filter_map(|b| match &b.body {
-                Body::ToolUse { id, name, input } => {
-                    let mut call = Map::new();
-                    call.insert("id".into(), Value::String(id.clone()));
-                    call.insert("name".into(), Value::String(name.clone()));
-                    call.insert("arguments".into(), Value::String(input.to_arguments()));
-                    carry_extra(&mut call, &b.extra, same);
-                    if let Some(fields) = call_item_fields(b) {
-                        carry_extra(&mut call, fields, same);
-                    }
-                    Some(Value::Object(call))
-                }
-                _ => None,
-            })
-            .collect();
+        let calls = rest.iter().filter_map(|b| write_call(b, same)).collect();
         msg.insert("tool_calls".into(), Value::Array(calls));
     }
     carry_extra(&mut msg, &m.extra, same);
@@ -252,6 +208,63 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
         carry_extra(&mut msg, fields, same);
     }
     out.push(Value::Object(msg));
+}
+
+/// A tool result as a native `tool` message (`b`, held in `m`).
+fn tool_message(
+    m: &Message,
+    b: &Block,
+    tool_use_id: &str,
+    content: &ResultContent,
+    is_error: Option<bool>,
+    same: bool,
+) -> Value {
+    let mut msg = Map::new();
+    msg.insert("role".into(), "tool".into());
+    match content {
+        ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
+            msg.insert("content".into(), Value::Null);
+        }
+        ResultContent::Text(s) => {
+            msg.insert("content".into(), Value::String(s.clone()));
+        }
+        ResultContent::Parts(parts) => {
+            msg.insert(
+                "content".into(),
+                Value::Array(parts.iter().filter_map(|p| write_native_block(p, same)).collect()),
+            );
+        }
+        ResultContent::Absent => {
+            if !same {
+                msg.insert("content".into(), Value::String(String::new()));
+            }
+        }
+    }
+    msg.insert("tool_call_id".into(), Value::String(tool_use_id.to_owned()));
+    if let Some(e) = is_error {
+        msg.insert("is_error".into(), Value::Bool(e));
+    }
+    carry_extra(&mut msg, &m.extra, same);
+    carry_extra(&mut msg, &b.extra, same);
+    Value::Object(msg)
+}
+
+/// A tool call as an entry of `tool_calls`; `None` for any other block.
+fn write_call(b: &Block, same: bool) -> Option<Value> {
+    match &b.body {
+        Body::ToolUse { id, name, input } => {
+            let mut call = Map::new();
+            call.insert("id".into(), Value::String(id.clone()));
+            call.insert("name".into(), Value::String(name.clone()));
+            call.insert("arguments".into(), Value::String(input.to_arguments()));
+            carry_extra(&mut call, &b.extra, same);
+            if let Some(fields) = call_item_fields(b) {
+                carry_extra(&mut call, fields, same);
+            }
+            Some(Value::Object(call))
+        }
+        _ => None,
+    }
 }
 
 /// A block in the native vocabulary: Anthropic's blocks, with extras only from native blocks.

@@ -194,7 +194,6 @@ pub fn write(messages: &[Message]) -> Vec<Value> {
     super::write_each(messages, write_message)
 }
 
-#[allow(clippy::too_many_lines)] // one match over the block kinds, as the native writer
 fn write_message(m: &Message, out: &mut Vec<Value>) {
     let same = m.origin == Format::OpenAiChat;
     // Tool results first: in Anthropic they open the user message that carries them.
@@ -205,65 +204,11 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
         } = &b.body
         {
             results += 1;
-            let mut msg = obj(vec![
-                ("role", "tool".into()),
-                ("tool_call_id", Value::String(tool_use_id.clone())),
-            ]);
-            match content {
-                ResultContent::Text(s) => {
-                    if same && m.form == ContentForm::Null && s.is_empty() {
-                        msg.insert("content".into(), Value::Null);
-                    } else {
-                        msg.insert("content".into(), Value::String(s.clone()));
-                    }
-                }
-                ResultContent::Parts(parts) => {
-                    msg.insert(
-                        "content".into(),
-                        Value::Array(parts.iter().filter_map(|p| write_part(p, same)).collect()),
-                    );
-                }
-                ResultContent::Absent => {
-                    if !same {
-                        msg.insert("content".into(), Value::String(String::new()));
-                    }
-                }
-            }
-            carry_extra(&mut msg, &m.extra, same);
-            carry_extra(&mut msg, &b.extra, same);
-            out.push(Value::Object(msg));
+            out.push(tool_message(m, b, tool_use_id, content, same));
         }
     }
     let content: Vec<&Block> = content_blocks(m).filter(|b| same || writable(b)).collect();
-    let calls: Vec<Value> = m
-        .blocks
-        .iter()
-        .filter_map(|b| match &b.body {
-            Body::ToolUse { id, name, input } => {
-                let mut call = obj(vec![("id", Value::String(id.clone()))]);
-                if !same {
-                    call.insert("type".into(), "function".into());
-                }
-                let mut function = obj(vec![
-                    ("name", Value::String(name.clone())),
-                    ("arguments", Value::String(input.to_arguments())),
-                ]);
-                if same {
-                    if let Some(Value::Object(f_extra)) = b.extra.get("function") {
-                        merge_extra(&mut function, f_extra);
-                    }
-                }
-                call.insert("function".into(), Value::Object(function));
-                // `function` is set: its unknown keys went inside it (same format) or stay behind.
-                carry_extra(&mut call, &b.extra, same);
-                if let Some(fields) = call_item_fields(b) {
-                    carry_extra(&mut call, fields, same);
-                }
-                Some(Value::Object(call))
-            }
-            _ => None,
-        })
-        .collect();
+    let calls: Vec<Value> = m.blocks.iter().filter_map(|b| write_call(b, same)).collect();
     if results > 0 && content.is_empty() && calls.is_empty() {
         return;
     }
@@ -305,6 +250,66 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
         carry_extra(&mut msg, fields, same);
     }
     out.push(Value::Object(msg));
+}
+
+/// A tool result as a `tool` message (`b`, held in `m`).
+fn tool_message(m: &Message, b: &Block, tool_use_id: &str, content: &ResultContent, same: bool) -> Value {
+    let mut msg = obj(vec![
+        ("role", "tool".into()),
+        ("tool_call_id", Value::String(tool_use_id.to_owned())),
+    ]);
+    match content {
+        ResultContent::Text(s) => {
+            if same && m.form == ContentForm::Null && s.is_empty() {
+                msg.insert("content".into(), Value::Null);
+            } else {
+                msg.insert("content".into(), Value::String(s.clone()));
+            }
+        }
+        ResultContent::Parts(parts) => {
+            msg.insert(
+                "content".into(),
+                Value::Array(parts.iter().filter_map(|p| write_part(p, same)).collect()),
+            );
+        }
+        ResultContent::Absent => {
+            if !same {
+                msg.insert("content".into(), Value::String(String::new()));
+            }
+        }
+    }
+    carry_extra(&mut msg, &m.extra, same);
+    carry_extra(&mut msg, &b.extra, same);
+    Value::Object(msg)
+}
+
+/// A tool call as an entry of `tool_calls`; `None` for any other block.
+fn write_call(b: &Block, same: bool) -> Option<Value> {
+    match &b.body {
+        Body::ToolUse { id, name, input } => {
+            let mut call = obj(vec![("id", Value::String(id.clone()))]);
+            if !same {
+                call.insert("type".into(), "function".into());
+            }
+            let mut function = obj(vec![
+                ("name", Value::String(name.clone())),
+                ("arguments", Value::String(input.to_arguments())),
+            ]);
+            if same {
+                if let Some(Value::Object(f_extra)) = b.extra.get("function") {
+                    merge_extra(&mut function, f_extra);
+                }
+            }
+            call.insert("function".into(), Value::Object(function));
+            // `function` is set: its unknown keys went inside it (same format) or stay behind.
+            carry_extra(&mut call, &b.extra, same);
+            if let Some(fields) = call_item_fields(b) {
+                carry_extra(&mut call, fields, same);
+            }
+            Some(Value::Object(call))
+        }
+        _ => None,
+    }
 }
 
 /// Blocks from other formats that Chat can carry.

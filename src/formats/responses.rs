@@ -134,34 +134,7 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
                 ContentForm::Absent,
             )]))
         }
-        Some(k) if k.ends_with("_output") && map.contains_key("call_id") => {
-            let what = format!("{k}: ");
-            let tool_use_id = take_str(&mut map, "call_id", index, &what)?;
-            let (content, form) = match map.shift_remove("output") {
-                Some(Value::String(s)) => (ResultContent::Text(s), ContentForm::String),
-                Some(Value::Array(parts)) => (
-                    ResultContent::Parts(parts.into_iter().map(|p| read_part(p, index)).collect::<Result<_>>()?),
-                    ContentForm::Parts,
-                ),
-                Some(other) => {
-                    // Structured outputs of built-in tools (computer screenshots, shell results).
-                    map.insert("output".into(), other);
-                    (ResultContent::Absent, ContentForm::Absent)
-                }
-                None => (ResultContent::Absent, ContentForm::Absent),
-            };
-            Ok(Item::Standalone(Message {
-                role: Role::Tool,
-                blocks: Arc::new([Block::new(Body::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error: None,
-                })]),
-                form,
-                origin: Format::Responses,
-                extra: leftover(map),
-            }))
-        }
+        Some(k) if k.ends_with("_output") && map.contains_key("call_id") => read_output_item(map, index, k),
         // Everything else the model produced (web search calls, compaction items, ...) or that
         // only references one: kept verbatim in the assistant turn.
         Some(_) => Ok(Item::AssistantSide(vec![opening(
@@ -172,6 +145,36 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
             ContentForm::Absent,
         )])),
     }
+}
+
+/// A `*_output` item with a `call_id`: the result of a call, as a tool message.
+fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Result<Item> {
+    let what = format!("{k}: ");
+    let tool_use_id = take_str(&mut map, "call_id", index, &what)?;
+    let (content, form) = match map.shift_remove("output") {
+        Some(Value::String(s)) => (ResultContent::Text(s), ContentForm::String),
+        Some(Value::Array(parts)) => (
+            ResultContent::Parts(parts.into_iter().map(|p| read_part(p, index)).collect::<Result<_>>()?),
+            ContentForm::Parts,
+        ),
+        Some(other) => {
+            // Structured outputs of built-in tools (computer screenshots, shell results).
+            map.insert("output".into(), other);
+            (ResultContent::Absent, ContentForm::Absent)
+        }
+        None => (ResultContent::Absent, ContentForm::Absent),
+    };
+    Ok(Item::Standalone(Message {
+        role: Role::Tool,
+        blocks: Arc::new([Block::new(Body::ToolResult {
+            tool_use_id,
+            content,
+            is_error: None,
+        })]),
+        form,
+        origin: Format::Responses,
+        extra: leftover(map),
+    }))
 }
 
 fn opening(body: Body, fields: Map<String, Value>, form: ContentForm) -> Block {

@@ -143,6 +143,11 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
         }
         return Ok(Value::Array(out));
     }
+    convert_object(obj, depth)
+}
+
+/// An object that is not JSON data itself (see [`convert`]) at `depth`.
+fn convert_object(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Fault> {
     // Message objects of SDKs and frameworks: any other mapping is read as its items, a pydantic
     // model (LiteLLM's and the OpenAI SDK's messages) as its JSON-mode dump without unset values.
     // A framework's own message classes have another shape (a LangChain message dumps to

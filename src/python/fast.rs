@@ -174,6 +174,7 @@ struct Skeleton<'py> {
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
+#[allow(clippy::too_many_lines)] // split after the #26 merge
 fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Option<Skeleton<'py>> {
     let py = list.py();
     let (k_role, k_content, k_calls, k_call_id) = (

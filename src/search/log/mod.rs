@@ -1,7 +1,7 @@
 //! `conversation_search`: search the originals of a session log (every message ever logged,
 //! including the ones later cleared, cut or summarized out of the working set).
 //!
-//! The log is JSON Lines written by `agentcontext.session_log.SessionLog`; message N is the N-th
+//! The log is JSON Lines written by `agentcontext.sessions.log.SessionLog`; message N is the N-th
 //! `{"type": "message", ...}` record. The file is read as a stream, a batch of lines at a time
 //! (never held whole: only the counts of the messages that match are kept, and the hits' lines are
 //! read again for their snippets); the lines of a batch are examined in parallel, and for a words
@@ -12,17 +12,22 @@
 //! [`search_messages`] searches the messages of a transcript in any other format the same way,
 //! once it has been read (`agentcontext.importers.load`).
 
+mod scan;
+mod text;
+
 use std::fs::File;
 use std::io::{BufRead as _, BufReader, Read as _, Seek as _, SeekFrom};
 use std::path::Path;
 
 use rayon::prelude::*;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Counted, Query, Scored, Stats, best, bm25, bm25_of, snippets};
+use super::{Counted, Query, Scored, best, bm25, bm25_of, snippets};
 use crate::error::{Error, Result};
 use crate::files::{human, open_no_follow};
+use scan::{Scanned, count, scan};
+use text::message_text;
+pub use text::record_text;
 
 /// The largest session log searched unless the caller allows more: 1 GiB, as for a transcript
 /// (`formats::file::DEFAULT_MAX_BYTES`).
@@ -85,141 +90,6 @@ impl Default for SearchOptions {
     }
 }
 
-/// Keys whose values are structure, not content.
-const SKIP_KEYS: [&str; 11] = [
-    "type",
-    "role",
-    "id",
-    "tool_call_id",
-    "tool_use_id",
-    "call_id",
-    "signature",
-    "status",
-    "model",
-    "index",
-    "encrypted_content",
-];
-
-/// Collects the searchable text of a JSON value (every string and number, tool names and
-/// arguments included; the values of [`SKIP_KEYS`] left out) while it is parsed, without
-/// building a tree.
-struct TextOf<'a>(&'a mut String);
-
-impl<'de> DeserializeSeed<'de> for TextOf<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl TextOf<'_> {
-    fn push(&mut self, s: &str) {
-        if !self.0.is_empty() {
-            self.0.push('\n');
-        }
-        self.0.push_str(s);
-    }
-}
-
-impl<'de> Visitor<'de> for TextOf<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_str<E>(mut self, v: &str) -> std::result::Result<(), E> {
-        self.push(v);
-        Ok(())
-    }
-    fn visit_i64<E>(mut self, v: i64) -> std::result::Result<(), E> {
-        self.push(&v.to_string());
-        Ok(())
-    }
-    fn visit_u64<E>(mut self, v: u64) -> std::result::Result<(), E> {
-        self.push(&v.to_string());
-        Ok(())
-    }
-    fn visit_f64<E>(mut self, v: f64) -> std::result::Result<(), E> {
-        self.push(&v.to_string());
-        Ok(())
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while seq.next_element_seed(TextOf(&mut *self.0))?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(skip) = map.next_key_seed(KeyIn(&SKIP_KEYS))? {
-            if skip {
-                map.next_value::<IgnoredAny>()?;
-            } else {
-                map.next_value_seed(TextOf(&mut *self.0))?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A map key, as whether it is one of the given names.
-struct KeyIn<'a>(&'a [&'a str]);
-
-impl<'de> DeserializeSeed<'de> for KeyIn<'_> {
-    type Value = bool;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyIn<'_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E>(self, v: &str) -> std::result::Result<bool, E> {
-        Ok(self.0.contains(&v))
-    }
-}
-
-/// The text of a log record's `data` (the message), other fields skipped.
-struct RecordText<'a>(&'a mut String);
-
-impl<'de> DeserializeSeed<'de> for RecordText<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for RecordText<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a log record")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(is_data) = map.next_key_seed(KeyIn(&["data"]))? {
-            if is_data {
-                map.next_value_seed(TextOf(&mut *self.0))?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The searchable text of the message in a raw log record, or None if it is not valid JSON.
-pub fn record_text(raw: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut de = serde_json::Deserializer::from_str(raw);
-    RecordText(&mut out).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(out)
-}
-
 /// The role of a message and, for a tool result, the call id it answers.
 fn role_and_recall(data: &Value) -> (String, Option<String>) {
     let items: Vec<&Value> = match data {
@@ -252,69 +122,6 @@ fn role_and_recall(data: &Value) -> (String, Option<String>) {
         }
     }
     (role.unwrap_or_default(), recall)
-}
-
-enum Line {
-    Other,
-    /// A line that cannot be read as a record.
-    Unreadable,
-    /// A message that cannot match.
-    Skipped,
-    /// A message parsed and counted.
-    Message(Counted),
-}
-
-fn classify(query: &Query, raw: &str) -> Line {
-    let raw = raw.strip_suffix('\r').unwrap_or(raw);
-    let is_message = if raw.starts_with(r#"{"type":"message""#) {
-        true
-    } else if raw.starts_with(r#"{"type":"compaction""#)
-        || raw.starts_with(r#"{"type":"session""#)
-        || raw.trim().is_empty()
-    {
-        false
-    } else {
-        match serde_json::from_str::<Value>(raw) {
-            Ok(v) => v.get("type").and_then(Value::as_str) == Some("message"),
-            Err(_) => return Line::Unreadable,
-        }
-    };
-    if !is_message {
-        return Line::Other;
-    }
-    // A message the raw text says cannot match is not parsed (that is the prefilter's gain: a
-    // syntax check of every such line made a rare word's search 2.2x slower); only a line that
-    // does not end its object (torn, cut) is taken for unreadable there. A record that is well
-    // formed to the eye but cannot be parsed is counted as a message there, and as unreadable
-    // where it is parsed for its text.
-    if query.may_match_raw(raw) == Some(false) {
-        return if raw.trim_end().ends_with('}') {
-            Line::Skipped
-        } else {
-            Line::Unreadable
-        };
-    }
-    match record_text(raw) {
-        Some(text) => Line::Message(count(query, &text)),
-        None => Line::Unreadable,
-    }
-}
-
-fn count(query: &Query, text: &str) -> Counted {
-    let counts = query.count(text);
-    Counted {
-        matches: counts.iter().sum(),
-        tf: counts.into_iter().map(|c| c as f64).collect(),
-        len: text.len(),
-    }
-}
-
-/// A message that matched: where its record is, and its counts.
-struct Found {
-    message: usize,
-    line: usize,
-    offset: u64,
-    len: usize,
 }
 
 /// Why the first line of a file (`None`: the file has no complete first line within
@@ -431,135 +238,6 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes:
     })
 }
 
-/// What a pass over a log's records found.
-struct Scanned {
-    stats: Stats,
-    /// The counts of the messages that match, and where each is.
-    matched: Vec<Counted>,
-    found: Vec<Found>,
-    messages: usize,
-    /// Lines that could not be read as a record.
-    skipped: usize,
-}
-
-/// Read the records after the header (`offset` bytes, line 1) a batch at a time, examining each
-/// batch's lines in parallel.
-fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::io::Result<Scanned> {
-    let mut stats = Stats::new(query.units());
-    let mut matched: Vec<Counted> = Vec::new();
-    let mut found: Vec<Found> = Vec::new();
-    let mut messages = 0usize;
-    let mut skipped = 0usize;
-    let mut line = 2usize; // of the next line read (the header is line 1)
-    let mut offset = offset; // of the next line read
-    let mut batch: Vec<u8> = Vec::new();
-    let mut spans: Vec<Span> = Vec::new();
-    let mut more = true;
-    while more {
-        batch.clear();
-        spans.clear();
-        while batch.len() < BATCH_BYTES {
-            let buf = reader.fill_buf()?;
-            let Some(&lead) = buf.first() else {
-                more = false;
-                break;
-            };
-            if !matches!(lead, b'{' | b' ' | b'\t' | b'\r' | b'\n') {
-                // Never a record (one is a JSON object): skipped, not read into memory, however
-                // long (a sparse file of zeros is one line).
-                skipped += 1;
-                match skip_line(reader)? {
-                    Some(n) => {
-                        line += 1;
-                        offset += n;
-                    }
-                    None => more = false,
-                }
-                continue;
-            }
-            let start = batch.len();
-            let n = reader.read_until(b'\n', &mut batch)?;
-            if batch.last() != Some(&b'\n') {
-                // A last line without a line break is a torn append: not a record (as the log
-                // itself reads it), and counted as unread unless blank.
-                if !batch[start..].trim_ascii().is_empty() {
-                    skipped += 1;
-                }
-                batch.truncate(start);
-                more = false;
-                break;
-            }
-            spans.push(Span {
-                start,
-                end: batch.len() - 1,
-                line,
-                offset,
-            });
-            line += 1;
-            offset += n as u64;
-        }
-        let classified: Vec<Line> = spans
-            .par_iter()
-            .map(|span| classify(query, &String::from_utf8_lossy(&batch[span.start..span.end])))
-            .collect();
-        for (span, kind) in spans.iter().zip(classified) {
-            match kind {
-                Line::Other => {}
-                Line::Unreadable => skipped += 1,
-                Line::Skipped => messages += 1,
-                Line::Message(counted) => {
-                    stats.add(&counted);
-                    if counted.matches > 0 {
-                        matched.push(counted);
-                        found.push(Found {
-                            message: messages,
-                            line: span.line,
-                            offset: span.offset,
-                            len: span.end - span.start,
-                        });
-                    }
-                    messages += 1;
-                }
-            }
-        }
-    }
-    Ok(Scanned {
-        stats,
-        matched,
-        found,
-        messages,
-        skipped,
-    })
-}
-
-/// A line of a batch: its bytes `start..end` (line break excluded), its number and where it is in
-/// the file.
-struct Span {
-    start: usize,
-    end: usize,
-    line: usize,
-    offset: u64,
-}
-
-/// Consume the rest of a line without keeping it: its length with its line break, or None when
-/// the file ends first.
-fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<u64>> {
-    let mut skipped = 0u64;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(None);
-        }
-        if let Some(i) = memchr::memchr(b'\n', buf) {
-            reader.consume(i + 1);
-            return Ok(Some(skipped + i as u64 + 1));
-        }
-        let n = buf.len();
-        skipped += n as u64;
-        reader.consume(n);
-    }
-}
-
 fn read_line(file: &mut File, offset: u64, len: usize) -> std::io::Result<String> {
     file.seek(SeekFrom::Start(offset))?;
     let mut bytes = vec![0; len];
@@ -586,15 +264,6 @@ fn hit(
         matches,
         snippets: snippets(query, text, options.snippet_chars, options.snippets),
     }
-}
-
-/// The searchable text of a message (a JSON value in any format: a Chat or native message, a
-/// Responses item, an Anthropic message, or a list of them).
-fn message_text(message: &Value) -> String {
-    let mut out = String::new();
-    // A Value always deserializes: TextOf accepts every JSON value.
-    let _ = TextOf(&mut out).deserialize(message);
-    out
 }
 
 /// Search `messages` (each a JSON value, as [`search_log`] reads a record's `data`) as the

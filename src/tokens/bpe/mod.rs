@@ -2,14 +2,15 @@
 //!
 //! Each encoding is its token list ([`data`](self) holds `o200k_base.tokens` and
 //! `cl100k_base.tokens`: every token in rank order, one length byte then its bytes; 1.6 MB and
-//! 0.7 MB, packed from OpenAI's `.tiktoken` files by `data/pack.py`) embedded in the binary as it
-//! is, and a rank table built from it the first time the encoding counts (a hash map from token
-//! bytes to rank that borrows the embedded bytes: ~6 MB for o200k, built in a few milliseconds).
+//! 0.7 MB, packed from OpenAI's `.tiktoken` files by `src/tokens/data/pack.py`) embedded in the
+//! binary as it is, and a rank table built from it the first time the encoding counts (a hash map
+//! from token bytes to rank that borrows the embedded bytes: ~6 MB for o200k, built in a few
+//! milliseconds).
 //! An encoding that is never used costs nothing but its embedded list.
 //!
 //! Counting is tiktoken's algorithm: the text is split into pieces by the encoding's
 //! pre-tokenization pattern (the regular expressions of bpe-openai, which match tiktoken's
-//! look-ahead patterns without look-ahead support; see [`Splits`]), a piece that is a token is
+//! look-ahead patterns without look-ahead support; see [`Splits`](pretokenize::Splits)), a piece that is a token is
 //! one token, and any other piece is merged pair by pair, the lowest-ranked adjacent pair first
 //! (the leftmost of equals), until no adjacent pair forms a token; the parts left are its tokens.
 //! Short pieces merge on a vector (what tiktoken does); pieces from 128 bytes on keep their
@@ -18,12 +19,15 @@
 //! (tiktoken's heap). Each thread that merges a long piece keeps its queue for the next one (at
 //! most 1.6 MB, most of it touched only as ranks are used).
 
+mod pretokenize;
+mod queue;
+
 use std::collections::HashMap;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use regex_automata::meta::Regex;
-use regex_automata::{Anchored, Input};
+use pretokenize::Pretokenizer;
+use queue::{Index, MAX_RANKS, RankQueue};
 
 type Ranks = HashMap<&'static [u8], u32, foldhash::fast::FixedState>;
 
@@ -57,12 +61,12 @@ static O200K: LazyLock<Bpe> = LazyLock::new(|| {
         "\\s+$",
     ]
     .join("|");
-    Bpe::new(include_bytes!("data/o200k_base.tokens"), &letters)
+    Bpe::new(include_bytes!("../data/o200k_base.tokens"), &letters)
 });
 
 static CL100K: LazyLock<Bpe> = LazyLock::new(|| {
     Bpe::new(
-        include_bytes!("data/cl100k_base.tokens"),
+        include_bytes!("../data/cl100k_base.tokens"),
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
     )
 });
@@ -327,193 +331,6 @@ thread_local! {
     /// 1 MB of heads (pages touched only for the ranks used), 64 KB of bits and memo, and up to
     /// 512 KB of entries.
     static QUEUE: std::cell::RefCell<RankQueue<u32>> = std::cell::RefCell::new(RankQueue::new());
-}
-
-/// A position in [`Bpe::merge_long`]: u32 or usize.
-trait Index: Copy + Eq + Ord {
-    const NONE: Self;
-    /// Above this many entries the queue stops before its next pass.
-    const LIMIT: usize;
-    fn new(i: usize) -> Self;
-    fn get(self) -> usize;
-}
-
-impl Index for u32 {
-    const NONE: u32 = u32::MAX;
-    const LIMIT: usize = (u32::MAX / 2) as usize;
-    fn new(i: usize) -> u32 {
-        debug_assert!(i < u32::MAX as usize, "see MAX_U32_PIECE");
-        i as u32
-    }
-    fn get(self) -> usize {
-        self as usize
-    }
-}
-
-impl Index for usize {
-    const NONE: usize = usize::MAX;
-    const LIMIT: usize = usize::MAX / 2;
-    fn new(i: usize) -> usize {
-        i
-    }
-    fn get(self) -> usize {
-        self
-    }
-}
-
-/// Ranks of both encodings are below this (three levels of 64-bit words), with one value to
-/// spare (the memo's NO_RANK).
-const MAX_RANKS: usize = 1 << RANK_BITS;
-
-/// Positions in buckets by rank: each bucket a list (newest first) in one arena, and which
-/// buckets are non-empty in three levels of bits, so that the lowest is found in three steps.
-struct RankQueue<I> {
-    /// Bit `v` is set when `mid[v]` is not zero.
-    top: u64,
-    /// Bit `w % 64` of `mid[w / 64]` is set when `low[w]` is not zero.
-    mid: Vec<u64>,
-    /// Bit `r % 64` of `low[r / 64]` is set when rank `r`'s bucket is not empty.
-    low: Vec<u64>,
-    /// Per rank with its bit set: the index in `entries` of its newest position.
-    head: Vec<I>,
-    /// (position, index of the entry before it in the same bucket, or NONE).
-    entries: Vec<(I, I)>,
-    /// Pair ranks by the pair's tokens ([`Bpe::pair_rank`]), for the encoding `memo_owner`.
-    memo: Vec<u64>,
-    memo_owner: u64,
-}
-
-impl<I: Index> RankQueue<I> {
-    fn new() -> RankQueue<I> {
-        RankQueue {
-            top: 0,
-            mid: vec![0; MAX_RANKS / 64 / 64],
-            low: vec![0; MAX_RANKS / 64],
-            // Read only where a bit is set, so zeros (no page touched until used) will do.
-            head: vec![I::new(0); MAX_RANKS],
-            entries: Vec::new(),
-            memo: vec![u64::MAX; 1 << MEMO_BITS],
-            memo_owner: u64::MAX,
-        }
-    }
-
-    /// Empties the queue (a no-op unless a merge stopped halfway) for a merge of encoding `owner`
-    /// that pushes about `pushes` entries; the memo is kept if it is that encoding's.
-    fn clear(&mut self, owner: u64, pushes: usize) {
-        if self.top != 0 {
-            self.top = 0;
-            self.mid.fill(0);
-            self.low.fill(0);
-        }
-        if self.memo_owner != owner {
-            self.memo.fill(u64::MAX);
-            self.memo_owner = owner;
-        }
-        self.entries.clear();
-        self.entries.reserve(pushes);
-    }
-
-    /// Lets go of the entries' memory unless it is small (kept for the next piece).
-    fn trim(&mut self) {
-        if self.entries.capacity() > 1 << 16 {
-            self.entries = Vec::new();
-        }
-    }
-
-    fn push_valid(&mut self, rank: u32, position: I) {
-        if rank != NO_RANK {
-            self.push(rank, position);
-        }
-    }
-
-    fn push(&mut self, rank: u32, position: I) {
-        let r = rank as usize;
-        let (w, bit) = (r / 64, 1u64 << (r % 64));
-        let before = if self.low[w] & bit == 0 {
-            self.low[w] |= bit;
-            self.mid[w / 64] |= 1 << (w % 64);
-            self.top |= 1 << (w / 64);
-            I::NONE
-        } else {
-            self.head[r]
-        };
-        self.head[r] = I::new(self.entries.len());
-        self.entries.push((position, before));
-    }
-
-    /// Takes the lowest rank's bucket: its positions into `bucket` in ascending order.
-    fn pop(&mut self, bucket: &mut Vec<I>) -> Option<u32> {
-        if self.top == 0 {
-            return None;
-        }
-        let v = self.top.trailing_zeros() as usize;
-        let w = v * 64 + self.mid[v].trailing_zeros() as usize;
-        let r = w * 64 + self.low[w].trailing_zeros() as usize;
-        self.low[w] &= self.low[w] - 1;
-        if self.low[w] == 0 {
-            self.mid[v] &= self.mid[v] - 1;
-            if self.mid[v] == 0 {
-                self.top &= self.top - 1;
-            }
-        }
-        bucket.clear();
-        let mut at = self.head[r];
-        while at != I::NONE {
-            let (position, before) = self.entries[at.get()];
-            bucket.push(position);
-            at = before;
-        }
-        // Pushed mostly left to right: reversed, mostly sorted already.
-        bucket.reverse();
-        bucket.sort_unstable();
-        Some(r as u32)
-    }
-}
-
-/// Splits a text into pieces with several patterns tried at once, anchored at the end of the
-/// previous piece. From bpe-openai (github.com/github/rust-gems, MIT): tiktoken's patterns use the
-/// look-ahead `\s+(?!\S)`, which `regex-automata` does not support; it is written `\s+\s` and the
-/// last character of its match is given back, which splits the same way (more than 3x faster
-/// than a capture group, bpe-openai measured).
-struct Pretokenizer {
-    pattern: Regex,
-    /// Per pattern: whether its match ends with one look-ahead character to give back.
-    lookahead: Vec<bool>,
-}
-
-impl Pretokenizer {
-    fn new(patterns: &[(&str, bool)]) -> Pretokenizer {
-        let (patterns, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
-        let pattern = Regex::new_many(&patterns).expect("the encodings' patterns compile");
-        Pretokenizer { pattern, lookahead }
-    }
-
-    fn split<'a>(&'a self, text: &'a str) -> Splits<'a> {
-        Splits { pre: self, text, at: 0 }
-    }
-}
-
-struct Splits<'a> {
-    pre: &'a Pretokenizer,
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Iterator for Splits<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let rest = &self.text[self.at..];
-        let m = self.pre.pattern.find(Input::new(rest).anchored(Anchored::Yes))?;
-        let mut end = m.end();
-        if self.pre.lookahead[m.pattern().as_usize()] {
-            // `\s+\s` matches at least two characters: giving the last back leaves one or more.
-            end -= rest[..end].chars().next_back().map_or(0, char::len_utf8);
-        }
-        let piece = &rest[..end];
-        self.at += end;
-        Some(piece)
-    }
 }
 
 #[cfg(test)]
