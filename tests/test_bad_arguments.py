@@ -171,6 +171,17 @@ CASES: dict[str, tuple[str, Call]] = {
         "count",
         lambda v, _: conv()._recent_start(keep_messages=1, keep_tokens=v),
     ),
+    "Conversation.replace:start": ("count", lambda v, _: conv().replace(v, None, [])),
+    "Conversation.replace:stop": ("optional", lambda v, _: conv().replace(0, v, [])),
+    "page_chars:offset": ("positive", lambda v, _: ac._core.page_chars("a\nb", v)),
+    "page_chars:lines": ("positive", lambda v, _: ac._core.page_chars("a\nb", 1, v)),
+    "page_chars:char_offset": ("optional", lambda v, _: ac._core.page_chars("a\nb", char_offset=v)),
+    "page_chars:max_chars": ("positive", lambda v, _: ac._core.page_chars("a\nb", max_chars=v)),
+    "Budget:max_tokens": ("count", lambda v, _: ac.Budget(v)),
+    **{
+        f"Budget:{p}": ("count", lambda v, _, p=p: ac.Budget(1000, **{p: v}))
+        for p in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin")
+    },
     "Conversation._latest_request:start": ("count", lambda v, _: conv()._latest_request(v)),
     "Conversation._latest_request:stop": ("optional", lambda v, _: conv()._latest_request(0, v)),
     "Conversation.from_file:max_bytes": ("positive", lambda v, f: ac.Conversation.from_file(f, max_bytes=v)),
