@@ -158,7 +158,7 @@ pub fn plan_results<'m, S: ClearSource<'m> + ?Sized>(
 ) -> (Vec<Planned<'m>>, usize) {
     let mut planned = Vec::new();
     let freed = each_result(source, messages, pairing, protected, enc, options, placeholders, |p| {
-        planned.push(p)
+        planned.push(p);
     });
     if worth_clearing(freed, options) {
         (planned, freed)
