@@ -18,7 +18,10 @@ use crate::compact::request::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{CallInput, ClearOptions, ClearSource, Placeholder, Placeholders, is_placeholder_text, plan_results},
+    clear::{
+        CallInput, ClearOptions, ClearSource, Placeholder, Placeholders, each_result, is_placeholder_text,
+        worth_clearing,
+    },
     validate::Checked,
 };
 use crate::model::{Format, Role};
@@ -351,19 +354,37 @@ impl Cut {
             sk,
             unreadable: Cell::new(false),
         };
-        let (planned, _) = plan_results(&source, n, pairing, &protected, self.enc, &options, placeholders);
+        // Each planned result goes straight into `tokens` and `cleared` (no list of them is
+        // built: this runs on every call of a framework that passes the whole list), and is
+        // taken back when the plan frees less than `clear_at_least`.
+        let mut cleared = vec![None; n];
+        let freed = each_result(
+            &source,
+            n,
+            pairing,
+            &protected,
+            self.enc,
+            &options,
+            placeholders,
+            |(c, at, p)| {
+                tokens[at.0] -= c.tokens_before - c.tokens_after;
+                let id = if options.recall_ids {
+                    c.tool_use_id
+                } else {
+                    Cow::Borrowed("")
+                };
+                cleared[at.0] = Some((p, c.tokens_before, id));
+            },
+        );
         if source.unreadable.get() {
             return None;
         }
-        let mut cleared = vec![None; n];
-        for (c, at, p) in planned {
-            tokens[at.0] -= c.tokens_before - c.tokens_after;
-            let id = if options.recall_ids {
-                c.tool_use_id
-            } else {
-                Cow::Borrowed("")
-            };
-            cleared[at.0] = Some((p, c.tokens_before, id));
+        if !worth_clearing(freed, &options) {
+            for (i, c) in cleared.iter_mut().enumerate() {
+                if c.take().is_some() {
+                    tokens[i] = sk.messages[i].tokens;
+                }
+            }
         }
         Some(cleared)
     }

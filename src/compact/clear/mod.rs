@@ -28,7 +28,8 @@ pub use budgets::{Budgeted, plan_result_budgets};
 pub use dedup::dedup_repeated_calls;
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
-    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, plan_results, recall_id, worth_clearing,
+    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, each_result, plan_results, recall_id,
+    worth_clearing,
 };
 
 /// Options of [`clear_tool_results`].

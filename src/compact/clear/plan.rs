@@ -107,24 +107,25 @@ pub fn clear_result<'m, S: ClearSource<'m> + ?Sized>(
     // larger than any count of its placeholder, the placeholder is not counted here and the
     // report holds that bound (a caller that keeps counts fills in the exact figure). A
     // byte-level BPE token covers at least one byte (and chars / 4 is below the byte count);
-    // the heuristic is allowed two tokens a byte.
-    let bytes = match &placeholder {
-        Placeholder::Described(d) => Placeholders::bytes(*d, before, id),
-        Placeholder::Text(text) => text.len(),
-    };
-    let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
-    let bound = tokens::TOOL_BLOCK_OVERHEAD + per_byte * bytes;
-    let bounded = source.counts_cached() && before > bound && !options.count_placeholders;
-    let after = if bounded {
-        bound
-    } else {
+    // the heuristic is allowed two tokens a byte. (The bound is not worked out when every
+    // placeholder is counted: the fast path's case, on every call.)
+    let bound = (source.counts_cached() && !options.count_placeholders).then(|| {
+        let bytes = match &placeholder {
+            Placeholder::Described(d) => Placeholders::bytes(*d, before, id),
+            Placeholder::Text(text) => text.len(),
+        };
+        let per_byte = if matches!(enc, Encoding::Heuristic) { 2 } else { 1 };
+        tokens::TOOL_BLOCK_OVERHEAD + per_byte * bytes
+    });
+    let bounded = bound.filter(|&b| before > b);
+    let after = bounded.unwrap_or_else(|| {
         // What `count_block` gives for a result whose content is the placeholder.
         tokens::TOOL_BLOCK_OVERHEAD
             + match &placeholder {
                 Placeholder::Described(d) => placeholders.count(*d, before, id, enc),
                 Placeholder::Text(text) => enc.count(text),
             }
-    };
+    });
     (after < before).then(|| {
         let cleared = Cleared {
             index: at.0,
@@ -132,7 +133,7 @@ pub fn clear_result<'m, S: ClearSource<'m> + ?Sized>(
             tool_name: Cow::Borrowed(c.name),
             tokens_before: before,
             tokens_after: after,
-            after_exact: !bounded,
+            after_exact: bounded.is_none(),
         };
         (cleared, at, placeholder)
     })
@@ -155,16 +156,39 @@ pub fn plan_results<'m, S: ClearSource<'m> + ?Sized>(
     options: &ClearOptions,
     placeholders: &mut Placeholders<'m>,
 ) -> (Vec<Planned<'m>>, usize) {
-    let planned: Vec<Planned<'m>> = Candidates::new(pairing, protected, messages, &options.exclude_tools)
-        .iter()
-        .filter_map(|(ci, _)| clear_result(source, pairing, enc, options, placeholders, ci))
-        .collect();
-    let freed = planned.iter().map(|(c, _, _)| c.tokens_before - c.tokens_after).sum();
+    let mut planned = Vec::new();
+    let freed = each_result(source, messages, pairing, protected, enc, options, placeholders, |p| {
+        planned.push(p);
+    });
     if worth_clearing(freed, options) {
         (planned, freed)
     } else {
         (Vec::new(), 0)
     }
+}
+
+/// [`plan_results`] handing each planned result to `each` as it is planned, without collecting
+/// them (the whole-list fast path writes them straight into its own tables); returns the tokens
+/// they free. The caller keeps none of them unless [`worth_clearing`] says so.
+#[allow(clippy::too_many_arguments)]
+pub fn each_result<'m, S: ClearSource<'m> + ?Sized>(
+    source: &S,
+    messages: usize,
+    pairing: &Pairing<'m>,
+    protected: &Protected,
+    enc: Encoding,
+    options: &ClearOptions,
+    placeholders: &mut Placeholders<'m>,
+    mut each: impl FnMut(Planned<'m>),
+) -> usize {
+    let mut freed = 0;
+    for (ci, _) in Candidates::new(pairing, protected, messages, &options.exclude_tools).iter() {
+        if let Some(p) = clear_result(source, pairing, enc, options, placeholders, ci) {
+            freed += p.0.tokens_before - p.0.tokens_after;
+            each(p);
+        }
+    }
+    freed
 }
 
 /// The calls whose results clearing may replace: completed calls outside the protected set (the
@@ -448,6 +472,24 @@ mod tests {
             )
             .1;
             held_back += usize::from(planned.is_empty() && could > 0);
+            // Handed over one by one, the same results, kept only when worth clearing.
+            let mut each = Vec::new();
+            let all = each_result(
+                &parsed,
+                n,
+                &pairing,
+                &protected,
+                enc,
+                &options,
+                &mut Placeholders::default(),
+                |(c, _, _)| each.push(c),
+            );
+            assert_eq!(all, could);
+            if worth_clearing(all, &options) {
+                assert_eq!((each, all), (reported(&planned), freed));
+            } else {
+                assert!(planned.is_empty() && freed == 0);
+            }
             // The skeleton's reading of the same list plans the same.
             let plain = Plain::of(&messages, &counts);
             let mut theirs = Placeholders::default();
