@@ -171,6 +171,7 @@ CASES: dict[str, tuple[str, Call]] = {
         "count",
         lambda v, _: conv()._recent_start(keep_messages=1, keep_tokens=v),
     ),
+    "Conversation.class_tokens:start": ("count", lambda v, _: conv().class_tokens(v)),
     "Conversation.replace:start": ("count", lambda v, _: conv().replace(v, None, [])),
     "Conversation.replace:stop": ("optional", lambda v, _: conv().replace(0, v, [])),
     "page_chars:offset": ("positive", lambda v, _: ac._core.page_chars("a\nb", v)),
