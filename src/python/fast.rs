@@ -177,7 +177,6 @@ struct Skeleton<'py> {
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
-#[allow(clippy::too_many_lines)] // split after the #26 merge
 fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Option<Skeleton<'py>> {
     let py = list.py();
     let (k_role, k_content, k_calls, k_call_id) = (
@@ -185,12 +184,6 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         intern!(py, "content"),
         intern!(py, "tool_calls"),
         intern!(py, "tool_call_id"),
-    );
-    let (k_id, k_function, k_name, k_args) = (
-        intern!(py, "id"),
-        intern!(py, "function"),
-        intern!(py, "name"),
-        intern!(py, "arguments"),
     );
     let n = list.len();
     let mut sk = Skeleton {
@@ -249,27 +242,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             sk.ids.push(id);
         } else if let Some(calls) = d.get_item(k_calls).ok()? {
             if !calls.is_none() {
-                for (k, call) in calls.cast::<PyList>().ok()?.iter().enumerate() {
-                    let call = call.cast_into::<PyDict>().ok()?;
-                    let id = call.get_item(k_id).ok()??.cast_into::<PyString>().ok()?;
-                    let holder = if native {
-                        call
-                    } else {
-                        call.get_item(k_function).ok()??.cast_into::<PyDict>().ok()?
-                    };
-                    let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
-                    let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
-                    m.tokens += TOOL_BLOCK_OVERHEAD + pending.add(&name, mi, false)? + pending.add(&args, mi, false)?;
-                    m.empty = false;
-                    sk.tools.push(Tool {
-                        at: (mi, k + 1),
-                        id: sk.ids.len(),
-                        call: Some((sk.ids.len() + 1, sk.args.len())),
-                    });
-                    sk.ids.push(id);
-                    sk.ids.push(name);
-                    sk.args.push(args);
-                }
+                read_calls(&calls, native, mi, &mut m, &mut sk, &mut pending)?;
             }
         }
         sk.results.push(if role == Role::Tool { text } else { None });
@@ -278,6 +251,47 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     }
     pending.count(py, &mut sk.messages)?;
     Some(sk)
+}
+
+/// Read message `mi`'s tool calls (Chat: `{id, function: {name, arguments}}`; native:
+/// `{id, name, arguments}`) into `m`, `sk` and `pending`; `None` when one is not plain.
+fn read_calls<'py>(
+    calls: &Bound<'py, PyAny>,
+    native: bool,
+    mi: usize,
+    m: &mut Skel,
+    sk: &mut Skeleton<'py>,
+    pending: &mut Pending<'py>,
+) -> Option<()> {
+    let py = calls.py();
+    let (k_id, k_function, k_name, k_args) = (
+        intern!(py, "id"),
+        intern!(py, "function"),
+        intern!(py, "name"),
+        intern!(py, "arguments"),
+    );
+    for (k, call) in calls.cast::<PyList>().ok()?.iter().enumerate() {
+        let call = call.cast_into::<PyDict>().ok()?;
+        let id = call.get_item(k_id).ok()??.cast_into::<PyString>().ok()?;
+        let holder = if native {
+            call
+        } else {
+            call.get_item(k_function).ok()??.cast_into::<PyDict>().ok()?
+        };
+        let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
+        let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
+        m.tokens += TOOL_BLOCK_OVERHEAD + pending.add(&name, mi, false)? + pending.add(&args, mi, false)?;
+        m.empty = false;
+        sk.tools.push(Tool {
+            at: (mi, k + 1),
+            id: sk.ids.len(),
+            call: Some((sk.ids.len() + 1, sk.args.len())),
+        });
+        sk.ids.push(id);
+        sk.ids.push(name);
+        sk.args.push(args);
+    }
+    Some(())
 }
 
 /// What the selection can work on without conversion: a list the core's validation finds

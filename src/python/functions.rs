@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::conversation::parse_format;
+use super::conversation_helpers::parse_format;
 use super::convert::{read_messages, system_value, to_py, to_py_list, to_values};
 use crate::error::Error;
 use crate::formats;

@@ -6,6 +6,7 @@ mod budget;
 mod cache;
 mod compact;
 mod conversation;
+mod conversation_helpers;
 mod convert;
 mod errors;
 mod fast;
