@@ -431,6 +431,38 @@ mod tests {
         planned.into_iter().map(|(c, _, _)| c.into_owned()).collect()
     }
 
+    /// Handed over one by one (`each_result`), the same results as the plan, kept only when worth
+    /// clearing.
+    #[allow(clippy::too_many_arguments)]
+    fn handed_over_one_by_one(
+        parsed: &super::super::Parsed<'_, '_>,
+        pairing: &Pairing<'_>,
+        protected: &Protected,
+        enc: Encoding,
+        options: &ClearOptions,
+        could: usize,
+        planned: &[Planned<'_>],
+        freed: usize,
+    ) {
+        let mut each = Vec::new();
+        let all = each_result(
+            parsed,
+            parsed.messages.len(),
+            pairing,
+            protected,
+            enc,
+            options,
+            &mut Placeholders::default(),
+            |(c, _, _)| each.push(c),
+        );
+        assert_eq!(all, could);
+        if worth_clearing(all, options) {
+            assert_eq!((each, all), (reported(planned), freed));
+        } else {
+            assert!(planned.is_empty() && freed == 0);
+        }
+    }
+
     #[test]
     fn the_plan_over_generated_histories() {
         let mut rng = xorshift(0x0c1e_a9e5_0000_0026);
@@ -472,24 +504,7 @@ mod tests {
             )
             .1;
             held_back += usize::from(planned.is_empty() && could > 0);
-            // Handed over one by one, the same results, kept only when worth clearing.
-            let mut each = Vec::new();
-            let all = each_result(
-                &parsed,
-                n,
-                &pairing,
-                &protected,
-                enc,
-                &options,
-                &mut Placeholders::default(),
-                |(c, _, _)| each.push(c),
-            );
-            assert_eq!(all, could);
-            if worth_clearing(all, &options) {
-                assert_eq!((each, all), (reported(&planned), freed));
-            } else {
-                assert!(planned.is_empty() && freed == 0);
-            }
+            handed_over_one_by_one(&parsed, &pairing, &protected, enc, &options, could, &planned, freed);
             // The skeleton's reading of the same list plans the same.
             let plain = Plain::of(&messages, &counts);
             let mut theirs = Placeholders::default();
