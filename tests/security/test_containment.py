@@ -31,9 +31,10 @@ from agentcontext.compiler import (
     project_instructions,
 )
 from agentcontext.errors import ArgumentTypeError, FileReadError, OptionError
+from tests import support
 
 GIT = shutil.which("git")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = support.ROOT
 SECRET = "sk-planted-secret-4f1c9a"
 
 

@@ -17,7 +17,7 @@ import pytest
 from agentcontext import FileReader
 from agentcontext.compiler import environment_section, git_state, project_instructions
 from agentcontext.errors import ArgumentTypeError, FileReadError
-from tests.test_containment import git, write
+from tests.security.test_containment import git, write
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")

@@ -161,7 +161,7 @@ def _summary_reply(conv: ac.Conversation) -> Reply:
 
 
 def test_the_flush_turn_runs_before_the_summary_and_writes_to_the_store(server: LLMServer, tmp_path: Path) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _session()
     store = MemoryStore(directory=tmp_path / "mem")
@@ -189,7 +189,7 @@ def test_the_flush_turn_runs_before_the_summary_and_writes_to_the_store(server: 
 
 
 def test_no_flush_without_memory_or_when_turned_off(server: LLMServer, tmp_path: Path) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _session()
     provider = make("openai", server, context_window=400_000)

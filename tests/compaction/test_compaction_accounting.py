@@ -201,9 +201,9 @@ def _dropped_rounds_case(
 ) -> tuple[Any, Any, Any]:
     """Claude Code's preset over the loopback server, its summary request rejected as too long
     ``overflows`` times (3,000 tokens over each time): the input, the result and the store."""
+    from tests.compaction.test_harnesses import _long_session, _summary_reply
     from tests.llm_server import Overflow
-    from tests.test_harnesses import _long_session, _summary_reply
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     server.enqueue(*[Overflow(tokens=conv.tokens + 10_000, limit=conv.tokens + 7_000) for _ in range(overflows)])
@@ -281,9 +281,9 @@ def test_messages_omitted_from_lettas_truncated_summary_request_are_counted_by_a
 ) -> None:
     # Before: the summary request kept only the head and the tail of the transcript, and the
     # summary header still counted the messages of the omitted middle as summarized.
-    from tests.test_harnesses import _summary_reply
-    from tests.test_harnesses_openclaw_letta import ASK, letta_policy, session
-    from tests.test_providers import make
+    from tests.compaction.test_harnesses import _summary_reply
+    from tests.compaction.test_harnesses_openclaw_letta import ASK, letta_policy, session
+    from tests.providers.test_providers import make
 
     conv = session(60, result_chars=6_000)
     policy = letta_policy(conv)
@@ -330,9 +330,9 @@ def test_messages_omitted_from_lettas_truncated_summary_request_are_counted_by_a
 def test_messages_omitted_from_a_truncated_summary_request_under_codex(server: Any, tmp_path: Path) -> None:
     # Codex keeps the user messages beside its summary: the marker counts only the others of the
     # omitted middle, and the header only what the summarizer saw.
-    from tests.test_harnesses import _summary_reply
-    from tests.test_harnesses_openclaw_letta import letta_policy, session
-    from tests.test_providers import make
+    from tests.compaction.test_harnesses import _summary_reply
+    from tests.compaction.test_harnesses_openclaw_letta import letta_policy, session
+    from tests.providers.test_providers import make
 
     conv = session(60, result_chars=6_000)
     policy = dataclasses.replace(

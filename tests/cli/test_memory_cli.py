@@ -13,6 +13,7 @@ import pytest
 from agentcontext import Conversation, SessionLog
 from agentcontext.cli import EXIT_BAD_INPUT, main
 from agentcontext.memory import MemoryStore
+from tests import support
 
 
 @pytest.fixture
@@ -110,7 +111,7 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_real_process(memdir: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "python")}
+    env = {**os.environ, "PYTHONPATH": str(support.ROOT / "python")}
     done = subprocess.run(
         [sys.executable, "-m", "agentcontext", "memory", "index", str(memdir / "absent")],
         capture_output=True,
@@ -131,7 +132,7 @@ def test_memory_search_query_that_is_not_text_is_one_line_and_exit_2(
         err = capsys.readouterr().err
         assert err.startswith("agentcontext: error: QUERY is not valid Unicode text: a lone surrogate at character")
         assert err.count("\n") == 1
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "python")}
+    env = {**os.environ, "PYTHONPATH": str(support.ROOT / "python")}
     done = subprocess.run(
         [sys.executable, "-m", "agentcontext", "memory", "search", str(memdir).encode(), b"caf\xe9"],
         capture_output=True,

@@ -13,6 +13,7 @@ from agentcontext import Conversation, SessionLog
 from agentcontext.compaction import Compactor
 from agentcontext.errors import FileReadError, OptionError
 from agentcontext.memory import ConversationSearch, conversation_search
+from tests import support
 
 
 def _session(n_calls: int = 12) -> list[dict]:
@@ -199,7 +200,7 @@ def test_records_that_cannot_be_read_are_reported_not_silently_left_out(tmp_path
         assert (found["messages"], found["skipped"]) == counted, query
     found = conversation_search(log.path, "needle")
     assert sorted(h["message"] for h in found["hits"]) == [0, 1]
-    root = Path(__file__).resolve().parents[1]
+    root = support.ROOT
     env = {**os.environ, "PYTHONPATH": str(root / "python")}
     for query, says in (("needle", "(of 2 in the session) (2 records could not be read)"),
                         ("nowhere", "No message matches (searched 3 messages) (1 record could not be read).")):  # fmt: skip

@@ -29,8 +29,9 @@ from agentcontext.errors import (
 )
 from agentcontext.memory.conversation import conversation_search
 from agentcontext.sessions.snapshots import SnapshotStore
+from tests import support
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = support.ROOT
 CORPUS = Path(os.environ.get("AGENTCONTEXT_SHARED", "/work/shared")) / "data" / "transcripts" / "raw"
 PI = CORPUS / "pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"
 HEADER = '{"type":"session","version":1,"format":"openai"}\n'

@@ -19,6 +19,7 @@ from agentcontext import Conversation
 from agentcontext.cli import main
 from agentcontext.errors import AgentContextError, OptionError, SnapshotError
 from agentcontext.sessions import Snapshot, SnapshotStore
+from tests import support
 from tests.support import normalized_files
 
 CHAT = [
@@ -158,7 +159,7 @@ WRITER = textwrap.dedent(
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(support.ROOT)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(root) / "python"), root, env.get("PYTHONPATH", "")])
     return env
 

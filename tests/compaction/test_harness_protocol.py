@@ -17,7 +17,7 @@ from agentcontext.compaction.harnesses.claude_code import ClaudeCode
 from agentcontext.compaction.harnesses.openclaw import OpenClaw
 from agentcontext.compaction.state import LadderState
 from agentcontext.errors import OptionError
-from tests.test_harnesses_openclaw_letta import session
+from tests.compaction.test_harnesses_openclaw_letta import session
 
 
 def _policy(conv: Any, harness: Harness) -> CompactionPolicy:

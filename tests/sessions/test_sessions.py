@@ -26,12 +26,13 @@ from agentcontext.sessions.log import SessionLog
 from agentcontext.sessions.loop import Session
 from agentcontext.sessions.permissions import Arguments, Permissions, Rule
 from agentcontext.sessions.subagents import FILTERED, SubagentPolicy, workspace
+from tests import support
 from tests.llm_server import HTTPError, LLMServer, Recorded, Reply
 
 pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
 pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = support.ROOT
 
 
 def chat(server: LLMServer, window: int = 100_000) -> OpenAIChatProvider:

@@ -27,7 +27,7 @@ from agentcontext import CompactionResult, Compactor, Conversation, OptionError
 from agentcontext.compaction import PRESETS
 from agentcontext.measure import metrics
 from agentcontext.measure.testing import assert_cache_stable, assert_fits, assert_retains, assert_valid
-from tests.test_calibration import message_texts
+from tests.measure.test_calibration import message_texts
 
 LONG = "\n".join(f"line {i}: def handler_{i}(request): return lookup(request['user_id'])" for i in range(80))
 

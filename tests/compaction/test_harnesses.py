@@ -168,7 +168,7 @@ def test_the_latest_request_survives_dropped_rounds() -> None:
 
 
 def test_claude_code_drops_the_oldest_rounds_when_the_provider_says_too_long(server: LLMServer) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     provider = make("openai", server, context_window=400_000)
@@ -190,7 +190,7 @@ def test_claude_code_drops_the_oldest_rounds_when_the_provider_says_too_long(ser
 
 
 def test_claude_code_gives_up_after_three_retries_and_falls_back(server: LLMServer) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     provider = make("openai", server, context_window=400_000)
@@ -208,7 +208,7 @@ def test_claude_code_gives_up_when_only_the_last_round_is_left(server: LLMServer
     """Rejected 100,000 tokens over: the first retry drops every round but the last; the second
     has nothing left to drop, so the provider's error stands (the request is not sent again with
     only the note of an earlier try dropped) and the fallback writes the summary."""
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     provider = make("openai", server, context_window=400_000)
@@ -224,7 +224,7 @@ def test_claude_code_gives_up_when_only_the_last_round_is_left(server: LLMServer
 def test_claude_code_drops_rounds_instead_of_staging_when_over_the_summarizers_window(server: LLMServer) -> None:
     """The request is larger than the summarizer's window: Claude Code drops rounds (one call);
     the other presets stage it (parts, then a merge)."""
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     server.default = lambda request: _summary_reply(conv)
@@ -320,7 +320,7 @@ def test_pi_split_turn_at_the_start_gets_the_whole_cap() -> None:
 
 
 def test_compact_instructions_reach_the_llm_summarizer(server: LLMServer) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     conv = _long_session()
     provider = make("anthropic", server, context_window=400_000)
@@ -484,7 +484,7 @@ def test_alyx_keeps_only_the_latest_preview_of_repeated_calls() -> None:
 
 
 def test_alyx_forces_a_checkpoint_at_50000_tokens(server: LLMServer, tmp_path: Path) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     msgs: list[dict[str, Any]] = []
     for s in range(14):
@@ -515,7 +515,7 @@ def test_alyx_forces_a_checkpoint_at_50000_tokens(server: LLMServer, tmp_path: P
 
 
 def test_no_checkpoint_under_50000_tokens_or_for_other_presets(server: LLMServer, tmp_path: Path) -> None:
-    from tests.test_providers import make
+    from tests.providers.test_providers import make
 
     msgs: list[dict[str, Any]] = []
     for s in range(6):

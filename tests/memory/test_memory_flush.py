@@ -12,7 +12,7 @@ from agentcontext.errors import OptionError
 from agentcontext.memory import MemoryStore, MemoryTools
 from agentcontext.memory.flush import FLUSH_INSTRUCTION, flush_memory
 from tests.llm_server import LLMServer, Reply
-from tests.test_providers import KINDS, make
+from tests.providers.test_providers import KINDS, make
 
 pytest.importorskip("anthropic")
 pytest.importorskip("openai")

@@ -22,7 +22,7 @@ from agentcontext.measure import evaluation
 from agentcontext.measure.metrics import Probe, evaluate, probes, replay, replay_policy, retention, working_set_text
 from tests import support
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = support.ROOT
 
 
 def session() -> ac.Conversation:

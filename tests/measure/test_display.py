@@ -30,7 +30,7 @@ from agentcontext.display import (
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
 from tests.support import ROOT as ROOT_DIR
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session.jsonl"
+EXAMPLE = ROOT_DIR / "examples" / "session.jsonl"
 XSS = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 #: Every tag the views may emit; anything else came from user text.
 ALLOWED_TAGS = {"div", "span", "b", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "pre", "style"}

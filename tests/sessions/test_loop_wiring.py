@@ -41,7 +41,7 @@ from tests.llm_server import LLMServer, Recorded, Reply
 pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
 pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = support.ROOT
 SYSTEM = "You are the payments agent. House rule 7: never deploy on Fridays."
 
 _OPEN: list[Any] = []

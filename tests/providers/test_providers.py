@@ -35,7 +35,7 @@ from agentcontext.sessions.log import SessionLog
 from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import CHAT_STYLES, HTTPError, LLMServer, Overflow, Recorded, Reply
-from tests.test_calibration import content_class
+from tests.measure.test_calibration import content_class
 
 anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
 openai = pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
