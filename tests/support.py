@@ -71,6 +71,68 @@ def message_texts(path: Path) -> Iterator[tuple[str, str]]:
             yield "arguments", call["arguments"]
 
 
+def each_message(conv: Any) -> list[list[dict[str, Any]]]:
+    """Each message of ``conv`` written alone in its format (public ``slice`` and ``to_format``):
+    two conversations compared with it are equal message by message, byte for byte."""
+    return [conv.slice(i, i + 1).to_format(conv.format) for i in range(len(conv))]
+
+
+def latest_request(conv: Any) -> tuple[int, str] | None:
+    """The latest real user request of ``conv`` as ``(index, text)`` (the handoff's requests come
+    latest first), or None."""
+    return next(iter(conv.handoff()["user_requests"]), None)
+
+
+def tool_ids(conv: Any) -> list[tuple[list[str], list[str]]]:
+    """Per message of ``conv``: the ids of the tool calls it makes and of the tool results it
+    carries, read from its library (``jsonl``) form."""
+    out: list[tuple[list[str], list[str]]] = []
+    for i in range(len(conv)):
+        calls: list[str] = []
+        results: list[str] = []
+        for m in conv.slice(i, i + 1).to_jsonl():
+            calls += [c["id"] for c in m.get("tool_calls") or []]
+            if isinstance(m.get("content"), list):
+                calls += [b["id"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+            if m.get("role") == "tool":
+                results.append(m["tool_call_id"])
+        out.append((calls, results))
+    return out
+
+
+def cut_points(conv: Any) -> list[int]:
+    """Where the history of ``conv`` may be cut, worked out here from public names only: the starts
+    of its groups and rounds (``groups()``, ``rounds()``) that no tool call spans, a call spanning
+    every message after it up to its result (each result answers the latest call of its id while
+    that call has none), or to the end when it has none."""
+    n = len(conv)
+    spanned = [0] * (n + 2)
+    latest: dict[str, int] = {}
+    answered: dict[int, bool] = {}
+    calls: list[tuple[int, int | None]] = []
+    for i, (made, carried) in enumerate(tool_ids(conv)):
+        for cid in carried:
+            k = latest.get(cid)
+            if k is not None and not answered[k]:
+                answered[k] = True
+                calls[k] = (calls[k][0], i)
+        for cid in made:
+            latest[cid] = len(calls)
+            answered[len(calls)] = False
+            calls.append((i, None))
+    for at, result in calls:
+        end = n if result is None else result
+        if end > at:
+            spanned[at + 1] += 1
+            spanned[end + 1] -= 1
+    depth, safe = 0, []
+    for i in range(n + 1):
+        depth += spanned[i]
+        safe.append(depth == 0)
+    starts = {s for s, _ in conv.groups()} | {s for s, _ in conv.rounds()}
+    return sorted(s for s in starts if safe[s])
+
+
 def _rank_file_candidates(name: str) -> Iterator[Path]:
     cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
     yield from (cargo_home / "registry" / "src").glob(f"*/bpe-openai-*/data/{name}.tiktoken.gz")

@@ -88,7 +88,7 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
                 assert recall.original(call_id) == originals[call_id], (preset, call_id)
                 if n % 5 == 0:
                     assert reassembled(recall, call_id, 3_000) == originals[call_id]
-            every = [m for items in result.original._export_each() for m in items]
+            every = [m for items in support.each_message(result.original) for m in items]
             for span in spans:
                 text = recall.original(span)
                 assert reassembled(recall, span, 3_000) == text
@@ -101,11 +101,13 @@ def test_every_compaction_marker_on_the_corpus_recalls_its_original(
                 if span in header:
                     pre = result.original.preamble
                     count = int(re.search(r": ([\d,]+) earlier messages", header).group(1).replace(",", ""))  # type: ignore[union-attr]
-                    each = result.original.slice(pre, pre + count)._export_each()
+                    each = support.each_message(result.original.slice(pre, pre + count))
                     if preset == "codex":
                         # Codex keeps the user messages beside the summary: it replaces the others.
                         fates = result.fates()
-                        each = [e for k, e in enumerate(result.original._export_each()) if fates[k] == "summarized"]
+                        each = [
+                            e for k, e in enumerate(support.each_message(result.original)) if fates[k] == "summarized"
+                        ]
                         assert len(each) == count
                     assert lines == [m for items in each for m in items], "the summary's originals, exactly"
                 else:

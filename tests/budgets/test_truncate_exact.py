@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from agentcontext import count_tokens
-from agentcontext._core import truncate
+from agentcontext import count_tokens, truncate
 from agentcontext.compaction.harnesses.alyx import largest_head
 from agentcontext.errors import BudgetError, OptionError
 from tests import support

@@ -27,8 +27,8 @@ from tests import support
 
 def same_messages(result: Any) -> None:
     """Every message the result kept unchanged equals its original, byte for byte."""
-    each = result.conversation._export_each()
-    originals = result.original._export_each()
+    each = support.each_message(result.conversation)
+    originals = support.each_message(result.original)
     for i, p in enumerate(result.provenance):
         if p is not None:
             assert each[i] == originals[p], (i, p)
@@ -67,8 +67,8 @@ def test_ladder_on_the_corpus(path: Path, transcripts: Path, tmp_path: Path) -> 
         log.append(conv)
         log.record_compaction(result)
         reloaded = SessionLog(tmp_path / f"{share}.jsonl")
-        assert reloaded.originals()._export_each() == conv._export_each()
-        assert reloaded.working_set()._export_each() == result.conversation._export_each()
+        assert support.each_message(reloaded.originals()) == support.each_message(conv)
+        assert support.each_message(reloaded.working_set()) == support.each_message(result.conversation)
 
 
 def session_conv(n: int = 300, seed: int = 3) -> ac.Conversation:
@@ -101,7 +101,7 @@ def test_auto_failure_keeps_the_cleared_conversation(summarizer: Any) -> None:
     assert stages == ["clear", "summarize"]
     assert "failed" in result.stages[-1].detail
     cleared, _ = conv.clear_tool_results(recall_ids=False)  # a compactor without a store
-    assert result.conversation._export_each() == cleared._export_each()
+    assert support.each_message(result.conversation) == support.each_message(cleared)
     assert result.summary is None and not result.fits
 
 
@@ -118,10 +118,10 @@ def test_auto_failure_falls_back_to_the_offline_summarizer(summarizer: Any) -> N
 @pytest.mark.parametrize("summarizer", [Failing(), Empty(), Larger()], ids=["fails", "empty", "larger"])
 def test_manual_failure_raises_and_leaves_history_unchanged(summarizer: Any) -> None:
     conv = session_conv()
-    before = conv._export_each()
+    before = support.each_message(conv)
     with pytest.raises(CompactionError, match="history unchanged"):
         Compactor(summarizer=summarizer).compact(conv, manual=True)
-    assert conv._export_each() == before
+    assert support.each_message(conv) == before
 
 
 def test_manual_compaction_keeps_the_last_two_messages() -> None:
@@ -129,7 +129,7 @@ def test_manual_compaction_keeps_the_last_two_messages() -> None:
     result = Compactor().compact(conv, manual=True)
     assert [s.stage for s in result.stages][-1] == "summarize"
     # The last 2 messages, extended back to the nearest point that keeps calls with their results.
-    cut = max(c for c in conv._cut_points() if c <= len(conv) - 2)
+    cut = max(c for c in support.cut_points(conv) if c <= len(conv) - 2)
     assert result.stages[-1].detail["kept_raw"] == len(conv) - cut >= 2
     assert result.conversation.validate() == []
     same_messages(result)
@@ -144,7 +144,7 @@ def test_stages_stop_as_soon_as_the_target_is_met() -> None:
     assert result.summary is None and result.fits
     untouched = Compactor().compact(conv, budget=conv.tokens + 10)
     assert [s.stage for s in untouched.stages] == ["skip"]
-    assert untouched.conversation._export_each() == conv._export_each()
+    assert support.each_message(untouched.conversation) == support.each_message(conv)
 
 
 def test_anti_loop_guards() -> None:
@@ -404,14 +404,14 @@ def test_log_rebuilds_rolls_back_and_never_deletes(tmp_path: Path) -> None:
     more = session_conv(30, seed=11).slice(1)
     log.append(more)
     ws = log.working_set()
-    assert ws._export_each() == result.conversation._export_each() + more._export_each()
+    assert support.each_message(ws) == support.each_message(result.conversation) + support.each_message(more)
     assert len(log.originals()) == len(conv) + len(more)
     before = log.rollback()
-    assert before._export_each() == conv._export_each() + more._export_each()
+    assert support.each_message(before) == support.each_message(conv) + support.each_message(more)
     reloaded = SessionLog(tmp_path / "s.jsonl")
     assert len(reloaded.compactions) == 2
-    assert reloaded.working_set()._export_each() == before._export_each()
-    assert reloaded.originals()._export_each() == conv._export_each() + more._export_each()
+    assert support.each_message(reloaded.working_set()) == support.each_message(before)
+    assert support.each_message(reloaded.originals()) == support.each_message(conv) + support.each_message(more)
 
 
 def test_a_torn_last_line_is_reported_and_ignored(tmp_path: Path) -> None:
@@ -530,7 +530,9 @@ def test_clearing_is_deferred_when_it_cannot_reach_the_target_and_applied_if_the
     )
     failed = Compactor(policy, summarizer=FailingOffline(), fallback=None).compact(conv)
     assert [s.stage for s in failed.stages] == ["clear", "summarize", "clear"]
-    assert failed.conversation._export_each() == cleared._export_each(), "auto failure keeps the cleared conversation"
+    assert support.each_message(failed.conversation) == support.each_message(cleared), (
+        "auto failure keeps the cleared conversation"
+    )
 
 
 def test_tool_results_over_counts_what_truncation_would_cut() -> None:

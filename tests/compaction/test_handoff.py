@@ -23,7 +23,7 @@ def bash(cid: str, command: str) -> dict[str, Any]:
 
 def offline(conv: ac.Conversation, cap: int, stop: int | None = None) -> str:
     stop = len(conv) if stop is None else stop
-    previous = next(reversed(conv._summaries(0, stop)), None)
+    previous = next(reversed(conv.handoff(0, stop)["previous_summaries"]), None)
     return OfflineSummarizer().summarize(SummaryRequest(conv, 0, stop, previous, cap))
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext._core import count_tokens
+from agentcontext import count_tokens
 from agentcontext.budgets import ResultStore
 from agentcontext.compaction import PRESETS, CompactionPolicy, Compactor
 from agentcontext.compaction.harnesses import claude_code, codex, pi
@@ -546,7 +546,7 @@ def test_the_presets_on_the_shared_corpus(name: str, transcripts: Path) -> None:
         budget = max(1, conv.tokens // 4)
         result = Compactor(name).compact(conv, budget=budget)
         assert result.conversation.validate() == [], path
-        ask = conv._latest_request()
+        ask = support.latest_request(conv)
         if result.fits and ask is not None:
             # Raw, quoted in the summary, or cut head + marker + tail (as the ladder's tests check it).
             index, text = ask

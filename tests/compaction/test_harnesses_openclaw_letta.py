@@ -110,7 +110,7 @@ def test_openclaw_summarizes_the_oldest_chunks_first_then_merges_the_rest() -> N
     assert (first.start, first.stop) == (1, lo) and first.previous_summary is None
     assert (rest.start, rest.stop) == (lo, stop) and rest.previous_summary == recording.outputs[0]
     # The chunk boundary never separates a call from its result, and the rest is under the share.
-    assert lo in conv._cut_points() and conv[lo]["role"] == "assistant"
+    assert lo in support.cut_points(conv) and conv[lo]["role"] == "assistant"
     totals = conv.message_tokens()
     assert sum(totals[lo:stop]) <= int(options(policy).max_history_share * policy.context_window)
     assert summarize.detail["chunk_tokens"] == sum(totals[1:lo])
@@ -141,7 +141,7 @@ def test_equal_token_chunks_on_the_corpus_never_split_a_pair() -> None:
         for s in result.stages:
             if "chunk_messages" in s.detail:
                 lo = conv.preamble + s.detail["chunk_messages"]
-                assert lo in conv._cut_points(), path
+                assert lo in support.cut_points(conv), path
 
 
 def options(policy: CompactionPolicy) -> Any:
@@ -264,7 +264,7 @@ def test_letta_evicts_from_30_percent_of_messages_in_10_percent_steps() -> None:
     summarize = next(s for s in result.stages if s.stage == "summarize")
     start = 1 + summarize.detail["summarized_messages"]
     n, totals = len(conv) - 1, conv.message_tokens()
-    cuts = [c for c in conv._cut_points() if 1 < c < len(conv)]
+    cuts = [c for c in support.cut_points(conv) if 1 < c < len(conv)]
     room = policy.target_tokens - totals[0] - policy.summary_max_tokens - 48
 
     def cut_at(share: float) -> int:

@@ -40,7 +40,7 @@ def _next_round_fits(result: ac.CompactionResult) -> bool:
     if not kept:
         return False
     first = min(kept)
-    earlier = [c for c in conv._cut_points() if conv.preamble <= c < first]
+    earlier = [c for c in support.cut_points(conv) if conv.preamble <= c < first]
     if not earlier:
         return False
     grow = sum(conv.message_tokens()[earlier[-1] : first])
@@ -51,7 +51,7 @@ def _next_round_fits(result: ac.CompactionResult) -> bool:
 def test_the_budget_is_filled_at_10_25_50(path: Path, transcripts: Path) -> None:
     conv = ac.Conversation.from_file(path)
     system = sum(conv.message_tokens()[: conv.preamble])
-    ask = conv._latest_request()
+    ask = support.latest_request(conv)
     for share in SHARES:
         budget = max(1, conv.tokens * share // 100)
         result = Compactor("openharness").compact(conv, budget=budget)
@@ -358,7 +358,7 @@ def test_every_preset_fills_the_budget_at_10_25_50(path: Path) -> None:
             # Under 80% only when the round before the raw part does not fit even with its texts
             # cut, or opens right after the system messages (the summary would replace nothing).
             kept = [q for q in result.origins or [] if q is not None and q >= conv.preamble]
-            earlier = [c for c in conv._cut_points() if conv.preamble <= c < min(kept, default=len(conv))]
+            earlier = [c for c in support.cut_points(conv) if conv.preamble <= c < min(kept, default=len(conv))]
             assert earlier, (preset, share, result.fill)
             if earlier[-1] == conv.preamble and result.summary is not None:
                 continue

@@ -169,7 +169,7 @@ def test_clearing_that_pays_goes_ahead_with_its_numbers() -> None:
     plain = Compactor(_live(conv)).maybe_compact(conv)
     priced = Compactor(_live(conv, prices=PRICES["gpt-5"], remaining_turns=20)).maybe_compact(conv)
     assert plain is not None and priced is not None
-    assert priced.conversation._export_each() == plain.conversation._export_each()
+    assert support.each_message(priced.conversation) == support.each_message(plain.conversation)
     (stage,) = priced.stages
     assert stage.stage == "clear" and stage.detail["prices"] == "gpt-5"
     saved = stage.detail["saved_tokens"]
@@ -185,7 +185,7 @@ def test_over_the_limit_clearing_goes_ahead_even_when_it_does_not_pay() -> None:
     plain = Compactor("openharness").compact(conv, budget=budget)
     policy = replace(PRESETS["openharness"].compaction, prices="claude-sonnet-4-5", remaining_turns=0)
     priced = Compactor(policy).compact(conv, budget=budget)
-    assert priced.conversation._export_each() == plain.conversation._export_each()
+    assert support.each_message(priced.conversation) == support.each_message(plain.conversation)
     clear = next(s for s in priced.stages if s.stage == "clear")
     assert clear.detail["cleared_anyway"] == f"over the limit of {budget:,} tokens"
     assert clear.detail["does_not_pay"].startswith("rewriting")

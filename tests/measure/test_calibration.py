@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentcontext import Conversation
-from agentcontext._core import count_tokens_batch, estimate_tokens
+from agentcontext import Conversation, count_tokens_batch, estimate_tokens
 from agentcontext.errors import OptionError
 from agentcontext.measure.calibration import CLASSES, Calibration, class_tokens
 from tests import support

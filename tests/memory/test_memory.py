@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext._core import MEMORY_MAX_RECORD_BYTES, MemoryIndex
+from agentcontext import MemoryIndex
+from agentcontext._core import MEMORY_MAX_RECORD_BYTES
 from agentcontext.errors import BudgetError, FileReadError, MemoryRecordError, OptionError
 from agentcontext.memory import (
     MEMORY_RULES,

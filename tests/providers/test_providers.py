@@ -282,7 +282,8 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     pre = compactor.policy
-    cut = conv._recent_start(keep_messages=pre.recent_messages)
+    # The raw tail: the last `recent_messages` and back to the cut point before them.
+    cut = max((c for c in support.cut_points(conv) if len(conv) - c >= pre.recent_messages), default=conv.preamble)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
     server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)

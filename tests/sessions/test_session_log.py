@@ -268,7 +268,7 @@ def test_a_compaction_keeps_messages_another_writer_appended_meanwhile(tmp_path:
     assert mine.compactions[-1]["upto"] == 20
     reread = SessionLog(path)
     late = [[{"role": "user", "content": "late"}]]
-    assert reread.working_set()._export_each() == result.conversation._export_each() + late
+    assert support.each_message(reread.working_set()) == support.each_message(result.conversation) + late
 
 
 def test_a_record_that_is_not_text_is_an_option_error_and_writes_nothing(tmp_path: Path) -> None:
@@ -287,7 +287,7 @@ def test_a_record_that_is_not_text_is_an_option_error_and_writes_nothing(tmp_pat
         log.record_compaction(bad)
     assert path.read_bytes() == before and log.compactions == []
     log.record_compaction(result)
-    assert SessionLog(path).working_set()._export_each() == result.conversation._export_each()
+    assert support.each_message(SessionLog(path).working_set()) == support.each_message(result.conversation)
 
 
 def test_repair_removes_only_the_torn_bytes(tmp_path: Path) -> None:
