@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
+from agentcontext import integrations
 from agentcontext import types as t
 from agentcontext._core import search_log, search_messages
-from agentcontext.integrations import _fit
 from agentcontext.integrations.litellm import afit_messages, fit_messages
 from agentcontext.memory.conversation import conversation_search
 
@@ -142,7 +142,7 @@ def test_memory_results_have_their_typed_keys(tmp_path: Path) -> None:
 
 
 def test_budget_is_public_and_an_int_is_the_default_budget() -> None:
-    assert ac.Budget is _fit.Budget and "Budget" in ac.__all__
+    assert ac.Budget is integrations.Budget and "Budget" in ac.__all__
     fitted = fit_messages(CHAT, 2_000)
     assert fitted == fit_messages(CHAT, ac.Budget(2_000))
     assert ac.Conversation(fitted).tokens <= 2_000 < ac.Conversation(CHAT).tokens
