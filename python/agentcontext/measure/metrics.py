@@ -24,6 +24,7 @@ from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
 from agentcontext.measure.probes import (
     KINDS,
+    VIEWS,
     Probe,
     Retention,
     extract,
@@ -36,6 +37,7 @@ from agentcontext.measure.probes import (
 
 __all__ = [
     "PROBE_KINDS",
+    "VIEWS",
     "Evaluation",
     "Probe",
     "Replay",
@@ -181,8 +183,13 @@ class Evaluation:
         return self._kind_share("constraint")
 
     def _kind_share(self, kind: str) -> float | None:
-        kept, total = self.probe_counts.get(kind, (0, 0))
+        kept, total = self.kept_and_total(kind)
         return kept / total if total else None
+
+    def kept_and_total(self, *kinds: str) -> tuple[int, int]:
+        """Probes kept and probes in all, over ``kinds`` (pooled retention over a subset of kinds)."""
+        counts = [self.probe_counts.get(k, (0, 0)) for k in kinds]
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
     @property
     def reduction(self) -> float:

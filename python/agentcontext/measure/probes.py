@@ -28,8 +28,9 @@ kind                      what
                           search and listing tools), the paths in shell commands (heredoc bodies
                           left out) and in patch headers (``*** Update File: x``), and the files of
                           search/replace edit blocks in assistant text (aider). Each such path is
-                          also a ``call_path`` probe (the older kind is unchanged); the artifact
-                          probe's index is the first message that touches the file
+                          also a ``call_path`` probe (the older kind is unchanged), so
+                          :func:`retention` counts it once: by kind, not in the total (:data:`VIEWS`);
+                          the artifact probe's index is the first message that touches the file
 ========================  ==========================================================================
 
 Other code picks probes by kind (``[p for p in extract(c) if p.kind == "constraint"]``): the kinds
@@ -42,6 +43,9 @@ or a system reminder.
 
 Paths in tool *results* are not probes: they are dominated by directory listings and search
 hits, and a path that mattered is named again by the agent in a later call or message.
+
+The ``latest_ask`` probe is found by its head and tail (:func:`found_in`); :func:`found_whole`
+asks for its whole text (the request carried verbatim).
 
 Every text is compared with whitespace runs folded to one space, so a summary that re-wraps a
 message still holds it; paths, tests and identifiers also count when written JSON-escaped
@@ -64,6 +68,7 @@ __all__ = [
     "CONSTRAINT_CHARS",
     "KINDS",
     "OPENING",
+    "VIEWS",
     "Probe",
     "Retention",
     "extract",
@@ -90,6 +95,9 @@ KINDS: tuple[ProbeKind, ...] = (
     "constraint",
     "artifact",
 )
+#: Kinds that are a view of other probes (each ``artifact`` is also a ``call_path``): reported by
+#: kind, left out of a :class:`Retention`'s total so that a fact counts once.
+VIEWS: frozenset[str] = frozenset({"artifact"})
 #: How many characters of a user message (after folding whitespace) make its probe.
 OPENING = 60
 #: How many characters of a constraint sentence (after folding whitespace) make its probe.
@@ -398,7 +406,9 @@ class Retention:
 
 
 def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mapping[str, Any]] | str) -> Retention:
-    """Which of ``facts`` the working set still holds (see :func:`found_in`)."""
+    """Which of ``facts`` the working set still holds (see :func:`found_in`). Every kind is
+    counted in ``by_kind``; ``total``, ``kept`` and ``lost`` leave out the kinds of :data:`VIEWS`
+    (an ``artifact`` path is a ``call_path`` probe too: counted once)."""
     haystack = _fold(working_set) if isinstance(working_set, str) else working_set_text(working_set)
     by_kind: dict[str, list[int]] = {}
     lost: list[Probe] = []
@@ -406,10 +416,12 @@ def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mappi
     for p in facts:
         counts = by_kind.setdefault(p.kind, [0, 0])
         counts[1] += 1
+        found = found_in(p, haystack)
+        counts[0] += found
+        if p.kind in VIEWS:
+            continue
         total += 1
-        if found_in(p, haystack):
-            counts[0] += 1
-            kept += 1
-        else:
+        kept += found
+        if not found:
             lost.append(p)
     return Retention(total, kept, {k: (v[0], v[1]) for k, v in by_kind.items()}, lost)
