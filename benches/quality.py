@@ -57,15 +57,16 @@ def _evaluate(task: tuple[str, int, str, str, str]) -> Evaluation:
     return evaluate(_load(path, index), preset, budget, name=name, with_replay=False)
 
 
-def _repeat(task: tuple[str, int, str, int, int, str]) -> dict[str, Any]:
-    path, index, name, trigger, target, preset = task
-    return repeated_compaction(_load(path, index), trigger=trigger, target=target, policy=preset, name=name).to_dict()
+def _repeat(task: tuple[Any, ...]) -> dict[str, Any]:
+    path, index, name, trigger, target, preset, live = task[1:]
+    conv = _load(path, index)
+    return repeated_compaction(conv, trigger=trigger, target=target, policy=preset, name=name, live=live).to_dict()
 
 
 def _run(task: tuple[Any, ...]) -> tuple[str, Any]:
     if task[0] == "eval":
         return task[4], _evaluate(task[1:])
-    return "repeat", _repeat(task[1:])
+    return task[1], _repeat(task[1:])
 
 
 def _pool(rows: list[Evaluation]) -> dict[str, Any]:
@@ -102,8 +103,12 @@ def _repeated_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "single_requests": pooled("user_message", "single_by_kind"),
         "by_kind": {k: pooled(k, "by_kind") for k in KINDS},
         "single_by_kind": {k: pooled(k, "single_by_kind") for k in KINDS},
-        # One summary at most (none where every compaction stopped before summarizing), not nested.
-        "one_summary": all(r["summaries"] <= 1 and r["summary_markers"] <= 1 for r in rows),
+        # One summary, not nested (none only where no compaction ever summarized: a summary once
+        # written and then gone from the working set is a loss).
+        "one_summary": all(
+            r["summaries"] <= 1 and r["summary_markers"] <= 1 and (r["summaries"] == 1 or not any(r["summary_tokens"]))
+            for r in rows
+        ),
         "summaries": [r["summaries"] for r in rows],
         "max_summary_tokens": max((max(r["summary_tokens"], default=0) for r in rows), default=0),
     }
@@ -115,6 +120,38 @@ def _f(x: float | None, digits: int = 3) -> str:
 
 def _mark(x: float | None, target: float) -> str:
     return "" if x is None else ("ok" if x >= target - 1e-12 else "BELOW")
+
+
+def _repeated_lines(rep: dict[str, Any], *, stress: bool) -> list[str]:
+    r, c = rep["summary"], rep["config"]
+    how = "maybe_compact, as a Session" if c["live"] else "compact(budget=target)"
+    lines = [
+        (
+            f"repeated compaction{' (stress: not an issue target)' if stress else ''}: {len(r['sessions'])} sessions "
+            f">= {c['long_min']:,} tokens, compact at > {c['trigger']:,} to {c['target']:,} ({how}); "
+            f"{r['compactions']} compactions"
+        ),
+        "  " + ", ".join(r["sessions"]),
+        "measure".ljust(22) + "repeated".rjust(10) + "single".rjust(10) + "   target",
+        "all probes".ljust(22) + _f(r["retention"]).rjust(10) + _f(r["single_retention"]).rjust(10),
+        "ratio".ljust(22) + _f(r["ratio"]).rjust(10) + "".rjust(10)
+        + f"   >= {REPEATED_RATIO:.2f}  {_mark(r['ratio'], REPEATED_RATIO)}",
+        "requests".ljust(22) + _f(r["requests"]).rjust(10) + _f(r["single_requests"]).rjust(10)
+        + f"   >= {REPEATED_REQUESTS:.2f}  {_mark(r['requests'], REPEATED_REQUESTS)}",
+        "summaries in final".ljust(22) + ",".join(map(str, r["summaries"])).rjust(10) + "".rjust(10)
+        + f"   1 each (0: never summarized), none nested  {'ok' if r['one_summary'] else 'BELOW'}",
+        "max summary tokens".ljust(22) + str(r["max_summary_tokens"]).rjust(10),
+    ]  # fmt: skip
+    for k in KINDS:
+        lines.append(("  " + k).ljust(22) + _f(r["by_kind"][k]).rjust(10) + _f(r["single_by_kind"][k]).rjust(10))
+    lines.append("per session: compactions, final summaries, summary tokens after each compaction")
+    for s in rep["sessions"]:
+        lines.append(
+            f"  {s['transcript'][:48]:48} {s['tokens']:>8,} tok  {s['compactions']:>3}x  "
+            f"retention {_f(s['retention'])} (single {_f(s['single_retention'])})  "
+            f"summaries {s['summaries']}  {s['summary_tokens']}"
+        )
+    return lines
 
 
 def report(data: dict[str, Any]) -> str:
@@ -146,34 +183,9 @@ def report(data: dict[str, Any]) -> str:
     lines += ["", "by kind".ljust(22) + "".join(b.rjust(10) for b in budgets)]
     for k in KINDS:
         lines.append(("  " + k).ljust(22) + "".join(_f(p["by_kind"][k]).rjust(10) for p in pooled))
-    rep = data.get("repeated")
-    if rep is not None:
-        r = rep["summary"]
-        lines += [
-            "",
-            (
-                f"repeated compaction: {len(r['sessions'])} sessions >= {data['long_min']:,} tokens, "
-                f"compact at > {data['trigger']:,} to {data['target']:,}; {r['compactions']} compactions"
-            ),
-            "  " + ", ".join(r["sessions"]),
-            "measure".ljust(22) + "repeated".rjust(10) + "single".rjust(10) + "   target",
-            "all probes".ljust(22) + _f(r["retention"]).rjust(10) + _f(r["single_retention"]).rjust(10),
-            "ratio".ljust(22) + _f(r["ratio"]).rjust(10) + "".rjust(10)
-            + f"   >= {REPEATED_RATIO:.2f}  {_mark(r['ratio'], REPEATED_RATIO)}",
-            "requests".ljust(22) + _f(r["requests"]).rjust(10) + _f(r["single_requests"]).rjust(10)
-            + f"   >= {REPEATED_REQUESTS:.2f}  {_mark(r['requests'], REPEATED_REQUESTS)}",
-            "summaries in final".ljust(22) + ",".join(map(str, r["summaries"])).rjust(10) + "".rjust(10)
-            + f"   <= 1 each, none nested  {'ok' if r['one_summary'] else 'BELOW'}",
-        ]  # fmt: skip
-        for k in KINDS:
-            lines.append(("  " + k).ljust(22) + _f(r["by_kind"][k]).rjust(10) + _f(r["single_by_kind"][k]).rjust(10))
-        lines.append("per session: compactions, final summaries, summary tokens after each compaction")
-        for s in rep["sessions"]:
-            lines.append(
-                f"  {s['transcript'][:48]:48} {s['tokens']:>8,} tok  {s['compactions']:>3}x  "
-                f"retention {_f(s['retention'])} (single {_f(s['single_retention'])})  "
-                f"summaries {s['summaries']}  {s['summary_tokens']}"
-            )
+    for key in ("repeated", "repeated_stress"):
+        if data.get(key) is not None:
+            lines += ["", *_repeated_lines(data[key], stress=key == "repeated_stress")]
     return "\n".join(lines)
 
 
@@ -186,6 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-min", type=int, default=100_000, help="replay sessions of at least this many tokens")
     parser.add_argument("--trigger", type=int, default=48_000)
     parser.add_argument("--target", type=int, default=32_000)
+    parser.add_argument(
+        "--live", action="store_true", help="replay as a Session compacts (maybe_compact), not to budget=target"
+    )
+    parser.add_argument(
+        "--stress",
+        default="24000:16000:80000",
+        help="a second replay, TRIGGER:TARGET:LONG_MIN, shown apart (not an issue target; 'none': skip)",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args(argv)
@@ -195,23 +215,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unreadable: {path}: {exc}", file=sys.stderr)
     budgets = [b.strip() for b in args.budgets.split(",") if b.strip()]
     sizes = {name: _load(path, index).tokens for path, index, name in found}
-    long = [(p, i, n) for p, i, n in found if sizes[n] >= args.long_min]
-    tasks: list[tuple[Any, ...]] = [("repeat", p, i, n, args.trigger, args.target, args.preset) for p, i, n in long]
+    configs = {"repeated": {"trigger": args.trigger, "target": args.target, "long_min": args.long_min}}
+    if args.stress != "none":
+        trigger, target, long_min = (int(x) for x in args.stress.split(":"))
+        configs["repeated_stress"] = {"trigger": trigger, "target": target, "long_min": long_min}
+    tasks: list[tuple[Any, ...]] = [
+        ("repeat", key, p, i, n, c["trigger"], c["target"], args.preset, args.live)
+        for key, c in configs.items()
+        for p, i, n in found
+        if sizes[n] >= c["long_min"]
+    ]
     tasks += [("eval", p, i, n, b, args.preset) for p, i, n in found for b in budgets]
-    tasks.sort(key=lambda t: -sizes[t[3]] * (3 if t[0] == "repeat" else 1))  # the longest first
+    tasks.sort(key=lambda t: -sizes[t[4] if t[0] == "repeat" else t[3]] * (3 if t[0] == "repeat" else 1))
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(_run, tasks))
     else:
         results = [_run(t) for t in tasks]
-    repeats = sorted((r for kind, r in results if kind == "repeat"), key=lambda r: r["tokens"])
     data: dict[str, Any] = {
         "preset": args.preset, "budgets": budgets, "jobs": args.jobs, "long_min": args.long_min,
-        "trigger": args.trigger, "target": args.target, "transcripts": [n for _, _, n in found],
+        "trigger": args.trigger, "target": args.target, "live": args.live, "transcripts": [n for _, _, n in found],
         "pooled": {b: _pool([r for kind, r in results if kind == b]) for b in budgets},
-        "repeated": {"summary": _repeated_summary(repeats), "sessions": repeats} if repeats else None,
-        "runs": [{"budget_share": kind, **r.to_dict(())} for kind, r in results if kind != "repeat"],
+        "runs": [{"budget_share": kind, **r.to_dict(())} for kind, r in results if kind in budgets],
     }  # fmt: skip
+    for key, config in configs.items():
+        repeats = sorted((r for kind, r in results if kind == key), key=lambda r: r["tokens"])
+        data[key] = (
+            {"config": {**config, "live": args.live}, "summary": _repeated_summary(repeats), "sessions": repeats}
+            if repeats
+            else None
+        )
     data["seconds"] = time.perf_counter() - started
     print(report(data))
     if args.json:

@@ -227,13 +227,24 @@ def test_repeated_compaction_replays_and_compares_with_one_compaction() -> None:
     assert len(summary_messages(marked)) == 1 and summary_messages(conv) == []
 
 
+def test_repeated_compaction_live_compacts_as_a_session_does() -> None:
+    """``live=True``: maybe_compact under a policy whose trigger and target are the given sizes;
+    the last step still compacts to the target, so the final set compares with the single one."""
+    conv = ac.Conversation(support.synthetic_session(400, seed=3))
+    rep = repeated_compaction(conv, trigger=8_000, target=5_000, live=True)
+    assert rep.live and rep.compactions >= 5 and rep.final_tokens <= 5_000
+    assert rep.to_dict()["live"] is True
+    assert 0 < rep.retention <= 1 and rep.single_tokens <= 5_000
+
+
 def test_quality_bench_runs_on_a_small_subset(transcripts: Path, tmp_path: Path) -> None:
     files = [
         transcripts / "normalized" / "aider" / "chat-history--2024-08-06_08_55_14.jsonl",
         transcripts / "normalized" / "mini-swe-agent" / "deepseek_chat_dev--pyvista__pyvista-4315.jsonl",
     ]
     out = tmp_path / "q.json"
-    args = ["--budgets", "25%,2000", "--long-min", "20000", "--trigger", "8000", "--target", "5000", "--jobs", "2"]
+    args = ["--budgets", "25%,2000", "--long-min", "20000", "--trigger", "8000", "--target", "5000", "--jobs", "2",
+            "--stress", "4000:3000:5000"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python") + os.pathsep + str(ROOT)}
     done = subprocess.run(
         [sys.executable, str(ROOT / "benches" / "quality.py"), *map(str, files), *args, "--json", str(out)],
@@ -258,3 +269,6 @@ def test_quality_bench_runs_on_a_small_subset(transcripts: Path, tmp_path: Path)
     (session,) = data["repeated"]["sessions"]
     assert session["final_tokens"] <= 5000 and len(session["summary_tokens"]) == session["compactions"]
     assert len(data["runs"]) == 4 and data["seconds"] > 0
+    stress = data["repeated_stress"]
+    assert stress["config"] == {"trigger": 4000, "target": 3000, "long_min": 5000, "live": False}
+    assert len(stress["summary"]["sessions"]) == 2 and "stress: not an issue target" in done.stdout

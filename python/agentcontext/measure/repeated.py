@@ -4,9 +4,12 @@ compacted whenever it passes a trigger, measured against one compaction of the w
 A live agent compacts many times: each compaction sees the previous one's summary, not the
 originals. :func:`repeated_compaction` replays ``conversation`` in order; before each assistant
 turn (when a harness would send a request) a working set over ``trigger`` tokens is compacted to
-``target`` (:meth:`Compactor.compact` with ``budget=target``: the output is at most ``target``
-tokens, filled towards it); at the end a working set over ``target`` is compacted once more, so
-that the final set is as large as the single compaction it is compared with. The probes of the
+``target``: by default with :meth:`Compactor.compact` and ``budget=target`` (the output is at most
+``target`` tokens, filled towards it); with ``live=True`` the way a
+:class:`~agentcontext.sessions.Session` does, :meth:`Compactor.maybe_compact` under the policy
+with that trigger and target (the ladder stops at the first rung under the target and never cuts
+the last round). At the end a working set over ``target`` is compacted once more to
+``budget=target``, so that the final set is as large as the single compaction it is compared with. The probes of the
 whole session (:mod:`agentcontext.measure.probes`, independent of the summarizer) are then
 looked for in the final working set and in the single compaction of the whole session to
 ``target``.
@@ -15,7 +18,7 @@ looked for in the final working set and in the single compaction of the whole se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
@@ -60,6 +63,7 @@ class RepeatedCompaction:
     #: a compaction that stops before summarizing leaves the earlier summary in place).
     summary_tokens: list[int]
     final_tokens: int
+    live: bool
     #: Summary messages in the final working set, and how often the marker appears in its text
     #: (more than the messages: a summary quotes an earlier one).
     summaries: int
@@ -92,7 +96,7 @@ class RepeatedCompaction:
     def to_dict(self) -> dict[str, Any]:
         return {
             "transcript": self.transcript, "messages": self.messages, "tokens": self.tokens,
-            "trigger": self.trigger, "target": self.target, "compactions": self.compactions,
+            "trigger": self.trigger, "target": self.target, "live": self.live, "compactions": self.compactions,
             "summary_tokens": self.summary_tokens, "final_tokens": self.final_tokens, "summaries": self.summaries,
             "summary_markers": self.summary_markers, "probes": self.probes, "kept": self.kept,
             "retention": self.retention, "requests": self.kind_share("user_message"),
@@ -112,6 +116,7 @@ def repeated_compaction(
     policy: CompactionPolicy | str = "openharness",
     name: str = "",
     environ: Mapping[str, str] | None = None,
+    live: bool = False,
 ) -> RepeatedCompaction:
     """Replay ``conversation`` with repeated compaction (see the module docs) and compact it once
     to ``target``; measure both against the probes of the whole session."""
@@ -120,12 +125,21 @@ def repeated_compaction(
     started = time.perf_counter()
     resolved = resolve_policy(policy)
     env = dict(environ) if environ is not None else {}
-    compactor = Compactor(resolved, environ=env)
+    # Live: a window whose room for the conversation is the trigger, the target below it.
+    window = trigger + resolved.reserved_output + resolved.safety_margin
+    running = replace(resolved, context_window=window, trigger=float(trigger), target=float(target))
+    compactor = Compactor(running if live else resolved, environ=env)
     work = Conversation([], format="jsonl", encoding=conversation.encoding)
     summaries: list[int] = []
 
-    def compact(conv: Conversation) -> Conversation:
-        out = compactor.compact(conv, budget=target).conversation
+    def compact(conv: Conversation, *, final: bool = False) -> Conversation:
+        if live and not final:
+            result = compactor.maybe_compact(conv)
+            if result is None or not result.compacted:
+                return conv
+            out = result.conversation
+        else:
+            out = compactor.compact(conv, budget=target).conversation
         summaries.append(sum(count_tokens(t, encoding=resolved.encoding) for t in summary_messages(out)))
         return out
 
@@ -134,14 +148,14 @@ def repeated_compaction(
             work = compact(work)
         work.extend([message])
     if work.tokens > target:
-        work = compact(work)
+        work = compact(work, final=True)
     single = Compactor(resolved, environ=env).compact(conversation, budget=target).conversation
     facts = extract(conversation)
     kept: Retention = retention(facts, work)
     once = retention(facts, single)
     text = working_set_text(work)
     return RepeatedCompaction(
-        transcript=name, messages=len(conversation), tokens=conversation.tokens, trigger=trigger, target=target,
+        transcript=name, messages=len(conversation), tokens=conversation.tokens, trigger=trigger, target=target, live=live,
         summary_tokens=summaries, final_tokens=work.tokens, summaries=len(summary_messages(work)),
         summary_markers=text.count(SUMMARY_MARKER), probes=kept.total, kept=kept.kept, by_kind=kept.by_kind,
         single_tokens=single.tokens, single_kept=once.kept, single_by_kind=once.by_kind,
