@@ -55,6 +55,8 @@ def test_constraint_probes_are_the_users_constraint_sentences() -> None:
         "- use ruff not black for formatting\n"
         "Don't add dependencies; keep it small.\n"
         "```\nif x: don't do this inside code\n```\n"
+        'Traceback (most recent call last):\n  File "x.py", line 3, in never_ever\n'
+        "    must_not_be_called()  # always\nKeyError: only this key was missing\n"
         "/add src/never_mind.py\n"
         "/ask could we avoid the extra copy here?\n"
         "You must run the full suite. Always write a test first. Avoid globals.\n"

@@ -21,8 +21,8 @@ kind                      what
 ``constraint``            a sentence of a real user message that states a constraint or a
                           correction ("never ...", "don't ...", "use X not Y", "instead of", "must",
                           "always", "avoid", "only"), whitespace folded, its first
-                          :data:`CONSTRAINT_CHARS` characters; not in fenced code, not a
-                          harness command line (``/add x``)
+                          :data:`CONSTRAINT_CHARS` characters; not in fenced or indented code,
+                          tracebacks or error lines, not a harness command line (``/add x``)
 ``artifact``              the artifact trail: each file the agent read, created, edited or deleted —
                           the path arguments of file tools (``file_path``, ``path``, ...; not of
                           search and listing tools), the paths in shell commands (heredoc bodies
@@ -123,12 +123,13 @@ _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 # A user sentence that constrains or corrects the agent.
 _CONSTRAINT = re.compile(
-    r"\b(?:never|don[\u2019']?t|do not|doesn[\u2019']?t|does not|must(?:n[\u2019']?t)?|always|avoid\w*|only|instead|rather than"
-    r"|should(?:n[\u2019']?t| not)|no need to|not allowed)\b|\buse\b.*\bnot\b",
+    r"\b(?:never|don[\u2019']?t|do not|must(?:n[\u2019']?t)?|always|avoid\w*|only|instead|rather than"
+    r"|should(?:n[\u2019']?t| not)|no need to|not allowed)\b|\buse\b.{0,60}?\bnot\b",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~).*?^\s*(?:```|~~~)[^\n]*$", re.MULTILINE | re.DOTALL)
+_CODE_LINE = re.compile(r"(?: {4}|\t)|\s*(?:File \"|Traceback |[\w.]*(?:Error|Exception)\b:)")
 _COMMAND_LINE = re.compile(r"\s*/([a-z][\w-]*)(?:\s+|$)")
 _ASKING_COMMANDS = frozenset(("ask", "code", "architect"))  # aider: the rest of the line is a request
 _BULLET = re.compile(r"^\s*(?:[-*+>•]|\d+[.)])\s+")
@@ -240,8 +241,11 @@ def _is_ask(message: Mapping[str, Any]) -> str | None:
 
 def _constraints(text: str) -> Iterator[str]:
     """The sentences of a user message that state a constraint or a correction, whitespace folded
-    and cut to :data:`CONSTRAINT_CHARS`: outside fenced code, not harness command lines."""
+    and cut to :data:`CONSTRAINT_CHARS`: outside fenced and indented code, tracebacks and error
+    lines, not harness command lines."""
     for line in _FENCE.sub("\n", text).splitlines():
+        if _CODE_LINE.match(line):
+            continue  # indented code, a traceback line, an error message
         command = _COMMAND_LINE.match(line)
         if command is not None and command.group(1) not in _ASKING_COMMANDS:
             continue  # a harness command (/add x, /undo): the rest is a path or nothing
