@@ -274,3 +274,23 @@ def test_quality_bench_runs_on_a_small_subset(transcripts: Path, tmp_path: Path)
     stress = data["repeated_stress"]
     assert stress["config"] == {"trigger": 4000, "target": 3000, "long_min": 5000, "live": False}
     assert len(stress["summary"]["sessions"]) == 2 and "stress: not an issue target" in done.stdout
+
+
+def test_the_measurement_shares_no_code_with_the_summarizer_or_the_ledger() -> None:
+    """benches/quality.py and the repeated replay produce outputs through the public Compactor
+    only: no module of agentcontext.compaction (summaries, ledger, ...) is imported by name."""
+    import ast
+
+    from agentcontext.measure import repeated
+
+    for path in (ROOT / "benches" / "quality.py", Path(repeated.__file__)):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        inside = {m for m in imported if m.startswith("agentcontext.compaction")}
+        assert inside <= {"agentcontext.compaction"}, (path.name, inside)
+        assert not {m for m in imported if "summar" in m or "ledger" in m}, path.name
