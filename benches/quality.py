@@ -18,7 +18,11 @@ by its facts):
 Then the repeated-compaction replay (:func:`agentcontext.measure.repeated.repeated_compaction`)
 of every session of at least ``--long-min`` tokens: compacted to ``--target`` whenever it passes
 ``--trigger`` (and once more at the end if over the target), against one compaction of the
-whole session to ``--target``.
+whole session to ``--target``. By default each compaction is ``Compactor.compact(budget=target)``
+(what the LangChain and OpenAI Agents integrations do); ``--live`` uses ``maybe_compact`` under a
+policy with that trigger and target (what a ``Session`` does). A second, harder replay
+(``--stress``, default 24k -> 16k over sessions of at least 80k tokens; not an issue target) is
+shown apart: the shared corpus has only four sessions over 100k tokens, all under 150k.
 
 Every fact comes from :mod:`agentcontext.measure.probes`, which shares no code with the
 summarizer or the ledger. Runs in ``--jobs`` processes (default 2).
