@@ -133,22 +133,30 @@ def test_corpus_targets_at_a_quarter(transcripts: Path) -> None:
     every output that fits and whose summary the ladder did not cut down afterwards (the drop stage)."""
     from agentcontext.compaction import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
     from agentcontext.measure import evaluation
-    from agentcontext.measure.metrics import BASELINE, summarize_evaluations
+    from agentcontext.measure.metrics import BASELINE, Evaluation
 
     rows = evaluation.run([transcripts / "normalized"], ["claude-code", BASELINE], "25%", workers=2)
     assert all(r.error is None for r in rows)
-    pooled = {s["strategy"]: s for s in summarize_evaluations(rows)}
-    assert pooled["claude-code"]["retention"] >= 0.90, pooled["claude-code"]["retention"]
-    base = {r.transcript: r for r in rows if r.strategy == BASELINE}
+    # Over the probe kinds these targets were set for (issue 27's constraint kind is measured by
+    # benches/quality.py; artifact paths are call paths too).
+    kinds = ("latest_ask", "user_message", "user_path", "call_path", "exception", "test", "identifier")
     ours = [r for r in rows if r.strategy == "claude-code"]
+    pooled = sum(r.kept_and_total(*kinds)[0] for r in ours) / sum(r.kept_and_total(*kinds)[1] for r in ours)
+    assert pooled >= 0.90, pooled
+
+    def share(r: Evaluation) -> float:
+        kept, total = r.kept_and_total(*kinds)
+        return kept / total if total else 1.0
+
+    base = {r.transcript: r for r in rows if r.strategy == BASELINE}
     # A baseline that does not fit its budget is no competitor; nor is one where no summary
     # message fits at all (a 143-token session at 25% = 35 tokens: the baseline keeps the user
     # messages and drops the last round, the ladder keeps the last round).
     floor = SUMMARY_HEADER_TOKENS + MIN_SUMMARY_TOKENS
     below = [
-        (r.transcript, r.retention, base[r.transcript].retention)
+        (r.transcript, share(r), share(base[r.transcript]))
         for r in ours
-        if base[r.transcript].fits and r.budget >= floor and r.retention < base[r.transcript].retention
+        if base[r.transcript].fits and r.budget >= floor and share(r) < share(base[r.transcript])
     ]
     assert not below
     # An output that cannot fit (the system messages alone fill the budget) reports so instead.

@@ -3,6 +3,8 @@
 - :mod:`.metrics`: strategies evaluated on a conversation (fit, retention, cost; replays).
 - :mod:`.probes`: the facts a compaction should keep, extracted from the raw messages.
 - :mod:`.evaluation`: ``agentcontext eval`` over many transcripts, strategies and budgets.
+- :mod:`.repeated`: a long session compacted again and again, against one compaction of it
+  (``benches/quality.py`` reports both).
 - :mod:`.calibration`: :class:`~agentcontext.Calibration`, token estimates fitted to the
   provider's reported usage.
 - :mod:`.testing`: assertion helpers; :mod:`.pytest_plugin`: the ``agentcontext`` pytest plugin.

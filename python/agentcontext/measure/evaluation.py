@@ -40,7 +40,8 @@ SUFFIXES = (".jsonl", ".json", ".traj", ".md")
 #: CSV columns, one row per transcript and strategy.
 CSV_COLUMNS = (
     "transcript", "strategy", "budget", "messages", "tokens_before", "tokens_after", "reduction", "fits", "valid",
-    "violations", "retention", "probes", "kept_probes", "latest_ask", "fill", "over", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
+    "violations", "retention", "probes", "kept_probes", "latest_ask", "latest_whole", "latest_ask_tokens",
+    "artifact_trail", "constraints", "fill", "over", "summary_tokens", "summary_ratio", "cache_stability", "cache_write_tokens",
     "compactions_per_100_turns", "turns", "seconds", "error", "cached_tokens",
 )  # fmt: skip
 
@@ -279,6 +280,12 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:.{digits}%}"
 
 
+def _whole(share: float | None, runs: int) -> str:
+    """The latest-whole cell: the share, and over how many runs (those whose latest request is at
+    most a quarter of the budget)."""
+    return "-" if share is None else f"{share:.0%} ({runs})"
+
+
 def _dollars(x: float | None) -> str:
     return "-" if x is None else f"${x:,.3f}"
 
@@ -291,7 +298,8 @@ def _rows(
     tables = [t.name or "custom" for t in price_tables(prices)]
     summary = summarize_evaluations(rows, prices)
     header = ["strategy", "transcripts", "valid", "fits", "fill", "fill ≥ 80%", "reduction", "retention",
-              "latest ask", "cache stability", "compactions/100 turns", *(f"cost {t}" for t in tables)]  # fmt: skip
+              "latest ask", "latest whole", "artifact trail", "constraints", "cache stability", "compactions/100 turns",
+              *(f"cost {t}" for t in tables)]  # fmt: skip
     body = [
         [
             s["strategy"],
@@ -303,6 +311,9 @@ def _rows(
             _pct(s["reduction"]),
             _pct(s["retention"]),
             _pct(s["latest_ask"], 0),
+            _whole(s["latest_whole"], s["latest_whole_runs"]),
+            _pct(s["artifact_trail"]),
+            _pct(s["constraints"]),
             _pct(s["cache_stability"]),
             "-" if s["compactions_per_100_turns"] is None else f"{s['compactions_per_100_turns']:.2f}",
             *(_dollars(c["dollars"] if (c := s["cost"][t]) else None) for t in tables),
@@ -351,7 +362,10 @@ def format_table(rows: Sequence[Evaluation], prices: PriceTables = None) -> str:
     budget, mean fill (output tokens / budget, over the outputs that fit a budget their original
     exceeded; an output over the budget has no fill), the share of those filled to at least 80%,
     mean token reduction, probe retention pooled over every probe of every transcript, share of
-    outputs holding the latest user request, pooled prompt-cache stability, compactions per 100
+    outputs holding the latest user request, the share holding it whole (verbatim) over the
+    outputs where it is at most a quarter of the budget (their number in parentheses), pooled
+    retention of the artifact trail (the files the agent read, created, edited or deleted) and of
+    the user's constraint sentences, pooled prompt-cache stability, compactions per 100
     turns, the replayed requests' input cost under each price table of ``prices`` (None: one
     Anthropic and one OpenAI model, :data:`~agentcontext.compaction.pricing.EVAL_PRICES`; ``()``: none) and
     total seconds; then pooled retention per probe kind; then, when a strategy was replayed and

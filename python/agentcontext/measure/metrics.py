@@ -22,10 +22,22 @@ from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
-from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
+from agentcontext.measure.probes import (
+    KINDS,
+    VIEWS,
+    Probe,
+    Retention,
+    extract,
+    found_in,
+    found_whole,
+    request_text,
+    retention,
+    working_set_text,
+)
 
 __all__ = [
     "PROBE_KINDS",
+    "VIEWS",
     "Evaluation",
     "Probe",
     "Replay",
@@ -137,6 +149,11 @@ class Evaluation:
     probe_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Whether the latest real user request is in the working set (None: there is none).
     latest_ask: bool | None = None
+    #: Whether the latest real user request is in the working set whole (verbatim, whitespace
+    #: folded), counted only where it is at most a quarter of the budget (None: there is no
+    #: request, or it is larger); and its tokens (0: none).
+    latest_whole: bool | None = None
+    latest_ask_tokens: int = 0
 
     @property
     def fill(self) -> float | None:
@@ -152,6 +169,27 @@ class Evaluation:
     def over(self) -> bool:
         """Whether the output is larger than the budget (it cannot be sent as asked)."""
         return self.error is None and not self.fits
+
+    @property
+    def artifact_trail(self) -> float | None:
+        """Share of the files the agent read, created, edited or deleted (``artifact`` probes)
+        still named in the working set (None: it touched none)."""
+        return self._kind_share("artifact")
+
+    @property
+    def constraints(self) -> float | None:
+        """Share of the user's constraint and correction sentences (``constraint`` probes) in the
+        working set (None: there are none)."""
+        return self._kind_share("constraint")
+
+    def _kind_share(self, kind: str) -> float | None:
+        kept, total = self.kept_and_total(kind)
+        return kept / total if total else None
+
+    def kept_and_total(self, *kinds: str) -> tuple[int, int]:
+        """Probes kept and probes in all, over ``kinds`` (pooled retention over a subset of kinds)."""
+        counts = [self.probe_counts.get(k, (0, 0)) for k in kinds]
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
     @property
     def reduction(self) -> float:
@@ -185,6 +223,8 @@ class Evaluation:
         out["summary_ratio"] = self.summary_ratio
         out["fill"] = self.fill
         out["over"] = self.over
+        out["artifact_trail"] = self.artifact_trail
+        out["constraints"] = self.constraints
         return out
 
 
@@ -251,6 +291,7 @@ def evaluate(
         kept_probes=kept.kept,
         probe_counts=kept.by_kind,
         latest_ask=_latest_ask_kept(kept),
+        **_latest_whole(conversation, facts, result.conversation, limit),
         lost=[f"{p.kind}: {p.text[:120]}" for p in kept.lost],
         summary_tokens=summary_tokens,
         summarized_tokens=summarized,
@@ -306,17 +347,41 @@ def baseline_suffix_users(conversation: Conversation, budget: int) -> Conversati
 def _evaluate_baseline(conversation: Conversation, limit: int, name: str) -> Evaluation:
     started = time.perf_counter()
     out = baseline_suffix_users(conversation, limit)
-    kept = retention(probes(conversation), out)
+    facts = probes(conversation)
+    kept = retention(facts, out)
     violations = out.validate()
     return Evaluation(
         transcript=name, strategy=BASELINE, budget=limit, messages=len(conversation),
         tokens_before=conversation.tokens, tokens_after=out.tokens, fits=out.tokens <= limit, valid=not violations,
         violations=len(violations), retention=kept.share, retention_by_kind={k: kept.kind_share(k) for k in KINDS},
         probes=kept.total, kept_probes=kept.kept, probe_counts=kept.by_kind, latest_ask=_latest_ask_kept(kept),
-        lost=[f"{p.kind}: {p.text[:120]}" for p in kept.lost], summary_tokens=0, summarized_tokens=0,
+        **_latest_whole(conversation, facts, out, limit), lost=[f"{p.kind}: {p.text[:120]}" for p in kept.lost], summary_tokens=0, summarized_tokens=0,
         cache_stability=0.0, cache_write_tokens=0, compactions_per_100_turns=0.0, turns=0,
         seconds=time.perf_counter() - started,
     )  # fmt: skip
+
+
+def latest_whole(
+    conversation: Conversation, facts: Sequence[Probe], working_set: Conversation, budget: int
+) -> tuple[bool | None, int]:
+    """Whether ``working_set`` holds the latest real user request of ``conversation`` whole
+    (:func:`~agentcontext.measure.probes.found_whole`), and the request's tokens: None when there
+    is no request, or when it is larger than a quarter of ``budget`` (the ladder may then cut it)."""
+    latest = next((p for p in facts if p.kind == "latest_ask"), None)
+    if latest is None:
+        return None, 0
+    text = request_text(conversation.to_jsonl()[latest.index]) or latest.text
+    tokens = count_tokens(text, encoding=conversation.encoding)
+    if tokens * 4 > budget:
+        return None, tokens
+    return found_whole(latest, working_set_text(working_set)), tokens
+
+
+def _latest_whole(
+    conversation: Conversation, facts: Sequence[Probe], working_set: Conversation, budget: int
+) -> dict[str, Any]:
+    whole, tokens = latest_whole(conversation, facts, working_set, budget)
+    return {"latest_whole": whole, "latest_ask_tokens": tokens}
 
 
 def _latest_ask_kept(kept: Retention) -> bool | None:
@@ -331,7 +396,10 @@ def summarize_evaluations(
     retention pooled over every probe of every transcript (``retention``, so a long session
     weighs by its facts, not one vote each), per kind (``retention_by_kind``, pooled too) and the
     per-transcript mean beside it (``retention_mean``); the share of outputs that hold the latest
-    user request (``latest_ask``); mean fill over the outputs that fit a budget their original
+    user request (``latest_ask``); the share of them that hold it whole, over the runs whose
+    latest request is at most a quarter of the budget (``latest_whole``; their number:
+    ``latest_whole_runs``); pooled retention of the artifact trail (``artifact_trail``, the
+    ``artifact`` probes) and of the user's constraints (``constraints``); mean fill over the outputs that fit a budget their original
     exceeded (``fill``, None when none did), the least of them (``min_fill``) and the share of
     them filled to at least :data:`FILLED` (``filled``); the number of outputs over the budget
     (``over``: they have no fill); cache stability and compactions per 100 turns pooled over every
@@ -358,12 +426,20 @@ def summarize_evaluations(
                 "reduction": sum(r.reduction for r in ok) / n,
                 "retention": (sum(r.kept_probes for r in ok) / total if (total := sum(r.probes for r in ok)) else 1.0),
                 "retention_mean": sum(r.retention for r in ok) / n,
-                "retention_by_kind": _pooled_kinds(ok),
+                "retention_by_kind": (kinds := _pooled_kinds(ok)),
+                "artifact_trail": kinds["artifact"],
+                "constraints": kinds["constraint"],
                 "latest_ask": (
                     sum(bool(r.latest_ask) for r in asked) / len(asked)
                     if (asked := [r for r in ok if r.latest_ask is not None])
                     else None
                 ),
+                "latest_whole": (
+                    sum(bool(r.latest_whole) for r in whole) / len(whole)
+                    if (whole := [r for r in ok if r.latest_whole is not None])
+                    else None
+                ),
+                "latest_whole_runs": len(whole),
                 "fill": sum(fills) / len(fills) if (fills := [r.fill for r in ok if r.fill is not None]) else None,
                 "min_fill": min(fills) if fills else None,
                 "filled": sum(f >= FILLED for f in fills) / len(fills) if fills else None,

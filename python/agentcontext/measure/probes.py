@@ -18,7 +18,23 @@ kind                      what
                           in tool inputs and results
 ``identifier``            URLs, git branch names, commit hashes and ticket ids in user text and
                           tool inputs
+``constraint``            a sentence of a real user message that states a constraint or a
+                          correction ("never ...", "don't ...", "use X not Y", "instead of", "must",
+                          "always", "avoid", "only"), whitespace folded, its first
+                          :data:`CONSTRAINT_CHARS` characters; not in fenced or indented code,
+                          tracebacks or error lines, not a harness command line (``/add x``)
+``artifact``              the artifact trail: each file the agent read, created, edited or deleted —
+                          the path arguments of file tools (``file_path``, ``path``, ...; not of
+                          search and listing tools), the paths in shell commands (heredoc bodies
+                          left out) and in patch headers (``*** Update File: x``), and the files of
+                          search/replace edit blocks in assistant text (aider). Each such path is
+                          also a ``call_path`` probe (the older kind is unchanged), so
+                          :func:`retention` counts it once: by kind, not in the total (:data:`VIEWS`);
+                          the artifact probe's index is the first message that touches the file
 ========================  ==========================================================================
+
+Other code picks probes by kind (``[p for p in extract(c) if p.kind == "constraint"]``): the kinds
+and their texts are stable.
 
 A "real" user message is a user turn with text that is not only tool results and is not one
 of the texts harnesses put in user turns without the user typing them: an earlier compaction's
@@ -28,6 +44,9 @@ or a system reminder.
 Paths in tool *results* are not probes: they are dominated by directory listings and search
 hits, and a path that mattered is named again by the agent in a later call or message.
 
+The ``latest_ask`` probe is found by its head and tail (:func:`found_in`); :func:`found_whole`
+asks for its whole text (the request carried verbatim).
+
 Every text is compared with whitespace runs folded to one space, so a summary that re-wraps a
 message still holds it; paths, tests and identifiers also count when written JSON-escaped
 (inside a tool input). Retention is pooled: :func:`retention` counts kept and total probes, so
@@ -36,8 +55,9 @@ that averages over many transcripts weigh a long session by its facts.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,18 +65,24 @@ if TYPE_CHECKING:
     from agentcontext._core import Conversation
 
 __all__ = [
+    "CONSTRAINT_CHARS",
     "KINDS",
     "OPENING",
+    "VIEWS",
     "Probe",
     "Retention",
     "extract",
     "found_in",
+    "found_whole",
     "is_user_request",
+    "request_text",
     "retention",
     "working_set_text",
 ]
 
-ProbeKind = Literal["latest_ask", "user_message", "user_path", "call_path", "exception", "test", "identifier"]
+ProbeKind = Literal[
+    "latest_ask", "user_message", "user_path", "call_path", "exception", "test", "identifier", "constraint", "artifact"
+]
 #: Every probe kind, in report order.
 KINDS: tuple[ProbeKind, ...] = (
     "latest_ask",
@@ -66,9 +92,16 @@ KINDS: tuple[ProbeKind, ...] = (
     "exception",
     "test",
     "identifier",
+    "constraint",
+    "artifact",
 )
+#: Kinds that are a view of other probes (each ``artifact`` is also a ``call_path``): reported by
+#: kind, left out of a :class:`Retention`'s total so that a fact counts once.
+VIEWS: frozenset[str] = frozenset({"artifact"})
 #: How many characters of a user message (after folding whitespace) make its probe.
 OPENING = 60
+#: How many characters of a constraint sentence (after folding whitespace) make its probe.
+CONSTRAINT_CHARS = 200
 
 # Texts harnesses place in user turns that the user did not type.
 _NOT_ASKED = re.compile(
@@ -88,6 +121,26 @@ _TEST = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]+|\btest_\w{3,}")
 _BRANCH = re.compile(r"\bgit\s+(?:checkout\s+-b|switch\s+-c|switch|checkout|branch|push\s+\S+)\s+([\w./-]{3,})")
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+# A user sentence that constrains or corrects the agent.
+_CONSTRAINT = re.compile(
+    r"\b(?:never|don[\u2019']?t|do not|must(?:n[\u2019']?t)?|always|avoid\w*|only|instead|rather than"
+    r"|should(?:n[\u2019']?t| not)|no need to|not allowed)\b|\buse\b.{0,60}?\bnot\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_FENCE = re.compile(r"^\s*(?:```|~~~).*?^\s*(?:```|~~~)[^\n]*$", re.MULTILINE | re.DOTALL)
+_CODE_LINE = re.compile(r"(?: {4}|\t)|\s*(?:File \"|Traceback |[\w.]*(?:Error|Exception)\b:)")
+_COMMAND_LINE = re.compile(r"\s*/([a-z][\w-]*)(?:\s+|$)")
+_ASKING_COMMANDS = frozenset(("ask", "code", "architect"))  # aider: the rest of the line is a request
+_BULLET = re.compile(r"^\s*(?:[-*+>•]|\d+[.)])\s+")
+# The file arguments of file tools; the command arguments of shells; tools that only search.
+_FILE_KEYS = frozenset(("file_path", "path", "paths", "notebook_path", "filename", "file_name", "target_file", "file"))
+_COMMAND_KEYS = frozenset(("command", "cmd"))
+_SEARCH_TOOL = re.compile(r"grep|glob|search|find|list|^ls$", re.IGNORECASE)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^(?:\+\+\+|---) [ab]/(\S+)", re.MULTILINE)
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?^\s*\2\s*$", re.MULTILINE | re.DOTALL)
+_EDIT_BLOCK = re.compile(r"^([^\n`]*\S)[ \t]*\n```[^\n]*\n<<<<<<< SEARCH", re.MULTILINE)
+_NOT_A_FILE = ("/dev/", "/proc/")
 
 
 @dataclass(frozen=True)
@@ -169,6 +222,12 @@ def is_user_request(message: Mapping[str, Any]) -> bool:
     return _is_ask(message) is not None
 
 
+def request_text(message: Mapping[str, Any]) -> str | None:
+    """The text of ``message`` when it is a real user request (its text parts joined by newlines,
+    not whitespace folded), else None."""
+    return _is_ask(message)
+
+
 def _is_ask(message: Mapping[str, Any]) -> str | None:
     """The text of a real user request, or None."""
     if message.get("role") != "user":
@@ -178,6 +237,67 @@ def _is_ask(message: Mapping[str, Any]) -> str | None:
     if not text or _NOT_ASKED.match(text):
         return None
     return text
+
+
+def _constraints(text: str) -> Iterator[str]:
+    """The sentences of a user message that state a constraint or a correction, whitespace folded
+    and cut to :data:`CONSTRAINT_CHARS`: outside fenced and indented code, tracebacks and error
+    lines, not harness command lines."""
+    for line in _FENCE.sub("\n", text).splitlines():
+        if _CODE_LINE.match(line):
+            continue  # indented code, a traceback line, an error message
+        command = _COMMAND_LINE.match(line)
+        if command is not None and command.group(1) not in _ASKING_COMMANDS:
+            continue  # a harness command (/add x, /undo): the rest is a path or nothing
+        if command is not None:
+            line = line[command.end() :]
+        for sentence in _SENTENCE_END.split(line):
+            sentence = _fold(_BULLET.sub("", sentence))
+            if len(sentence.split()) >= 3 and _CONSTRAINT.search(sentence):
+                yield sentence[:CONSTRAINT_CHARS]
+
+
+def _calls(message: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(name, input)`` of each tool call of a message; an input given as a JSON string parsed."""
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, Mapping) and block.get("type") in ("tool_use", "server_tool_use"):
+            yield str(block.get("name", "")), block.get("input")
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, Mapping):
+            arguments = call.get("arguments")
+            value = arguments if arguments is not None else call.get("input")
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    value = {"command": value}
+            yield str(call.get("name", "")), value
+
+
+def _touched(message: Mapping[str, Any]) -> Iterator[str]:
+    """The files a message's tool calls read, write, edit or delete (the ``artifact`` kind), and
+    in assistant text the files of search/replace edit blocks."""
+    texts: list[str] = []
+    for name, value in _calls(message):
+        if not isinstance(value, Mapping):
+            continue
+        searching = bool(_SEARCH_TOOL.search(name))
+        for key, v in value.items():
+            if key in _FILE_KEYS and not searching:
+                texts.extend(_strings(v))
+            elif key in _COMMAND_KEYS or (key == "code" and "python" in name.lower()):
+                texts.extend(_HEREDOC.sub(lambda m: m.group(0).split("\n", 1)[0], c) for c in _strings(v))
+            for s in _strings(v):
+                texts.extend(a or b for a, b in _PATCH_FILE.findall(s))
+    if message.get("role") == "assistant":
+        for where, text in _parts(message):
+            if where == "text":
+                texts.extend(_EDIT_BLOCK.findall(text))
+    for text in texts:
+        for path in _paths(text):
+            if not path.startswith(_NOT_A_FILE):
+                yield path
 
 
 def extract(conversation: Conversation | Iterable[Mapping[str, Any]]) -> list[Probe]:
@@ -198,35 +318,50 @@ def extract(conversation: Conversation | Iterable[Mapping[str, Any]]) -> list[Pr
         ask = _is_ask(message)
         if ask is not None:
             latest = (i, ask)
-            add("user_message", _fold(ask)[:OPENING], i)
-            for path in _paths(ask):
-                add("user_path", path, i)
-            for pattern in (_URL, _HASH, _TICKET):
-                for m in pattern.finditer(ask):
-                    add("identifier", m.group(0), i)
-            for m in _BRANCH.finditer(ask):
-                add("identifier", m.group(1), i)
+            _add_ask(add, ask, i)
             continue
-        for where, text in _parts(message):
-            if where == "input" or (where == "text" and message.get("role") == "assistant"):
-                for path in _paths(text):
-                    add("call_path", path, i)
-            if where == "input":
-                for m in _URL.finditer(text):
-                    add("identifier", m.group(0), i)
-                for m in _BRANCH.finditer(text):
-                    add("identifier", m.group(1), i)
-            if where in ("input", "result"):
-                for m in _TEST.finditer(text):
-                    add("test", m.group(0), i)
-            if where == "result":
-                for m in _EXCEPTION.finditer(text):
-                    add("exception", m.group(0), i)
+        _add_other(add, message, i)
+        for path in _touched(message):
+            add("artifact", path, i)
     if latest is not None:
         i, text = latest
         folded = _fold(text)
         out.insert(0, Probe("latest_ask", folded, i))
     return out
+
+
+def _add_ask(add: Callable[[ProbeKind, str, int], None], ask: str, i: int) -> None:
+    """The probes of a real user request."""
+    add("user_message", _fold(ask)[:OPENING], i)
+    for path in _paths(ask):
+        add("user_path", path, i)
+    for pattern in (_URL, _HASH, _TICKET):
+        for m in pattern.finditer(ask):
+            add("identifier", m.group(0), i)
+    for m in _BRANCH.finditer(ask):
+        add("identifier", m.group(1), i)
+    for sentence in _constraints(ask):
+        add("constraint", sentence, i)
+
+
+def _add_other(add: Callable[[ProbeKind, str, int], None], message: Mapping[str, Any], i: int) -> None:
+    """The probes of any other message: paths in tool inputs and assistant text, identifiers in
+    tool inputs, tests in tool inputs and results, exceptions in tool results."""
+    for where, text in _parts(message):
+        if where == "input" or (where == "text" and message.get("role") == "assistant"):
+            for path in _paths(text):
+                add("call_path", path, i)
+        if where == "input":
+            for m in _URL.finditer(text):
+                add("identifier", m.group(0), i)
+            for m in _BRANCH.finditer(text):
+                add("identifier", m.group(1), i)
+        if where in ("input", "result"):
+            for m in _TEST.finditer(text):
+                add("test", m.group(0), i)
+        if where == "result":
+            for m in _EXCEPTION.finditer(text):
+                add("exception", m.group(0), i)
 
 
 def working_set_text(conversation: Conversation | Iterable[Mapping[str, Any]]) -> str:
@@ -246,6 +381,12 @@ def found_in(probe: Probe, haystack: str) -> bool:
     if probe.kind == "latest_ask":
         text = probe.text
         return text[:OPENING] in haystack and text[-OPENING:] in haystack
+    return probe.text in haystack or _escaped(probe.text) in haystack
+
+
+def found_whole(probe: Probe, haystack: str) -> bool:
+    """Whether the whole text of ``probe`` (for the latest ask: the full request, not only its
+    head and tail) is in ``haystack``, verbatim but for whitespace."""
     return probe.text in haystack or _escaped(probe.text) in haystack
 
 
@@ -269,7 +410,9 @@ class Retention:
 
 
 def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mapping[str, Any]] | str) -> Retention:
-    """Which of ``facts`` the working set still holds (see :func:`found_in`)."""
+    """Which of ``facts`` the working set still holds (see :func:`found_in`). Every kind is
+    counted in ``by_kind``; ``total``, ``kept`` and ``lost`` leave out the kinds of :data:`VIEWS`
+    (an ``artifact`` path is a ``call_path`` probe too: counted once)."""
     haystack = _fold(working_set) if isinstance(working_set, str) else working_set_text(working_set)
     by_kind: dict[str, list[int]] = {}
     lost: list[Probe] = []
@@ -277,10 +420,12 @@ def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mappi
     for p in facts:
         counts = by_kind.setdefault(p.kind, [0, 0])
         counts[1] += 1
+        found = found_in(p, haystack)
+        counts[0] += found
+        if p.kind in VIEWS:
+            continue
         total += 1
-        if found_in(p, haystack):
-            counts[0] += 1
-            kept += 1
-        else:
+        kept += found
+        if not found:
             lost.append(p)
     return Retention(total, kept, {k: (v[0], v[1]) for k, v in by_kind.items()}, lost)
