@@ -30,7 +30,7 @@ from agentcontext.measure.probes import (
 from agentcontext.measure.repeated import SUMMARY_MARKER, repeated_compaction, summary_messages
 from tests import support
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = support.ROOT
 
 
 def _kinds(messages: list[dict[str, Any]], kind: str) -> list[str]:
