@@ -282,7 +282,7 @@ def test_full_compaction_with_llm_summarizer(server: LLMServer, kind: str) -> No
     summarizer = LLMSummarizer(provider)
     compactor = Compactor(policy_for(conv), summarizer=summarizer)
     pre = compactor.policy
-    cut = conv._recent_start(keep_messages=pre.recent_messages)
+    cut = conv._raw_start_at_least(keep_messages=pre.recent_messages)
     required = required_identifiers(ac.SummaryRequest(conv, conv.preamble, cut, None, 2_000))
     assert required, "the session's latest ask names paths"
     server.default = lambda request: Reply(good_summary(required, conv), input_tokens=5_000)
