@@ -26,27 +26,17 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.compiler.compile": ("Compiler", "compile_request"),
     "agentcontext.compiler.environment": ("environment_section", "git_state"),
     "agentcontext.compiler.goal": (
-        "CommandExited",
-        "EvidenceJudge",
-        "FileContains",
-        "Goal",
-        "Judge",
-        "LLMJudge",
-        "Verdict",
+        "CommandExited", "EvidenceJudge", "FileContains", "Goal", "Judge", "LLMJudge", "Verdict"
     ),
     "agentcontext.compiler.instructions": ("DEFAULT_INSTRUCTION_NAMES", "ProjectInstructions", "project_instructions"),
     "agentcontext.compiler.modes": ("MODES", "TOOL_HIDINGS", "hidden_reason"),
     "agentcontext.compiler.registry": ("EXECUTION_DOMAINS", "Registry", "ToolSpec"),
     "agentcontext.compiler.reminders": ("Reminder", "Reminders"),
     "agentcontext.compiler.sections": (
-        "BASE_INSTRUCTIONS",
-        "SECTION_ORDER",
-        "CompiledRequest",
-        "Section",
-        "WorkingSet",
+        "BASE_INSTRUCTIONS", "SECTION_ORDER", "CompiledRequest", "Section", "WorkingSet"
     ),
     "agentcontext.compiler.skills": ("LOAD_SKILL", "Skill", "Skills", "discover_skills", "parse_front_matter"),
-}
+}  # fmt: skip
 
 #: Public name -> the submodule defining it.
 _EXPORTS: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
