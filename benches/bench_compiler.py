@@ -18,11 +18,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from agentcontext import Conversation
@@ -120,9 +122,21 @@ class Instant(Provider):
     format = "anthropic"
     name = "instant"
 
-    def _complete(self, conversation: Conversation, **_: Any) -> Completion:
-        message = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
-        return Completion("anthropic", self.model, [message], "ok", [], Usage(0, 1), "end_turn", {})
+    def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
+        # The answer does not depend on the conversation, so none is converted: only the work the
+        # library does around a provider is timed.
+        return {"model": self.model, "max_tokens": max_output_tokens}
+
+    def _send(self, body: dict[str, Any]) -> Any:
+        return SimpleNamespace(http_response=SimpleNamespace(content=INSTANT_ANSWER))
+
+    def _completion(self, data: dict[str, Any]) -> Completion:
+        message = {"role": "assistant", "content": data["content"]}
+        return Completion("anthropic", self.model, [message], "ok", [], Usage(0, 1), data["stop_reason"], data)
+
+
+#: What :class:`Instant` answers every call with (the JSON body of a Messages response).
+INSTANT_ANSWER = json.dumps({"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}).encode()
 
 
 def history(n: int) -> list[dict[str, Any]]:

@@ -166,10 +166,13 @@ CASES: dict[str, tuple[str, Call]] = {
         lambda v, _: conv().truncate_tool_results(50, head_share=v),
     ),
     "Conversation.tool_results_over:max_chars": ("count", lambda v, _: conv().tool_results_over(v)),
-    "Conversation._recent_start:keep_messages": ("count", lambda v, _: conv()._recent_start(keep_messages=v)),
-    "Conversation._recent_start:keep_tokens": (
+    "Conversation._raw_start_at_least:keep_messages": (
         "count",
-        lambda v, _: conv()._recent_start(keep_messages=1, keep_tokens=v),
+        lambda v, _: conv()._raw_start_at_least(keep_messages=v),
+    ),
+    "Conversation._raw_start_at_least:keep_tokens": (
+        "count",
+        lambda v, _: conv()._raw_start_at_least(keep_messages=1, keep_tokens=v),
     ),
     "Conversation.class_tokens:start": ("count", lambda v, _: conv().class_tokens(v)),
     "Conversation.replace:start": ("count", lambda v, _: conv().replace(v, None, [])),

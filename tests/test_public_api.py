@@ -139,7 +139,7 @@ def test_pin_takes_pinned_by_keyword_only() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "args", "kwargs"),
     [
-        ("recent_start", "_recent_start", (), {"keep_messages": 2}),
+        ("recent_start", "_raw_start_at_least", (), {"keep_messages": 2}),
         ("cut_points", "_cut_points", (), {}),
         ("export_each", "_export_each", (), {}),
         ("latest_request", "_latest_request", (1,), {}),

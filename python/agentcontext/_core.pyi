@@ -113,7 +113,7 @@ class Conversation:
     ``to_anthropic_params``), protocol surgery (``validate``, ``repair``, ``groups``, ``rounds``,
     ``protected``, ``pin``, ``clear_tool_results``, ``clearable_tokens``, ``dedup_reads``,
     ``truncate_tool_results``, ``tool_results_over``, ``recent_suffix``, ``split``, ``preamble``)
-    and ``handoff``. Methods with a leading underscore (``_recent_start``, ``_cut_points``,
+    and ``handoff``. Methods with a leading underscore (``_raw_start_*``, ``_cut_points``,
     ``_export_each``, ``_latest_request``, ``_summaries``) are internals of the compaction ladder
     and may change without notice.
 
@@ -327,20 +327,20 @@ class Conversation:
     def preamble(self) -> int:
         """Number of leading system and developer messages (the system prompt)."""
 
-    @overload
-    def _recent_start(
-        self, *, keep_messages: int = 0, keep_tokens: int = 0, room: None = None, steps: None = None
-    ) -> int:
-        """Internal. Where the raw recent tail starts (always a cut point): by default the latest one keeping
-        at least ``keep_messages`` messages and ``keep_tokens`` tokens after it (the preamble length when
-        there is none); with ``room``, the earliest whose tail fits ``room`` tokens (the length when none
-        does); with ``room`` and ``steps`` (``first``, ``step``: summarize that share of the messages after
-        the preamble, then ``step`` more, ...), the first step whose tail fits (None when none does)."""
+    def _raw_start_at_least(self, *, keep_messages: int = 0, keep_tokens: int = 0) -> int:
+        """Internal. Where the raw recent tail starts (always a cut point): the latest one keeping at least
+        ``keep_messages`` messages and ``keep_tokens`` tokens after it (the preamble length when there is
+        none)."""
 
-    @overload
-    def _recent_start(self, *, room: int, steps: None = None) -> int: ...
-    @overload
-    def _recent_start(self, *, room: int, steps: tuple[float, float]) -> int | None: ...
+    def _raw_start_fits(self, room: int) -> int:
+        """Internal. The earliest cut point whose tail fits ``room`` tokens (the length when none does)."""
+
+    def _raw_start_steps(self, room: int, first: float, step: float) -> int | None:
+        """Internal. With the schedule ``first``, ``step`` (summarize that share of the messages after the
+        preamble, then ``step`` more, ...), the cut point of the first step whose tail fits ``room`` tokens
+        (None when none does). Raises OptionError unless ``first`` is finite and ``step`` finite and
+        positive."""
+
     def _keep_plan(
         self, max_tokens: int, /, *, reserve: int = 0, request: int | None = None, beside: int = 0
     ) -> tuple[list[int], int | None] | None:

@@ -6,36 +6,16 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias, TypedDict
 
 __all__ = [
-    "AnthropicRequest",
-    "Change",
-    "ClearReport",
-    "ClearedResult",
-    "DedupedRead",
-    "Encoding",
-    "Format",
-    "FormatOrAuto",
-    "Handoff",
-    "HandoffCommand",
-    "HandoffError",
-    "JsonDict",
-    "MemoryHit",
-    "MemoryRecord",
-    "MemoryRecordWithBody",
-    "Message",
-    "RecordType",
-    "RefreshStats",
-    "SearchHit",
-    "SearchResult",
-    "Stats",
-    "Suffix",
-    "Target",
-    "TokenCacheInfo",
-    "ToolTotals",
-    "TruncateStrategy",
-    "TruncatedResult",
-    "Unit",
-    "Violation",
-]
+    "AnthropicRequest", "CalibrationDict", "CalibrationModel", "Change", "ClearDecision", "ClearReport",
+    "ClearedResult", "CompactionResultDict", "CompactionState", "CompiledRequestDict", "CostDict", "DedupedRead",
+    "DroppedRounds", "Encoding", "EvaluationDict", "FlushReportDict", "Format", "FormatOrAuto", "GoalState",
+    "Handoff", "HandoffCommand", "HandoffError", "JsonDict", "LoggedData", "LoggedRef", "MemoryHit", "MemoryRecord",
+    "MemoryRecordWithBody", "Message", "PendingCallDict", "PermissionRequestDict", "PermissionState",
+    "ReconcileRecord", "Reconciliation", "RecordType", "RefreshStats", "RequestTokens", "RuleDict", "SearchHit",
+    "SearchResult", "SectionTokens", "SessionState", "SnapshotDict", "SnapshotInfoDict", "StageEventDict", "Stats",
+    "StrategySummary", "Suffix", "Target", "TokenCacheInfo", "ToolTotals", "TruncateStrategy", "TruncatedResult",
+    "Unit", "Violation"
+]  # fmt: skip
 
 Encoding: TypeAlias = Literal["o200k_base", "cl100k_base", "heuristic", "approximate"]
 """What to count with: OpenAI's exact encodings, the class-aware heuristic, or ``approximate``
@@ -264,3 +244,316 @@ class SearchResult(TypedDict):
     matched: int
     skipped: int
     hits: list[SearchHit]
+
+
+# -- what the ``to_dict``/``to_json`` methods of results and reports return ------------------------
+
+
+class CostDict(TypedDict):
+    """``Cost.to_dict``: the tokens and dollars of one price table, and their sum (``dollars``)."""
+
+    prices: str
+    read_tokens: int
+    written_tokens: int
+    output_tokens: int
+    read_dollars: float
+    written_dollars: float
+    output_dollars: float
+    dollars: float
+
+
+class StageEventDict(TypedDict):
+    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "cut", "skip"]
+    tokens_before: int
+    tokens_after: int
+    detail: JsonDict
+    """Each stage's own numbers (a JSON object whose keys depend on the stage and the harness)."""
+
+
+class CompactionResultDict(TypedDict):
+    """``CompactionResult.to_dict``: the sizes, the fate counts of the original messages and the stages."""
+
+    tokens_before: int
+    tokens_after: int
+    budget: int
+    target: int | None
+    fill: float | None
+    fits: bool
+    reason: str | None
+    messages_before: int
+    messages_after: int
+    kept: int
+    changed: int
+    summarized: int
+    dropped: int
+    first_kept: int | None
+    summary: str | None
+    stages: list[StageEventDict]
+
+
+class _ClearDecisionNumbers(TypedDict):
+    prices: str
+    remaining_turns: float
+    saved_tokens: int
+    rewritten_tokens: int
+    keep_dollars: float | None
+    clear_dollars: float | None
+
+
+class ClearDecision(_ClearDecisionNumbers, total=False):
+    """The detail of ``clear_rung``'s decision: the numbers, and ``pays`` (it clears), or
+    ``does_not_pay`` with ``cleared_anyway`` (over the limit), or ``why`` (it does not clear)."""
+
+    pays: str
+    does_not_pay: str
+    cleared_anyway: str
+    why: str
+
+
+class DroppedRounds(TypedDict):
+    """What ``drop_oldest_rounds`` dropped from a summary request."""
+
+    dropped_rounds: int
+    dropped_messages: int
+    dropped_tokens: int
+
+
+class SectionTokens(TypedDict):
+    name: str
+    tokens: int
+
+
+class RequestTokens(TypedDict):
+    """``CompiledRequest.tokens``: tokens per source of one request."""
+
+    sections: dict[str, int]
+    system: int
+    tools: int
+    history: dict[str, int]
+    """Tokens of the history by role."""
+    history_total: int
+    pending_results: int
+    reminders: int
+    reserved_output: int
+    input_total: int
+
+
+class CompiledRequestDict(TypedDict):
+    mode: Literal["default", "plan"]
+    hiding: Literal["filter", "deny"]
+    system: str
+    sections: list[SectionTokens]
+    tools: list[JsonDict]
+    """Tool definitions as sent (JSON by nature: each provider's own shape)."""
+    visible: list[str]
+    hidden: dict[str, str]
+    reminders: list[str]
+    tokens: RequestTokens
+
+
+class CalibrationModel(TypedDict):
+    """One model's fit in ``Calibration.to_dict``."""
+
+    observations: int
+    factors: list[float]
+    xtx: list[list[float]]
+    xty: list[float]
+
+
+class CalibrationDict(TypedDict):
+    """``Calibration.to_dict`` (what ``Calibration.from_dict`` reads)."""
+
+    version: int
+    encoding: Encoding
+    prior: float
+    decay: float
+    classes: list[str]
+    models: dict[str, CalibrationModel]
+
+
+class _EvaluationFields(TypedDict):
+    transcript: str
+    strategy: str
+    budget: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    fits: bool
+    valid: bool
+    violations: int
+    retention: float
+    retention_by_kind: dict[str, float | None]
+    probes: int
+    lost: list[str]
+    summary_tokens: int
+    summarized_tokens: int
+    cache_stability: float
+    cache_write_tokens: int
+    compactions_per_100_turns: float
+    turns: int
+    seconds: float
+    error: str | None
+    compactions: int
+    request_tokens: int
+    cached_tokens: int
+    stages: list[str]
+    kept_probes: int
+    probe_counts: dict[str, tuple[int, int]]
+    latest_ask: bool | None
+    reduction: float
+    summary_ratio: float | None
+    fill: float | None
+    over: bool
+
+
+class EvaluationDict(_EvaluationFields, total=False):
+    """``Evaluation.to_dict``: every field and measure; ``cost`` by price table name when asked for."""
+
+    cost: dict[str, CostDict | None]
+
+
+class StrategySummary(TypedDict):
+    """One row of ``summarize_evaluations``: one strategy over every transcript."""
+
+    strategy: str
+    transcripts: int
+    errors: int
+    valid: float
+    fits: float
+    reduction: float
+    retention: float
+    retention_mean: float
+    retention_by_kind: dict[str, float | None]
+    latest_ask: float | None
+    fill: float | None
+    min_fill: float | None
+    filled: float | None
+    over: int
+    cache_stability: float | None
+    compactions_per_100_turns: float | None
+    cost: dict[str, CostDict | None]
+    seconds: float
+
+
+class FlushReportDict(TypedDict):
+    stage: Literal["memory_flush"]
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    written: list[str]
+    deleted: list[str]
+    truncated: bool
+
+
+class LoggedRef(TypedDict):
+    """A working-set entry of a log's compaction record: message ``ref`` of the log."""
+
+    ref: int
+
+
+class LoggedData(TypedDict):
+    """A working-set entry of a log's compaction record: a message written out (one a compaction made)."""
+
+    data: list[JsonDict]
+
+
+class Reconciliation(TypedDict):
+    reason: str
+    set_aside: list[int | None]
+    """Log indices of the messages set aside (None: one a compaction had changed)."""
+    set_aside_messages: int
+    added_messages: int
+
+
+class ReconcileRecord(TypedDict):
+    """The compaction record ``SessionLog.reconcile`` writes."""
+
+    type: Literal["compaction"]
+    seq: int
+    upto: int
+    working_set: list[LoggedRef | LoggedData]
+    summary: None
+    stages: list[JsonDict]
+    reconciled: Reconciliation
+
+
+class RuleDict(TypedDict):
+    tool: str
+    decision: Literal["allow", "deny", "ask"]
+    arguments: str | None
+
+
+class PendingCallDict(TypedDict):
+    id: str
+    name: str
+    arguments: str
+
+
+class PermissionRequestDict(TypedDict):
+    calls: list[PendingCallDict]
+    answers: dict[str, bool]
+
+
+class PermissionState(TypedDict):
+    """``Permissions.state``: the grants and the fingerprint of the settings they were given under."""
+
+    granted: list[str]
+    settings: str
+
+
+class SnapshotDict(TypedDict):
+    """``Snapshot.to_json``: a snapshot file's JSON object."""
+
+    version: int
+    created: str
+    reason: Literal["reply", "permission", "turn_limit", "error", "clear", "manual"]
+    turn: int
+    fingerprint: str
+    format: Format
+    encoding: Encoding
+    tokens: int
+    messages: list[JsonDict]
+    control: JsonDict
+    """The session's control state (``SessionState`` when this version wrote it)."""
+
+
+class SnapshotInfoDict(TypedDict):
+    path: str
+    slot: int
+    created: str
+    reason: str
+    turn: int
+    messages: int
+    tokens: int
+    format: str
+    fingerprint: str
+    control: JsonDict
+
+
+class GoalState(TypedDict):
+    condition: str
+    status: str
+    continuations: int
+
+
+class CompactionState(TypedDict):
+    turns_since: int
+    count: int
+    last: list[str] | None
+    """The stages of the last compaction."""
+
+
+class SessionState(TypedDict):
+    """``sessions.state.capture``: a session's control state, as a snapshot keeps it."""
+
+    mode: Literal["default", "plan"] | None
+    hiding: Literal["filter", "deny"] | None
+    goal: GoalState | None
+    permissions: PermissionState | None
+    pending_permission: PermissionRequestDict | None
+    compaction: CompactionState
+    calibration: CalibrationDict | None
+    turn: int
+    depth: int
+    unanswered_tools: list[str]

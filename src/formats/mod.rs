@@ -17,7 +17,7 @@ use std::ops::ControlFlow;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Block, Body, ContentForm, Extra, Format, Message};
+use crate::model::{Block, Body, ContentForm, Extra, Format, Message, ResultContent};
 
 /// Read `values` in `format` into messages.
 pub fn read(format: Format, values: Vec<Value>) -> Result<Vec<Message>> {
@@ -405,6 +405,25 @@ pub(crate) fn content_blocks(m: &Message) -> impl Iterator<Item = &Block> {
         .filter(|b| !matches!(b.body, Body::ToolUse { .. } | Body::ToolResult { .. }))
 }
 
+/// The `content` of a tool result written as a `tool` message (native and Chat alike): the
+/// text, or the parts each written by `write_part` (the format's own block writer; a part it
+/// cannot write is left out); `null` for an empty text read as `null` from the same format;
+/// nothing (`None`) for a result without content from the same format, an empty string from
+/// another.
+pub(crate) fn tool_result_content(
+    m: &Message,
+    content: &ResultContent,
+    same: bool,
+    write_part: impl Fn(&Block, bool) -> Option<Value>,
+) -> Option<Value> {
+    match content {
+        ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => Some(Value::Null),
+        ResultContent::Text(s) => Some(Value::String(s.clone())),
+        ResultContent::Parts(parts) => Some(Value::Array(parts.iter().filter_map(|p| write_part(p, same)).collect())),
+        ResultContent::Absent => (!same).then(|| Value::String(String::new())),
+    }
+}
+
 /// The text to write as a plain-string `content`, if the content blocks allow it: exactly one text
 /// block, and either the source wrote a string (same format) or the message came from another
 /// format (where its form carries no meaning and a string is the most natural rendering) and the
@@ -460,6 +479,48 @@ mod tests {
             assert_eq!(back[0]["id"], "m1");
             assert_eq!(back[1]["tool_calls"][0]["custom"], 1);
             assert_eq!(back[2]["metadata"]["k"], 2);
+        }
+    }
+
+    #[test]
+    fn tool_messages_write_one_result_content_shape_in_chat_and_native() {
+        let cases = [
+            (
+                json!({"role": "tool", "tool_call_id": "c1", "content": null}),
+                Some(Value::Null),
+                Some(json!("")),
+            ),
+            (
+                json!({"role": "tool", "tool_call_id": "c1", "content": "ok"}),
+                Some(json!("ok")),
+                Some(json!("ok")),
+            ),
+            (
+                json!({"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "a"}]}),
+                Some(json!([{"type": "text", "text": "a"}])),
+                Some(json!([{"type": "text", "text": "a"}])),
+            ),
+        ];
+        for (value, same, across) in cases {
+            let messages = read(Format::OpenAiChat, vec![json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}), value.clone()]).unwrap();
+            let chat = write(Format::OpenAiChat, &messages).unwrap();
+            assert_eq!(chat[1].get("content").cloned(), same, "{value}");
+            let native = write(Format::Native, &messages).unwrap();
+            assert_eq!(native[1].get("content").cloned(), across, "{value}");
+            assert_eq!(native[1]["tool_call_id"], "c1");
+            // And back: native read back writes native's own content unchanged.
+            let again = write(Format::Native, &read(Format::Native, native.clone()).unwrap()).unwrap();
+            assert_eq!(again[1].get("content"), native[1].get("content"));
+        }
+        // A result without content: nothing in its own format, an empty string in another.
+        let anthropic = vec![
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1"}]}),
+        ];
+        let messages = read(Format::Anthropic, anthropic).unwrap();
+        for format in [Format::OpenAiChat, Format::Native] {
+            let out = write(format, &messages).unwrap();
+            assert_eq!(out[1]["content"], json!(""), "{format:?}");
         }
     }
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use super::anthropic::{read_content, read_result_content, write_block_opts};
 use super::{
     call_item_fields, carry_extra, into_object, item_fields, leftover, single_text, take_chat_role, take_opt_bool,
-    take_str, take_tool_call_id, type_name,
+    take_str, take_tool_call_id, tool_result_content, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
@@ -221,24 +221,8 @@ fn tool_message(
 ) -> Value {
     let mut msg = Map::new();
     msg.insert("role".into(), "tool".into());
-    match content {
-        ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => {
-            msg.insert("content".into(), Value::Null);
-        }
-        ResultContent::Text(s) => {
-            msg.insert("content".into(), Value::String(s.clone()));
-        }
-        ResultContent::Parts(parts) => {
-            msg.insert(
-                "content".into(),
-                Value::Array(parts.iter().filter_map(|p| write_native_block(p, same)).collect()),
-            );
-        }
-        ResultContent::Absent => {
-            if !same {
-                msg.insert("content".into(), Value::String(String::new()));
-            }
-        }
+    if let Some(c) = tool_result_content(m, content, same, write_native_block) {
+        msg.insert("content".into(), c);
     }
     msg.insert("tool_call_id".into(), Value::String(tool_use_id.to_owned()));
     if let Some(e) = is_error {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{
     call_item_fields, carry_extra, content_blocks, into_object, item_fields, leftover, merge_extra, obj, single_text,
-    take_chat_role, take_str, take_tool_call_id, type_name,
+    take_chat_role, take_str, take_tool_call_id, tool_result_content, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, ImageSource, Message, ResultContent, Role, ToolInput};
@@ -258,25 +258,8 @@ fn tool_message(m: &Message, b: &Block, tool_use_id: &str, content: &ResultConte
         ("role", "tool".into()),
         ("tool_call_id", Value::String(tool_use_id.to_owned())),
     ]);
-    match content {
-        ResultContent::Text(s) => {
-            if same && m.form == ContentForm::Null && s.is_empty() {
-                msg.insert("content".into(), Value::Null);
-            } else {
-                msg.insert("content".into(), Value::String(s.clone()));
-            }
-        }
-        ResultContent::Parts(parts) => {
-            msg.insert(
-                "content".into(),
-                Value::Array(parts.iter().filter_map(|p| write_part(p, same)).collect()),
-            );
-        }
-        ResultContent::Absent => {
-            if !same {
-                msg.insert("content".into(), Value::String(String::new()));
-            }
-        }
+    if let Some(c) = tool_result_content(m, content, same, write_part) {
+        msg.insert("content".into(), c);
     }
     carry_extra(&mut msg, &m.extra, same);
     carry_extra(&mut msg, &b.extra, same);

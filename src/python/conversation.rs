@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::conversation_helpers::{
-    by_tool_dict, concat_parts, handoff_dict, item_value, keep_plan, parse_format, raw_start_how, stubbed_list,
-    suffix_within, tally_to_dict, truncated_list,
+    by_tool_dict, concat_parts, handoff_dict, item_value, keep_plan, parse_format, stubbed_list, suffix_within,
+    tally_to_dict, truncated_list,
 };
 use super::convert::{read_messages, to_py, to_py_list, to_value};
 use super::surgery;
@@ -415,28 +415,40 @@ impl PyConversation {
         self.with(|c| compact::structure::preamble_len(c.messages()))
     }
 
-    /// Where the raw recent tail starts (see `compact::fill::raw_start`): by default the latest
-    /// cut point keeping at least `keep_messages` messages and `keep_tokens` tokens raw; with
-    /// `room`, the earliest whose tail fits `room` tokens (the length when none does); with `room`
-    /// and `steps` (`first`, `step`), the first step of that schedule whose tail fits (None when
-    /// none does).
-    #[pyo3(name = "_recent_start")]
-    #[pyo3(signature = (*, keep_messages = 0, keep_tokens = 0, room = None, steps = None))]
-    fn recent_start(
+    /// Where the raw recent tail starts (`compact::RawStart::AtLeast`): the latest cut point
+    /// keeping at least `keep_messages` messages and `keep_tokens` tokens raw.
+    #[pyo3(name = "_raw_start_at_least")]
+    #[pyo3(signature = (*, keep_messages = 0, keep_tokens = 0))]
+    fn raw_start_at_least(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = super::args::count::keep_messages)] keep_messages: usize,
         #[pyo3(from_py_with = super::args::count::keep_tokens)] keep_tokens: usize,
-        room: Option<i64>,
-        steps: Option<(f64, f64)>,
-    ) -> PyResult<Option<usize>> {
-        let how = raw_start_how(keep_messages, keep_tokens, room, steps)?;
-        Ok(py.detach(|| {
-            self.with(|c| {
-                let m = c.messages();
-                compact::raw_start(m, &c.totals(), &Pairing::of(m), how)
-            })
-        }))
+    ) -> Option<usize> {
+        let how = compact::RawStart::AtLeast {
+            messages: keep_messages,
+            tokens: keep_tokens,
+        };
+        self.raw_start(py, how)
+    }
+
+    /// Where the raw recent tail starts (`compact::RawStart::Fits`): the earliest cut point
+    /// whose tail fits `room` tokens (the length when none does).
+    #[pyo3(name = "_raw_start_fits")]
+    fn raw_start_fits(&self, py: Python<'_>, room: i64) -> Option<usize> {
+        self.raw_start(py, compact::RawStart::Fits { room })
+    }
+
+    /// Where the raw recent tail starts (`compact::RawStart::Steps`): the first step of the
+    /// schedule `first`, `first + step`, ... whose tail fits `room` tokens (None when none does).
+    #[pyo3(name = "_raw_start_steps")]
+    fn raw_start_steps(&self, py: Python<'_>, room: i64, first: f64, step: f64) -> PyResult<Option<usize>> {
+        if !(first.is_finite() && step > 0.0 && step.is_finite()) {
+            return Err(super::errors::OptionError::new_err(
+                "steps must be (first, step) with a finite first and a finite positive step",
+            ));
+        }
+        Ok(self.raw_start(py, compact::RawStart::Steps { first, step, room }))
     }
 
     /// Message indices where history may be cut: starts of groups and rounds that do not

@@ -42,6 +42,17 @@ impl PyConversation {
         self.with(|c| formats::native::write(c.messages()))
     }
 
+    /// `compact::raw_start` over this conversation as `how` asks (detached): what the three
+    /// `_raw_start_*` methods delegate to.
+    pub(super) fn raw_start(&self, py: Python<'_>, how: compact::RawStart) -> Option<usize> {
+        py.detach(|| {
+            self.with(|c| {
+                let m = c.messages();
+                compact::raw_start(m, &c.totals(), &Pairing::of(m), how)
+            })
+        })
+    }
+
     pub(super) fn wrap(conv: Conversation) -> Self {
         PyConversation {
             inner: Mutex::new(conv),
@@ -313,37 +324,6 @@ pub(super) fn handoff_dict(py: Python<'_>, h: Handoff) -> PyResult<Bound<'_, PyD
     d.set_item("messages", h.messages)?;
     d.set_item("tool_calls", h.tool_calls)?;
     Ok(d)
-}
-
-/// How `Conversation._recent_start` picks the start, from its arguments.
-pub(super) fn raw_start_how(
-    keep_messages: usize,
-    keep_tokens: usize,
-    room: Option<i64>,
-    steps: Option<(f64, f64)>,
-) -> PyResult<compact::RawStart> {
-    let how = match (room, steps) {
-        (None, None) => compact::RawStart::AtLeast {
-            messages: keep_messages,
-            tokens: keep_tokens,
-        },
-        (Some(_), _) if keep_messages > 0 || keep_tokens > 0 => {
-            return Err(super::errors::OptionError::new_err(
-                "room is not given with keep_messages or keep_tokens: the tail fits one or keeps the others",
-            ));
-        }
-        (Some(room), None) => compact::RawStart::Fits { room },
-        (Some(room), Some((first, step))) if first.is_finite() && step > 0.0 && step.is_finite() => {
-            compact::RawStart::Steps { first, step, room }
-        }
-        (Some(_), Some(_)) => {
-            return Err(super::errors::OptionError::new_err(
-                "steps must be (first, step) with a finite first and a finite positive step",
-            ));
-        }
-        (None, Some(_)) => return Err(super::errors::OptionError::new_err("steps needs a room")),
-    };
-    Ok(how)
 }
 
 /// `Conversation.concat`: the parts one after the other, when they share format and encoding.

@@ -58,7 +58,7 @@ class FlushingRun(LadderState):
         except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
             self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", **detail)
             return
-        done = report.to_dict()
+        done: dict[str, Any] = dict(report.to_dict())
         done.pop("stage")
         self.event("flush", tokens, tokens, **done, **detail)
 

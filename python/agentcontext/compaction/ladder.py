@@ -114,7 +114,7 @@ class LadderRun(ResortRun):
         self.keep_results(report["cleared"])
         self.event(
             "clear", work.tokens, cleared.tokens,
-            results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"], **(pays[1] if pays else {}),
+            results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"], **(dict(pays[1]) if pays else {}),
         )  # fmt: skip
         before_prov = self.provenance
         gone = set(changed)
@@ -158,7 +158,7 @@ class LadderRun(ResortRun):
         if p.harness.rebuilds():
             return p.harness.rebuild(self)
         keep = p.manual_recent_messages if self.manual else p.recent_messages
-        start = self.work._recent_start(keep_messages=keep, keep_tokens=0 if self.manual else p.recent_tokens)
+        start = self.work._raw_start_at_least(keep_messages=keep, keep_tokens=0 if self.manual else p.recent_tokens)
         if not self.manual:
             start = p.harness.raw_start(self, start)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens

@@ -27,10 +27,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, OptionError
+from agentcontext.types import ClearDecision, CostDict
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
@@ -179,7 +180,7 @@ class Cost:
         """The whole cost."""
         return self.read_dollars + self.written_dollars + self.output_dollars
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CostDict:
         return {
             "prices": self.prices,
             "read_tokens": self.read_tokens,
@@ -285,7 +286,7 @@ def clear_rung(
     limit: int,
     clear_at_least: int = 0,
     seconds_since_last_call: float | None = None,
-) -> tuple[bool, dict[str, Any]] | None:
+) -> tuple[bool, ClearDecision] | None:
     """The compaction ladder's clear rung asks this before clearing ``before`` into ``after``
     (whose first changed message is ``first_changed``): None without ``prices`` (clear, as
     without this hook); else whether to clear, and the detail of the stage event that says the
@@ -314,7 +315,7 @@ def clear_rung(
         seconds_since_last_call=seconds_since_last_call,
         clear_at_least=clear_at_least,
     )
-    detail: dict[str, Any] = {
+    detail: ClearDecision = {
         "prices": table.name or "custom",
         "remaining_turns": remaining_turns,
         "saved_tokens": saved,

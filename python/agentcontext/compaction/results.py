@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from agentcontext._core import Conversation
 from agentcontext.compaction.summarize import SUMMARY_MARKER
+from agentcontext.types import CompactionResultDict, StageEventDict
 
 __all__ = ["CompactionResult", "StageEvent", "drop_marker"]
 
@@ -26,8 +27,8 @@ class StageEvent:
     tokens_after: int
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> StageEventDict:
+        return cast("StageEventDict", dataclasses.asdict(self))
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class CompactionResult:
 
         return result_repr_html(self)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CompactionResultDict:
         fates = self.fates()
         return {
             "tokens_before": self.tokens_before,

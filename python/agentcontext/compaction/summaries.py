@@ -182,7 +182,7 @@ class SummaryRun(FlushingRun):
         the number of messages when none does."""
         if self._cuts is None:
             self._cuts = [c for c in self.original._cut_points() if self.preamble <= c < len(self.original)]
-        return self.original._recent_start(room=room - self.preamble_tokens)
+        return self.original._raw_start_fits(room - self.preamble_tokens)
 
     def _grow(
         self, summary: Summary, extras: list[dict[str, Any]], fill_to: int | None

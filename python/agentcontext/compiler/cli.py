@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     compiled = compile_request([], ws, mode=args.mode, hiding=args.hiding, style=args.style, format="jsonl")
     problems = ws.skills.problems if ws.skills is not None else []
     if args.json:
-        report = compiled.to_dict()
+        report: dict[str, Any] = dict(compiled.to_dict())
         del report["tokens"]["history"], report["tokens"]["pending_results"], report["tokens"]["reserved_output"]
         del report["tokens"]["history_total"], report["tokens"]["reminders"]
         report["workspace"] = str(ws.workspace)

@@ -18,7 +18,7 @@ from agentcontext.compiler.modes import Mode, ToolHiding
 from agentcontext.compiler.registry import Registry, ToolSpec
 from agentcontext.compiler.skills import LOAD_SKILL, Skills, discover_skills
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.types import JsonDict
+from agentcontext.types import CompiledRequestDict, JsonDict, RequestTokens
 
 __all__ = ["BASE_INSTRUCTIONS", "SECTION_ORDER", "CompiledRequest", "Section", "WorkingSet"]
 
@@ -168,7 +168,7 @@ class CompiledRequest:
     #: tokens), ``history_total``, ``pending_results`` (of the history: tool results the model has
     #: not seen yet), ``reminders``, ``reserved_output`` and ``input_total`` (system + tools +
     #: history + reminders).
-    tokens: dict[str, Any]
+    tokens: RequestTokens
     #: Reminders of rules with ``persist=True``: to be added to the history (a Session does).
     persist: list[str] = field(default_factory=list)
 
@@ -180,7 +180,7 @@ class CompiledRequest:
         out.extend(self.tail)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CompiledRequestDict:
         return {
             "mode": self.mode,
             "hiding": self.hiding,

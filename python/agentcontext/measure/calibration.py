@@ -26,7 +26,7 @@ from typing import Any
 from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError
-from agentcontext.types import Encoding
+from agentcontext.types import CalibrationDict, Encoding
 
 __all__ = ["CLASSES", "Calibration", "class_tokens"]
 
@@ -142,7 +142,7 @@ class Calibration:
 
     # -- persistence -----------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CalibrationDict:
         return {
             "version": 1,
             "encoding": self.encoding,

@@ -469,7 +469,7 @@ def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str], *, price
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        row = r.to_dict()
+        row: dict[str, Any] = dict(r.to_dict())
         for n, t in zip(names, tables, strict=True):
             cost = r.cost(t)
             row[f"cost_{n}"] = "" if cost is None else cost.dollars

@@ -16,12 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import cast
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
+<<<<<<< HEAD
 from agentcontext.measure.probes import (
     KINDS,
     VIEWS,
@@ -34,6 +35,10 @@ from agentcontext.measure.probes import (
     retention,
     working_set_text,
 )
+=======
+from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
+from agentcontext.types import CostDict, EvaluationDict, StrategySummary
+>>>>>>> i27-types
 
 __all__ = [
     "PROBE_KINDS",
@@ -211,11 +216,11 @@ class Evaluation:
             return None
         return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
 
-    def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> dict[str, Any]:
+    def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> EvaluationDict:
         """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.compaction.pricing.Prices`
         or None for :data:`~agentcontext.compaction.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
-        out = asdict(self)
+        out = cast("EvaluationDict", asdict(self))
         tables = price_tables(prices)
         if tables:
             out["cost"] = {t.name or "custom": (c.to_dict() if (c := self.cost(t)) else None) for t in tables}
@@ -391,7 +396,7 @@ def _latest_ask_kept(kept: Retention) -> bool | None:
 
 def summarize_evaluations(
     rows: Sequence[Evaluation], prices: str | Sequence[Prices | str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[StrategySummary]:
     """One row per strategy: transcripts, share valid, share fitting, mean reduction; probe
     retention pooled over every probe of every transcript (``retention``, so a long session
     weighs by its facts, not one vote each), per kind (``retention_by_kind``, pooled too) and the
@@ -412,7 +417,7 @@ def summarize_evaluations(
     by: dict[str, list[Evaluation]] = {}
     for r in rows:
         by.setdefault(r.strategy, []).append(r)
-    out = []
+    out: list[StrategySummary] = []
     for strategy, rs in by.items():
         ok = [r for r in rs if r.error is None]
         n = len(ok) or 1
@@ -459,7 +464,7 @@ def summarize_evaluations(
     return out
 
 
-def _pooled_cost(rows: Sequence[Evaluation], prices: Prices) -> dict[str, Any] | None:
+def _pooled_cost(rows: Sequence[Evaluation], prices: Prices) -> CostDict | None:
     replayed = [r for r in rows if r.turns]
     if not replayed:
         return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext.errors import OptionError
 from agentcontext.memory.tools import MemoryTools
+from agentcontext.types import FlushReportDict
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
@@ -48,7 +49,7 @@ class FlushReport:
     #: True when the turn ended because ``max_steps`` model calls were made while tools were still called.
     truncated: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FlushReportDict:
         return {
             "stage": "memory_flush",
             "calls": self.calls,

@@ -66,7 +66,7 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -75,7 +75,7 @@ from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.sessions.log_file import _FORMATS, _kind, _lock, _Pending, _torn_header, _unlock, _whole_record
-from agentcontext.types import Encoding, Format
+from agentcontext.types import Encoding, Format, LoggedData, LoggedRef, ReconcileRecord
 
 __all__ = ["SessionLog"]
 
@@ -323,7 +323,7 @@ class SessionLog:
         self.torn = self._lines + 1 if tail_length else None
         return len(pending.messages) + len(pending.compactions) + pending.others
 
-    def _append_lines(self, fd: int, records: list[dict[str, Any]]) -> None:
+    def _append_lines(self, fd: int, records: Sequence[Mapping[str, Any]]) -> None:
         """Append ``records`` (the caller holds the exclusive lock and has synced), flush and fsync.
         A failed write is cut back off, so no half record is left behind by a live process."""
         data = self._encode(records)
@@ -343,7 +343,7 @@ class SessionLog:
         self._offset += len(data)
         self._lines += len(records)
 
-    def _encode(self, records: list[dict[str, Any]]) -> bytes:
+    def _encode(self, records: Sequence[Mapping[str, Any]]) -> bytes:
         """The lines of ``records``, made before any byte is written: a record that is not JSON or
         not text (a lone surrogate) is an :class:`~agentcontext.errors.OptionError` and the file
         is left as it was."""
@@ -487,7 +487,7 @@ class SessionLog:
                 },
             )
 
-    def reconcile(self, conversation: Conversation, *, reason: str = "resume") -> dict[str, Any] | None:
+    def reconcile(self, conversation: Conversation, *, reason: str = "resume") -> ReconcileRecord | None:
         """Make the working set ``conversation`` when it is not (a session resumed from a snapshot
         older than the log's tail: a process killed mid-turn logged that turn's input and calls, and
         the snapshot does not hold them). The longest common prefix keeps its entries; messages of
@@ -514,13 +514,13 @@ class SessionLog:
                 self._append_lines(
                     fd, [{"type": "message", "index": first + i, "data": data} for i, data in enumerate(added)]
                 )
-            kept: list[dict[str, Any]] = [
+            kept: list[LoggedRef | LoggedData] = [
                 {"ref": o} if o is not None else {"data": d}
                 for o, d in zip(origins[:same], current[:same], strict=True)
             ]
             entries = kept + [{"ref": first + i} for i in range(len(added))]
             aside = origins[same:]
-            record = {
+            record: ReconcileRecord = {
                 "type": "compaction",
                 "seq": len(self.compactions) + 1,
                 "upto": len(self.messages),

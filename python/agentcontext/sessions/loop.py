@@ -425,7 +425,7 @@ class Session:
 
         return Snapshot(
             self.conversation.slice(0),
-            control=capture(self),
+            control=dict(capture(self)),
             fingerprint=fingerprint(self),
             turn=self.turn,
             reason=reason,

@@ -52,6 +52,7 @@ from typing import Any, Literal, get_args
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, OptionError
+from agentcontext.types import PendingCallDict, PermissionRequestDict, PermissionState, RuleDict
 
 __all__ = ["Arguments", "Decision", "PendingCall", "PermissionRequest", "Permissions", "Rule"]
 
@@ -108,7 +109,7 @@ class Rule:
             return True
         return self.decision != "allow" and any(pattern.search(s) is not None for s in seen.strings)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RuleDict:
         return {"tool": self.tool, "decision": self.decision, "arguments": self.arguments}
 
 
@@ -175,7 +176,7 @@ class PendingCall:
     name: str
     arguments: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> PendingCallDict:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
@@ -190,7 +191,7 @@ class PermissionRequest:
     def answered(self) -> bool:
         return all(c.id in self.answers for c in self.calls)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PermissionRequestDict:
         return {"calls": [c.to_json() for c in self.calls], "answers": dict(self.answers)}
 
     @classmethod
@@ -253,7 +254,7 @@ class Permissions:
         )
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> PermissionState:
         """What a snapshot keeps: the grants and the fingerprint of the settings they were given under."""
         return {"granted": sorted(self.granted), "settings": self.fingerprint()}
 

@@ -42,7 +42,7 @@ from agentcontext import _checks, _json
 from agentcontext._core import Conversation
 from agentcontext.errors import AgentContextError, OptionError, SnapshotError
 from agentcontext.sessions.log_file import _lock
-from agentcontext.types import Encoding, Format
+from agentcontext.types import Encoding, Format, SnapshotDict, SnapshotInfoDict
 
 __all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotInfo", "SnapshotReason", "SnapshotStore"]
 
@@ -101,7 +101,7 @@ class Snapshot:
         """Whether the conversation holds no message (a cleared session)."""
         return len(self.conversation) == 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SnapshotDict:
         """The file's JSON object."""
         conv = self.conversation
         return {
@@ -173,7 +173,7 @@ class SnapshotInfo:
     fingerprint: str
     control: dict[str, Any]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SnapshotInfoDict:
         return {
             "path": str(self.path),
             "slot": self.slot,

@@ -36,6 +36,7 @@ from agentcontext.errors import AgentContextError
 from agentcontext.measure.calibration import Calibration
 from agentcontext.sessions import tool_calls
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest
+from agentcontext.types import SessionState
 
 if TYPE_CHECKING:
     from agentcontext.sessions.loop import Session
@@ -44,12 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["capture", "fingerprint", "restore"]
 
 
-def capture(session: Session) -> dict[str, Any]:
+def capture(session: Session) -> SessionState:
     """The control state of ``session`` as a JSON object."""
     compiler = session.compiler
     goal = compiler.working_set.goal if compiler is not None else None
     last = session.compactor.last
-    state: dict[str, Any] = {
+    state: SessionState = {
         "mode": compiler.mode if compiler is not None else None,
         "hiding": compiler.hiding if compiler is not None else None,
         "goal": (

@@ -202,12 +202,13 @@ class Subagents:
         policy: SubagentPolicy | None = None,
         *,
         depth: int = 0,
-        new_session: Callable[..., Session],
+        new_session: Callable[..., Session] | None = None,
     ) -> None:
         self.parent = parent
-        #: How a child session is made (:class:`~agentcontext.Session`, handed in by the session
-        #: that owns this tool, so this module does not import the loop).
-        self.new_session = new_session
+        #: How a child session is made: the factory handed in (:class:`~agentcontext.Session`, by
+        #: the session that owns this tool), else the parent's own class. Either way this module
+        #: does not import the loop.
+        self.new_session: Callable[..., Session] = new_session if new_session is not None else type(parent)
         self.policy = policy if policy is not None else SubagentPolicy()
         if not isinstance(self.policy, SubagentPolicy):
             raise OptionError(f"subagents must be a SubagentPolicy, got {type(self.policy).__name__}")

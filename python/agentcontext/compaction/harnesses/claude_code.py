@@ -23,6 +23,7 @@ from agentcontext._core import Conversation
 from agentcontext.compaction.harness import Harness
 from agentcontext.compaction.summarize import Summarizer, SummaryRequest
 from agentcontext.errors import ContextOverflowError
+from agentcontext.types import DroppedRounds
 
 __all__ = ["DROP_SHARE", "MAX_RETRIES", "ClaudeCode", "api_rounds", "drop_oldest_rounds", "summarize_dropping_rounds"]
 
@@ -74,7 +75,7 @@ def api_rounds(request: SummaryRequest) -> list[tuple[int, int]]:
 
 def drop_oldest_rounds(
     request: SummaryRequest, gap: int | None, *, already: int = 0
-) -> tuple[SummaryRequest, dict[str, Any]] | None:
+) -> tuple[SummaryRequest, DroppedRounds] | None:
     """``request`` without its oldest API-round groups: ``already`` of them (dropped by an earlier
     try) and then enough more to free ``gap`` tokens, or :data:`DROP_SHARE` of those left (at
     least one) when ``gap`` is None. The last group always stays; None when no more can be

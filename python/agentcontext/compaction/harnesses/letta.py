@@ -101,7 +101,7 @@ def sliding_window_start(run: LadderState, least: int, first: float) -> int:
     p = run.policy
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
     room = run.target - run.preamble_tokens - cap - SUMMARY_HEADER_TOKENS
-    start = run.original._recent_start(room=room, steps=(first, WINDOW_STEP))
+    start = run.original._raw_start_steps(room, first, WINDOW_STEP)
     return least if start is None else start
 
 
