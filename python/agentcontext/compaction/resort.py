@@ -32,6 +32,12 @@ class ResortRun(SummaryRun):
         room = max(64, min(p.summary_max_tokens, limit // 4))
         pinned = self._pinned_tokens(len(self.original))
         start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - pinned)
+        # Room for the latest request whole (see the ladder's summarize) while a round fits beside it.
+        grown = self.request_cap(room, start)
+        if grown > room and (more := self._fill_start(limit - grown - SUMMARY_HEADER_TOKENS - pinned)) < len(
+            self.original
+        ):
+            room, start = grown, more
         if least:
             # The largest suffix that leaves the least a summary takes, which gets that room.
             start = self._fill_start(limit - MIN_SUMMARY_TOKENS - SUMMARY_HEADER_TOKENS - pinned)
