@@ -177,7 +177,11 @@ class SummaryRun(FlushingRun):
 
     def _request_room(self, stop: int) -> int:
         """:attr:`request_room` for a summary of ``original[preamble:stop]`` that carries the
-        conversation's latest request; 0 (its share of the cap) when that request stays raw."""
+        conversation's latest request; 0 (its share of the cap) when that request stays raw, or
+        when the harness rebuilds the working set itself (Codex keeps the user messages raw
+        beside its summary)."""
+        if self.policy.harness.rebuilds():
+            return 0
         return self.request_room if self.latest_request(stop) is not None else 0
 
     def _request_recall(self, stop: int) -> str | None:

@@ -183,9 +183,10 @@ USER_LINE_MIN_CHARS = 90
 #: "use X not Y"): kept beyond the share of the user messages while the cap has room.
 _CONSTRAINT = re.compile(
     r"\b(?:never|always|do not|don'?t|must not|mustn'?t|should not|shouldn'?t|avoid|instead of|"
-    r"rather than|not allowed|no longer|stop)\b|\buse \S+(?: \S+)? not\b",
-    re.IGNORECASE,
+    r"rather than|not allowed|no longer|stop)\b|\buse \S+(?: \S+)? not\b"
 )
+#: Words one of which every match of :data:`_CONSTRAINT` holds (a quick test before it).
+_CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rather", "no longer", "stop")
 #: Tokens a request kept whole leaves at least for the rest of the summary.
 _REQUEST_SLACK = 16
 
@@ -221,17 +222,20 @@ def _head_tail(text: str, chars: int) -> str:
 
 class OfflineSummarizer:
     """A structured handoff built from the older history by extraction, with no model
-    (deterministic). Sections: the latest request verbatim (head and tail when long), the current
-    state, every earlier user message (latest first; long ones head and tail), summaries that
+    (deterministic). Sections: the latest request verbatim (head and tail when long), every
+    earlier user message (latest first; long ones head and tail), the current state, summaries that
     other harnesses wrote earlier (Claude Code, pi, Codex), carried forward, files modified and
     read, every other path named, commands with their last outcome, errors with where they came
     from and whether they were resolved, tests with their last status, identifiers (test ids,
     error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
     A previous summary of this library is merged section by section, not nested. The summary
-    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, but at least
-    :data:`LATEST_MIN_TOKENS` (all of a smaller cap), the earlier
-    user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
+    fits ``max_tokens``: the latest request is whole when it takes at most the request's
+    ``request_room`` (a quarter of the budget, which the ladder makes room for), else it gets
+    up to :data:`LATEST_SHARE` of it, but at least :data:`LATEST_MIN_TOKENS` (all of a smaller
+    cap), cut to head + tail with a marker naming ``request_recall_id``; the earlier user
+    messages up to :data:`USERS_SHARE`, then their older constraints and corrections ("never
+    ...", "use X not Y") whole while the cap has room, carried summaries up to :data:`CARRIED_SHARE`, and
     the rest is shared by the other sections one line from each in turn, most recent first, so
     that when the cap forces a choice every section keeps its latest facts."""
 
@@ -392,14 +396,20 @@ class _Fitter:
         return spent
 
     def take_constraints(self, limit: int) -> int:
-        """After :meth:`take` of the user messages stopped at its share: the older ones that
-        constrain or correct the work (:data:`_CONSTRAINT`), whole, newest first, while they fit
-        ``limit`` tokens; the tokens taken."""
+        """After :meth:`take` of the user messages stopped at its share: the older short ones
+        (at most :data:`USER_LINE_CHARS`) that constrain or correct the work
+        (:data:`_CONSTRAINT`), whole, newest first, while they fit ``limit`` tokens; the tokens
+        taken."""
         spent = 0
         lines = self.sections.get(USERS, [])
         for k in range(self.stopped, len(lines)):
-            if not _CONSTRAINT.search(lines[k]):
-                continue
+            low = lines[k].lower()
+            if (
+                len(low) > USER_LINE_CHARS
+                or not any(w in low for w in _CONSTRAINT_WORDS)
+                or not _CONSTRAINT.search(low)
+            ):
+                continue  # a long message is a request, not a constraint; it had its share
             text, c = self.line(USERS, k)
             extra = c + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
             if spent + extra <= limit:
@@ -483,12 +493,14 @@ def _fit(
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
     fit.take_in_turns(rest, used, cap)
     text = _render(chosen)
+    over = count_tokens(text, encoding=enc) > cap
     # Per-line counts miss a few merges at line starts: the last lines taken give way first.
     for name in reversed(_SECTIONS[2:]):
-        while chosen[name] and count_tokens(text, encoding=enc) > cap:
+        while over and chosen[name]:
             chosen[name].pop()
             text = _render(chosen)
-    if count_tokens(text, encoding=enc) > cap:
+            over = count_tokens(text, encoding=enc) > cap
+    if over:
         # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
         return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
     return text
