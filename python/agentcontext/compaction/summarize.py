@@ -351,6 +351,9 @@ class _Fitter:
         self.said: set[str] = set()
         #: Where the last :meth:`take` stopped (the first line it did not take).
         self.stopped = 0
+        #: The position in its section of every line chosen, and where each section goes on.
+        self.keys: dict[str, list[int]] = {name: [] for name in _SECTIONS}
+        self.next: dict[str, int] = {}
 
     def line(self, name: str, k: int) -> tuple[str, int]:
         done = self.rendered[name]
@@ -391,8 +394,10 @@ class _Fitter:
                 self.stopped = k
                 break
             chosen[name].append(text)
+            self.keys[name].append(k)
             self.say(text)
             spent += extra
+        self.next[name] = self.stopped
         return spent
 
     def take_constraints(self, limit: int) -> int:
@@ -414,6 +419,7 @@ class _Fitter:
             extra = c + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
             if spent + extra <= limit:
                 self.chosen[USERS].append(text)
+                self.keys[USERS].append(k)
                 self.say(text)
                 spent += extra
         return spent
@@ -422,7 +428,8 @@ class _Fitter:
         """One line from each of the sections ``rest`` in turn, while anything fits ``cap``
         (``used`` taken already); the tokens used then."""
         chosen, sections = self.chosen, self.sections
-        position = {name: len(chosen[name]) for name in rest}
+        position = {name: self.next.get(name, len(chosen[name])) for name in rest}
+        taken = {name: set(self.keys[name]) for name in rest}
         progress = True
         while progress:
             progress = False
@@ -432,11 +439,12 @@ class _Fitter:
                     continue
                 text, c = self.line(name, k)
                 extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
-                if self.redundant(name, text):
+                if k in taken[name] or self.redundant(name, text):
                     position[name] = k + 1
                     progress = True
                 elif used + extra <= cap:
                     chosen[name].append(text)
+                    self.keys[name].append(k)
                     self.say(text)
                     used += extra
                     progress = True
@@ -492,6 +500,8 @@ def _fit(
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
     fit.take_in_turns(rest, used, cap)
+    # The older constraints were taken before later lines of their section: newest first again.
+    chosen[USERS] = [t for _, t in sorted(zip(fit.keys[USERS], chosen[USERS], strict=True))]
     text = _render(chosen)
     over = count_tokens(text, encoding=enc) > cap
     # Per-line counts miss a few merges at line starts: the last lines taken give way first.
