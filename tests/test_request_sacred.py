@@ -218,3 +218,31 @@ def test_middleware_keeps_a_1140_token_task_in_every_call() -> None:
     assert middleware.summaries >= 5
     lacking = [k for k, call in enumerate(model.calls) if not any(task in str(m.content) for m in call)]
     assert lacking == []
+
+
+@pytest.mark.parametrize("share", [25, 10])
+def test_on_the_corpus_the_latest_request_is_whole_wherever_it_is_at_most_a_quarter(share: int) -> None:
+    """The issue's measure on the shared corpus (the vendored subset without it), by the probes
+    alone: under the default preset, every latest request of at most a quarter of the budget is
+    in the working set whole — in its summary or raw (down to a 347-token budget, where the last
+    rung writes the summary beside a cut round)."""
+    from agentcontext.measure import probes
+    from tests import support
+
+    files = support.normalized_files()
+    if not files:
+        pytest.skip("no transcripts")
+    eligible, missing = 0, []
+    for path in files:
+        conv = ac.Conversation.from_file(path)
+        budget = max(1, conv.tokens * share // 100)
+        latest = next((p for p in probes.extract(conv) if p.kind == "latest_ask"), None)
+        if conv.tokens <= budget or latest is None:
+            continue
+        if ac.count_tokens(latest.text) > budget // 4:  # whitespace folded: about its own count
+            continue
+        eligible += 1
+        result = Compactor("openharness").compact(conv, budget=budget)
+        if latest.text not in probes.working_set_text(result.conversation):
+            missing.append(path.stem)
+    assert eligible > 0 and missing == []

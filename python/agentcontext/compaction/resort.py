@@ -172,7 +172,8 @@ class ResortRun(SummaryRun):
         attempts: list[Summary | None] = [None]
         if keep[0] > self.preamble:
             if summary is None and (self.policy.summarize or self.manual) and not hopeless:
-                summary = self.write_summary(keep[0], max(64, min(self.policy.summary_max_tokens, limit // 5)))
+                cap = self.request_cap(max(64, min(self.policy.summary_max_tokens, limit // 5)), keep[0])
+                summary = self.write_summary(keep[0], cap)
                 if summary is not None and replanned:
                     summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
             if summary is not None:
