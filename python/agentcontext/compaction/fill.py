@@ -122,8 +122,14 @@ def _cut_into(
     neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
     flat = [(k, j, where, text) for k, ms in enumerate(neutral) for j, m in enumerate(ms) for where, text in _units(m)]
     every = [count_tokens(text, encoding=enc) for *_, text in flat]
-    # A short text stays whole (a cut one is a head, a marker and a tail).
-    whole_texts = [n for n, size in enumerate(every) if size < MIN_CUT_TEXT]
+    # A short text stays whole (a cut one is a head, a marker and a tail), and so does the latest
+    # request when it takes at most a quarter of the budget.
+    found = o._latest_request(run.pre)
+    ask = keep.index(found[0]) if found is not None and found[0] in keep else None
+    whole_texts = [
+        n for n, size in enumerate(every)
+        if size < MIN_CUT_TEXT or (flat[n][0] == ask and flat[n][2] == "content" and size <= run.request_room)
+    ]  # fmt: skip
     flat = [x for n, x in enumerate(flat) if n not in whole_texts]
     sizes = [size for n, size in enumerate(every) if n not in whole_texts]
     room = sum(sizes) - (whole.tokens - fill_to)

@@ -162,13 +162,17 @@ class LadderRun(ResortRun):
         if not self.manual:
             start = p.harness.raw_start(self, start)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens
-        if self.fill:
-            room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
-            fit = self._fill_start(room)
-            # The policy's recent part is the least kept raw when it fits beside the summary;
-            # when it does not (20,000 recent tokens under a 5,000-token budget), as many
-            # whole rounds as fit, rather than a summary written for nothing and the refit rung.
-            start = fit if fit < len(self.original) else start
+        recent, n = start, len(self.original)
+        fit = self._raw_fit(cap, recent)
+        # The policy's recent part is the least kept raw when it fits beside the summary; when it
+        # does not (20,000 recent tokens under a 5,000-token budget), as many whole rounds as fit,
+        # rather than a summary written for nothing and the refit rung.
+        start = fit if fit < n else recent
+        # A latest request the summary must carry whole (at most a quarter of the budget) grows
+        # its cap; the raw recent part gives the room while a whole round still fits beside it.
+        grown = self.request_cap(cap, start)
+        if grown > cap and ((more := self._raw_fit(grown, recent)) < n or fit >= n):
+            cap, start = grown, more if more < n else recent
         if start <= self.preamble:
             why = "nothing older than the recent messages to summarize"
             if self.manual:
@@ -193,6 +197,13 @@ class LadderRun(ResortRun):
         # The recent messages kept raw do not fit beside the summary: keep fewer of them,
         # summarizing the rest, before dropping anything unsummarized.
         return self.refit() or self.oversized(summary)
+
+    def _raw_fit(self, cap: int, recent: int) -> int:
+        """Filling: the earliest whole round from which the raw part fits beside a summary of
+        ``cap`` tokens (the number of messages when none does); not filling: ``recent``."""
+        if not self.fill:
+            return recent
+        return self._fill_start(self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(recent))
 
     def _reattach(self, start: int, stop: int) -> list[dict[str, str]]:
         """Up to ``reattach_files`` files read in the older history, re-read now, within

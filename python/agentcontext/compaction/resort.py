@@ -32,6 +32,12 @@ class ResortRun(SummaryRun):
         room = max(64, min(p.summary_max_tokens, limit // 4))
         pinned = self._pinned_tokens(len(self.original))
         start = self._fill_start(limit - room - SUMMARY_HEADER_TOKENS - pinned)
+        # Room for the latest request whole (see the ladder's summarize) while a round fits beside it.
+        grown = self.request_cap(room, start)
+        if grown > room and (more := self._fill_start(limit - grown - SUMMARY_HEADER_TOKENS - pinned)) < len(
+            self.original
+        ):
+            room, start = grown, more
         if least:
             # The largest suffix that leaves the least a summary takes, which gets that room.
             start = self._fill_start(limit - MIN_SUMMARY_TOKENS - SUMMARY_HEADER_TOKENS - pinned)
@@ -166,7 +172,8 @@ class ResortRun(SummaryRun):
         attempts: list[Summary | None] = [None]
         if keep[0] > self.preamble:
             if summary is None and (self.policy.summarize or self.manual) and not hopeless:
-                summary = self.write_summary(keep[0], max(64, min(self.policy.summary_max_tokens, limit // 5)))
+                cap = self.request_cap(max(64, min(self.policy.summary_max_tokens, limit // 5)), keep[0])
+                summary = self.write_summary(keep[0], cap)
                 if summary is not None and replanned:
                     summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
             if summary is not None:

@@ -12,7 +12,14 @@ from agentcontext.compaction.flush import FlushingRun
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
-from agentcontext.compaction.summarize import SummaryRequest, shrink_summary, summary_message
+from agentcontext.compaction.summarize import (
+    LATEST_SHARE,
+    SummaryRequest,
+    previous_summary_of,
+    shrink_summary,
+    split_latest,
+    summary_message,
+)
 from agentcontext.errors import BudgetError, CompactionError
 
 __all__ = ["SummaryRun"]
@@ -70,7 +77,8 @@ class SummaryRun(FlushingRun):
         max_tokens = max(64, min(cap, older_tokens - 1))
         request = SummaryRequest(
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
-            instructions=self.instructions,
+            instructions=self.instructions, request_room=self._request_room(stop),
+            request_recall_id=self._request_recall(stop),
         )  # fmt: skip
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
@@ -137,6 +145,58 @@ class SummaryRun(FlushingRun):
         ``summary_max_tokens``."""
         return max(cap, min(self.policy.summary_max_tokens, self.target - kept - SUMMARY_HEADER_TOKENS))
 
+    @property
+    def request_room(self) -> int:
+        """The most tokens the latest request may take and still travel whole: a quarter of the
+        budget (the target)."""
+        return self.target // 4
+
+    def latest_request(self, stop: int) -> str | None:
+        """The latest real user request a summary of ``original[preamble:stop]`` carries: the
+        conversation's latest when it is older than ``stop``, or, when a summary came after it,
+        the latest request that summary carries; None when the latest is raw (at or after
+        ``stop``) or there is none."""
+        o = self.original
+        found = o._latest_request(self.preamble)
+        if found is not None:
+            return found[1] if found[0] < stop else None
+        summaries = self.work._summaries(self.preamble, stop)
+        return split_latest(previous_summary_of(summaries[-1]))[0] if summaries else None
+
+    def request_cap(self, cap: int, stop: int) -> int:
+        """``cap`` grown so that a summary of ``original[preamble:stop]`` holds the latest request
+        whole beside the rest's usual room when the request takes at most :attr:`request_room`
+        (the room comes from the raw recent part, which the ladder plans after the cap)."""
+        ask = self.latest_request(stop)
+        if ask is None or len(ask) <= cap * LATEST_SHARE:  # a token is at least a character
+            return cap
+        tokens = count_tokens(ask, encoding=self.policy.encoding)
+        if tokens > self.request_room or tokens <= int(cap * LATEST_SHARE):
+            return cap
+        return cap - int(cap * LATEST_SHARE) + tokens + 16
+
+    def _request_room(self, stop: int) -> int:
+        """:attr:`request_room` for a summary of ``original[preamble:stop]`` that carries the
+        conversation's latest request; 0 (its share of the cap) when that request stays raw, or
+        when the harness rebuilds the working set itself (Codex keeps the user messages raw
+        beside its summary)."""
+        if self.policy.harness.rebuilds():
+            return 0
+        return self.request_room if self.latest_request(stop) is not None else 0
+
+    def _request_recall(self, stop: int) -> str | None:
+        """The recall id under which the latest real request of ``original[preamble:stop]`` is
+        stored when it is over :attr:`request_room` (the summary cuts it, the marker names the
+        id); None without a store or when it travels whole."""
+        if self.store is None:
+            return None
+        found = self.original._latest_request(self.preamble, stop)
+        if found is None or len(found[1]) <= self.request_room:
+            return None
+        if count_tokens(found[1], encoding=self.policy.encoding) <= self.request_room:
+            return None
+        return self.store.put(found[1])
+
     def summary_tokens(self, summary: Summary) -> int:
         """Tokens of the message carrying ``summary``."""
         messages = self._summary_messages(summary, store=False)
@@ -156,7 +216,7 @@ class SummaryRun(FlushingRun):
             return summary
         # The offline sections are fitted again, the latest request first (any other text: head + tail).
         try:
-            text = shrink_summary(summary.text, left, encoding=enc)
+            text = shrink_summary(summary.text, left, encoding=enc, request_room=self._request_room(summary.stop))
         except BudgetError:
             return None
         detail = {**summary.detail, "summary_cut_to_tokens": left}

@@ -76,6 +76,13 @@ class SummaryRequest:
     #: Extra focus given by the user for this summary (``/compact focus on ...``); a model is told
     #: to follow it, the offline summarizer extracts the same facts whatever it says.
     instructions: str | None = None
+    #: The latest request is kept whole (verbatim) when it takes at most this many tokens — a
+    #: quarter of the working set's budget, given by the ladder — even beyond its share of
+    #: ``max_tokens`` (0: its share only). Summarizers that extract (the offline one) follow it.
+    request_room: int = 0
+    #: Where the latest request's original text is stored, for the marker of a request cut to
+    #: head + tail (None: the marker says the original is not stored).
+    request_recall_id: str | None = None
 
     @cached_property
     def older(self) -> Conversation:
@@ -139,8 +146,8 @@ CARRIED = "Earlier summaries (carried forward)"
 
 _SECTIONS = (
     LATEST,
-    "Current state",
     USERS,
+    "Current state",
     CARRIED,
     "Files modified",
     "Files read",
@@ -172,6 +179,16 @@ _WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
 #: to USER_LINE_MIN_CHARS, when its share of the cap has less room left.
 USER_LINE_CHARS = 1_200
 USER_LINE_MIN_CHARS = 90
+#: An earlier user message that constrains or corrects the work ("never ...", "don't touch ...",
+#: "use X not Y"): kept beyond the share of the user messages while the cap has room.
+_CONSTRAINT = re.compile(
+    r"\b(?:never|always|do not|don'?t|must not|mustn'?t|should not|shouldn'?t|avoid|instead of|"
+    r"rather than|not allowed|no longer|stop)\b|\buse \S+(?: \S+)? not\b"
+)
+#: Words one of which every match of :data:`_CONSTRAINT` holds (a quick test before it).
+_CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rather", "no longer", "stop")
+#: Tokens a request kept whole leaves at least for the rest of the summary.
+_REQUEST_SLACK = 16
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
@@ -205,17 +222,20 @@ def _head_tail(text: str, chars: int) -> str:
 
 class OfflineSummarizer:
     """A structured handoff built from the older history by extraction, with no model
-    (deterministic). Sections: the latest request verbatim (head and tail when long), the current
-    state, every earlier user message (latest first; long ones head and tail), summaries that
+    (deterministic). Sections: the latest request verbatim (head and tail when long), every
+    earlier user message (latest first; long ones head and tail), the current state, summaries that
     other harnesses wrote earlier (Claude Code, pi, Codex), carried forward, files modified and
     read, every other path named, commands with their last outcome, errors with where they came
     from and whether they were resolved, tests with their last status, identifiers (test ids,
     error types, URLs, branches, commit hashes), decisions, open work and the next step.
 
     A previous summary of this library is merged section by section, not nested. The summary
-    fits ``max_tokens``: the latest request gets up to :data:`LATEST_SHARE` of it, but at least
-    :data:`LATEST_MIN_TOKENS` (all of a smaller cap), the earlier
-    user messages up to :data:`USERS_SHARE`, carried summaries up to :data:`CARRIED_SHARE`, and
+    fits ``max_tokens``: the latest request is whole when it takes at most the request's
+    ``request_room`` (a quarter of the budget, which the ladder makes room for), else it gets
+    up to :data:`LATEST_SHARE` of it, but at least :data:`LATEST_MIN_TOKENS` (all of a smaller
+    cap), cut to head + tail with a marker naming ``request_recall_id``; the earlier user
+    messages up to :data:`USERS_SHARE`, then their older constraints and corrections ("never
+    ...", "use X not Y") whole while the cap has room, carried summaries up to :data:`CARRIED_SHARE`, and
     the rest is shared by the other sections one line from each in turn, most recent first, so
     that when the cap forces a choice every section keeps its latest facts."""
 
@@ -226,20 +246,24 @@ class OfflineSummarizer:
         h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
         carried: list[str] = []
+        # The latest request of the newest summary of this library, verbatim.
+        earlier = split_latest(previous_summary_of(request.previous_summary or ""))[0]
         for text in h["previous_summaries"]:
             if text.startswith(SUMMARY_MARKER):
                 for name, lines in _parse_sections(previous_summary_of(text)).items():
                     previous[name] = _merge(previous.get(name, []), lines)
+                earlier = split_latest(previous_summary_of(text))[0] or earlier
             else:
                 carried.append(text)
+        previous.pop(LATEST, None)
         requests = [f"- {text}" for _, text in h["user_requests"][1:]]
         latest = h["user_requests"][0][1] if h["user_requests"] else None
-        if latest and previous.get(LATEST):
+        if latest and earlier:
             # The previous summary's latest request is now an earlier one.
-            requests.append(f"- {' '.join(previous.pop(LATEST))}")
-        elif latest is None and previous.get(LATEST):
+            requests.append(f"- {' '.join(earlier.split())}")
+        elif latest is None and earlier:
             # No request since: the previous summary's latest request is still the latest.
-            latest = "\n".join(previous.pop(LATEST))
+            latest = earlier
         state = []
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(
@@ -273,34 +297,42 @@ class OfflineSummarizer:
         }
         for name in _SECTIONS[1:]:
             sections[name] = _merge(sections[name], previous.get(name, []))
-        return _fit(latest, sections, request.max_tokens, request.encoding)
+        return _fit(
+            latest, sections, request.max_tokens, request.encoding,
+            request_room=request.request_room, recall_id=request.request_recall_id,
+        )  # fmt: skip
 
 
-def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k_base") -> str:
+def split_latest(summary: str) -> tuple[str | None, str]:
+    """The latest request of a summary written by :class:`OfflineSummarizer` (verbatim: everything
+    up to the next section it writes, a "## " line of the user's own markdown included) and the
+    rest of the summary; ``(None, summary)`` when it opens with no such section."""
+    if not summary.startswith(f"## {LATEST}\n"):
+        return None, summary
+    rest = summary[len(LATEST) + 4 :]
+    ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
+    end = min(ends, default=len(rest))
+    return rest[:end].strip() or None, rest[end:]
+
+
+def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k_base", request_room: int = 0) -> str:
     """``summary`` within ``max_tokens``, for a ladder that must make an accepted summary smaller
     (the room beside the last round). A summary in the offline summarizer's sections is fitted
     again section by section — the latest request first (head and tail, see
     :class:`OfflineSummarizer`), then the other sections' most recent lines — so the request
-    survives; any other text is cut to head (70%) + marker + tail. Unchanged when it fits."""
+    survives (whole when it takes at most ``request_room`` tokens and fits); any other text is
+    cut to head (70%) + marker + tail. Unchanged when it fits."""
     if count_tokens(summary, encoding=encoding) <= max_tokens:
         return summary
     if not summary.startswith("## ") or not any(summary.startswith(f"## {n}\n") for n in _SECTIONS):
         return truncate(
             summary, max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=encoding
         ).text
-    latest: str | None = None
-    rest = summary
-    if summary.startswith(f"## {LATEST}\n"):
-        # The request is everything up to the next section this summarizer writes (a "## " line of
-        # the user's own markdown is part of it).
-        rest = summary[len(LATEST) + 4 :]
-        ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
-        end = min(ends, default=len(rest))
-        latest, rest = rest[:end].strip() or None, rest[end:]
+    latest, rest = split_latest(summary)
     sections = {name: lines for name, lines in _parse_sections(rest).items() if name in _SECTIONS}
     for name in _SECTIONS[1:]:
         sections.setdefault(name, [])
-    return _fit(latest, sections, max_tokens, encoding)
+    return _fit(latest, sections, max_tokens, encoding, request_room=request_room)
 
 
 #: Tokens of a section's heading ("## Name" and the blank line before it).
@@ -317,6 +349,11 @@ class _Fitter:
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
         self.said: set[str] = set()
+        #: Where the last :meth:`take` stopped (the first line it did not take).
+        self.stopped = 0
+        #: The position in its section of every line chosen, and where each section goes on.
+        self.keys: dict[str, list[int]] = {name: [] for name in _SECTIONS}
+        self.next: dict[str, int] = {}
 
     def line(self, name: str, k: int) -> tuple[str, int]:
         done = self.rendered[name]
@@ -340,6 +377,7 @@ class _Fitter:
         at least :data:`USER_LINE_MIN_CHARS`) rather than left out."""
         chosen, header = self.chosen, _HEADER_TOKENS
         spent = 0
+        self.stopped = len(self.sections.get(name, []))
         for k in range(len(self.sections.get(name, []))):
             text, c = self.line(name, k)
             extra = c + (header if not chosen[name] else 0)
@@ -347,22 +385,51 @@ class _Fitter:
                 left = limit - spent - (header if not chosen[name] else 0)
                 chars = left * 3
                 if chars < USER_LINE_MIN_CHARS:
+                    self.stopped = k
                     break
                 text = _head_tail(self.sections[name][k], chars)
                 c = count_tokens(text, encoding=self.enc) + 1
                 extra = c + (header if not chosen[name] else 0)
             if spent + extra > limit:
+                self.stopped = k
                 break
             chosen[name].append(text)
+            self.keys[name].append(k)
             self.say(text)
             spent += extra
+        self.next[name] = self.stopped
+        return spent
+
+    def take_constraints(self, limit: int) -> int:
+        """After :meth:`take` of the user messages stopped at its share: the older short ones
+        (at most :data:`USER_LINE_CHARS`) that constrain or correct the work
+        (:data:`_CONSTRAINT`), whole, newest first, while they fit ``limit`` tokens; the tokens
+        taken."""
+        spent = 0
+        lines = self.sections.get(USERS, [])
+        for k in range(self.stopped, len(lines)):
+            low = lines[k].lower()
+            if (
+                len(low) > USER_LINE_CHARS
+                or not any(w in low for w in _CONSTRAINT_WORDS)
+                or not _CONSTRAINT.search(low)
+            ):
+                continue  # a long message is a request, not a constraint; it had its share
+            text, c = self.line(USERS, k)
+            extra = c + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
+            if spent + extra <= limit:
+                self.chosen[USERS].append(text)
+                self.keys[USERS].append(k)
+                self.say(text)
+                spent += extra
         return spent
 
     def take_in_turns(self, rest: list[str], used: int, cap: int) -> int:
         """One line from each of the sections ``rest`` in turn, while anything fits ``cap``
         (``used`` taken already); the tokens used then."""
         chosen, sections = self.chosen, self.sections
-        position = {name: len(chosen[name]) for name in rest}
+        position = {name: self.next.get(name, len(chosen[name])) for name in rest}
+        taken = {name: set(self.keys[name]) for name in rest}
         progress = True
         while progress:
             progress = False
@@ -372,11 +439,12 @@ class _Fitter:
                     continue
                 text, c = self.line(name, k)
                 extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
-                if self.redundant(name, text):
+                if k in taken[name] or self.redundant(name, text):
                     position[name] = k + 1
                     progress = True
                 elif used + extra <= cap:
                     chosen[name].append(text)
+                    self.keys[name].append(k)
                     self.say(text)
                     used += extra
                     progress = True
@@ -386,28 +454,63 @@ class _Fitter:
         return used
 
 
-def _fit(latest: str | None, sections: dict[str, list[str]], cap: int, enc: Encoding) -> str:
+def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None) -> str:
+    """The latest request as the summary carries it: whole when it takes at most
+    ``request_room`` tokens and fits the cap (leaving :data:`_REQUEST_SLACK`), else head + marker
+    + tail within its share of the cap (a third, at least :data:`LATEST_MIN_TOKENS`; a cap that
+    small is all the request's), the marker naming ``recall_id`` (or saying it is not stored, in
+    a room of at least twice :data:`LATEST_MIN_TOKENS`)."""
+    tokens = count_tokens(latest, encoding=enc)
+    if tokens <= request_room and tokens + _REQUEST_SLACK <= cap:
+        return latest
+    room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
+    latest = "\n".join(line for line in latest.splitlines() if line.strip())  # cut: blank lines say nothing
+    # In a smaller room the head and tail say more than "not stored" (the header says it too).
+    return truncate(
+        latest, room, unit="tokens", strategy="head_tail", encoding=enc,
+        recall_id=recall_id, not_stored=recall_id is None and room >= 2 * LATEST_MIN_TOKENS,
+    ).text  # fmt: skip
+
+
+def _fit(
+    latest: str | None,
+    sections: dict[str, list[str]],
+    cap: int,
+    enc: Encoding,
+    *,
+    request_room: int = 0,
+    recall_id: str | None = None,
+) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares)."""
     fit = _Fitter(sections, enc)
     chosen = fit.chosen
     if latest:
-        # A third of the cap, at least LATEST_MIN_TOKENS; a cap that small is all the request's.
-        room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
-        kept = truncate(latest, room, unit="tokens", strategy="head_tail", encoding=enc).text
-        chosen[LATEST] = [line for line in kept.splitlines() if line.strip()]
+        # Verbatim, its blank lines included (one entry: the section is the request).
+        chosen[LATEST] = [_latest_kept(latest, cap, enc, request_room, recall_id).strip()]
     used = count_tokens(_render(chosen), encoding=enc)
     for kept_line in chosen[LATEST]:
         fit.say(kept_line)
-    # Every user message (and what earlier harnesses summarized) before the rest.
+    # Every user message (and what earlier harnesses summarized) before the rest: the latest
+    # first within their share, then the older constraints and corrections while the cap has room.
     used += fit.take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
+    used += fit.take_constraints(max(0, cap - used))
     used += fit.take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
     for name in ("Current state", "Next step"):
         used += fit.take(name, max(0, cap - used))
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
     fit.take_in_turns(rest, used, cap)
+    # The older constraints were taken before later lines of their section: newest first again.
+    chosen[USERS] = [t for _, t in sorted(zip(fit.keys[USERS], chosen[USERS], strict=True))]
     text = _render(chosen)
-    if count_tokens(text, encoding=enc) > cap:
+    over = count_tokens(text, encoding=enc) > cap
+    # Per-line counts miss a few merges at line starts: the last lines taken give way first.
+    for name in reversed(_SECTIONS[2:]):
+        while over and chosen[name]:
+            chosen[name].pop()
+            text = _render(chosen)
+            over = count_tokens(text, encoding=enc) > cap
+    if over:
         # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
         return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
     return text

@@ -80,5 +80,8 @@ def summarize_split_turn(write: Callable[[SummaryRequest], str], request: Summar
         stop=at,
         max_tokens=max(32, request.max_tokens - turn_cap),
         context={**request.context, "split_turn": "history"},
+        # The latest request opens the turn (the prefix carries it): history's is an earlier one.
+        request_room=0,
+        request_recall_id=None,
     )
     return f"{strip_scratchpad(write(history))}\n\n---\n\n{TURN_CONTEXT_HEADING}\n\n{turn}"
