@@ -15,6 +15,7 @@ __all__ = [
     "Format",
     "FormatOrAuto",
     "Handoff",
+    "HandoffArtifact",
     "HandoffCommand",
     "HandoffError",
     "JsonDict",
@@ -185,6 +186,19 @@ class HandoffError(TypedDict):
     resolved: bool
 
 
+class HandoffArtifact(TypedDict):
+    """One file of the artifact trail of a :class:`Handoff`."""
+
+    path: str
+    ops: list[str]
+    """What was done to it, each once in the order first done: ``read``, ``created``, ``edited``,
+    ``deleted``, ``renamed``."""
+    last: str
+    """The last call that touched it, in one line."""
+    index: int
+    """The message of that call."""
+
+
 class Handoff(TypedDict):
     """What ``Conversation.handoff`` extracts for the offline summarizer (indices relative to ``start``)."""
 
@@ -205,6 +219,14 @@ class Handoff(TypedDict):
     last_assistant: str | None
     messages: int
     tool_calls: int
+    artifacts: list[HandoffArtifact]
+    """Each file a call read, created, edited, deleted or renamed, most recently touched last."""
+    constraints: list[tuple[int, str]]
+    """Sentences of real user messages that state a rule, verbatim, as ``(index, text)``, latest first."""
+    plan: list[tuple[str, str]]
+    """The latest TODO list or plan a tool call set, as ``(item, status)``."""
+    previous_ledger: str | None
+    """The text of the latest task ledger an earlier compaction wrote into this history."""
 
 
 RecordType: TypeAlias = Literal["user", "feedback", "project", "reference"]
