@@ -163,7 +163,7 @@ class LadderRun(ResortRun):
             start = p.harness.raw_start(self, start)
         cap = summary_cap(p, self.target) if self.one_shot else p.summary_max_tokens
         if self.fill:
-            room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start)
+            room = self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(start) - self.ledger_room()
             fit = self._fill_start(room)
             # The policy's recent part is the least kept raw when it fits beside the summary;
             # when it does not (20,000 recent tokens under a 5,000-token budget), as many
@@ -182,6 +182,7 @@ class LadderRun(ResortRun):
             # retention was 0.877 with the third alone.)
             raw = self.preamble_tokens + sum(self.totals[start:]) + self._pinned_tokens(start)
             raw += Conversation(extras, format=self.original.format, encoding=self.original.encoding).tokens
+            raw += self.ledger_tokens(start)  # the ledger beside the summary takes from its room
             cap = self.summary_room(cap, raw)
         summary = self.write_summary(start, cap)
         if summary is None:
