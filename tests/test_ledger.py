@@ -65,7 +65,8 @@ def test_a_ledger_is_built_from_the_history() -> None:
     assert ledger.constraints == (RULE, "Use uv, not pip.")
     files = {a.path: a for a in ledger.artifacts}
     assert files["src/a/parser.py"].ops == ("read", "edited")
-    assert files["src/a/parser.py"].last == "Edit src/a/parser.py"
+    # A file tool's call names the path the line names already: left out of the line.
+    assert files["src/a/parser.py"].last == "" and "Edit src/a/parser.py" not in message["content"]
     assert files["src/a/lexer.py"].ops == ("created",)
     assert LedgerCommand("pytest -q tests/", "1 failed, 3 passed", False) in ledger.commands
     assert any("KeyError: 'name'" in e for e in ledger.errors)
@@ -110,11 +111,12 @@ def test_bounded_ledger_drops_oldest_detail_first_and_says_where_it_went() -> No
     assert bounded.artifacts[0] != ledger.artifacts[0], "the oldest file went first"
     assert bounded.omitted == (200 - len(bounded.artifacts)) + (100 - len(bounded.commands))
     assert f"{bounded.omitted:,} older entries" in text and "conversation_search" in text
-    assert Ledger.parse(text) == bounded
+    parsed = Ledger.parse(text)
+    assert parsed is not None and parsed.render() == text
     # A cap too small for the rules too: the oldest rules go, the newest stays.
     tiny = ledger.bounded(150)
     assert tiny.constraints and tiny.constraints[0] == ledger.constraints[0]
-    assert ledger_cap(2_000, 100_000) == 2_000 and ledger_cap(2_000, 8_000) == 800 and ledger_cap(2_000, 500) == 160
+    assert ledger_cap(2_000, 100_000) == 2_000 and ledger_cap(2_000, 8_000) == 800 and ledger_cap(2_000, 500) == 0
 
 
 def test_two_compactions_merge_one_ledger_not_nested() -> None:

@@ -126,6 +126,8 @@ class LadderState:
         self._raw_ledgers: dict[int, set[int]] = {}
         #: ``original.handoff(preamble, stop)`` by stop, made for a ledger (a summary of the same span reads it).
         self._handoffs: dict[int, Any] = {}
+        #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
+        self._last_rung = False
 
     @property
     def p(self) -> CompactionPolicy:

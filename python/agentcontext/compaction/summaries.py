@@ -139,7 +139,7 @@ class SummaryRun(FlushingRun):
         """The task ledger beside a summary of ``original[preamble:stop]``
         (:mod:`~agentcontext.compaction.ledger`): none when the policy has it off."""
         p = self.policy
-        if not p.ledger:
+        if not p.ledger or self.ledger_room() == 0:
             return []
         if stop not in self._ledgers:
             o = self.original
@@ -155,7 +155,7 @@ class SummaryRun(FlushingRun):
     def ledger_room(self) -> int:
         """The most tokens the task ledger takes (0 when the policy has it off)."""
         p = self.policy
-        return ledger_cap(p.ledger_max_tokens, self.target) if p.ledger else 0
+        return ledger_cap(p.ledger_max_tokens, self.target) if p.ledger and not self._last_rung else 0
 
     def ledger_tokens(self, stop: int) -> int:
         """Tokens of :meth:`ledger_messages` (0 when off)."""
@@ -167,7 +167,7 @@ class SummaryRun(FlushingRun):
     def _stale_ledgers(self, start: int) -> set[int]:
         """Ledger messages an earlier compaction wrote, from ``start`` on: a new ledger merges and
         replaces them (none when the policy has the ledger off)."""
-        if not self.policy.ledger:
+        if self.ledger_room() == 0:
             return set()
         start = max(start, self.preamble)
         scanned = min(self._raw_ledgers, default=len(self.original))
