@@ -25,10 +25,7 @@ __all__ = ["LEDGER_MARKER", "Ledger", "LedgerArtifact", "LedgerCommand", "ledger
 #: request (``LEDGER_PREFIX`` in ``src/compact/request.rs``), and a later compaction merges it.
 LEDGER_MARKER = "[agentcontext: task ledger"
 
-_HEADER = (
-    f"{LEDGER_MARKER} — kept by code across compactions, not by the summarizer: the live request, the user's "
-    "rules verbatim, files touched, commands, open errors, the plan]"
-)
+_HEADER = f"{LEDGER_MARKER}: kept by code across compactions, not by the summarizer]"
 
 REQUEST = "Live request"
 RULES = "User constraints (verbatim, newest first)"
@@ -42,7 +39,7 @@ _SECTIONS = (REQUEST, RULES, FILES, COMMANDS, ERRORS, PLAN, LEFT_OUT)
 #: The least and the most a ledger takes by default (tokens); between them a tenth of the target.
 LEDGER_MIN_TOKENS = 160
 #: A request head is cut to this many characters.
-REQUEST_HEAD_CHARS = 200
+REQUEST_HEAD_CHARS = 160
 
 _LEFT_OUT_LINE = re.compile(r"^- (\d[\d,]*) older entries")
 
@@ -175,9 +172,8 @@ class Ledger:
                 parts.append(f"## {name}\n" + "\n".join(lines))
         if self.omitted:
             parts.append(
-                f"## {LEFT_OUT}\n- {self.omitted:,} older entries (files, commands, errors) are left out of this "
-                "ledger: conversation_search finds them in the session log, and the recall id in the summary "
-                "header above gives the originals."
+                f"## {LEFT_OUT}\n- {self.omitted:,} older entries left out: conversation_search finds them; "
+                "the summary's recall id gives the originals."
             )
         return "\n\n".join(parts)
 
@@ -189,8 +185,9 @@ class Ledger:
         return not (self.request or self.constraints or self.artifacts or self.commands or self.errors or self.plan)
 
     def bounded(self, max_tokens: int, *, encoding: Encoding = "o200k_base") -> Ledger:
-        """This ledger within ``max_tokens``: the oldest files, commands and errors (and plan
-        items) leave first, one from each in turn, then the oldest rules; the request stays.
+        """This ledger within ``max_tokens``: the oldest commands and errors leave first (one of
+        each in turn: the summary lists them too), then the oldest files and plan items, then the
+        oldest rules; the request stays.
         What leaves is counted in :attr:`omitted` (its line names where to find it)."""
         if count_tokens(self.render(), encoding=encoding) <= max_tokens:
             return self
@@ -205,19 +202,21 @@ class Ledger:
         total = count_tokens(bare.render(), encoding=encoding)
         total += sum(sum(c) + heading[name] for name, c in cost.items() if c and name != REQUEST)
         gone = dict.fromkeys(_SECTIONS, 0)
-        order = (FILES, COMMANDS, ERRORS, PLAN)
+        # Commands and errors first (the summary lists them too), then files and the plan.
+        tiers = ((COMMANDS, ERRORS), (FILES, PLAN))
         turn = 0
 
         def step() -> int | None:
             """Leave out the next entry (its tokens); None when only the request is left."""
             nonlocal turn
-            for _ in order:
-                name = order[turn % len(order)]
-                turn += 1
-                if gone[name] < len(cost[name]):
-                    gone[name] += 1
-                    last = gone[name] == len(cost[name])
-                    return cost[name][gone[name] - 1] + (heading[name] if last else 0)
+            for order in tiers:
+                for _ in order:
+                    name = order[turn % len(order)]
+                    turn += 1
+                    if gone[name] < len(cost[name]):
+                        gone[name] += 1
+                        last = gone[name] == len(cost[name])
+                        return cost[name][gone[name] - 1] + (heading[name] if last else 0)
             if gone[RULES] < len(cost[RULES]):
                 gone[RULES] += 1
                 last = gone[RULES] == len(cost[RULES])
@@ -331,7 +330,7 @@ def ledger_message(
         where = (
             "verbatim in the messages below"
             if found[0] >= stop
-            else "in the summary above and under the recall id in its header"
+            else "in the summary above (its recall id: the original)"
         )
         new = replace(new, request=_one_line(found[1], REQUEST_HEAD_CHARS), request_at=where)
     else:
