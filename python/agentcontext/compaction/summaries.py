@@ -13,7 +13,7 @@ from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_mes
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
-from agentcontext.compaction.summarize import SummaryRequest, shrink_summary, summary_message
+from agentcontext.compaction.summarize import SUMMARY_MARKER, SummaryRequest, shrink_summary, summary_message
 from agentcontext.errors import BudgetError, CompactionError
 
 __all__ = ["SummaryRun"]
@@ -170,6 +170,9 @@ class SummaryRun(FlushingRun):
         if self.ledger_room() == 0:
             return set()
         start = max(start, self.preamble)
+        # A ledger is written right after a summary of this library: none without one.
+        if not any(t.startswith(SUMMARY_MARKER) for t in self.original._summaries(max(self.preamble, start - 1))):
+            return set()
         scanned = min(self._raw_ledgers, default=len(self.original))
         if start < scanned:
             # One scan from the earliest start asked for; later starts read it.
