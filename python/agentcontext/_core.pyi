@@ -362,8 +362,11 @@ class Conversation:
         member and commands), commands with their last outcome, errors (resolved or not), tests
         with their last status (``passed``, ``failed``, ``error``, ``skipped``; ``ran`` when only a
         command named it, ``named`` when only another tool input did), identifiers, references
-        (URLs, branches, commits), TODOs, decisions, the last assistant text and earlier summaries
-        — over messages ``start:stop`` (indices in the result are relative to ``start``)."""
+        (URLs, branches, commits), TODOs, decisions, the last assistant text and earlier summaries;
+        for the task ledger, the artifact trail (each file with what was done to it and the last
+        call that touched it), the rules the user stated (verbatim, latest first), the latest plan
+        a tool set and the latest ledger written earlier — over messages ``start:stop`` (indices in
+        the result are relative to ``start``)."""
 
     def _latest_request(self, start: int = 0, stop: int | None = None, /) -> tuple[int, str] | None:
         """Internal. The latest real user request of messages ``start:stop`` as ``(index in this conversation, text)``: a user

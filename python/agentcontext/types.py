@@ -9,7 +9,7 @@ __all__ = [
     "AnthropicRequest", "CalibrationDict", "CalibrationModel", "Change", "ClearDecision", "ClearReport",
     "ClearedResult", "CompactionResultDict", "CompactionState", "CompiledRequestDict", "CostDict", "DedupedRead",
     "DroppedRounds", "Encoding", "EvaluationDict", "FlushReportDict", "Format", "FormatOrAuto", "GoalState",
-    "Handoff", "HandoffCommand", "HandoffError", "JsonDict", "LoggedData", "LoggedRef", "MemoryHit", "MemoryRecord",
+    "Handoff", "HandoffArtifact", "HandoffCommand", "HandoffError", "JsonDict", "LoggedData", "LoggedRef", "MemoryHit", "MemoryRecord",
     "MemoryRecordWithBody", "Message", "PendingCallDict", "PermissionRequestDict", "PermissionState",
     "ReconcileRecord", "Reconciliation", "RecordType", "RefreshStats", "RequestTokens", "RuleDict", "SearchHit",
     "SearchResult", "SectionTokens", "SessionState", "SnapshotDict", "SnapshotInfoDict", "StageEventDict", "Stats",
@@ -165,6 +165,19 @@ class HandoffError(TypedDict):
     resolved: bool
 
 
+class HandoffArtifact(TypedDict):
+    """One file of the artifact trail of a :class:`Handoff`."""
+
+    path: str
+    ops: list[str]
+    """What was done to it, each once in the order first done: ``read``, ``created``, ``edited``,
+    ``deleted``, ``renamed``."""
+    last: str
+    """The last call that touched it, in one line."""
+    index: int
+    """The message of that call."""
+
+
 class Handoff(TypedDict):
     """What ``Conversation.handoff`` extracts for the offline summarizer (indices relative to ``start``)."""
 
@@ -185,6 +198,14 @@ class Handoff(TypedDict):
     last_assistant: str | None
     messages: int
     tool_calls: int
+    artifacts: list[HandoffArtifact]
+    """Each file a call read, created, edited, deleted or renamed, most recently touched last."""
+    constraints: list[tuple[int, str]]
+    """Sentences of real user messages that state a rule, verbatim, as ``(index, text)``, latest first."""
+    plan: list[tuple[str, str]]
+    """The latest TODO list or plan a tool call set, as ``(item, status)``."""
+    previous_ledger: str | None
+    """The text of the latest task ledger an earlier compaction wrote into this history."""
 
 
 RecordType: TypeAlias = Literal["user", "feedback", "project", "reference"]
@@ -400,6 +421,10 @@ class _EvaluationFields(TypedDict):
     kept_probes: int
     probe_counts: dict[str, tuple[int, int]]
     latest_ask: bool | None
+    latest_whole: bool | None
+    latest_ask_tokens: int
+    artifact_trail: float | None
+    constraints: float | None
     reduction: float
     summary_ratio: float | None
     fill: float | None
@@ -425,6 +450,10 @@ class StrategySummary(TypedDict):
     retention_mean: float
     retention_by_kind: dict[str, float | None]
     latest_ask: float | None
+    latest_whole: float | None
+    latest_whole_runs: int
+    artifact_trail: float | None
+    constraints: float | None
     fill: float | None
     min_fill: float | None
     filled: float | None

@@ -18,6 +18,10 @@ pub const SUMMARY_PREFIXES: &[&str] = &[
     "Another language model started to solve this problem",
 ];
 
+/// How the task ledger this library writes into a compacted working set opens: a user turn the
+/// user did not type (never taken for a request; see `agentcontext.compaction.ledger`).
+pub const LEDGER_PREFIX: &str = "[agentcontext: task ledger";
+
 /// Text that harnesses put in user turns without the user typing it: Claude Code's task
 /// notifications, command echoes, interruption markers and reminders. Such a message is never
 /// taken for the user's request (its identifiers and paths still count).
@@ -32,6 +36,7 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "<bash-stderr>",
     "[Request interrupted by user",
     "Caveat: The messages below were generated",
+    LEDGER_PREFIX,
 ];
 
 /// What a message is to the search for the user's latest ask ([`latest_ask`]).

@@ -323,6 +323,19 @@ pub(super) fn handoff_dict(py: Python<'_>, h: Handoff) -> PyResult<Bound<'_, PyD
     d.set_item("last_assistant", h.last_assistant)?;
     d.set_item("messages", h.messages)?;
     d.set_item("tool_calls", h.tool_calls)?;
+    let artifacts = PyList::empty(py);
+    for a in h.artifacts {
+        let x = PyDict::new(py);
+        x.set_item("path", a.path)?;
+        x.set_item("ops", a.ops)?;
+        x.set_item("last", a.last)?;
+        x.set_item("index", a.index)?;
+        artifacts.append(x)?;
+    }
+    d.set_item("artifacts", artifacts)?;
+    d.set_item("constraints", h.constraints)?;
+    d.set_item("plan", h.plan)?;
+    d.set_item("previous_ledger", h.previous_ledger)?;
     Ok(d)
 }
 

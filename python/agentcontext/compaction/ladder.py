@@ -186,6 +186,7 @@ class LadderRun(ResortRun):
             # retention was 0.877 with the third alone.)
             raw = self.preamble_tokens + sum(self.totals[start:]) + self._pinned_tokens(start)
             raw += Conversation(extras, format=self.original.format, encoding=self.original.encoding).tokens
+            raw += self.ledger_tokens(start)  # the ledger beside the summary takes from its room
             cap = self.summary_room(cap, raw)
         summary = self.write_summary(start, cap)
         if summary is None:
@@ -203,7 +204,9 @@ class LadderRun(ResortRun):
         ``cap`` tokens (the number of messages when none does); not filling: ``recent``."""
         if not self.fill:
             return recent
-        return self._fill_start(self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(recent))
+        return self._fill_start(
+            self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(recent) - self.ledger_room()
+        )
 
     def _reattach(self, start: int, stop: int) -> list[dict[str, str]]:
         """Up to ``reattach_files`` files read in the older history, re-read now, within

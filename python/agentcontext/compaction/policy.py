@@ -137,6 +137,12 @@ class CompactionPolicy:
     #: Re-attach up to this many recently read files after a summary, within this many tokens.
     reattach_files: int = 5
     reattach_tokens: int = 20_000
+    #: The task ledger (:mod:`agentcontext.compaction.ledger`): a message beside every summary that
+    #: carries the live request, the user's rules verbatim, the files touched, commands, open
+    #: errors and the plan across compactions, built by code; within a tenth of the target, at
+    #: most ``ledger_max_tokens``. Off in the presets that reproduce another harness.
+    ledger: bool = True
+    ledger_max_tokens: int = 2_000
     #: Stage (e).
     drop_oldest_groups: bool = True
     #: Anti-loop: auto compaction waits this many turns after the previous one.

@@ -40,21 +40,21 @@ _POLICIES: dict[str, CompactionPolicy] = {
             note="the seed design: clear old tool results first, then summarize all but the last 12 messages",
         ),
         CompactionPolicy(
-            "pi",
+            "pi", ledger=False,
             reserved_output=16_384, safety_margin=0, trigger=1.0, target=1.0, recent_messages=0,
             recent_tokens=20_000, clear_tool_results=False, tool_result_budgets=False, harness=Pi(),
             note="trigger at window - 16,384; keep the last ~20,000 tokens raw, splitting a turn larger than that "
             "(its prefix summarized as the turn context); summary as a user message",
         ),
         CompactionPolicy(
-            "openclaw",
+            "openclaw", ledger=False,
             trigger=0.5, target=0.4, recent_messages=12, recent_tools=3, summarizer_window=32_000,
             harness=OpenClaw(max_history_share=0.5, soft_trim_chars=4_000, cache_ttl_seconds=300),
             note="history over 50% of the window; the oldest equal-token chunks summarized first, then the rest "
             "(staged, merged); old results soft-trimmed then cleared, never while the cache is warm (5 min)",
         ),
         CompactionPolicy(
-            "claude-code",
+            "claude-code", ledger=False,
             reserved_output=20_000, safety_margin=0, trigger=1.0, target=1.0, harness=ClaudeCode(trigger_margin=13_000),
             recent_messages=0, recent_tools=0, clear_tool_results=False, reattach_files=5,
             reattach_tokens=50_000,
@@ -62,13 +62,13 @@ _POLICIES: dict[str, CompactionPolicy] = {
             "re-attach up to 5 read files; a summary request too long drops the oldest API rounds and retries",
         ),
         CompactionPolicy(
-            "codex",
+            "codex", ledger=False,
             trigger=0.9, target=0.9, recent_messages=0, harness=Codex(recent_user_tokens=20_000),
             clear_tool_results=False, result_max_chars=40_000,
             note="auto-compact near 90%; history rebuilt as the user messages (newest ~20,000 tokens) + the summary",
         ),
         CompactionPolicy(
-            "letta",
+            "letta", ledger=False,
             trigger=0.9, target=0.7, recent_messages=0, recent_tokens=0, result_max_chars=5_000,
             clear_tool_results=False, harness=Letta(sliding_window=0.3, memory_warning=0.75),
             note="trigger at 90%, warning at 75%; tool returns cut to 5,000 chars; sliding window from 30% of "
@@ -76,12 +76,12 @@ _POLICIES: dict[str, CompactionPolicy] = {
             "chars, then 30% head + 30% tail",
         ),
         CompactionPolicy(
-            "goose",
+            "goose", ledger=False,
             trigger=0.8, target=0.5, recent_messages=2, clear_tool_results=False,
             note="auto-compact at 80%; keep the latest exchange raw",
         ),
         CompactionPolicy(
-            "alyx",
+            "alyx", ledger=False,
             trigger=50_000, target=30_000, recent_messages=12, recent_tools=3, clear_tool_results=False,
             harness=Alyx(result_max_tokens=10_000, checkpoint_tokens=50_000, dedup_tools=IDEMPOTENT_TOOLS),
             note="tool results cut to the largest head within 10,000 tokens (binary search); repeated idempotent "

@@ -150,6 +150,7 @@ class ResortRun(SummaryRun):
         each run of the messages dropped. Does not fit only when not even the markers and a
         head and tail of each message do."""
         o, limit = self.original, self.limit
+        self._last_rung = True
         cuts = [c for c in o._cut_points() if self.preamble <= c < len(o)]
         last = cuts[-1] if cuts else self.preamble
         found = o._latest_request()

@@ -121,6 +121,13 @@ class LadderState:
         self._filled: tuple[Conversation, list[int | None]] | None = None
         #: The user's extra focus for the summary (``compact(instructions=...)``).
         self.instructions: str | None = None
+        #: The task ledger beside a summary that ends at each stop, and ledger messages in what stays raw.
+        self._ledgers: dict[int, list[dict[str, str]]] = {}
+        self._raw_ledgers: dict[int, set[int]] = {}
+        #: ``original.handoff(preamble, stop)`` by stop, made for a ledger (a summary of the same span reads it).
+        self._handoffs: dict[int, Any] = {}
+        #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
+        self._last_rung = False
 
     @property
     def p(self) -> CompactionPolicy:

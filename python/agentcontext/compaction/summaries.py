@@ -9,11 +9,13 @@ from typing import Any
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import fill
 from agentcontext.compaction.flush import FlushingRun
+from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_message
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
 from agentcontext.compaction.summarize import (
     LATEST_SHARE,
+    SUMMARY_MARKER,
     SummaryRequest,
     previous_summary_of,
     shrink_summary,
@@ -79,6 +81,8 @@ class SummaryRun(FlushingRun):
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
             instructions=self.instructions, request_room=self._request_room(stop),
             request_recall_id=self._request_recall(stop),
+            # The ledger's extraction of the same span, for a summarizer that extracts too.
+            context={"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {},
         )  # fmt: skip
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
@@ -135,9 +139,59 @@ class SummaryRun(FlushingRun):
         message = summary_message(
             summary.text, messages=covers - self.preamble - (hi - lo), tokens=tokens, recall_id=recall_id
         )
+        ledger = self.ledger_messages(summary.stop)
         if lo == hi:
-            return [message]
-        return [self._drop_note(self.original, lo, hi, store=store), message]
+            return [message, *ledger]
+        return [self._drop_note(self.original, lo, hi, store=store), message, *ledger]
+
+    def ledger_messages(self, stop: int) -> list[dict[str, str]]:
+        """The task ledger beside a summary of ``original[preamble:stop]``
+        (:mod:`~agentcontext.compaction.ledger`): none when the policy has it off."""
+        p = self.policy
+        if not p.ledger or self.ledger_room() == 0:
+            return []
+        if stop not in self._ledgers:
+            o = self.original
+            later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
+            self._handoffs[stop] = h = o.handoff(self.preamble, stop)
+            message = ledger_message(
+                o, self.preamble, stop, cap=self.ledger_room(), encoding=p.encoding,
+                later=later[-1] if later else None, handoff=h,
+            )  # fmt: skip
+            self._ledgers[stop] = [message] if message is not None else []
+        return self._ledgers[stop]
+
+    def ledger_room(self) -> int:
+        """The most tokens the task ledger takes (0 when the policy has it off)."""
+        p = self.policy
+        return ledger_cap(p.ledger_max_tokens, self.target) if p.ledger and not self._last_rung else 0
+
+    def ledger_tokens(self, stop: int) -> int:
+        """Tokens of :meth:`ledger_messages` (0 when off)."""
+        ledger = self.ledger_messages(stop)
+        if not ledger:
+            return 0
+        return Conversation(ledger, format=self.original.format, encoding=self.original.encoding).tokens
+
+    def _stale_ledgers(self, start: int) -> set[int]:
+        """Ledger messages an earlier compaction wrote, from ``start`` on: a new ledger merges and
+        replaces them (none when the policy has the ledger off)."""
+        if self.ledger_room() == 0:
+            return set()
+        start = max(start, self.preamble)
+        # A ledger is written right after a summary of this library: none without one.
+        if not any(t.startswith(SUMMARY_MARKER) for t in self.original._summaries(max(self.preamble, start - 1))):
+            return set()
+        scanned = min(self._raw_ledgers, default=len(self.original))
+        if start < scanned:
+            # One scan from the earliest start asked for; later starts read it.
+            o = self.original
+            self._raw_ledgers[start] = {
+                i for i in range(start, scanned)
+                if o[i]["role"] == "user" and isinstance(c := o[i].get("content"), str) and c.startswith(LEDGER_MARKER)
+            } | self._raw_ledgers.get(scanned, set())  # fmt: skip
+            scanned = start
+        return {i for i in self._raw_ledgers.get(scanned, set()) if i >= start}
 
     def summary_room(self, cap: int, kept: int) -> int:
         """The cap of a summary beside ``kept`` tokens (system messages, what stays raw, extras)
@@ -284,7 +338,8 @@ class SummaryRun(FlushingRun):
     def _assemble(self, head: Conversation, start: int) -> tuple[Conversation, list[int | None]]:
         o = self.original
         pinned = self._pinned(start)
-        raw = [i for i in range(start, len(o)) if i not in self._stale_anchors()]
+        stale = self._stale_anchors() | self._stale_ledgers(start)
+        raw = [i for i in range(start, len(o)) if i not in stale]
         runs = [o.slice(lo, hi) for lo, hi in _runs(raw)]
         parts = [o.slice(0, self.preamble), head, *(o.slice(i, i + 1) for i in pinned), *runs]
         prov: list[int | None] = [*range(self.preamble), *[None] * len(head), *pinned, *raw]

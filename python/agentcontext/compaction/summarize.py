@@ -243,7 +243,11 @@ class OfflineSummarizer:
     window_bound = False
 
     def summarize(self, request: SummaryRequest) -> str:
-        h = (request.original or request.source).handoff(request.start, request.stop)
+        made = request.context.get("handoff")  # the ladder's extraction of this span, when it has one
+        if made is not None and made[:2] == (request.start, request.stop) and request.original is not None:
+            h = made[2]
+        else:
+            h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
         carried: list[str] = []
         # The latest request of the newest summary of this library, verbatim.

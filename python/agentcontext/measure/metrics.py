@@ -16,13 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import cast
+from typing import Any, cast
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
-<<<<<<< HEAD
 from agentcontext.measure.probes import (
     KINDS,
     VIEWS,
@@ -35,10 +34,7 @@ from agentcontext.measure.probes import (
     retention,
     working_set_text,
 )
-=======
-from agentcontext.measure.probes import KINDS, Probe, Retention, extract, found_in, retention, working_set_text
 from agentcontext.types import CostDict, EvaluationDict, StrategySummary
->>>>>>> i27-types
 
 __all__ = [
     "PROBE_KINDS",

@@ -3,16 +3,19 @@
 //! whether they were resolved, identifiers, open work and the last thing the assistant said —
 //! found by scanning messages and tool calls, with no model involved.
 
+mod rules;
 mod scan;
 mod text;
+mod trail;
 
 use rayon::prelude::*;
 
 use super::request::text_of;
-use super::structure::{FastMap, Pairing};
+use super::structure::{FastMap, FastSet, Pairing};
 use crate::model::Message;
 use scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
 use text::{clip, keep_last};
+use trail::Op;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Command {
@@ -28,6 +31,19 @@ pub struct ErrorNote {
     pub index: usize,
     /// A later run of the same command or tool input succeeded.
     pub resolved: bool,
+}
+
+/// One file of the artifact trail: what was done to it, in the order first done, and the call
+/// that touched it last.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Artifact {
+    pub path: String,
+    /// `read`, `created`, `edited`, `deleted`, `renamed`, each once.
+    pub ops: Vec<&'static str>,
+    /// The last call that touched it, in one line.
+    pub last: String,
+    /// The message of that call.
+    pub index: usize,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,12 +72,25 @@ pub struct Handoff {
     pub decisions: Vec<String>,
     /// The last assistant text.
     pub last_assistant: Option<String>,
+    /// The artifact trail: each file a call read, created, edited, deleted or renamed, most
+    /// recently touched last.
+    pub artifacts: Vec<Artifact>,
+    /// Sentences of real user messages that state a rule ("never ...", "use X not Y"), verbatim,
+    /// as `(index, text)`, latest first; each once, at its latest statement.
+    pub constraints: Vec<(usize, String)>,
+    /// The latest TODO list or plan a tool call set (`TodoWrite`, `update_plan`): `(item, status)`.
+    pub plan: Vec<(String, String)>,
+    /// The text of the latest task ledger an earlier compaction wrote into this history.
+    pub previous_ledger: Option<String>,
     pub messages: usize,
     pub tool_calls: usize,
 }
 
 /// Errors kept in a handoff (the latest).
 const MAX_ERRORS: usize = 50;
+/// Files kept in the artifact trail and constraints kept (the latest).
+const MAX_ARTIFACTS: usize = 500;
+const MAX_CONSTRAINTS: usize = 100;
 
 /// Extract a handoff from `messages`.
 pub fn extract(messages: &[Message]) -> Handoff {
@@ -92,31 +121,17 @@ pub fn extract(messages: &[Message]) -> Handoff {
         references.extend(f.references.into_iter().map(|r| (i, r)));
         h.todos.extend(f.todos);
         h.decisions.extend(f.decisions);
+        h.constraints.extend(f.constraints.into_iter().map(|c| (i, c)));
+        if f.ledger.is_some() {
+            h.previous_ledger = f.ledger;
+        }
         if f.has_text {
             last_text = Some(i);
         }
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
     // Tool calls: files, commands and their outcomes, errors — scanned in parallel, merged in order.
-    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
-    for c in &pairing.calls {
-        kinds
-            .entry(c.name)
-            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
-    }
-    let facts: Vec<CallFacts> = if pairing.calls.len() >= PARALLEL_CALLS {
-        pairing
-            .calls
-            .par_iter()
-            .map(|c| scan_call(messages, c, kinds[c.name]))
-            .collect()
-    } else {
-        pairing
-            .calls
-            .iter()
-            .map(|c| scan_call(messages, c, kinds[c.name]))
-            .collect()
-    };
+    let facts = scan_calls(messages, &pairing);
     for (c, f) in pairing.calls.iter().zip(&facts) {
         paths.extend(f.paths.iter().map(|p| (c.at.0, p.clone())));
         references.extend(f.references.iter().map(|r| (c.at.0, r.clone())));
@@ -127,6 +142,8 @@ pub fn extract(messages: &[Message]) -> Handoff {
     h.paths = paths.into_iter().map(|(_, p)| p).collect();
     h.references = references.into_iter().map(|(_, r)| r).collect();
     h.tests = latest_tests(&facts);
+    h.artifacts = artifact_trail(&pairing.calls, &facts);
+    h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
     merge_calls(&mut h, facts);
     // The summary shows the latest few; older ones add nothing but size.
     let excess = h.errors.len().saturating_sub(MAX_ERRORS);
@@ -143,7 +160,97 @@ pub fn extract(messages: &[Message]) -> Handoff {
         keep_last(list);
     }
     h.user_requests.reverse();
+    h.constraints = latest_constraints(&h.constraints);
     h
+}
+
+/// Each rule once, at its latest statement; latest message first, in the order stated within one.
+fn latest_constraints(all: &[(usize, String)]) -> Vec<(usize, String)> {
+    let mut seen: FastSet<&str> = FastSet::default();
+    let keep: Vec<bool> = all.iter().rev().map(|(_, c)| seen.insert(c.as_str())).collect();
+    let mut out: Vec<(usize, String)> = all
+        .iter()
+        .zip(keep.into_iter().rev())
+        .filter(|(_, k)| *k)
+        .map(|(x, _)| x.clone())
+        .collect();
+    out.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+    out.truncate(MAX_CONSTRAINTS);
+    out
+}
+
+/// The artifact trail of the calls, in call order: each file once with what was done to it (a
+/// whole write is a creation the first time the file is seen, an edit after), the last call that
+/// touched it and its message; most recently touched last.
+fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[CallFacts]) -> Vec<Artifact> {
+    let mut trail: Vec<Artifact> = Vec::new();
+    let mut at: FastMap<String, usize> = FastMap::default();
+    let mut opened: Option<String> = None;
+    // The order of each file's last touch (calls of one message share its index).
+    let mut touched: Vec<usize> = Vec::new();
+    let mut seq = 0;
+    for (c, f) in calls.iter().zip(facts) {
+        let open_edit = f
+            .edits_open_file
+            .then(|| opened.clone())
+            .flatten()
+            .map(|p| (p, Op::Edited));
+        for (path, op) in f.touches.iter().cloned().chain(open_edit) {
+            let path = path.strip_prefix("./").map(str::to_owned).unwrap_or(path);
+            if op == Op::Read {
+                opened = Some(path.clone());
+            }
+            let k = *at.entry(path.clone()).or_insert_with(|| {
+                trail.push(Artifact {
+                    path,
+                    ..Artifact::default()
+                });
+                touched.push(0);
+                trail.len() - 1
+            });
+            seq += 1;
+            touched[k] = seq;
+            let a = &mut trail[k];
+            let name = match op {
+                Op::Written if !a.ops.is_empty() => Op::Edited.name(),
+                op => op.name(),
+            };
+            if !a.ops.contains(&name) {
+                a.ops.push(name);
+            }
+            a.last.clone_from(&f.described);
+            a.index = c.at.0;
+        }
+    }
+    let mut order: Vec<(usize, Artifact)> = touched.into_iter().zip(trail).collect();
+    order.sort_unstable_by_key(|(t, _)| *t);
+    let mut trail: Vec<Artifact> = order.into_iter().map(|(_, a)| a).collect();
+    let excess = trail.len().saturating_sub(MAX_ARTIFACTS);
+    trail.drain(..excess);
+    trail
+}
+
+/// What each call of `pairing` contributes, in call order (on all cores for many calls).
+fn scan_calls(messages: &[Message], pairing: &Pairing<'_>) -> Vec<CallFacts> {
+    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
+    for c in &pairing.calls {
+        kinds
+            .entry(c.name)
+            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
+    }
+    if pairing.calls.len() >= PARALLEL_CALLS {
+        pairing
+            .calls
+            .par_iter()
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    } else {
+        pairing
+            .calls
+            .iter()
+            .map(|c| scan_call(messages, c, kinds[c.name]))
+            .collect()
+    }
 }
 
 /// Each test once, at its last mention, with its latest known status ("ran" only when no
@@ -293,3 +400,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod ledger_tests;

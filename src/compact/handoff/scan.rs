@@ -1,13 +1,15 @@
 //! What one message or one tool call contributes to a handoff, scanned independently (so the
 //! scans can run in parallel) and merged in order by [`super::extract`].
 
+use super::rules::constraints_in;
 use super::text::{
     clip, error_lines, exception_types, first_line, identifiers_in, last_lines, lowered, outcome_of, patch_paths,
     paths_in, references_in, test_statuses, words,
 };
+use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
 use crate::compact::args::{Arg, Args};
-use crate::compact::request::{AskKind, ask_kind, text_of};
+use crate::compact::request::{AskKind, LEDGER_PREFIX, ask_kind, ask_kind_of_text, text_of};
 use crate::compact::structure::{Call, is_user_turn};
 use crate::model::{Body, Message, Role, ToolInput};
 
@@ -58,6 +60,10 @@ pub(super) struct MessageFacts {
     pub(super) references: Vec<String>,
     pub(super) todos: Vec<String>,
     pub(super) decisions: Vec<String>,
+    /// Rules the user stated in this message, verbatim.
+    pub(super) constraints: Vec<String>,
+    /// The text of a task ledger an earlier compaction wrote.
+    pub(super) ledger: Option<String>,
     /// Assistant text that is not blank (the last one becomes `last_assistant`).
     pub(super) has_text: bool,
 }
@@ -77,6 +83,16 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             references_in(&text, &mut f.references);
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
+                // Only the user's own blocks (not a reminder a harness put before them) state rules.
+                for b in m.blocks.iter() {
+                    if let Body::Text { text } = &b.body {
+                        if ask_kind_of_text(text, false) == AskKind::Request {
+                            constraints_in(text, &mut f.constraints);
+                        }
+                    }
+                }
+            } else if text.trim_start().starts_with(LEDGER_PREFIX) {
+                f.ledger = Some(text.trim().to_owned());
             }
         }
         Role::Assistant => {
@@ -132,6 +148,13 @@ pub(super) struct CallFacts {
     pub(super) errors: Vec<(ErrorNote, String)>,
     /// The call's key and the message of its result, when it succeeded.
     pub(super) ok: Option<(String, usize)>,
+    /// What the call did to which files, in order, and the call in one line.
+    pub(super) touches: Vec<(String, Op)>,
+    pub(super) described: String,
+    /// An edit that names no file (SWE-agent's `edit`): it edits the file opened last.
+    pub(super) edits_open_file: bool,
+    /// The TODO list or plan the call set.
+    pub(super) plan: Option<Vec<(String, String)>>,
 }
 
 pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bool, bool)) -> CallFacts {
@@ -157,6 +180,7 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     f.paths.extend(path.map(str::to_owned));
     f.paths.extend(f.modified.iter().cloned());
     let full_command = scan_input(&args, &mut f);
+    trail(c.name, input, &args, path, full_command, (reads, writes), &mut f);
     let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
     let Body::ToolResult { content, is_error, .. } = &messages[at.0].blocks[at.1].body else {
@@ -211,6 +235,42 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
         });
     }
     f
+}
+
+/// The artifact trail of one call: what it did to which files (a file tool's path, a patch, a
+/// shell command's verbs), described in one line; and the plan it set.
+fn trail(
+    name: &str,
+    input: &ToolInput,
+    args: &Args<'_>,
+    path: Option<&str>,
+    command: Option<&str>,
+    (reads, writes): (bool, bool),
+    f: &mut CallFacts,
+) {
+    let subcommand = args.get("command").and_then(Arg::as_str).filter(|s| !s.contains(' '));
+    if let Some(p) = path {
+        if let Some(op) = tool_op(name, subcommand, reads, writes) {
+            f.touches.push((p.to_owned(), op));
+        }
+    }
+    if let ToolInput::Freeform(text) = input {
+        patch_ops(text, &mut f.touches);
+    } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
+        patch_ops(patch, &mut f.touches);
+    }
+    let argv = if command.is_none() { argv_command(args) } else { None };
+    let shell = command.or(argv.as_deref());
+    if let (Some(cmd), None) = (shell, subcommand.filter(|_| path.is_some())) {
+        shell_ops(cmd, &mut f.touches);
+    }
+    f.edits_open_file = f.touches.is_empty() && writes && path.is_none() && name.eq_ignore_ascii_case("edit");
+    if !f.touches.is_empty() || f.edits_open_file {
+        f.described = describe(name, path, subcommand.filter(|_| path.is_some()).or(shell));
+    }
+    if args.get("todos").is_some() || args.get("plan").is_some() {
+        f.plan = plan_of(args);
+    }
 }
 
 /// The command, paths, references and test names a tool input names (past its path, which

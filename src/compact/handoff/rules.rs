@@ -1,0 +1,182 @@
+//! User constraints and corrections: the sentences of a real user message that state a rule
+//! ("never ...", "don't ...", "use X not Y", "must", "always", "avoid", "only ...", "stop ..."),
+//! kept verbatim for the task ledger.
+
+/// Sentences longer than this are pasted text more often than rules: not taken.
+const MAX_SENTENCE_CHARS: usize = 400;
+/// At most this many rules are taken from one message (a pasted style guide is not the task's).
+const MAX_PER_MESSAGE: usize = 12;
+
+/// Whether `needle` occurs in `lower` at the start of a word.
+fn has_word(lower: &str, needle: &str) -> bool {
+    lower.match_indices(needle).any(|(at, _)| {
+        lower[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+    })
+}
+
+/// Words that may open a sentence before its rule ("please", "and", "also", "you").
+const OPENERS: &[&str] = &[
+    "please ",
+    "and ",
+    "but ",
+    "also ",
+    "so ",
+    "you ",
+    "we ",
+    "i want you to ",
+    "remember to ",
+    "remember: ",
+];
+
+/// Whether a sentence (ASCII lower case, apostrophes straightened) states a rule: a prohibition
+/// or obligation anywhere in it, or an imperative that limits the work at its start.
+fn states_a_rule(lower: &str) -> bool {
+    const ANYWHERE: &[&str] = &[
+        "never ",
+        "don't ",
+        "dont ",
+        "do not ",
+        "must ",
+        "mustn't ",
+        "instead of ",
+        "rather than ",
+        "avoid ",
+        "make sure ",
+        "shouldn't ",
+        "should not ",
+        "not allowed",
+        "under no circumstances",
+    ];
+    if ANYWHERE.iter().any(|n| has_word(lower, n)) {
+        return true;
+    }
+    let mut rest = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
+    while let Some(r) = OPENERS.iter().find_map(|o| rest.strip_prefix(o)) {
+        rest = r;
+    }
+    if ["always ", "only ", "stop ", "keep ", "leave "]
+        .iter()
+        .any(|p| rest.starts_with(p))
+    {
+        return true;
+    }
+    // "use X, not Y" / "use X instead".
+    rest.starts_with("use ") && (has_word(rest, "not ") || rest.contains(" instead") || rest.contains(", not"))
+}
+
+/// The sentences of `text` that state a rule, verbatim (trimmed), in order: lines outside code
+/// fences, split after `.`, `!` or `?` followed by a space.
+pub(super) fn constraints_in(text: &str, out: &mut Vec<String>) {
+    let mut fenced = false;
+    let mut taken = 0;
+    let mut lower = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || trimmed.is_empty() || trimmed.starts_with('<') || trimmed.starts_with('>') {
+            continue;
+        }
+        for sentence in sentences(trimmed) {
+            let s = sentence.trim();
+            if s.len() < 8 || s.chars().count() > MAX_SENTENCE_CHARS {
+                continue;
+            }
+            lower.clear();
+            lower.extend(s.chars().map(|c| match c {
+                '\u{2019}' | '\u{2018}' => '\'',
+                c => c.to_ascii_lowercase(),
+            }));
+            lower.push(' ');
+            if states_a_rule(&lower) {
+                out.push(s.to_owned());
+                taken += 1;
+                if taken >= MAX_PER_MESSAGE {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// `line` split after each `.`, `!` or `?` that a space follows (a path's or version's dot is
+/// not an end).
+fn sentences(line: &str) -> impl Iterator<Item = &str> {
+    let b = line.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let end = matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1) == Some(&b' ');
+            i += 1;
+            if end {
+                let s = &line[start..i];
+                start = i;
+                return Some(s);
+            }
+        }
+        if start < b.len() {
+            let s = &line[start..];
+            start = b.len();
+            return Some(s);
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        constraints_in(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn rules_are_taken_verbatim_and_chatter_is_not() {
+        let text = "Fix the failing test in tests/test_app.py. Never push to main! \
+                    Don’t touch src/legacy.py, it is frozen. Use pnpm, not npm.\n\
+                    - always run `cargo fmt` before committing\n\
+                    Please only change files under src/.\n\
+                    The parser is slow. It should be faster.\n\
+                    ```\nrm -rf / # never run this\n```\n\
+                    Use ripgrep instead of grep for searches. Stop adding comments to every line.";
+        assert_eq!(
+            rules(text),
+            vec![
+                "Never push to main!",
+                "Don’t touch src/legacy.py, it is frozen.",
+                "Use pnpm, not npm.",
+                "- always run `cargo fmt` before committing",
+                "Please only change files under src/.",
+                "Use ripgrep instead of grep for searches.",
+                "Stop adding comments to every line.",
+            ]
+        );
+        assert!(rules("Let's try version 1.2.3 of the crate. Thanks!").is_empty());
+        assert!(
+            rules("Whatever happens, the neverending loop is fine.").is_empty(),
+            "a word's inside is not a rule"
+        );
+        assert_eq!(
+            rules("You must keep the public API stable"),
+            vec!["You must keep the public API stable"]
+        );
+        let many = "Never do this thing again. "
+            .repeat(30)
+            .replace("thing again", "thing now");
+        let many: String = many
+            .split_inclusive(". ")
+            .enumerate()
+            .map(|(i, s)| s.replace("now", &i.to_string()))
+            .collect();
+        assert_eq!(rules(&many).len(), MAX_PER_MESSAGE);
+    }
+}
