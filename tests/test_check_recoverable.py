@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import agentcontext as ac
 from agentcontext.budgets import recall_tool
 from agentcontext.compaction.check import RECALL_TOOL, SEARCH_TOOL
 from agentcontext.compaction.results import drop_marker
