@@ -16,6 +16,7 @@ import pytest
 
 import agentcontext as ac
 from agentcontext.compaction import PRESETS, Compactor
+from agentcontext.compaction import check as check_module
 from agentcontext.compaction.check import CHECKED_KINDS, SECTION, SpanCheck, reduced_view
 from agentcontext.compaction.llm import DATA_NOTE, LLMSummarizer
 from agentcontext.measure.probes import extract, found_in, working_set_text
@@ -102,8 +103,12 @@ class Terse:
         return f"## Current state\n{state}\n\n## Latest request (verbatim)\n" + (asks[-1] if asks else "")
 
 
-def test_a_summary_missing_facts_is_repaired_within_its_cap() -> None:
+def test_a_summary_missing_facts_is_repaired_within_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     conv = ac.Conversation(session_with_constraint())
+    # By default only the newest CHECK_TOKENS of the span are scanned (and its user messages).
+    default = Compactor("openharness", summarizer=Terse()).compact(conv, budget=conv.tokens // 4)
+    assert summarize_stage(default).detail["check"]["unscanned_messages"] > 0
+    monkeypatch.setattr(check_module, "CHECK_TOKENS", 10**9)
     result = Compactor("openharness", summarizer=Terse()).compact(conv, budget=conv.tokens // 4)
     stage = summarize_stage(result)
     check = stage.detail["check"]
@@ -120,21 +125,21 @@ def test_a_summary_missing_facts_is_repaired_within_its_cap() -> None:
 
 def test_repair_names_what_does_not_fit_by_count_and_the_tools_that_give_it_back() -> None:
     conv = ac.Conversation(session_with_constraint(80))
-    check = SpanCheck.of(conv, 1, len(conv) - 1)
+    check = SpanCheck.of(conv, 1, len(conv) - 1, window=10**9)
     assert len(check.facts) > 40
-    text, appended, left = check.repair("## Current state\n- nothing yet", 200)
-    assert appended > 0 and left > 0
+    text, missed, appended, left = check.repair("## Current state\n- nothing yet", 200)
+    assert missed == len(check.facts) and appended > 0 and left > 0
     assert ac.count_tokens(text) <= 200
     assert f"({left:,} more facts of the replaced history not listed" in text
     assert "recall" in text and "conversation_search" in text
     # The request and the constraint come first.
     assert CONSTRAINT[:60] in " ".join(text.split())
     # Without a store, no recall id is promised.
-    bare, _, _ = check.repair("## Current state\n- nothing yet", 200, stored=False)
+    bare, _, _, _ = check.repair("## Current state\n- nothing yet", 200, stored=False)
     assert "recall tool" not in bare and "conversation_search" in bare
     # A summary that holds every fact is left as it is.
     full = "\n".join(f"- {p.text}" for p in check.facts)
-    assert check.repair(full, 100_000) == (full, 0, 0)
+    assert check.repair(full, 100_000) == (full, 0, 0, 0)
 
 
 def test_facts_kept_raw_need_not_be_in_the_summary() -> None:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
 from agentcontext.compaction.summarize import CHECKED, shrink_summary
-from agentcontext.measure.probes import KINDS, OPENING, Probe, extract, found_in
+from agentcontext.measure.probes import KINDS, OPENING, Probe, extract, found_in, is_user_request, working_set_text
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
@@ -60,7 +60,12 @@ CHECKED_KINDS: tuple[str, ...] = tuple(
 SECTION = CHECKED
 #: The newest tokens of a span whose every fact is checked (every user message is, however old):
 #: extraction runs in Python, and a summary's cap could not hold the facts of far more anyway.
-CHECK_TOKENS = 24_000
+CHECK_TOKENS = 8_000
+#: The first tokens of what stays raw whose facts need not be in the summary (the fill grows the
+#: raw part back further; a fact kept farther away is still demanded, which only costs room).
+KEPT_TOKENS = 4_000
+#: The newest real user messages of the span older than its window whose facts are checked.
+CHECK_ASKS = 100
 #: At most this share of the summary's cap is taken from its own text for the missing facts.
 REPAIR_SHARE = 0.25
 #: The tools that give back what left the working set: the originals by recall id, and a search
@@ -70,6 +75,9 @@ SEARCH_TOOL = "conversation_search"
 
 #: Where an exception name may be: the words that hold one of these.
 _EXCEPTION_HINT = re.compile(r"Error|Exception|[A-Z]\d{4}")
+#: Tokens of the section's heading, and of the line that counts the facts not listed.
+_SECTION_TOKENS = 12
+_POINTER_TOKENS = 40
 _POINTER = re.compile(r"^- \(\d[\d,]* more facts? of the replaced history")
 
 
@@ -188,31 +196,32 @@ class SpanCheck:
     facts: list[Probe]
     #: How many facts of the checked kinds the span holds (before those kept elsewhere are set aside).
     extracted: int = 0
-    #: Messages of the span older than the window whose facts were not extracted (user messages aside).
+    #: Messages of the span older than the window whose facts were not extracted (the newest
+    #: :data:`CHECK_ASKS` user messages aside).
     unscanned: int = 0
     #: The span ``(start, stop)`` the facts are of.
     span: tuple[int, int] = (0, 0)
     report: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, conv: Conversation, start: int, stop: int, *, window: int = CHECK_TOKENS) -> SpanCheck:
+    def of(cls, conv: Conversation, start: int, stop: int, *, window: int | None = None) -> SpanCheck:
         """The facts that leave when a summary replaces messages ``start:stop`` of ``conv`` and the
-        messages from ``stop`` on stay: those of every real user message of the span and of its
-        newest messages up to ``window`` tokens, not also yielded by the first ``window`` tokens of
-        what stays."""
+        messages from ``stop`` on stay: those of the span's newest messages up to ``window`` tokens
+        (default :data:`CHECK_TOKENS`)
+        and of its :data:`CHECK_ASKS` newest real user messages before them, not also found in
+        the first :data:`KEPT_TOKENS` tokens of what stays; the span's latest request is demanded
+        whole only when no real user request stays."""
+        window = CHECK_TOKENS if window is None else window
         totals = conv.message_tokens()
         lo = _window_start(totals, start, stop, window)
-        asks = [conv[g] for g, _ in conv.groups() if start <= g < lo]
+        asks = [conv[g] for g, _ in conv.groups() if start <= g < lo][-CHECK_ASKS:]
         facts = [p for p in extract(reduced_view([*asks, *conv.slice(lo, stop).to_jsonl()])) if p.kind in CHECKED_KINDS]
-        hi = _window_stop(totals, stop, window)
-        kept_probes = extract(reduced_view(conv.slice(stop, hi).to_jsonl())) if hi > stop else []
-        held = {p.text for p in kept_probes if p.kind != "latest_ask"}
-        asks_later = any(p.kind == "user_message" for p in kept_probes) or (
-            hi < len(conv) and any(g >= hi for g, _ in conv.groups())
-        )
+        hi = _window_stop(totals, stop, min(window, KEPT_TOKENS))
+        kept = working_set_text(conv.slice(stop, hi).to_jsonl()) if hi > stop else ""
+        asks_later = any(is_user_request(conv[g]) for g, _ in conv.groups() if g >= stop)
         left = [
             p for p in facts
-            if p.text not in held and not (p.kind == "latest_ask" and asks_later)
+            if not (p.kind == "latest_ask" and asks_later) and not (kept and found_in(p, kept))
         ]  # fmt: skip
         order = {k: n for n, k in enumerate(CHECKED_KINDS)}
         # Newest first within a kind: a cap that forces a choice keeps the latest facts.
@@ -230,34 +239,42 @@ class SpanCheck:
 
     def repair(
         self, text: str, cap: int, *, encoding: Encoding = "o200k_base", stored: bool = True
-    ) -> tuple[str, int, int]:
+    ) -> tuple[str, int, int, int]:
         """``text`` with the facts it misses appended as :data:`SECTION`, within ``cap`` tokens:
-        the summary, the facts appended and how many are still missing (named by count, with the
-        tools that give them back: ``stored`` says whether the originals are under a recall id)."""
+        the summary, how many facts it missed, how many were appended and how many are still
+        missing (named by count, with the tools that give them back: ``stored`` says whether the
+        originals are under a recall id)."""
         missing = self.missing(text)
         if not missing:
-            return text, 0, 0
+            return text, 0, 0, 0
+        before = len(missing)
         body = _without_pointer(text)
         lines = [_line(p) for p in missing]
         costs = count_tokens_batch(lines, encoding=encoding)
-        need = sum(costs) + len(costs) + 8
         have = count_tokens(body, encoding=encoding)
+        need = sum(costs) + len(costs) + _SECTION_TOKENS
         if have + need > cap:
             room = min(need, int(cap * REPAIR_SHARE))
-            body = shrink_summary(body, max(32, cap - room - 16), encoding=encoding)
-            missing = self.missing(body)  # making room may have cut facts the summary held
-            lines = [_line(p) for p in missing]
-            costs = count_tokens_batch(lines, encoding=encoding)
-            have = count_tokens(body, encoding=encoding)
+            shrunk = shrink_summary(body, max(32, cap - room), encoding=encoding)
+            if shrunk != body:
+                # Making room may have cut facts the summary held: those are missing too.
+                gone = set(missing)
+                haystack = _fold(shrunk)
+                missing = [p for p in self.facts if p in gone or not found_in(p, haystack)]
+                lines = [_line(p) for p in missing]
+                costs = count_tokens_batch(lines, encoding=encoding)
+                body, have = shrunk, count_tokens(shrunk, encoding=encoding)
         header = "" if body.rstrip().endswith(f"## {SECTION}") or f"\n## {SECTION}\n" in body else f"\n\n## {SECTION}"
-        left = cap - have - count_tokens(header, encoding=encoding) - 40  # 40: the pointer line
+        left = cap - have - count_tokens(header, encoding=encoding) - 2
+        if sum(costs) + len(costs) > left:
+            left -= _POINTER_TOKENS  # not all fit: room for the line that counts the rest
         chosen: list[str] = []
         for line, c in zip(lines, costs, strict=True):
             if c + 1 > left:
                 break
             chosen.append(line)
             left -= c + 1
-        rest = len(lines) - len(chosen)
+        appended, rest = len(chosen), len(lines) - len(chosen)
         if rest:
             where = (
                 f"the {RECALL_TOOL} tool reads the originals by the id in the header, {SEARCH_TOOL} searches them"
@@ -270,7 +287,8 @@ class SpanCheck:
         out = body.rstrip() + header + "\n" + "\n".join(chosen)
         if count_tokens(out, encoding=encoding) > cap:  # merges at line starts: cut what was appended
             out = shrink_summary(out, cap, encoding=encoding)
-        return out, len(chosen) - (1 if rest else 0), len(self.missing(out))
+            rest = len(self.missing(out))
+        return out, before, appended, rest
 
 
 def _window_start(totals: list[int], start: int, stop: int, window: int) -> int:

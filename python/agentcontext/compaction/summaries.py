@@ -120,7 +120,9 @@ class SummaryRun(FlushingRun):
         ``cap`` when it misses some (:meth:`SpanCheck.repair`), and what the check found — the facts
         checked, those missing before, whether an LLM summarizer asked its model once more or fell
         back to the offline summary, the facts appended, and those still missing (named by count)."""
-        missing = len(check.missing(text))
+        checked, missing, repaired, left = check.repair(
+            text, cap, encoding=self.policy.encoding, stored=self.store is not None
+        )
         report: dict[str, Any] = {"facts": len(check.facts), "missing_before": missing}
         events = getattr(summarizer, "events", None)
         if isinstance(events, list) and events and isinstance(events[-1], dict) and "checked_facts" in events[-1]:
@@ -128,12 +130,11 @@ class SummaryRun(FlushingRun):
             report["missing_before"] = max(missing, len(last.get("missing", [])))
             report["retried"] = last.get("attempts", 0) > 1
             report["fallback"] = last.get("outcome") == "fallback"
-        text, repaired, left = check.repair(text, cap, encoding=self.policy.encoding, stored=self.store is not None)
         report["repaired"] = repaired
         report["missing_after"] = left
         if check.unscanned:
             report["unscanned_messages"] = check.unscanned
-        return text, report
+        return checked, report
 
     def unseen(self, summary: Summary) -> tuple[int, int]:
         """``(lo, hi)``: the messages ``lo:hi`` of the original among those ``summary``'s message
