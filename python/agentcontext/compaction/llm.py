@@ -201,14 +201,18 @@ class LLMSummarizer:
 
     def _check(self, request: SummaryRequest) -> SpanCheck | None:
         """The facts a summary of ``request`` must hold (:class:`~agentcontext.compaction.check.SpanCheck`):
-        the compactor's, else those of the request's own span (none for a merge of partial summaries,
-        whose span is not the history)."""
+        the compactor's when the request is the span it checks; none when a harness reshaped the
+        request (rounds dropped, tool returns cut, a split turn: the compactor checks the result) or
+        for a merge of partial summaries; else those of the request's own span."""
         if not self.retry_missing or request.context.get("merge"):
             return None
+        overflow = request.context.get("overflow")
+        reshaped = bool(request.context.get("split_turn")) or overflow not in (None, "raise")
         given = request.context.get("check")
-        same = isinstance(given, SpanCheck) and given.span == (request.start, request.stop)
-        if same and not request.context.get("split_turn"):
+        if isinstance(given, SpanCheck) and given.span == (request.start, request.stop) and not reshaped:
             return given
+        if given is not None or reshaped:
+            return None
         return SpanCheck.of(request.original or request.source, request.start, request.stop)
 
     def _ask(self, request: SummaryRequest, event: dict[str, Any], feedback: tuple[str, list[str]] | None) -> str:
