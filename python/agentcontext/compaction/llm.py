@@ -161,7 +161,7 @@ class LLMSummarizer:
         self.events.append(event)
         check = self._check(request)
         required = required_identifiers(request) if self.retry_missing else []
-        event["required"] = required + (check.missing_texts("") if check is not None else [])
+        event["required"] = list(dict.fromkeys(required + (check.missing_texts("") if check is not None else [])))
         event["checked_facts"] = len(check.facts) if check is not None else 0
 
         def lacks(text: str) -> list[str]:
