@@ -81,18 +81,28 @@ def required_identifiers(request: SummaryRequest) -> list[str]:
 
 
 def _since_previous(request: SummaryRequest) -> Conversation:
-    """The older history to send: with a previous summary to update (given in the prompt), only
-    the messages after the message that carries it — the summary is updated, not re-summarized."""
+    """The older history to send: with a previous summary to update (given in the prompt), the
+    messages after the message that carries it — the summary is updated, not re-summarized —
+    and, before it, only what is not the library's own (earlier markers and summaries): a harness
+    that keeps user messages beside its summary (Codex) still has them seen."""
     older = request.older
     previous = request.previous_summary
     if not previous or request.context.get("merge"):
         return older
     marker = previous.strip()
-    for i in range(len(older) - 1, -1, -1):
-        content = older[i].get("content")
-        if isinstance(content, str) and (content.strip() == marker or content.startswith(SUMMARY_MARKER)):
-            return Conversation.concat([older.slice(0, older.preamble), older.slice(i + 1)])
-    return older
+    texts = [c if isinstance(c := older[i].get("content"), str) else "" for i in range(len(older))]
+    at = next(
+        (i for i in range(len(texts) - 1, -1, -1)
+         if texts[i].strip() == marker or texts[i].startswith(SUMMARY_MARKER)),
+        None,
+    )  # fmt: skip
+    if at is None:
+        return older
+    before = [
+        older.slice(i, i + 1) for i in range(older.preamble, at)
+        if not texts[i].startswith("[agentcontext:")
+    ]  # fmt: skip
+    return Conversation.concat([older.slice(0, older.preamble), *before, older.slice(at + 1)])
 
 
 def _strip_header(text: str) -> str:
