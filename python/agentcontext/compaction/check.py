@@ -6,8 +6,8 @@ never from the handoff extraction the offline summarizer writes from.
 Checked kinds (:data:`CHECKED_KINDS`): the requests (the latest one, when it leaves, and the
 opening of every real user message), user constraints (when the probes define that kind), paths
 (in user text, tool inputs and assistant text) and exception names (in tool results). Only what
-leaves is checked: a fact the kept part of the working set (the raw recent messages, the pinned
-ones) yields too need not be in the summary.
+leaves is checked: a fact the raw recent messages kept beside the summary hold too need not be
+in the summary.
 
 A summary missing facts is repaired (:meth:`SpanCheck.repair`): the missing ones are appended as
 one short section, :data:`SECTION`, within the summary's cap — the summary's own text made smaller
@@ -16,8 +16,11 @@ cap — and those that do not fit are named by count, with how to get them back 
 summary's header, the ``recall`` and ``conversation_search`` tools). An LLM summarizer asks its
 model once more with the missing list first (:class:`~agentcontext.compaction.llm.LLMSummarizer`).
 
-Speed: facts are extracted once per span from a reduced view of its messages
-(:func:`reduced_view`): tool results that cannot name an exception and the words of tool inputs and
+Bounded cost: the facts are those of the span's newest :data:`CHECK_TOKENS` tokens and of its
+:data:`CHECK_ASKS` newest real user messages before them (the event counts the messages not
+scanned; a summary's cap could not hold the facts of far more), and a fact found in the first
+:data:`KEPT_TOKENS` tokens of what stays raw is not demanded. They are extracted once per span from a
+reduced view of its messages (:func:`reduced_view`): tool results that cannot name an exception and the words of tool inputs and
 assistant text that cannot be a path are left out (probe paths hold a slash or an extension dot;
 probe exceptions end in ``Error``/``Exception`` or are a letter and four digits), user text is kept
 whole. The probes of the view are the probes of the span, of the checked kinds (a test compares
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
@@ -201,7 +204,6 @@ class SpanCheck:
     unscanned: int = 0
     #: The span ``(start, stop)`` the facts are of.
     span: tuple[int, int] = (0, 0)
-    report: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, conv: Conversation, start: int, stop: int, *, window: int | None = None) -> SpanCheck:
