@@ -255,6 +255,7 @@ class SpanCheck:
         costs = count_tokens_batch(lines, encoding=encoding)
         have = count_tokens(body, encoding=encoding)
         need = sum(costs) + len(costs) + _SECTION_TOKENS
+        shrank = False
         if have + need > cap:
             room = min(need, int(cap * REPAIR_SHARE))
             shrunk = shrink_summary(body, max(32, cap - room), encoding=encoding)
@@ -265,7 +266,7 @@ class SpanCheck:
                 missing = [p for p in self.facts if p in gone or not found_in(p, haystack)]
                 lines = [_line(p) for p in missing]
                 costs = count_tokens_batch(lines, encoding=encoding)
-                body, have = shrunk, count_tokens(shrunk, encoding=encoding)
+                body, have, shrank = shrunk, count_tokens(shrunk, encoding=encoding), True
         header = "" if body.rstrip().endswith(f"## {SECTION}") or f"\n## {SECTION}\n" in body else f"\n\n## {SECTION}"
         left = cap - have - count_tokens(header, encoding=encoding) - 2
         if sum(costs) + len(costs) > left:
@@ -290,6 +291,9 @@ class SpanCheck:
         if count_tokens(out, encoding=encoding) > cap:  # merges at line starts: cut what was appended
             out = shrink_summary(out, cap, encoding=encoding)
             rest = len(self.missing(out))
+        if shrank and rest >= before and len(self.missing(out)) >= before:
+            # Too small a cap: making room lost as much as it gained. The summary as written.
+            return text, before, 0, before
         return out, before, appended, rest
 
 
