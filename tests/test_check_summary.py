@@ -245,3 +245,18 @@ def test_an_injected_tool_result_cannot_remove_a_user_constraint(server: LLMServ
     constraint = next(p for p in extract(conv.to_jsonl()) if p.text.startswith("Never edit"))
     assert found_in(constraint, working_set_text(result.conversation))
     assert result.conversation.validate() == []
+
+
+def test_a_repair_never_leaves_a_summary_missing_more_than_it_did() -> None:
+    conv = ac.Conversation(session_with_constraint(40))
+    check = SpanCheck.of(conv, 1, len(conv), window=10**9)
+    latest = next(p for p in check.facts if p.kind == "latest_ask")
+    text = "## Latest request (verbatim)\n" + latest.text + "\n\n## Current state\n- " + "went on. " * 30
+    for cap in (40, 64, 86, 120, 200, 400, 2_000):
+        out, before, appended, left = check.repair(text, cap)
+        assert before == len(check.missing(text))
+        assert len(check.missing(out)) <= before, cap
+        assert left == len(check.missing(out)) or out == text
+        assert ac.count_tokens(out) <= max(cap, ac.count_tokens(text))
+        if appended:
+            assert found_in(latest, " ".join(out.split()))

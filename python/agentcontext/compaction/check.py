@@ -291,6 +291,10 @@ class SpanCheck:
         if count_tokens(out, encoding=encoding) > cap:  # merges at line starts: cut what was appended
             out = shrink_summary(out, cap, encoding=encoding)
             rest = len(self.missing(out))
+        elif rest:
+            # Facts not listed may still be there (a path inside a longer one): count those missing.
+            haystack = _fold(out)
+            rest = sum(1 for p in missing[appended:] if not found_in(p, haystack))
         if shrank and rest >= before and len(self.missing(out)) >= before:
             # Too small a cap: making room lost as much as it gained. The summary as written.
             return text, before, 0, before
