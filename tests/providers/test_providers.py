@@ -15,6 +15,7 @@ import pytest
 
 import agentcontext as ac
 from agentcontext.compaction import CompactionPolicy, Compactor
+from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.llm import LLMSummarizer, identifiers_in, required_identifiers
 from agentcontext.errors import ContextOverflowError, MissingExtraError, OptionError, SummaryError
 from agentcontext.measure.calibration import Calibration, class_tokens
@@ -267,10 +268,14 @@ def asks(conv: ac.Conversation) -> str:
 
 
 def good_summary(required: list[str], conv: ac.Conversation) -> str:
+    # The probe facts of the history too: the compactor checks a summary for them (issue 27).
+    facts = SpanCheck.of(conv, conv.preamble, len(conv), window=10**9).missing_texts("")
     return (
         "<analysis>thinking</analysis><summary>## Current state\n- working on "
         + ", ".join(required)
         + asks(conv)
+        + "\n\n## Facts\n"
+        + "\n".join(f"- {x}" for x in facts)
         + "</summary>"
     )
 

@@ -135,7 +135,12 @@ class CompactionResult:
 def drop_marker(messages: int, tokens: int, recall_id: str | None) -> dict[str, str]:
     """The user message that takes the place of ``messages`` dropped messages of ``tokens``
     tokens, naming the recall id of their originals (or saying they are not stored)."""
-    where = f"recall id {recall_id} gives the originals" if recall_id else "the originals are not stored"
+    where = (
+        f"recall id {recall_id} gives the originals (the recall tool reads them; conversation_search "
+        "searches the session's history)"
+        if recall_id
+        else "the originals are not stored"
+    )
     text = (
         f"[agentcontext: {messages:,} earlier messages ({tokens:,} tokens) "
         f"were dropped to fit the context window; {where}.]"

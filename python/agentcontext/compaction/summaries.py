@@ -8,6 +8,7 @@ from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import fill
+from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.flush import FlushingRun
 from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_message
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
@@ -77,12 +78,15 @@ class SummaryRun(FlushingRun):
         # Earlier summaries in the older part are updated, not nested.
         previous = next(reversed(work._summaries(self.preamble, stop)), None)
         max_tokens = max(64, min(cap, older_tokens - 1))
+        # The facts that leave with the span, checked in the summary before it is used (#27).
+        check = SpanCheck.of(self.original, self.preamble, stop)
         request = SummaryRequest(
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
             instructions=self.instructions, request_room=self._request_room(stop),
             request_recall_id=self._request_recall(stop),
-            # The ledger's extraction of the same span, for a summarizer that extracts too.
-            context={"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {},
+            # The ledger's extraction of the same span (for a summarizer that extracts too) and
+            # the check of the facts that leave with it.
+            context={"check": check, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
         )  # fmt: skip
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
@@ -120,7 +124,30 @@ class SummaryRun(FlushingRun):
             detail["note"] = failure
         elif chunks is not None:
             detail.update(chunks.detail)
+        text, detail["check"] = self._checked(text, check, c.fallback if failure else c.summarizer, max_tokens)
+        detail["summary_tokens"] = count_tokens(text, encoding=p.encoding)
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
+
+    def _checked(self, text: str, check: SpanCheck, summarizer: Any, cap: int) -> tuple[str, dict[str, Any]]:
+        """``text`` checked against the facts that leave with its span (#27): repaired within
+        ``cap`` when it misses some (:meth:`SpanCheck.repair`), and what the check found — the facts
+        checked, those missing before, whether an LLM summarizer asked its model once more or fell
+        back to the offline summary, the facts appended, and those still missing (named by count)."""
+        checked, missing, repaired, left = check.repair(
+            text, cap, encoding=self.policy.encoding, stored=self.store is not None
+        )
+        report: dict[str, Any] = {"facts": len(check.facts), "missing_before": missing}
+        events = getattr(summarizer, "events", None)
+        if isinstance(events, list) and events and isinstance(events[-1], dict) and "checked_facts" in events[-1]:
+            last = events[-1]
+            report["missing_before"] = max(missing, len(last.get("missing", [])))
+            report["retried"] = last.get("attempts", 0) > 1
+            report["fallback"] = last.get("outcome") == "fallback"
+        report["repaired"] = repaired
+        report["missing_after"] = left
+        if check.unscanned:
+            report["unscanned_messages"] = check.unscanned
+        return checked, report
 
     def unseen(self, summary: Summary) -> tuple[int, int]:
         """``(lo, hi)``: the messages ``lo:hi`` of the original among those ``summary``'s message

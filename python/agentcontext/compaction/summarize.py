@@ -125,7 +125,12 @@ def summary_message(summary: str, *, messages: int, tokens: int, recall_id: str 
     """The boundary marker and the summary as one user message (the same shape in every format).
     The marker names ``recall_id`` when the originals are stored under it, and otherwise says
     they are not stored."""
-    where = f"recall id {recall_id} gives the originals" if recall_id else "the originals are not stored"
+    where = (
+        f"recall id {recall_id} gives the originals (the recall tool reads them; conversation_search "
+        "searches the session's history)"
+        if recall_id
+        else "the originals are not stored"
+    )
     header = f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; {where}.]"
     return {"role": "user", "content": f"{header}\n\n{summary}"}
 
@@ -143,6 +148,9 @@ def previous_summary_of(text: str) -> str:
 LATEST = "Latest request (verbatim)"
 USERS = "User requests and constraints (latest first)"
 CARRIED = "Earlier summaries (carried forward)"
+#: The section the check before commit appends facts a summary missed to
+#: (:mod:`agentcontext.compaction.check`); merged forward like the others.
+CHECKED = "Also in the replaced history (checked)"
 
 _SECTIONS = (
     LATEST,
@@ -159,6 +167,7 @@ _SECTIONS = (
     "Decisions",
     "Open work",
     "Next step",
+    CHECKED,
 )
 
 #: Shares of the summary cap: the latest request (head and tail when long), every earlier user
@@ -298,6 +307,7 @@ class OfflineSummarizer:
             "Decisions": [f"- {d}" for d in reversed(h["decisions"])],
             "Open work": [f"- {t}" for t in reversed(h["todos"])],
             "Next step": [f"- {_one_line(h['last_assistant'], 400)}"] if h["last_assistant"] else [],
+            CHECKED: [],  # only what the check appended to a previous summary (merged below)
         }
         for name in _SECTIONS[1:]:
             sections[name] = _merge(sections[name], previous.get(name, []))
