@@ -24,7 +24,7 @@ policy with that trigger and target (what a ``Session`` does). A second, harder 
 (``--stress``, default 24k -> 16k over sessions of at least 80k tokens; not an issue target) is
 shown apart: the shared corpus has only four sessions over 100k tokens, all under 150k.
 
-Every fact comes from :mod:`agentcontext.measure.probes`, which shares no code with the
+Every fact comes from :mod:`agentcontext.probes`, which shares no code with the
 summarizer or the ledger. Runs in ``--jobs`` processes (default 2).
 """
 
@@ -43,8 +43,8 @@ from typing import Any
 from agentcontext import importers
 from agentcontext.measure.evaluation import scan
 from agentcontext.measure.metrics import Evaluation, evaluate, summarize_evaluations
-from agentcontext.measure.probes import KINDS
 from agentcontext.measure.repeated import repeated_compaction
+from agentcontext.probes import KINDS
 
 #: The issue's targets: at 25%, at 10%.
 TARGETS = {"requests": (0.99, 0.99), "latest_whole": (1.0, 1.0), "artifact_trail": (0.99, 0.95), "all": (0.90, 0.75)}

@@ -17,7 +17,8 @@ from typing import Any
 import agentcontext as ac
 from agentcontext.measure import evaluation
 from agentcontext.measure.metrics import Evaluation, evaluate, latest_whole, summarize_evaluations
-from agentcontext.measure.probes import (
+from agentcontext.measure.repeated import SUMMARY_MARKER, repeated_compaction, summary_messages
+from agentcontext.probes import (
     CONSTRAINT_CHARS,
     KINDS,
     Probe,
@@ -27,7 +28,6 @@ from agentcontext.measure.probes import (
     retention,
     working_set_text,
 )
-from agentcontext.measure.repeated import SUMMARY_MARKER, repeated_compaction, summary_messages
 from tests import support
 
 ROOT = support.ROOT

@@ -118,7 +118,7 @@ def test_probes_share_no_code_with_the_summarizer() -> None:
     summarizer's identifier patterns, not the text walkers."""
     import ast
 
-    import agentcontext.measure.probes as module
+    import agentcontext.probes as module
 
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     imported = {

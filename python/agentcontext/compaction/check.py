@@ -1,6 +1,6 @@
 """Check before commit (#27): a summary is checked against the probe facts of the span it
 replaces, by code that shares nothing with the summarizer — the facts come from
-:mod:`agentcontext.measure.probes` (``extract``, ``found_in``), the measuring stick of compaction,
+:mod:`agentcontext.probes` (``extract``, ``found_in``), the measuring stick of compaction,
 never from the handoff extraction the offline summarizer writes from.
 
 Checked kinds (:data:`CHECKED_KINDS`): the requests (the latest one, when it leaves, and the
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
 from agentcontext.compaction.summarize import CHECKED, shrink_summary
-from agentcontext.measure.probes import KINDS, OPENING, Probe, extract, found_in, is_user_request, working_set_text
+from agentcontext.probes import KINDS, OPENING, Probe, extract, found_in, is_user_request, working_set_text
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation

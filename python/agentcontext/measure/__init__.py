@@ -1,7 +1,7 @@
 """Measuring what compaction keeps and costs, offline; and the provider's own token counts.
 
 - :mod:`.metrics`: strategies evaluated on a conversation (fit, retention, cost; replays).
-- :mod:`.probes`: the facts a compaction should keep, extracted from the raw messages.
+- the probes it measures with are :mod:`agentcontext.probes` (the facts a compaction should keep, extracted from the raw messages; the compactor checks its summaries against them too).
 - :mod:`.evaluation`: ``agentcontext eval`` over many transcripts, strategies and budgets.
 - :mod:`.repeated`: a long session compacted again and again, against one compaction of it
   (``benches/quality.py`` reports both).

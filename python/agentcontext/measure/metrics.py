@@ -1,6 +1,6 @@
 """Offline, deterministic measures of what a compaction strategy keeps and loses.
 
-- :func:`probes` extracts probe facts from an original conversation (:mod:`agentcontext.measure.probes`,
+- :func:`probes` extracts probe facts from an original conversation (:mod:`agentcontext.probes`,
   independent of the summarizer): the latest user ask, every user message, paths, exception
   names, test ids and identifiers.
 - :func:`retention` looks for them in a compacted working set.
@@ -22,7 +22,7 @@ from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
-from agentcontext.measure.probes import (
+from agentcontext.probes import (
     KINDS,
     VIEWS,
     Probe,
@@ -56,13 +56,13 @@ __all__ = [
 #: The fill a compacted output should reach (issue 13): ``filled`` is the share of outputs at or over it.
 FILLED = 0.8
 
-#: Every probe kind, in report order (see :mod:`agentcontext.measure.probes`).
+#: Every probe kind, in report order (see :mod:`agentcontext.probes`).
 PROBE_KINDS = KINDS
 
 
 def probes(conversation: Conversation, start: int = 0, stop: int | None = None) -> list[Probe]:
     """The probe facts of messages ``start:stop`` (indices into ``conversation``), extracted from
-    the raw messages by :func:`agentcontext.measure.probes.extract`, independently of the summarizer."""
+    the raw messages by :func:`agentcontext.probes.extract`, independently of the summarizer."""
     if start == 0 and stop is None:
         return extract(conversation)
     return [replace(p, index=p.index + start) for p in extract(conversation.slice(start, stop))]
@@ -317,7 +317,7 @@ def baseline_suffix_users(conversation: Conversation, budget: int) -> Conversati
     verbatim (latest first while they fit), then the largest protocol-complete recent suffix that
     fits the room left, with no summary. System messages stay in front. Not a strategy to use:
     it drops every tool result older than the suffix."""
-    from agentcontext.measure.probes import is_user_request
+    from agentcontext.probes import is_user_request
 
     messages = conversation.to_jsonl()
     sizes = conversation.message_tokens()
@@ -366,7 +366,7 @@ def latest_whole(
     conversation: Conversation, facts: Sequence[Probe], working_set: Conversation, budget: int
 ) -> tuple[bool | None, int]:
     """Whether ``working_set`` holds the latest real user request of ``conversation`` whole
-    (:func:`~agentcontext.measure.probes.found_whole`), and the request's tokens: None when there
+    (:func:`~agentcontext.probes.found_whole`), and the request's tokens: None when there
     is no request, or when it is larger than a quarter of ``budget`` (the ladder may then cut it)."""
     latest = next((p for p in facts if p.kind == "latest_ask"), None)
     if latest is None:

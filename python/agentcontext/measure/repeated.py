@@ -10,7 +10,7 @@ turn (when a harness would send a request) a working set over ``trigger`` tokens
 with that trigger and target (the ladder stops at the first rung under the target and never cuts
 the last round). At the end a working set over ``target`` is compacted once more to
 ``budget=target``, so that the final set is as large as the single compaction it is compared with. The probes of the
-whole session (:mod:`agentcontext.measure.probes`, independent of the summarizer) are then
+whole session (:mod:`agentcontext.probes`, independent of the summarizer) are then
 looked for in the final working set and in the single compaction of the whole session to
 ``target``.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, Compactor, resolve_policy
-from agentcontext.measure.probes import Retention, extract, retention, working_set_text
+from agentcontext.probes import Retention, extract, retention, working_set_text
 
 __all__ = ["SUMMARY_MARKER", "RepeatedCompaction", "repeated_compaction", "summary_messages"]
 

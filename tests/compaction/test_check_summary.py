@@ -1,5 +1,5 @@
 """Check before commit (issue 27, item 4): every summary is checked against the probe facts of the
-span it replaces (:mod:`agentcontext.measure.probes`), repaired within its cap when it misses
+span it replaces (:mod:`agentcontext.probes`), repaired within its cap when it misses
 some, or — for an LLM summary — asked for once more with the missing list, else replaced by the
 offline summary; tool output in the LLM's request is data, and an injected instruction in it
 cannot remove a user's constraint from the working set (real HTTP through the provider SDK
@@ -19,7 +19,7 @@ from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction import check as check_module
 from agentcontext.compaction.check import CHECKED_KINDS, SECTION, SpanCheck, reduced_view
 from agentcontext.compaction.llm import DATA_NOTE, LLMSummarizer
-from agentcontext.measure.probes import extract, found_in, working_set_text
+from agentcontext.probes import extract, found_in, working_set_text
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 

@@ -38,7 +38,7 @@ and their texts are stable.
 
 A "real" user message is a user turn with text that is not only tool results and is not one
 of the texts harnesses put in user turns without the user typing them: an earlier compaction's
-summary, a task notification, an interruption marker, command output echoed by the harness,
+summary or task ledger, a task notification, an interruption marker, command output echoed by the harness,
 or a system reminder.
 
 Paths in tool *results* are not probes: they are dominated by directory listings and search
@@ -105,7 +105,7 @@ CONSTRAINT_CHARS = 200
 
 # Texts harnesses place in user turns that the user did not type.
 _NOT_ASKED = re.compile(
-    r"^\s*(?:\[agentcontext: earlier conversation compacted|This session is being continued from a previous"
+    r"^\s*(?:\[agentcontext: earlier conversation compacted|\[agentcontext: task ledger|This session is being continued from a previous"
     r"|<task-notification>|<local-command-|<command-name>|<command-message>|<system-reminder>"
     r"|\[Request interrupted by user|Caveat: The messages below were generated|<bash-(?:input|stdout|stderr)>"
     r"|The conversation history before this point was compacted|Another language model started to solve)",

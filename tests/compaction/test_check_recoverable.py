@@ -16,8 +16,8 @@ from agentcontext.budgets import recall_tool
 from agentcontext.compaction.check import RECALL_TOOL, SEARCH_TOOL
 from agentcontext.compaction.results import drop_marker
 from agentcontext.compaction.summarize import SUMMARY_MARKER, summary_message
-from agentcontext.measure.probes import extract, found_in, working_set_text
 from agentcontext.memory import ConversationSearch, conversation_search
+from agentcontext.probes import extract, found_in, working_set_text
 from agentcontext.sessions.log import SessionLog
 from agentcontext.sessions.loop import Session
 from tests import support
