@@ -75,7 +75,7 @@ def test_a_ledger_is_built_from_the_history() -> None:
 def test_render_and_parse_round_trip() -> None:
     ledger = Ledger(
         request="Port the cache to Rust.",
-        request_at="in the summary above (its recall id: the original)",
+        request_at="in the summary above (its header says where the original is)",
         constraints=("Don't touch Cargo.lock.", "Always run cargo fmt."),
         artifacts=(
             LedgerArtifact("src/cache.rs", ("created", "edited"), "apply_patch"),

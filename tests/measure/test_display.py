@@ -343,9 +343,9 @@ def test_result_header_and_stages(compacted: CompactionResult) -> None:
     assert f"{compacted.tokens_before:,} → {compacted.tokens_after:,} tokens" in header
     assert f"budget {compacted.budget:,}" in header and "fits" in header
     stages = root.find_all("tr", "ac-stage")
-    assert (
-        [s.attrs["data-stage"] for s in stages] == [s.stage for s in compacted.stages] == ["clear", "summarize", "fill"]
-    )
+    # The rungs this session takes: clear, summarize (and a fill when the summary left room).
+    assert [s.attrs["data-stage"] for s in stages] == [s.stage for s in compacted.stages]
+    assert [s.stage for s in compacted.stages][:2] == ["clear", "summarize"]
     assert [(int(s.attrs["data-tokens-before"]), int(s.attrs["data-tokens-after"])) for s in stages] == [
         (s.tokens_before, s.tokens_after) for s in compacted.stages
     ]

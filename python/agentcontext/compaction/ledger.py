@@ -173,7 +173,7 @@ class Ledger:
         if self.omitted:
             parts.append(
                 f"## {LEFT_OUT}\n- {self.omitted:,} older entries left out: conversation_search finds them; "
-                "the summary's recall id gives the originals."
+                "the summary's header says where the originals are."
             )
         return "\n\n".join(parts)
 
@@ -330,7 +330,7 @@ def ledger_message(
         where = (
             "verbatim in the messages below"
             if found[0] >= stop
-            else "in the summary above (its recall id: the original)"
+            else "in the summary above (its header says where the original is)"
         )
         new = replace(new, request=_one_line(found[1], REQUEST_HEAD_CHARS), request_at=where)
     else:
