@@ -13,6 +13,7 @@ from agentcontext.compaction.policy import DROP_MARKER_TOKENS, MIN_SUMMARY_TOKEN
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.state import Summary
 from agentcontext.compaction.summaries import SummaryRun
+from agentcontext.compaction.summarize import SUMMARY_MARKER, shrink_summary
 from agentcontext.compaction.writing import _holds_request
 
 __all__ = ["ResortRun"]
@@ -136,10 +137,39 @@ class ResortRun(SummaryRun):
         kept, origins, dropped = self._dropping(work, keep)
         if kept.tokens > limit:
             return self.oversized(None)
-        new_prov = [None if i is None else self.provenance[i] for i in origins]
         self.event("drop", work.tokens, kept.tokens, dropped_messages=dropped,
                    **({"kept_request": q} if q is not None else {}))  # fmt: skip
+        kept, origins = self._carry_summary(kept, origins, keep[0])
+        new_prov = [None if i is None else self.provenance[i] for i in origins]
         return self.finish(kept, new_prov, first_kept=keep[0], origins=origins)
+
+    def _carry_summary(
+        self, kept: Conversation, origins: list[int | None], first: int
+    ) -> tuple[Conversation, list[int | None]]:
+        """``kept`` (the drop's result) with the summary this library wrote earlier, when the drop
+        left it out: the oldest facts of the session live only there, so it comes back, shrunk to
+        the room the drop leaves (at least :data:`MIN_SUMMARY_TOKENS`), right after the system
+        messages; the marker after it still names the recall id of the original. Unchanged when
+        there is none, it was kept, or it does not fit."""
+        work, pre = self.work, self.work.preamble
+        if first <= pre or pre >= len(work):
+            return kept, origins
+        content = work[pre].get("content")
+        if work[pre].get("role") != "user" or not isinstance(content, str) or not content.startswith(SUMMARY_MARKER):
+            return kept, origins
+        header, _, body = content.partition("\n\n")
+        enc = self.policy.encoding
+        room = self.limit - kept.tokens - count_tokens(header, encoding=enc) - SUMMARY_HEADER_TOKENS
+        if room < MIN_SUMMARY_TOKENS or not body:
+            return kept, origins
+        message = {"role": "user", "content": f"{header}\n\n{shrink_summary(body, room, encoding=enc)}"}
+        head = Conversation([message], format=kept.format, encoding=kept.encoding)
+        carried = Conversation.concat([kept.slice(0, pre), head, kept.slice(pre, len(kept))])
+        if carried.tokens > self.limit:
+            return kept, origins
+        self.event("carry", kept.tokens, carried.tokens, summary_tokens=head.tokens,
+                   why="the earlier summary, left out by the drop, shrunk into the room it leaves")  # fmt: skip
+        return carried, [*origins[:pre], None, *origins[pre:]]
 
     def oversized(self, summary: Summary | None) -> CompactionResult:
         """The last rung: the last round alone (with the latest user request, when that comes

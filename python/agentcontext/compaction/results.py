@@ -19,10 +19,11 @@ class StageEvent:
     """One stage of the ladder: what it did and the tokens before and after."""
 
     #: ``flush``: the memory flush before a summary; ``fill``: results restored or raw messages
-    #: added to fill the target; ``cut``: the oversized last round cut to fit; ``skip``: the
+    #: added to fill the target; ``cut``: the oversized last round cut to fit; ``carry``: an
+    #: earlier summary the drop left out, shrunk back into the room it left; ``skip``: the
     #: ladder stopped without a change (under the target, or clearing does not pay at the
     #: policy's ``prices``: its detail holds the decision's numbers).
-    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "cut", "skip"]
+    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
     tokens_before: int
     tokens_after: int
     detail: dict[str, Any] = field(default_factory=dict)
