@@ -216,11 +216,13 @@ class SpanCheck:
         window = CHECK_TOKENS if window is None else window
         totals = conv.message_tokens()
         lo = _window_start(totals, start, stop, window)
-        asks = [conv[g] for g, _ in conv.groups() if start <= g < lo][-CHECK_ASKS:]
+        starts = [g for g, _ in conv.groups()]
+        # The newest CHECK_ASKS group openings of the span before the window (each read once).
+        asks = [conv[g] for g in [g for g in starts if start <= g < lo][-CHECK_ASKS:]]
         facts = [p for p in extract(reduced_view([*asks, *conv.slice(lo, stop).to_jsonl()])) if p.kind in CHECKED_KINDS]
         hi = _window_stop(totals, stop, min(window, KEPT_TOKENS))
         kept = working_set_text(conv.slice(stop, hi).to_jsonl()) if hi > stop else ""
-        asks_later = any(is_user_request(conv[g]) for g, _ in conv.groups() if g >= stop)
+        asks_later = any(is_user_request(conv[g]) for g in starts if g >= stop)
         left = [
             p for p in facts
             if not (p.kind == "latest_ask" and asks_later) and not (kept and found_in(p, kept))

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from agentcontext._core import Conversation, count_tokens
+from agentcontext._core import Conversation, count_tokens, count_tokens_batch
 from agentcontext.types import Encoding, Handoff
 
 __all__ = ["LEDGER_MARKER", "Ledger", "LedgerArtifact", "LedgerCommand", "ledger_cap", "ledger_message"]
@@ -192,7 +192,12 @@ class Ledger:
         if count_tokens(self.render(), encoding=encoding) <= max_tokens:
             return self
         lines = self._lines()
-        cost = {name: [count_tokens(line, encoding=encoding) + 1 for line in ls] for name, ls in lines.items()}
+        flat = count_tokens_batch([line for ls in lines.values() for line in ls], encoding=encoding)
+        cost: dict[str, list[int]] = {}
+        at = 0
+        for name, ls in lines.items():
+            cost[name] = [c + 1 for c in flat[at : at + len(ls)]]
+            at += len(ls)
         # The header, the request and the left-out section; each list's heading while it has lines.
         entries = sum(len(c) for name, c in cost.items() if name != REQUEST)
         bare = replace(

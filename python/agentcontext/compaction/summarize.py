@@ -378,9 +378,9 @@ class _Fitter:
         return done[k]
 
     def say(self, text: str) -> None:
-        for word in _WORD_BREAK.split(text):
-            self.said.add(word)
-            self.said.add(word.rstrip(".:;!?"))
+        words = _WORD_BREAK.split(text)
+        self.said.update(words)
+        self.said.update([word.rstrip(".:;!?") for word in words])
 
     def redundant(self, name: str, text: str) -> bool:
         return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in self.said
