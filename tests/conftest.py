@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import support
+from tests.llm_server import LLMServer
 
 pytest_plugins = ["pytester"]
 
@@ -30,3 +32,11 @@ def tiktoken_encodings() -> dict[str, Any]:
         pytest.skip("no tiktoken rank files in the cargo registry (build the project with cargo first)")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     return {name: tiktoken.get_encoding(name) for name in ("o200k_base", "cl100k_base")}
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    """The loopback LLM server (``tests/llm_server.py``), started for one test; the providers that
+    ``support.provider`` made for it are closed when it stops."""
+    with LLMServer() as s:
+        yield s

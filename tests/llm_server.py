@@ -219,6 +219,9 @@ class LLMServer:
         #: The ``model`` the responses report (``None``: echo the request's).
         self.model = model
         self.failures = []
+        #: Clients to close (``close()``) before the server stops: ``tests.support.provider`` adds
+        #: the providers it makes here, so a test needs no bookkeeping of its own.
+        self.clients: list[Any] = []
         self._queue: collections.deque[Scripted] = collections.deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -266,7 +269,10 @@ class LLMServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving, cut open keep-alive connections and join every thread."""
+        """Close the clients made for this server, stop serving, cut open keep-alive connections
+        and join every thread."""
+        while self.clients:
+            self.clients.pop().close()
         httpd, thread = self._httpd, self._thread
         if httpd is None or thread is None:
             return

@@ -349,12 +349,13 @@ def synthetic_session(messages: int = 2000, seed: int = 7) -> list[dict[str, Any
     return out
 
 
-def provider(kind: str, url: str, opened: list[Any], **options: Any) -> Any:
+def provider(kind: str, server: Any, **options: Any) -> Any:
     """A provider of ``kind`` (``anthropic``, ``openai`` or ``responses``) talking to the loopback
-    LLM server at ``url``, with a test key, no retries and a 50,000-token window unless
-    ``options`` say otherwise; appended to ``opened`` for the caller to close."""
+    LLM ``server`` (``tests.llm_server.LLMServer``), with a test key, no retries and a 50,000-token
+    window unless ``options`` say otherwise; the server closes it when it stops."""
     from agentcontext.providers import AnthropicProvider, OpenAIChatProvider, OpenAIResponsesProvider
 
+    url = server.url
     common: dict[str, Any] = {"api_key": "test-key", "max_retries": 0, "context_window": 50_000, **options}
     made: Any
     if kind == "anthropic":
@@ -363,5 +364,5 @@ def provider(kind: str, url: str, opened: list[Any], **options: Any) -> Any:
         made = OpenAIChatProvider("gpt-test", base_url=url + "/v1", **common)
     else:
         made = OpenAIResponsesProvider("gpt-test", base_url=url + "/v1", **common)
-    opened.append(made)
+    server.clients.append(made)
     return made

@@ -20,12 +20,6 @@ USER = [{"role": "user", "content": "Summarize the session so far."}]
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def anthropic_sdk() -> Any:
     return pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip install -e '.[test]'")
 

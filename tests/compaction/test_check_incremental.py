@@ -6,11 +6,8 @@ section by section — and however many times it runs, one summary stays, within
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
-
-import pytest
 
 import agentcontext as ac
 from agentcontext.compaction import PRESETS, Compactor
@@ -19,18 +16,7 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER
 from tests import support
 from tests.llm_server import LLMServer, Recorded, Reply
 
-_OPEN: list[Any] = []
 POLICY = replace(PRESETS["openharness"].compaction, clear_tool_results=False)
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as s:
-        try:
-            yield s
-        finally:
-            while _OPEN:
-                _OPEN.pop().close()
 
 
 def summaries_in(conv: ac.Conversation) -> list[str]:
@@ -70,7 +56,7 @@ def sent_messages(recorded: Recorded) -> list[dict[str, Any]]:
 
 def test_the_llm_updates_the_previous_summary_from_the_messages_after_it(server: LLMServer) -> None:
     session = support.synthetic_session(700, seed=13)
-    provider = support.provider("openai", server.url, _OPEN, context_window=400_000)
+    provider = support.provider("openai", server, context_window=400_000)
     summarizer = LLMSummarizer(provider, retry_missing=False)
     compactor = Compactor(POLICY, summarizer=summarizer)
     passes = iter(range(100))

@@ -6,11 +6,7 @@ the working set names how to get it back — the recall id with the ``recall`` t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from agentcontext.budgets import recall_tool
 from agentcontext.compaction.check import RECALL_TOOL, SEARCH_TOOL
@@ -22,18 +18,6 @@ from agentcontext.sessions.log import SessionLog
 from agentcontext.sessions.loop import Session
 from tests import support
 from tests.llm_server import LLMServer, Reply
-
-_OPEN: list[Any] = []
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as s:
-        try:
-            yield s
-        finally:
-            while _OPEN:
-                _OPEN.pop().close()
 
 
 def test_the_markers_name_the_tools_the_library_defines() -> None:
@@ -57,7 +41,7 @@ def test_every_fact_is_in_the_working_set_or_found_by_conversation_search(server
     messages = support.synthetic_session(300, seed=21)
     while messages[-1]["role"] != "tool":
         messages.pop()
-    provider = support.provider("openai", server.url, _OPEN, context_window=12_000)
+    provider = support.provider("openai", server, context_window=12_000)
     log_path = tmp_path / "session.jsonl"
     session = Session(provider, conversation=messages, log=SessionLog(log_path, format="openai"))
     server.default = lambda request: Reply("Done: the handlers are fixed and the tests pass.")

@@ -64,12 +64,6 @@ def _conv(messages: list[dict[str, Any]]) -> ac.Conversation:
     return ac.Conversation(messages, format="openai")
 
 
-@pytest.fixture
-def server() -> Any:
-    with LLMServer() as s:
-        yield s
-
-
 def _summary_reply(conv: ac.Conversation) -> Reply:
     asks = [t for m in conv.to_jsonl() if m["role"] == "user" and isinstance(t := m.get("content"), str)]
     state = "\n".join(f"- step {k}: checked module m{k} and its tests" for k in range(40))

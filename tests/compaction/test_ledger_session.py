@@ -5,7 +5,6 @@ client against the loopback server, with the offline summarizer."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,17 +18,6 @@ from tests.llm_server import LLMServer, Recorded, Reply
 pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
 
 RULE = "Never deploy on Fridays."
-_OPEN: list[Any] = []
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as s:
-        try:
-            yield s
-        finally:
-            while _OPEN:
-                _OPEN.pop().close()
 
 
 def _long_reply(request: Recorded) -> Reply:
@@ -46,7 +34,7 @@ def _ledger(messages: list[dict[str, Any]]) -> Ledger | None:
 
 def test_a_rule_stated_once_is_in_every_later_working_set(server: LLMServer) -> None:
     server.default = _long_reply
-    provider = support.provider("openai", server.url, _OPEN, context_window=24_000)
+    provider = support.provider("openai", server, context_window=24_000)
     session = Session(provider, compactor=Compactor("openharness"), result_policy=False, max_output_tokens=1_000)
     session.run(f"Step 0: set up the release. {RULE}")
     steps = 1

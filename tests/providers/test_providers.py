@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,22 +41,9 @@ anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is a test
 openai = pytest.importorskip("openai", reason="the openai SDK is a test extra: pip install -e '.[test]'")
 
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as s:
-        try:
-            yield s
-        finally:
-            while _OPEN:
-                _OPEN.pop().close()
-
-
 def make(kind: str, server: LLMServer, **kw: Any) -> Any:
     """A provider of ``kind`` talking to ``server``, closed when the server fixture ends."""
-    return support.provider(kind, server.url, _OPEN, **kw)
+    return support.provider(kind, server, **kw)
 
 
 KINDS = ["anthropic", "openai", "responses"]

@@ -6,7 +6,6 @@ server in ``tests/llm_server.py``; sizes the server received are counted on the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,16 +26,8 @@ KINDS = ["anthropic", "openai", "responses"]
 PROMPT_FIELDS = ("system", "messages", "tools", "input", "instructions")
 
 
-@pytest.fixture
-def providers() -> Iterator[list[Any]]:
-    opened: list[Any] = []
-    yield opened
-    for provider in opened:
-        provider.close()
-
-
-def make(kind: str, server: LLMServer, opened: list[Any], window: int) -> Any:
-    return support.provider(kind, server.url, opened, context_window=window)
+def make(kind: str, server: LLMServer, window: int) -> Any:
+    return support.provider(kind, server, context_window=window)
 
 
 def tool_outputs(request: Recorded) -> list[str]:
@@ -78,12 +69,12 @@ def big_result(chars: int = 150_000) -> str:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_huge_tool_result_enters_budgeted_and_recalls(kind: str, providers: list[Any], tmp_path: Any) -> None:
+def test_huge_tool_result_enters_budgeted_and_recalls(kind: str, tmp_path: Any) -> None:
     big = big_result()
     assert len(big) == 150_000
     rid = ResultStore.id_for(big)
     with LLMServer() as server:
-        provider = make(kind, server, providers, 200_000)
+        provider = make(kind, server, 200_000)
         style = "anthropic" if kind == "anthropic" else "openai"
         session = Session(provider, functions={"build": lambda args: big}, tools=[recall_tool(style)])
         server.enqueue(
@@ -115,11 +106,11 @@ def test_huge_tool_result_enters_budgeted_and_recalls(kind: str, providers: list
     assert recalled.startswith("\n".join(big.split("\n")[:3]))
 
 
-def test_cut_result_is_head_marker_tail_within_budget(providers: list[Any], tmp_path: Any) -> None:
+def test_cut_result_is_head_marker_tail_within_budget(tmp_path: Any) -> None:
     big = big_result()
     policy = ToolResultPolicy(context_window=200_000, persist_over_chars=None)
     with LLMServer() as server:
-        provider = make("openai", server, providers, 200_000)
+        provider = make("openai", server, 200_000)
         log = SessionLog(tmp_path / "s.jsonl", format="openai")
         session = Session(provider, functions={"build": lambda args: big}, result_policy=policy, log=log)
         server.enqueue(Reply("", tool_calls=[{"name": "build", "arguments": {}}]), Reply("done"))
@@ -138,9 +129,9 @@ def test_cut_result_is_head_marker_tail_within_budget(providers: list[Any], tmp_
     assert SessionLog(tmp_path / "s.jsonl").originals().to_openai()[-2]["content"] == text
 
 
-def test_no_store_is_made_while_nothing_is_cut(providers: list[Any]) -> None:
+def test_no_store_is_made_while_nothing_is_cut() -> None:
     with LLMServer() as server:
-        provider = make("openai", server, providers, 200_000)
+        provider = make("openai", server, 200_000)
         session = Session(provider, functions={"ls": lambda args: "a.py\nb.py"})
         server.enqueue(Reply("", tool_calls=[{"name": "ls", "arguments": {}}]), Reply("done"))
         session.run("List.")
@@ -152,7 +143,7 @@ def test_no_store_is_made_while_nothing_is_cut(providers: list[Any]) -> None:
     assert answer.startswith("Error: no stored result with recall id 'r-0123456789abcdef0123'")
 
 
-def test_per_tool_override_and_opt_out(providers: list[Any], tmp_path: Any) -> None:
+def test_per_tool_override_and_opt_out(tmp_path: Any) -> None:
     grep_out = "\n".join(f"src/m{i}.py:{i}: match" for i in range(400))
     ls_out = "\n".join(f"file{i}.py" for i in range(400))
     dump_out = big_result(55_000)
@@ -164,7 +155,7 @@ def test_per_tool_override_and_opt_out(providers: list[Any], tmp_path: Any) -> N
     calls = [{"name": n, "arguments": {}} for n in ("grep", "ls", "dump")]
     functions = {"grep": lambda a: grep_out, "ls": lambda a: ls_out, "dump": lambda a: dump_out}
     with LLMServer() as server:
-        provider = make("openai", server, providers, 200_000)
+        provider = make("openai", server, 200_000)
         session = Session(provider, functions=functions, result_policy=policy)
         server.enqueue(Reply("", tool_calls=calls), Reply("done"))
         session.run("Look around.")
@@ -181,7 +172,7 @@ def test_per_tool_override_and_opt_out(providers: list[Any], tmp_path: Any) -> N
     # Opt out: results enter unchanged, nothing is stored, and there is no recall tool.
     big = big_result()
     with LLMServer() as server:
-        provider = make("openai", server, providers, 1_000_000)
+        provider = make("openai", server, 1_000_000)
         session = Session(provider, functions={"build": lambda args: big}, result_policy=False)
         server.enqueue(Reply("", tool_calls=[{"name": "build", "arguments": {}}]), Reply("done"))
         session.run("Build it.")
@@ -217,13 +208,13 @@ def history(tokens: int) -> ac.Conversation:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_system_prompt_and_reserved_output_trigger_compaction(kind: str, providers: list[Any]) -> None:
+def test_system_prompt_and_reserved_output_trigger_compaction(kind: str) -> None:
     system = system_prompt(100_000)
     conv = history(20_000)
     assert 99_000 <= ac.count_tokens(system) <= 100_000 and 20_000 <= conv.tokens <= 21_000
     tools = [recall_tool("anthropic" if kind == "anthropic" else "openai")]
     with LLMServer(context_window=WINDOW) as server:
-        provider = make(kind, server, providers, WINDOW)
+        provider = make(kind, server, WINDOW)
         policy = CompactionPolicy(context_window=WINDOW, reserved_output=RESERVED)
         session = Session(
             provider,
@@ -245,9 +236,9 @@ def test_system_prompt_and_reserved_output_trigger_compaction(kind: str, provide
     assert session.conversation.validate() == []
 
 
-def test_request_that_cannot_fit_is_not_sent(providers: list[Any]) -> None:
+def test_request_that_cannot_fit_is_not_sent() -> None:
     with LLMServer(context_window=WINDOW) as server:
-        provider = make("openai", server, providers, WINDOW)
+        provider = make("openai", server, WINDOW)
         # The system prompt and the reserved output leave no room for any history.
         session = Session(provider, system=system_prompt(125_000), max_output_tokens=RESERVED)
         with pytest.raises(ContextOverflowError, match="leave no room for history") as info:
@@ -264,14 +255,14 @@ def test_request_that_cannot_fit_is_not_sent(providers: list[Any]) -> None:
         assert server.requests == []
 
 
-def test_pending_tool_results_count_before_the_next_call(providers: list[Any]) -> None:
+def test_pending_tool_results_count_before_the_next_call() -> None:
     # Results enter unbudgeted here, so only the trigger and the pre-send check stand between a
     # 35K-token result on top of a 100K-token system prompt and an over-window request.
     system = system_prompt(100_000)
     big = "\n".join(f"{i:05d} checked src/module_{i}.py: 3 warnings, 0 errors" for i in range(8_000))
     assert ac.count_tokens(big) > 30_000
     with LLMServer(context_window=WINDOW) as server:
-        provider = make("openai", server, providers, WINDOW)
+        provider = make("openai", server, WINDOW)
         session = Session(
             provider, system=system, functions={"lint": lambda a: big}, max_output_tokens=RESERVED, result_policy=False
         )
@@ -296,10 +287,10 @@ def test_per_tool_budget_overrides_the_persist_threshold(tmp_path: Any) -> None:
     assert policy.apply(text, "ls").action == "persisted"
 
 
-def test_result_that_is_not_unicode_is_a_typed_error(providers: list[Any]) -> None:
+def test_result_that_is_not_unicode_is_a_typed_error() -> None:
     # Budgeting must not turn the typed refusal Conversation gives into a raw UnicodeEncodeError.
     with LLMServer() as server:
-        provider = make("openai", server, providers, 200_000)
+        provider = make("openai", server, 200_000)
         session = Session(provider, functions={"t": lambda a: "ok\ud800" * 30_000})
         server.enqueue(Reply("", tool_calls=[{"name": "t", "arguments": {}}]))
         with pytest.raises(ac.InvalidMessageError, match="lone surrogate"):

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,21 +43,9 @@ pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra: pip 
 ROOT = support.ROOT
 SYSTEM = "You are the payments agent. House rule 7: never deploy on Fridays."
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as s:
-        try:
-            yield s
-        finally:
-            while _OPEN:
-                _OPEN.pop().close()
-
 
 def make(kind: str, server: LLMServer, window: int) -> Any:
-    return support.provider(kind, server.url, _OPEN, context_window=window)
+    return support.provider(kind, server, context_window=window)
 
 
 def _sent_text(request: Recorded) -> str:
@@ -272,11 +259,9 @@ def test_anchors_resolve_against_the_workspace_not_the_process_cwd(
     # Bound by a Session to its compiler's workspace when not given.
     compactor = Compactor("openharness", anchors=WorkspaceAnchors(["PLAN.md"]))
     with LLMServer() as server:
-        provider = support.provider("openai", server.url, _OPEN)
+        provider = support.provider("openai", server)
         session = Session(provider, compactor=compactor, compiler=Compiler(WorkingSet.load(workspace=ws, git=False)))
         text = json.dumps(session.compactor.anchors.messages())  # type: ignore[union-attr]
-        while _OPEN:
-            _OPEN.pop().close()
     assert "the workspace's plan" in text and "wrong plan" not in text
     assert compactor.anchors is not None and compactor.anchors.workspace is None  # the caller's is unchanged
 
