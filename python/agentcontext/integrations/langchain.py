@@ -421,7 +421,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             # The ladder reads the carried messages as the state holds them (a result the last
             # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget).
             state = {m.id: m for m in view.messages if m.id}
-            view.body = [state.get(m.id, m) if m.id else m for m in view.body]  # type: ignore[arg-type]
+            view.body = [state.get(m.id, m) if m.id else m for m in view.body]
         objects = view.objects
         dicts = [{**d} for i, m in enumerate(objects) for d in self._converted.entry(m, i, _convert)[1]]
         for d in dicts:
