@@ -29,7 +29,9 @@ TURNS = 30
 
 
 def output(i: int, lines: int = 60) -> str:
-    return "\n".join(f"{k:5d}  def handler_{i}_{k}(request): return session.load(request.key, {k})" for k in range(lines))
+    return "\n".join(
+        f"{k:5d}  def handler_{i}_{k}(request): return session.load(request.key, {k})" for k in range(lines)
+    )
 
 
 @tool
@@ -70,19 +72,22 @@ def fake_model(turns: int, big_at: int | None = None) -> FakeAgentModel:
     return m
 
 
-def sent_tokens(call: list[BaseMessage], tools: list[Any]) -> int:
-    """What one call holds, counted with the project's counter: messages and tool schemas."""
-    conv = ac.Conversation([to_openai(m) for m in call])
-    schemas = sum(ac.count_tokens(json.dumps(convert_to_openai_tool(t), ensure_ascii=False)) for t in tools)
-    return conv.tokens + schemas
+def schema_tokens(tools: list[Any]) -> int:
+    """The tool schemas the model receives, counted with the project's counter."""
+    return sum(ac.count_tokens(json.dumps(convert_to_openai_tool(t), ensure_ascii=False)) for t in tools)
 
 
 def check_run(m: FakeAgentModel, asks: list[str]) -> None:
+    """Every call: its messages and tool schemas within the budget, the system prompt first,
+    every tool call with its result, the latest ask present."""
     assert len(m.calls) == 2 * len(asks)
+    schemas = schema_tokens(m.tools)
+    assert schemas > 0
     for k, call in enumerate(m.calls):
-        assert sent_tokens(call, m.tools) <= BUDGET, (k, sent_tokens(call, m.tools))
+        conv = ac.Conversation([to_openai(x) for x in call])
+        assert conv.tokens + schemas <= BUDGET, (k, conv.tokens + schemas)
         assert isinstance(call[0], SystemMessage) and call[0].content == SYSTEM
-        assert ac.Conversation([to_openai(x) for x in call]).validate() == []
+        assert conv.validate() == []
         assert any(asks[k // 2] == x.content for x in call if isinstance(x, HumanMessage))
 
 
@@ -95,22 +100,22 @@ def run(agent: Any, turns: int) -> list[str]:
     return asks
 
 
-@pytest.mark.parametrize("compaction", [False, True], ids=["fit", "compaction"])
-def test_create_agent_30_turns_every_call_within_budget(compaction: bool) -> None:
-    m = fake_model(TURNS)
+@pytest.mark.parametrize(("compaction", "turns"), [(False, TURNS), (True, 12)], ids=["fit", "compaction"])
+def test_create_agent_30_turns_every_call_within_budget(compaction: bool, turns: int) -> None:
+    m = fake_model(turns)
     middleware = AgentContextMiddleware(BUDGET, compaction=compaction)
     agent = create_agent(m, [read_file, dump_log], system_prompt=SYSTEM, middleware=[middleware])
-    check_run(m, run(agent, TURNS))
-    # The history grew far past the budget: the fitting had to work.
-    assert sent_tokens(m.calls[-1], []) < sum(len(str(x.content)) for x in m.calls[-1]) or compaction
+    check_run(m, run(agent, turns))
+    # The history grew far past the budget (results of about 1,300 tokens): the fitting had to work.
+    assert len(m.calls[-1]) < 4 * turns
     if compaction:
         # The working set is carried: the ladder ran on some calls, not on every one.
         assert 0 < middleware.compactions < len(m.calls) // 2
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.parametrize("prompt_form", ["str", "system_message", "callable"])
-def test_langgraph_30_turns_counts_the_prompt_and_tools(prompt_form: str) -> None:
+@pytest.mark.parametrize(("prompt_form", "turns"), [("str", TURNS), ("system_message", 8), ("callable", 8)])
+def test_langgraph_30_turns_counts_the_prompt_and_tools(prompt_form: str, turns: int) -> None:
     from langgraph.prebuilt import create_react_agent
 
     from agentcontext.integrations.langgraph import fit_hook
@@ -120,11 +125,11 @@ def test_langgraph_30_turns_counts_the_prompt_and_tools(prompt_form: str) -> Non
         "system_message": SystemMessage(SYSTEM),
         "callable": lambda state: [SystemMessage(SYSTEM), *state["messages"]],
     }[prompt_form]
-    m = fake_model(TURNS)
+    m = fake_model(turns)
     tools = [read_file, dump_log]
     hook = fit_hook(BUDGET, prompt=prompt, tools=tools)
     agent = create_react_agent(m, tools, prompt=prompt, pre_model_hook=hook)
-    check_run(m, run(agent, TURNS))
+    check_run(m, run(agent, turns))
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -145,3 +150,62 @@ def test_an_oversized_newest_result_is_cut_not_fatal() -> None:
     m = fake_model(4, big_at=2)
     agent = create_agent(m, tools, system_prompt=SYSTEM, middleware=[AgentContextMiddleware(BUDGET)])
     check_run(m, run(agent, 4))
+
+
+def test_misuse_is_a_typed_error_naming_the_fix() -> None:
+    from agentcontext.integrations.langchain import fit_messages
+    from agentcontext.integrations.langgraph import fit_hook
+
+    with pytest.raises(
+        ac.InvalidMessageError, match=r"message 0: builtins.dict is not a LangChain message.*trim_messages"
+    ):
+        fit_messages([{"role": "user", "content": "hi"}], ac.Budget(1_000))  # type: ignore[list-item]
+    with pytest.raises(ac.OptionError, match="unknown encoding"):
+        ac.Budget(1_000, encoding="bogus")  # type: ignore[arg-type]
+    with pytest.raises(ac.OptionError, match="unknown encoding"):
+        AgentContextMiddleware(ac.Budget(1_000, encoding="p50k"))  # type: ignore[arg-type]
+    # The factory given uncalled: LangGraph calls it with the state, and is told to call it.
+    with pytest.raises(ac.ArgumentTypeError, match=r"call it, pre_model_hook=fit_hook\(budget\)"):
+        fit_hook({"messages": [HumanMessage("hi")]})  # type: ignore[arg-type]
+    with pytest.raises(ac.ArgumentTypeError, match="prompt must be"):
+        fit_hook(1_000, prompt=42)
+
+
+def test_an_anthropic_tool_use_block_is_counted_once() -> None:
+    call = {"id": "toolu_1", "name": "read_file", "args": {"path": "src/a_very_long_module_name.py"}}
+    block = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": call["args"]}
+    both = AIMessage([{"type": "text", "text": "Reading."}, block], tool_calls=[call])
+    calls_only = AIMessage([{"type": "text", "text": "Reading."}], tool_calls=[call])
+    assert ac.Conversation([to_openai(both)]).tokens == ac.Conversation([to_openai(calls_only)]).tokens
+    # A rebuilt message (its text cut) keeps its tool_use block.
+    from agentcontext.integrations.langchain import _rebuild
+
+    rebuilt = _rebuild(both, [(0, {"content": "Read."})])
+    assert rebuilt.content[-1] == block and rebuilt.tool_calls == both.tool_calls
+
+
+def test_a_message_is_converted_once_across_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentcontext.integrations.langchain as lc
+
+    seen: list[int] = []
+    real = lc.to_openai
+
+    def counting(message: BaseMessage, index: int = 0) -> dict[str, Any]:
+        seen.append(id(message))
+        return real(message, index)
+
+    monkeypatch.setattr(lc, "to_openai", counting)
+    middleware = AgentContextMiddleware(BUDGET)
+    m = fake_model(8)
+    agent = create_agent(m, [read_file], system_prompt=SYSTEM, middleware=[middleware])
+    run(agent, 8)
+    # 16 calls over a growing history: each message (and the system message) converted once.
+    assert len(m.calls) == 16 and len(seen) == len(set(seen))
+    # A message whose content is set anew is converted again.
+    msgs = [HumanMessage("first ask"), AIMessage("an answer")]
+    cache = lc.converted()
+    lc.fit_messages(msgs, BUDGET, cache=cache)
+    before = len(seen)
+    msgs[1].content = "a longer answer, changed in place"
+    out = lc.fit_messages(msgs, BUDGET, cache=cache)
+    assert len(seen) == before + 1 and out[1] is msgs[1]

@@ -167,8 +167,12 @@ def fit(
             serial = -1 - i
             marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
         where[serial] = i
-        owners.append(list(range(len(dicts), len(dicts) + len(marked))))
-        dicts += marked
+        if len(marked) == 1:
+            owners.append([len(dicts)])
+            dicts.append(marked[0])
+        else:
+            owners.append(list(range(len(dicts), len(dicts) + len(marked))))
+            dicts += marked
     if cache is not None:
         cache.settle(objects)
     try:
@@ -178,7 +182,7 @@ def fit(
         if cut is None:
             raise
         out = budget.fit_dicts(cut, format, beside=beside)
-    return _map_back(objects, dicts, owners, out, rebuild, where)
+    return _map_back(objects, dicts, owners, out, rebuild, where, cache)
 
 
 def _map_back(
@@ -188,8 +192,11 @@ def _map_back(
     out: list[dict[str, Any]],
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     where: dict[int, int],
+    cache: Converted | None,
 ) -> list[T]:
     """Each dict that came back mapped to the object it came from (see :func:`fit`)."""
+    if len(dicts) == len(objects) and all(len(mine) == 1 for mine in owners):
+        return _map_back_one(objects, dicts, out, rebuild, where, cache)
     # Per object: its kept dicts, with the new content where changed.
     kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
     for d in out:
@@ -212,7 +219,32 @@ def _map_back(
         if len(parts) == len(owners[i]) and all(changed is None for _, changed in parts):
             result.append(obj)
             continue
-        new = rebuild(obj, parts)
+        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
+        if new is not None:
+            result.append(new)
+    return result
+
+
+def _map_back_one(
+    objects: Sequence[T],
+    dicts: list[dict[str, Any]],
+    out: list[dict[str, Any]],
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    where: dict[int, int],
+    cache: Converted | None,
+) -> list[T]:
+    """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
+    the dicts come back in order, each the caller's own or a changed copy."""
+    result: list[T] = []
+    for d in out:
+        i = where[d[MARK][0]]
+        obj = objects[i]
+        original = dicts[i]
+        if d is original or d == original:
+            result.append(obj)
+            continue
+        parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
+        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
         if new is not None:
             result.append(new)
     return result
@@ -231,6 +263,8 @@ class Converted:
         self.capacity = capacity
         self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
         self._serials = itertools.count()
+        # The object each changed one was rebuilt as, with the changes it was rebuilt from.
+        self._rebuilt: dict[int, tuple[Any, Any, Any]] = {}
 
     def entry(
         self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
@@ -240,17 +274,37 @@ class Converted:
         key = self.key(obj)
         if held is not None and held[0] is obj and held[1] == key:
             return held[2], held[3]
+        return self._convert(obj, i, key, to_dicts)
+
+    def _convert(
+        self, obj: T, i: int, key: tuple[Any, ...], to_dicts: Callable[[T, int], list[dict[str, Any]]]
+    ) -> tuple[int, list[dict[str, Any]]]:
         serial = next(self._serials)
         marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
         self._entries[id(obj)] = (obj, key, serial, marked)
         return serial, marked
 
+    def rebuilt(
+        self, obj: T, parts: list[tuple[int, dict[str, Any] | None]], rebuild: Callable[[T, Any], T | None]
+    ) -> T | None:
+        """``rebuild(obj, parts)``, the object made the last time for the same changes when there is one
+        (a result cleared on one call is cleared the same way on the next)."""
+        held = self._rebuilt.get(id(obj))
+        if held is not None and held[0] is obj and held[1] == parts:
+            return cast("T | None", held[2])
+        new = rebuild(obj, parts)
+        self._rebuilt[id(obj)] = (obj, parts, new)
+        return new
+
     def settle(self, objects: Sequence[Any]) -> None:
         """Bound the memo after a call over ``objects``."""
-        if len(self._entries) <= max(self.capacity, 2 * len(objects)):
-            return
-        entries = self._entries
-        self._entries = {id(o): entries[id(o)] for o in objects if id(o) in entries}
+        bound = max(self.capacity, 2 * len(objects))
+        if len(self._entries) > bound:
+            entries = self._entries
+            self._entries = {id(o): entries[id(o)] for o in objects if id(o) in entries}
+        if len(self._rebuilt) > bound:
+            rebuilt = self._rebuilt
+            self._rebuilt = {id(o): rebuilt[id(o)] for o in objects if id(o) in rebuilt}
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -172,17 +172,35 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     return message.model_copy(update={"content": content})
 
 
+#: Per message class, the fields :func:`to_openai` reads beside the content (``isinstance`` on
+#: LangChain's classes goes through ``ABCMeta``: too slow to ask per message and call).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    if issubclass(cls, AIMessage):
+        return ("tool_calls",)
+    if issubclass(cls, ToolMessage):
+        return ("tool_call_id",)
+    if issubclass(cls, ChatMessage):
+        return ("role",)
+    if issubclass(cls, FunctionMessage):
+        return ("name",)
+    return ()
+
+
 def _key(message: Any) -> tuple[Any, ...]:
     """What :func:`to_openai` reads of a message (compared by identity first: a field set anew differs)."""
-    content = getattr(message, "content", None)
-    return (
-        type(message),
-        content,
-        len(content) if isinstance(content, list) else -1,
-        getattr(message, "tool_calls", None),
-        getattr(message, "tool_call_id", None),
-        getattr(message, "role", None),
-    )
+    cls = type(message)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = _fields(cls)
+    content = message.content
+    size = len(content) if type(content) is list else -1
+    if not fields:
+        return (cls, content, size)
+    value = getattr(message, fields[0])
+    return (cls, content, size, value, len(value) if type(value) is list else -1)
 
 
 def converted() -> Converted:
@@ -218,17 +236,20 @@ def fit_messages(
     return fit(messages, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=cache, recall=recall)
 
 
-def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[int, tuple[Any, int]] | None = None) -> int:
+def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
     """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
-    JSON; ``memo`` keeps each tool's count by identity)."""
+    JSON; ``memo`` keeps each tool's count, by name and description for a LangChain tool, else by
+    identity)."""
+    from langchain_core.tools import BaseTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from agentcontext._core import count_tokens
 
     total = 0
     for t in tools:
-        held = memo.get(id(t)) if memo is not None else None
-        if held is not None and held[0] is t:
+        key: Any = (t.name, t.description) if isinstance(t, BaseTool) else id(t)
+        held = memo.get(key) if memo is not None else None
+        if held is not None and (held[0] is t or not isinstance(key, int)):
             total += held[1]
             continue
         try:
@@ -237,7 +258,7 @@ def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[int, tuple[
             schema = t if isinstance(t, dict) else str(t)
         n = count_tokens(json.dumps(schema, ensure_ascii=False, default=str), encoding=encoding)
         if memo is not None:
-            memo[id(t)] = (t, n)
+            memo[key] = (t, n)
         total += n
     return total
 
@@ -309,7 +330,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         # What every call reuses: the conversions of the messages seen, the tool schemas' tokens
         # and, with compaction, each thread's working set after its last call.
         self._converted = converted()
-        self._tools: dict[int, tuple[Any, int]] = {}
+        self._tools: dict[Any, tuple[Any, int]] = {}
         self._carry = Carry(self._converted, self.budget.encoding)
 
     @property
