@@ -174,7 +174,10 @@ def run_langgraph(name: str, args: argparse.Namespace, counters: dict[str, Any])
 
     timer = Timer()
     if name == "agentcontext fit_hook":
-        hook: Any = fit_hook(args.budget, prompt=SYSTEM, tools=[read_file])
+        try:
+            hook: Any = fit_hook(args.budget, prompt=SYSTEM, tools=[read_file])
+        except TypeError:  # an agentcontext before issue 30: no prompt= or tools=
+            hook = fit_hook(args.budget)
         inner = hook.func
         hook.func = timer.wrap(inner)
     else:
@@ -224,6 +227,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument("--budget", type=int, default=16_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-tiktoken", action="store_true", help="leave out the (slow) tiktoken peers")
     parser.add_argument("frameworks", nargs="*", choices=["langchain", "langgraph", []], default=[])
     args = parser.parse_args()
     print(f"agentcontext {ac.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")

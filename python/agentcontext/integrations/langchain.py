@@ -9,9 +9,11 @@
                          checkpointer=InMemorySaver())
 
 Each call the model receives the agent's messages fitted into the budget (the system message
-counted in): old tool results cleared, then the latest user request and the longest recent suffix
+and the tool schemas counted in): old tool results cleared, then the latest user request and the longest recent suffix
 kept, never a tool call without its result. The agent's state is not changed: the history stays
-whole and the next call is fitted again from it (fast: token counts are memoized across calls).
+whole and the next call is fitted again from it (fast: each message is converted once and its
+tokens counted once, across calls). A newest tool result larger than the budget by itself is cut
+head + marker + tail (the marker names its tool call id; the state keeps it whole).
 The messages sent are the agent's own ``BaseMessage`` objects where nothing changed (ids,
 ``additional_kwargs``, ``usage_metadata``, ``response_metadata`` kept) and copies with the new
 content where a result was cleared or the request cut. Tested with langchain 1.5 and
@@ -23,7 +25,10 @@ ones, summarize older history, drop or cut as a last resort) down to ``compact_t
 budget. The summary is kept in the agent's state (``agentcontext_summary``, with the id of the
 last message it covers), not re-made each call: later calls send the summary and the messages
 after what it covers, and the ladder runs again only when that is over the budget again (the
-previous summary is then updated, not nested). The messages stay whole in the state.
+previous summary is then updated, not nested). The messages stay whole in the state. Between
+calls the middleware carries each thread's working set (what it sent), as
+:class:`agentcontext.Session` does: a call adds only its new messages to it, and the ladder runs
+over the working set, not the whole history.
 """
 
 from __future__ import annotations
@@ -287,6 +292,8 @@ class _View:
     body: list[BaseMessage] | None = None
     #: The tokens of :attr:`objects`, when known.
     tokens: int | None = None
+    #: The state's summary field as it was read (see :func:`_locate`).
+    stored: Any = None
 
     @property
     def objects(self) -> list[BaseMessage]:
@@ -294,6 +301,32 @@ class _View:
             return [self.system, *self.body] if self.system is not None else list(self.body)
         head = [m for m in (self.system, self.summary) if m is not None]
         return [*head, *self.messages[self.start :]]
+
+
+def _locate(view: _View) -> None:
+    """Set ``view``'s kept summary, where the messages after it start and the message carrying
+    it, from the state's summary field (a field whose message is gone from the state: none)."""
+    kept = view.stored
+    if not isinstance(kept, dict):
+        return
+    through = kept.get("through")
+    messages = view.messages
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == through), None)
+    if at is None:
+        # The state's messages no longer hold what the summary ends at (rewritten): start
+        # again from the whole history.
+        return
+    view.kept, view.start = cast("KeptSummary", kept), at + 1
+    view.summary = HumanMessage(summary_content(view.kept), id=f"agentcontext-summary-{through}")
+
+
+def _without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseMessage]:
+    """``fitted`` without the system message (sent apart by the agent)."""
+    if system is None:
+        return fitted
+    if fitted and fitted[0] is system:
+        return fitted[1:]
+    return [m for m in fitted if m is not system]
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
@@ -368,12 +401,10 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             fitted = fit_messages(objects, self.budget, beside=beside, cache=self._converted)
         else:
             fitted = objects
+        fitted = _without(view.system, fitted)
         if self.compactor is not None:
             system = self._carry.tokens([view.system], _convert) if view.system is not None else 0
-            sent = [m for m in fitted if m is not view.system]
-            self._carry.keep(view, sent, None if over else view.tokens, system)
-        if view.system is not None:
-            fitted = [m for m in fitted if m is not view.system]
+            self._carry.keep(view, fitted, None if over else view.tokens, system)
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
     def wrap_model_call(
@@ -405,25 +436,14 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     # -- compaction ------------------------------------------------------------------------
 
     def _view(self, request: ModelRequest) -> _View:
-        messages: list[BaseMessage] = list(request.messages)
-        kept: Any = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
-        start, summary = 0, None
-        if isinstance(kept, dict):
-            through = kept.get("through")
-            at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == through), None)
-            if at is None:
-                # The state's messages no longer hold what the summary ends at (rewritten):
-                # start again from the whole history.
-                kept = None
-            else:
-                start = at + 1
-                summary = HumanMessage(summary_content(cast("KeptSummary", kept)), id=f"agentcontext-summary-{through}")
-        else:
-            kept = None
-        view = _View(request.system_message, messages, kept, start, summary)
-        if self.compactor is not None:
-            view.beside = self._beside(request)
-            self._carry.resume(view, _convert)
+        view = _View(request.system_message, list(request.messages), None, 0, None)
+        if self.compactor is None:
+            return view
+        view.beside = self._beside(request)
+        view.stored = request.state.get(STATE_KEY) if request.state else None
+        self._carry.resume(view, _convert)
+        if view.body is None:
+            _locate(view)
         return view
 
     def _over(self, view: _View) -> bool:
@@ -439,6 +459,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
         assert self.compactor is not None
         if view.body is not None:
+            _locate(view)
             # The ladder reads the carried messages as the state holds them (a result the last
             # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget).
             state = {m.id: m for m in view.messages if m.id}

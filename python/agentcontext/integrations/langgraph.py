@@ -3,7 +3,13 @@
     from langgraph.prebuilt import create_react_agent
     from agentcontext.integrations.langgraph import fit_hook, compact_hook
 
-    agent = create_react_agent(model, tools, pre_model_hook=fit_hook(100_000))
+    agent = create_react_agent(model, tools, prompt=PROMPT,
+                               pre_model_hook=fit_hook(100_000, prompt=PROMPT, tools=tools))
+
+The model receives the agent's ``prompt`` and the tool schemas beside the messages the hook
+returns: give them to the hook too (``prompt`` in any form the agent takes: a str, a
+``SystemMessage``, a callable or a ``Runnable``), and they are counted in. Each message is
+converted once across calls (a memo per hook).
 
 :func:`fit_hook` returns ``llm_input_messages``: the model sees the fitted messages, the graph's
 state keeps the whole history (view-only). :func:`compact_hook` rewrites the state instead
