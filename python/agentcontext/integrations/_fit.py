@@ -160,8 +160,17 @@ def fit(
     owners: list[list[int]] = []
     # The mark each object's dicts carry (its position, or its cache entry's serial) -> its position.
     where: dict[int, int] = {}
+    held_by = cache._entries if cache is not None else {}
+    key_of = cache.key if cache is not None else None
     for i, obj in enumerate(objects):
-        serial, marked = cache.entry(obj, i, to_dicts) if cache is not None else (i, None)
+        # Converted.entry, inlined: this loop runs once per message and call.
+        held = held_by.get(id(obj))
+        if key_of is None:
+            serial, marked = i, None
+        elif held is not None and held[0] is obj and held[1] == key_of(obj):
+            serial, marked = held[2], held[3]
+        else:
+            serial, marked = cache._convert(obj, i, key_of(obj), to_dicts)  # type: ignore[union-attr]
         if marked is None or serial in where:
             # Not cached, or the same object twice in the list: fresh dicts, marked by position.
             serial = -1 - i

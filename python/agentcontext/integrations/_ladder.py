@@ -63,6 +63,7 @@ class Carry:
         self.encoding = encoding
         self.threads = threads
         self._held: dict[str, tuple[int, str, list[Any], int | None]] = {}
+        self._system: tuple[Any, Any, int] | None = None
         self._lock = threading.Lock()
 
     def tokens(self, objects: Sequence[Any], convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
@@ -87,8 +88,18 @@ class Carry:
         new = messages[count:]
         view.body = [*sent, *new]
         if tokens is not None:
-            system = [view.system] if view.system is not None else []
-            view.tokens = tokens + self.tokens([*system, *new], convert)
+            view.tokens = tokens + self.system_tokens(view.system, convert) + self.tokens(new, convert)
+
+    def system_tokens(self, system: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
+        """The tokens of the system message ``system`` (None: 0), kept for the last one counted."""
+        if system is None:
+            return 0
+        held = self._system
+        if held is not None and held[0] is system and held[1] == system.content:
+            return held[2]
+        n = self.tokens([system], convert)
+        self._system = (system, system.content, n)
+        return n
 
     def keep(self, view: Any, sent: list[Any], tokens: int | None, system_tokens: int) -> None:
         """Carry ``sent`` (the messages a call sent, the system message aside; ``tokens``: those of

@@ -403,7 +403,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             fitted = objects
         fitted = _without(view.system, fitted)
         if self.compactor is not None:
-            system = self._carry.tokens([view.system], _convert) if view.system is not None else 0
+            system = self._carry.system_tokens(view.system, _convert)
             self._carry.keep(view, fitted, None if over else view.tokens, system)
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
