@@ -7,7 +7,7 @@ hook a LangChain user would write instead, in one run, as ratios.
 A ``create_agent`` agent (and a LangGraph ``create_react_agent`` one) with a fake model that
 answers instantly runs ``--turns`` turns of ``--calls`` tool calls each, every tool returning a
 file of about 1,000 tokens; the history grows far past the budget. Each variant's hook is timed
-on every model call (the hook alone: not the model, not the graph); the figure is the median over
+on every model call (the hook alone: not the model, not the graph; its thread's CPU time); the figure is the median over
 the calls of the second half of the run (the steady state), and the variants run in alternating
 rounds (``--rounds``), the median of the rounds' medians reported. Peers:
 
@@ -101,7 +101,8 @@ def tiktoken_counter() -> Callable[[list[BaseMessage]], int]:
 
 
 class Timer:
-    """The time of each call of a hook."""
+    """The time of each call of a hook: the CPU time of the thread it runs in (a hook runs in one
+    thread), so that other processes on a loaded machine do not count."""
 
     def __init__(self) -> None:
         self.samples: list[float] = []
@@ -109,9 +110,9 @@ class Timer:
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)  # the signature kept: the frameworks read it to pass runtime, config
         def timed(*args: Any, **kwargs: Any) -> Any:
-            t = time.perf_counter()
+            t = time.thread_time()
             out = fn(*args, **kwargs)
-            self.samples.append(time.perf_counter() - t)
+            self.samples.append(time.thread_time() - t)
             return out
 
         return timed
@@ -206,6 +207,9 @@ def run_langgraph(name: str, args: argparse.Namespace, counters: dict[str, Any])
 def compare(
     title: str, run: Callable[..., float], variants: list[str], peers: list[tuple[str, str]], args: Any
 ) -> None:
+    if args.no_tiktoken:
+        variants = [v for v in variants if "tiktoken" not in v]
+        peers = [(a, b) for a, b in peers if "tiktoken" not in b]
     counters = {v: tiktoken_counter() if "tiktoken" in v else count_tokens_approximately for v in variants}
     times: dict[str, list[float]] = {v: [] for v in variants}
     for _ in range(args.rounds):
