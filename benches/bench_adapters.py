@@ -15,7 +15,9 @@ rounds (``--rounds``), the median of the rounds' medians reported. Peers:
   ``trim_messages`` with ``count_tokens_approximately``, ``strategy="last"``, as its docs show;
 - ``trim_messages`` (tiktoken): the same with an o200k_base tiktoken counter;
 - ``SummarizationMiddleware``: LangChain's own, triggered at the budget, keeping 20 messages,
-  its summarizer a fake model answering instantly (its ``before_model`` hook timed).
+  its summarizer a fake model answering instantly (its ``before_model`` hook timed); it counts
+  approximately, so the compacting middleware is also run counting approximately
+  (``Budget(encoding="approximate")``) beside its exact (o200k_base) default.
 
 Needs langchain, langgraph and tiktoken (the test extras); Python tiktoken runs offline from the
 rank files that ship inside the Rust crates.
@@ -148,6 +150,11 @@ def langchain_variant(name: str, budget: int, counter: Any, timer: Timer) -> Any
         m = AgentContextMiddleware(budget, compaction=True)
         m.compile_request = timer.wrap(m.compile_request)  # type: ignore[method-assign]
         return m
+    if name == "agentcontext compaction approximate":
+        # Counting as SummarizationMiddleware does (approximately), not exactly.
+        m = AgentContextMiddleware(ac.Budget(budget, encoding="approximate"), compaction=True)
+        m.compile_request = timer.wrap(m.compile_request)  # type: ignore[method-assign]
+        return m
     if name == "SummarizationMiddleware":
         summarizer = GenericFakeChatModel(messages=itertools.repeat(AIMessage("The summary so far.")))
         s = SummarizationMiddleware(summarizer, trigger=("tokens", budget), keep=("messages", 20))
@@ -241,8 +248,20 @@ def main() -> None:
         compare(
             "LangChain create_agent middleware",
             run_langchain,
-            ["agentcontext", approx, tik, "agentcontext compaction", "SummarizationMiddleware"],
-            [("agentcontext", approx), ("agentcontext", tik), ("agentcontext compaction", "SummarizationMiddleware")],
+            [
+                "agentcontext",
+                approx,
+                tik,
+                "agentcontext compaction",
+                "agentcontext compaction approximate",
+                "SummarizationMiddleware",
+            ],
+            [
+                ("agentcontext", approx),
+                ("agentcontext", tik),
+                ("agentcontext compaction", "SummarizationMiddleware"),
+                ("agentcontext compaction approximate", "SummarizationMiddleware"),
+            ],
             args,
         )
     if "langgraph" in frameworks:
