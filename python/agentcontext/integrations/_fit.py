@@ -12,13 +12,18 @@ with the new content only.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
-from agentcontext.errors import InvalidMessageError
+from agentcontext.errors import BudgetError, InvalidMessageError
 from agentcontext.types import Encoding
+
+if TYPE_CHECKING:
+    from agentcontext.compaction.state import LadderState
 
 #: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
 ListFormat: TypeAlias = Literal["openai", "responses", "jsonl", "auto"]
@@ -31,6 +36,11 @@ MARK = "_agentcontext_source"
 #: From this many messages on, the async adapters fit off the event loop (in a worker thread; the
 #: token counting there releases the GIL), so other tasks keep running meanwhile.
 OFF_LOOP_MESSAGES = 256
+
+#: How the marker of a cut oversized result says to get the original back: by its tool call id
+#: (view-only adapters: the framework's history keeps it whole under that id), or that it is not
+#: stored (adapters that rewrite the history).
+RecallIds: TypeAlias = Literal["call_id", "none"]
 
 
 def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
@@ -79,8 +89,21 @@ class Budget:
         _checks.count("max_tokens", self.max_tokens)
         for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
             _checks.count(name, getattr(self, name))
+        from agentcontext._core import count_tokens
 
-    def fit_dicts(self, dicts: list[dict[str, Any]], format: ListFormat = "auto") -> list[dict[str, Any]]:
+        # An unknown encoding is an OptionError here, not inside the first model call.
+        count_tokens("", encoding=self.encoding)
+
+    @property
+    def limit(self) -> int:
+        """The most tokens the model input may take: ``max_tokens`` less the room kept free."""
+        return max(0, self.max_tokens - self.reserved_output - self.safety_margin)
+
+    def fit_dicts(
+        self, dicts: list[dict[str, Any]], format: ListFormat = "auto", *, beside: int = 0
+    ) -> list[dict[str, Any]]:
+        """``dicts`` fitted by :func:`agentcontext.trim_messages` with these options, ``beside``
+        more tokens kept free (what the model receives apart from the messages)."""
         from agentcontext._core import trim_messages
 
         return trim_messages(
@@ -92,7 +115,7 @@ class Budget:
             recent_messages=self.recent_messages,
             recent_tools=self.recent_tools,
             clear_at_least=self.clear_at_least,
-            reserved_output=self.reserved_output,
+            reserved_output=self.reserved_output + beside,
             safety_margin=self.safety_margin,
         )
 
@@ -116,31 +139,83 @@ def fit(
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     *,
     format: ListFormat = "auto",
+    beside: int = 0,
+    cache: Converted | None = None,
+    recall: RecallIds = "call_id",
 ) -> list[T]:
-    """Fit ``objects`` into ``budget``.
+    """Fit ``objects`` into ``budget``, ``beside`` tokens of it taken by what the model receives
+    apart from them (a system prompt or tool schemas the framework adds).
 
-    ``to_dicts(obj, i)`` gives the dicts ``obj`` (at ``i``) stands for (most objects: one). ``rebuild(obj,
+    ``to_dicts(obj, i)`` gives the dicts ``obj`` (at ``i``) stands for (most objects: one); with a
+    ``cache`` an object converted by an earlier call is not converted again. ``rebuild(obj,
     parts)`` is called for an object some of whose dicts were changed or dropped; ``parts`` lists
     its dicts that were kept, by position, each with the changed dict (or None when unchanged);
     it returns the object to send, or None to leave it out. Objects whose dicts all come back
-    unchanged are returned as they are, and so are objects that stand for no dict.
+    unchanged are returned as they are, and so are objects that stand for no dict. When the
+    newest round alone is over the budget its long tool results are cut head + marker + tail
+    (:func:`cut_oversized`, ``recall`` naming how the marker says to get the original back)
+    rather than the call failing.
     """
     dicts: list[dict[str, Any]] = []
     owners: list[list[int]] = []
+    # The mark each object's dicts carry (its position, or its cache entry's serial) -> its position.
+    where: dict[int, int] = {}
+    held_by = cache._entries if cache is not None else {}
+    key_of = cache.key if cache is not None else None
     for i, obj in enumerate(objects):
-        mine = []
-        for k, d in enumerate(to_dicts(obj, i)):
-            mine.append(len(dicts))
-            dicts.append({**d, MARK: [i, k]})
-        owners.append(mine)
-    out = budget.fit_dicts(dicts, format)
+        # Converted.entry, inlined: this loop runs once per message and call.
+        held = held_by.get(id(obj))
+        if key_of is None:
+            serial, marked = i, None
+        elif held is not None and held[0] is obj and held[1] == key_of(obj):
+            serial, marked = held[2], held[3]
+        else:
+            serial, marked = cache._convert(obj, i, key_of(obj), to_dicts)  # type: ignore[union-attr]
+        if marked is None or serial in where:
+            # Not cached, or the same object twice in the list: fresh dicts, marked by position.
+            serial = -1 - i
+            marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
+        where[serial] = i
+        if len(marked) == 1:
+            owners.append([len(dicts)])
+            dicts.append(marked[0])
+        else:
+            owners.append(list(range(len(dicts), len(dicts) + len(marked))))
+            dicts += marked
+    if cache is not None:
+        cache.settle(objects)
+    try:
+        out = budget.fit_dicts(dicts, format, beside=beside)
+    except BudgetError:
+        cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
+        if cut is None:
+            raise
+        out = budget.fit_dicts(cut, format, beside=beside)
+    return _map_back(objects, dicts, owners, out, rebuild, where, cache)
+
+
+def _map_back(
+    objects: Sequence[T],
+    dicts: list[dict[str, Any]],
+    owners: list[list[int]],
+    out: list[dict[str, Any]],
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    where: dict[int, int],
+    cache: Converted | None,
+) -> list[T]:
+    """Each dict that came back mapped to the object it came from (see :func:`fit`)."""
+    if len(dicts) == len(objects) and all(len(mine) == 1 for mine in owners):
+        return _map_back_one(objects, dicts, out, rebuild, where, cache)
     # Per object: its kept dicts, with the new content where changed.
     kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
     for d in out:
-        i, k = d[MARK]
+        serial, k = d[MARK]
+        i = where[serial]
         original = dicts[owners[i][k]]
         changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
         kept.setdefault(i, []).append((k, changed))
+    if len(out) == len(dicts) and all(changed is None for parts in kept.values() for _, changed in parts):
+        return list(objects)
     result: list[T] = []
     for i, obj in enumerate(objects):
         if not owners[i]:
@@ -153,10 +228,164 @@ def fit(
         if len(parts) == len(owners[i]) and all(changed is None for _, changed in parts):
             result.append(obj)
             continue
-        new = rebuild(obj, parts)
+        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
         if new is not None:
             result.append(new)
     return result
+
+
+def _map_back_one(
+    objects: Sequence[T],
+    dicts: list[dict[str, Any]],
+    out: list[dict[str, Any]],
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    where: dict[int, int],
+    cache: Converted | None,
+) -> list[T]:
+    """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
+    the dicts come back in order, each the caller's own or a changed copy."""
+    result: list[T] = []
+    for d in out:
+        i = where[d[MARK][0]]
+        obj = objects[i]
+        original = dicts[i]
+        if d is original or d == original:
+            result.append(obj)
+            continue
+        parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
+        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
+        if new is not None:
+            result.append(new)
+    return result
+
+
+class Converted:
+    """An adapter's memo of its conversions across calls: the dicts each object stands for, marked,
+    so that a message seen by an earlier call is not converted again (an agent's next call sees the
+    same objects plus a few new ones). Keyed by the object's identity, held with the object (so
+    the identity is not reused) and checked by ``key(obj)``, a cheap tuple compared by identity
+    first (the fields the conversion reads: a field set anew misses). At most ``capacity``
+    objects (or twice the longest list seen) are held: past that, only the last call's stay."""
+
+    def __init__(self, key: Callable[[Any], tuple[Any, ...]], capacity: int = 4096) -> None:
+        self.key = key
+        self.capacity = capacity
+        self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
+        self._serials = itertools.count()
+        # The object each changed one was rebuilt as, with the changes it was rebuilt from.
+        self._rebuilt: dict[int, tuple[Any, Any, Any]] = {}
+
+    def entry(
+        self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """The serial and marked dicts of ``obj`` (at ``i``), converted only when not held."""
+        held = self._entries.get(id(obj))
+        key = self.key(obj)
+        if held is not None and held[0] is obj and held[1] == key:
+            return held[2], held[3]
+        return self._convert(obj, i, key, to_dicts)
+
+    def _convert(
+        self, obj: T, i: int, key: tuple[Any, ...], to_dicts: Callable[[T, int], list[dict[str, Any]]]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        serial = next(self._serials)
+        marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
+        self._entries[id(obj)] = (obj, key, serial, marked)
+        return serial, marked
+
+    def rebuilt(
+        self, obj: T, parts: list[tuple[int, dict[str, Any] | None]], rebuild: Callable[[T, Any], T | None]
+    ) -> T | None:
+        """``rebuild(obj, parts)``, the object made the last time for the same changes when there is one
+        (a result cleared on one call is cleared the same way on the next)."""
+        held = self._rebuilt.get(id(obj))
+        if held is not None and held[0] is obj and held[1] == parts:
+            return cast("T | None", held[2])
+        new = rebuild(obj, parts)
+        self._rebuilt[id(obj)] = (obj, parts, new)
+        return new
+
+    def settle(self, objects: Sequence[Any]) -> None:
+        """Bound the memo after a call over ``objects``."""
+        bound = max(self.capacity, 2 * len(objects))
+        if len(self._entries) > bound:
+            entries = self._entries
+            self._entries = {id(o): entries[id(o)] for o in objects if id(o) in entries}
+        if len(self._rebuilt) > bound:
+            rebuilt = self._rebuilt
+            self._rebuilt = {id(o): rebuilt[id(o)] for o in objects if id(o) in rebuilt}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What :func:`agentcontext.compaction.fill.cut_texts` reads of a ladder run."""
+
+    store: Any
+    policy: Any
+
+
+class _CallIds:
+    """A "store" that keeps nothing: a cut result's recall id is its tool call id, under which the
+    framework's own history holds the original."""
+
+    def put(self, text: str, *, alias: str | None = None) -> str:
+        return alias or ""
+
+
+def cut_oversized(
+    dicts: list[dict[str, Any]], budget: Budget, *, beside: int = 0, recall: RecallIds = "call_id"
+) -> list[dict[str, Any]] | None:
+    """``dicts`` (OpenAI Chat) with the long tool results of the newest round cut head + marker +
+    tail (the ladder's cut, :func:`agentcontext.compaction.fill.cut_texts`) so that the system
+    messages, the latest request and that round fit ``budget`` beside ``beside`` tokens; None
+    when there is nothing to cut or even the cut round does not fit."""
+    from agentcontext._core import Conversation, count_tokens_batch
+    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+
+    enc = budget.encoding
+    try:
+        conv = Conversation(dicts, format="openai", encoding=enc)
+    except Exception:  # noqa: BLE001 - not Chat dicts: nothing this cut knows how to shorten
+        return None
+    if len(conv) != len(dicts):
+        return None
+    found = conv._latest_request(conv.preamble)
+    start = found[0] if found is not None else conv.preamble
+    last = max((k for k in range(start, len(dicts)) if dicts[k].get("tool_calls")), default=start)
+    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(dicts))]
+    units = [
+        (n, 0, "content", dicts[k]["content"])
+        for n, k in enumerate(keep)
+        if dicts[k].get("role") == "tool" and isinstance(dicts[k].get("content"), str)
+    ]
+    sizes = count_tokens_batch([text for *_, text in units], encoding=enc)
+    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
+    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
+    limit = budget.limit - beside
+    whole = Conversation([dicts[k] for k in keep], format="openai", encoding=enc)
+    if not units or whole.tokens <= limit:
+        return None
+    neutral = [[dict(dicts[k])] for k in keep]
+    room = sum(sizes) - (whole.tokens - limit)
+    run = _Run(_CallIds() if recall == "call_id" else None, SimpleNamespace(encoding=enc))
+
+    built: list[list[list[dict[str, Any]]]] = []
+
+    def build(out: list[list[dict[str, Any]]]) -> Any:
+        built.append(out)
+        return Conversation([m for ms in out for m in ms], format="openai", encoding=enc)
+
+    done = cut_texts(cast("LadderState", run), neutral, units, sizes, room, build, limit)
+    if done is None:
+        return None
+    out = list(dicts)
+    for k, (new,) in zip(keep, built[-1], strict=True):
+        if new.get("content") != dicts[k].get("content"):
+            out[k] = new
+    return out
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:

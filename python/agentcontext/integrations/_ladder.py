@@ -1,14 +1,19 @@
 """The compaction ladder for the adapters that keep a summary (LangChain's middleware, the OpenAI
-Agents session): the :class:`~agentcontext.Compactor` they run, from their arguments."""
+Agents session): the :class:`~agentcontext.Compactor` they run, from their arguments, and the
+working set they carry from one call to the next (:class:`Carry`)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.integrations._fit import Budget
+from agentcontext.integrations._fit import Budget, Converted
+from agentcontext.types import Encoding
 
 
 def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:
@@ -43,3 +48,68 @@ def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Bu
         clear_at_least=budget.clear_at_least,
     )
     return Compactor(policy, summarizer=summarizer)
+
+
+class Carry:
+    """The working set a compacting adapter carried from its last call, per thread (keyed by the
+    id of the history's first message): the messages it sent (the system message aside), how
+    many of the history's messages they stand for, the id of the last one and their tokens. A
+    call whose history still ends that prefix starts from them plus the new messages, as
+    :class:`agentcontext.Session` does: only the new part is converted and counted, and the
+    ladder runs over the working set, not the whole history. At most ``threads`` are held."""
+
+    def __init__(self, converted: Converted, encoding: Encoding, threads: int = 256) -> None:
+        self.converted = converted
+        self.encoding = encoding
+        self.threads = threads
+        self._held: dict[str, tuple[int, str, list[Any], int | None]] = {}
+        self._system: tuple[Any, Any, int] | None = None
+        self._lock = threading.Lock()
+
+    def tokens(self, objects: Sequence[Any], convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
+        """The tokens of ``objects`` (their conversions memoized)."""
+        from agentcontext._core import Conversation
+
+        dicts = [d for i, m in enumerate(objects) for d in self.converted.entry(m, i, convert)[1]]
+        return Conversation(dicts, format="openai", encoding=self.encoding).tokens if dicts else 0
+
+    def resume(self, view: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> None:
+        """Start ``view`` (its ``messages``, ``system``) from the carried working set when it holds."""
+        messages = view.messages
+        key = messages[0].id if messages else None
+        held = self._held.get(key) if key else None
+        if held is None:
+            return
+        count, last, sent, tokens = held
+        if count > len(messages) or messages[count - 1].id != last:
+            with self._lock:
+                self._held.pop(key, None)  # type: ignore[arg-type]
+            return
+        new = messages[count:]
+        view.body = [*sent, *new]
+        if tokens is not None:
+            view.tokens = tokens + self.system_tokens(view.system, convert) + self.tokens(new, convert)
+
+    def system_tokens(self, system: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
+        """The tokens of the system message ``system`` (None: 0), kept for the last one counted."""
+        if system is None:
+            return 0
+        held = self._system
+        if held is not None and held[0] is system and held[1] == system.content:
+            return held[2]
+        n = self.tokens([system], convert)
+        self._system = (system, system.content, n)
+        return n
+
+    def keep(self, view: Any, sent: list[Any], tokens: int | None, system_tokens: int) -> None:
+        """Carry ``sent`` (the messages a call sent, the system message aside; ``tokens``: those of
+        the whole call when known) for the thread of ``view``."""
+        messages = view.messages
+        key = messages[0].id if messages else None
+        if not key or not messages[-1].id:
+            return
+        with self._lock:
+            if key not in self._held and len(self._held) >= self.threads:
+                self._held.pop(next(iter(self._held)))
+            body = None if tokens is None else tokens - system_tokens
+            self._held[key] = (len(messages), messages[-1].id, sent, body)

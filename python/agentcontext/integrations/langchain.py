@@ -9,9 +9,11 @@
                          checkpointer=InMemorySaver())
 
 Each call the model receives the agent's messages fitted into the budget (the system message
-counted in): old tool results cleared, then the latest user request and the longest recent suffix
+and the tool schemas counted in): old tool results cleared, then the latest user request and the longest recent suffix
 kept, never a tool call without its result. The agent's state is not changed: the history stays
-whole and the next call is fitted again from it (fast: token counts are memoized across calls).
+whole and the next call is fitted again from it (fast: each message is converted once and its
+tokens counted once, across calls). A newest tool result larger than the budget by itself is cut
+head + marker + tail (the marker names its tool call id; the state keeps it whole).
 The messages sent are the agent's own ``BaseMessage`` objects where nothing changed (ids,
 ``additional_kwargs``, ``usage_metadata``, ``response_metadata`` kept) and copies with the new
 content where a result was cleared or the request cut. Tested with langchain 1.5 and
@@ -23,7 +25,10 @@ ones, summarize older history, drop or cut as a last resort) down to ``compact_t
 budget. The summary is kept in the agent's state (``agentcontext_summary``, with the id of the
 last message it covers), not re-made each call: later calls send the summary and the messages
 after what it covers, and the ladder runs again only when that is over the budget again (the
-previous summary is then updated, not nested). The messages stay whole in the state.
+previous summary is then updated, not nested). The messages stay whole in the state. Between
+calls the middleware carries each thread's working set (what it sent), as
+:class:`agentcontext.Session` does: a call adds only its new messages to it, and the ladder runs
+over the working set, not the whole history.
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
-from agentcontext.errors import InvalidMessageError, MissingExtraError
-from agentcontext.integrations._fit import Budget, as_budget, fit, off_loop
-from agentcontext.integrations._ladder import make_compactor
+from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
+from agentcontext.integrations._fit import MARK, Budget, Converted, RecallIds, as_budget, fit, off_loop
+from agentcontext.integrations._ladder import Carry, make_compactor
+from agentcontext.types import Encoding
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -92,14 +98,44 @@ class AgentContextState(AgentState[Any]):
     agentcontext_summary: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
 
+def _not_a_message(message: object, index: int) -> InvalidMessageError:
+    kind = f"{type(message).__module__}.{type(message).__qualname__}"
+    if isinstance(message, dict):
+        fix = "for dicts call agentcontext.trim_messages (or agentcontext.integrations.litellm.fit_messages)"
+    elif type(message).__module__.startswith("pydantic_ai"):
+        fix = "for Pydantic AI messages use agentcontext.integrations.pydantic_ai"
+    elif type(message).__module__.startswith("agents"):
+        fix = "for OpenAI Agents SDK items use agentcontext.integrations.openai_agents"
+    else:
+        fix = "it reads langchain_core BaseMessage objects"
+    return InvalidMessageError(
+        f"message {index}: {kind} is not a LangChain message: agentcontext.integrations.langchain {fix}", index
+    )
+
+
+def _tool_use(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in ("tool_use", "tool_call", "function_call")
+
+
 def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
-    """The OpenAI Chat dict the library reads for ``message`` (what it counts and fits)."""
+    """The OpenAI Chat dict the library reads for ``message`` (what it counts and fits). An
+    assistant message's calls are read from ``tool_calls`` once: the ``tool_use`` blocks an
+    Anthropic model also leaves in the content are not counted again.
+
+    Raises:
+        InvalidMessageError: ``message`` is not a LangChain message (naming what to use for it),
+            or one with no OpenAI Chat form.
+    """
+    if not isinstance(message, BaseMessage):
+        raise _not_a_message(message, index)
     content: Any = message.content
     if isinstance(message, HumanMessage):
         return {"role": "user", "content": content}
     if isinstance(message, ToolMessage):
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
     if isinstance(message, AIMessage):
+        if message.tool_calls and isinstance(content, list):
+            content = [block for block in content if not _tool_use(block)]
         out: dict[str, Any] = {"role": "assistant", "content": content if content else None}
         if message.tool_calls:
             out["tool_calls"] = [
@@ -132,13 +168,104 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     changed = parts[0][1]
     if changed is None or changed.get("content") == message.content:
         return message
-    return message.model_copy(update={"content": changed["content"]})
+    content = changed["content"]
+    if isinstance(message, AIMessage) and isinstance(message.content, list):
+        # The tool_use blocks left out of what was counted go back with the new content.
+        calls = [block for block in message.content if _tool_use(block)]
+        if calls:
+            content = [*([{"type": "text", "text": content}] if isinstance(content, str) else content or []), *calls]
+    return message.model_copy(update={"content": content})
 
 
-def fit_messages(messages: Sequence[BaseMessage], budget: int | Budget) -> list[BaseMessage]:
+#: Per message class, the fields :func:`to_openai` reads beside the content (``isinstance`` on
+#: LangChain's classes goes through ``ABCMeta``: too slow to ask per message and call).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    if issubclass(cls, AIMessage):
+        return ("tool_calls",)
+    if issubclass(cls, ToolMessage):
+        return ("tool_call_id",)
+    if issubclass(cls, ChatMessage):
+        return ("role",)
+    if issubclass(cls, FunctionMessage):
+        return ("name",)
+    return ()
+
+
+def _key(message: Any) -> tuple[Any, ...]:
+    """What :func:`to_openai` reads of a message (compared by identity first: a field set anew differs)."""
+    cls = type(message)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = _fields(cls)
+    content = message.content
+    size = len(content) if type(content) is list else -1
+    if not fields:
+        return (cls, content, size)
+    value = getattr(message, fields[0])
+    return (cls, content, size, value, len(value) if type(value) is list else -1)
+
+
+def converted() -> Converted:
+    """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
+    return Converted(_key)
+
+
+def _convert(message: BaseMessage, index: int) -> list[dict[str, Any]]:
+    return [to_openai(message, index)]
+
+
+def fit_messages(
+    messages: Sequence[BaseMessage],
+    budget: int | Budget,
+    *,
+    beside: int = 0,
+    cache: Converted | None = None,
+    recall: RecallIds = "call_id",
+) -> list[BaseMessage]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too): the caller's own objects where unchanged."""
-    return fit(messages, as_budget(budget), lambda m, i: [to_openai(m, i)], _rebuild, format="openai")
+    sets the options too): the caller's own objects where unchanged. ``beside``: tokens the model
+    receives apart from these messages (tool schemas, a prompt added later). A newest tool result
+    over the budget by itself is cut head + marker + tail (the marker names its tool call id).
+
+    Raises:
+        InvalidMessageError: an object that is not a LangChain message (naming the adapter for it).
+        ArgumentTypeError: ``budget`` is neither an int nor a :class:`~agentcontext.Budget`.
+        BudgetError: the system messages, the request and the cut last round do not fit.
+    """
+    if isinstance(messages, BaseMessage | dict) or not isinstance(messages, Sequence):
+        raise ArgumentTypeError(f"messages must be a list of LangChain messages, got {type(messages).__name__}")
+    fitted_into = as_budget(budget)
+    return fit(messages, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=cache, recall=recall)
+
+
+def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
+    """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
+    JSON; ``memo`` keeps each tool's count, by name and description for a LangChain tool, else by
+    identity)."""
+    from langchain_core.tools import BaseTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from agentcontext._core import count_tokens
+
+    total = 0
+    for t in tools:
+        key: Any = (t.name, t.description) if isinstance(t, BaseTool) else id(t)
+        held = memo.get(key) if memo is not None else None
+        if held is not None and (held[0] is t or not isinstance(key, int)):
+            total += held[1]
+            continue
+        try:
+            schema: Any = convert_to_openai_tool(t)
+        except Exception:  # noqa: BLE001 - a provider's own tool spec: counted as it is written
+            schema = t if isinstance(t, dict) else str(t)
+        n = count_tokens(json.dumps(schema, ensure_ascii=False, default=str), encoding=encoding)
+        if memo is not None:
+            memo[key] = (t, n)
+        total += n
+    return total
 
 
 def summary_content(kept: KeptSummary) -> str:
@@ -159,11 +286,47 @@ class _View:
     kept: KeptSummary | None
     start: int
     summary: BaseMessage | None
+    #: The tokens of the tool schemas sent beside the messages (None: not yet counted).
+    beside: int | None = None
+    #: The carried working set plus the new messages, when the last call's holds (else None).
+    body: list[BaseMessage] | None = None
+    #: The tokens of :attr:`objects`, when known.
+    tokens: int | None = None
+    #: The state's summary field as it was read (see :func:`_locate`).
+    stored: Any = None
 
     @property
     def objects(self) -> list[BaseMessage]:
+        if self.body is not None:
+            return [self.system, *self.body] if self.system is not None else list(self.body)
         head = [m for m in (self.system, self.summary) if m is not None]
         return [*head, *self.messages[self.start :]]
+
+
+def _locate(view: _View) -> None:
+    """Set ``view``'s kept summary, where the messages after it start and the message carrying
+    it, from the state's summary field (a field whose message is gone from the state: none)."""
+    kept = view.stored
+    if not isinstance(kept, dict):
+        return
+    through = kept.get("through")
+    messages = view.messages
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == through), None)
+    if at is None:
+        # The state's messages no longer hold what the summary ends at (rewritten): start
+        # again from the whole history.
+        return
+    view.kept, view.start = cast("KeptSummary", kept), at + 1
+    view.summary = HumanMessage(summary_content(view.kept), id=f"agentcontext-summary-{through}")
+
+
+def _without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseMessage]:
+    """``fitted`` without the system message (sent apart by the agent)."""
+    if system is None:
+        return fitted
+    if fitted and fitted[0] is system:
+        return fitted[1:]
+    return [m for m in fitted if m is not system]
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
@@ -197,6 +360,11 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         self.compactions = 0
         self.summaries = 0
         self._count = threading.Lock()
+        # What every call reuses: the conversions of the messages seen, the tool schemas' tokens
+        # and, with compaction, each thread's working set after its last call.
+        self._converted = converted()
+        self._tools: dict[Any, tuple[Any, int]] = {}
+        self._carry = Carry(self._converted, self.budget.encoding)
 
     @property
     def limit(self) -> int:
@@ -205,26 +373,38 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     def fit_request(self, request: ModelRequest) -> ModelRequest:
-        """``request`` with its messages fitted (the system message counted in, and kept); with
-        compaction, the summary kept in the state stands for what it covers (the state is not
-        updated here: see :meth:`compile_request`)."""
+        """``request`` with its messages fitted (the system message and the tool schemas counted
+        in, the system message kept); with compaction, the summary kept in the state stands for
+        what it covers (the state is not updated here: see :meth:`compile_request`)."""
         return self.compile_request(request)[0]
 
     def compile_request(self, request: ModelRequest) -> tuple[ModelRequest, KeptSummary | None]:
         """``request`` fitted, and the new value of the state's summary field when a compaction
         wrote a summary (else None: the field stays as it is)."""
         view = self._view(request)
-        return self._compile(request, view, self.compactor is not None and self._over(view.objects))
+        return self._compile(request, view, self.compactor is not None and self._over(view))
+
+    def _beside(self, request: ModelRequest) -> int:
+        """The tokens of the tool schemas the model receives with the messages."""
+        if len(self._tools) > 1024:
+            self._tools.clear()
+        return tool_tokens(request.tools or [], self.budget.encoding, self._tools)
 
     def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
         objects = view.objects
+        beside = view.beside if view.beside is not None else self._beside(request)
         if over:
             objects, update = self._compact(view)
         # With compaction, a view that is not over the budget is sent as it is (it fits).
-        fitted = fit_messages(objects, self.budget) if self.compactor is None or over else objects
-        if view.system is not None:
-            fitted = [m for m in fitted if m is not view.system]
+        if self.compactor is None or over:
+            fitted = fit_messages(objects, self.budget, beside=beside, cache=self._converted)
+        else:
+            fitted = objects
+        fitted = _without(view.system, fitted)
+        if self.compactor is not None:
+            system = self._carry.system_tokens(view.system, _convert)
+            self._carry.keep(view, fitted, None if over else view.tokens, system)
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
     def wrap_model_call(
@@ -245,7 +425,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             fitted, update = await off_loop(size, lambda: self.compile_request(request))
             return _with_update(await handler(fitted), update)
         view = await off_loop(size, lambda: self._view(request))
-        over = await off_loop(size, lambda: self._over(view.objects))
+        over = await off_loop(size, lambda: self._over(view))
         # A summarizer may call a model (blocking): a compaction always runs in a worker thread.
         if over:
             fitted, update = await asyncio.to_thread(self._compile, request, view, over)
@@ -256,28 +436,21 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     # -- compaction ------------------------------------------------------------------------
 
     def _view(self, request: ModelRequest) -> _View:
-        messages: list[BaseMessage] = list(request.messages)
-        kept: Any = request.state.get(STATE_KEY) if self.compactor is not None and request.state else None
-        start, summary = 0, None
-        if isinstance(kept, dict):
-            through = kept.get("through")
-            at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == through), None)
-            if at is None:
-                # The state's messages no longer hold what the summary ends at (rewritten):
-                # start again from the whole history.
-                kept = None
-            else:
-                start = at + 1
-                summary = HumanMessage(summary_content(cast("KeptSummary", kept)), id=f"agentcontext-summary-{through}")
-        else:
-            kept = None
-        return _View(request.system_message, messages, kept, start, summary)
+        view = _View(request.system_message, list(request.messages), None, 0, None)
+        if self.compactor is None:
+            return view
+        view.beside = self._beside(request)
+        view.stored = request.state.get(STATE_KEY) if request.state else None
+        self._carry.resume(view, _convert)
+        if view.body is None:
+            _locate(view)
+        return view
 
-    def _over(self, objects: list[BaseMessage]) -> bool:
-        from agentcontext._core import Conversation
-
-        dicts = [to_openai(m, i) for i, m in enumerate(objects)]
-        return Conversation(dicts, format="openai", encoding=self.budget.encoding).tokens > self.limit
+    def _over(self, view: _View) -> bool:
+        """Whether the view is over the budget (its tokens counted, the carried part's known)."""
+        if view.tokens is None:
+            view.tokens = self._carry.tokens(view.objects, _convert)
+        return view.tokens > self.limit - (view.beside or 0)
 
     def _compact(self, view: _View) -> tuple[list[BaseMessage], KeptSummary | None]:
         """The ladder over the view, down to ``compact_to`` of the limit: the messages to send
@@ -285,10 +458,19 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         from agentcontext._core import Conversation
 
         assert self.compactor is not None
+        if view.body is not None:
+            _locate(view)
+            # The ladder reads the carried messages as the state holds them (a result the last
+            # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget).
+            state = {m.id: m for m in view.messages if m.id}
+            view.body = [state.get(m.id, m) if m.id else m for m in view.body]
         objects = view.objects
-        dicts = [to_openai(m, i) for i, m in enumerate(objects)]
+        dicts = [{**d} for i, m in enumerate(objects) for d in self._converted.entry(m, i, _convert)[1]]
+        for d in dicts:
+            d.pop(MARK, None)
         conv = Conversation(dicts, format="openai", encoding=self.budget.encoding)
-        result = self.compactor.compact(conv, budget=max(1, int(self.limit * self.compact_to)))
+        room = self.limit - (view.beside or 0)
+        result = self.compactor.compact(conv, budget=max(1, int(room * self.compact_to)))
         with self._count:
             self.compactions += 1
         update = self._kept_summary(view, result)
@@ -311,20 +493,16 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         """The summary field after ``result``: what its summary covers, in the state's messages."""
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
-        head = (view.system is not None) + (view.summary is not None)
-        covered = view.start + result.first_kept - head  # state messages covered: [0, covered)
+        # The state messages covered, [0, covered): through the last one the summary replaced (the
+        # ladder ran over the view, whose messages are the state's or copies with their ids).
+        at = {m.id: k for k, m in enumerate(view.messages) if m.id}
+        covered = next((at[m.id] + 1 for m in reversed(view.objects[: result.first_kept]) if m.id in at), 0)
         if covered <= view.start or covered > len(view.messages):
             return None
         through = view.messages[covered - 1].id
         if not through:
             return None  # without an id, the next call could not find where the summary ends
-        from agentcontext._core import Conversation
-
-        tokens = Conversation(
-            [to_openai(m, i) for i, m in enumerate(view.messages[:covered])],
-            format="openai",
-            encoding=self.budget.encoding,
-        ).tokens
+        tokens = self._carry.tokens(view.messages[:covered], _convert)
         with self._count:
             self.summaries += 1
         return {"summary": result.summary, "through": through, "messages": covered, "tokens": tokens}

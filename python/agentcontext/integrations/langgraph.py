@@ -3,7 +3,13 @@
     from langgraph.prebuilt import create_react_agent
     from agentcontext.integrations.langgraph import fit_hook, compact_hook
 
-    agent = create_react_agent(model, tools, pre_model_hook=fit_hook(100_000))
+    agent = create_react_agent(model, tools, prompt=PROMPT,
+                               pre_model_hook=fit_hook(100_000, prompt=PROMPT, tools=tools))
+
+The model receives the agent's ``prompt`` and the tool schemas beside the messages the hook
+returns: give them to the hook too (``prompt`` in any form the agent takes: a str, a
+``SystemMessage``, a callable or a ``Runnable``), and they are counted in. Each message is
+converted once across calls (a memo per hook).
 
 :func:`fit_hook` returns ``llm_input_messages``: the model sees the fitted messages, the graph's
 state keeps the whole history (view-only). :func:`compact_hook` rewrites the state instead
@@ -17,24 +23,29 @@ where a result was cleared or the request cut. Both work as sync and async nodes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentcontext.errors import MissingExtraError
-from agentcontext.integrations._fit import Budget, as_budget, off_loop
+from agentcontext.errors import ArgumentTypeError, MissingExtraError, OptionError
+from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, off_loop
 
 try:
-    from langchain_core.messages import BaseMessage, RemoveMessage
-    from langchain_core.runnables import RunnableLambda
+    from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage, convert_to_messages
+    from langchain_core.prompt_values import PromptValue
+    from langchain_core.runnables import Runnable, RunnableLambda
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise MissingExtraError(
         "agentcontext.integrations.langgraph needs LangGraph: pip install 'agentcontext[langgraph]'"
     ) from exc
 
-from agentcontext.integrations.langchain import fit_messages
+from agentcontext.integrations.langchain import _convert, converted, fit_messages, tool_tokens
 
 __all__ = ["compact_hook", "fit_hook"]
+
+#: How many times a callable prompt's output is measured and the messages fitted again.
+PROMPT_ROUNDS = 4
 
 
 def _messages(state: Any) -> list[BaseMessage]:
@@ -42,32 +53,122 @@ def _messages(state: Any) -> list[BaseMessage]:
     return list(messages)
 
 
-def _node(update: Callable[[list[BaseMessage]], dict[str, Any]]) -> RunnableLambda[Any, dict[str, Any]]:
+def _node(update: Callable[[Any, list[BaseMessage]], dict[str, Any]]) -> RunnableLambda[Any, dict[str, Any]]:
     def sync(state: Any) -> dict[str, Any]:
-        return update(_messages(state))
+        return update(state, _messages(state))
 
     async def async_(state: Any) -> dict[str, Any]:
         messages = _messages(state)
-        return await off_loop(len(messages), lambda: update(messages))
+        return await off_loop(len(messages), lambda: update(state, messages))
 
     return RunnableLambda(sync, afunc=async_, name="agentcontext")
 
 
-def fit_hook(budget: int | Budget) -> RunnableLambda[Any, dict[str, Any]]:
+def _budget(factory: str, budget: object) -> Budget:
+    """``budget`` as a :class:`Budget`; the graph's state passed in its place means the factory
+    itself was given as the hook."""
+    if (isinstance(budget, Mapping) and "messages" in budget) or hasattr(budget, "messages"):
+        raise ArgumentTypeError(
+            f"{factory} makes the hook: call it, pre_model_hook={factory}(budget), not pre_model_hook={factory}"
+        )
+    return as_budget(budget)  # type: ignore[arg-type]
+
+
+class _Fitter:
+    """Fits a state's messages for a hook: the prompt the agent adds (``prompt=`` of
+    ``create_react_agent``) and the tool schemas counted in, conversions memoized across calls."""
+
+    def __init__(self, factory: str, budget: object, prompt: object, tools: Sequence[Any] | None, recall: RecallIds):
+        self.budget = _budget(factory, budget)
+        self.cache = converted()
+        self.recall: RecallIds = recall
+        self.beside = tool_tokens(tools or [], self.budget.encoding)
+        self.prompt: Callable[[Any], Any] | None = None
+        if isinstance(prompt, str):
+            prompt = SystemMessage(prompt)
+        if isinstance(prompt, SystemMessage):
+            self.beside += _tokens([prompt], self.budget)
+        elif isinstance(prompt, Runnable):
+            self.prompt = prompt.invoke
+        elif inspect.iscoroutinefunction(prompt):
+            raise OptionError(
+                f"{factory} cannot run an async prompt to count it: give the hook the prompt's text "
+                "(prompt=...) or a sync callable"
+            )
+        elif callable(prompt):
+            self.prompt = prompt
+        elif prompt is not None:
+            raise ArgumentTypeError(
+                f"prompt must be a str, a SystemMessage, a callable or a Runnable (as for create_react_agent), "
+                f"got {type(prompt).__name__}"
+            )
+
+    def __call__(self, state: Any, messages: list[BaseMessage]) -> list[BaseMessage]:
+        beside = self.beside
+        for _ in range(PROMPT_ROUNDS):
+            fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
+            if self.prompt is None:
+                return fitted
+            sent = _tokens(_prompted(self.prompt, state, fitted), self.budget, self.cache) + self.beside
+            over = sent - self.budget.limit
+            if over <= 0:
+                return fitted
+            beside += over
+        return fitted
+
+
+def _tokens(messages: Sequence[BaseMessage], budget: Budget, cache: Converted | None = None) -> int:
+    from agentcontext._core import Conversation
+
+    convert = _convert
+    dicts = [d for i, m in enumerate(messages) for d in (cache.entry(m, i, convert)[1] if cache else convert(m, i))]
+    return Conversation(dicts, format="openai", encoding=budget.encoding).tokens if dicts else 0
+
+
+def _prompted(prompt: Callable[[Any], Any], state: Any, messages: list[BaseMessage]) -> list[BaseMessage]:
+    """What the agent's ``prompt`` makes of the state with ``messages`` (what the model receives)."""
+    if isinstance(state, dict):
+        shown: Any = {**state, "messages": messages}
+    else:
+        shown = state.model_copy(update={"messages": messages}) if hasattr(state, "model_copy") else state
+    out = prompt(shown)
+    if isinstance(out, PromptValue):
+        return list(out.to_messages())
+    if isinstance(out, str):
+        return [HumanMessage(out)]
+    return list(convert_to_messages(out))
+
+
+def fit_hook(
+    budget: int | Budget, *, prompt: object = None, tools: Sequence[Any] | None = None
+) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` returning ``{"llm_input_messages": fitted}`` (fitted into ``budget``:
     an int is the input budget, a :class:`~agentcontext.Budget` sets the options too); the state
-    is unchanged."""
-    fitted_into = as_budget(budget)
-    return _node(lambda messages: {"llm_input_messages": fit_messages(messages, fitted_into)})
+    is unchanged. Give it the agent's ``prompt`` (a str, a ``SystemMessage``, a callable or a
+    ``Runnable``, as ``create_react_agent`` takes it) and ``tools``: the model receives them
+    beside the messages, so they are counted in. A newest tool result over the budget by itself
+    is cut (the marker names its tool call id, under which the state keeps it whole).
+
+    Raises:
+        ArgumentTypeError: ``budget`` of the wrong type (the factory itself given as the hook:
+            call it), or a ``prompt`` of no form the agent takes.
+        OptionError: an unknown encoding, or an async ``prompt``.
+    """
+    fitter = _Fitter("fit_hook", budget, prompt, tools, "call_id")
+    return _node(lambda state, messages: {"llm_input_messages": fitter(state, messages)})
 
 
-def compact_hook(budget: int | Budget) -> RunnableLambda[Any, dict[str, Any]]:
+def compact_hook(
+    budget: int | Budget, *, prompt: object = None, tools: Sequence[Any] | None = None
+) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` that replaces the state's messages with the ones fitted into
-    ``budget`` (as for :func:`fit_hook`); nothing is written when they already fit unchanged."""
-    fitted_into = as_budget(budget)
+    ``budget`` (as for :func:`fit_hook`, ``prompt`` and ``tools`` counted in); nothing is written
+    when they already fit unchanged. A cut result's marker says the original is not stored (the
+    state no longer holds it)."""
+    fitter = _Fitter("compact_hook", budget, prompt, tools, "none")
 
-    def update(messages: list[BaseMessage]) -> dict[str, Any]:
-        fitted = fit_messages(messages, fitted_into)
+    def update(state: Any, messages: list[BaseMessage]) -> dict[str, Any]:
+        fitted = fitter(state, messages)
         if len(fitted) == len(messages) and all(a is b for a, b in zip(fitted, messages, strict=True)):
             return {}
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fitted]}
