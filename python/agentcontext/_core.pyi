@@ -279,7 +279,7 @@ class Conversation:
         ``exclude_tools`` stay; ``clear_tool_inputs`` also replaces the arguments of every old call
         (the same calls: outside the protected set, tool not excluded; whether or not its result
         is cleared now or was before) by ``{"cleared": "[cleared: arguments of write(path=a.py,
-        ...), 1,234 tokens; original kept under call id <id>]"}``, ids and names kept;
+        ...), 1,234 tokens; original under call id <id>]"}``, ids and names kept;
         nothing changes unless at least ``clear_at_least`` tokens are freed;
         ``keep_thinking=False`` drops thinking blocks of unprotected assistant turns."""
 
@@ -770,8 +770,8 @@ def trim_messages(
     no message empty; any other input comes back converted, as new objects.
     ``clear_tool_inputs=True`` also replaces the arguments of old calls (outside the last
     ``recent_tools`` calls and ``recent_messages`` messages) by
-    ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; original kept under
-    call id <id>]"}``, whether or not their results are cleared (the list is then converted).
+    ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; original under call
+    id <id>]"}``, whether or not their results are cleared (the list is then converted).
 
     Raises:
         BudgetError: the system messages, the request (cut to its least) and the last indivisible

@@ -9,7 +9,7 @@
 //! (or was cleared by an earlier one):
 //!
 //! ```text
-//! {"cleared": "[cleared: arguments of write(path=src/app.py, content=import os…), 1,234 tokens; original kept under call id call_1]"}
+//! {"cleared": "[cleared: arguments of write(path=src/app.py, content=import os…), 1,234 tokens; original under call id call_1]"}
 //! ```
 //!
 //! The call keeps its id and its name, so every pair stays valid; a JSON input stays a JSON
@@ -29,7 +29,12 @@ pub const INPUT_PLACEHOLDER_OPEN: &str = "[cleared: arguments of ";
 /// The key of the one-member object that replaces a cleared JSON input.
 pub const INPUT_PLACEHOLDER_KEY: &str = "cleared";
 
-/// An input placeholder's text is about 100 characters of description and a short tail; a raw
+/// The most characters of the call's description in an input placeholder (shorter than a
+/// result's: here the description stands for the arguments themselves, and every cleared call
+/// carries one).
+const DESCRIPTION_CHARS: usize = 60;
+
+/// An input placeholder's text is about 60 characters of description and a short tail; a raw
 /// input longer than this is not one (so recognising one never scans a large input).
 const MAX_PLACEHOLDER_BYTES: usize = 1024;
 
@@ -39,13 +44,13 @@ const MAX_PLACEHOLDER_BYTES: usize = 1024;
 pub fn input_placeholder_text(name: &str, input: &ToolInput, tokens: usize, id: &str) -> String {
     let mut out = String::with_capacity(160);
     out.push_str(INPUT_PLACEHOLDER_OPEN);
-    out.push_str(&describe_call(name, input));
+    push_description(&mut out, &describe_call(name, input));
     out.push_str(", ");
     out.push_str(&grouped(tokens));
     if id.is_empty() {
         out.push_str(" tokens; not stored]");
     } else {
-        out.push_str(" tokens; original kept under call id ");
+        out.push_str(" tokens; original under call id ");
         out.push_str(id);
         out.push(']');
     }
@@ -87,6 +92,18 @@ fn is_placeholder_value(v: &Value) -> bool {
                 .and_then(Value::as_str)
                 .is_some_and(|s| s.starts_with(INPUT_PLACEHOLDER_OPEN))
     })
+}
+
+/// `description` (`name(key=value, ...)`) appended to `out`, cut to [`DESCRIPTION_CHARS`]
+/// characters and closed with `…)` when longer.
+fn push_description(out: &mut String, description: &str) {
+    match description.char_indices().nth(DESCRIPTION_CHARS - 2) {
+        Some((cut, _)) if description.chars().count() > DESCRIPTION_CHARS => {
+            out.push_str(description[..cut].trim_end_matches('…'));
+            out.push_str("…)");
+        }
+        _ => out.push_str(description),
+    }
 }
 
 /// `n` with thousands separated by commas.

@@ -79,10 +79,27 @@ fn the_placeholder_says_what_was_there_and_where_the_original_is() {
         "{text}"
     );
     assert!(
-        text.ends_with(", 12,345 tokens; original kept under call id call_7]"),
+        text.ends_with(", 12,345 tokens; original under call id call_7]"),
         "{text}"
     );
     assert!(input_placeholder_text("write", &input, 5, "").ends_with(", 5 tokens; not stored]"));
+    // A long call is described in at most 60 characters, closed as a call.
+    let long =
+        ToolInput::Raw(json!({"path": "a/very/long/path/to/some/module.py", "content": "x".repeat(500)}).to_string());
+    let cut = input_placeholder_text("write", &long, 900, "c");
+    let description = cut
+        .strip_prefix(INPUT_PLACEHOLDER_OPEN)
+        .unwrap()
+        .split("), 900 tokens")
+        .next()
+        .unwrap();
+    assert!(description.chars().count() < 60, "{description}"); // with its ")": 60
+    assert!(
+        description.ends_with('…') && description.starts_with("write(path=a/very/long/path"),
+        "{cut}"
+    );
+    let short = input_placeholder_text("ls", &ToolInput::Raw("{}".into()), 9, "c");
+    assert!(short.starts_with("[cleared: arguments of ls(), 9 tokens"), "{short}");
     let replaced = input_placeholder("write", &input, 12_345, "call_7");
     let parsed: Value = serde_json::from_str(&replaced.as_text()).unwrap();
     assert_eq!(parsed, json!({"cleared": text}));
