@@ -45,7 +45,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "AgentContextError", "ArgumentTypeError", "BudgetError", "CompactionError", "ContextOverflowError",
         "ConversionError", "FileReadError", "InvalidMessageError", "MemoryRecordError", "MessageIndexError",
         "MissingCredentialsError", "MissingExtraError", "OptionError", "ProviderResponseError", "RecallError",
-        "SessionSelectionError", "SummaryError", "TranscriptError", "TranscriptReadError", "UnknownFormatError"
+        "SessionSelectionError", "SummaryError", "TranscriptError", "TranscriptReadError", "UnknownFormatError",
+        "UnknownModelError",
     ),
     "agentcontext.sessions.loop": ("Session",),
     "agentcontext.memory.conversation": ("conversation_search",),
@@ -173,6 +174,7 @@ if TYPE_CHECKING:
     from agentcontext.errors import TranscriptError as TranscriptError
     from agentcontext.errors import TranscriptReadError as TranscriptReadError
     from agentcontext.errors import UnknownFormatError as UnknownFormatError
+    from agentcontext.errors import UnknownModelError as UnknownModelError
     from agentcontext.integrations import Budget as Budget
     from agentcontext.measure.calibration import Calibration as Calibration
     from agentcontext.memory.conversation import conversation_search as conversation_search

@@ -276,7 +276,10 @@ class Conversation:
         (with ``recall_ids=False``: ``...; 12,345 tokens; not stored]``, for a caller that keeps
         no original to recall).
         The call (name and input) stays; user and assistant text is never rewritten; results of
-        ``exclude_tools`` stay; ``clear_tool_inputs`` also shortens the inputs of cleared calls;
+        ``exclude_tools`` stay; ``clear_tool_inputs`` also replaces the arguments of every old call
+        (the same calls: outside the protected set, tool not excluded; whether or not its result
+        is cleared now or was before) by ``{"cleared": "[cleared: arguments of write(path=a.py,
+        ...), 1,234 tokens; original under call id <id>]"}``, ids and names kept;
         nothing changes unless at least ``clear_at_least`` tokens are freed;
         ``keep_thinking=False`` drops thinking blocks of unprotected assistant turns."""
 
@@ -698,6 +701,7 @@ def trim_messages(
     clear_at_least: int = 0,
     reserved_output: int = 0,
     safety_margin: int = 0,
+    clear_tool_inputs: bool = False,
 ) -> list[JsonDict]: ...
 @overload
 def trim_messages(
@@ -714,6 +718,7 @@ def trim_messages(
     clear_at_least: int = 0,
     reserved_output: int = 0,
     safety_margin: int = 0,
+    clear_tool_inputs: bool = False,
 ) -> AnthropicRequest: ...
 @overload
 def trim_messages(
@@ -730,6 +735,7 @@ def trim_messages(
     clear_at_least: int = 0,
     reserved_output: int = 0,
     safety_margin: int = 0,
+    clear_tool_inputs: bool = False,
 ) -> AnthropicRequest: ...
 @overload
 def trim_messages(
@@ -746,6 +752,7 @@ def trim_messages(
     clear_at_least: int = 0,
     reserved_output: int = 0,
     safety_margin: int = 0,
+    clear_tool_inputs: bool = False,
 ) -> list[JsonDict] | AnthropicRequest:
     """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages,
     the latest user request (a user message that is not only tool results and not a text a harness
@@ -761,6 +768,10 @@ def trim_messages(
     string or null contents, no ``system=`` is given, every tool call is answered in the tool
     messages right after it (a reused call id is fine), and no result is orphan or duplicate and
     no message empty; any other input comes back converted, as new objects.
+    ``clear_tool_inputs=True`` also replaces the arguments of old calls (outside the last
+    ``recent_tools`` calls and ``recent_messages`` messages) by
+    ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; original under call
+    id <id>]"}``, whether or not their results are cleared (the list is then converted).
 
     Raises:
         BudgetError: the system messages, the request (cut to its least) and the last indivisible

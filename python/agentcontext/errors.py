@@ -27,6 +27,7 @@ __all__ = [
     "SummaryError",
     "TranscriptError",
     "TranscriptReadError",
+    "UnknownModelError",
 ]
 
 
@@ -105,6 +106,20 @@ class ArgumentTypeError(OptionError, TypeError):
     """An argument of the wrong type (``None`` or a string where a count goes, an int where a list
     of messages goes): an :class:`OptionError` naming the argument and the value, and a
     :class:`TypeError` as Python code expects of a wrong type."""
+
+
+class UnknownModelError(OptionError):
+    """A model name the window table (:data:`agentcontext.budgets.MODEL_WINDOWS`) does not know:
+    ``model`` is the name as given, ``close_matches`` the nearest known names (maybe none). Pass
+    the window yourself or register the model (:func:`agentcontext.budgets.register_model`)."""
+
+    def __init__(self, message: str, model: str, close_matches: list[str]) -> None:
+        super().__init__(message, model, close_matches)
+        self.model = model
+        self.close_matches = close_matches
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class MissingCredentialsError(OptionError):

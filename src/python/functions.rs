@@ -212,7 +212,8 @@ pub fn repair_messages<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     messages, max_tokens, /, *, format = "auto", system = None, encoding = "o200k_base", clear = true,
-    recent_messages = 12, recent_tools = 3, clear_at_least = 0, reserved_output = 0, safety_margin = 0
+    recent_messages = 12, recent_tools = 3, clear_at_least = 0, reserved_output = 0, safety_margin = 0,
+    clear_tool_inputs = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn trim_messages<'py>(
@@ -228,6 +229,7 @@ pub fn trim_messages<'py>(
     #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
     #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
     #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
+    clear_tool_inputs: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
     let protection = crate::compact::Protection {
@@ -235,8 +237,9 @@ pub fn trim_messages<'py>(
         recent_tools,
     };
     let reserve = reserved_output.saturating_add(safety_margin);
-    // The fast path: a list of plain Chat (or native) dicts is never converted.
-    if system.is_none() {
+    // The fast path: a list of plain Chat (or native) dicts is never converted. (It clears
+    // results only; clearing call arguments takes the general path.)
+    if system.is_none() && !(clear && clear_tool_inputs) {
         if let Ok(list) = messages.cast::<PyList>() {
             let requested = parse_format(format)?;
             let guess = requested.or_else(|| formats::detect::chat_or_native(list.iter().map(glance)));
@@ -264,6 +267,7 @@ pub fn trim_messages<'py>(
     let kept = py.detach(move || -> Result<Vec<crate::model::Message>, Error> {
         let conv = crate::conversation::Conversation::from_messages(format, encoding, parsed);
         let options = crate::compact::ClearOptions {
+            clear_tool_inputs,
             clear_at_least,
             ..crate::compact::ClearOptions::default()
         };

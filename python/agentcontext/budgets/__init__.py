@@ -11,6 +11,8 @@ runs in the Rust core. This package holds one module per job:
 - :mod:`~agentcontext.budgets.reads`: :class:`FileReader`, file reads with dedup;
 - :mod:`~agentcontext.budgets.open_files`: :class:`OpenFiles`, open-file views;
 - :mod:`~agentcontext.budgets.project_files`: :func:`fit_project_files`;
+- :mod:`~agentcontext.budgets.windows`: models' context windows, output limits and counters
+  (:data:`MODEL_WINDOWS`, :func:`model_window`, :func:`register_model`);
 - :mod:`~agentcontext.budgets.presets`: :class:`BudgetPreset`, the budget half of each harness preset
   (the whole preset, budgets and compaction together, is :class:`agentcontext.compaction.presets.Preset`,
   by name in :data:`agentcontext.PRESETS`).
@@ -28,22 +30,36 @@ from agentcontext.budgets.recall import Recall, RecallPage, result_text
 from agentcontext.budgets.results import CHARS_PER_TOKEN, BudgetedResult, ToolResultPolicy
 from agentcontext.budgets.store import MAX_ID_CHARS, RECALL_ID, ResultStore
 from agentcontext.budgets.tools import read_file_tool, recall_tool
+from agentcontext.budgets.windows import (
+    MODEL_WINDOWS,
+    ModelWindow,
+    context_window,
+    encoding_for_model,
+    model_window,
+    register_model,
+)
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "MAX_ID_CHARS",
+    "MODEL_WINDOWS",
     "RECALL_ID",
     "BudgetPreset",
     "BudgetedResult",
     "FileReader",
+    "ModelWindow",
     "OpenFiles",
     "Recall",
     "RecallPage",
     "ResultStore",
     "ToolResultPolicy",
+    "context_window",
+    "encoding_for_model",
     "fit_project_files",
+    "model_window",
     "open_file_limits",
     "read_file_tool",
     "recall_tool",
+    "register_model",
     "result_text",
 ]

@@ -102,10 +102,11 @@ class LadderRun(ResortRun):
             clear_tool_inputs=p.clear_tool_inputs,
             keep_thinking=p.keep_thinking,
         )
-        if not report["cleared"]:
+        if not report["cleared"] and not report["inputs_cleared"]:
             return True
         changed = sorted({c["index"] for c in report["cleared"]})
-        pays = clear_rung(p.prices, p.remaining_turns, before=work, after=cleared, first_changed=changed[0],
+        first_changed = min([*changed, *report["inputs_cleared"]])  # (arguments alone may be cleared)
+        pays = clear_rung(p.prices, p.remaining_turns, before=work, after=cleared, first_changed=first_changed,
                           limit=self.limit, clear_at_least=p.clear_at_least,
                           seconds_since_last_call=self.idle_seconds) if priced else None  # fmt: skip
         if pays is not None and not pays[0]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
 from agentcontext import _checks
+from agentcontext.budgets.windows import model_window
 from agentcontext.compaction.harness import Harness, parse_option
 from agentcontext.compaction.pricing import DEFAULT_REMAINING_TURNS, Prices, resolve_prices
 from agentcontext.errors import ArgumentTypeError, OptionError
@@ -125,7 +126,10 @@ class CompactionPolicy:
     clear_at_least: int = 0
     #: Results of these tools are never cleared.
     exclude_tools: tuple[str, ...] = ()
-    #: Also shorten the inputs of cleared calls.
+    #: Also replace the arguments of old calls (the calls whose results may be cleared: outside
+    #: the protected set, tool not excluded; whether or not their results are cleared) by
+    #: ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; ...]"}``. Off
+    #: in every preset: none of their harnesses clears call arguments.
     clear_tool_inputs: bool = False
     #: Keep the thinking blocks of unprotected assistant turns (False: drop them when clearing).
     keep_thinking: bool = True
@@ -207,6 +211,22 @@ class CompactionPolicy:
         _checks.count("budget", budget, minimum=1)
         return replace(self, context_window=budget, reserved_output=0, safety_margin=0, trigger=budget, target=budget,
                        harness=self.harness.for_budget(), result_max_chars=self.result_max_chars or min(16_000, max(1_000, budget)))  # fmt: skip
+
+    def for_model(self, model: str, *, windows: Mapping[str, Any] | None = None) -> CompactionPolicy:
+        """This policy for ``model``: its context window and counter from the window table
+        (:func:`agentcontext.budgets.model_window`; ``windows`` maps names or prefixes to windows
+        ahead of it), the output reserve no larger than the model's output limit when known.
+
+        Raises:
+            UnknownModelError: the model is neither in ``windows`` nor in the table.
+        """
+        entry = model_window(model, windows=windows)
+        reserve = (
+            self.reserved_output
+            if entry.max_output_tokens is None
+            else min(self.reserved_output, entry.max_output_tokens)
+        )
+        return replace(self, context_window=entry.context_window, encoding=entry.encoding, reserved_output=reserve)
 
     def with_overhead(self, tokens: int) -> CompactionPolicy:
         """This policy for the conversation alone when ``tokens`` more travel with every request

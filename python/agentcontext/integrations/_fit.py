@@ -74,7 +74,9 @@ class Budget:
     memoized across calls (a list that grew by one message costs one count).
 
     Every adapter takes ``budget: int | Budget`` first: an int ``n`` is ``Budget(n)``, the input
-    budget with the default options and no room reserved."""
+    budget with the default options and no room reserved. :meth:`for_model` makes one from a
+    model's context window (``Budget.for_model("gpt-4.1")``), with that model's counter;
+    ``clear_tool_inputs`` also clears the arguments of old tool calls."""
 
     max_tokens: int
     encoding: Encoding = "o200k_base"
@@ -84,6 +86,42 @@ class Budget:
     clear_at_least: int = 0
     reserved_output: int = 0
     safety_margin: int = 0
+    model: str | None = None
+    """The model the budget was made for (:meth:`for_model`), for the record."""
+    clear_tool_inputs: bool = False
+
+    @classmethod
+    def for_model(
+        cls,
+        model: str,
+        *,
+        fraction: float = 0.75,
+        windows: Mapping[str, Any] | None = None,
+        encoding: Encoding | None = None,
+        **options: Any,
+    ) -> Budget:
+        """A budget of ``fraction`` of ``model``'s context window (LiteLLM's ``trim_ratio``,
+        0.75 by default, leaving room for the answer and the tools), counted with the model's
+        encoding (:func:`agentcontext.budgets.encoding_for_model`: exact for OpenAI models, the
+        heuristic for Claude and Gemini) unless ``encoding`` is given. ``windows`` maps names or
+        prefixes to windows (ints or :class:`~agentcontext.budgets.ModelWindow`) ahead of the
+        table; ``options`` are the other fields (``reserved_output``, ``recent_tools``, ...).
+
+        Raises:
+            UnknownModelError: the model is neither in ``windows`` nor in the table; the message
+                names the closest known models.
+            OptionError: ``fraction`` outside (0, 1], or a field out of range.
+        """
+        from agentcontext.budgets.windows import model_window  # (lazy: keeps the adapters light)
+
+        share = _checks.number("fraction", fraction, high=1.0, low_open=True)
+        entry = model_window(model, windows=windows)
+        return cls(
+            max_tokens=int(entry.context_window * share),
+            encoding=entry.encoding if encoding is None else encoding,
+            model=model,
+            **options,
+        )
 
     def __post_init__(self) -> None:
         _checks.count("max_tokens", self.max_tokens)
@@ -117,6 +155,7 @@ class Budget:
             clear_at_least=self.clear_at_least,
             reserved_output=self.reserved_output + beside,
             safety_margin=self.safety_margin,
+            clear_tool_inputs=self.clear_tool_inputs,
         )
 
 

@@ -46,6 +46,7 @@ def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Bu
         recent_messages=budget.recent_messages,
         recent_tools=budget.recent_tools,
         clear_at_least=budget.clear_at_least,
+        clear_tool_inputs=budget.clear_tool_inputs,
     )
     return Compactor(policy, summarizer=summarizer)
 

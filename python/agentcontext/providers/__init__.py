@@ -12,22 +12,30 @@ A prompt-too-long error from any of them, or from an OpenAI-compatible server, i
 SDK error propagates unchanged.
 
 - :mod:`.base`: the :class:`Provider` interface and its results; :mod:`.anthropic`,
-  :mod:`.openai`: the providers; :mod:`.windows`: models' context windows; :mod:`.overflow`:
-  prompt-too-long errors.
+  :mod:`.openai`: the providers; :mod:`.overflow`: prompt-too-long errors. Models' context
+  windows come from :mod:`agentcontext.budgets.windows` (re-exported here).
 - :mod:`.server_side`: the servers' own context management, built from a compaction policy
   (import it by its module).
 """
 
+from agentcontext.budgets.windows import (
+    MODEL_WINDOWS,
+    ModelWindow,
+    context_window,
+    encoding_for_model,
+    model_window,
+    register_model,
+)
 from agentcontext.providers.anthropic import AnthropicProvider
 from agentcontext.providers.base import Completion, Provider, ToolCall, Usage
 from agentcontext.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 from agentcontext.providers.overflow import classify_overflow
-from agentcontext.providers.windows import MODEL_WINDOWS, context_window
 
 __all__ = [
     "MODEL_WINDOWS",
     "AnthropicProvider",
     "Completion",
+    "ModelWindow",
     "OpenAIChatProvider",
     "OpenAIResponsesProvider",
     "Provider",
@@ -35,4 +43,7 @@ __all__ = [
     "Usage",
     "classify_overflow",
     "context_window",
+    "encoding_for_model",
+    "model_window",
+    "register_model",
 ]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, convert
+from agentcontext.budgets.windows import context_window as _window_of
 from agentcontext.errors import (
     ContextOverflowError,
     MissingCredentialsError,
@@ -22,7 +23,6 @@ from agentcontext.errors import (
     ProviderResponseError,
 )
 from agentcontext.providers.overflow import classify_overflow
-from agentcontext.providers.windows import context_window as _window_of
 from agentcontext.types import Format, JsonDict
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@
 
 pub mod budgets;
 pub mod dedup;
+pub mod inputs;
 pub mod placeholder;
 pub mod plan;
 
@@ -17,15 +18,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde_json::Value;
 
 use super::select::Protected;
 use super::structure::Pairing;
-use crate::model::{Block, Body, Extra, Message, ResultContent, Role, ToolInput};
+use crate::model::{Block, Body, Extra, Message, ResultContent, Role};
 use crate::tokens::{self, Encoding};
 
 pub use budgets::{Budgeted, plan_result_budgets};
 pub use dedup::dedup_repeated_calls;
+pub use inputs::{input_placeholder, is_cleared_input};
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
     CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, each_result, plan_results, recall_id,
@@ -38,7 +39,8 @@ pub use plan::{
 pub struct ClearOptions {
     /// Tools whose results are never cleared.
     pub exclude_tools: BTreeSet<String>,
-    /// Also replace the inputs of cleared calls.
+    /// Also replace the inputs (arguments) of old calls, whether or not their results are
+    /// cleared (see [`inputs`]).
     pub clear_tool_inputs: bool,
     /// Clear only if at least this many tokens are freed (so the prompt cache is not broken for
     /// little gain); 0 clears whatever there is.
@@ -242,7 +244,14 @@ pub fn plan_clear_counted<'m>(
     let direct = planner.clear_results(&candidates, &mut report, &mut replace);
     report.tokens_freed = report.cleared.iter().map(|c| c.tokens_before - c.tokens_after).sum();
     if options.clear_tool_inputs {
-        planner.clear_inputs(&candidates, &mut report, &mut replace);
+        inputs::clear_inputs(
+            &planner.source,
+            pairing,
+            &candidates,
+            options,
+            &mut report,
+            &mut replace,
+        );
     }
     let mut drop_thinking: BTreeSet<usize> = BTreeSet::new();
     if !options.keep_thinking {
@@ -365,48 +374,6 @@ impl<'m> Planner<'m, '_> {
             }
         }
         direct
-    }
-
-    /// Shorten the inputs of the calls whose results are cleared (`clear_tool_inputs`).
-    fn clear_inputs(
-        &self,
-        candidates: &[usize],
-        report: &mut ClearReport<'m>,
-        replace: &mut Vec<((usize, usize), Replacement)>,
-    ) {
-        for &ci in candidates {
-            let c = &self.pairing.calls[ci];
-            let messages = self.source.messages;
-            if c.result.is_none_or(|at| live_result(messages, at).is_none()) {
-                continue;
-            }
-            let call_block = &messages[c.at.0].blocks[c.at.1];
-            if let Body::ToolUse { id, name, input } = &call_block.body {
-                let summary = format!("[input cleared: {} chars]", input.as_text().chars().count());
-                let mut obj = serde_json::Map::new();
-                obj.insert("cleared".into(), Value::String(summary));
-                let cleared = Block {
-                    body: Body::ToolUse {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input: ToolInput::Json(Box::new(Value::Object(obj))),
-                    },
-                    extra: call_block.extra.clone(),
-                    item: call_block.item.clone(),
-                };
-                let enc = self.source.enc;
-                let was = self
-                    .source
-                    .cached(c.at)
-                    .unwrap_or_else(|| result_tokens(enc, call_block));
-                let now = result_tokens(enc, &cleared);
-                if now < was {
-                    report.tokens_freed += was - now;
-                    report.inputs_cleared.push(c.at.0);
-                    replace.push((c.at, Replacement::Block(Box::new(cleared))));
-                }
-            }
-        }
     }
 }
 
