@@ -182,6 +182,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "page_chars:char_offset": ("optional", lambda v, _: ac._core.page_chars("a\nb", char_offset=v)),
     "page_chars:max_chars": ("positive", lambda v, _: ac._core.page_chars("a\nb", max_chars=v)),
     "Budget:max_tokens": ("count", lambda v, _: ac.Budget(v)),
+    "Budget.fit_dicts:beside": ("count", lambda v, _: ac.Budget(1000).fit_dicts([], beside=v)),
     **{
         f"Budget:{p}": ("count", lambda v, _, p=p: ac.Budget(1000, **{p: v}))
         for p in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin")

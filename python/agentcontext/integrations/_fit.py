@@ -141,8 +141,15 @@ class Budget:
         self, dicts: list[dict[str, Any]], format: ListFormat = "auto", *, beside: int = 0
     ) -> list[dict[str, Any]]:
         """``dicts`` fitted by :func:`agentcontext.trim_messages` with these options, ``beside``
-        more tokens kept free (what the model receives apart from the messages)."""
+        more tokens kept free (what the model receives apart from the messages).
+
+        Raises:
+            OptionError: ``beside`` negative or over the 64-bit range (and what
+                :func:`agentcontext.trim_messages` raises).
+        """
         from agentcontext._core import trim_messages
+
+        _checks.count("beside", beside)
 
         return trim_messages(
             dicts,
