@@ -265,6 +265,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy:trigger": ("scale", policy_field("trigger")),
     "CompactionPolicy:target": ("scale", policy_field("target")),
     "CompactionPolicy:remaining_turns": ("number", policy_field("remaining_turns")),
+    "Budget.for_model:fraction": ("share", lambda v, _: ac.Budget.for_model("gpt-4.1", fraction=v)),
     "CompactionPolicy.for_budget:budget": ("positive", lambda v, _: CompactionPolicy().for_budget(v)),
     "CompactionPolicy.scaled:factor": ("scale", lambda v, _: CompactionPolicy().scaled(v)),
     "Compactor.compact:budget": ("budget", lambda v, _: Compactor().compact(conv(), budget=v)),
