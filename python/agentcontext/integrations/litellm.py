@@ -13,19 +13,31 @@ the OpenAI SDK's ``ChatCompletionMessage``): they are read through their ``model
 back holds the caller's own objects where nothing changed, and, where a tool result was cleared or
 the request cut, a copy with the new content (a dict for a dict, ``model_copy`` for a model).
 Without this module the library's functions take those objects too (``trim_messages``,
-``Conversation``...), returning dicts. Nothing here imports LiteLLM; tested with litellm 1.110.
+``Conversation``...), returning dicts. Pass the ``tools=`` you give ``completion`` to count their
+definitions in. Each message is converted once and reused across calls (recognised by
+identity: a list that grew by one message costs one conversion). Nothing here imports LiteLLM;
+tested with litellm 1.110.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit, off_loop
+from agentcontext.errors import ArgumentTypeError
+from agentcontext.integrations._fit import Budget, as_budget, as_dict, off_loop
+from agentcontext.integrations._incremental import Fitter, check_encoding, fixed_dicts, tool_text
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
 M = TypeVar("M")
+
+#: The fitters of the budgets used last (each caches the messages it converted).
+_FITTERS: OrderedDict[Budget, Fitter[Any]] = OrderedDict()
+_FITTERS_LOCK = threading.Lock()
+_MAX_FITTERS = 16
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
@@ -51,16 +63,53 @@ def _rebuild(message: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> An
     return message.model_copy(update={"content": new})
 
 
-def fit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
+def _fitter(budget: Budget) -> Fitter[Any]:
+    with _FITTERS_LOCK:
+        fitter = _FITTERS.get(budget)
+        if fitter is None:
+            fitter = _FITTERS[check_encoding(budget)] = Fitter(
+                budget, lambda m, i: [to_dict(m, i)], _rebuild, "openai", slack=4096, passthrough=True
+            )
+            if len(_FITTERS) > _MAX_FITTERS:
+                _FITTERS.popitem(last=False)
+        else:
+            _FITTERS.move_to_end(budget)
+        return fitter
+
+
+def _tools_text(tools: Sequence[Any] | None) -> list[str]:
+    if tools is None:
+        return []
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise ArgumentTypeError(
+            f"tools must be the list given to litellm.completion(tools=...), got {type(tools).__name__}"
+        )
+    out = []
+    for tool in tools:
+        spec = tool.get("function", tool) if isinstance(tool, Mapping) else tool
+        if not isinstance(spec, Mapping):
+            raise ArgumentTypeError(f"each tool must be a dict (an OpenAI tool definition), got {type(tool).__name__}")
+        out.append(tool_text(str(spec.get("name", "")), spec.get("description"), spec.get("parameters")))
+    return out
+
+
+def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too): the caller's own objects where unchanged."""
-    return fit(messages, as_budget(budget), lambda m, i: [to_dict(m, i)], _rebuild, format="openai")
+    sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
+    the caller's own objects where unchanged.
+
+    Raises:
+        InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
+        OptionError: a budget with an unknown encoding.
+    """
+    return _fitter(as_budget(budget)).fit(messages, fixed_dicts(_tools_text(tools), "openai"))
 
 
-async def afit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
+async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
     a worker thread, so the event loop keeps running meanwhile."""
     items = list(messages)
-    fitted_into = as_budget(budget)
-    return await off_loop(len(items), lambda: fit_messages(items, fitted_into))
+    fitter = _fitter(as_budget(budget))
+    fixed = fixed_dicts(_tools_text(tools), "openai")
+    return await off_loop(len(items), lambda: fitter.fit(items, fixed))

@@ -11,8 +11,11 @@ compacted as it goes: old tool returns cleared, then the latest user prompt and 
 suffix kept, never a tool call without its return. Messages are the run's own ``ModelRequest`` and
 ``ModelResponse`` objects where nothing changed; a request some of whose parts were cleared, cut or
 dropped is a copy (``dataclasses.replace``) holding its other parts as they were. Parts the model
-does not read as text (instruction and capability deltas) stay with their message. The processor
-is synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
+does not read as text (instruction and capability deltas) stay with their message. Everything
+else the model receives is counted in: the system prompt parts, the instructions (static and
+dynamic: the latest request's ``instructions``) and the tool definitions of the run step. Each
+message is converted once and reused across calls (recognised by identity). The processor is
+synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
 pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 """
 
@@ -23,14 +26,17 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentcontext.errors import MissingExtraError
-from agentcontext.integrations._fit import Budget, as_budget, fit
+from agentcontext.errors import InvalidMessageError, MissingExtraError
+from agentcontext.integrations._fit import Budget, as_budget
+from agentcontext.integrations._incremental import Fitter, check_encoding, fixed_dicts, tool_text
 
 try:
+    from pydantic_ai import RunContext
     from pydantic_ai.messages import (
         BaseToolCallPart,
         BaseToolReturnPart,
         ModelMessage,
+        ModelRequest,
         ModelResponse,
         NativeToolCallPart,
         NativeToolReturnPart,
@@ -101,6 +107,17 @@ def _response(message: ModelResponse) -> dict[str, Any]:
 def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
     if isinstance(message, ModelResponse):
         return [_response(message)]
+    if not isinstance(message, ModelRequest):
+        hint = (
+            "for OpenAI Chat dicts use agentcontext.trim_messages or agentcontext.integrations.litellm.fit_messages"
+            if isinstance(message, dict)
+            else "pass the run's messages (result.all_messages())"
+        )
+        raise InvalidMessageError(
+            f"message {index}: {type(message).__module__}.{type(message).__qualname__} is not a Pydantic AI "
+            f"ModelRequest or ModelResponse (agentcontext.integrations.pydantic_ai reads those; {hint})",
+            index,
+        )
     return [d for d in (_request_part(p) for p in message.parts) if d is not None]
 
 
@@ -134,18 +151,52 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
     return dataclasses.replace(message, parts=parts)
 
 
-def fit_messages(messages: Sequence[ModelMessage], budget: int | Budget) -> list[ModelMessage]:
+def _instructions(messages: Sequence[ModelMessage]) -> str | None:
+    """The instructions the model receives: the latest request's (static and dynamic rendered)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and message.instructions:
+            return message.instructions
+    return None
+
+
+def _tools(ctx: RunContext[Any] | None) -> list[str]:
+    """The tool definitions of the run step (as their counted text), none outside a run."""
+    manager = getattr(ctx, "tool_manager", None)
+    if manager is None or getattr(manager, "tools", None) is None:
+        return []
+    return [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+
+
+def _fitter(budget: Budget) -> Fitter[ModelMessage]:
+    return Fitter(check_encoding(budget), _dicts, _rebuild, "openai")
+
+
+def fit_messages(
+    messages: Sequence[ModelMessage], budget: int | Budget, *, tools: Sequence[str] = ()
+) -> list[ModelMessage]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too): the caller's own messages where unchanged."""
-    return fit(messages, as_budget(budget), _dicts, _rebuild, format="openai")
+    sets the options too), the latest request's instructions and ``tools`` (texts of tool
+    definitions) counted in: the caller's own messages where unchanged.
+
+    Raises:
+        InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
+            the adapter for it).
+    """
+    return _fitter(as_budget(budget)).fit(messages, fixed_dicts([_instructions(messages), *tools], "openai"))
 
 
-def history_processor(budget: int | Budget) -> Callable[[list[ModelMessage]], list[ModelMessage]]:
+def history_processor(budget: int | Budget) -> Callable[[RunContext[Any], list[ModelMessage]], list[ModelMessage]]:
     """A history processor for ``ProcessHistory`` (see the module docs) fitting into ``budget``
-    (as for :func:`fit_messages`)."""
-    fitted_into = as_budget(budget)
+    (as for :func:`fit_messages`; the run step's tool definitions counted in). It keeps the
+    messages it converted across calls.
 
-    def process(messages: list[ModelMessage]) -> list[ModelMessage]:
-        return fit_messages(messages, fitted_into)
+    Raises:
+        OptionError: a budget with an unknown encoding (here, not in the first model call).
+        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
+    """
+    fitter = _fitter(as_budget(budget))
+
+    def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
+        return fitter.fit(messages, fixed_dicts([_instructions(messages), *_tools(ctx)], "openai"))
 
     return process
