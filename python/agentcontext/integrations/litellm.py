@@ -21,23 +21,27 @@ tested with litellm 1.110.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from agentcontext.errors import ArgumentTypeError
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, off_loop
-from agentcontext.integrations._incremental import Fitter, check_encoding, fixed_dicts, tool_text
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, fit, off_loop
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
 M = TypeVar("M")
 
-#: The fitters of the budgets used last (each caches the messages it converted).
-_FITTERS: OrderedDict[Budget, Fitter[Any]] = OrderedDict()
-_FITTERS_LOCK = threading.Lock()
-_MAX_FITTERS = 16
+
+def _key(message: Any) -> tuple[Any, ...]:
+    """What the conversion reads of ``message`` (a field set anew since converts it again)."""
+    if isinstance(message, Mapping):
+        return (message.get("content"), message.get("tool_calls"), len(message))
+    return (getattr(message, "content", None), getattr(message, "tool_calls", None))
+
+
+#: The messages converted by earlier calls (by identity; see ``Converted``).
+_CONVERTED = Converted(_key)
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
@@ -63,20 +67,6 @@ def _rebuild(message: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> An
     return message.model_copy(update={"content": new})
 
 
-def _fitter(budget: Budget) -> Fitter[Any]:
-    with _FITTERS_LOCK:
-        fitter = _FITTERS.get(budget)
-        if fitter is None:
-            fitter = _FITTERS[check_encoding(budget)] = Fitter(
-                budget, lambda m, i: [to_dict(m, i)], _rebuild, "openai", slack=4096, passthrough=True
-            )
-            if len(_FITTERS) > _MAX_FITTERS:
-                _FITTERS.popitem(last=False)
-        else:
-            _FITTERS.move_to_end(budget)
-        return fitter
-
-
 def _tools_text(tools: Sequence[Any] | None) -> list[str]:
     if tools is None:
         return []
@@ -93,6 +83,10 @@ def _tools_text(tools: Sequence[Any] | None) -> list[str]:
     return out
 
 
+def _convert(message: Any, index: int) -> list[dict[str, Any]]:
+    return [to_dict(message, index)]
+
+
 def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
@@ -100,9 +94,13 @@ def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence
 
     Raises:
         InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
-        OptionError: a budget with an unknown encoding.
+        ArgumentTypeError: ``tools`` not a list of tool definitions.
+        BudgetError: the system messages, the latest request and the newest round do not fit
+            even with its long tool results cut.
     """
-    return _fitter(as_budget(budget)).fit(messages, fixed_dicts(_tools_text(tools), "openai"))
+    fitted_into = as_budget(budget)
+    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    return fit(messages, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=_CONVERTED)
 
 
 async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
@@ -110,6 +108,9 @@ async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: S
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
     a worker thread, so the event loop keeps running meanwhile."""
     items = list(messages)
-    fitter = _fitter(as_budget(budget))
-    fixed = fixed_dicts(_tools_text(tools), "openai")
-    return await off_loop(len(items), lambda: fitter.fit(items, fixed))
+    fitted_into = as_budget(budget)
+    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    return await off_loop(
+        len(items),
+        lambda: fit(items, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=_CONVERTED),
+    )

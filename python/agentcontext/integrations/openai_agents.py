@@ -35,9 +35,10 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, CompactionError, MissingExtraError, OptionError
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, off_loop
-from agentcontext.integrations._incremental import Fitter, check_encoding, fixed_dicts, tool_text
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
+from agentcontext.integrations._responses import Turns
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -67,8 +68,26 @@ def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
     return {**base, **update} if update else item
 
 
-def _fitter(budget: Budget) -> Fitter[Any]:
-    return Fitter(check_encoding(budget), lambda x, i: [_item(x, i)], _rebuild, "responses")
+class _Fitter:
+    """Fits Responses items, each converted once across calls: on the Chat path when every item
+    has a Chat form (:mod:`~agentcontext.integrations._responses`), else as Responses items."""
+
+    def __init__(self, recall: RecallIds = "call_id") -> None:
+        self.turns = Turns(_item)
+        self.converted = Converted(lambda x: (x,))
+        self.recall: RecallIds = recall
+
+    def fit(self, items: Sequence[Any], budget: Budget, instructions: str | None, tools: Sequence[str]) -> list[Any]:
+        beside = beside_tokens(instructions, tools, budget.encoding)
+        fitted = self.turns.fit(items, budget, beside, self.recall)
+        if fitted is not None:
+            return fitted
+        convert: Callable[[Any, int], list[dict[str, Any]]] = lambda x, i: [_item(x, i)]
+        return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+
+
+#: The conversions :func:`fit_items` keeps across calls.
+_FIT_ITEMS = _Fitter()
 
 
 def _tool_texts(agent: Any) -> list[str]:
@@ -91,8 +110,15 @@ def fit_items(
 ) -> list[Any]:
     """Responses ``items`` fitted into ``budget`` (an int is the input budget, a
     :class:`~agentcontext.Budget` sets the options too; ``instructions`` and ``tools``, texts of
-    tool definitions, counted in): the caller's own items where unchanged."""
-    return _fitter(as_budget(budget)).fit(items, fixed_dicts([instructions, *tools], "responses"))
+    tool definitions, counted in): the caller's own items where unchanged. A newest function
+    output over the budget by itself is cut head + marker + tail (the marker names its call id).
+
+    Raises:
+        InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item.
+        BudgetError: the instructions, tools, the latest request and the newest round do not fit
+            even with its long outputs cut.
+    """
+    return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools)
 
 
 def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
@@ -104,13 +130,14 @@ def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitab
         OptionError: a budget with an unknown encoding (here, not in the first model call).
         ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
     """
-    fitter = _fitter(as_budget(budget))
+    fitted_into = as_budget(budget)
+    fitter = _Fitter()
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         items = list(model_data.input)
-        fixed = fixed_dicts([model_data.instructions, *_tool_texts(data.agent)], "responses")
-        fitted = await off_loop(len(items), lambda: fitter.fit(items, fixed))
+        tools = _tool_texts(data.agent)
+        fitted = await off_loop(len(items), lambda: fitter.fit(items, fitted_into, model_data.instructions, tools))
         return ModelInputData(input=fitted, instructions=model_data.instructions)
 
     return call_model_input_filter
@@ -157,7 +184,8 @@ class CompactingSession:
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
-        self.budget = check_encoding(as_budget(budget))
+        self.budget = as_budget(budget)
+        self._fitter = _Fitter()
         compactor = make_compactor(compaction, summarizer, self.budget)
         if compactor is None:
             raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
@@ -197,7 +225,7 @@ class CompactingSession:
         dicts = [_item(x, i) for i, x in enumerate(items)]
         if Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens <= self.limit:
             return items
-        return fit_items(items, self.budget)
+        return self._fitter.fit(items, self.budget, None, ())
 
     def _compact(self, items: list[Any], places: list[int | None]) -> list[Any] | None:
         """What to append for ``items`` (the view; ``places``: where each is in the log, None

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentcontext.errors import InvalidMessageError, MissingExtraError
-from agentcontext.integrations._fit import Budget, as_budget
-from agentcontext.integrations._incremental import Fitter, check_encoding, fixed_dicts, tool_text
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._fit import Budget, Converted, as_budget, fit
 
 try:
     from pydantic_ai import RunContext
@@ -167,22 +167,39 @@ def _tools(ctx: RunContext[Any] | None) -> list[str]:
     return [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
 
 
-def _fitter(budget: Budget) -> Fitter[ModelMessage]:
-    return Fitter(check_encoding(budget), _dicts, _rebuild, "openai")
+def _key(message: ModelMessage) -> tuple[Any, ...]:
+    """What the conversion reads of ``message`` (its parts; a list set anew converts it again)."""
+    return (getattr(message, "parts", None), len(getattr(message, "parts", ())))
+
+
+def converted() -> Converted:
+    """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
+    return Converted(_key)
 
 
 def fit_messages(
-    messages: Sequence[ModelMessage], budget: int | Budget, *, tools: Sequence[str] = ()
+    messages: Sequence[ModelMessage],
+    budget: int | Budget,
+    *,
+    tools: Sequence[str] = (),
+    cache: Converted | None = None,
 ) -> list[ModelMessage]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the latest request's instructions and ``tools`` (texts of tool
-    definitions) counted in: the caller's own messages where unchanged.
+    definitions) counted in: the caller's own messages where unchanged. With ``cache`` (from
+    :func:`converted`) a message converted by an earlier call is not converted again. A newest
+    tool return over the budget by itself is cut head + marker + tail (the history keeps only
+    the cut: Pydantic AI stores what the processor returns).
 
     Raises:
         InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
             the adapter for it).
+        BudgetError: the instructions, tools, the latest prompt and the newest round do not fit
+            even with its long returns cut.
     """
-    return _fitter(as_budget(budget)).fit(messages, fixed_dicts([_instructions(messages), *tools], "openai"))
+    fitted_into = as_budget(budget)
+    beside = beside_tokens(_instructions(messages), tools, fitted_into.encoding)
+    return fit(messages, fitted_into, _dicts, _rebuild, format="openai", beside=beside, cache=cache, recall="none")
 
 
 def history_processor(budget: int | Budget) -> Callable[[RunContext[Any], list[ModelMessage]], list[ModelMessage]]:
@@ -194,9 +211,10 @@ def history_processor(budget: int | Budget) -> Callable[[RunContext[Any], list[M
         OptionError: a budget with an unknown encoding (here, not in the first model call).
         ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
     """
-    fitter = _fitter(as_budget(budget))
+    fitted_into = as_budget(budget)
+    cache = converted()
 
     def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
-        return fitter.fit(messages, fixed_dicts([_instructions(messages), *_tools(ctx)], "openai"))
+        return fit_messages(messages, fitted_into, tools=_tools(ctx), cache=cache)
 
     return process
