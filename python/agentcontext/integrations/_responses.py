@@ -17,7 +17,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentcontext.integrations._fit import Budget, Converted, RecallIds, fit
+from agentcontext.integrations._direct import fit_each
+from agentcontext.integrations._fit import Budget, Converted, RecallIds
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -217,8 +218,18 @@ class Turns:
         turns = self.turns(items)
         if turns is None:
             return None
-        chat: Callable[[Turn, int], list[dict[str, Any]]] = lambda t, i: [t.chat]
-        fitted = fit(
-            turns, budget, chat, _rebuild, format="openai", beside=beside, cache=self._converted, recall=recall
+        converted = self._converted
+
+        def chat(t: Turn, i: int) -> list[dict[str, Any]]:
+            return [t.chat]
+
+        fitted = fit_each(
+            turns,
+            budget,
+            lambda t, i: converted.entry(t, i, chat)[1][0],
+            lambda t, changed: _rebuild(t, [(0, changed)]),
+            beside=beside,
+            recall=recall,
         )
+        converted.settle(turns)
         return [x for t in fitted for x in t.items]

@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, fit, off_loop
+from agentcontext.integrations._direct import fit_each
+from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, off_loop
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
@@ -87,6 +88,35 @@ def _convert(message: Any, index: int) -> list[dict[str, Any]]:
     return [to_dict(message, index)]
 
 
+def _dict_of(message: Any, index: int) -> dict[str, Any] | None:
+    """None for a plain dict (fitted as it is), else the object's marked dict (held across calls)."""
+    if type(message) is dict:
+        return None
+    return _CONVERTED.entry(message, index, _convert)[1][0]
+
+
+#: The copy each object was rebuilt as last, with the content it was rebuilt for.
+_REBUILT: dict[int, tuple[Any, Any, Any]] = {}
+
+
+def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
+    new = changed.get("content")
+    held = _REBUILT.get(id(message))
+    if held is not None and held[0] is message and held[1] == new:
+        return held[2]
+    made = _rebuild(message, [(0, changed)])
+    if len(_REBUILT) > 4096:
+        _REBUILT.clear()
+    _REBUILT[id(message)] = (message, new, made)
+    return made
+
+
+def _fit(messages: Sequence[M], budget: Budget, beside: int) -> list[M]:
+    fitted = fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside)
+    _CONVERTED.settle(messages)
+    return fitted
+
+
 def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
@@ -100,7 +130,7 @@ def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence
     """
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
-    return fit(messages, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=_CONVERTED)
+    return _fit(messages, fitted_into, beside)
 
 
 async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
@@ -110,7 +140,4 @@ async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: S
     items = list(messages)
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
-    return await off_loop(
-        len(items),
-        lambda: fit(items, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=_CONVERTED),
-    )
+    return await off_loop(len(items), lambda: _fit(items, fitted_into, beside))
