@@ -62,7 +62,9 @@ def received(messages: list[ModelMessage], info: AgentInfo) -> tuple[list[dict[s
     return out, tools
 
 
-def make_agent(budget: int | ac.Budget, result: str, reads: int = 1) -> tuple[Agent[None, str], list[int]]:
+def make_agent(
+    budget: int | ac.Budget, result: str, reads: int = 1, small: str | None = None
+) -> tuple[Agent[None, str], list[int]]:
     """An agent calling read_file ``reads`` times per prompt, then answering; records the tokens each call sent."""
     sent: list[int] = []
     asked: dict[str, int] = {}
@@ -91,7 +93,8 @@ def make_agent(budget: int | ac.Budget, result: str, reads: int = 1) -> tuple[Ag
     @agent.tool_plain
     def read_file(path: str) -> str:
         """Read a file of the code base and return it whole, with line numbers."""
-        return f"# {path}\n{result}"
+        odd = small is not None and int(path.removesuffix(".py").rsplit("_", 1)[1]) % 2
+        return f"# {path}\n{small if odd else result}"
 
     return agent, sent
 
@@ -108,8 +111,11 @@ def run_turns(agent: Agent[None, str], turns: int) -> list[ModelMessage]:
 
 
 def test_thirty_turns_with_instructions_and_tools_stay_within_the_budget() -> None:
-    # 3 prompts of 10 model turns each (9 large reads, then the answer): 30 model calls.
-    agent, sent = make_agent(BUDGET, BIG_RESULT, reads=9)
+    # 3 prompts of 10 model turns each (9 reads, then the answer): 30 model calls. Every other
+    # read is short, so the fit packs the budget closely: counting the messages alone (not the
+    # ~650 tokens of instructions), 4 of these calls went over it, by up to 479 tokens.
+    small = "\n".join(BIG_RESULT.splitlines()[:12])
+    agent, sent = make_agent(BUDGET, BIG_RESULT, reads=9, small=small)
     history = run_turns(agent, 3)
     assert len(sent) == 30
     # The instructions, the system prompt and the tool schema alone are ~2,500 tokens of it.
