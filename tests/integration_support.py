@@ -22,3 +22,30 @@ def check_call(dicts: list[dict[str, Any]], request: str, format: str = "openai"
     assert conv.tokens <= BUDGET, f"{conv.tokens} tokens sent, budget {BUDGET}"
     assert conv.validate() == [], conv.validate()
     assert any(request in str(d.get("content")) for d in dicts), f"the request {request!r} is missing"
+
+
+#: A long system prompt / instructions (about 1,100 o200k tokens), counted in every call.
+LONG_SYSTEM = "You are a careful reviewer of a large Python code base. " + " ".join(
+    f"Rule {i}: read the whole handler before you judge it, name the file and the line, and say what to change."
+    for i in range(50)
+)
+
+
+def tool_schema_tokens(name: str, description: str | None, parameters: Any) -> int:
+    """The tokens of one tool definition as a model receives it (its OpenAI function schema as JSON)."""
+    import json
+
+    function = {"name": name, "description": description or "", "parameters": parameters or {}}
+    return ac.count_tokens(json.dumps({"type": "function", "function": function}, ensure_ascii=False, default=str))
+
+
+def check_sent(dicts: list[dict[str, Any]], request: str, budget: int, beside: int = 0, format: str = "openai") -> int:
+    """One model call's input (as dicts, the system prompt among them; ``beside``: the tokens of
+    the tool definitions sent with it): within ``budget``, valid, the latest request in it.
+    Returns the tokens sent."""
+    conv = ac.Conversation(dicts, format=format)
+    sent = conv.tokens + beside
+    assert sent <= budget, f"{sent} tokens sent, budget {budget}"
+    assert conv.validate() == [], conv.validate()
+    assert any(request in str(d.get("content")) for d in dicts), f"the request {request!r} is missing"
+    return sent

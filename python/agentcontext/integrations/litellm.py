@@ -13,7 +13,10 @@ the OpenAI SDK's ``ChatCompletionMessage``): they are read through their ``model
 back holds the caller's own objects where nothing changed, and, where a tool result was cleared or
 the request cut, a copy with the new content (a dict for a dict, ``model_copy`` for a model).
 Without this module the library's functions take those objects too (``trim_messages``,
-``Conversation``...), returning dicts. Nothing here imports LiteLLM; tested with litellm 1.110.
+``Conversation``...), returning dicts. Pass the ``tools=`` you give ``completion`` to count their
+definitions in. Each message is converted once and reused across calls (recognised by
+identity: a list that grew by one message costs one conversion). Nothing here imports LiteLLM;
+tested with litellm 1.110.
 """
 
 from __future__ import annotations
@@ -21,11 +24,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit, off_loop
+from agentcontext.errors import ArgumentTypeError
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._direct import fit_each
+from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, off_loop
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
 M = TypeVar("M")
+
+
+def _key(message: Any) -> tuple[Any, ...]:
+    """What the conversion reads of ``message`` (a field set anew since converts it again)."""
+    if isinstance(message, Mapping):
+        return (message.get("content"), message.get("tool_calls"), len(message))
+    return (getattr(message, "content", None), getattr(message, "tool_calls", None))
+
+
+#: The messages converted by earlier calls (by identity; see ``Converted``).
+_CONVERTED = Converted(_key)
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
@@ -51,16 +68,76 @@ def _rebuild(message: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> An
     return message.model_copy(update={"content": new})
 
 
-def fit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
+def _tools_text(tools: Sequence[Any] | None) -> list[str]:
+    if tools is None:
+        return []
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise ArgumentTypeError(
+            f"tools must be the list given to litellm.completion(tools=...), got {type(tools).__name__}"
+        )
+    out = []
+    for tool in tools:
+        spec = tool.get("function", tool) if isinstance(tool, Mapping) else tool
+        if not isinstance(spec, Mapping):
+            raise ArgumentTypeError(f"each tool must be a dict (an OpenAI tool definition), got {type(tool).__name__}")
+        out.append(tool_text(str(spec.get("name", "")), spec.get("description"), spec.get("parameters")))
+    return out
+
+
+def _convert(message: Any, index: int) -> list[dict[str, Any]]:
+    return [to_dict(message, index)]
+
+
+def _dict_of(message: Any, index: int) -> dict[str, Any] | None:
+    """None for a plain dict (fitted as it is), else the object's marked dict (held across calls)."""
+    if type(message) is dict:
+        return None
+    return _CONVERTED.entry(message, index, _convert)[1][0]
+
+
+#: The copy each object was rebuilt as last, with the content it was rebuilt for.
+_REBUILT: dict[int, tuple[Any, Any, Any]] = {}
+
+
+def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
+    new = changed.get("content")
+    held = _REBUILT.get(id(message))
+    if held is not None and held[0] is message and held[1] == new:
+        return held[2]
+    made = _rebuild(message, [(0, changed)])
+    if len(_REBUILT) > 4096:
+        _REBUILT.clear()
+    _REBUILT[id(message)] = (message, new, made)
+    return made
+
+
+def _fit(messages: Sequence[M], budget: Budget, beside: int) -> list[M]:
+    fitted = fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside)
+    _CONVERTED.settle(messages)
+    return fitted
+
+
+def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too): the caller's own objects where unchanged."""
-    return fit(messages, as_budget(budget), lambda m, i: [to_dict(m, i)], _rebuild, format="openai")
+    sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
+    the caller's own objects where unchanged.
+
+    Raises:
+        InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
+        ArgumentTypeError: ``tools`` not a list of tool definitions.
+        BudgetError: the system messages, the latest request and the newest round do not fit
+            even with its long tool results cut.
+    """
+    fitted_into = as_budget(budget)
+    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    return _fit(messages, fitted_into, beside)
 
 
-async def afit_messages(messages: Sequence[M], budget: int | Budget) -> list[M]:
+async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
     """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
     a worker thread, so the event loop keeps running meanwhile."""
     items = list(messages)
     fitted_into = as_budget(budget)
-    return await off_loop(len(items), lambda: fit_messages(items, fitted_into))
+    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    return await off_loop(len(items), lambda: _fit(items, fitted_into, beside))

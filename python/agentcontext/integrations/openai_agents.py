@@ -12,18 +12,20 @@
 
 Both work on the SDK's Responses items as they are: an item the library did not change is the
 caller's own item (every field kept, ids and reasoning included); a cleared function call output
-or a cut request is a copy with only ``output`` or ``content`` replaced. The instructions are
-counted in and left as they are. :func:`input_filter` changes only what the model receives this
-call. :class:`CompactingSession` keeps the wrapped session as a lossless, append-only log and,
-after each ``add_items`` that brings the items since its last compaction over the budget,
-appends the compaction ladder's output (a summary, then the items kept): its ``get_items`` is
-that compacted history. Tested with openai-agents 0.24 (``pip install
-'agentcontext[openai-agents]'``).
+or a cut request is a copy with only ``output`` or ``content`` replaced. The instructions and
+the agent's tool and handoff definitions are counted in and left as they are. Each item is
+converted once and reused across calls (recognised by identity). :func:`input_filter` changes
+only what the model receives this call. :class:`CompactingSession` keeps the wrapped session as a
+lossless, append-only log and, after each ``add_items`` that brings the items since its last
+compaction over the budget, appends the compaction ladder's output (a summary, then the items it
+changed; the items it kept as they are are named, not copied): its ``get_items`` is that
+compacted history. Tested with openai-agents 0.24 (``pip install 'agentcontext[openai-agents]'``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -32,9 +34,11 @@ from agentcontext._checks import number
 from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
-from agentcontext.errors import CompactionError, MissingExtraError, OptionError
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit, off_loop
+from agentcontext.errors import ArgumentTypeError, CompactionError, MissingExtraError, OptionError
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
+from agentcontext.integrations._responses import Turns
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -44,9 +48,6 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
     ) from exc
 
 __all__ = ["CompactingSession", "fit_items", "input_filter"]
-
-#: Stands for the instructions in the list that is fitted (they count, and are always kept).
-_INSTRUCTIONS = object()
 
 
 def _item(item: Any, index: int) -> dict[str, Any]:
@@ -67,30 +68,76 @@ def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
     return {**base, **update} if update else item
 
 
-def fit_items(items: Sequence[Any], budget: int | Budget, instructions: str | None = None) -> list[Any]:
+class _Fitter:
+    """Fits Responses items, each converted once across calls: on the Chat path when every item
+    has a Chat form (:mod:`~agentcontext.integrations._responses`), else as Responses items."""
+
+    def __init__(self, recall: RecallIds = "call_id") -> None:
+        self.turns = Turns(_item)
+        self.converted = Converted(lambda x: (x,))
+        self.recall: RecallIds = recall
+
+    def fit(self, items: Sequence[Any], budget: Budget, instructions: str | None, tools: Sequence[str]) -> list[Any]:
+        beside = beside_tokens(instructions, tools, budget.encoding)
+        fitted = self.turns.fit(items, budget, beside, self.recall)
+        if fitted is not None:
+            return fitted
+        convert: Callable[[Any, int], list[dict[str, Any]]] = lambda x, i: [_item(x, i)]
+        return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+
+
+#: The conversions :func:`fit_items` keeps across calls.
+_FIT_ITEMS = _Fitter()
+
+
+def _tool_texts(agent: Any) -> list[str]:
+    """The definitions of ``agent``'s tools and handoffs (as their counted text)."""
+    out = []
+    for tool in getattr(agent, "tools", None) or ():
+        schema = getattr(tool, "params_json_schema", None)
+        out.append(
+            tool_text(str(getattr(tool, "name", type(tool).__name__)), getattr(tool, "description", None), schema)
+        )
+    for h in getattr(agent, "handoffs", None) or ():
+        name = getattr(h, "tool_name", None) or f"transfer_to_{getattr(h, 'name', '')}"
+        description = getattr(h, "tool_description", None) or getattr(h, "handoff_description", None)
+        out.append(tool_text(str(name), description, getattr(h, "input_json_schema", None)))
+    return out
+
+
+def fit_items(
+    items: Sequence[Any], budget: int | Budget, instructions: str | None = None, *, tools: Sequence[str] = ()
+) -> list[Any]:
     """Responses ``items`` fitted into ``budget`` (an int is the input budget, a
-    :class:`~agentcontext.Budget` sets the options too; ``instructions`` counted in): the caller's
-    own items where unchanged."""
-    fitted_into = as_budget(budget)
-    objects: list[Any] = [*([_INSTRUCTIONS] if instructions else []), *items]
+    :class:`~agentcontext.Budget` sets the options too; ``instructions`` and ``tools``, texts of
+    tool definitions, counted in): the caller's own items where unchanged. A newest function
+    output over the budget by itself is cut head + marker + tail (the marker names its call id).
 
-    def to_dicts(obj: Any, i: int) -> list[dict[str, Any]]:
-        if obj is _INSTRUCTIONS:
-            return [{"type": "message", "role": "system", "content": instructions}]
-        return [_item(obj, i - (1 if instructions else 0))]
-
-    return [o for o in fit(objects, fitted_into, to_dicts, _rebuild, format="responses") if o is not _INSTRUCTIONS]
+    Raises:
+        InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item.
+        BudgetError: the instructions, tools, the latest request and the newest round do not fit
+            even with its long outputs cut.
+    """
+    return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools)
 
 
 def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
-    """A ``call_model_input_filter`` fitting into ``budget`` (as for :func:`fit_items`; async:
-    large lists are fitted off the event loop)."""
+    """A ``call_model_input_filter`` fitting into ``budget`` (as for :func:`fit_items`, the
+    agent's instructions, tools and handoffs counted in; async: large lists are fitted off the
+    event loop). It keeps the items it converted across calls.
+
+    Raises:
+        OptionError: a budget with an unknown encoding (here, not in the first model call).
+        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
+    """
     fitted_into = as_budget(budget)
+    fitter = _Fitter()
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         items = list(model_data.input)
-        fitted = await off_loop(len(items), lambda: fit_items(items, fitted_into, model_data.instructions))
+        tools = _tool_texts(data.agent)
+        fitted = await off_loop(len(items), lambda: fitter.fit(items, fitted_into, model_data.instructions, tools))
         return ModelInputData(input=fitted, instructions=model_data.instructions)
 
     return call_model_input_filter
@@ -107,14 +154,16 @@ class CompactingSession:
     default the ``openharness`` ladder with the offline summarizer and this session's options).
     When it summarized or dropped messages, its output is appended to the log in one
     ``add_items`` call: a user item that opens with ``[agentcontext: earlier conversation
-    compacted`` (the summary, or a note on what was dropped), then the items kept — the same
-    items, all fields, where the ladder changed nothing; copies with only ``output`` or
-    ``content`` replaced where it cut or cleared one. When cutting or clearing results was enough,
+    compacted`` (the summary, or a note on what was dropped), then the items the ladder changed
+    (copies with only ``output`` or ``content`` replaced where it cut or cleared one). The items
+    it kept as they are are not copied again: the note's last line (``[agentcontext view: ...]``,
+    not shown in :meth:`get_items`) names their places in the log, so an item kept through many
+    compactions is stored once. When cutting or clearing results was enough,
     nothing is appended (copying every item kept at each such run would grow the log by the
     whole history each time): :meth:`get_items` fits the items on reading instead.
 
-    :meth:`get_items` returns the items from the last such note on (all of them before the first
-    compaction), fitted into the budget (old results cleared, as :func:`fit_items` does) when
+    :meth:`get_items` returns the history the last such note stands for (the note, the items it
+    names and those appended since; all the items before the first compaction), fitted into the budget (old results cleared, as :func:`fit_items` does) when
     they are over it; what was compacted away stays in the wrapped session (``session.get_items()``
     on it gives every item, in order) and, with a Compactor that has a store, under the recall
     ids its markers name.
@@ -131,10 +180,12 @@ class CompactingSession:
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
     ) -> None:
+        _check_session(session, budget)
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
         self.budget = as_budget(budget)
+        self._fitter = _Fitter()
         compactor = make_compactor(compaction, summarizer, self.budget)
         if compactor is None:
             raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
@@ -153,7 +204,7 @@ class CompactingSession:
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The items since the last compaction, fitted (the latest ``limit`` of them)."""
-        current = _since_compaction(await self.session.get_items())
+        current, _ = _view(await self.session.get_items())
         items = await off_loop(len(current), lambda: self._fitted(current))
         if limit is not None:
             return items[-limit:] if limit > 0 else []
@@ -163,8 +214,9 @@ class CompactingSession:
         """Append ``items``; when the items since the last compaction no longer fit, append the
         ladder's output after them (a summary or note, then the items kept)."""
         await self.session.add_items(items)
-        current = _since_compaction(await self.session.get_items())
-        compacted = await asyncio.to_thread(self._compact, current)
+        log = await self.session.get_items()
+        current, places = _view(log)
+        compacted = await asyncio.to_thread(self._compact, current, places)
         if compacted is not None:
             await self.session.add_items(compacted)
 
@@ -173,11 +225,13 @@ class CompactingSession:
         dicts = [_item(x, i) for i, x in enumerate(items)]
         if Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens <= self.limit:
             return items
-        return fit_items(items, self.budget)
+        return self._fitter.fit(items, self.budget, None, ())
 
-    def _compact(self, items: list[Any]) -> list[Any] | None:
-        """What to append for ``items``: the ladder's output when they are over the budget and it
-        summarized or dropped messages, else None."""
+    def _compact(self, items: list[Any], places: list[int | None]) -> list[Any] | None:
+        """What to append for ``items`` (the view; ``places``: where each is in the log, None
+        for one that is not there as it is): the ladder's output when they are over the budget
+        and it summarized or dropped messages (the note, then the items it changed; the note
+        naming where the items it kept are), else None."""
         dicts = [_item(x, i) for i, x in enumerate(items)]
         conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
         if conv.tokens <= self.limit:
@@ -195,36 +249,31 @@ class CompactingSession:
             at += len(exported)
         if at != len(items):
             raise CompactionError(f"{len(items)} stored items read back as {at} Responses items: nothing was compacted")
-        out: list[Any] = []
+        out: list[tuple[int | None, Any]] = []
         for i, exported in enumerate(result.conversation._export_each()):
             source = result.provenance[i]
             origin = (result.origins or [])[i]
             if source is not None:
                 lo, hi = spans[source]
-                out.extend(items[lo:hi])
+                out.extend((places[j], items[j]) for j in range(lo, hi))
             elif origin is not None and spans[origin][1] - spans[origin][0] == len(exported):
                 lo, _ = spans[origin]
-                out.extend(_rebuild(items[lo + k], [(0, new)]) for k, new in enumerate(exported))
+                for k, new in enumerate(exported):
+                    item = _rebuild(items[lo + k], [(0, new)])
+                    out.append((places[lo + k] if item is items[lo + k] else None, item))
             else:
-                out.extend(exported)
+                out.extend((None, x) for x in exported)
         with self._count:
             self.compactions += 1
             self.summaries += summarized
-        first = next((x for x in out if not _is_system(x)), None)
-        if first is None or not _is_note(first):
-            note = (
-                f"{SUMMARY_MARKER}: old messages were dropped to fit the context window; the session log keeps "
-                "the originals.]"
-            )
-            at = next((k for k, x in enumerate(out) if not _is_system(x)), len(out))
-            out.insert(at, {"role": "user", "content": note})
-        return out
+        return _batch(out)
 
     async def pop_item(self) -> Any:
-        """The last item, removed; None when none is left since the last compaction but its note
-        (what was compacted stays in the log)."""
-        current = _since_compaction(await self.session.get_items())
-        if not current or (len(current) == 1 and _is_note(current[0])):
+        """The last item, removed; None when none was added since the last compaction (what was
+        compacted, and what its note names, stays in the log)."""
+        log = await self.session.get_items()
+        _, _, new_from = _read(log)
+        if len(log) <= new_from:
             return None
         return await self.session.pop_item()
 
@@ -252,12 +301,98 @@ def _is_note(item: Any) -> bool:
     return _role(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER)
 
 
-def _since_compaction(items: list[Any]) -> list[Any]:
-    """``items`` from the last compaction's note on (its system items before it), or all."""
-    for k in range(len(items) - 1, -1, -1):
-        if _is_note(items[k]):
+#: The note's last line: where the items of the view are (log places ``a-b``, ``N`` the note,
+#: ``+n`` the next ``n`` items appended after it).
+_PLACES = re.compile(r"\n\[agentcontext view: ([0-9N+\- ]+)\]\Z")
+
+
+def _check_session(session: Any, budget: Any) -> None:
+    """Raise when ``session`` is not an SDK session (a bare id, the arguments swapped...)."""
+    needed = ("session_id", "get_items", "add_items", "pop_item", "clear_session")
+    if all(hasattr(session, name) for name in needed):
+        return
+    hint = ""
+    if isinstance(session, str):
+        hint = f"; to keep the items in SQLite: CompactingSession(SQLiteSession({session!r}, 'chat.db'), {budget!r})"
+    raise ArgumentTypeError(
+        "CompactingSession(session, budget): session must be an Agents SDK session (SQLiteSession, RedisSession, "
+        f"... anything with session_id, get_items, add_items, pop_item, clear_session), got "
+        f"{type(session).__name__}{hint}"
+    )
+
+
+def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
+    """What a compaction appends for its output ``out`` (each item with its log place, None
+    when it is not in the log as it is): its note (the summary, or one made here on what was
+    dropped) ending with where the items are, then the items not in the log."""
+    first = next((k for k, (_, x) in enumerate(out) if not _is_system(x)), len(out))
+    if first == len(out) or not _is_note(out[first][1]):
+        note = (
+            f"{SUMMARY_MARKER}: old messages were dropped to fit the context window; the session log keeps "
+            "the originals.]"
+        )
+        out.insert(first, (None, {"role": "user", "content": note}))
+    note_item = out[first][1]
+    if not isinstance(_content(note_item), str):
+        return [x for _, x in out]  # a note with parts: every item copied, as before
+    tokens: list[str] = []
+    appended: list[Any] = []
+    for k, (place, x) in enumerate(out):
+        if k == first:
+            tokens.append("N")
+        elif place is None:
+            appended.append(x)
+            if tokens and tokens[-1].startswith("+"):
+                tokens[-1] = f"+{int(tokens[-1][1:]) + 1}"
+            else:
+                tokens.append("+1")
+        else:
+            lo, _, hi = tokens[-1].partition("-") if tokens else ("", "", "")
+            if lo.isdigit() and int(hi or lo) + 1 == place:
+                tokens[-1] = f"{lo}-{place}"
+            else:
+                tokens.append(str(place))
+    note = _rebuild(note_item, [(0, {"content": f"{_content(note_item)}\n[agentcontext view: {' '.join(tokens)}]"})])
+    return [note, *appended]
+
+
+def _view(log: list[Any]) -> tuple[list[Any], list[int | None]]:
+    """The history ``log`` stands for (from the last compaction's note on, all of it before the
+    first) and each item's place in the log (None for the note shown without its last line)."""
+    view, places, _ = _read(log)
+    return view, places
+
+
+def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int]:
+    """The view of ``log``, its places, and where the items added since the last compaction start."""
+    for k in range(len(log) - 1, -1, -1):
+        if not _is_note(log[k]):
+            continue
+        content = _content(log[k])
+        found = _PLACES.search(content)
+        if found is None:
+            # A note without its places (written before they were): the items from it on.
             start = k
-            while start > 0 and _is_system(items[start - 1]):
+            while start > 0 and _is_system(log[start - 1]):
                 start -= 1
-            return items[start:]
-    return items
+            return log[start:], list(range(start, len(log))), k + 1
+        view: list[Any] = []
+        places: list[int | None] = []
+        at = k + 1
+        for token in found.group(1).split():
+            if token == "N":
+                view.append(_rebuild(log[k], [(0, {"content": content[: found.start()]})]))
+                places.append(None)
+            elif token.startswith("+"):
+                n = int(token[1:])
+                view.extend(log[at : at + n])
+                places.extend(range(at, at + n))
+                at += n
+            else:
+                lo, _, hi = token.partition("-")
+                view.extend(log[int(lo) : int(hi or lo) + 1])
+                places.extend(range(int(lo), int(hi or lo) + 1))
+        view.extend(log[at:])
+        places.extend(range(at, len(log)))
+        return view, places, at
+    return log, list(range(len(log))), 0

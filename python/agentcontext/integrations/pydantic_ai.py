@@ -11,8 +11,11 @@ compacted as it goes: old tool returns cleared, then the latest user prompt and 
 suffix kept, never a tool call without its return. Messages are the run's own ``ModelRequest`` and
 ``ModelResponse`` objects where nothing changed; a request some of whose parts were cleared, cut or
 dropped is a copy (``dataclasses.replace``) holding its other parts as they were. Parts the model
-does not read as text (instruction and capability deltas) stay with their message. The processor
-is synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
+does not read as text (instruction and capability deltas) stay with their message. Everything
+else the model receives is counted in: the system prompt parts, the instructions (static and
+dynamic: the latest request's ``instructions``) and the tool definitions of the run step. Each
+message is converted once and reused across calls (recognised by identity). The processor is
+synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
 pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 """
 
@@ -23,14 +26,17 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentcontext.errors import MissingExtraError
-from agentcontext.integrations._fit import Budget, as_budget, fit
+from agentcontext.errors import InvalidMessageError, MissingExtraError
+from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._fit import Budget, Converted, as_budget, fit
 
 try:
+    from pydantic_ai import RunContext
     from pydantic_ai.messages import (
         BaseToolCallPart,
         BaseToolReturnPart,
         ModelMessage,
+        ModelRequest,
         ModelResponse,
         NativeToolCallPart,
         NativeToolReturnPart,
@@ -101,6 +107,17 @@ def _response(message: ModelResponse) -> dict[str, Any]:
 def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
     if isinstance(message, ModelResponse):
         return [_response(message)]
+    if not isinstance(message, ModelRequest):
+        hint = (
+            "for OpenAI Chat dicts use agentcontext.trim_messages or agentcontext.integrations.litellm.fit_messages"
+            if isinstance(message, dict)
+            else "pass the run's messages (result.all_messages())"
+        )
+        raise InvalidMessageError(
+            f"message {index}: {type(message).__module__}.{type(message).__qualname__} is not a Pydantic AI "
+            f"ModelRequest or ModelResponse (agentcontext.integrations.pydantic_ai reads those; {hint})",
+            index,
+        )
     return [d for d in (_request_part(p) for p in message.parts) if d is not None]
 
 
@@ -134,18 +151,70 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
     return dataclasses.replace(message, parts=parts)
 
 
-def fit_messages(messages: Sequence[ModelMessage], budget: int | Budget) -> list[ModelMessage]:
+def _instructions(messages: Sequence[ModelMessage]) -> str | None:
+    """The instructions the model receives: the latest request's (static and dynamic rendered)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and message.instructions:
+            return message.instructions
+    return None
+
+
+def _tools(ctx: RunContext[Any] | None) -> list[str]:
+    """The tool definitions of the run step (as their counted text), none outside a run."""
+    manager = getattr(ctx, "tool_manager", None)
+    if manager is None or getattr(manager, "tools", None) is None:
+        return []
+    return [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+
+
+def _key(message: ModelMessage) -> tuple[Any, ...]:
+    """What the conversion reads of ``message`` (its parts; a list set anew converts it again)."""
+    return (getattr(message, "parts", None), len(getattr(message, "parts", ())))
+
+
+def converted() -> Converted:
+    """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
+    return Converted(_key)
+
+
+def fit_messages(
+    messages: Sequence[ModelMessage],
+    budget: int | Budget,
+    *,
+    tools: Sequence[str] = (),
+    cache: Converted | None = None,
+) -> list[ModelMessage]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too): the caller's own messages where unchanged."""
-    return fit(messages, as_budget(budget), _dicts, _rebuild, format="openai")
+    sets the options too), the latest request's instructions and ``tools`` (texts of tool
+    definitions) counted in: the caller's own messages where unchanged. With ``cache`` (from
+    :func:`converted`) a message converted by an earlier call is not converted again. A newest
+    tool return over the budget by itself is cut head + marker + tail (the history keeps only
+    the cut: Pydantic AI stores what the processor returns).
 
-
-def history_processor(budget: int | Budget) -> Callable[[list[ModelMessage]], list[ModelMessage]]:
-    """A history processor for ``ProcessHistory`` (see the module docs) fitting into ``budget``
-    (as for :func:`fit_messages`)."""
+    Raises:
+        InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
+            the adapter for it).
+        BudgetError: the instructions, tools, the latest prompt and the newest round do not fit
+            even with its long returns cut.
+    """
     fitted_into = as_budget(budget)
+    beside = beside_tokens(_instructions(messages), tools, fitted_into.encoding)
+    return fit(messages, fitted_into, _dicts, _rebuild, format="openai", beside=beside, cache=cache, recall="none")
 
-    def process(messages: list[ModelMessage]) -> list[ModelMessage]:
-        return fit_messages(messages, fitted_into)
+
+def history_processor(budget: int | Budget) -> Callable[[RunContext[Any], list[ModelMessage]], list[ModelMessage]]:
+    """A history processor for ``ProcessHistory`` (see the module docs) fitting into ``budget``
+    (as for :func:`fit_messages`; the run step's tool definitions counted in). It keeps the
+    messages it converted across calls.
+
+    Raises:
+        OptionError: a budget with an unknown encoding (here, not in the first model call).
+        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
+    """
+    fitted_into = as_budget(budget)
+    cache = converted()
+
+    def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
+        return fit_messages(messages, fitted_into, tools=_tools(ctx), cache=cache)
 
     return process

@@ -1,0 +1,235 @@
+"""Responses items fitted on the OpenAI Chat path (the Agents SDK adapter's fast path).
+
+The core fits OpenAI Chat dicts without parsing them (it reads them as a skeleton); Responses
+items go through the general path, which parses every item on every call. So the items the
+SDK writes (messages with a string or one text part, function calls, their string outputs) are
+grouped here as the core groups them, one Chat message per turn (an assistant message and the
+calls after it are one turn), each turn converted once and held across calls, and fitted as
+Chat: the same counts, the oversized-result cut of the shared path, and the caller's own items
+back where unchanged. A list holding anything else (reasoning, built-in tool calls, multi-part
+messages) is fitted as Responses items instead.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentcontext.integrations._direct import fit_each
+from agentcontext.integrations._fit import Budget, Converted, RecallIds
+
+#: Held conversions beyond the list in use before the memo is cut back to it.
+_SLACK = 4096
+
+
+class Turn:
+    """The items one Chat message stands for, and that message."""
+
+    __slots__ = ("chat", "items", "rebuilt")
+
+    def __init__(self, items: tuple[Any, ...], chat: dict[str, Any]) -> None:
+        self.items = items
+        self.chat = chat
+        #: The content it came back with last, and the turn made for it (made once per change).
+        self.rebuilt: tuple[Any, Turn] | None = None
+
+
+def _text(content: Any) -> str | None:
+    """``content`` as one text: a string, or a list of exactly one text part; else None."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and len(content) == 1:
+        part = content[0]
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text"):
+            text = part.get("text")
+            if isinstance(text, str):
+                return text
+    return None
+
+
+def piece(d: dict[str, Any]) -> tuple[str, Any] | None:
+    """What the Responses item ``d`` is on the Chat path: ``("call", tool_call)``, ``("said",
+    text)`` (an assistant message), ``("own", chat message)`` (a message or output on its own), or
+    None when it has no Chat form here."""
+    kind = d.get("type")
+    if kind == "function_call":
+        call_id, name, arguments = d.get("call_id"), d.get("name"), d.get("arguments")
+        if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
+            return "call", {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        return None
+    if kind == "function_call_output":
+        call_id, output = d.get("call_id"), d.get("output")
+        if isinstance(call_id, str) and isinstance(output, str):
+            return "own", {"role": "tool", "tool_call_id": call_id, "content": output}
+        return None
+    if kind not in (None, "message"):
+        return None
+    role, text = d.get("role"), _text(d.get("content"))
+    if text is None:
+        return None
+    if role == "assistant":
+        return "said", text
+    if role in ("user", "system", "developer"):
+        return "own", {"role": role, "content": text}
+    return None
+
+
+def _rebuild(turn: Turn, parts: list[tuple[int, dict[str, Any] | None]]) -> Turn | None:
+    """``turn`` with the content its Chat message came back with (an output cleared or cut, a
+    request cut): a copy of its item with only ``output`` or ``content`` replaced."""
+    if not parts:
+        return None
+    changed = parts[0][1]
+    if changed is None or len(turn.items) != 1 or "tool_calls" in turn.chat:
+        return turn
+    new = changed.get("content")
+    if turn.rebuilt is not None and turn.rebuilt[0] == new:
+        return turn.rebuilt[1]
+    made = _changed(turn, changed, new)
+    turn.rebuilt = (new, made)
+    return made
+
+
+def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
+    item = turn.items[0]
+    d = item if isinstance(item, dict) else item.model_dump(mode="json", exclude_none=True)
+    if d.get("type") == "function_call_output":
+        return Turn(({**d, "output": new},), changed)
+    content = d.get("content")
+    if isinstance(content, list):
+        return Turn(({**d, "content": [{**content[0], "text": new}]},), changed)
+    return Turn(({**d, "content": new},), changed)
+
+
+def _key(turn: Turn) -> tuple[Any, ...]:
+    return turn.items
+
+
+def _fields(item: Any) -> tuple[Any, ...]:
+    """What the Chat form reads of ``item`` that could be set anew in place (compared by identity)."""
+    if isinstance(item, dict):
+        return (item.get("content"), item.get("output"), item.get("arguments"))
+    return (getattr(item, "content", None), getattr(item, "output", None), getattr(item, "arguments", None))
+
+
+class Turns:
+    """A memo of the items' Chat forms and turns across calls (by identity, bounded by the list
+    in use); :meth:`fit` fits a list on the Chat path, or says it cannot."""
+
+    def __init__(self, as_dict: Callable[[Any, int], dict[str, Any]]) -> None:
+        self._as_dict = as_dict
+        self._pieces: dict[int, tuple[Any, tuple[Any, ...], tuple[str, Any] | None]] = {}
+        self._turns: dict[tuple[int, ...], Turn] = {}
+        self._converted = Converted(_key)
+        self._lock = threading.Lock()
+        #: The last call's list, its turns and where each starts (reused by the next call).
+        self._last: tuple[tuple[Any, ...], list[Turn], list[int]] = ((), [], [])
+
+    def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
+        held = self._pieces.get(id(item))
+        fields = _fields(item)
+        if held is not None and held[0] is item and all(a is b for a, b in zip(held[1], fields, strict=True)):
+            return held[2]
+        found = piece(self._as_dict(item, index))
+        self._pieces[id(item)] = (item, fields, found)
+        return found
+
+    def _turn(self, items: list[Any], chat: dict[str, Any]) -> Turn:
+        key = tuple(map(id, items))
+        held = self._turns.get(key)
+        if held is not None and all(a is b for a, b in zip(held.items, items, strict=True)):
+            return held
+        turn = self._turns[key] = Turn(tuple(items), chat)
+        return turn
+
+    def turns(self, items: Sequence[Any]) -> list[Turn] | None:
+        """``items`` as Chat turns (each held across calls), or None when one has no Chat form.
+        A list that starts with the last call's list (the same objects) is grouped from the
+        start of that list's last turn on: an agent's next call costs its new items only."""
+        last_items, last_turns, last_starts = self._last
+        reused: list[Turn] = []
+        start = 0
+        n = len(last_items)
+        if 1 < len(last_turns) and n <= len(items) and all(map(operator.is_, items[:n], last_items)):
+            reused = last_turns[:-1]
+            start = last_starts[-1]
+        grouped = self._group(items, start, len(reused))
+        if grouped is None:
+            self._last = ((), [], [])
+            return None
+        turns, starts = grouped
+        out = [*reused, *turns]
+        self._last = (tuple(items), out, [*last_starts[: len(reused)], *starts])
+        self._settle(out, len(items))
+        return out
+
+    def _group(self, items: Sequence[Any], start: int, before: int) -> tuple[list[Turn], list[int]] | None:
+        """The turns of ``items[start:]`` and where each starts, or None (see :meth:`turns`)."""
+        out: list[Turn] = []
+        starts: list[int] = []
+        group: list[Any] = []
+        said: str | None = None
+        calls: list[dict[str, Any]] = []
+
+        def close(at: int) -> None:
+            if group:
+                chat: dict[str, Any] = {"role": "assistant", "content": said}
+                if calls:
+                    chat["tool_calls"] = list(calls)
+                out.append(self._turn(group, chat))
+                starts.append(at - len(group))
+
+        for i in range(start, len(items)):
+            item = items[i]
+            found = self._piece(item, i)
+            if found is None:
+                return None
+            kind, value = found
+            if kind == "call":
+                group.append(item)
+                calls.append(value)
+                continue
+            if kind == "said" and group and calls:
+                return None  # a message after calls joins their turn: no single Chat message
+            close(i)
+            group, calls, said = [], [], None
+            if kind == "said":
+                group, said = [item], value
+            else:
+                out.append(self._turn([item], value))
+                starts.append(i)
+        close(len(items))
+        return out, starts
+
+    def _settle(self, turns: list[Turn], size: int) -> None:
+        if len(self._pieces) > 2 * size + _SLACK:
+            with self._lock:
+                held = self._pieces
+                self._pieces = {id(x): held[id(x)] for t in turns for x in t.items if id(x) in held}
+        if len(self._turns) > 2 * len(turns) + _SLACK:
+            with self._lock:
+                self._turns = {tuple(map(id, t.items)): t for t in turns}
+
+    def fit(self, items: Sequence[Any], budget: Budget, beside: int, recall: RecallIds) -> list[Any] | None:
+        """``items`` fitted on the Chat path (the caller's own items where unchanged), or None
+        when a list holds an item with no Chat form here."""
+        turns = self.turns(items)
+        if turns is None:
+            return None
+        converted = self._converted
+
+        def chat(t: Turn, i: int) -> list[dict[str, Any]]:
+            return [t.chat]
+
+        fitted = fit_each(
+            turns,
+            budget,
+            lambda t, i: converted.entry(t, i, chat)[1][0],
+            lambda t, changed: _rebuild(t, [(0, changed)]),
+            beside=beside,
+            recall=recall,
+        )
+        converted.settle(turns)
+        return [x for t in fitted for x in t.items]
