@@ -1,97 +1,113 @@
-"""conversation_search: the Rust search over a session log against a Python `re` scan of the same
-log, in one run, on a ~10M-token log (OpenAI Chat format, tool-heavy, as SessionLog writes it).
+"""conversation_search against ripgrep and against a Python json + re scan, in one run, on a large
+session log built from the corpus (every normalized transcript as OpenAI Chat messages, written as
+SessionLog writes them, repeated to about ``--mb`` megabytes, with a rare word planted now and
+then).
 
-    PYTHONPATH=python python benches/bench_search.py [--tokens 10000000] [--rounds 3]
+    PYTHONPATH=python python benches/bench_search.py [--mb 100] [--rounds 5] [--log /tmp/log.jsonl]
 
-The Python side is the straightforward scan: read the file, json.loads every message record,
-collect its text, and count matches of each word (re.IGNORECASE) or of the pattern; then rank by
-the number of matches. Prints the medians and the ratio for a words query, a rare word, and a
-regex.
+The peers, on the same file:
+
+- ripgrep's line count, ``rg -c`` (``-i -F`` for a words query, one ``-e`` per word: what a plain
+  text search of the log costs; it neither parses the JSON nor ranks anything). Timed as a process,
+  its start-up included (a few ms).
+- the straightforward Python scan: read the file, ``json.loads`` every message record, collect its
+  text, count the matches of each word (``re.IGNORECASE``) or of the pattern, rank by the count.
+
+Rounds alternate the three (rg, agentcontext, Python), and each figure is the median over the
+rounds; the Python scan runs ``--python-rounds`` times (it is slow). The ratio to rg is
+agentcontext's time over rg's (lower is better, 1.0 is rg's speed); the one to Python is Python's
+time over agentcontext's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import re
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from timing import timed
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from agentcontext._core import count_tokens_batch, search_log
+import agentcontext as ac
+from agentcontext._core import search_log
+from tests import support
 
-SKIP = {"type", "role", "id", "tool_call_id", "tool_use_id", "call_id", "signature", "status", "model", "index"}
-WORDS = [
-    "build",
-    "test",
-    "deploy",
-    "error",
-    "cache",
-    "token",
+SKIP = {
+    "type",
+    "role",
+    "id",
+    "tool_call_id",
+    "tool_use_id",
+    "call_id",
+    "signature",
+    "status",
+    "model",
     "index",
-    "module",
-    "config",
-    "server",
-    "client",
-    "request",
-    "response",
-    "value",
+    "encrypted_content",
+}
+NEEDLE = "the staging password rotation id is quokka-7731"
+
+# (label, query, regex?, ripgrep arguments, Python patterns)
+QUERIES: list[tuple[str, str, bool, list[str], list[re.Pattern[str]]]] = [
+    ("words: error", "error", False, ["-i", "-F", "-e", "error"], [re.compile("error", re.IGNORECASE)]),
+    (
+        "words: test failed",
+        "test failed",
+        False,
+        ["-i", "-F", "-e", "test", "-e", "failed"],
+        [re.compile("test", re.IGNORECASE), re.compile("failed", re.IGNORECASE)],
+    ),
+    (
+        "rare word: quokka-7731",
+        "quokka-7731",
+        False,
+        ["-i", "-F", "-e", "quokka-7731"],
+        [re.compile(re.escape("quokka-7731"), re.IGNORECASE)],
+    ),
+    ("regex: [A-Z]\\w+Error\\b", r"[A-Z]\w+Error\b", True, [r"[A-Z]\w+Error\b"], [re.compile(r"[A-Z]\w+Error\b")]),
+    ("regex: m\\d+\\.py", r"m\d+\.py", True, [r"m\d+\.py"], [re.compile(r"m\d+\.py")]),
 ]
 
 
-def make_log(path: Path, target_tokens: int) -> tuple[int, int]:
-    rng = random.Random(7)
-    texts: list[str] = []
-    tokens = 0
+def corpus_messages() -> list[dict[str, Any]]:
+    """Every normalized transcript of the corpus as OpenAI Chat messages."""
+    out: list[dict[str, Any]] = []
+    for path in support.normalized_files():
+        out.extend(ac.Conversation(support.read_jsonl(path), format="jsonl").to_openai())
+    return out
+
+
+def make_log(path: Path, megabytes: float) -> int:
+    """The corpus repeated as one session log of about `megabytes` MB; the message count."""
+    messages = corpus_messages()
+    if not messages:
+        sys.exit("no transcripts found: set AGENTCONTEXT_SHARED to the shared data directory")
+    index = 0
     with path.open("w", encoding="utf-8") as f:
         f.write('{"type":"session","version":1,"format":"openai"}\n')
-        i = 0
-        while tokens < target_tokens:
-            call = f"call_{i}"
-            lines = [
-                f"{rng.choice(WORDS)} {rng.choice(WORDS)} line {j}: value={rng.randint(0, 10**6)} path=src/m{rng.randint(0, 99)}.py"
-                for j in range(rng.randint(20, 120))
-            ]
-            if i % 5000 == 1234:
-                lines.append("needle: the staging password rotation id is quokka-7731")
-            items = [
-                [{"role": "user", "content": f"please {rng.choice(WORDS)} the {rng.choice(WORDS)} again"}],
-                [
-                    {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": call,
-                                "type": "function",
-                                "function": {"name": "bash", "arguments": json.dumps({"cmd": f"run {i}"})},
-                            }
-                        ],
-                    }
-                ],
-                [{"role": "tool", "tool_call_id": call, "content": "\n".join(lines)}],
-            ]
-            for data in items:
-                f.write(
-                    json.dumps({"type": "message", "index": i, "data": data}, ensure_ascii=False, separators=(",", ":"))
-                    + "\n"
-                )
-                text = data[0].get("content") or data[0]["tool_calls"][0]["function"]["arguments"]
-                texts.append(text)
-                i += 1
-            if len(texts) >= 3000:
-                tokens += sum(count_tokens_batch(texts))
-                texts = []
-        tokens += sum(count_tokens_batch(texts))
-    return i, tokens
+        while f.tell() < megabytes * 1e6:
+            for m in messages:
+                if index % 20_000 == 7_777:
+                    m = {"role": "tool", "tool_call_id": f"call_{index}", "content": f"needle: {NEEDLE}"}
+                record = {"type": "message", "index": index, "data": [m]}
+                f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                index += 1
+    return index
 
 
 def text_of(v: Any, out: list[str]) -> None:
     if isinstance(v, str):
         out.append(v)
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        out.append(str(v))
     elif isinstance(v, list):
         for x in v:
             text_of(x, out)
@@ -101,7 +117,8 @@ def text_of(v: Any, out: list[str]) -> None:
                 text_of(x, out)
 
 
-def python_search(path: Path, patterns: list[re.Pattern[str]], limit: int = 10) -> list[tuple[int, int]]:
+def python_search(path: Path, patterns: list[re.Pattern[str]], limit: int = 10) -> tuple[int, list[tuple[int, int]]]:
+    """The messages that match and the best `limit` (by match count)."""
     scores = []
     n = 0
     with path.open(encoding="utf-8") as f:
@@ -117,35 +134,61 @@ def python_search(path: Path, patterns: list[re.Pattern[str]], limit: int = 10) 
                 scores.append((-count, n))
             n += 1
     scores.sort()
-    return scores[:limit]
+    return len(scores), scores[:limit]
+
+
+def rg_count(rg: str, args: list[str], path: Path) -> int:
+    done = subprocess.run([rg, "-c", *args, str(path)], capture_output=True, text=True, check=False)
+    return int(done.stdout.strip() or 0)
+
+
+def wall(fn: Any) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tokens", type=int, default=10_000_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=100, help="size of the log built from the corpus")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--python-rounds", type=int, default=1)
+    parser.add_argument("--log", type=Path, help="build the log here (kept) instead of in a temporary directory")
+    parser.add_argument("--only", default="", help="only the queries whose label contains this")
     args = parser.parse_args()
+    rg = shutil.which("rg")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "session.jsonl"
-        messages, tokens = make_log(path, args.tokens)
-        print(f"log: {messages:,} messages, {tokens:,} tokens (o200k_base), {path.stat().st_size / 1e6:.1f} MB")
-        queries = [
-            (
-                "words: deploy error",
-                "deploy error",
-                False,
-                [re.compile("deploy", re.IGNORECASE), re.compile("error", re.IGNORECASE)],
-            ),
-            ("rare word: quokka-7731", "quokka-7731", False, [re.compile("quokka\\-7731", re.IGNORECASE)]),
-            ("regex: m\\d+\\.py", r"m\d+\.py", True, [re.compile(r"m\d+\.py")]),
-        ]
-        for label, query, is_regex, patterns in queries:
-            rust = timed(lambda q=query, r=is_regex: search_log(path, q, regex=r), args.rounds)
-            py = timed(lambda p=patterns: python_search(path, p), args.rounds)
-            found = search_log(path, query, regex=is_regex)["matched"]
+        path = args.log or Path(tmp) / "session.jsonl"
+        if not path.exists():
+            make_log(path, args.mb)
+        size = path.stat().st_size
+        print(f"log: {path} ({size / 1e6:.1f} MB), corpus transcripts repeated; median of {args.rounds} rounds")
+        if rg is None:
+            print("  (ripgrep not found: apt-get install ripgrep, or cargo install ripgrep, to compare with it)")
+        header = f"{'query':<26}{'agentcontext':>14}{'rg -c':>10}{'ours/rg':>9}{'Python':>10}{'Py/ours':>9}  matched"
+        print(header)
+        for label, query, is_regex, rg_args, patterns in QUERIES:
+            if args.only not in label:
+                continue
+            ours, theirs = [], []
+            for _ in range(args.rounds):
+                if rg is not None:
+                    theirs.append(wall(lambda a=rg_args: rg_count(rg, a, path)))
+                ours.append(wall(lambda q=query, r=is_regex: search_log(path, q, regex=r, max_bytes=1 << 40)))
+            py, expected = [], None
+            for _ in range(args.python_rounds):
+                t = time.perf_counter()
+                expected = python_search(path, patterns)[0]
+                py.append(time.perf_counter() - t)
+            found = search_log(path, query, regex=is_regex, max_bytes=1 << 40)["matched"]
+            ours_t = statistics.median(ours)
+            py_t = statistics.median(py) if py else float("nan")
+            rg_t = statistics.median(theirs) if theirs else float("nan")
+            lines = rg_count(rg, rg_args, path) if rg is not None else 0
+            same = "" if expected in (None, found) else f" (Python: {expected:,})"
             print(
-                f"{label:<26} rust {rust * 1e3:8.1f} ms | python re {py * 1e3:8.1f} ms | {py / rust:5.1f}x faster "
-                f"| {found:,} messages matched"
+                f"{label:<26}{ours_t * 1e3:>11.0f} ms{rg_t * 1e3:>7.0f} ms{ours_t / rg_t:>8.2f}x"
+                f"{py_t * 1e3:>7.0f} ms{py_t / ours_t:>8.1f}x  {found:,} messages{same} ({lines:,} lines for rg)"
             )
 
 

@@ -90,6 +90,9 @@ struct Skel {
     ask: AskKind,
     /// For a tool message: its call id (in `Skeleton::ids`).
     result_id: Option<usize>,
+    /// For a tool message: its content is a placeholder of an earlier clearing (looked at while
+    /// the message is read, its string still in the cache).
+    placeholder: bool,
 }
 
 impl Shape for [Skel] {
@@ -171,9 +174,6 @@ struct Skeleton<'py> {
     ids: Vec<Bound<'py, PyString>>,
     /// Arguments texts, read only for the calls whose results are cleared.
     args: Vec<Bound<'py, PyString>>,
-    /// The content of each tool message (by message), looked into only for the results that
-    /// clearing may replace.
-    results: Vec<Option<Bound<'py, PyString>>>,
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
@@ -192,7 +192,6 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         tools: Vec::with_capacity(n),
         ids: Vec::with_capacity(n + n / 2),
         args: Vec::with_capacity(n / 2),
-        results: Vec::with_capacity(n),
     };
     let mut pending = Pending {
         enc,
@@ -201,11 +200,10 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     };
     for (mi, item) in list.iter().enumerate() {
         let d = item.cast_into::<PyDict>().ok()?;
-        let role_obj = d.get_item(k_role).ok()??;
-        let role = Role::parse(role_obj.cast::<PyString>().ok()?.to_str().ok()?)?;
+        let role = role_of(&d.get_item(k_role).ok()??)?;
         let content = d.get_item(k_content).ok()?;
         let mut ask = AskKind::Not;
-        let mut text = None;
+        let mut placeholder = false;
         let (text_tokens, empty) = match &content {
             None => (0, true),
             Some(c) if c.is_none() => (0, true),
@@ -214,8 +212,10 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 if role == Role::User {
                     let marked = d.contains(intern!(py, "compaction")).ok()?;
                     ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
+                } else if role == Role::Tool {
+                    // Placeholders of an earlier trim stay as they are, as on the general path.
+                    placeholder = s.to_str().is_ok_and(is_placeholder_text);
                 }
-                text = Some(s.clone());
                 (pending.add(s, mi, true)?, s.len().ok()? == 0)
             }
         };
@@ -227,6 +227,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             empty,
             ask,
             result_id: None,
+            placeholder,
         };
         if role == Role::Tool {
             let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
@@ -245,12 +246,27 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                 read_calls(&calls, native, mi, &mut m, &mut sk, &mut pending)?;
             }
         }
-        sk.results.push(if role == Role::Tool { text } else { None });
         sk.messages.push(m);
         sk.objects.push(d);
     }
     pending.count(py, &mut sk.messages)?;
     Some(sk)
+}
+
+/// The role of a message from its `role` value: by identity for the usual (interned) names,
+/// without reading the string; else parsed.
+fn role_of(value: &Bound<'_, PyAny>) -> Option<Role> {
+    let py = value.py();
+    for (name, role) in [
+        (intern!(py, "tool"), Role::Tool),
+        (intern!(py, "assistant"), Role::Assistant),
+        (intern!(py, "user"), Role::User),
+    ] {
+        if value.is(name) {
+            return Some(role);
+        }
+    }
+    Role::parse(value.cast::<PyString>().ok()?.to_str().ok()?)
 }
 
 /// Read message `mi`'s tool calls (Chat: `{id, function: {name, arguments}}`; native:
@@ -314,11 +330,8 @@ struct Source<'a, 'py> {
 
 impl<'a> ClearSource<'a> for Source<'a, '_> {
     fn live_result_tokens(&self, (m, _): (usize, usize)) -> Option<usize> {
-        // Placeholders of an earlier trim stay as they are, as on the general path.
-        let placeholder = self.sk.results[m]
-            .as_ref()
-            .is_some_and(|t| t.to_str().is_ok_and(is_placeholder_text));
-        (!placeholder).then_some(self.sk.messages[m].result_tokens)
+        let m = &self.sk.messages[m];
+        (!m.placeholder).then_some(m.result_tokens)
     }
 
     fn call_input(&self, call: usize, _: (usize, usize)) -> Option<CallInput<'a>> {

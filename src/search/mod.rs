@@ -3,11 +3,13 @@
 //! ([`crate::memory`]) and the originals of a session log ([`log`]).
 
 pub mod log;
+mod raw;
 
 use rayon::prelude::*;
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
+use raw::RawFilter;
 
 /// The most terms a words query may have.
 pub const MAX_TERMS: usize = 32;
@@ -21,9 +23,8 @@ const B: f64 = 0.75;
 #[derive(Clone, Debug)]
 pub struct Query {
     units: Vec<Regex>,
-    /// Whether every unit is a literal that raw JSON writes as it is (unescaped), so that a raw
-    /// JSON text the units do not match cannot hold a document they match.
-    raw_safe: bool,
+    /// What a raw JSON text must hold to hold a document the units match (None: not known).
+    raw: Option<RawFilter>,
 }
 
 /// How well a document matched.
@@ -76,10 +77,8 @@ impl Query {
             })
             .collect::<Result<Vec<_>>>()?;
         // A term JSON would write differently (escaped) cannot be looked for in raw JSON.
-        let raw_safe = terms
-            .iter()
-            .all(|t| !t.contains(['"', '\\', '/', ' ']) && !t.bytes().any(|b| b < 0x20));
-        Ok(Query { units, raw_safe })
+        let raw = RawFilter::words(&terms);
+        Ok(Query { units, raw })
     }
 
     /// A regular expression (Rust `regex` syntax: no backreferences or lookaround; linear time).
@@ -104,7 +103,7 @@ impl Query {
             })?;
         Ok(Query {
             units: vec![re],
-            raw_safe: false,
+            raw: None,
         })
     }
 
@@ -126,15 +125,19 @@ impl Query {
     }
 
     /// Whether raw JSON text that holds a document might match (false means it cannot); None when
-    /// this query cannot be decided on raw JSON.
+    /// this query cannot be decided on raw JSON (a regular expression), or this text (see `raw`:
+    /// the words, case folded as the match folds them, are searched for in the bytes).
     ///
-    /// The units themselves are run over the raw text, so the prefilter folds case exactly as the
-    /// match does (Unicode simple case folding: `kelvin` finds `\u{212A}elvin`, KELVIN SIGN).
-    pub fn may_match_raw(&self, raw: &str) -> Option<bool> {
-        if !self.raw_safe || raw.contains("\\u") {
-            return None;
-        }
-        Some(self.units.iter().any(|re| re.is_match(raw)))
+    /// The units' own folding is the prefilter's (Unicode simple case folding: `kelvin` finds
+    /// `\u{212A}elvin`, KELVIN SIGN).
+    pub fn may_match_raw(&self, raw: &[u8]) -> Option<bool> {
+        self.raw.as_ref()?.may_match(raw)
+    }
+
+    /// [`may_match_raw`](Self::may_match_raw) on a line's bytes before they are decoded as UTF-8
+    /// (None also when only the decoded line can tell).
+    pub fn may_match_raw_bytes(&self, raw: &[u8]) -> Option<bool> {
+        self.raw.as_ref()?.may_match_bytes(raw)
     }
 
     /// The first few match spans (byte ranges) in `text`, in order, one per unit first.
@@ -358,17 +361,17 @@ mod tests {
         assert!(Query::regex("(unclosed").is_err());
         let r = Query::regex(r"E[A-Z]{5,}").unwrap();
         assert_eq!(r.count("ECONNRESET and EPIPE and eagain"), vec![1]);
-        assert!(r.may_match_raw("x").is_none());
+        assert!(r.may_match_raw(b"x").is_none());
     }
 
     #[test]
     fn raw_prefilter_is_never_wrong_for_plain_words() {
         let q = Query::words("Needle").unwrap();
-        assert_eq!(q.may_match_raw(r#"{"a":"a needle"}"#), Some(true));
-        assert_eq!(q.may_match_raw(r#"{"a":"a neeDLE"}"#), Some(true));
-        assert_eq!(q.may_match_raw(r#"{"a":"hay"}"#), Some(false));
-        assert_eq!(q.may_match_raw(r#"{"a":"\u006eeedle"}"#), None);
-        assert!(Query::words(r"a\b").unwrap().may_match_raw("x").is_none());
+        assert_eq!(q.may_match_raw(br#"{"a":"a needle"}"#), Some(true));
+        assert_eq!(q.may_match_raw(br#"{"a":"a neeDLE"}"#), Some(true));
+        assert_eq!(q.may_match_raw(br#"{"a":"hay"}"#), Some(false));
+        assert_eq!(q.may_match_raw(br#"{"a":"\u006eeedle"}"#), None);
+        assert!(Query::words(r"a\b").unwrap().may_match_raw(b"x").is_none());
     }
 
     #[test]
@@ -382,10 +385,10 @@ mod tests {
             let q = Query::words(word).unwrap();
             let text = record_text_of(raw);
             assert_eq!(q.count(&text), vec![1], "{word} in {text}");
-            assert_eq!(q.may_match_raw(raw), Some(true), "{word} in {raw}");
+            assert_eq!(q.may_match_raw(raw.as_bytes()), Some(true), "{word} in {raw}");
         }
         assert_eq!(
-            Query::words("café").unwrap().may_match_raw("{\"a\":\"cafe\"}"),
+            Query::words("café").unwrap().may_match_raw(b"{\"a\":\"cafe\"}"),
             Some(false)
         );
     }

@@ -18,7 +18,51 @@ enum Line {
     Message(Counted),
 }
 
-fn classify(query: &Query, raw: &str) -> Line {
+/// A line of the log (without its line break), classified. The raw prefilter runs on the bytes
+/// of a message record first: only a line that may match is decoded (lossily) and parsed.
+fn classify(query: &Query, line: &[u8]) -> Line {
+    let raw = line.strip_suffix(b"\r").unwrap_or(line);
+    let message = raw.starts_with(br#"{"type":"message""#);
+    let verdict = if message { query.may_match_raw_bytes(raw) } else { None };
+    if verdict == Some(false) {
+        return cannot_match(raw);
+    }
+    let decided = verdict.is_some();
+    // Valid UTF-8 (the rule) is checked by the fast validator; only a line that is not is
+    // decoded with replacement characters.
+    match std::str::from_utf8(raw) {
+        Ok(text) => classify_text(query, text, decided),
+        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), decided),
+    }
+}
+
+/// A message the raw text says cannot match: not parsed (that is the prefilter's gain: a syntax
+/// check of every such line made a rare word's search 2.2x slower); only a line that does not end
+/// its object (torn, cut) is taken for unreadable there. A record that is well formed to the eye
+/// but cannot be parsed is counted as a message there, and as unreadable where it is parsed for
+/// its text.
+fn cannot_match(raw: &[u8]) -> Line {
+    if ends_an_object(raw) {
+        Line::Skipped
+    } else {
+        Line::Unreadable
+    }
+}
+
+/// Whether the line, read lossily as UTF-8 and trimmed of trailing whitespace, ends with `}`
+/// (decoded only when it ends with a byte that is not ASCII, or a vertical tab: the whitespace
+/// `trim_ascii_end` leaves).
+fn ends_an_object(raw: &[u8]) -> bool {
+    match raw.trim_ascii_end().last() {
+        Some(b'}') => true,
+        Some(&b) if b.is_ascii() && b != 0x0b => false,
+        None => false,
+        Some(_) => String::from_utf8_lossy(raw).trim_end().ends_with('}'),
+    }
+}
+
+/// [`classify`] of the decoded line; `prefiltered`: the raw prefilter has passed it already.
+fn classify_text(query: &Query, raw: &str, prefiltered: bool) -> Line {
     let raw = raw.strip_suffix('\r').unwrap_or(raw);
     let is_message = if raw.starts_with(r#"{"type":"message""#) {
         true
@@ -36,17 +80,8 @@ fn classify(query: &Query, raw: &str) -> Line {
     if !is_message {
         return Line::Other;
     }
-    // A message the raw text says cannot match is not parsed (that is the prefilter's gain: a
-    // syntax check of every such line made a rare word's search 2.2x slower); only a line that
-    // does not end its object (torn, cut) is taken for unreadable there. A record that is well
-    // formed to the eye but cannot be parsed is counted as a message there, and as unreadable
-    // where it is parsed for its text.
-    if query.may_match_raw(raw) == Some(false) {
-        return if raw.trim_end().ends_with('}') {
-            Line::Skipped
-        } else {
-            Line::Unreadable
-        };
+    if !prefiltered && query.may_match_raw(raw.as_bytes()) == Some(false) {
+        return cannot_match(raw.as_bytes());
     }
     match record_text(raw) {
         Some(text) => Line::Message(count(query, &text)),
@@ -101,7 +136,7 @@ pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u6
         more = fill_batch(reader, &mut batch, &mut spans, &mut line, &mut offset, &mut skipped)?;
         let classified: Vec<Line> = spans
             .par_iter()
-            .map(|span| classify(query, &String::from_utf8_lossy(&batch[span.start..span.end])))
+            .map(|span| classify(query, &batch[span.start..span.end]))
             .collect();
         for (span, kind) in spans.iter().zip(classified) {
             match kind {
@@ -161,6 +196,30 @@ fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<u64>>
     }
 }
 
+/// `BufRead::read_until(b'\n', out)`, its line break found by memchr's SIMD search.
+fn read_line(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(read);
+        }
+        if let Some(i) = memchr::memchr(b'\n', buf) {
+            out.extend_from_slice(&buf[..=i]);
+            reader.consume(i + 1);
+            return Ok(read + i + 1);
+        }
+        let n = buf.len();
+        out.extend_from_slice(buf);
+        reader.consume(n);
+        read += n;
+    }
+}
+
 /// Read lines into `batch` (their spans into `spans`) up to [`BATCH_BYTES`], skipping those that
 /// are never a record; `line` and `offset` are the next line's number and place and move past the
 /// lines read. Returns whether lines may follow the batch.
@@ -193,7 +252,7 @@ fn fill_batch(
             continue;
         }
         let start = batch.len();
-        let n = reader.read_until(b'\n', batch)?;
+        let n = read_line(reader, batch)?;
         if batch.last() != Some(&b'\n') {
             // A last line without a line break is a torn append: not a record (as the log
             // itself reads it), and counted as unread unless blank.
@@ -214,4 +273,127 @@ fn fill_batch(
         *offset += n as u64;
     }
     Ok(more)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::testing::xorshift;
+
+    /// What a line counts as with nothing prefiltered: every record parsed for its text.
+    fn parsed(query: &Query, line: &[u8]) -> Option<(usize, usize)> {
+        let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
+        record_text(&text).map(|t| {
+            let c = count(query, &t);
+            (c.matches, c.len)
+        })
+    }
+
+    #[test]
+    fn the_byte_prefilter_never_drops_a_message_that_matches() {
+        let pieces: [&[u8]; 20] = [
+            b"needle",
+            b"NeEdLe",
+            b"nee\\u0064le",
+            b"ne\\nedle",
+            b"hay",
+            b"m12.py",
+            b"m\\u0031.py",
+            b"\xff",
+            b"\xe2\x82",
+            "\u{212A}elvin".as_bytes(),
+            b" ",
+            b"\\\"",
+            b"\\/",
+            b"\\\\u0041",
+            b"error",
+            b"x",
+            "\u{FFFD}".as_bytes(),
+            b"kelvin",
+            b"\\t",
+            b"12",
+        ];
+        // JSON's own whitespace after the record (others, and a cut that leaves a `}` last, make a
+        // record that looks whole but does not parse: counted as a message unparsed, by design).
+        let endings: [&[u8]; 4] = [b"", b" ", b"\r", b"\t \r"];
+        let queries = [
+            Query::words("needle").unwrap(),
+            Query::words("NEEDLE hay").unwrap(),
+            Query::words("kelvin").unwrap(),
+            Query::words("\u{FFFD}").unwrap(),
+            Query::regex("ne+dle").unwrap(),
+            Query::regex(r"(?i)hay\b").unwrap(),
+            Query::regex(r"m\d+\.py").unwrap(),
+            Query::regex(r"\w+").unwrap(),
+        ];
+        let mut rng = xorshift(0x5eed_0030_0000_0005);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
+        let (mut skipped, mut matched) = (0, 0);
+        for _ in 0..3000 {
+            let mut line = br#"{"type":"message","index":0,"data":[{"role":"user","content":""#.to_vec();
+            for _ in 0..next(6) {
+                line.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            line.extend_from_slice(br#""}]}"#);
+            if next(8) == 0 {
+                line.truncate(line.len() - [1, 3][next(2)]);
+            }
+            line.extend_from_slice(endings[next(endings.len())]);
+            for query in &queries {
+                let reference = parsed(query, &line);
+                match classify(query, &line) {
+                    Line::Skipped => {
+                        skipped += 1;
+                        assert_eq!(reference.map(|r| r.0), Some(0), "{:?}", String::from_utf8_lossy(&line));
+                    }
+                    Line::Unreadable => assert_eq!(reference, None, "{:?}", String::from_utf8_lossy(&line)),
+                    Line::Message(c) => {
+                        matched += usize::from(c.matches > 0);
+                        assert_eq!(reference, Some((c.matches, c.len)));
+                    }
+                    Line::Other => panic!("a message record"),
+                }
+            }
+        }
+        // Both sides are exercised: lines ruled out unparsed, and lines that match.
+        assert!(skipped > 3000 && matched > 1000, "{skipped} {matched}");
+    }
+
+    #[test]
+    fn lines_are_read_as_read_until_reads_them() {
+        use std::io::{BufRead as _, BufReader};
+        let data = b"a\n\nlong line without end".repeat(7);
+        for capacity in [1, 2, 3, 8, 64, 1024] {
+            let (mut ours, mut theirs) = (BufReader::with_capacity(capacity, &data[..]), &data[..]);
+            loop {
+                let (mut a, mut b) = (b"kept".to_vec(), b"kept".to_vec());
+                let n = read_line(&mut ours, &mut a).unwrap();
+                assert_eq!(n, theirs.read_until(b'\n', &mut b).unwrap());
+                assert_eq!(a, b);
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ends_an_object_as_the_decoded_line_trimmed() {
+        for line in [
+            &b"{}"[..],
+            b"{} \t\r\n",
+            b"{}\x0b",
+            b"{}\x0b}",
+            "{}\u{3000}".as_bytes(),
+            "{}\u{85}".as_bytes(),
+            b"{}\xff",
+            b"{",
+            b"",
+            b"   ",
+            b"}\xe2\x80",
+        ] {
+            let expected = String::from_utf8_lossy(line).trim_end().ends_with('}');
+            assert_eq!(ends_an_object(line), expected, "{line:?}");
+        }
+    }
 }

@@ -199,7 +199,9 @@ impl<'a> Placeholders<'a> {
         let end = if id.is_empty() {
             NOT_STORED.len()
         } else {
-            recall.len() + id.chars().count() + close.len()
+            // Ids are ASCII as a rule: their length, without counting characters one by one.
+            let chars = if id.is_ascii() { id.len() } else { id.chars().count() };
+            recall.len() + chars + close.len()
         };
         d.chars + digits + (digits - 1) / 3 + end
     }
