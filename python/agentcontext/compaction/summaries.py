@@ -4,13 +4,14 @@ fill a budget) and the markers of dropped messages; :meth:`SummaryRun.finish` ma
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import fill
 from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.flush import FlushingRun
-from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_message
+from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_limit, ledger_message
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
@@ -24,8 +25,17 @@ from agentcontext.compaction.summarize import (
     summary_message,
 )
 from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.probes import found_in
 
 __all__ = ["SummaryRun"]
+
+
+def _without_held(check: SpanCheck, held: list[dict[str, str]]) -> SpanCheck:
+    """``check`` less the facts that the messages ``held`` (the ledger) hold."""
+    if not held:
+        return check
+    haystack = " ".join(" ".join(m["content"].split()) for m in held)
+    return dataclasses.replace(check, facts=[p for p in check.facts if not found_in(p, haystack)])
 
 
 class SummaryRun(FlushingRun):
@@ -88,6 +98,9 @@ class SummaryRun(FlushingRun):
             # the check of the facts that leave with it.
             context={"check": check, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
         )  # fmt: skip
+        if held := self.ledger_messages(stop):
+            # What the ledger beside the summary names (an offline summary lists no file twice).
+            request.context["held"] = "\n".join(m["content"] for m in held)
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
         text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
@@ -124,7 +137,11 @@ class SummaryRun(FlushingRun):
             detail["note"] = failure
         elif chunks is not None:
             detail.update(chunks.detail)
-        text, detail["check"] = self._checked(text, check, c.fallback if failure else c.summarizer, max_tokens)
+        # A fact the ledger beside the summary holds need not be appended to it too (a model is
+        # still asked for every fact: its summary is carried forward, the ledger's oldest detail
+        # may leave).
+        held = _without_held(check, self.ledger_messages(stop))
+        text, detail["check"] = self._checked(text, held, c.fallback if failure else c.summarizer, max_tokens)
         detail["summary_tokens"] = count_tokens(text, encoding=p.encoding)
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
 
@@ -182,7 +199,7 @@ class SummaryRun(FlushingRun):
             later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
             self._handoffs[stop] = h = o.handoff(self.preamble, stop)
             message = ledger_message(
-                o, self.preamble, stop, cap=self.ledger_room(), encoding=p.encoding,
+                o, self.preamble, stop, cap=ledger_limit(p.ledger_max_tokens, self.target), encoding=p.encoding,
                 later=later[-1] if later else None, handoff=h,
             )  # fmt: skip
             self._ledgers[stop] = [message] if message is not None else []
@@ -192,6 +209,14 @@ class SummaryRun(FlushingRun):
         """The most tokens the task ledger takes (0 when the policy has it off)."""
         p = self.policy
         return ledger_cap(p.ledger_max_tokens, self.target) if p.ledger and not self._last_rung else 0
+
+    def ledger_reserve(self, stop: int) -> int:
+        """The room the raw recent part leaves for the ledger beside a summary of
+        ``original[preamble:stop]``: :meth:`ledger_room`, or more, up to
+        :func:`~agentcontext.compaction.ledger.ledger_limit`, when that span's ledger needs it (a
+        long artifact trail keeps its files rather than more raw messages)."""
+        room = self.ledger_room()
+        return max(room, self.ledger_tokens(stop)) if room else 0
 
     def ledger_tokens(self, stop: int) -> int:
         """Tokens of :meth:`ledger_messages` (0 when off)."""
