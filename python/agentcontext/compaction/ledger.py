@@ -51,6 +51,8 @@ LEDGER_MIN_TOKENS = 160
 LEDGER_MAX_SHARE = 1 / 5
 #: A request head is cut to this many characters.
 REQUEST_HEAD_CHARS = 160
+#: ... and to this many when room is tight (the full text is where the next line says).
+COMPACT_HEAD_CHARS = 80
 
 _LEFT_OUT_LINE = re.compile(r"^- (\d[\d,]*) older entries")
 
@@ -224,7 +226,8 @@ class Ledger:
             return self
         if self.artifacts and not self.compact:
             # Room is tight: every file by its path and verbs before any file leaves.
-            return replace(self, compact=True).bounded(max_tokens, encoding=encoding)
+            head = _one_line(self.request, COMPACT_HEAD_CHARS) if self.request else None
+            return replace(self, compact=True, request=head).bounded(max_tokens, encoding=encoding)
         lines = self._lines(costing=True)
         flat = count_tokens_batch([line for ls in lines.values() for line in ls], encoding=encoding)
         cost: dict[str, list[int]] = {}

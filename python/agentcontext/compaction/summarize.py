@@ -371,6 +371,9 @@ def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k
     return _fit(latest, sections, max_tokens, encoding, request_room=request_room)
 
 
+#: Characters a token holds at most in prose and paths: sections of more characters than this
+#: many per token of the cap surely do not fit it.
+_CHARS_PER_TOKEN = 6
 #: Tokens of a section's heading ("## Name" and the blank line before it).
 _HEADER_TOKENS = 6
 
@@ -572,9 +575,10 @@ def _fit(
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares);
     ``held``: what the working set holds beside the summary (the task ledger), whose paths and
-    identifiers take no line."""
+    identifiers take no line when the sections are over the cap (with room, a summary names
+    them too)."""
     fit = _Fitter(sections, enc)
-    if held:
+    if held and sum(len(line) for lines in sections.values() for line in lines) > cap * _CHARS_PER_TOKEN:
         fit.hold(held)
     chosen = fit.chosen
     if latest:
