@@ -17,7 +17,9 @@ from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
 from agentcontext.compaction.summarize import (
     LATEST_SHARE,
+    OPENING_TOKENS,
     SUMMARY_MARKER,
+    USERS_SHARE,
     SummaryRequest,
     previous_summary_of,
     shrink_summary,
@@ -274,12 +276,24 @@ class SummaryRun(FlushingRun):
         whole beside the rest's usual room when the request takes at most :attr:`request_room`
         (the room comes from the raw recent part, which the ladder plans after the cap)."""
         ask = self.latest_request(stop)
+        cap += self._openings_room(cap, stop)
         if ask is None or len(ask) <= cap * LATEST_SHARE:  # a token is at least a character
             return cap
         tokens = count_tokens(ask, encoding=self.policy.encoding)
         if tokens > self.request_room or tokens <= int(cap * LATEST_SHARE):
             return cap
         return cap - int(cap * LATEST_SHARE) + tokens + 16
+
+    def _openings_room(self, cap: int, stop: int) -> int:
+        """The tokens a summary of ``original[preamble:stop]`` needs beyond the users' share of
+        ``cap`` to name every earlier request by its opening (at most :data:`OPENING_TOKENS`
+        each), at most an eighth of the target: the raw part gives them, as it does the latest
+        request's room."""
+        if self._group_starts is None:
+            self._group_starts = [g for g, _ in self.original.groups()]
+        earlier = [g for g in self._group_starts if self.preamble <= g < stop][:-1]
+        need = sum(min(self.totals[g], OPENING_TOKENS) for g in earlier)
+        return max(0, min(need - int(cap * USERS_SHARE), self.target // 8))
 
     def _request_room(self, stop: int) -> int:
         """:attr:`request_room` for a summary of ``original[preamble:stop]`` that carries the

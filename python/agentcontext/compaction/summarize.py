@@ -198,6 +198,8 @@ USER_LINE_MIN_CHARS = 90
 #: An earlier user message with no room left for its head and tail keeps its opening, this many
 #: characters, before any other summary content (every request the user made, named).
 USER_OPENING_CHARS = 80
+#: The most tokens such an opening line takes (the ladder makes room for them).
+OPENING_TOKENS = 24
 #: An earlier user message that constrains or corrects the work ("never ...", "don't touch ...",
 #: "use X not Y"): kept beyond the share of the user messages while the cap has room.
 _CONSTRAINT = re.compile(
