@@ -142,8 +142,8 @@ class SummaryRun(FlushingRun):
         # A fact the ledger beside the summary holds need not be appended to it too (a model is
         # still asked for every fact: its summary is carried forward, the ledger's oldest detail
         # may leave).
-        held = _without_held(check, self.ledger_messages(stop))
-        text, detail["check"] = self._checked(text, held, c.fallback if failure else c.summarizer, max_tokens)
+        beside = _without_held(check, self.ledger_messages(stop))
+        text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens)
         detail["summary_tokens"] = count_tokens(text, encoding=p.encoding)
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
 
