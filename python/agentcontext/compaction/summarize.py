@@ -20,6 +20,7 @@ __all__ = [
     "OfflineSummarizer",
     "Summarizer",
     "SummaryRequest",
+    "previous_summary_of",
     "shrink_summary",
     "strip_scratchpad",
     "summary_message",
