@@ -151,12 +151,15 @@ def test_earlier_constraints_are_kept_verbatim_newest_first_before_the_rest() ->
     assert all(i >= 0 for i in at), summary[:2_000]
     assert at == sorted(at, reverse=True)  # newest first
     users = summary.find("## User requests and constraints")
-    assert 0 <= users < summary.find("## Current state") < summary.find("## Files read")
+    state, files = summary.find("## Current state"), summary.find("## Files read")
+    # The files read are listed after the state, unless the task ledger beside it names them.
+    assert 0 <= users < state and (files > state or files == -1)
     assert users < min(at)
-    # Not every earlier request fits the users' section: the constraints were kept beyond the
-    # users' share (the oldest request is at most named again by the check's section, after it).
+    # Not every earlier request fits the users' section whole: the constraints were kept beyond
+    # the users' share, and the oldest request only by its opening.
     section = summary[users : summary.find("## Current state")]
-    assert "part 0 of the loaders" not in section
+    assert "check step 59 of loader 0;" not in section
+    assert any(line.startswith("- Now look at part 0 of the loaders") for line in section.splitlines())
 
 
 def test_shrinking_a_summary_keeps_a_request_that_qualifies_whole() -> None:

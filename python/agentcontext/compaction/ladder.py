@@ -206,7 +206,7 @@ class LadderRun(ResortRun):
         if not self.fill:
             return recent
         return self._fill_start(
-            self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(recent) - self.ledger_room()
+            self.target - cap - SUMMARY_HEADER_TOKENS - self._pinned_tokens(recent) - self.ledger_reserve(recent)
         )
 
     def _reattach(self, start: int, stop: int) -> list[dict[str, str]]:

@@ -19,7 +19,15 @@ from dataclasses import dataclass, replace
 from agentcontext._core import Conversation, count_tokens, count_tokens_batch
 from agentcontext.types import Encoding, Handoff
 
-__all__ = ["LEDGER_MARKER", "Ledger", "LedgerArtifact", "LedgerCommand", "ledger_cap", "ledger_message"]
+__all__ = [
+    "LEDGER_MARKER",
+    "Ledger",
+    "LedgerArtifact",
+    "LedgerCommand",
+    "ledger_cap",
+    "ledger_limit",
+    "ledger_message",
+]
 
 #: The first words of every ledger message; the core never takes such a message for a user
 #: request (``LEDGER_PREFIX`` in ``src/compact/request.rs``), and a later compaction merges it.
@@ -38,8 +46,13 @@ _SECTIONS = (REQUEST, RULES, FILES, COMMANDS, ERRORS, PLAN, LEFT_OUT)
 
 #: The least and the most a ledger takes by default (tokens); between them a tenth of the target.
 LEDGER_MIN_TOKENS = 160
+#: The most of the target a ledger takes when its span holds that much (a long artifact trail):
+#: the room comes from the raw recent part, planned after the ledger.
+LEDGER_MAX_SHARE = 1 / 5
 #: A request head is cut to this many characters.
 REQUEST_HEAD_CHARS = 160
+#: ... and to this many when room is tight (the full text is where the next line says).
+COMPACT_HEAD_CHARS = 80
 
 _LEFT_OUT_LINE = re.compile(r"^- (\d[\d,]*) older entries")
 
@@ -51,6 +64,15 @@ def ledger_cap(max_tokens: int, target: int) -> int:
     at least 160 tokens in budgets under 1,600 cost the latest request in 3 of 134 runs.)"""
     cap = min(max_tokens, target // 10)
     return cap if cap >= LEDGER_MIN_TOKENS else 0
+
+
+def ledger_limit(max_tokens: int, target: int) -> int:
+    """The most tokens a ledger may grow to in a working set of ``target`` tokens, when what it
+    carries needs more than :func:`ledger_cap`: :data:`LEDGER_MAX_SHARE` of the target, at most
+    ``max_tokens``; 0 where :func:`ledger_cap` is."""
+    if ledger_cap(max_tokens, target) == 0:
+        return 0
+    return min(max_tokens, int(target * LEDGER_MAX_SHARE))
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -105,6 +127,9 @@ class Ledger:
     plan: tuple[tuple[str, str], ...] = ()
     #: Entries left out of this ledger and the ones it merged (over their caps).
     omitted: int = 0
+    #: Files rendered compactly: one line per set of verbs naming its paths, without the last
+    #: call (:meth:`bounded` renders so when the whole ledger is over its cap).
+    compact: bool = False
 
     @classmethod
     def from_handoff(cls, h: Handoff, *, request: str | None = None, request_at: str = "") -> Ledger:
@@ -153,12 +178,20 @@ class Ledger:
 
     # -- rendering -----------------------------------------------------------------------------
 
-    def _lines(self) -> dict[str, list[str]]:
+    def _lines(self, *, costing: bool = False) -> dict[str, list[str]]:
+        """The lines of each section; ``costing``: compact files one entry each (what one file
+        adds to its verbs' line), for :meth:`bounded` to count."""
         request = [f"- {self.request}", f"- full text: {self.request_at}"] if self.request else []
+        if not self.compact:
+            files = [f"- {a.path}: {', '.join(a.ops)}{_last(a)}" for a in self.artifacts]
+        elif costing:
+            files = [f", {a.path}" for a in self.artifacts]
+        else:
+            files = _compact_files(self.artifacts)
         return {
             REQUEST: request,
             RULES: [f"- {c}" for c in self.constraints],
-            FILES: [f"- {a.path}: {', '.join(a.ops)}{_last(a)}" for a in self.artifacts],
+            FILES: files,
             COMMANDS: [f"- `{c.command}` → {c.outcome}{'' if c.ok else ' (failed)'}" for c in self.commands],
             ERRORS: [f"- {e}" for e in self.errors],
             PLAN: [f"- [{status}] {item}" for status, item in self.plan],
@@ -191,7 +224,11 @@ class Ledger:
         What leaves is counted in :attr:`omitted` (its line names where to find it)."""
         if count_tokens(self.render(), encoding=encoding) <= max_tokens:
             return self
-        lines = self._lines()
+        if self.artifacts and not self.compact:
+            # Room is tight: every file by its path and verbs before any file leaves.
+            head = _one_line(self.request, COMPACT_HEAD_CHARS) if self.request else None
+            return replace(self, compact=True, request=head).bounded(max_tokens, encoding=encoding)
+        lines = self._lines(costing=True)
         flat = count_tokens_batch([line for ls in lines.values() for line in ls], encoding=encoding)
         cost: dict[str, list[int]] = {}
         at = 0
@@ -271,11 +308,12 @@ class Ledger:
             request=request[0] if request else None,
             request_at=at,
             constraints=tuple(sections.get(RULES, [])),
-            artifacts=tuple(a for line in sections.get(FILES, []) if (a := _parse_artifact(line)) is not None),
+            artifacts=tuple(a for line in sections.get(FILES, []) for a in _parse_artifacts(line)),
             commands=tuple(c for line in sections.get(COMMANDS, []) if (c := _parse_command(line)) is not None),
             errors=tuple(sections.get(ERRORS, [])),
             plan=tuple(_parse_plan(line) for line in sections.get(PLAN, [])),
             omitted=int(left.group(1).replace(",", "")) if left else 0,
+            compact=any(_compact_line(line) is not None for line in sections.get(FILES, [])),
         )
 
 
@@ -286,6 +324,39 @@ def _last(a: LedgerArtifact) -> str:
     if not a.last or (tool != a.last and len(tool.split()) <= 2 and tool.endswith(" ")):
         return ""
     return f" — last: {a.last}"
+
+
+#: What the artifact trail says was done to a file (``src/compact/handoff/trail.rs``).
+_OPS = frozenset(("read", "created", "edited", "deleted", "renamed"))
+
+
+def _compact_files(artifacts: Iterable[LedgerArtifact]) -> list[str]:
+    """Files as compact lines: one per set of verbs (``- read+edited: a.py, b.py``), in order of
+    their first file, each line's paths oldest first."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for a in artifacts:
+        groups.setdefault(a.ops, []).append(a.path)
+    return [f"- {'+'.join(ops) or 'touched'}: {', '.join(paths)}" for ops, paths in groups.items()]
+
+
+def _compact_line(line: str) -> tuple[tuple[str, ...], list[str]] | None:
+    """The verbs and paths of a compact line of the files section; None for a full line."""
+    head, sep, paths = line.partition(": ")
+    verbs = head.split("+")
+    if not sep or not (head == "touched" or all(v in _OPS for v in verbs)):
+        return None
+    return (() if head == "touched" else tuple(verbs)), [p for p in paths.split(", ") if p]
+
+
+def _parse_artifacts(line: str) -> list[LedgerArtifact]:
+    """The files of one line of the files section: a compact line's (:func:`_compact_files`), or
+    the one a full line names."""
+    compact = _compact_line(line)
+    if compact is not None:
+        ops, paths = compact
+        return [LedgerArtifact(p, ops, "") for p in paths]
+    a = _parse_artifact(line)
+    return [] if a is None else [a]
 
 
 def _parse_artifact(line: str) -> LedgerArtifact | None:

@@ -128,6 +128,8 @@ class LadderState:
         self._handoffs: dict[int, Any] = {}
         #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
         self._last_rung = False
+        #: Where each group of the original starts (a real user message), read once.
+        self._group_starts: list[int] | None = None
 
     @property
     def p(self) -> CompactionPolicy:

@@ -4,19 +4,22 @@ fill a budget) and the markers of dropped messages; :meth:`SummaryRun.finish` ma
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import fill
 from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.flush import FlushingRun
-from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_message
+from agentcontext.compaction.ledger import LEDGER_MARKER, ledger_cap, ledger_limit, ledger_message
 from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
 from agentcontext.compaction.summarize import (
     LATEST_SHARE,
+    OPENING_TOKENS,
     SUMMARY_MARKER,
+    USERS_SHARE,
     SummaryRequest,
     previous_summary_of,
     shrink_summary,
@@ -24,8 +27,17 @@ from agentcontext.compaction.summarize import (
     summary_message,
 )
 from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.probes import found_in
 
 __all__ = ["SummaryRun"]
+
+
+def _without_held(check: SpanCheck, held: list[dict[str, str]]) -> SpanCheck:
+    """``check`` less the facts that the messages ``held`` (the ledger) hold."""
+    if not held:
+        return check
+    haystack = " ".join(" ".join(m["content"].split()) for m in held)
+    return dataclasses.replace(check, facts=[p for p in check.facts if not found_in(p, haystack)])
 
 
 class SummaryRun(FlushingRun):
@@ -88,6 +100,9 @@ class SummaryRun(FlushingRun):
             # the check of the facts that leave with it.
             context={"check": check, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
         )  # fmt: skip
+        if held := self.ledger_messages(stop):
+            # What the ledger beside the summary names (an offline summary lists no file twice).
+            request.context["held"] = "\n".join(m["content"] for m in held)
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
         text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
@@ -124,7 +139,11 @@ class SummaryRun(FlushingRun):
             detail["note"] = failure
         elif chunks is not None:
             detail.update(chunks.detail)
-        text, detail["check"] = self._checked(text, check, c.fallback if failure else c.summarizer, max_tokens)
+        # A fact the ledger beside the summary holds need not be appended to it too (a model is
+        # still asked for every fact: its summary is carried forward, the ledger's oldest detail
+        # may leave).
+        beside = _without_held(check, self.ledger_messages(stop))
+        text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens)
         detail["summary_tokens"] = count_tokens(text, encoding=p.encoding)
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
 
@@ -182,7 +201,7 @@ class SummaryRun(FlushingRun):
             later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
             self._handoffs[stop] = h = o.handoff(self.preamble, stop)
             message = ledger_message(
-                o, self.preamble, stop, cap=self.ledger_room(), encoding=p.encoding,
+                o, self.preamble, stop, cap=ledger_limit(p.ledger_max_tokens, self.target), encoding=p.encoding,
                 later=later[-1] if later else None, handoff=h,
             )  # fmt: skip
             self._ledgers[stop] = [message] if message is not None else []
@@ -192,6 +211,14 @@ class SummaryRun(FlushingRun):
         """The most tokens the task ledger takes (0 when the policy has it off)."""
         p = self.policy
         return ledger_cap(p.ledger_max_tokens, self.target) if p.ledger and not self._last_rung else 0
+
+    def ledger_reserve(self, stop: int) -> int:
+        """The room the raw recent part leaves for the ledger beside a summary of
+        ``original[preamble:stop]``: :meth:`ledger_room`, or more, up to
+        :func:`~agentcontext.compaction.ledger.ledger_limit`, when that span's ledger needs it (a
+        long artifact trail keeps its files rather than more raw messages)."""
+        room = self.ledger_room()
+        return max(room, self.ledger_tokens(stop)) if room else 0
 
     def ledger_tokens(self, stop: int) -> int:
         """Tokens of :meth:`ledger_messages` (0 when off)."""
@@ -249,12 +276,24 @@ class SummaryRun(FlushingRun):
         whole beside the rest's usual room when the request takes at most :attr:`request_room`
         (the room comes from the raw recent part, which the ladder plans after the cap)."""
         ask = self.latest_request(stop)
+        cap += self._openings_room(cap, stop)
         if ask is None or len(ask) <= cap * LATEST_SHARE:  # a token is at least a character
             return cap
         tokens = count_tokens(ask, encoding=self.policy.encoding)
         if tokens > self.request_room or tokens <= int(cap * LATEST_SHARE):
             return cap
         return cap - int(cap * LATEST_SHARE) + tokens + 16
+
+    def _openings_room(self, cap: int, stop: int) -> int:
+        """The tokens a summary of ``original[preamble:stop]`` needs beyond the users' share of
+        ``cap`` to name every earlier request by its opening (at most :data:`OPENING_TOKENS`
+        each), at most an eighth of the target: the raw part gives them, as it does the latest
+        request's room."""
+        if self._group_starts is None:
+            self._group_starts = [g for g, _ in self.original.groups()]
+        earlier = [g for g in self._group_starts if self.preamble <= g < stop][:-1]
+        need = sum(min(self.totals[g], OPENING_TOKENS) for g in earlier)
+        return max(0, min(need - int(cap * USERS_SHARE), self.target // 8))
 
     def _request_room(self, stop: int) -> int:
         """:attr:`request_room` for a summary of ``original[preamble:stop]`` that carries the

@@ -11,7 +11,8 @@ from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.types import Encoding
+from agentcontext.compaction.summary_text import SUMMARY_MARKER, previous_summary_of, strip_scratchpad, summary_message
+from agentcontext.types import Encoding, Handoff
 
 __all__ = [
     "HANDOFF_PROMPT",
@@ -19,14 +20,11 @@ __all__ = [
     "OfflineSummarizer",
     "Summarizer",
     "SummaryRequest",
+    "previous_summary_of",
     "shrink_summary",
     "strip_scratchpad",
     "summary_message",
 ]
-
-#: The first words of every summary message this library writes into a conversation; a later
-#: compaction recognizes it and updates the summary instead of nesting it.
-SUMMARY_MARKER = "[agentcontext: earlier conversation compacted"
 
 #: The request appended (as the last user message) to the older history sent to an LLM
 #: summarizer, with tools disabled.
@@ -103,45 +101,6 @@ class Summarizer(Protocol):
     def summarize(self, request: SummaryRequest) -> str: ...
 
 
-def strip_scratchpad(text: str) -> str:
-    """A model's handoff without its analysis scratchpad. Only output shaped like the handoff
-    request asks for is touched — text that opens with an ``<analysis>`` or ``<summary>`` tag —
-    and from it the last ``<summary>`` block the model wrote is taken (else the text without its
-    ``<analysis>`` block). Any other text comes back as it is (trimmed): a ``<summary>`` tag
-    quoted inside it, as Claude Code's task notifications carry, is content, not the handoff."""
-    stripped = text.strip()
-    if not stripped.startswith(("<analysis>", "<summary>")):
-        return stripped
-    without = re.sub(r"^<analysis>.*?(?:</analysis>|$)", "", stripped, count=1, flags=re.DOTALL).strip()
-    blocks = re.findall(r"<summary>(.*?)</summary>", without, re.DOTALL)
-    if blocks:
-        return str(blocks[-1]).strip()
-    if without.startswith("<summary>"):  # cut off before its closing tag
-        return without[len("<summary>") :].strip()
-    return without
-
-
-def summary_message(summary: str, *, messages: int, tokens: int, recall_id: str | None = None) -> dict[str, str]:
-    """The boundary marker and the summary as one user message (the same shape in every format).
-    The marker names ``recall_id`` when the originals are stored under it, and otherwise says
-    they are not stored."""
-    where = (
-        f"recall id {recall_id} gives the originals (the recall tool reads them; conversation_search "
-        "searches the session's history)"
-        if recall_id
-        else "the originals are not stored"
-    )
-    header = f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; {where}.]"
-    return {"role": "user", "content": f"{header}\n\n{summary}"}
-
-
-def previous_summary_of(text: str) -> str:
-    """The summary inside a summary message written by :func:`summary_message`."""
-    if text.startswith(SUMMARY_MARKER):
-        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
-    return text
-
-
 # ---------------------------------------------------------------------------------------------
 # The offline summarizer.
 
@@ -180,14 +139,26 @@ LATEST_SHARE = 1 / 3
 LATEST_MIN_TOKENS = 128
 USERS_SHARE = 0.35
 CARRIED_SHARE = 0.2
+#: The share of the cap the files modified and read take before the other facts (what a small
+#: budget loses first otherwise: the artifact trail).
+FILES_SHARE = 0.15
+FILES_MODIFIED = "Files modified"
+FILES_READ = "Files read"
 #: Sections of bare facts (a path, an identifier per line): a fact the summary already names
 #: verbatim elsewhere is not listed again.
 _NAMED_ONCE = frozenset({"Files read", "Paths named", "Identifiers"})
+#: Sections of bare facts not listed when the task ledger beside the summary names them.
+_HELD_ONCE = _NAMED_ONCE | {"Files modified"}
 _WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
 #: A user message in the list is cut to this many characters (head and tail), and to fewer, down
 #: to USER_LINE_MIN_CHARS, when its share of the cap has less room left.
 USER_LINE_CHARS = 1_200
 USER_LINE_MIN_CHARS = 90
+#: An earlier user message with no room left for its head and tail keeps its opening, this many
+#: characters, before any other summary content (every request the user made, named).
+USER_OPENING_CHARS = 80
+#: The most tokens such an opening line takes (the ladder makes room for them).
+OPENING_TOKENS = 24
 #: An earlier user message that constrains or corrects the work ("never ...", "don't touch ...",
 #: "use X not Y"): kept beyond the share of the user messages while the cap has room.
 _CONSTRAINT = re.compile(
@@ -278,22 +249,23 @@ class OfflineSummarizer:
             # No request since: the previous summary's latest request is still the latest.
             latest = earlier
         state = []
+        modified, read = _trail(h)
         ok = sum(1 for c in h["commands"] if c["ok"])
         state.append(
             f"- {h['messages']:,} messages and {h['tool_calls']:,} tool calls summarized; "
-            f"{len(h['files_modified'])} files modified; {ok} of {len(h['commands'])} distinct commands last succeeded."
+            f"{len(modified)} files modified; {ok} of {len(h['commands'])} distinct commands last succeeded."
         )
         unresolved = [e for e in h["errors"] if not e["resolved"]]
         if unresolved:
             state.append(f"- Unresolved: {_one_line(unresolved[-1]['text'], 200)}")
-        shown = {*h["files_read"], *h["files_modified"]}
+        shown = {*read, *modified}
         idents = [*h["identifiers"], *h["references"]]
         sections: dict[str, list[str]] = {
             "Current state": state,
             USERS: requests,
             CARRIED: [f"- {t}" for t in reversed(carried)],
-            "Files modified": [f"- {p}" for p in reversed(h["files_modified"])],
-            "Files read": [f"- {p}" for p in reversed(h["files_read"])],
+            "Files modified": [f"- {p}" for p in reversed(modified)],
+            "Files read": [f"- {p}" for p in reversed(read)],
             "Paths named": [f"- {p}" for p in reversed(h["paths"]) if p not in shown],
             "Commands and their last outcome": [
                 f"- `{c['command']}` → {c['outcome']}{'' if c['ok'] else ' (failed)'}" for c in reversed(h["commands"])
@@ -314,7 +286,18 @@ class OfflineSummarizer:
         return _fit(
             latest, sections, request.max_tokens, request.encoding,
             request_room=request.request_room, recall_id=request.request_recall_id,
+            held=request.context.get("held"),
         )  # fmt: skip
+
+
+def _trail(h: Handoff) -> tuple[list[str], list[str]]:
+    """The files modified and the files only read, oldest first: the handoff's file tools' and
+    the artifact trail's (which also sees shell commands: ``cat > x.py``, ``sed -i``, ``rm``)."""
+    changed = [a["path"] for a in h["artifacts"] if any(op != "read" for op in a["ops"])]
+    modified = list(dict.fromkeys([*h["files_modified"], *changed]))
+    done = set(modified)
+    read = [p for p in dict.fromkeys([*h["files_read"], *(a["path"] for a in h["artifacts"])]) if p not in done]
+    return modified, read
 
 
 def split_latest(summary: str) -> tuple[str | None, str]:
@@ -349,6 +332,9 @@ def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k
     return _fit(latest, sections, max_tokens, encoding, request_room=request_room)
 
 
+#: Characters a token holds at most in prose and paths: sections of more characters than this
+#: many per token of the cap surely do not fit it.
+_CHARS_PER_TOKEN = 6
 #: Tokens of a section's heading ("## Name" and the blank line before it).
 _HEADER_TOKENS = 6
 
@@ -363,6 +349,7 @@ class _Fitter:
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
         self.said: set[str] = set()
+        self.held: set[str] = set()
         #: Where the last :meth:`take` stopped (the first line it did not take).
         self.stopped = 0
         #: The position in its section of every line chosen, and where each section goes on.
@@ -382,8 +369,17 @@ class _Fitter:
         self.said.update(words)
         self.said.update([word.rstrip(".:;!?") for word in words])
 
+    def hold(self, text: str) -> None:
+        """Words the working set holds beside the summary (:data:`_HELD_ONCE` lines naming one are
+        left out)."""
+        words = _WORD_BREAK.split(text)
+        self.held.update(words)
+        self.held.update([word.rstrip(".:;!?") for word in words])
+
     def redundant(self, name: str, text: str) -> bool:
-        return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in self.said
+        if not text.startswith("- "):
+            return False
+        return (name in _NAMED_ONCE and text[2:] in self.said) or (name in _HELD_ONCE and text[2:] in self.held)
 
     def take(self, name: str, limit: int) -> int:
         """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
@@ -436,6 +432,48 @@ class _Fitter:
                 self.keys[USERS].append(k)
                 self.say(text)
                 spent += extra
+        return spent
+
+    def take_openings(self, limit: int) -> int:
+        """After :meth:`take` and :meth:`take_constraints`: the opening (:data:`USER_OPENING_CHARS`)
+        of every earlier user message not taken, newest first, while they fit ``limit`` tokens;
+        the tokens taken."""
+        spent = 0
+        taken = set(self.keys[USERS])
+        for k, raw in enumerate(self.sections.get(USERS, [])):
+            if k in taken:
+                continue
+            text = f"- {_one_line(raw.removeprefix('- '), USER_OPENING_CHARS)}"
+            extra = count_tokens(text, encoding=self.enc) + 1 + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
+            if spent + extra > limit:
+                break
+            self.chosen[USERS].append(text)
+            self.keys[USERS].append(k)
+            self.say(text)
+            spent += extra
+        return spent
+
+    def take_files(self, limit: int) -> int:
+        """The artifact trail before the other facts: the files modified, then the files read,
+        newest first, each named once (none the ledger names), while they fit ``limit`` tokens;
+        the tokens taken. The other sections' turns go on after the last file taken."""
+        spent = 0
+        for name in (FILES_MODIFIED, FILES_READ):
+            lines = self.sections.get(name, [])
+            k = 0
+            for k in range(len(lines)):
+                text, c = self.line(name, k)
+                if self.redundant(name, text):
+                    continue
+                extra = c + (_HEADER_TOKENS if not self.chosen[name] else 0)
+                if spent + extra > limit:
+                    self.next[name] = k
+                    return spent
+                self.chosen[name].append(text)
+                self.keys[name].append(k)
+                self.say(text)
+                spent += extra
+            self.next[name] = len(lines)
         return spent
 
     def take_in_turns(self, rest: list[str], used: int, cap: int) -> int:
@@ -494,9 +532,15 @@ def _fit(
     *,
     request_room: int = 0,
     recall_id: str | None = None,
+    held: str | None = None,
 ) -> str:
-    """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares)."""
+    """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares);
+    ``held``: what the working set holds beside the summary (the task ledger), whose paths and
+    identifiers take no line when the sections are over the cap (with room, a summary names
+    them too)."""
     fit = _Fitter(sections, enc)
+    if held and sum(len(line) for lines in sections.values() for line in lines) > cap * _CHARS_PER_TOKEN:
+        fit.hold(held)
     chosen = fit.chosen
     if latest:
         # Verbatim, its blank lines included (one entry: the section is the request).
@@ -508,9 +552,12 @@ def _fit(
     # first within their share, then the older constraints and corrections while the cap has room.
     used += fit.take(USERS, max(0, min(int(cap * USERS_SHARE), cap - used)))
     used += fit.take_constraints(max(0, cap - used))
+    used += fit.take_openings(max(0, cap - used))
     used += fit.take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
     for name in ("Current state", "Next step"):
         used += fit.take(name, max(0, cap - used))
+    # The artifact trail within its share, then the rest in turns.
+    used += fit.take_files(max(0, min(int(cap * FILES_SHARE), cap - used)))
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
     fit.take_in_turns(rest, used, cap)

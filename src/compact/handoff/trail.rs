@@ -168,6 +168,7 @@ fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
             out.extend(files(false).map(|f| (f.to_owned(), Op::Edited)));
         }
         "sed" if has_flag("-n") => out.extend(files(false).map(|f| (f.to_owned(), Op::Read))),
+        "grep" | "egrep" | "fgrep" => out.extend(grep_files(args).into_iter().map(|f| (f.to_owned(), Op::Read))),
         "rm" | "unlink" => out.extend(files(true).map(|f| (f.to_owned(), Op::Deleted))),
         "touch" | "create" => out.extend(files(true).map(|f| (f.to_owned(), Op::Created))),
         "mv" | "cp" => {
@@ -183,6 +184,60 @@ fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
         }
         _ => {}
     }
+}
+
+/// The index after the shell word at `k` and any words a quote opened in it spans
+/// (`"def from_json"` split at whitespace is one word of the command).
+fn word_end(args: &[&str], k: usize) -> usize {
+    let w = args[k];
+    let Some(q) = w.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+        return k + 1;
+    };
+    if w.len() > 1 && w.ends_with(q) {
+        return k + 1;
+    }
+    args[k + 1..]
+        .iter()
+        .position(|x| x.ends_with(q))
+        .map_or(args.len(), |p| k + 1 + p + 1)
+}
+
+/// The files `grep` reads: its operands after the pattern (the first operand, unless `-e` or
+/// `-f` gives it), each a file argument; none for a recursive search (`-r`, `-R`: a search, like
+/// `Grep`, is not a read of a file).
+fn grep_files<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut pattern = false;
+    let mut k = 0;
+    while k < args.len() {
+        let w = args[k];
+        if w.starts_with("--") {
+            if w.starts_with("--recursive") || w.starts_with("--dereference-recursive") {
+                return Vec::new();
+            }
+            pattern |= w.starts_with("--regexp") || w.starts_with("--file");
+            k += 1;
+        } else if w.len() > 1 && w.starts_with('-') {
+            let flags = &w[1..];
+            if flags.contains(['r', 'R']) {
+                return Vec::new();
+            }
+            k += 1;
+            if flags.ends_with(['e', 'f']) {
+                pattern = true;
+                if k < args.len() {
+                    k = word_end(args, k); // the pattern (or its file) after the flag
+                }
+            }
+        } else if !pattern {
+            pattern = true;
+            k = word_end(args, k);
+        } else {
+            out.extend(file_arg(w, false));
+            k += 1;
+        }
+    }
+    out
 }
 
 /// The files a shell command touches ([`segment_ops`] per command of its lists and pipelines;
@@ -312,6 +367,25 @@ mod tests {
         );
         assert_eq!(ops("pytest -q tests/ > /dev/null 2>&1"), pairs(&[]));
         assert_eq!(ops("head -n 20"), pairs(&[]), "a count is not a file");
+    }
+
+    #[test]
+    fn grep_reads_the_files_it_is_given_not_the_ones_it_searches() {
+        assert_eq!(
+            ops("cd /testbed && grep -n \"def from_json\" pydicom/dataelem.py -A 20 | head"),
+            pairs(&[("pydicom/dataelem.py", "read")])
+        );
+        assert_eq!(
+            ops("grep -e 'a.b c.d' -n src/x.py lib/y.rs"),
+            pairs(&[("src/x.py", "read"), ("lib/y.rs", "read")])
+        );
+        assert_eq!(
+            ops("grep 'self.foo bar.baz' README.md"),
+            pairs(&[("README.md", "read")])
+        );
+        assert_eq!(ops("grep -rn \"catch_warnings\" /testbed/astroid/"), pairs(&[]));
+        assert_eq!(ops("grep --recursive x src/"), pairs(&[]));
+        assert_eq!(ops("ps aux | grep python3"), pairs(&[]), "a pattern is not a file");
     }
 
     #[test]

@@ -1,0 +1,52 @@
+"""The text of a summary message: the marker that opens it, the message itself, the summary
+inside it, and a model's handoff without its scratchpad (re-exported by
+:mod:`agentcontext.compaction.summarize`)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SUMMARY_MARKER", "previous_summary_of", "strip_scratchpad", "summary_message"]
+
+#: The first words of every summary message this library writes into a conversation; a later
+#: compaction recognizes it and updates the summary instead of nesting it.
+SUMMARY_MARKER = "[agentcontext: earlier conversation compacted"
+
+
+def strip_scratchpad(text: str) -> str:
+    """A model's handoff without its analysis scratchpad. Only output shaped like the handoff
+    request asks for is touched — text that opens with an ``<analysis>`` or ``<summary>`` tag —
+    and from it the last ``<summary>`` block the model wrote is taken (else the text without its
+    ``<analysis>`` block). Any other text comes back as it is (trimmed): a ``<summary>`` tag
+    quoted inside it, as Claude Code's task notifications carry, is content, not the handoff."""
+    stripped = text.strip()
+    if not stripped.startswith(("<analysis>", "<summary>")):
+        return stripped
+    without = re.sub(r"^<analysis>.*?(?:</analysis>|$)", "", stripped, count=1, flags=re.DOTALL).strip()
+    blocks = re.findall(r"<summary>(.*?)</summary>", without, re.DOTALL)
+    if blocks:
+        return str(blocks[-1]).strip()
+    if without.startswith("<summary>"):  # cut off before its closing tag
+        return without[len("<summary>") :].strip()
+    return without
+
+
+def summary_message(summary: str, *, messages: int, tokens: int, recall_id: str | None = None) -> dict[str, str]:
+    """The boundary marker and the summary as one user message (the same shape in every format).
+    The marker names ``recall_id`` when the originals are stored under it, and otherwise says
+    they are not stored."""
+    where = (
+        f"recall id {recall_id} gives the originals (the recall tool reads them; conversation_search "
+        "searches the session's history)"
+        if recall_id
+        else "the originals are not stored"
+    )
+    header = f"{SUMMARY_MARKER}: {messages:,} earlier messages ({tokens:,} tokens) are summarized below; {where}.]"
+    return {"role": "user", "content": f"{header}\n\n{summary}"}
+
+
+def previous_summary_of(text: str) -> str:
+    """The summary inside a summary message written by :func:`summary_message`."""
+    if text.startswith(SUMMARY_MARKER):
+        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return text
