@@ -128,6 +128,9 @@ _CONSTRAINT = re.compile(
     r"|should(?:n[\u2019']?t| not)|no need to|not allowed)\b|\buse\b.{0,60}?\bnot\b",
     re.IGNORECASE,
 )
+#: How every match of :data:`_CONSTRAINT` starts (a word of it at a word start, whatever the
+#: whitespace between its words): a line without one states no constraint.
+_CONSTRAINT_HINT = re.compile(r"\b(?:never|do|must|always|avoid|only|instead|rather|should|no|use)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~).*?^\s*(?:```|~~~)[^\n]*$", re.MULTILINE | re.DOTALL)
 _CODE_LINE = re.compile(r"(?: {4}|\t)|\s*(?:File \"|Traceback |[\w.]*(?:Error|Exception)\b:)")
@@ -209,11 +212,24 @@ def _parts(message: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield "input", s
 
 
+def _path_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_PATH.finditer(text)``, word by word: a match holds no whitespace and needs a slash or a
+    dot, and at a word's start both lookbehinds see what they see at the text's start (not a
+    path character), so only the words with a slash or a dot are searched (the same matches, in
+    order, without trying the regex at every position of the prose between)."""
+    if len(text) < 256:
+        yield from _PATH.finditer(text)
+        return
+    for word in text.split():
+        if "/" in word or "." in word:
+            yield from _PATH.finditer(word)
+
+
 def _paths(text: str) -> Iterator[str]:
     """File paths in ``text``: a name with a known extension, or slashes that look like a path
     (a leading ``/``, ``./`` or ``~/``, two or more slashes, or a dot in the last part), not
     prose such as ``and/or``."""
-    for m in _PATH.finditer(text):
+    for m in _path_matches(text):
         path = m.group(0)
         last = path.rsplit("/", 1)[-1]
         if "/" not in path or path.startswith(("/", "./", "../", "~/")) or path.count("/") >= 2 or "." in last:
@@ -246,6 +262,8 @@ def _constraints(text: str) -> Iterator[str]:
     """The sentences of a user message that state a constraint or a correction, whitespace folded
     and cut to :data:`CONSTRAINT_CHARS`: outside fenced and indented code, tracebacks and error
     lines, not harness command lines."""
+    if _CONSTRAINT_HINT.search(text) is None:
+        return  # the lines and sentences are cut from it: none holds a constraint word either
     for line in _FENCE.sub("\n", text).splitlines():
         if _CODE_LINE.match(line):
             continue  # indented code, a traceback line, an error message
@@ -254,6 +272,8 @@ def _constraints(text: str) -> Iterator[str]:
             continue  # a harness command (/add x, /undo): the rest is a path or nothing
         if command is not None:
             line = line[command.end() :]
+        if _CONSTRAINT_HINT.search(line) is None:
+            continue
         for sentence in _SENTENCE_END.split(line):
             sentence = fold(_BULLET.sub("", sentence))
             if len(sentence.split()) >= 3 and _CONSTRAINT.search(sentence):
