@@ -407,7 +407,8 @@ class _Fitter:
     def say(self, text: str) -> None:
         words = _WORD_BREAK.split(text)
         self.said.update(words)
-        self.said.update([word.rstrip(".:;!?") for word in words])
+        # A word that does not end in one of these is its own stripped form: in the set already.
+        self.said.update([word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))])
 
     def redundant(self, name: str, text: str) -> bool:
         return name in _NAMED_ONCE and text.startswith("- ") and text[2:] in self.said

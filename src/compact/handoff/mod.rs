@@ -409,3 +409,6 @@ mod tests {
 
 #[cfg(test)]
 mod ledger_tests;
+
+#[cfg(test)]
+mod scan_tests;
