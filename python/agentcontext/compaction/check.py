@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
 from agentcontext.compaction.summarize import CHECKED, shrink_summary
-from agentcontext.probes import KINDS, OPENING, Probe, extract, found_in, is_user_request, working_set_text
+from agentcontext.probes import KINDS, OPENING, Probe, extract, fold, found_in, is_user_request, working_set_text
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
@@ -170,10 +170,6 @@ def reduced_view(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_reduce_message(m) for m in messages]
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _shown(probe: Probe) -> str:
     """A fact as a summary must hold it: a long latest request by its head and tail."""
     text = probe.text
@@ -219,7 +215,7 @@ class SpanCheck:
         starts = [g for g, _ in conv.groups()]
         # The newest CHECK_ASKS group openings of the span before the window (each read once).
         asks = [conv[g] for g in [g for g in starts if start <= g < lo][-CHECK_ASKS:]]
-        facts = [p for p in extract(reduced_view([*asks, *conv.slice(lo, stop).to_jsonl()])) if p.kind in CHECKED_KINDS]
+        facts = extract(reduced_view([*asks, *conv.slice(lo, stop).to_jsonl()]), kinds=CHECKED_KINDS)
         hi = _window_stop(totals, stop, min(window, KEPT_TOKENS))
         kept = working_set_text(conv.slice(stop, hi).to_jsonl()) if hi > stop else ""
         asks_later = any(is_user_request(conv[g]) for g in starts if g >= stop)
@@ -234,7 +230,7 @@ class SpanCheck:
 
     def missing(self, text: str) -> list[Probe]:
         """The facts ``text`` (a summary) does not hold, as :func:`found_in` reads it."""
-        haystack = _fold(text)
+        haystack = fold(text)
         return [p for p in self.facts if not found_in(p, haystack)]
 
     def missing_texts(self, text: str) -> list[str]:
@@ -242,33 +238,50 @@ class SpanCheck:
         return [_shown(p) for p in self.missing(text)]
 
     def repair(
-        self, text: str, cap: int, *, encoding: Encoding = "o200k_base", stored: bool = True
+        self,
+        text: str,
+        cap: int,
+        *,
+        encoding: Encoding = "o200k_base",
+        stored: bool = True,
+        counts: dict[str, int] | None = None,
     ) -> tuple[str, int, int, int]:
         """``text`` with the facts it misses appended as :data:`SECTION`, within ``cap`` tokens:
         the summary, how many facts it missed, how many were appended and how many are still
         missing (named by count, with the tools that give them back: ``stored`` says whether the
-        originals are under a recall id)."""
+        originals are under a recall id). ``counts``: the tokens in ``encoding`` of texts counted
+        already — the lines and the text of the offline summary's fit
+        (:data:`~agentcontext.compaction.summarize.LINE_TOKENS`): making room fits the summary
+        again without counting them again."""
         missing = self.missing(text)
         if not missing:
             return text, 0, 0, 0
+        known: dict[str, int] = {} if counts is None else counts
+
+        def tokens(t: str) -> int:
+            c = known.get(t)
+            if c is None:
+                c = known[t] = count_tokens(t, encoding=encoding)
+            return c
+
         before = len(missing)
         body = _without_pointer(text)
         lines = [_line(p) for p in missing]
         costs = count_tokens_batch(lines, encoding=encoding)
-        have = count_tokens(body, encoding=encoding)
+        have = tokens(body)
         need = sum(costs) + len(costs) + _SECTION_TOKENS
         shrank = False
         if have + need > cap:
             room = min(need, int(cap * REPAIR_SHARE))
-            shrunk = shrink_summary(body, max(32, cap - room), encoding=encoding)
+            shrunk = shrink_summary(body, max(32, cap - room), encoding=encoding, counts=known)
             if shrunk != body:
                 # Making room may have cut facts the summary held: those are missing too.
                 gone = set(missing)
-                haystack = _fold(shrunk)
+                haystack = fold(shrunk)
                 missing = [p for p in self.facts if p in gone or not found_in(p, haystack)]
                 lines = [_line(p) for p in missing]
                 costs = count_tokens_batch(lines, encoding=encoding)
-                body, have, shrank = shrunk, count_tokens(shrunk, encoding=encoding), True
+                body, have, shrank = shrunk, tokens(shrunk), True
         header = "" if body.rstrip().endswith(f"## {SECTION}") or f"\n## {SECTION}\n" in body else f"\n\n## {SECTION}"
         left = cap - have - count_tokens(header, encoding=encoding) - 2
         if sum(costs) + len(costs) > left:
@@ -290,12 +303,12 @@ class SpanCheck:
                 f"- ({rest:,} more fact{'s' if rest != 1 else ''} of the replaced history not listed: {where}.)"
             )
         out = body.rstrip() + header + "\n" + "\n".join(chosen)
-        if count_tokens(out, encoding=encoding) > cap:  # merges at line starts: cut what was appended
-            out = shrink_summary(out, cap, encoding=encoding)
+        if tokens(out) > cap:  # merges at line starts: cut what was appended
+            out = shrink_summary(out, cap, encoding=encoding, counts=known)
             rest = len(self.missing(out))
         elif rest:
             # Facts not listed may still be there (a path inside a longer one): count those missing.
-            haystack = _fold(out)
+            haystack = fold(out)
             rest = sum(1 for p in missing[appended:] if not found_in(p, haystack))
         if shrank and rest >= before and len(self.missing(out)) >= before:
             # Too small a cap: making room lost as much as it gained. The summary as written.

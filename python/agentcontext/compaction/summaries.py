@@ -17,6 +17,7 @@ from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
 from agentcontext.compaction.summarize import (
     LATEST_SHARE,
+    LINE_TOKENS,
     OPENING_TOKENS,
     SUMMARY_MARKER,
     USERS_SHARE,
@@ -92,13 +93,15 @@ class SummaryRun(FlushingRun):
         max_tokens = max(64, min(cap, older_tokens - 1))
         # The facts that leave with the span, checked in the summary before it is used (#27).
         check = SpanCheck.of(self.original, self.preamble, stop)
+        # The tokens of the lines the offline summary's fit counts: the repair's fit reuses them.
+        counts: dict[str, int] = {}
         request = SummaryRequest(
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
             instructions=self.instructions, request_room=self._request_room(stop),
             request_recall_id=self._request_recall(stop),
             # The ledger's extraction of the same span (for a summarizer that extracts too) and
             # the check of the facts that leave with it.
-            context={"check": check, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
+            context={"check": check, LINE_TOKENS: counts, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
         )  # fmt: skip
         if held := self.ledger_messages(stop):
             # What the ledger beside the summary names (an offline summary lists no file twice).
@@ -130,7 +133,7 @@ class SummaryRun(FlushingRun):
         detail: dict[str, Any] = {
             "summarized_messages": stop - self.preamble - unseen,
             "summarized_tokens": older_tokens - sum(totals[self.preamble + at : self.preamble + at + unseen]),
-            "summary_tokens": count_tokens(text, encoding=p.encoding),
+            "summary_tokens": counts.get(text) or count_tokens(text, encoding=p.encoding),
             "summary_cap": max_tokens,
             "summarizer": used,
             **notes,
@@ -143,17 +146,19 @@ class SummaryRun(FlushingRun):
         # still asked for every fact: its summary is carried forward, the ledger's oldest detail
         # may leave).
         beside = _without_held(check, self.ledger_messages(stop))
-        text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens)
-        detail["summary_tokens"] = count_tokens(text, encoding=p.encoding)
+        text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens, counts)
+        detail["summary_tokens"] = counts.get(text) or count_tokens(text, encoding=p.encoding)
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
 
-    def _checked(self, text: str, check: SpanCheck, summarizer: Any, cap: int) -> tuple[str, dict[str, Any]]:
+    def _checked(
+        self, text: str, check: SpanCheck, summarizer: Any, cap: int, counts: dict[str, int]
+    ) -> tuple[str, dict[str, Any]]:
         """``text`` checked against the facts that leave with its span (#27): repaired within
         ``cap`` when it misses some (:meth:`SpanCheck.repair`), and what the check found — the facts
         checked, those missing before, whether an LLM summarizer asked its model once more or fell
         back to the offline summary, the facts appended, and those still missing (named by count)."""
         checked, missing, repaired, left = check.repair(
-            text, cap, encoding=self.policy.encoding, stored=self.store is not None
+            text, cap, encoding=self.policy.encoding, stored=self.store is not None, counts=counts
         )
         report: dict[str, Any] = {"facts": len(check.facts), "missing_before": missing}
         events = getattr(summarizer, "events", None)

@@ -286,7 +286,7 @@ class OfflineSummarizer:
         return _fit(
             latest, sections, request.max_tokens, request.encoding,
             request_room=request.request_room, recall_id=request.request_recall_id,
-            held=request.context.get("held"),
+            held=request.context.get("held"), counts=request.context.get(LINE_TOKENS),
         )  # fmt: skip
 
 
@@ -312,14 +312,25 @@ def split_latest(summary: str) -> tuple[str | None, str]:
     return rest[:end].strip() or None, rest[end:]
 
 
-def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k_base", request_room: int = 0) -> str:
+def shrink_summary(
+    summary: str,
+    max_tokens: int,
+    *,
+    encoding: Encoding = "o200k_base",
+    request_room: int = 0,
+    counts: dict[str, int] | None = None,
+) -> str:
     """``summary`` within ``max_tokens``, for a ladder that must make an accepted summary smaller
     (the room beside the last round). A summary in the offline summarizer's sections is fitted
     again section by section — the latest request first (head and tail, see
     :class:`OfflineSummarizer`), then the other sections' most recent lines — so the request
     survives (whole when it takes at most ``request_room`` tokens and fits); any other text is
-    cut to head (70%) + marker + tail. Unchanged when it fits."""
-    if count_tokens(summary, encoding=encoding) <= max_tokens:
+    cut to head (70%) + marker + tail. Unchanged when it fits. ``counts``: the tokens of lines
+    counted already in ``encoding`` (see :data:`LINE_TOKENS`), grown by this fit."""
+    tokens = counts.get(summary) if counts is not None else None
+    if tokens is None:
+        tokens = count_tokens(summary, encoding=encoding)
+    if tokens <= max_tokens:
         return summary
     if not summary.startswith("## ") or not any(summary.startswith(f"## {n}\n") for n in _SECTIONS):
         return truncate(
@@ -329,7 +340,7 @@ def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k
     sections = {name: lines for name, lines in _parse_sections(rest).items() if name in _SECTIONS}
     for name in _SECTIONS[1:]:
         sections.setdefault(name, [])
-    return _fit(latest, sections, max_tokens, encoding, request_room=request_room)
+    return _fit(latest, sections, max_tokens, encoding, request_room=request_room, counts=counts)
 
 
 #: Characters a token holds at most in prose and paths: sections of more characters than this
@@ -337,6 +348,11 @@ def shrink_summary(summary: str, max_tokens: int, *, encoding: Encoding = "o200k
 _CHARS_PER_TOKEN = 6
 #: Tokens of a section's heading ("## Name" and the blank line before it).
 _HEADER_TOKENS = 6
+#: The key of :attr:`SummaryRequest.context` under which the ladder gives the offline summarizer a
+#: dict of line tokens (text -> tokens in the request's encoding) that its fit fills; the check's
+#: repair (:meth:`~agentcontext.compaction.check.SpanCheck.repair`) fits the summary again with
+#: it, so the lines the first fit counted are not counted a second time.
+LINE_TOKENS = "line_tokens"
 
 
 class _Fitter:
@@ -344,8 +360,10 @@ class _Fitter:
     lines rendered and counted so far (only when considered: most never are once the cap is met),
     and what the summary says so far (a fact it already names verbatim takes no second line)."""
 
-    def __init__(self, sections: dict[str, list[str]], enc: Encoding) -> None:
+    def __init__(self, sections: dict[str, list[str]], enc: Encoding, counts: dict[str, int] | None = None) -> None:
         self.sections, self.enc = sections, enc
+        #: Tokens of each line text counted (shared with a later fit of the same summary).
+        self.counts: dict[str, int] = {} if counts is None else counts
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
         self.said: set[str] = set()
@@ -361,13 +379,22 @@ class _Fitter:
         while len(done) <= k:
             raw = self.sections[name][len(done)]
             text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
-            done.append((text, count_tokens(text, encoding=self.enc) + 1))  # +1: the newline
+            done.append((text, self.count(text) + 1))  # +1: the newline
         return done[k]
+
+    def count(self, text: str) -> int:
+        """Tokens of a line (or of a rendered summary), counted once per fit (or per the fits
+        sharing :attr:`counts`)."""
+        c = self.counts.get(text)
+        if c is None:
+            c = self.counts[text] = count_tokens(text, encoding=self.enc)
+        return c
 
     def say(self, text: str) -> None:
         words = _WORD_BREAK.split(text)
         self.said.update(words)
-        self.said.update([word.rstrip(".:;!?") for word in words])
+        # A word that does not end in one of these is its own stripped form: in the set already.
+        self.said.update([word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))])
 
     def hold(self, text: str) -> None:
         """Words the working set holds beside the summary (:data:`_HELD_ONCE` lines naming one are
@@ -398,7 +425,7 @@ class _Fitter:
                     self.stopped = k
                     break
                 text = _head_tail(self.sections[name][k], chars)
-                c = count_tokens(text, encoding=self.enc) + 1
+                c = self.count(text) + 1
                 extra = c + (header if not chosen[name] else 0)
             if spent + extra > limit:
                 self.stopped = k
@@ -533,19 +560,20 @@ def _fit(
     request_room: int = 0,
     recall_id: str | None = None,
     held: str | None = None,
+    counts: dict[str, int] | None = None,
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares);
     ``held``: what the working set holds beside the summary (the task ledger), whose paths and
     identifiers take no line when the sections are over the cap (with room, a summary names
-    them too)."""
-    fit = _Fitter(sections, enc)
+    them too); ``counts``: line tokens counted already (:data:`LINE_TOKENS`)."""
+    fit = _Fitter(sections, enc, counts)
     if held and sum(len(line) for lines in sections.values() for line in lines) > cap * _CHARS_PER_TOKEN:
         fit.hold(held)
     chosen = fit.chosen
     if latest:
         # Verbatim, its blank lines included (one entry: the section is the request).
         chosen[LATEST] = [_latest_kept(latest, cap, enc, request_room, recall_id).strip()]
-    used = count_tokens(_render(chosen), encoding=enc)
+    used = fit.count(_render(chosen))
     for kept_line in chosen[LATEST]:
         fit.say(kept_line)
     # Every user message (and what earlier harnesses summarized) before the rest: the latest
@@ -564,13 +592,13 @@ def _fit(
     # The older constraints were taken before later lines of their section: newest first again.
     chosen[USERS] = [t for _, t in sorted(zip(fit.keys[USERS], chosen[USERS], strict=True))]
     text = _render(chosen)
-    over = count_tokens(text, encoding=enc) > cap
+    over = fit.count(text) > cap
     # Per-line counts miss a few merges at line starts: the last lines taken give way first.
     for name in reversed(_SECTIONS[2:]):
         while over and chosen[name]:
             chosen[name].pop()
             text = _render(chosen)
-            over = count_tokens(text, encoding=enc) > cap
+            over = fit.count(text) > cap
     if over:
         # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.
         return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.summarize import (
     HANDOFF_PROMPT,
+    LINE_TOKENS,
     Summarizer,
     SummaryRequest,
     join_summaries,
@@ -52,7 +53,9 @@ def run_summarizer(
     summary = strip_scratchpad(raw or "")
     if not summary:
         return None, "the summary was empty"
-    tokens = count_tokens(summary, encoding=p.encoding)
+    # The offline summary's fit counted its text already (in the request's encoding: LINE_TOKENS).
+    known = request.context.get(LINE_TOKENS, {}) if request.encoding == p.encoding else {}
+    tokens = known.get(summary) or count_tokens(summary, encoding=p.encoding)
     if tokens >= request.tokens:
         return None, f"the summary ({tokens:,} tokens) is not smaller than what it replaces ({request.tokens:,})"
     floor = summary_floor(request.tokens, request.max_tokens)

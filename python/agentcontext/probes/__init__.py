@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,6 +72,7 @@ __all__ = [
     "Probe",
     "Retention",
     "extract",
+    "fold",
     "found_in",
     "found_whole",
     "is_user_request",
@@ -127,6 +128,9 @@ _CONSTRAINT = re.compile(
     r"|should(?:n[\u2019']?t| not)|no need to|not allowed)\b|\buse\b.{0,60}?\bnot\b",
     re.IGNORECASE,
 )
+#: How every match of :data:`_CONSTRAINT` starts (a word of it at a word start, whatever the
+#: whitespace between its words): a line without one states no constraint.
+_CONSTRAINT_HINT = re.compile(r"\b(?:never|do|must|always|avoid|only|instead|rather|should|no|use)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~).*?^\s*(?:```|~~~)[^\n]*$", re.MULTILINE | re.DOTALL)
 _CODE_LINE = re.compile(r"(?: {4}|\t)|\s*(?:File \"|Traceback |[\w.]*(?:Error|Exception)\b:)")
@@ -153,7 +157,9 @@ class Probe:
     index: int
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """``text`` with every whitespace run folded to one space and none at either end: how every
+    text is compared (a haystack for :func:`found_in`)."""
     return " ".join(text.split())
 
 
@@ -206,11 +212,24 @@ def _parts(message: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield "input", s
 
 
+def _path_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_PATH.finditer(text)``, word by word: a match holds no whitespace and needs a slash or a
+    dot, and at a word's start both lookbehinds see what they see at the text's start (not a
+    path character), so only the words with a slash or a dot are searched (the same matches, in
+    order, without trying the regex at every position of the prose between)."""
+    if len(text) < 256:
+        yield from _PATH.finditer(text)
+        return
+    for word in text.split():
+        if "/" in word or "." in word:
+            yield from _PATH.finditer(word)
+
+
 def _paths(text: str) -> Iterator[str]:
     """File paths in ``text``: a name with a known extension, or slashes that look like a path
     (a leading ``/``, ``./`` or ``~/``, two or more slashes, or a dot in the last part), not
     prose such as ``and/or``."""
-    for m in _PATH.finditer(text):
+    for m in _path_matches(text):
         path = m.group(0)
         last = path.rsplit("/", 1)[-1]
         if "/" not in path or path.startswith(("/", "./", "../", "~/")) or path.count("/") >= 2 or "." in last:
@@ -243,6 +262,8 @@ def _constraints(text: str) -> Iterator[str]:
     """The sentences of a user message that state a constraint or a correction, whitespace folded
     and cut to :data:`CONSTRAINT_CHARS`: outside fenced and indented code, tracebacks and error
     lines, not harness command lines."""
+    if _CONSTRAINT_HINT.search(text) is None:
+        return  # the lines and sentences are cut from it: none holds a constraint word either
     for line in _FENCE.sub("\n", text).splitlines():
         if _CODE_LINE.match(line):
             continue  # indented code, a traceback line, an error message
@@ -251,8 +272,10 @@ def _constraints(text: str) -> Iterator[str]:
             continue  # a harness command (/add x, /undo): the rest is a path or nothing
         if command is not None:
             line = line[command.end() :]
+        if _CONSTRAINT_HINT.search(line) is None:
+            continue
         for sentence in _SENTENCE_END.split(line):
-            sentence = _fold(_BULLET.sub("", sentence))
+            sentence = fold(_BULLET.sub("", sentence))
             if len(sentence.split()) >= 3 and _CONSTRAINT.search(sentence):
                 yield sentence[:CONSTRAINT_CHARS]
 
@@ -300,16 +323,20 @@ def _touched(message: Mapping[str, Any]) -> Iterator[str]:
                 yield path
 
 
-def extract(conversation: Conversation | Iterable[Mapping[str, Any]]) -> list[Probe]:
+def extract(
+    conversation: Conversation | Iterable[Mapping[str, Any]], *, kinds: Collection[str] | None = None
+) -> list[Probe]:
     """The probe facts of a conversation (or of messages in the library's format), each once, at
-    the first message that holds it. See the module docs for the kinds."""
+    the first message that holds it. See the module docs for the kinds. ``kinds``: only the probes
+    of these kinds (the same ones, found faster: the others are not looked for); default all."""
     messages = conversation.to_jsonl() if hasattr(conversation, "to_jsonl") else list(conversation)
     out: list[Probe] = []
     seen: set[tuple[str, str]] = set()
+    wanted = frozenset(KINDS if kinds is None else kinds)
 
     def add(kind: ProbeKind, text: str, index: int) -> None:
         text = text.strip().rstrip(".,:;)'\"`")
-        if len(text) >= 3 and (kind, text) not in seen:
+        if len(text) >= 3 and (kind, text) not in seen and kind in wanted:
             seen.add((kind, text))
             out.append(Probe(kind, text, index))
 
@@ -318,48 +345,57 @@ def extract(conversation: Conversation | Iterable[Mapping[str, Any]]) -> list[Pr
         ask = _is_ask(message)
         if ask is not None:
             latest = (i, ask)
-            _add_ask(add, ask, i)
+            _add_ask(add, ask, i, wanted)
             continue
-        _add_other(add, message, i)
-        for path in _touched(message):
-            add("artifact", path, i)
-    if latest is not None:
+        _add_other(add, message, i, wanted)
+        if "artifact" in wanted:
+            for path in _touched(message):
+                add("artifact", path, i)
+    if latest is not None and "latest_ask" in wanted:
         i, text = latest
-        folded = _fold(text)
+        folded = fold(text)
         out.insert(0, Probe("latest_ask", folded, i))
     return out
 
 
-def _add_ask(add: Callable[[ProbeKind, str, int], None], ask: str, i: int) -> None:
-    """The probes of a real user request."""
-    add("user_message", _fold(ask)[:OPENING], i)
-    for path in _paths(ask):
-        add("user_path", path, i)
-    for pattern in (_URL, _HASH, _TICKET):
-        for m in pattern.finditer(ask):
-            add("identifier", m.group(0), i)
-    for m in _BRANCH.finditer(ask):
-        add("identifier", m.group(1), i)
-    for sentence in _constraints(ask):
-        add("constraint", sentence, i)
+def _add_ask(add: Callable[[ProbeKind, str, int], None], ask: str, i: int, kinds: frozenset[str]) -> None:
+    """The probes of a real user request (of ``kinds``)."""
+    if "user_message" in kinds:
+        add("user_message", fold(ask)[:OPENING], i)
+    if "user_path" in kinds:
+        for path in _paths(ask):
+            add("user_path", path, i)
+    if "identifier" in kinds:
+        for pattern in (_URL, _HASH, _TICKET):
+            for m in pattern.finditer(ask):
+                add("identifier", m.group(0), i)
+        for m in _BRANCH.finditer(ask):
+            add("identifier", m.group(1), i)
+    if "constraint" in kinds:
+        for sentence in _constraints(ask):
+            add("constraint", sentence, i)
 
 
-def _add_other(add: Callable[[ProbeKind, str, int], None], message: Mapping[str, Any], i: int) -> None:
-    """The probes of any other message: paths in tool inputs and assistant text, identifiers in
-    tool inputs, tests in tool inputs and results, exceptions in tool results."""
+def _add_other(
+    add: Callable[[ProbeKind, str, int], None], message: Mapping[str, Any], i: int, kinds: frozenset[str]
+) -> None:
+    """The probes of any other message (of ``kinds``): paths in tool inputs and assistant text,
+    identifiers in tool inputs, tests in tool inputs and results, exceptions in tool results."""
+    paths, identifiers, tests = "call_path" in kinds, "identifier" in kinds, "test" in kinds
+    exceptions = "exception" in kinds
     for where, text in _parts(message):
-        if where == "input" or (where == "text" and message.get("role") == "assistant"):
+        if paths and (where == "input" or (where == "text" and message.get("role") == "assistant")):
             for path in _paths(text):
                 add("call_path", path, i)
-        if where == "input":
+        if identifiers and where == "input":
             for m in _URL.finditer(text):
                 add("identifier", m.group(0), i)
             for m in _BRANCH.finditer(text):
                 add("identifier", m.group(1), i)
-        if where in ("input", "result"):
+        if tests and where in ("input", "result"):
             for m in _TEST.finditer(text):
                 add("test", m.group(0), i)
-        if where == "result":
+        if exceptions and where == "result":
             for m in _EXCEPTION.finditer(text):
                 add("exception", m.group(0), i)
 
@@ -368,7 +404,7 @@ def working_set_text(conversation: Conversation | Iterable[Mapping[str, Any]]) -
     """Every text of a working set (message texts, tool names and inputs, tool results) as one
     string, whitespace folded."""
     messages = conversation.to_jsonl() if hasattr(conversation, "to_jsonl") else list(conversation)
-    return _fold("\n".join(text for m in messages for _, text in _parts(m)))
+    return fold("\n".join(text for m in messages for _, text in _parts(m)))
 
 
 def _escaped(text: str) -> str:
@@ -381,13 +417,17 @@ def found_in(probe: Probe, haystack: str) -> bool:
     if probe.kind == "latest_ask":
         text = probe.text
         return text[:OPENING] in haystack and text[-OPENING:] in haystack
-    return probe.text in haystack or _escaped(probe.text) in haystack
+    return found_whole(probe, haystack)
 
 
 def found_whole(probe: Probe, haystack: str) -> bool:
     """Whether the whole text of ``probe`` (for the latest ask: the full request, not only its
     head and tail) is in ``haystack``, verbatim but for whitespace."""
-    return probe.text in haystack or _escaped(probe.text) in haystack
+    text = probe.text
+    if text in haystack:
+        return True
+    escaped = _escaped(text)
+    return escaped != text and escaped in haystack
 
 
 @dataclass(frozen=True)
@@ -413,7 +453,7 @@ def retention(facts: Iterable[Probe], working_set: Conversation | Iterable[Mappi
     """Which of ``facts`` the working set still holds (see :func:`found_in`). Every kind is
     counted in ``by_kind``; ``total``, ``kept`` and ``lost`` leave out the kinds of :data:`VIEWS`
     (an ``artifact`` path is a ``call_path`` probe too: counted once)."""
-    haystack = _fold(working_set) if isinstance(working_set, str) else working_set_text(working_set)
+    haystack = fold(working_set) if isinstance(working_set, str) else working_set_text(working_set)
     by_kind: dict[str, list[int]] = {}
     lost: list[Probe] = []
     kept = total = 0

@@ -100,14 +100,21 @@ pub fn extract(messages: &[Message]) -> Handoff {
         tool_calls: pairing.calls.len(),
         ..Handoff::default()
     };
-    let scanned: Vec<MessageFacts> = if messages.len() >= PARALLEL_CALLS {
-        messages
-            .par_iter()
-            .enumerate()
-            .map(|(i, m)| scan_message(i, m))
-            .collect()
+    // Messages and tool calls are scanned independently: side by side on two cores for many.
+    let (scanned, mut facts) = if messages.len() >= PARALLEL_CALLS {
+        rayon::join(
+            || {
+                messages
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, m)| scan_message(i, m))
+                    .collect::<Vec<MessageFacts>>()
+            },
+            || scan_calls(messages, &pairing),
+        )
     } else {
-        messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect()
+        let scanned = messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect();
+        (scanned, scan_calls(messages, &pairing))
     };
     let mut last_text = None;
     // Paths and references of messages and of calls, by message index, merged below.
@@ -130,11 +137,10 @@ pub fn extract(messages: &[Message]) -> Handoff {
         }
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
-    // Tool calls: files, commands and their outcomes, errors — scanned in parallel, merged in order.
-    let facts = scan_calls(messages, &pairing);
-    for (c, f) in pairing.calls.iter().zip(&facts) {
-        paths.extend(f.paths.iter().map(|p| (c.at.0, p.clone())));
-        references.extend(f.references.iter().map(|r| (c.at.0, r.clone())));
+    // Tool calls: files, commands and their outcomes, errors — merged in order.
+    for (c, f) in pairing.calls.iter().zip(&mut facts) {
+        paths.extend(std::mem::take(&mut f.paths).into_iter().map(|p| (c.at.0, p)));
+        references.extend(std::mem::take(&mut f.references).into_iter().map(|r| (c.at.0, r)));
     }
     // Stable: within one message, in the order found. Each is then kept at its last mention.
     paths.sort_by_key(|(i, _)| *i);
@@ -403,3 +409,6 @@ mod tests {
 
 #[cfg(test)]
 mod ledger_tests;
+
+#[cfg(test)]
+mod scan_tests;

@@ -3,8 +3,8 @@
 
 use super::rules::constraints_in;
 use super::text::{
-    clip, error_lines, exception_types, first_line, identifiers_in, last_lines, lowered, outcome_of, patch_paths,
-    paths_in, references_in, test_statuses, words,
+    clip, error_lines, exception_types, first_line, identifiers_in, identifiers_of, last_lines, lowered, nonempty,
+    outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -78,9 +78,11 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
                 f.summary = Some(text.into_owned());
                 return f;
             }
-            identifiers_in(&text, &mut f.identifiers);
-            paths_in(&text, &mut f.paths);
-            references_in(&text, &mut f.references);
+            // The text's words, split once for the three scans.
+            let all: Vec<&str> = words(&text).collect();
+            identifiers_of(all.iter().copied(), &mut f.identifiers);
+            paths_of(all.iter().copied(), &mut f.paths);
+            references_of(&nonempty(&all), &mut f.references);
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
                 // Only the user's own blocks (not a reminder a harness put before them) state rules.
@@ -100,8 +102,9 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             if text.trim().is_empty() {
                 return f;
             }
-            identifiers_in(&text, &mut f.identifiers);
-            paths_in(&text, &mut f.paths);
+            let all: Vec<&str> = words(&text).collect();
+            identifiers_of(all.iter().copied(), &mut f.identifiers);
+            paths_of(all, &mut f.paths);
             let mut buf = String::new();
             for line in text.lines().map(str::trim) {
                 let lower = lowered(&mut buf, line);
@@ -190,7 +193,8 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
         return f;
     }
     // Exception types are named anywhere in an output (a traceback, a class in a file read).
-    exception_types(&content.text(), &mut f.identifiers);
+    let text = content.text();
+    exception_types(&text, &mut f.identifiers);
     // File contents are evidence of code, not of failures or outcomes: a read that the tool
     // did not mark as an error has nothing more to give.
     if crate::compact::clear::is_placeholder(content)
@@ -201,7 +205,6 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     let key = command
         .clone()
         .unwrap_or_else(|| format!("{}({})", c.name, path.unwrap_or("")));
-    let text = content.text();
     test_statuses(&text, &mut f.tests);
     // Outputs put their outcome and their errors at the end: only the last lines are read.
     let tail_lines = last_lines(&text, 60);
@@ -278,9 +281,10 @@ fn trail(
 fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
     let full_command = args.str_field(COMMAND_KEYS);
     if let Some(cmd) = full_command {
-        paths_in(cmd, &mut f.paths);
-        references_in(cmd, &mut f.references);
-        for word in words(cmd) {
+        let all: Vec<&str> = words(cmd).collect();
+        paths_of(all.iter().copied(), &mut f.paths);
+        references_of(&nonempty(&all), &mut f.references);
+        for &word in &all {
             if word.contains("::test_") || (word.starts_with("test_") && word.len() > 5) {
                 f.tests.push((word.to_owned(), "ran".to_owned()));
             }
@@ -295,9 +299,10 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
             .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
     ];
     for_other_strings(args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
-        paths_in(text, &mut f.paths);
-        references_in(text, &mut f.references);
-        for word in words(text) {
+        let all: Vec<&str> = words(text).collect();
+        paths_of(all.iter().copied(), &mut f.paths);
+        references_of(&nonempty(&all), &mut f.references);
+        for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
             if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
                 f.tests.push((w.to_owned(), "named".to_owned()));

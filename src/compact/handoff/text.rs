@@ -3,6 +3,8 @@
 
 use std::hash::BuildHasherDefault;
 
+use memchr::memmem;
+
 use crate::compact::structure::{FastMap, FastSet};
 
 /// Record an occurrence; lists are deduplicated once at the end by [`keep_last`].
@@ -154,7 +156,12 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
 pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
-    for word in words(text) {
+    identifiers_of(words(text), out);
+}
+
+/// [`identifiers_in`] over the [`words`] of a text, split once.
+pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+    for word in words {
         let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
         if w.len() < 4 || w.len() > 120 {
             continue;
@@ -173,6 +180,11 @@ pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
     }
 }
 
+/// The non-empty ones of `words`.
+pub(super) fn nonempty<'t>(words: &[&'t str]) -> Vec<&'t str> {
+    words.iter().copied().filter(|w| !w.is_empty()).collect()
+}
+
 /// Extensions that make a bare word a file name.
 const KNOWN_EXTENSIONS: &[&str] = &[
     "py", "pyi", "rs", "ts", "tsx", "js", "jsx", "mjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb", "php",
@@ -180,11 +192,11 @@ const KNOWN_EXTENSIONS: &[&str] = &[
     "css", "lock", "ex", "exs", "scala", "vue",
 ];
 
-/// File paths in free text or a command: words with a slash whose last part has an extension,
-/// or that start with `/`, `./`, `../` or `~/` and have two parts, and bare file names with a
-/// [`KNOWN_EXTENSIONS`] extension; not URLs.
-pub(super) fn paths_in(text: &str, out: &mut Vec<String>) {
-    for word in words(text) {
+/// File paths in free text or a command, given as its [`words`] (split once for several scans):
+/// words with a slash whose last part has an extension, or that start with `/`, `./`, `../` or
+/// `~/` and have two parts, and bare file names with a [`KNOWN_EXTENSIONS`] extension; not URLs.
+pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+    for word in words {
         let w = word
             .trim_end_matches(['.', ':', '!', '?', '='])
             .trim_start_matches([':', '!', '?', '=']);
@@ -215,9 +227,9 @@ pub(super) fn paths_in(text: &str, out: &mut Vec<String>) {
 }
 
 /// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
-/// commit hashes (7 to 40 hex digits with at least one digit and one letter).
-pub(super) fn references_in(text: &str, out: &mut Vec<String>) {
-    let all: Vec<&str> = words(text).filter(|w| !w.is_empty()).collect();
+/// commit hashes (7 to 40 hex digits with at least one digit and one letter) in a text, given as
+/// its non-empty [`words`] ([`nonempty`]).
+pub(super) fn references_of(all: &[&str], out: &mut Vec<String>) {
     for (k, &w) in all.iter().enumerate() {
         if w.starts_with("http://") || w.starts_with("https://") {
             push_unique(out, w.trim_end_matches(['.', ':', '!', '?']));
@@ -247,8 +259,8 @@ pub(super) fn references_in(text: &str, out: &mut Vec<String>) {
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
 /// Each test once per output, with the last status it got there.
 pub(super) fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
-    let unittest = text.contains(" ... ");
-    if !text.contains("::") && !unittest {
+    let unittest = memmem::find(text.as_bytes(), b" ... ").is_some();
+    if !unittest && memmem::find(text.as_bytes(), b"::").is_none() {
         return; // no node id and no unittest line, nothing to read (most outputs)
     }
     let status = |w: &str| match w {
@@ -314,7 +326,7 @@ pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
     // Tracebacks repeat the same names: each is pushed once per text.
     let mut seen: FastSet<&str> = FastSet::default();
     for suffix in ["Error", "Exception"] {
-        for (at, _) in text.match_indices(suffix) {
+        for at in memmem::find_iter(text.as_bytes(), suffix.as_bytes()) {
             let end = at + suffix.len();
             if text
                 .as_bytes()
