@@ -86,20 +86,9 @@ def script(turns: int, calls: int) -> list[AIMessage]:
 
 
 def tiktoken_counter() -> Callable[[list[BaseMessage]], int]:
-    from bench_e2e import tiktoken_encoding
+    from bench_e2e import langchain_tiktoken_counter, tiktoken_encoding
 
-    enc = tiktoken_encoding()
-
-    def count(messages: list[BaseMessage]) -> int:
-        # What a LangChain user writes for exact counts: each message's text and tool calls.
-        total = 0
-        for m in messages:
-            total += 4 + len(enc.encode(m.text))
-            for call in getattr(m, "tool_calls", None) or []:
-                total += 3 + len(enc.encode(call["name"])) + len(enc.encode(str(call["args"])))
-        return total
-
-    return count
+    return langchain_tiktoken_counter(tiktoken_encoding())
 
 
 class Timer:

@@ -402,6 +402,21 @@ def bench_measure() -> None:
     )
 
 
+def langchain_tiktoken_counter(enc: Any) -> Callable[[list[Any]], int]:
+    """What a LangChain user writes for exact counts with tiktoken's ``enc``: each message's text
+    and tool calls (the peer of the frameworks and adapters benches)."""
+
+    def count(messages: list[Any]) -> int:
+        total = 0
+        for m in messages:
+            total += 4 + len(enc.encode(m.text))
+            for call in getattr(m, "tool_calls", None) or []:
+                total += 3 + len(enc.encode(call["name"])) + len(enc.encode(str(call["args"])))
+        return total
+
+    return count
+
+
 def bench_frameworks() -> None:
     """The call a framework makes on every model call: the whole list in, fitted into half its
     size. LangChain's ``trim_messages`` recounts every message each call; agentcontext keeps its
@@ -417,14 +432,7 @@ def bench_frameworks() -> None:
     budget = ac.Conversation(session).tokens // 2
     print(f"\n[frameworks] {len(session):,} generated messages fitted into half their tokens ({budget:,}), every call")
 
-    def tiktoken_counter(messages: list[Any]) -> int:
-        # What a LangChain user writes for exact counts: each message's text and tool calls.
-        total = 0
-        for m in messages:
-            total += 4 + len(enc.encode(m.text))
-            for call in getattr(m, "tool_calls", None) or []:
-                total += 3 + len(enc.encode(call["name"])) + len(enc.encode(str(call["args"])))
-        return total
+    tiktoken_counter = langchain_tiktoken_counter(enc)
 
     def langchain(counter: Callable[[list[Any]], int]) -> Callable[[], Any]:
         return lambda: lc_trim(
