@@ -1,17 +1,21 @@
-"""Summaries of older history: the protocol every summarizer follows, the handoff prompt for
-LLM summarizers, and the embedded offline summarizer (no API key, deterministic), which is the
-default and the fallback when an LLM summarizer fails."""
+"""Summaries of older history: the protocol every summarizer follows, and the embedded offline
+summarizer (no API key, deterministic), the default and the fallback when an LLM one fails."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.compaction.summary_text import SUMMARY_MARKER, previous_summary_of, strip_scratchpad, summary_message
+from agentcontext.compaction.summary_text import (
+    HANDOFF_PROMPT,
+    SUMMARY_MARKER,
+    previous_summary_of,
+    strip_scratchpad,
+    summary_message,
+)
 from agentcontext.types import Encoding, Handoff
 
 __all__ = [
@@ -25,29 +29,6 @@ __all__ = [
     "strip_scratchpad",
     "summary_message",
 ]
-
-#: The request appended (as the last user message) to the older history sent to an LLM
-#: summarizer, with tools disabled.
-HANDOFF_PROMPT = """\
-You are handing this task over to another instance of yourself, which will continue it with no
-access to the conversation above except what you write now. Do not continue the task and do not
-call tools. First think in <analysis> tags about what the next model needs; that part is
-discarded. Then write the handoff inside <summary> tags, with these sections:
-
-1. Current state: what is done and what is in progress right now.
-2. User requests and constraints: every instruction and preference of the user, verbatim where
-   possible, the latest request first.
-3. Key evidence: results of commands and tests, with the exact command and outcome.
-4. Decisions: what was decided and why.
-5. Files: files read and files modified, with what changed.
-6. Errors: errors met, their root cause, and how they were resolved (or that they are not).
-7. Identifiers: exact paths, test names, function names, ids and values the work depends on.
-8. Open work: what remains, as a list.
-9. Next step: the one next action.
-
-If a previous summary is given, update it with what happened since: keep what is still true,
-replace what changed, and do not nest the old summary inside the new one. Be complete but
-concise; the summary replaces the history it describes."""
 
 
 @dataclass(frozen=True)
@@ -471,7 +452,7 @@ class _Fitter:
             if k in taken:
                 continue
             text = f"- {_one_line(raw.removeprefix('- '), USER_OPENING_CHARS)}"
-            extra = count_tokens(text, encoding=self.enc) + 1 + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
+            extra = self.count(text) + 1 + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
             if spent + extra > limit:
                 break
             self.chosen[USERS].append(text)
@@ -613,8 +594,3 @@ def _one_line(text: str, limit: int) -> str:
 def _render(sections: dict[str, list[str]]) -> str:
     parts = [f"## {name}\n" + "\n".join(sections[name]) for name in _SECTIONS if sections.get(name)]
     return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."
-
-
-def join_summaries(parts: Sequence[str]) -> str:
-    """Partial summaries of consecutive parts, as one text for a merge step."""
-    return "\n\n".join(f"### Part {i + 1} of {len(parts)}\n{p}" for i, p in enumerate(parts))

@@ -1,12 +1,43 @@
-"""The text of a summary message: the marker that opens it, the message itself, the summary
-inside it, and a model's handoff without its scratchpad (re-exported by
+"""The text of a summary message: the prompt that asks a model for one, the marker that opens it,
+the message itself, the summary inside it, and a model's handoff without its scratchpad (re-exported by
 :mod:`agentcontext.compaction.summarize`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["SUMMARY_MARKER", "previous_summary_of", "strip_scratchpad", "summary_message"]
+__all__ = [
+    "HANDOFF_PROMPT",
+    "SUMMARY_MARKER",
+    "join_summaries",
+    "previous_summary_of",
+    "strip_scratchpad",
+    "summary_message",
+]
+
+#: The request appended (as the last user message) to the older history sent to an LLM
+#: summarizer, with tools disabled.
+HANDOFF_PROMPT = """\
+You are handing this task over to another instance of yourself, which will continue it with no
+access to the conversation above except what you write now. Do not continue the task and do not
+call tools. First think in <analysis> tags about what the next model needs; that part is
+discarded. Then write the handoff inside <summary> tags, with these sections:
+
+1. Current state: what is done and what is in progress right now.
+2. User requests and constraints: every instruction and preference of the user, verbatim where
+   possible, the latest request first.
+3. Key evidence: results of commands and tests, with the exact command and outcome.
+4. Decisions: what was decided and why.
+5. Files: files read and files modified, with what changed.
+6. Errors: errors met, their root cause, and how they were resolved (or that they are not).
+7. Identifiers: exact paths, test names, function names, ids and values the work depends on.
+8. Open work: what remains, as a list.
+9. Next step: the one next action.
+
+If a previous summary is given, update it with what happened since: keep what is still true,
+replace what changed, and do not nest the old summary inside the new one. Be complete but
+concise; the summary replaces the history it describes."""
 
 #: The first words of every summary message this library writes into a conversation; a later
 #: compaction recognizes it and updates the summary instead of nesting it.
@@ -50,3 +81,8 @@ def previous_summary_of(text: str) -> str:
     if text.startswith(SUMMARY_MARKER):
         return text.split("\n\n", 1)[1] if "\n\n" in text else ""
     return text
+
+
+def join_summaries(parts: Sequence[str]) -> str:
+    """Partial summaries of consecutive parts, as one text for a merge step."""
+    return "\n\n".join(f"### Part {i + 1} of {len(parts)}\n{p}" for i, p in enumerate(parts))

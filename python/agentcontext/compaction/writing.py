@@ -8,15 +8,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
-from agentcontext.compaction.summarize import (
-    HANDOFF_PROMPT,
-    LINE_TOKENS,
-    Summarizer,
-    SummaryRequest,
-    join_summaries,
-    shrink_summary,
-    strip_scratchpad,
-)
+from agentcontext.compaction.summarize import LINE_TOKENS, Summarizer, SummaryRequest, shrink_summary
+from agentcontext.compaction.summary_text import HANDOFF_PROMPT, join_summaries, strip_scratchpad
 
 if TYPE_CHECKING:
     from agentcontext.compaction.policy import CompactionPolicy
