@@ -46,6 +46,13 @@ def count(name: str, value: Any, *, minimum: int = 0) -> int:
     return number
 
 
+def flag(name: str, value: Any) -> bool:
+    """``value``, which must be True or False (a truthy string or 1 is refused, not guessed)."""
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be True or False, got {_shown(value)}")
+    return value
+
+
 def optional_count(name: str, value: Any, *, minimum: int = 0) -> int | None:
     """:func:`count`, or None."""
     return None if value is None else count(name, value, minimum=minimum)

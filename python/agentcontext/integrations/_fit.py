@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
-from agentcontext.errors import BudgetError, InvalidMessageError
+from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
 from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
@@ -127,6 +127,10 @@ class Budget:
         _checks.count("max_tokens", self.max_tokens)
         for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
             _checks.count(name, getattr(self, name))
+        for name in ("clear", "clear_tool_inputs"):
+            _checks.flag(name, getattr(self, name))
+        if self.model is not None and not isinstance(self.model, str):
+            raise ArgumentTypeError(f"model must be a model name (str) or None, got {type(self.model).__name__}")
         from agentcontext._core import count_tokens
 
         # An unknown encoding is an OptionError here, not inside the first model call.
