@@ -4,15 +4,14 @@ messages, the Agents SDK's items grouped into turns), with less per-object work 
 the same dict where unchanged, a copy with every key kept where it cleared or cut it), an object's
 marked dict comes from the adapter's memo, and the dicts come back in order. The same steps as
 ``fit``: :meth:`Budget.fit_dicts` with ``beside`` tokens kept free, and on a :class:`BudgetError`
-the oversized newest results cut (:func:`~agentcontext.integrations._fit.cut_oversized`)."""
+the oversized newest results cut (:func:`~agentcontext.integrations._fit.fit_or_cut`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.errors import BudgetError
-from agentcontext.integrations._fit import MARK, Budget, RecallIds, cut_oversized
+from agentcontext.integrations._fit import MARK, Budget, RecallIds, fit_or_cut
 
 T = TypeVar("T")
 
@@ -43,13 +42,7 @@ def fit_each(
             d = {**d, MARK: [serial, 0]}
         owner[serial] = (obj, d)
         dicts.append(d)
-    try:
-        out = budget.fit_dicts(dicts, "openai", beside=beside)
-    except BudgetError:
-        cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
-        if cut is None:
-            raise
-        out = budget.fit_dicts(cut, "openai", beside=beside)
+    out = fit_or_cut(dicts, budget, "openai", beside=beside, recall=recall)
     result: list[Any] = []
     for d in out:
         mark = d.get(MARK)

@@ -234,13 +234,7 @@ def fit(
             dicts += marked
     if cache is not None:
         cache.settle(objects)
-    try:
-        out = budget.fit_dicts(dicts, format, beside=beside)
-    except BudgetError:
-        cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
-        if cut is None:
-            raise
-        out = budget.fit_dicts(cut, format, beside=beside)
+    out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
     return _map_back(objects, dicts, owners, out, rebuild, where, cache)
 
 
@@ -383,6 +377,26 @@ class _CallIds:
 
     def put(self, text: str, *, alias: str | None = None) -> str:
         return alias or ""
+
+
+def fit_or_cut(
+    dicts: list[dict[str, Any]],
+    budget: Budget,
+    format: ListFormat = "auto",
+    *,
+    beside: int = 0,
+    recall: RecallIds = "call_id",
+) -> list[dict[str, Any]]:
+    """:meth:`Budget.fit_dicts`, and when the newest round alone is over the budget, the same fit
+    of ``dicts`` with its long tool results cut (:func:`cut_oversized`); the
+    :class:`~agentcontext.errors.BudgetError` again when nothing can be cut."""
+    try:
+        return budget.fit_dicts(dicts, format, beside=beside)
+    except BudgetError:
+        cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
+        if cut is None:
+            raise
+        return budget.fit_dicts(cut, format, beside=beside)
 
 
 def cut_oversized(
