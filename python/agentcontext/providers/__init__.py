@@ -14,6 +14,8 @@ SDK error propagates unchanged.
 - :mod:`.base`: the :class:`Provider` interface and its results; :mod:`.anthropic`,
   :mod:`.openai`: the providers; :mod:`.overflow`: prompt-too-long errors. Models' context
   windows come from :mod:`agentcontext.budgets.windows` (re-exported here).
+- :mod:`.scripted`: offline models that answer from a script (no network, no key), for examples,
+  notebooks and tests.
 - :mod:`.server_side`: the servers' own context management, built from a compaction policy
   (import it by its module).
 """
@@ -30,6 +32,13 @@ from agentcontext.providers.anthropic import AnthropicProvider
 from agentcontext.providers.base import Completion, Provider, ToolCall, Usage
 from agentcontext.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 from agentcontext.providers.overflow import classify_overflow
+from agentcontext.providers.scripted import (
+    Reply,
+    ScriptedAnthropicProvider,
+    ScriptedChatProvider,
+    ScriptedRequest,
+    scripted_call,
+)
 
 __all__ = [
     "MODEL_WINDOWS",
@@ -39,6 +48,10 @@ __all__ = [
     "OpenAIChatProvider",
     "OpenAIResponsesProvider",
     "Provider",
+    "Reply",
+    "ScriptedAnthropicProvider",
+    "ScriptedChatProvider",
+    "ScriptedRequest",
     "ToolCall",
     "Usage",
     "classify_overflow",
@@ -46,4 +59,5 @@ __all__ = [
     "encoding_for_model",
     "model_window",
     "register_model",
+    "scripted_call",
 ]
