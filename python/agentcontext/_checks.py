@@ -161,6 +161,28 @@ def human_size(size: int) -> str:
     return f"{-(-size // 1024)} KB"
 
 
+#: The exit statuses of the commands that only read (``memory``, ``search``, ``sessions``,
+#: ``prompt``), shown by their ``--help``.
+READ_EXIT_STATUS = """exit status:
+  0  success
+  2  bad input: a bad argument, or a file or directory that cannot be read (one line on stderr)"""
+
+
+def read_command(sub: Any, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand of ``sub`` that only reads: its help line, its description and the exit statuses
+    in its ``--help``."""
+    import argparse  # only with the command line
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=READ_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 def max_bytes_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """``--max-bytes SIZE``: the largest ``what`` (a file argument's metavar) read, 1G by default
     (for every command line: ``agentcontext inspect|compact|search``)."""

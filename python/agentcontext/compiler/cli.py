@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._containment import one_line, read_text
 from agentcontext.compiler.compile import compile_request
 from agentcontext.compiler.instructions import DEFAULT_INSTRUCTION_NAMES
@@ -30,7 +31,8 @@ MAX_MCP_BYTES = 16 << 20
 
 def add_commands(sub: Any) -> None:
     """Add ``prompt`` to the subcommands ``sub``."""
-    prompt = sub.add_parser(
+    prompt = _checks.read_command(
+        sub,
         "prompt",
         help="print the compiled system prompt and tool catalog with tokens per section",
         description="Compile the system prompt for a workspace (project instructions, environment, skills, memory) "

@@ -34,13 +34,15 @@ def _add_query(command: argparse.ArgumentParser) -> None:
 
 def add_commands(sub: Any) -> None:
     """Add ``memory`` and ``search`` to the subcommands ``sub``."""
-    memory = sub.add_parser(
+    memory = _checks.read_command(
+        sub,
         "memory",
         help="show or search a project memory directory",
         description="Read a memory directory (one NAME.md record with front matter per file).",
     )
     msub = memory.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
-    index = msub.add_parser(
+    index = _checks.read_command(
+        msub,
         "index",
         help="the index the system prompt gets, and the files that are not valid records",
         description="Print the memory index (one line per record, grouped by type) as the system prompt gets it, "
@@ -50,10 +52,17 @@ def add_commands(sub: Any) -> None:
     index.add_argument("--max-lines", type=int, default=200, help="cap on index lines (default: 200)")
     index.add_argument("--max-bytes", type=int, default=25_000, help="cap on index bytes (default: 25000)")
     index.add_argument("--json", action="store_true", help="print one JSON object")
-    search = msub.add_parser("search", help="records matching words or a regular expression")
+    search = _checks.read_command(
+        msub,
+        "search",
+        help="records matching words or a regular expression",
+        description="Print the records of a memory directory whose name, description or body match QUERY "
+        "(every word, or a regular expression with --regex), best first.",
+    )
     search.add_argument("directory", metavar="DIR", help="the memory directory")
     _add_query(search)
-    log = sub.add_parser(
+    log = _checks.read_command(
+        sub,
         "search",
         help="search a session log, cleared and summarized messages included",
         description="Search every message of a session log (agentcontext.SessionLog), including messages cleared or "

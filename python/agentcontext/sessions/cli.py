@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext.errors import OptionError, SnapshotError
 from agentcontext.sessions.snapshots import SnapshotInfo, SnapshotStore
 
@@ -31,16 +32,29 @@ MAX_DEPTH = 4
 
 def add_commands(sub: Any) -> None:
     """Add ``sessions`` to the subcommands ``sub``."""
-    sessions = sub.add_parser(
+    sessions = _checks.read_command(
+        sub,
         "sessions",
         help="list or show saved session snapshots",
         description="Read session snapshot directories (agentcontext.sessions.SnapshotStore); nothing is written.",
     )
     ssub = sessions.add_subparsers(dest="sessions_command", required=True, metavar="ACTION")
-    listing = ssub.add_parser("list", help="every snapshot store in DIR, one line each")
+    listing = _checks.read_command(
+        ssub,
+        "list",
+        help="every snapshot store in DIR, one line each",
+        description="List every snapshot store under DIR (down to four levels, symlinks not followed): its turn, "
+        "messages, tokens, mode and goal; a store that cannot be read is listed with why.",
+    )
     listing.add_argument("directory", metavar="DIR", help="a snapshot store, or a directory of them")
     listing.add_argument("--json", action="store_true", help="print one JSON object")
-    show = ssub.add_parser("show", help="a store's current snapshot and its history")
+    show = _checks.read_command(
+        ssub,
+        "show",
+        help="a store's current snapshot and its history",
+        description="Show a snapshot store's current snapshot (turn, messages, tokens, mode, goal, pending "
+        "permission) and, with --history N, the N newest earlier ones.",
+    )
     show.add_argument("directory", metavar="DIR", help="a snapshot store (holds current.json)")
     show.add_argument("--history", type=int, default=0, metavar="N", help="also show the N newest earlier snapshots")
     show.add_argument("--json", action="store_true", help="print one JSON object")
