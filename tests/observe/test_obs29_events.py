@@ -139,3 +139,19 @@ def test_the_compacting_session_reports_its_compactions() -> None:
     assert session.compactions >= 1 and len(done) >= session.compactions
     assert all(e.kind == "budget" and e.tokens_after < e.tokens_before and e.stages for e in done)
     assert [type(e) for e in events].count(CompactionStarted) == len(done)
+
+
+def test_an_adapter_fit_is_a_compaction_span_that_claims_no_stage(spans: Any) -> None:
+    from agentcontext.integrations.litellm import fit_messages
+
+    messages = support.synthetic_session(80, seed=5)
+    fitted = fit_messages(messages, 3_000)
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "agentcontext.compaction"]
+    a = span.attributes
+    assert a["agentcontext.compaction.kind"] == "fit" and a["agentcontext.compaction.target"] == 3_000
+    assert a["agentcontext.compaction.messages_before"] == len(messages)
+    assert a["agentcontext.compaction.messages_after"] == len(fitted) < len(messages)
+    assert a["agentcontext.compaction.tokens_before"] == ac.Conversation(messages, format="openai").tokens
+    assert a["agentcontext.compaction.tokens_after"] == ac.Conversation(fitted, format="openai").tokens <= 3_000
+    assert a["agentcontext.compaction.fits"] is True
+    assert "agentcontext.compaction.stages" not in a and not span.events

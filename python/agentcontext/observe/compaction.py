@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentcontext._core import Conversation
     from agentcontext.compaction.results import CompactionResult, StageEvent
 
-__all__ = ["CompactionWatch", "cache_impact", "stage_attributes", "watch_compaction"]
+__all__ = ["CompactionWatch", "cache_impact", "observed_fit", "stage_attributes", "watch_compaction"]
 
 
 class _Recorder:
@@ -188,3 +188,46 @@ def watch_compaction(
                 )
             )  # fmt: skip
             raise
+
+
+def observed_fit(
+    dicts: list[dict[str, Any]], fmt: str, encoding: str, target: int, fit: Callable[[], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """``fit()`` (an adapter's fit of ``dicts`` into ``target`` tokens: clearing old results,
+    dropping the oldest messages, cutting an oversized last round) as an ``agentcontext.compaction``
+    span of kind ``fit``: messages and tokens before and after, the target, whether it fits. The
+    core's fit reports no stages, so the span claims none. Without a recording span: ``fit()``."""
+    observer = Observer(None)
+    if observer.tracer is None:
+        return fit()
+    with observer.span("agentcontext.compaction", {"agentcontext.compaction.kind": "fit"}) as span:
+        out = fit()
+        if span is not None:
+            span.set_attributes(
+                {
+                    "agentcontext.compaction.target": target,
+                    "agentcontext.compaction.messages_before": len(dicts),
+                    "agentcontext.compaction.messages_after": len(out),
+                }
+            )
+            _fit_tokens(span, dicts, out, fmt, encoding, target)
+        return out
+
+
+def _fit_tokens(span: Any, dicts: list[Any], out: list[Any], fmt: str, encoding: str, target: int) -> None:
+    """The tokens before and after an adapter's fit on ``span`` (left out when the dicts cannot be
+    read as a conversation)."""
+    from agentcontext._core import Conversation
+
+    try:
+        before = Conversation(dicts, format=fmt, encoding=encoding).tokens  # type: ignore[arg-type]
+        after = Conversation(out, format=fmt, encoding=encoding).tokens  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - what the fit took, the span need not count
+        return
+    span.set_attributes(
+        {
+            "agentcontext.compaction.tokens_before": before,
+            "agentcontext.compaction.tokens_after": after,
+            "agentcontext.compaction.fits": after <= target,
+        }
+    )
