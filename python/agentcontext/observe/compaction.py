@@ -94,7 +94,7 @@ class CompactionWatch:
 
     def store(self, store: Any) -> Any:
         """``store`` wrapped to remember the recall ids this run stores (itself when not observed)."""
-        if store is None or self.observer.silent:
+        if store is None or (self.span is None and self.observer.on_event is None):
             return store
         self.recorder = _Recorder(store)
         return self.recorder
