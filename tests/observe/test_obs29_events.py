@@ -155,3 +155,32 @@ def test_an_adapter_fit_is_a_compaction_span_that_claims_no_stage(spans: Any) ->
     assert a["agentcontext.compaction.tokens_after"] == ac.Conversation(fitted, format="openai").tokens <= 3_000
     assert a["agentcontext.compaction.fits"] is True
     assert "agentcontext.compaction.stages" not in a and not span.events
+
+
+def test_tool_calls_report_ran_error_and_refused(server: Any, spans: Any) -> None:
+    pytest.importorskip("openai", reason="the openai SDK is a test extra")
+    from agentcontext.observe import ToolCallDone
+    from agentcontext.sessions.loop import Session
+    from tests.llm_server import Reply
+
+    def boom(args: Any) -> str:
+        raise ValueError("disk full")
+
+    calls = [{"name": n, "arguments": {}} for n in ("ok", "boom", "hidden")]
+    server.enqueue(Reply("", tool_calls=calls), Reply("done"))
+    events: list[Any] = []
+    session = Session(
+        support.provider("openai", server), functions={"ok": lambda a: "fine", "boom": boom, "hidden": lambda a: "x"},
+        result_policy=False, on_event=events.append,
+    )  # fmt: skip
+    session.tool_gate = lambda name: name != "hidden"
+    session.run("Go.")
+    done = [e for e in events if isinstance(e, ToolCallDone)]
+    assert [(e.name, e.outcome) for e in done] == [("ok", "ran"), ("boom", "error"), ("hidden", "refused")]
+    assert done[0].result_chars == 4 and done[1].result_chars == len("Error: ValueError: disk full")
+    tools = {
+        s.attributes["gen_ai.tool.name"]: s for s in spans.get_finished_spans() if s.name.startswith("execute_tool")
+    }
+    assert tools["boom"].status.status_code.name == "ERROR"
+    assert tools["ok"].status.status_code.name == "UNSET" and tools["hidden"].status.status_code.name == "UNSET"
+    assert tools["hidden"].attributes["agentcontext.tool.outcome"] == "refused"
