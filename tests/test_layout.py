@@ -36,10 +36,11 @@ MAX_ROOT_MODULES = 10
 #: package, ``compaction.harnesses.letta``, counts as one of ``compaction``). Importing a module
 #: runs its package's ``__init__`` first, so an import of any module under a package is an import
 #: of the package. The layers, lowest first: the root's modules (errors, types, _containment,
-#: display, ...); budgets, importers; memory; compiler; compaction; measure; providers,
+#: display, ...); budgets, importers, observe; memory; compiler; compaction; measure; providers,
 #: integrations, sessions; cli.
 PACKAGES = (
     "budgets",
+    "observe",
     "importers",
     "memory",
     "compiler",

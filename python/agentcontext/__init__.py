@@ -66,8 +66,8 @@ __all__ = sorted(_EXPORTS)  # noqa: PLE0605  (derived from the one list above)
 #: Submodules reachable as attributes before they are imported (``agentcontext.measure``).
 _SUBMODULES = frozenset(
     {
-        "budgets", "cli", "compaction", "errors", "importers", "integrations", "measure", "memory", "providers",
-        "sessions", "types",
+        "budgets", "cli", "compaction", "errors", "importers", "integrations", "measure", "memory", "observe",
+        "providers", "sessions", "types",
     }
 )  # fmt: skip
 

@@ -313,16 +313,24 @@ def format_inspect(report: dict[str, Any]) -> str:
 
 def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction import Compactor, parse_budget
+    from agentcontext.observe.progress import compact_progress
 
     if args.output:
         _check_output(args.output)
+    progress = compact_progress(args.file, args.json, sys.stderr)
+    progress.step("read")
     conv, read_as = load(args.file, args.format, args.session, args.max_bytes)
+    progress.step("check")
     conv, repaired = _valid_input(conv, args.file, args.no_repair)
     budget = parse_budget(args.budget, conv.tokens)
     from agentcontext.budgets import ResultStore
 
     store = ResultStore(args.store) if args.store else None
-    result = Compactor(args.strategy, store=store).compact(conv, budget=budget, instructions=args.instructions)
+    progress.step("compact")
+    result = Compactor(args.strategy, store=store, on_event=progress.on_event).compact(
+        conv, budget=budget, instructions=args.instructions
+    )
+    progress.step("write")
     report = {"path": args.file, "format": read_as, "strategy": args.strategy, **result.to_dict()}
     report["repaired"] = repaired
     fits = result.fits
@@ -348,6 +356,7 @@ def compact_command(args: argparse.Namespace) -> int:
                     f"written in {target} format the output is {written:,} tokens, over the budget; "
                     f"compacted in {conv.format} format it was {result.tokens_after:,}"
                 )
+    progress.close()
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
     if not fits:
         print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {report['reason']}", file=sys.stderr)
@@ -413,7 +422,7 @@ def eval_command(args: argparse.Namespace) -> int:
         args.budget,
         engine=args.engine,
         workers=args.workers,
-        progress=evaluation.progress_stream(args.progress),
+        progress=evaluation.progress_stream(False if args.progress is None and args.json else args.progress),
     )
     if args.json:
         evaluation.write_json(rows, args.json, prices=prices, budget=args.budget, paths=list(args.paths))

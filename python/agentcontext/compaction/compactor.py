@@ -15,6 +15,9 @@ from agentcontext.compaction.policy import CompactionPolicy, parse_budget, resol
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.summarize import OfflineSummarizer, Summarizer
 from agentcontext.errors import ArgumentTypeError, CompactionError
+from agentcontext.observe.compaction import watch_compaction
+from agentcontext.observe.emit import EventCallback, check_callback
+from agentcontext.observe.events import CompactionKind
 
 if TYPE_CHECKING:
     from agentcontext.memory.anchors import WorkspaceAnchors
@@ -54,7 +57,12 @@ class Compactor:
     ``flush_max_output_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
     plan, notes, a TODO list) re-read and re-attached after every summary, within their own token
-    budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`)."""
+    budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`).
+
+    ``on_event``: called with an event (:mod:`agentcontext.observe`) when a compaction starts and
+    finishes (with its stages), for each summarizer call and memory flush; the same facts are
+    OpenTelemetry spans when the ``otel`` extra is installed. A callback that raises is logged and
+    the compaction goes on."""
 
     def __init__(
         self,
@@ -69,6 +77,7 @@ class Compactor:
         flush: bool | None = None,
         flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
+        on_event: EventCallback | None = None,
     ) -> None:
         self.policy = resolve_policy(policy).from_env(environ)
         #: Where the originals of what a compaction cuts, clears, summarizes or drops are kept,
@@ -84,6 +93,8 @@ class Compactor:
         self.flush = memory is not None if flush is None else flush
         self.flush_max_output_tokens = _checks.count("flush_max_output_tokens", flush_max_output_tokens, minimum=1)
         self.anchors = anchors
+        #: Called with each event of a compaction (see :mod:`agentcontext.observe`); None: none.
+        self.on_event = check_callback(on_event)
         self.last: CompactionResult | None = None
         self._turns_since = 0
 
@@ -218,9 +229,13 @@ class Compactor:
         run = LadderRun(self, snap, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
         run.instructions = instructions.strip() or None if instructions else None
         run.system = _system(system)
-        return (
-            run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
-        )
+        kind: CompactionKind = "manual" if manual else "budget" if budget is not None else "auto"
+        with watch_compaction(self.on_event, kind, snap, run.target, p) as watch:
+            run.store = watch.store(run.store)
+            return watch.done(
+                run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred()
+                or run.last_resort()
+            )  # fmt: skip
 
     def recompile(self, conv: Conversation, budget: int | str, *, system: str | None = None) -> CompactionResult:
         """The recovery from a provider's prompt-too-long error: the largest protocol-complete
@@ -236,10 +251,9 @@ class Compactor:
         budget = parse_budget(budget, snap.tokens)
         run = LadderRun(self, snap, self.policy.for_budget(budget), manual=False, one_shot=False)
         run.system = _system(system)
-        outcome = run.refit()
-        if outcome is not None:
-            return outcome
-        outcome = run.drop_unsummarized()
-        if outcome is None:
-            raise CompactionError(run.why)
-        return outcome
+        with watch_compaction(self.on_event, "recompile", snap, run.target, run.policy) as watch:
+            run.store = watch.store(run.store)
+            outcome = run.refit() or run.drop_unsummarized()
+            if outcome is None:
+                raise CompactionError(run.why)
+            return watch.done(outcome)

@@ -4,12 +4,14 @@ is shown the originals of what leaves and may write what matters to memory."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.budgets import result_text
 from agentcontext.compaction.state import _CLEARED, LadderState
 from agentcontext.errors import AgentContextError
+from agentcontext.observe.calls import observe_flush
 
 __all__ = ["FlushingRun"]
 
@@ -19,6 +21,15 @@ class FlushingRun(LadderState):
     writes a summary runs first."""
 
     def _flush(self, stop: int) -> None:
+        """:meth:`_flush_turn`, observed (:mod:`agentcontext.observe`) from its ``flush`` stage event."""
+        count, start, clock = len(self.events), time.time_ns(), time.perf_counter()
+        self._flush_turn(stop)
+        if len(self.events) > count and self.events[-1].stage == "flush":
+            provider = getattr(self.compactor.summarizer, "provider", None)
+            on_event = getattr(self.compactor, "on_event", None)
+            observe_flush(on_event, provider, start, time.perf_counter() - clock, self.events[-1])
+
+    def _flush_turn(self, stop: int) -> None:
         """The memory flush (#16): one silent turn before a summary replaces ``original[pre:stop]``,
         with a provider (the summarizer's), on every path that writes a summary. The model sees the
         originals of what leaves (not what this run cut or cleared; a result an earlier compaction

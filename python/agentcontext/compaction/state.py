@@ -13,6 +13,7 @@ from agentcontext._core import Conversation
 from agentcontext.budgets import result_text
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
+from agentcontext.observe.calls import observe_summary
 
 if TYPE_CHECKING:
     from agentcontext.compaction.compactor import Compactor
@@ -155,7 +156,10 @@ class LadderState:
     ) -> tuple[str | None, str | None]:
         """The accepted summary of ``request`` by ``summarizer`` under this run's policy, or None and
         why not (:func:`~agentcontext.compaction.writing.run_summarizer`)."""
-        return run_summarizer(summarizer, request, self.policy, notes)
+        return observe_summary(
+            getattr(self.compactor, "on_event", None), summarizer, request, self.policy.encoding,
+            lambda: run_summarizer(summarizer, request, self.policy, notes),
+        )  # fmt: skip
 
     def keep_results(self, changed: list[Any]) -> None:
         """Store the original of every cut or cleared result (``changed``: the report entries, by

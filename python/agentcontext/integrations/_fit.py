@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
+from agentcontext.observe.compaction import observed_fit
 from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
@@ -390,6 +391,18 @@ def fit_or_cut(
     """:meth:`Budget.fit_dicts`, and when the newest round alone is over the budget, the same fit
     of ``dicts`` with its long tool results cut (:func:`cut_oversized`); the
     :class:`~agentcontext.errors.BudgetError` again when nothing can be cut."""
+    return observed_fit(
+        dicts,
+        format,
+        budget.encoding,
+        budget.limit - beside,
+        lambda: _fit_or_cut(dicts, budget, format, beside, recall),
+    )
+
+
+def _fit_or_cut(
+    dicts: list[dict[str, Any]], budget: Budget, format: ListFormat, beside: int, recall: RecallIds
+) -> list[dict[str, Any]]:
     try:
         return budget.fit_dicts(dicts, format, beside=beside)
     except BudgetError:

@@ -4,6 +4,7 @@ working set they carry from one call to the next (:class:`Carry`)."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -13,18 +14,23 @@ from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.integrations._fit import Budget, Converted
+from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
 
 
-def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Budget) -> Compactor | None:
+def make_compactor(
+    compaction: object, summarizer: Summarizer | None, budget: Budget, on_event: EventCallback | None = None
+) -> Compactor | None:
     """The compactor for ``compaction``: None (off: False and no ``summarizer``), the given
     :class:`Compactor`, or (True, or a ``summarizer`` given) the ``openharness`` ladder with the
     budget's encoding, clearing and recent-message options and ``summarizer`` (default: offline).
+    With ``on_event``, the compactor reports its compactions to it (a given one is copied).
 
     Raises:
         ArgumentTypeError: ``compaction`` or ``summarizer`` of the wrong type.
         OptionError: a summarizer beside a Compactor, or a Compactor counting with another encoding.
     """
+    on_event = check_callback(on_event)
     if isinstance(compaction, Compactor):
         if summarizer is not None:
             raise OptionError("give the summarizer to the Compactor, not beside it")
@@ -32,6 +38,10 @@ def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Bu
             raise OptionError(
                 f"the Compactor counts with {compaction.policy.encoding}, the adapter with {budget.encoding}"
             )
+        if on_event is None or compaction.on_event is on_event:
+            return compaction
+        compaction = copy.copy(compaction)
+        compaction.on_event = on_event
         return compaction
     if not isinstance(compaction, bool):
         raise ArgumentTypeError(f"compaction must be True, False or a Compactor, got {type(compaction).__name__}")
@@ -48,7 +58,7 @@ def make_compactor(compaction: object, summarizer: Summarizer | None, budget: Bu
         clear_at_least=budget.clear_at_least,
         clear_tool_inputs=budget.clear_tool_inputs,
     )
-    return Compactor(policy, summarizer=summarizer)
+    return Compactor(policy, summarizer=summarizer, on_event=on_event)
 
 
 class Carry:

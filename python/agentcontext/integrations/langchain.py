@@ -45,6 +45,7 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._fit import MARK, Budget, Converted, RecallIds, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
+from agentcontext.observe.emit import EventCallback
 from agentcontext.types import Encoding
 
 try:
@@ -340,7 +341,8 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     summarizer, fallback and store). A compaction aims at ``compact_to`` of the budget (a share in
     (0, 1]), so that one summary serves several calls. The counters :attr:`compactions` and
     :attr:`summaries` say how many times the ladder ran and how many of those runs wrote a summary
-    (across every agent and thread this middleware serves)."""
+    (across every agent and thread this middleware serves). ``on_event``: called with each event
+    of a compaction (:mod:`agentcontext.observe`); with the ``otel`` extra each is also a span."""
 
     state_schema = AgentContextState
 
@@ -351,10 +353,11 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         compaction: bool | Compactor = False,
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
+        on_event: EventCallback | None = None,
     ) -> None:
         super().__init__()
         self.budget = as_budget(budget)
-        self.compactor = make_compactor(compaction, summarizer, self.budget)
+        self.compactor = make_compactor(compaction, summarizer, self.budget, on_event)
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
         #: How many times the ladder ran, and how many of those runs kept a new summary.
         self.compactions = 0

@@ -39,6 +39,7 @@ from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns
+from agentcontext.observe.emit import EventCallback
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -169,7 +170,9 @@ class CompactingSession:
     ids its markers name.
 
     :attr:`compactions` counts the compactions appended, :attr:`summaries` those with a summary.
-    Two writers sharing one session id must not use it at once (each reads, then appends)."""
+    Two writers sharing one session id must not use it at once (each reads, then appends).
+    ``on_event``: called with each event of a compaction (:mod:`agentcontext.observe`); with the
+    ``otel`` extra each is also a span."""
 
     def __init__(
         self,
@@ -179,6 +182,7 @@ class CompactingSession:
         compaction: bool | Compactor = True,
         summarizer: Summarizer | None = None,
         compact_to: float = 0.6,
+        on_event: EventCallback | None = None,
     ) -> None:
         _check_session(session, budget)
         self.session = session
@@ -186,7 +190,7 @@ class CompactingSession:
         self.session_settings = getattr(session, "session_settings", None)
         self.budget = as_budget(budget)
         self._fitter = _Fitter()
-        compactor = make_compactor(compaction, summarizer, self.budget)
+        compactor = make_compactor(compaction, summarizer, self.budget, on_event)
         if compactor is None:
             raise OptionError("CompactingSession compacts: compaction must be True or a Compactor")
         self.compactor = compactor

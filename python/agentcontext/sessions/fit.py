@@ -21,11 +21,13 @@ from agentcontext.compaction import (
     resolve_policy,
 )
 from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
+from agentcontext.observe.calls import watch_model_call
 from agentcontext.providers import Completion, Provider
 from agentcontext.types import JsonDict
 
 if TYPE_CHECKING:
     from agentcontext.compiler.compile import Compiler
+    from agentcontext.observe.emit import EventCallback
     from agentcontext.sessions.log import SessionLog
     from agentcontext.sessions.loop import Session
 
@@ -97,6 +99,15 @@ def session_compactor(
         compactor = copy.copy(compactor)
         compactor.anchors = anchors.within(workspace)
     return compactor, store
+
+
+def reporting(compactor: Compactor, on_event: EventCallback | None) -> Compactor:
+    """``compactor`` reporting to the session's ``on_event`` (a copy: the caller's keeps its own)."""
+    if on_event is None or compactor.on_event is on_event:
+        return compactor
+    compactor = copy.copy(compactor)
+    compactor.on_event = on_event
+    return compactor
 
 
 def overhead(session: Session, scale: float) -> int:
@@ -171,9 +182,11 @@ def complete_once(session: Session) -> Completion:
     if session.first_sent_head is None:
         session.first_sent_head = head
     session.sent_head = head
-    completion = session.provider.complete(
-        request, max_output_tokens=session.max_output_tokens, system=system, tools=tools, **session.params
-    )
+    with watch_model_call(session.on_event, session.provider, request, session.max_output_tokens) as watch:
+        completion = session.provider.complete(
+            request, max_output_tokens=session.max_output_tokens, system=system, tools=tools, **session.params
+        )
+        watch.done(completion)
     session.completions.append(completion)
     session._answered_at = time.monotonic()
     if session.calibration is not None and completion.usage.input_tokens > 0:

@@ -32,6 +32,8 @@ from agentcontext.compaction import CompactionResult, Compactor
 from agentcontext.compaction.harnesses import letta
 from agentcontext.errors import OptionError, SnapshotError
 from agentcontext.measure.calibration import Calibration
+from agentcontext.observe.calls import turn_span
+from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.providers import Completion, Provider, ToolCall
 from agentcontext.sessions import fit, tool_calls
 from agentcontext.sessions.log import SessionLog
@@ -120,6 +122,12 @@ class Session:
     ``functions`` entry outside the registry has no metadata, so plan mode refuses it, all but the
     session's own ``recall``) and, when the model ends a reply naturally, lets its goal's judge
     decide whether to continue.
+
+    ``on_event`` is called with an event (:mod:`agentcontext.observe`) for every model call, tool
+    call, compaction (started, finished with its stages), summarizer call and memory flush, so a UI
+    can show progress; the compactor is copied to report to it. With the ``otel`` extra, each is
+    also an OpenTelemetry span under one ``invoke_agent`` span per outer turn. A callback that
+    raises is logged and the run goes on.
     """
 
     def __init__(
@@ -141,8 +149,11 @@ class Session:
         snapshots: SnapshotStore | None = None,
         permissions: Permissions | None = None,
         subagents: SubagentPolicy | bool | None = None,
+        on_event: EventCallback | None = None,
     ) -> None:
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
+        #: Called with each event of the loop (see :mod:`agentcontext.observe`); None: none.
+        self.on_event = check_callback(on_event)
         if compiler is not None:
             from agentcontext.compiler.compile import Compiler  # only when used: keeps the import light
 
@@ -156,6 +167,7 @@ class Session:
         self.compiled: CompiledRequest | None = None
         self.provider = provider
         compactor, store = fit.session_compactor(compactor, provider, store, result_policy, log, compiler)
+        compactor = fit.reporting(compactor, self.on_event)
         self.compactor = compactor
         warning = letta.memory_warning(compactor.policy)
         if compiler is not None and warning is not None and warning not in compiler.reminders.rules:
@@ -336,7 +348,8 @@ class Session:
         completion = self.completions[-1] if calls and self.completions else None
         calls_before = len(self.completions)
         try:
-            completion, reason = self._turn(content, calls, completion, max_steps)
+            with turn_span(self.on_event, self.provider, self.turn + 1):
+                completion, reason = self._turn(content, calls, completion, max_steps)
         except Exception as exc:
             # What the turn did before it failed (replies, tool results) is not lost: saved with
             # reason "error" when a model call was made, then the error goes on to the caller.

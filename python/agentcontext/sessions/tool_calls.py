@@ -4,6 +4,7 @@ modes), running them, and their results through the session's
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext.budgets import ToolResultPolicy
 from agentcontext.errors import InvalidMessageError
+from agentcontext.observe.calls import observe_tool
 from agentcontext.providers import ToolCall
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest
 from agentcontext.sessions.subagents import AGENT_TOOL, FILTERED
@@ -127,19 +129,30 @@ def run_calls(session: Session, calls: Sequence[ToolCall], decisions: Mapping[st
                 agents.append(i)
                 continue
         if refusal is not None:
-            outputs[i] = (call.name, refusal.format(name=call.name))
+            given = functools.partial(_given, refusal.format(name=call.name))
+            outputs[i] = (call.name, observe_tool(session.on_event, call.name, call.id, given, True))
             continue
-        try:
-            output = run_tool(session, call.name, call.arguments, call.parsed)
-        except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
-            output = f"Error: {type(exc).__name__}: {exc}"
-        outputs[i] = (call.name, output if isinstance(output, str) else json.dumps(output))
+        run = functools.partial(_run_one, session, call)
+        outputs[i] = (call.name, observe_tool(session.on_event, call.name, call.id, run, False))
     if agents:
         assert session.subagents is not None
         texts = session.subagents.run_calls([calls[i] for i in agents], reply_calls=calls)
         for i, text in zip(agents, texts, strict=True):
             outputs[i] = (calls[i].name, text)
     return [o for o in outputs if o is not None]
+
+
+def _given(text: str) -> tuple[str, bool]:
+    return text, False
+
+
+def _run_one(session: Session, call: ToolCall) -> tuple[str, bool]:
+    """The result text of ``call``, and whether it raised (the model gets the error as the result)."""
+    try:
+        output = run_tool(session, call.name, call.arguments, call.parsed)
+    except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
+        return f"Error: {type(exc).__name__}: {exc}", True
+    return (output if isinstance(output, str) else json.dumps(output)), False
 
 
 def agent_refusal(session: Session, call: ToolCall) -> str | None:
