@@ -368,7 +368,13 @@ class ResortRun(SummaryRun):
             )
             return Conversation.concat([o.slice(0, self.preamble), head_conv, body])
 
-        done = fill.cut_texts(self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot)
+        # Beside the latest user request, the tool output is cut first (the request keeps its room).
+        found = o._latest_request()
+        asks = found is not None and found[0] in keep
+        yielding = [n for n, (k, j, _, _) in enumerate(units) if asks and neutral[k][j].get("role") == "tool"]
+        done = fill.cut_texts(
+            self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot, yielding=yielding
+        )
         if done is None:
             return None
         conv, cut_at = done
