@@ -177,19 +177,7 @@ def cut_texts(
     share is planned as if they were at most :data:`YIELD_TOKENS`: cut harder, the room they
     free goes to the others."""
     store, enc = run.store, run.policy.encoding
-    # Equal shares, smallest first: a text under its share stays whole (the core's fill).
-    shares = _equal_shares(sizes, room)
-    if yielding and any(shares[n] < sizes[n] for n in range(len(sizes)) if n not in yielding):
-        # Another text must be cut: the yielding ones are planned at most YIELD_TOKENS, and get
-        # back only what the others leave.
-        shares = _equal_shares(
-            [min(size, YIELD_TOKENS) if n in yielding else size for n, size in enumerate(sizes)], room
-        )
-        left = room - sum(shares)
-        for n in yielding:
-            more = max(0, min(left, sizes[n] - shares[n]))
-            shares[n] += more
-            left -= more
+    shares = _plan(sizes, room, yielding)
     recall: dict[int, str | None] = {}
     spent: tuple[Conversation, set[int]] | None = None
     for _ in range(4):
@@ -233,6 +221,22 @@ def cut_texts(
             return None
         shares = given
     return spent or None
+
+
+def _plan(sizes: list[int], room: int, yielding: Sequence[int]) -> list[int]:
+    """Equal shares of ``room`` over texts of ``sizes``, smallest first: a text under its share
+    stays whole (the core's fill). When another text must be cut, the ``yielding`` ones are
+    planned at most :data:`YIELD_TOKENS` and get back only what the others leave."""
+    shares = _equal_shares(sizes, room)
+    if not yielding or all(shares[n] >= sizes[n] for n in range(len(sizes)) if n not in yielding):
+        return shares
+    shares = _equal_shares([min(size, YIELD_TOKENS) if n in yielding else size for n, size in enumerate(sizes)], room)
+    left = room - sum(shares)
+    for n in yielding:
+        more = max(0, min(left, sizes[n] - shares[n]))
+        shares[n] += more
+        left -= more
+    return shares
 
 
 def _spend(shares: list[int], sizes: list[int], left: int, cut: list[int]) -> list[int] | None:
