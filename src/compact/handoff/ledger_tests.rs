@@ -192,8 +192,11 @@ fn a_file_written_dot_slash_is_one_entry_shown_as_written() {
             call("1", "bash", &json!({"command": "cat django/contrib/admin/options.py"}))]},
         {"role": "tool", "tool_call_id": "1", "content": "class ModelAdmin: ..."},
         {"role": "assistant", "content": null, "tool_calls": [
-            call("2", "bash", &json!({"command": "cp ./django/contrib/admin/options.py ./django/contrib/admin/options.py.backup"}))]},
+            call("2", "bash", &json!({"command": "sed -i 's/plural = None/plural = name/' ./django/contrib/admin/options.py"}))]},
         {"role": "tool", "tool_call_id": "2", "content": ""},
+        {"role": "assistant", "content": null, "tool_calls": [
+            call("4", "bash", &json!({"command": "cp ./django/contrib/admin/options.py ./django/contrib/admin/options.py.backup"}))]},
+        {"role": "tool", "tool_call_id": "4", "content": ""},
         {"role": "assistant", "content": null, "tool_calls": [
             call("3", "bash", &json!({"command": "cat tests/x.py"}))]},
         {"role": "tool", "tool_call_id": "3", "content": "x"}
@@ -203,6 +206,7 @@ fn a_file_written_dot_slash_is_one_entry_shown_as_written() {
     // `./x` names `x` too: one entry, as the agent wrote it once; a path never written so stays.
     assert!(paths.contains(&"./django/contrib/admin/options.py"), "{paths:?}");
     assert!(!paths.contains(&"django/contrib/admin/options.py"), "{paths:?}");
+    assert!(paths.contains(&"./django/contrib/admin/options.py.backup"), "{paths:?}");
     assert!(paths.contains(&"tests/x.py"), "{paths:?}");
     assert_eq!(paths.iter().filter(|p| p.ends_with("options.py")).count(), 1);
 }
