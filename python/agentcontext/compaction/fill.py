@@ -30,6 +30,13 @@ Unit = tuple[int, int, str | tuple[int, str], str]
 #: Texts under this many tokens are never cut.
 MIN_CUT_TEXT = 64
 
+#: A tool result cut beside a user request takes at most this many tokens when the room is short
+#: (``cut_texts``'s ``yielding``): the request keeps what the output gives up.
+YIELD_TOKENS = 48
+
+#: The least unused room (tokens) a cut text is grown by, once the cut fits.
+MIN_SPEND = 8
+
 #: The least room (tokens) worth a cut round: below it a head and a tail beside the marker say
 #: nothing.
 MIN_CUT_ROOM = 64
@@ -156,6 +163,7 @@ def cut_texts(
     limit: int,
     *,
     may_cut: bool = True,
+    yielding: Sequence[int] = (),
 ) -> tuple[Conversation, set[int]] | None:
     """Messages ``neutral`` (each as its items in the library's format) with their texts ``units``
     (``(k, j, where, text)``: the text at ``where`` of item ``j`` of message ``k``, see
@@ -165,12 +173,14 @@ def cut_texts(
     ``build`` that takes at most ``limit`` tokens: when the parts, counted apart, come out larger
     together, the largest cut text gives way. The conversation and the messages cut (their
     ``k``); None when it does not fit, a cut text would keep no head or no tail, or a text must
-    be cut and not ``may_cut``."""
+    be cut and not ``may_cut``. ``yielding``: the units (tool results beside a user request) whose
+    share is planned as if they were at most :data:`YIELD_TOKENS`: cut harder, the room they
+    free goes to the others."""
     store, enc = run.store, run.policy.encoding
-    # Equal shares, smallest first: a text under its share stays whole (the core's fill).
-    shares = _equal_shares(sizes, room)
+    shares = _plan(sizes, room, yielding)
     recall: dict[int, str | None] = {}
-    for _ in range(3):
+    spent: tuple[Conversation, set[int]] | None = None
+    for _ in range(4):
         out = [[dict(m) for m in ms] for ms in neutral]
         for n, (k, j, where, text) in enumerate(units):
             if shares[n] >= sizes[n]:
@@ -196,10 +206,47 @@ def cut_texts(
         conv = build(out)
         over = conv.tokens - limit
         if over <= 0:
-            return conv, {units[n][0] for n in recall}
+            fitted = conv, {units[n][0] for n in recall}
+            # A cut text (a user request first) takes the room the cuts left unused, once.
+            grown = None if spent else _spend(shares, sizes, -over, [n for n in recall if n not in yielding])
+            if grown is None:
+                return fitted
+            shares, spent = grown, fitted
+            continue
+        if spent:
+            return spent  # grown, it no longer fits: as cut before
         # Counted apart, the parts came out larger together: the largest cut text gives way.
         given = _give_way(shares, sizes, over)
         if given is None:
             return None
         shares = given
-    return None
+    return spent or None
+
+
+def _plan(sizes: list[int], room: int, yielding: Sequence[int]) -> list[int]:
+    """Equal shares of ``room`` over texts of ``sizes``, smallest first: a text under its share
+    stays whole (the core's fill). When another text must be cut, the ``yielding`` ones are
+    planned at most :data:`YIELD_TOKENS` and get back only what the others leave."""
+    shares = _equal_shares(sizes, room)
+    if not yielding or all(shares[n] >= sizes[n] for n in range(len(sizes)) if n not in yielding):
+        return shares
+    shares = _equal_shares([min(size, YIELD_TOKENS) if n in yielding else size for n, size in enumerate(sizes)], room)
+    left = room - sum(shares)
+    for n in yielding:
+        more = max(0, min(left, sizes[n] - shares[n]))
+        shares[n] += more
+        left -= more
+    return shares
+
+
+def _spend(shares: list[int], sizes: list[int], left: int, cut: list[int]) -> list[int] | None:
+    """``shares`` with ``left`` unused tokens given to the texts ``cut`` (each up to its size), in
+    order; None when there is too little to say more (under :data:`MIN_SPEND`) or none is cut."""
+    if left < MIN_SPEND or not cut:
+        return None
+    out = list(shares)
+    for n in cut:
+        more = max(0, min(left, sizes[n] - out[n]))
+        out[n] += more
+        left -= more
+    return out if out != shares else None

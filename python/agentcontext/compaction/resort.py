@@ -9,6 +9,7 @@ from typing import Any
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import fill
+from agentcontext.compaction.ledger import LEDGER_MARKER, Ledger, ledger_cap
 from agentcontext.compaction.policy import DROP_MARKER_TOKENS, MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TOKENS
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.state import Summary
@@ -129,7 +130,11 @@ class ResortRun(SummaryRun):
         # the last round with it, cut as they must be): the core's trim plan, the request never cut.
         found = self.original._latest_request()
         request = None if found is None else found[0]
-        plan = work._keep_plan(limit, reserve=DROP_MARKER_TOKENS, request=request, beside=DROP_MARKER_TOKENS)
+        # Room for the earlier task ledger the drop leaves out (see _carry_ledger), while a plan fits.
+        carry = self._earlier_ledger_room()
+        plan = work._keep_plan(limit, reserve=DROP_MARKER_TOKENS + carry, request=request, beside=DROP_MARKER_TOKENS)
+        if plan is None and carry:
+            plan = work._keep_plan(limit, reserve=DROP_MARKER_TOKENS, request=request, beside=DROP_MARKER_TOKENS)
         if plan is None:
             return self.oversized(None)
         keep, q = plan[0][work.preamble :], plan[1]
@@ -140,6 +145,7 @@ class ResortRun(SummaryRun):
         self.event("drop", work.tokens, kept.tokens, dropped_messages=dropped,
                    **({"kept_request": q} if q is not None else {}))  # fmt: skip
         kept, origins = self._carry_summary(kept, origins, keep[0])
+        kept, origins = self._carry_ledger(kept, origins, keep)
         new_prov = [None if i is None else self.provenance[i] for i in origins]
         return self.finish(kept, new_prov, first_kept=keep[0], origins=origins)
 
@@ -170,6 +176,58 @@ class ResortRun(SummaryRun):
         self.event("carry", kept.tokens, carried.tokens, summary_tokens=head.tokens,
                    why="the earlier summary, left out by the drop, shrunk into the room it leaves")  # fmt: skip
         return carried, [*origins[:pre], None, *origins[pre:]]
+
+    def _earlier_ledger(self) -> int | None:
+        """Where the task ledger an earlier compaction wrote is in the working conversation (right
+        after the system messages, or after the summary there); None without one or when the
+        policy has the ledger off."""
+        work, pre = self.work, self.work.preamble
+        if not self.policy.ledger:
+            return None
+        for i in range(pre, min(pre + 2, len(work) - 1)):
+            content = work[i].get("content")
+            if work[i].get("role") == "user" and isinstance(content, str) and content.startswith(LEDGER_MARKER):
+                return i
+        return None
+
+    def _earlier_ledger_room(self) -> int:
+        """The room the drop keeps for the earlier task ledger (:meth:`_earlier_ledger`): its
+        tokens, at most the ledger's cap under this target; 0 without one."""
+        found = self._earlier_ledger()
+        if found is None:
+            return 0
+        cap = ledger_cap(self.policy.ledger_max_tokens, self.target)
+        return min(self.work.message_tokens()[found], cap)
+
+    def _carry_ledger(
+        self, kept: Conversation, origins: list[int | None], keep: list[int]
+    ) -> tuple[Conversation, list[int | None]]:
+        """``kept`` (the drop's result) with the task ledger an earlier compaction wrote, when the
+        drop left it out: bounded to the room the drop leaves (its oldest entries counted, not
+        listed), right after the summary carried or the system messages. Unchanged when there is
+        none, it was kept, or not even its request and heading fit (#27: a constraint the user
+        stated once, the files touched, stay in every later working set)."""
+        work, pre = self.work, self.work.preamble
+        found = self._earlier_ledger() if self._earlier_ledger_room() else None
+        ledger = Ledger.parse(work[found]["content"]) if found is not None and found not in set(keep) else None
+        if ledger is None:
+            return kept, origins
+        enc = self.policy.encoding
+        room = self.limit - kept.tokens - SUMMARY_HEADER_TOKENS
+        if room < MIN_SUMMARY_TOKENS:
+            return kept, origins
+        message = ledger.bounded(room, encoding=enc).message()
+        at = pre
+        # After the summary carried back (the one message of no origin right after the system ones).
+        if len(kept) > pre and origins[pre] is None and str(kept[pre].get("content", "")).startswith(SUMMARY_MARKER):
+            at = pre + 1
+        head = Conversation([message], format=kept.format, encoding=kept.encoding)
+        carried = Conversation.concat([kept.slice(0, at), head, kept.slice(at, len(kept))])
+        if carried.tokens > self.limit:
+            return kept, origins
+        self.event("carry", kept.tokens, carried.tokens, ledger_tokens=head.tokens,
+                   why="the earlier task ledger, left out by the drop, bounded to the room it leaves")  # fmt: skip
+        return carried, [*origins[:at], None, *origins[at:]]
 
     def oversized(self, summary: Summary | None) -> CompactionResult:
         """The last rung: the last round alone (with the latest user request, when that comes
@@ -208,6 +266,8 @@ class ResortRun(SummaryRun):
                 if summary is not None and replanned:
                     summary.detail["replanned"] = "to cover what the earlier summary left between it and the last round"
             if summary is not None:
+                # No ledger here: what the summary left to the one beside it comes back into it.
+                summary = self.without_ledger(summary)
                 summary.covers = summary.stop
                 # The round whole beside the summary cut to the room left, then both cut.
                 shrunk = self.shrunk_summary(summary, limit - self.preamble_tokens - sum(self.totals[i] for i in keep))
@@ -308,7 +368,13 @@ class ResortRun(SummaryRun):
             )
             return Conversation.concat([o.slice(0, self.preamble), head_conv, body])
 
-        done = fill.cut_texts(self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot)
+        # Beside the latest user request, the tool output is cut first (the request keeps its room).
+        found = o._latest_request()
+        asks = found is not None and found[0] in keep
+        yielding = [n for n, (k, j, _, _) in enumerate(units) if asks and neutral[k][j].get("role") == "tool"]
+        done = fill.cut_texts(
+            self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot, yielding=yielding
+        )
         if done is None:
             return None
         conv, cut_at = done

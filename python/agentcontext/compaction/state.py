@@ -60,6 +60,10 @@ class Summary:
     #: the working set counts them by a drop marker before the summary, not in its header.
     unseen: int = 0
     unseen_at: int = 0
+    #: The check of the facts that leave with its span (a
+    #: :class:`~agentcontext.compaction.check.SpanCheck`), when the ledger beside the summary held
+    #: some of them: a rung that carries no ledger checks the summary again against them all.
+    left_to_ledger: Any = None
 
 
 class LadderState:

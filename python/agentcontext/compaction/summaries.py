@@ -148,7 +148,21 @@ class SummaryRun(FlushingRun):
         beside = _without_held(check, self.ledger_messages(stop))
         text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens, counts)
         detail["summary_tokens"] = counts.get(text) or count_tokens(text, encoding=p.encoding)
-        return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at)
+        left = check if len(beside.facts) < len(check.facts) else None
+        return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at, left_to_ledger=left)
+
+    def without_ledger(self, summary: Summary) -> Summary:
+        """``summary`` for a working set that carries no ledger (the oversized rung): when it was
+        written beside one that held some of its span's facts, checked again against them all and
+        repaired within its cap (what it left to the ledger would be lost otherwise); else
+        unchanged."""
+        check = summary.left_to_ledger
+        if check is None:
+            return summary
+        cap = int(summary.detail.get("summary_cap", 0)) or count_tokens(summary.text, encoding=self.policy.encoding)
+        text, report = self._checked(summary.text, check, self.compactor.summarizer, cap, {})
+        detail = {**summary.detail, "check_without_ledger": report}
+        return dataclasses.replace(summary, text=text, detail=detail, left_to_ledger=None)
 
     def _checked(
         self, text: str, check: SpanCheck, summarizer: Any, cap: int, counts: dict[str, int]

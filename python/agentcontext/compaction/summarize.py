@@ -563,10 +563,11 @@ def _fit(
     used += fit.take_constraints(max(0, cap - used))
     used += fit.take_openings(max(0, cap - used))
     used += fit.take(CARRIED, max(0, min(int(cap * CARRIED_SHARE), cap - used)))
-    for name in ("Current state", "Next step"):
-        used += fit.take(name, max(0, cap - used))
-    # The artifact trail within its share, then the rest in turns.
+    used += fit.take("Current state", max(0, cap - used))
+    # The artifact trail within its share (before the next step: in a small cap the files the
+    # agent touched are what a later turn cannot find again), then the rest in turns.
     used += fit.take_files(max(0, min(int(cap * FILES_SHARE), cap - used)))
+    used += fit.take("Next step", max(0, cap - used))
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
     fit.take_in_turns(rest, used, cap)

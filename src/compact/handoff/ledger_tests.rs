@@ -183,3 +183,30 @@ fn reminders_and_tool_results_state_no_rules() {
     assert_eq!(h.constraints, vec![(0, "Avoid new dependencies.".to_owned())]);
     assert_eq!(trail(&h), vec![t("notes.txt", "read", "cat notes.txt")]);
 }
+
+#[test]
+fn a_file_written_dot_slash_is_one_entry_shown_as_written() {
+    let m = read_chat(json!([
+        {"role": "user", "content": "Fix the admin options."},
+        {"role": "assistant", "content": null, "tool_calls": [
+            call("1", "bash", &json!({"command": "cat django/contrib/admin/options.py"}))]},
+        {"role": "tool", "tool_call_id": "1", "content": "class ModelAdmin: ..."},
+        {"role": "assistant", "content": null, "tool_calls": [
+            call("2", "bash", &json!({"command": "sed -i 's/plural = None/plural = name/' ./django/contrib/admin/options.py"}))]},
+        {"role": "tool", "tool_call_id": "2", "content": ""},
+        {"role": "assistant", "content": null, "tool_calls": [
+            call("4", "bash", &json!({"command": "cp ./django/contrib/admin/options.py ./django/contrib/admin/options.py.backup"}))]},
+        {"role": "tool", "tool_call_id": "4", "content": ""},
+        {"role": "assistant", "content": null, "tool_calls": [
+            call("3", "bash", &json!({"command": "cat tests/x.py"}))]},
+        {"role": "tool", "tool_call_id": "3", "content": "x"}
+    ]));
+    let h = extract(&m);
+    let paths: Vec<&str> = h.artifacts.iter().map(|a| a.path.as_str()).collect();
+    // `./x` names `x` too: one entry, as the agent wrote it once; a path never written so stays.
+    assert!(paths.contains(&"./django/contrib/admin/options.py"), "{paths:?}");
+    assert!(!paths.contains(&"django/contrib/admin/options.py"), "{paths:?}");
+    assert!(paths.contains(&"./django/contrib/admin/options.py.backup"), "{paths:?}");
+    assert!(paths.contains(&"tests/x.py"), "{paths:?}");
+    assert_eq!(paths.iter().filter(|p| p.ends_with("options.py")).count(), 1);
+}

@@ -201,8 +201,11 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[CallFa
             .then(|| opened.clone())
             .flatten()
             .map(|p| (p, Op::Edited));
-        for (path, op) in f.touches.iter().cloned().chain(open_edit) {
-            let path = path.strip_prefix("./").map(str::to_owned).unwrap_or(path);
+        for (written, op) in f.touches.iter().cloned().chain(open_edit) {
+            // One entry per file however it is written; shown as `./x` when a call wrote it so
+            // (the path as the agent wrote it, which names `x` too).
+            let dotted = written.starts_with("./");
+            let path = written.strip_prefix("./").map(str::to_owned).unwrap_or(written);
             if op == Op::Read {
                 opened = Some(path.clone());
             }
@@ -217,6 +220,9 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[CallFa
             seq += 1;
             touched[k] = seq;
             let a = &mut trail[k];
+            if dotted && !a.path.starts_with("./") {
+                a.path.insert_str(0, "./");
+            }
             let name = match op {
                 Op::Written if !a.ops.is_empty() => Op::Edited.name(),
                 op => op.name(),
