@@ -34,11 +34,11 @@ from agentcontext._checks import number
 from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
-from agentcontext.errors import ArgumentTypeError, CompactionError, MissingExtraError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.integrations._responses import Turns
+from agentcontext.integrations._responses import Turns, cut_items
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -83,7 +83,16 @@ class _Fitter:
         if fitted is not None:
             return fitted
         convert: Callable[[Any, int], list[dict[str, Any]]] = lambda x, i: [_item(x, i)]
-        return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+        try:
+            return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+        except BudgetError:
+            # The newest round alone is over the budget: its long outputs cut, the rest as it is.
+            dicts = [_item(x, i) for i, x in enumerate(items)]
+            cut = cut_items(dicts, budget, beside=beside, recall=self.recall)
+            if cut is None:
+                raise
+        kept = [x if new is d else new for x, d, new in zip(items, dicts, cut, strict=True)]
+        return fit(kept, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
 
 
 #: The conversions :func:`fit_items` keeps across calls.
