@@ -73,7 +73,7 @@ def test_with_compactions_the_calls_between_them_convert_only_their_items(monkey
     per_call: list[tuple[int, int]] = []
 
     async def go() -> None:
-        for n in range(30):
+        for n in range(24):
             before, done = seen[0], session.compactions
             await session.add_items(_round(n))
             per_call.append((seen[0] - before, session.compactions - done))
@@ -83,7 +83,7 @@ def test_with_compactions_the_calls_between_them_convert_only_their_items(monkey
     # A call right after a compaction reads the compacted view anew (a few items); every other
     # call converts its own four items only, however long the log grew.
     after = [n for k, (n, _) in enumerate(per_call) if k and per_call[k - 1][1] == 0 and per_call[k][1] == 0]
-    assert len(after) >= 14 and set(after) == {4}
+    assert len(after) >= 12 and set(after) == {4}
     assert max(n for n, _ in per_call) < 40
 
 
@@ -102,3 +102,31 @@ def test_a_log_changed_under_it_is_read_anew(monkeypatch: pytest.MonkeyPatch) ->
     assert view == log and len(view) == 11
     carried = ac.Conversation(view, format="responses")
     assert carried.tokens == ac.Conversation(list(log), format="responses").tokens
+
+
+def test_get_items_over_the_budget_converts_only_the_new_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cutting and clearing results is enough here: nothing is appended, get_items fits on reading.
+    seen = _counting(monkeypatch)
+    inner = SQLiteSession("carry-4")
+    session = CompactingSession(inner, 12_000)
+    per_call: list[int] = []
+
+    async def go() -> list[Any]:
+        items: list[Any] = []
+        for n in range(20):
+            await session.add_items(_round(n))
+            before = seen[0]
+            items = await session.get_items()
+            per_call.append(seen[0] - before)
+        return items
+
+    items = asyncio.run(go())
+    assert session.compactions == 0 and ac.Conversation(items, format="responses").tokens <= 12_000
+    # Under the budget nothing is fitted; the first call over it converts every item, each later
+    # call only the round added since (before: every item, on every call).
+    first = next(k for k, n in enumerate(per_call) if n)
+    assert 2 <= first < 15 and per_call[first] == 4 * (first + 1)
+    assert set(per_call[first + 1 :]) == {4}
+    # Every item the fit left as it is, is the one read from the store this call (not a held one).
+    log = asyncio.run(inner.get_items())
+    assert all(x == log[i] for i, x in enumerate(items) if x.get("type") != "function_call_output")

@@ -278,10 +278,14 @@ class CompactingSession:
 
     def _fitted(self, log: list[Any], items: list[Any]) -> list[Any]:
         """``items`` (the view of ``log``), or when they are over the budget, ``items`` fitted
-        (results cleared)."""
+        (results cleared): the carried items are fitted in their place (converted once across
+        calls), each unchanged one given back as read from ``log`` this call."""
+        held: list[Any] | None = None
         if self._carry.acquire(blocking=False):
             try:
-                tokens = self._current(log).conv.tokens
+                current = self._current(log)
+                tokens = current.conv.tokens
+                held = list(current.view) if len(current.view) == len(items) else None
             finally:
                 self._carry.release()
         else:  # a compaction is running on the carried view: counted apart
@@ -289,7 +293,10 @@ class CompactingSession:
             tokens = Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens
         if tokens <= self.limit:
             return items
-        return self._fitter.fit(items, self.budget, None, ())
+        if held is None:
+            return self._fitter.fit(items, self.budget, None, ())
+        fresh = {id(h): x for h, x in zip(held, items, strict=True)}
+        return [fresh.get(id(x), x) for x in self._fitter.fit(held, self.budget, None, ())]
 
     def _compact(self, items: list[Any], places: list[int | None], conv: Conversation) -> list[Any] | None:
         """What to append for ``items`` (the view; ``places``: where each is in the log, None
