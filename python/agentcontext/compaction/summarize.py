@@ -12,6 +12,7 @@ from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.compaction.summary_text import (
     HANDOFF_PROMPT,
     SUMMARY_MARKER,
+    counted,
     previous_summary_of,
     strip_scratchpad,
     summary_message,
@@ -336,15 +337,6 @@ _HEADER_TOKENS = 6
 LINE_TOKENS = "line_tokens"
 
 
-def counted(text: str, encoding: Encoding, counts: dict[str, int]) -> int:
-    """The tokens of ``text`` in ``encoding``, counted once: held in ``counts`` (text -> tokens,
-    shared by the fits of one summary and the check's repair of it, :data:`LINE_TOKENS`)."""
-    c = counts.get(text)
-    if c is None:
-        c = counts[text] = count_tokens(text, encoding=encoding)
-    return c
-
-
 class _Fitter:
     """One fit of the offline summary's sections within a cap: the lines chosen per section, the
     lines rendered and counted so far (only when considered: most never are once the cap is met),
@@ -373,8 +365,7 @@ class _Fitter:
         return done[k]
 
     def count(self, text: str) -> int:
-        """Tokens of a line (or of a rendered summary), counted once per fit (or per the fits
-        sharing :attr:`counts`)."""
+        """Tokens of a line (or a rendered summary), once per fit or the fits sharing :attr:`counts`."""
         return counted(text, self.enc, self.counts)
 
     def say(self, text: str) -> None:
