@@ -253,19 +253,8 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     Some(sk)
 }
 
-/// The role of a message from its `role` value: by identity for the usual (interned) names,
-/// without reading the string; else parsed.
+/// The role of a message from its `role` value.
 fn role_of(value: &Bound<'_, PyAny>) -> Option<Role> {
-    let py = value.py();
-    for (name, role) in [
-        (intern!(py, "tool"), Role::Tool),
-        (intern!(py, "assistant"), Role::Assistant),
-        (intern!(py, "user"), Role::User),
-    ] {
-        if value.is(name) {
-            return Some(role);
-        }
-    }
     Role::parse(value.cast::<PyString>().ok()?.to_str().ok()?)
 }
 

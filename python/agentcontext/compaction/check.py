@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
 from agentcontext.compaction.summarize import CHECKED, shrink_summary
+from agentcontext.compaction.summary_text import counted
 from agentcontext.probes import KINDS, OPENING, Probe, extract, fold, found_in, is_user_request, working_set_text
 
 if TYPE_CHECKING:
@@ -258,17 +259,11 @@ class SpanCheck:
             return text, 0, 0, 0
         known: dict[str, int] = {} if counts is None else counts
 
-        def tokens(t: str) -> int:
-            c = known.get(t)
-            if c is None:
-                c = known[t] = count_tokens(t, encoding=encoding)
-            return c
-
         before = len(missing)
         body = _without_pointer(text)
         lines = [_line(p) for p in missing]
         costs = count_tokens_batch(lines, encoding=encoding)
-        have = tokens(body)
+        have = counted(body, encoding, known)
         need = sum(costs) + len(costs) + _SECTION_TOKENS
         shrank = False
         if have + need > cap:
@@ -281,7 +276,7 @@ class SpanCheck:
                 missing = [p for p in self.facts if p in gone or not found_in(p, haystack)]
                 lines = [_line(p) for p in missing]
                 costs = count_tokens_batch(lines, encoding=encoding)
-                body, have, shrank = shrunk, tokens(shrunk), True
+                body, have, shrank = shrunk, counted(shrunk, encoding, known), True
         header = "" if body.rstrip().endswith(f"## {SECTION}") or f"\n## {SECTION}\n" in body else f"\n\n## {SECTION}"
         left = cap - have - count_tokens(header, encoding=encoding) - 2
         if sum(costs) + len(costs) > left:
@@ -303,7 +298,7 @@ class SpanCheck:
                 f"- ({rest:,} more fact{'s' if rest != 1 else ''} of the replaced history not listed: {where}.)"
             )
         out = body.rstrip() + header + "\n" + "\n".join(chosen)
-        if tokens(out) > cap:  # merges at line starts: cut what was appended
+        if counted(out, encoding, known) > cap:  # merges at line starts: cut what was appended
             out = shrink_summary(out, cap, encoding=encoding, counts=known)
             rest = len(self.missing(out))
         elif rest:

@@ -12,6 +12,7 @@ from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.compaction.summary_text import (
     HANDOFF_PROMPT,
     SUMMARY_MARKER,
+    counted,
     previous_summary_of,
     strip_scratchpad,
     summary_message,
@@ -364,12 +365,8 @@ class _Fitter:
         return done[k]
 
     def count(self, text: str) -> int:
-        """Tokens of a line (or of a rendered summary), counted once per fit (or per the fits
-        sharing :attr:`counts`)."""
-        c = self.counts.get(text)
-        if c is None:
-            c = self.counts[text] = count_tokens(text, encoding=self.enc)
-        return c
+        """Tokens of a line (or a rendered summary), once per fit or the fits sharing :attr:`counts`."""
+        return counted(text, self.enc, self.counts)
 
     def say(self, text: str) -> None:
         words = _WORD_BREAK.split(text)

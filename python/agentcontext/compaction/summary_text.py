@@ -1,11 +1,18 @@
 """The text of a summary message: the prompt that asks a model for one, the marker that opens it,
 the message itself, the summary inside it, and a model's handoff without its scratchpad (re-exported by
-:mod:`agentcontext.compaction.summarize`)."""
+:mod:`agentcontext.compaction.summarize`); a summary's texts counted once (:func:`counted`: the
+offline summary's fit and the check's repair share one memo)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agentcontext._core import count_tokens
+
+if TYPE_CHECKING:
+    from agentcontext.types import Encoding
 
 __all__ = [
     "HANDOFF_PROMPT",
@@ -86,3 +93,13 @@ def previous_summary_of(text: str) -> str:
 def join_summaries(parts: Sequence[str]) -> str:
     """Partial summaries of consecutive parts, as one text for a merge step."""
     return "\n\n".join(f"### Part {i + 1} of {len(parts)}\n{p}" for i, p in enumerate(parts))
+
+
+def counted(text: str, encoding: Encoding, counts: dict[str, int]) -> int:
+    """The tokens of ``text`` in ``encoding``, counted once: held in ``counts`` (text -> tokens,
+    shared by the fits of one summary and the check's repair of it,
+    :data:`~agentcontext.compaction.summarize.LINE_TOKENS`)."""
+    c = counts.get(text)
+    if c is None:
+        c = counts[text] = count_tokens(text, encoding=encoding)
+    return c

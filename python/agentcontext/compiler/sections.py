@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.compiler.environment import environment_section
 from agentcontext.compiler.goal import Goal
@@ -83,8 +84,7 @@ class WorkingSet:
             isinstance(b, str | bytes) or not isinstance(b, Collection) or not all(isinstance(n, str) for n in b)
         ):
             raise ArgumentTypeError(f"WorkingSet bundle must be a collection of tool names or None, got {b!r:.80}")
-        if not isinstance(self.root, bool):
-            raise ArgumentTypeError(f"WorkingSet root must be True or False, got {type(self.root).__name__}")
+        _checks.flag("WorkingSet root", self.root)
         names = self.instruction_names
         if isinstance(names, str | bytes) or not isinstance(names, Sequence):
             raise ArgumentTypeError(f"WorkingSet instruction_names must be a list of file names, got {names!r:.80}")

@@ -1,12 +1,14 @@
 """What the model receives beside the message list (instructions, tool definitions), counted for
-the adapters that fit only the list: Pydantic AI, the OpenAI Agents SDK, LiteLLM."""
+every adapter: one counter of tool definitions (:func:`tool_tokens`) for all of them (LangChain
+and LangGraph give it their tools' schemas, Pydantic AI, the OpenAI Agents SDK and LiteLLM the
+texts of :func:`tool_text`), and the instructions of those that fit only the list."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
 from agentcontext.types import Encoding
 
@@ -14,6 +16,8 @@ from agentcontext.types import Encoding
 _COUNTED: dict[tuple[str, str], int] = {}
 _LOCK = threading.Lock()
 _MAX_COUNTED = 512
+
+T = TypeVar("T")
 
 
 def tool_text(name: str, description: str | None, parameters: Any) -> str:
@@ -41,8 +45,37 @@ def _count(text: str, encoding: Encoding, system: bool) -> int:
     return n
 
 
+def tool_tokens(
+    tools: Iterable[T],
+    encoding: Encoding,
+    text: Callable[[T], str],
+    *,
+    memo: dict[Any, tuple[Any, int]] | None = None,
+    key: Callable[[T], Hashable | None] | None = None,
+) -> int:
+    """The tokens of the tool definitions ``tools`` as the model receives them: each one's
+    ``text(tool)`` (its OpenAI function schema as JSON), a text counted once per encoding across
+    calls. With a ``memo``, a tool met before is not made into text again: it is recognised by
+    ``key(tool)`` (a LangChain tool by its name and description), or by identity where there is
+    no key (None)."""
+    total = 0
+    for t in tools:
+        if memo is None:
+            total += _count(text(t), encoding, False)
+            continue
+        k = key(t) if key is not None else None
+        held = memo.get(id(t) if k is None else k)
+        if held is not None and (k is not None or held[0] is t):
+            total += held[1]
+            continue
+        n = _count(text(t), encoding, False)
+        memo[id(t) if k is None else k] = (t, n)
+        total += n
+    return total
+
+
 def beside_tokens(instructions: str | None, tools: Iterable[str], encoding: Encoding) -> int:
     """The tokens of ``instructions`` (sent as a system message, counted as one) and of the tool
     definitions ``tools`` (from :func:`tool_text`)."""
     total = _count(instructions, encoding, True) if instructions else 0
-    return total + sum(_count(t, encoding, False) for t in tools)
+    return total + tool_tokens(tools, encoding, str)

@@ -7,18 +7,24 @@ grouped here as the core groups them, one Chat message per turn (an assistant me
 calls after it are one turn), each turn converted once and held across calls, and fitted as
 Chat: the same counts, the oversized-result cut of the shared path, and the caller's own items
 back where unchanged. A list holding anything else (reasoning, built-in tool calls, multi-part
-messages) is fitted as Responses items instead.
+messages) is fitted as Responses items instead, its oversized newest outputs cut by
+:func:`cut_items` (the reasoning and built-in items kept as they are).
 """
 
 from __future__ import annotations
 
+import itertools
 import operator
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, Converted, RecallIds
+from agentcontext.integrations._fit import Budget, Converted, RecallIds, _CallIds, _Run
+
+if TYPE_CHECKING:
+    from agentcontext.compaction.state import LadderState
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -233,3 +239,73 @@ class Turns:
         )
         converted.settle(turns)
         return [x for t in fitted for x in t.items]
+
+
+def _calls(message: dict[str, Any]) -> bool:
+    """Whether a message in the library's format makes tool calls (an assistant's ``tool_use``)."""
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+
+
+def cut_items(
+    items: list[dict[str, Any]], budget: Budget, *, beside: int = 0, recall: RecallIds = "call_id"
+) -> list[dict[str, Any]] | None:
+    """Responses ``items`` with the long function outputs of the newest round cut head + marker +
+    tail, as :func:`~agentcontext.integrations._fit.cut_oversized` cuts Chat tool results, for the
+    lists the Chat path cannot take (reasoning, built-in tool calls, multi-part messages): each
+    cut output is a copy of its ``function_call_output`` with only ``output`` replaced, every
+    other item the caller's own. None when there is nothing to cut or even the cut round does not
+    fit ``budget`` beside ``beside`` tokens."""
+    from agentcontext._core import Conversation, count_tokens_batch
+    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+
+    enc = budget.encoding
+    try:
+        conv = Conversation(items, format="responses", encoding=enc)
+    except Exception:  # noqa: BLE001 - items the core cannot read: nothing this cut knows how to shorten
+        return None
+    # Each message of the conversation stands for a run of items, one for one in order.
+    starts = list(itertools.accumulate((len(e) for e in conv._export_each()), initial=0))
+    if starts[-1] != len(items):
+        return None
+    msgs = conv.to_jsonl()
+    found = conv._latest_request(conv.preamble)
+    start = found[0] if found is not None else conv.preamble
+    last = max((k for k in range(start, len(msgs)) if _calls(msgs[k])), default=start)
+    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
+
+    def output(k: int) -> bool:
+        # A tool message that is one function_call_output whose output is its text.
+        item = items[starts[k]]
+        return (
+            msgs[k].get("role") == "tool"
+            and starts[k + 1] - starts[k] == 1
+            and item.get("type") == "function_call_output"
+            and isinstance(item.get("output"), str)
+            and item["output"] == msgs[k].get("content")
+        )
+
+    units = [(n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if output(k)]
+    sizes = count_tokens_batch([text for *_, text in units], encoding=enc)
+    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
+    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
+    limit = budget.limit - beside
+    whole = Conversation([msgs[k] for k in keep], format="jsonl", encoding=enc)
+    if not units or whole.tokens <= limit:
+        return None
+    room = sum(sizes) - (whole.tokens - limit)
+    run = _Run(_CallIds() if recall == "call_id" else None, SimpleNamespace(encoding=enc))
+    built: list[list[list[dict[str, Any]]]] = []
+
+    def build(out: list[list[dict[str, Any]]]) -> Any:
+        built.append(out)
+        return Conversation([m for ms in out for m in ms], format="jsonl", encoding=enc)
+
+    done = cut_texts(cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit)
+    if done is None:
+        return None
+    out = list(items)
+    for k, (new,) in zip(keep, built[-1], strict=True):
+        if new.get("content") != msgs[k].get("content"):
+            out[starts[k]] = {**items[starts[k]], "output": new["content"]}
+    return out

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 from agentcontext._checks import number
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
+from agentcontext.integrations import _beside
 from agentcontext.integrations._fit import MARK, Budget, Converted, RecallIds, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
 from agentcontext.observe.emit import EventCallback
@@ -245,28 +246,24 @@ def fit_messages(
 def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
     """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
     JSON; ``memo`` keeps each tool's count, by name and description for a LangChain tool, else by
-    identity)."""
+    identity): the adapters' one counter, :func:`agentcontext.integrations._beside.tool_tokens`."""
+    return _beside.tool_tokens(tools, encoding, _schema_text, memo=memo, key=_tool_key)
+
+
+def _tool_key(tool: Any) -> tuple[str, str] | None:
     from langchain_core.tools import BaseTool
+
+    return (tool.name, tool.description) if isinstance(tool, BaseTool) else None
+
+
+def _schema_text(tool: Any) -> str:
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from agentcontext._core import count_tokens
-
-    total = 0
-    for t in tools:
-        key: Any = (t.name, t.description) if isinstance(t, BaseTool) else id(t)
-        held = memo.get(key) if memo is not None else None
-        if held is not None and (held[0] is t or not isinstance(key, int)):
-            total += held[1]
-            continue
-        try:
-            schema: Any = convert_to_openai_tool(t)
-        except Exception:  # noqa: BLE001 - a provider's own tool spec: counted as it is written
-            schema = t if isinstance(t, dict) else str(t)
-        n = count_tokens(json.dumps(schema, ensure_ascii=False, default=str), encoding=encoding)
-        if memo is not None:
-            memo[key] = (t, n)
-        total += n
-    return total
+    try:
+        schema: Any = convert_to_openai_tool(tool)
+    except Exception:  # noqa: BLE001 - a provider's own tool spec: counted as it is written
+        schema = tool if isinstance(tool, dict) else str(tool)
+    return json.dumps(schema, ensure_ascii=False, default=str)
 
 
 def summary_content(kept: KeptSummary) -> str:

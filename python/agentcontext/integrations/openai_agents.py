@@ -34,11 +34,11 @@ from agentcontext._checks import number
 from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
-from agentcontext.errors import ArgumentTypeError, CompactionError, MissingExtraError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.integrations._responses import Turns
+from agentcontext.integrations._responses import Turns, cut_items
 from agentcontext.observe.emit import EventCallback
 
 try:
@@ -84,7 +84,16 @@ class _Fitter:
         if fitted is not None:
             return fitted
         convert: Callable[[Any, int], list[dict[str, Any]]] = lambda x, i: [_item(x, i)]
-        return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+        try:
+            return fit(items, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
+        except BudgetError:
+            # The newest round alone is over the budget: its long outputs cut, the rest as it is.
+            dicts = [_item(x, i) for i, x in enumerate(items)]
+            cut = cut_items(dicts, budget, beside=beside, recall=self.recall)
+            if cut is None:
+                raise
+        kept = [x if new is d else new for x, d, new in zip(items, dicts, cut, strict=True)]
+        return fit(kept, budget, convert, _rebuild, format="responses", beside=beside, cache=self.converted)
 
 
 #: The conversions :func:`fit_items` keeps across calls.
@@ -144,6 +153,17 @@ def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitab
     return call_model_input_filter
 
 
+class _Carried:
+    """A :class:`CompactingSession`'s view of its log as last read: the items since the last
+    compaction, their places in the log and their conversation; the log's length and last item
+    then, to tell that a log read later is the same one grown."""
+
+    __slots__ = ("conv", "last", "length", "places", "view")
+
+    def __init__(self, length: int, last: Any, view: list[Any], places: list[int | None], conv: Conversation) -> None:
+        self.length, self.last, self.view, self.places, self.conv = length, last, view, places, conv
+
+
 class CompactingSession:
     """A ``Session`` over ``session`` (any SDK session: ``SQLiteSession``, ``RedisSession``...)
     whose items stay within ``budget``, losslessly: the wrapped session is an append-only log
@@ -168,6 +188,10 @@ class CompactingSession:
     they are over it; what was compacted away stays in the wrapped session (``session.get_items()``
     on it gives every item, in order) and, with a Compactor that has a store, under the recall
     ids its markers name.
+
+    Each item is converted once: the view's conversion is carried across calls by place in the
+    log, and a call converts only the items appended since (the whole view is read anew after a
+    compaction, or when the log is not the one it read).
 
     :attr:`compactions` counts the compactions appended, :attr:`summaries` those with a summary.
     Two writers sharing one session id must not use it at once (each reads, then appends).
@@ -199,6 +223,9 @@ class CompactingSession:
         self.compactions = 0
         self.summaries = 0
         self._count = threading.Lock()
+        #: The view as of the last read, converted once and extended by the items added since.
+        self._carried: _Carried | None = None
+        self._carry = threading.Lock()
 
     @property
     def limit(self) -> int:
@@ -208,8 +235,9 @@ class CompactingSession:
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The items since the last compaction, fitted (the latest ``limit`` of them)."""
-        current, _ = _view(await self.session.get_items())
-        items = await off_loop(len(current), lambda: self._fitted(current))
+        log = await self.session.get_items()
+        current, _ = _view(log)
+        items = await off_loop(len(current), lambda: self._fitted(log, current))
         if limit is not None:
             return items[-limit:] if limit > 0 else []
         return items
@@ -219,25 +247,66 @@ class CompactingSession:
         ladder's output after them (a summary or note, then the items kept)."""
         await self.session.add_items(items)
         log = await self.session.get_items()
-        current, places = _view(log)
-        compacted = await asyncio.to_thread(self._compact, current, places)
+        compacted = await asyncio.to_thread(self._compact_log, log)
         if compacted is not None:
             await self.session.add_items(compacted)
 
-    def _fitted(self, items: list[Any]) -> list[Any]:
-        """``items``, or when they are over the budget, ``items`` fitted (results cleared)."""
-        dicts = [_item(x, i) for i, x in enumerate(items)]
-        if Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens <= self.limit:
-            return items
-        return self._fitter.fit(items, self.budget, None, ())
+    def _current(self, log: list[Any]) -> _Carried:
+        """The view of ``log``, converted: the carried one extended by the items appended since it
+        was read (each item is converted once), or read and converted whole when there is none or
+        the log is not the one it was read from (popped, cleared, compacted, another writer)."""
+        c = self._carried
+        n = c.length if c is not None else 0
+        if c is None or len(log) < n or (n and log[n - 1] != c.last) or any(_is_note(x) for x in log[n:]):
+            view, places = _view(log)
+            dicts = [_item(x, i) for i, x in enumerate(view)]
+            conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
+            c = _Carried(len(log), log[-1] if log else None, list(view), places, conv)
+        elif len(log) > n:
+            new = log[n:]
+            c.conv.extend([_item(x, len(c.view) + k) for k, x in enumerate(new)])
+            c.view.extend(new)
+            c.places.extend(range(n, len(log)))
+            c.length, c.last = len(log), log[-1]
+        self._carried = c
+        return c
 
-    def _compact(self, items: list[Any], places: list[int | None]) -> list[Any] | None:
+    def _compact_log(self, log: list[Any]) -> list[Any] | None:
+        """:meth:`_compact` of the view of ``log`` (carried across calls; read anew after a compaction)."""
+        with self._carry:
+            current = self._current(log)
+            compacted = self._compact(current.view, current.places, current.conv)
+            if compacted is not None:
+                self._carried = None  # the log's view changes with what is appended
+        return compacted
+
+    def _fitted(self, log: list[Any], items: list[Any]) -> list[Any]:
+        """``items`` (the view of ``log``), or when they are over the budget, ``items`` fitted
+        (results cleared): the carried items are fitted in their place (converted once across
+        calls), each unchanged one given back as read from ``log`` this call."""
+        held: list[Any] | None = None
+        if self._carry.acquire(blocking=False):
+            try:
+                current = self._current(log)
+                tokens = current.conv.tokens
+                held = list(current.view) if len(current.view) == len(items) else None
+            finally:
+                self._carry.release()
+        else:  # a compaction is running on the carried view: counted apart
+            dicts = [_item(x, i) for i, x in enumerate(items)]
+            tokens = Conversation(dicts, format="responses", encoding=self.budget.encoding).tokens
+        if tokens <= self.limit:
+            return items
+        if held is None:
+            return self._fitter.fit(items, self.budget, None, ())
+        fresh = {id(h): x for h, x in zip(held, items, strict=True)}
+        return [fresh.get(id(x), x) for x in self._fitter.fit(held, self.budget, None, ())]
+
+    def _compact(self, items: list[Any], places: list[int | None], conv: Conversation) -> list[Any] | None:
         """What to append for ``items`` (the view; ``places``: where each is in the log, None
-        for one that is not there as it is): the ladder's output when they are over the budget
-        and it summarized or dropped messages (the note, then the items it changed; the note
-        naming where the items it kept are), else None."""
-        dicts = [_item(x, i) for i, x in enumerate(items)]
-        conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
+        for one that is not there as it is; ``conv``: their conversation): the ladder's output
+        when they are over the budget and it summarized or dropped messages (the note, then the
+        items it changed; the note naming where the items it kept are), else None."""
         if conv.tokens <= self.limit:
             return None
         result = self.compactor.compact(conv, budget=max(1, int(self.limit * self.compact_to)))
@@ -279,10 +348,12 @@ class CompactingSession:
         _, _, new_from = _read(log)
         if len(log) <= new_from:
             return None
+        self._carried = None
         return await self.session.pop_item()
 
     async def clear_session(self) -> None:
         """Clear the wrapped session: every item, the compacted ones too."""
+        self._carried = None
         await self.session.clear_session()
 
 
