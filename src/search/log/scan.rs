@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::BATCH_BYTES;
-use super::text::record_text;
+use super::text::{record_text_into, record_text_len};
 use crate::search::{Counted, Query, Stats};
 
 enum Line {
@@ -19,20 +19,22 @@ enum Line {
 }
 
 /// A line of the log (without its line break), classified. The raw prefilter runs on the bytes
-/// of a message record first: only a line that may match is decoded (lossily) and parsed.
-fn classify(query: &Query, line: &[u8]) -> Line {
+/// of a message record first: only a line that may match is decoded (lossily) and parsed (or,
+/// where every record counts in the statistics, one that cannot match is parsed for its length).
+///
+/// `buf` is a buffer for the text (reused from line to line: no allocation per line).
+fn classify(query: &Query, line: &[u8], buf: &mut String) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
     let verdict = if message { query.may_match_raw_bytes(raw) } else { None };
-    if verdict == Some(false) {
+    if verdict == Some(false) && !query.counts_every_record() {
         return cannot_match(raw);
     }
-    let decided = verdict.is_some();
     // Valid UTF-8 (the rule) is checked by the fast validator; only a line that is not is
     // decoded with replacement characters.
     match std::str::from_utf8(raw) {
-        Ok(text) => classify_text(query, text, decided),
-        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), decided),
+        Ok(text) => classify_text(query, text, verdict, buf),
+        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
     }
 }
 
@@ -61,8 +63,8 @@ fn ends_an_object(raw: &[u8]) -> bool {
     }
 }
 
-/// [`classify`] of the decoded line; `prefiltered`: the raw prefilter has passed it already.
-fn classify_text(query: &Query, raw: &str, prefiltered: bool) -> Line {
+/// [`classify`] of the decoded line; `verdict`: the raw prefilter's on its bytes, if it gave one.
+fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut String) -> Line {
     let raw = raw.strip_suffix('\r').unwrap_or(raw);
     let is_message = if raw.starts_with(r#"{"type":"message""#) {
         true
@@ -80,12 +82,24 @@ fn classify_text(query: &Query, raw: &str, prefiltered: bool) -> Line {
     if !is_message {
         return Line::Other;
     }
-    if !prefiltered && query.may_match_raw(raw.as_bytes()) == Some(false) {
-        return cannot_match(raw.as_bytes());
+    if verdict.or_else(|| query.may_match_raw(raw.as_bytes())) == Some(false) {
+        if !query.counts_every_record() {
+            return cannot_match(raw.as_bytes());
+        }
+        // What parsing it and counting no match would find, the text never built.
+        return match record_text_len(raw) {
+            Some(len) => Line::Message(Counted {
+                tf: vec![0.0; query.units()],
+                len,
+                matches: 0,
+            }),
+            None => Line::Unreadable,
+        };
     }
-    match record_text(raw) {
-        Some(text) => Line::Message(count(query, &text)),
-        None => Line::Unreadable,
+    if record_text_into(raw, buf) {
+        Line::Message(count(query, buf))
+    } else {
+        Line::Unreadable
     }
 }
 
@@ -136,7 +150,9 @@ pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u6
         more = fill_batch(reader, &mut batch, &mut spans, &mut line, &mut offset, &mut skipped)?;
         let classified: Vec<Line> = spans
             .par_iter()
-            .map(|span| classify(query, &batch[span.start..span.end]))
+            .map_init(String::new, |buf, span| {
+                classify(query, &batch[span.start..span.end], buf)
+            })
             .collect();
         for (span, kind) in spans.iter().zip(classified) {
             match kind {
@@ -279,6 +295,7 @@ fn fill_batch(
 mod tests {
     use super::*;
     use crate::compact::testing::xorshift;
+    use crate::search::log::record_text;
 
     /// What a line counts as with nothing prefiltered: every record parsed for its text.
     fn parsed(query: &Query, line: &[u8]) -> Option<(usize, usize)> {
@@ -291,7 +308,7 @@ mod tests {
 
     #[test]
     fn the_byte_prefilter_never_drops_a_message_that_matches() {
-        let pieces: [&[u8]; 20] = [
+        let pieces: [&[u8]; 24] = [
             b"needle",
             b"NeEdLe",
             b"nee\\u0064le",
@@ -312,6 +329,19 @@ mod tests {
             b"kelvin",
             b"\\t",
             b"12",
+            b"ValueError",
+            b"Valu\\u0065Error",
+            "caf\u{e9}".as_bytes(),
+            b"\\n\\n",
+        ];
+        // What follows the content: numbers JSON writes in more than one way, one out of range.
+        let huge = format!(r#"","n":{}}}]}}"#, "9".repeat(400));
+        let closings: [&[u8]; 5] = [
+            br#""}]}"#,
+            br#"","n":12}]}"#,
+            br#"","n":1.5e3}]}"#,
+            br#"","n":-0.0}]}"#,
+            huge.as_bytes(),
         ];
         // JSON's own whitespace after the record (others, and a cut that leaves a `}` last, make a
         // record that looks whole but does not parse: counted as a message unparsed, by design).
@@ -325,26 +355,40 @@ mod tests {
             Query::regex(r"(?i)hay\b").unwrap(),
             Query::regex(r"m\d+\.py").unwrap(),
             Query::regex(r"\w+").unwrap(),
+            Query::regex(r"[A-Z]\w+Error\b").unwrap(),
+            Query::regex(r"(?i)needle\W+\w+").unwrap(),
+            Query::regex("caf.|12").unwrap(),
+            Query::regex(r"e\d").unwrap(),
         ];
         let mut rng = xorshift(0x5eed_0030_0000_0005);
         let mut next = move |n: usize| (rng() % n as u64) as usize;
-        let (mut skipped, mut matched) = (0, 0);
+        let (mut skipped, mut matched, mut ruled_out) = (0, 0, 0);
+        // One buffer for every line, as a worker reuses it.
+        let mut buf = String::new();
         for _ in 0..3000 {
             let mut line = br#"{"type":"message","index":0,"data":[{"role":"user","content":""#.to_vec();
             for _ in 0..next(6) {
                 line.extend_from_slice(pieces[next(pieces.len())]);
             }
-            line.extend_from_slice(br#""}]}"#);
+            line.extend_from_slice(closings[next(closings.len())]);
             if next(8) == 0 {
                 line.truncate(line.len() - [1, 3][next(2)]);
             }
             line.extend_from_slice(endings[next(endings.len())]);
             for query in &queries {
                 let reference = parsed(query, &line);
-                match classify(query, &line) {
+                ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
+                match classify(query, &line, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
-                        assert_eq!(reference.map(|r| r.0), Some(0), "{:?}", String::from_utf8_lossy(&line));
+                        // Never a record that matches (one that does not parse may be taken for a
+                        // message there: the huge number).
+                        assert_ne!(
+                            reference.map(|r| r.0 > 0),
+                            Some(true),
+                            "{:?}",
+                            String::from_utf8_lossy(&line)
+                        );
                     }
                     Line::Unreadable => assert_eq!(reference, None, "{:?}", String::from_utf8_lossy(&line)),
                     Line::Message(c) => {
@@ -356,7 +400,11 @@ mod tests {
             }
         }
         // Both sides are exercised: lines ruled out unparsed, and lines that match.
-        assert!(skipped > 3000 && matched > 1000, "{skipped} {matched}");
+        // (and regular expressions' records ruled out raw, parsed for their length only).
+        assert!(
+            skipped > 3000 && matched > 1000 && ruled_out > 3000,
+            "{skipped} {matched} {ruled_out}"
+        );
     }
 
     #[test]
