@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::BATCH_BYTES;
+use super::lines::{Blocks, Span};
 use super::text::{record_text_into, record_text_len};
 use crate::search::{Counted, Query, Stats};
 
@@ -131,23 +132,20 @@ pub(super) struct Scanned {
     pub(super) skipped: usize,
 }
 
-/// Read the records after the header (`offset` bytes, line 1) a batch at a time, examining each
-/// batch's lines in parallel.
-pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::io::Result<Scanned> {
+/// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
+/// buffer's lines in parallel.
+pub(super) fn scan(reader: impl std::io::Read, query: &Query, offset: u64) -> std::io::Result<Scanned> {
     let mut stats = Stats::new(query.units());
     let mut matched: Vec<Counted> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut messages = 0usize;
     let mut skipped = 0usize;
-    let mut line = 2usize; // of the next line read (the header is line 1)
-    let mut offset = offset; // of the next line read
-    let mut batch: Vec<u8> = Vec::new();
+    let mut blocks = Blocks::new(reader, 2, offset, BATCH_BYTES);
     let mut spans: Vec<Span> = Vec::new();
     let mut more = true;
     while more {
-        batch.clear();
-        spans.clear();
-        more = fill_batch(reader, &mut batch, &mut spans, &mut line, &mut offset, &mut skipped)?;
+        more = blocks.next_batch(&mut spans)?;
+        let batch = blocks.buf();
         let classified: Vec<Line> = spans
             .par_iter()
             .map_init(String::new, |buf, span| {
@@ -180,115 +178,8 @@ pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u6
         matched,
         found,
         messages,
-        skipped,
+        skipped: skipped + blocks.skipped,
     })
-}
-
-/// A line of a batch: its bytes `start..end` (line break excluded), its number and where it is in
-/// the file.
-struct Span {
-    start: usize,
-    end: usize,
-    line: usize,
-    offset: u64,
-}
-
-/// Consume the rest of a line without keeping it: its length with its line break, or None when
-/// the file ends first.
-fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<u64>> {
-    let mut skipped = 0u64;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(None);
-        }
-        if let Some(i) = memchr::memchr(b'\n', buf) {
-            reader.consume(i + 1);
-            return Ok(Some(skipped + i as u64 + 1));
-        }
-        let n = buf.len();
-        skipped += n as u64;
-        reader.consume(n);
-    }
-}
-
-/// `BufRead::read_until(b'\n', out)`, its line break found by memchr's SIMD search.
-fn read_line(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut read = 0;
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            return Ok(read);
-        }
-        if let Some(i) = memchr::memchr(b'\n', buf) {
-            out.extend_from_slice(&buf[..=i]);
-            reader.consume(i + 1);
-            return Ok(read + i + 1);
-        }
-        let n = buf.len();
-        out.extend_from_slice(buf);
-        reader.consume(n);
-        read += n;
-    }
-}
-
-/// Read lines into `batch` (their spans into `spans`) up to [`BATCH_BYTES`], skipping those that
-/// are never a record; `line` and `offset` are the next line's number and place and move past the
-/// lines read. Returns whether lines may follow the batch.
-fn fill_batch(
-    reader: &mut impl std::io::BufRead,
-    batch: &mut Vec<u8>,
-    spans: &mut Vec<Span>,
-    line: &mut usize,
-    offset: &mut u64,
-    skipped: &mut usize,
-) -> std::io::Result<bool> {
-    let mut more = true;
-    while batch.len() < BATCH_BYTES {
-        let buf = reader.fill_buf()?;
-        let Some(&lead) = buf.first() else {
-            more = false;
-            break;
-        };
-        if !matches!(lead, b'{' | b' ' | b'\t' | b'\r' | b'\n') {
-            // Never a record (one is a JSON object): skipped, not read into memory, however
-            // long (a sparse file of zeros is one line).
-            *skipped += 1;
-            match skip_line(reader)? {
-                Some(n) => {
-                    *line += 1;
-                    *offset += n;
-                }
-                None => more = false,
-            }
-            continue;
-        }
-        let start = batch.len();
-        let n = read_line(reader, batch)?;
-        if batch.last() != Some(&b'\n') {
-            // A last line without a line break is a torn append: not a record (as the log
-            // itself reads it), and counted as unread unless blank.
-            if !batch[start..].trim_ascii().is_empty() {
-                *skipped += 1;
-            }
-            batch.truncate(start);
-            more = false;
-            break;
-        }
-        spans.push(Span {
-            start,
-            end: batch.len() - 1,
-            line: *line,
-            offset: *offset,
-        });
-        *line += 1;
-        *offset += n as u64;
-    }
-    Ok(more)
 }
 
 #[cfg(test)]
@@ -405,24 +296,6 @@ mod tests {
             skipped > 3000 && matched > 1000 && ruled_out > 3000,
             "{skipped} {matched} {ruled_out}"
         );
-    }
-
-    #[test]
-    fn lines_are_read_as_read_until_reads_them() {
-        use std::io::{BufRead as _, BufReader};
-        let data = b"a\n\nlong line without end".repeat(7);
-        for capacity in [1, 2, 3, 8, 64, 1024] {
-            let (mut ours, mut theirs) = (BufReader::with_capacity(capacity, &data[..]), &data[..]);
-            loop {
-                let (mut a, mut b) = (b"kept".to_vec(), b"kept".to_vec());
-                let n = read_line(&mut ours, &mut a).unwrap();
-                assert_eq!(n, theirs.read_until(b'\n', &mut b).unwrap());
-                assert_eq!(a, b);
-                if n == 0 {
-                    break;
-                }
-            }
-        }
     }
 
     #[test]
