@@ -242,7 +242,7 @@ mod tests {
     fn a_line_that_never_starts_a_record_holds_one_buffer_however_long() {
         let mut data = vec![0u8; 100_000];
         data.extend_from_slice(b"\n{}\n");
-        data.extend_from_slice(&[b'x'; 50_000]);
+        data.extend_from_slice(&vec![b'x'; 50_000]);
         let (lines, skipped, held) = read(&data, 64, 1 << 20);
         assert_eq!((lines.len(), skipped, held), (1, 2, 64));
         assert_eq!(lines[0], (3, 10 + 100_001, b"{}".to_vec()));

@@ -197,6 +197,24 @@ mod tests {
         })
     }
 
+    /// Words queries and regular expressions, with and without a raw prefilter.
+    fn queries() -> [Query; 12] {
+        [
+            Query::words("needle").unwrap(),
+            Query::words("NEEDLE hay").unwrap(),
+            Query::words("kelvin").unwrap(),
+            Query::words("\u{FFFD}").unwrap(),
+            Query::regex("ne+dle").unwrap(),
+            Query::regex(r"(?i)hay\b").unwrap(),
+            Query::regex(r"m\d+\.py").unwrap(),
+            Query::regex(r"\w+").unwrap(),
+            Query::regex(r"[A-Z]\w+Error\b").unwrap(),
+            Query::regex(r"(?i)needle\W+\w+").unwrap(),
+            Query::regex("caf.|12").unwrap(),
+            Query::regex(r"e\d").unwrap(),
+        ]
+    }
+
     #[test]
     fn the_byte_prefilter_never_drops_a_message_that_matches() {
         let pieces: [&[u8]; 24] = [
@@ -237,20 +255,7 @@ mod tests {
         // JSON's own whitespace after the record (others, and a cut that leaves a `}` last, make a
         // record that looks whole but does not parse: counted as a message unparsed, by design).
         let endings: [&[u8]; 4] = [b"", b" ", b"\r", b"\t \r"];
-        let queries = [
-            Query::words("needle").unwrap(),
-            Query::words("NEEDLE hay").unwrap(),
-            Query::words("kelvin").unwrap(),
-            Query::words("\u{FFFD}").unwrap(),
-            Query::regex("ne+dle").unwrap(),
-            Query::regex(r"(?i)hay\b").unwrap(),
-            Query::regex(r"m\d+\.py").unwrap(),
-            Query::regex(r"\w+").unwrap(),
-            Query::regex(r"[A-Z]\w+Error\b").unwrap(),
-            Query::regex(r"(?i)needle\W+\w+").unwrap(),
-            Query::regex("caf.|12").unwrap(),
-            Query::regex(r"e\d").unwrap(),
-        ];
+        let queries = queries();
         let mut rng = xorshift(0x5eed_0030_0000_0005);
         let mut next = move |n: usize| (rng() % n as u64) as usize;
         let (mut skipped, mut matched, mut ruled_out) = (0, 0, 0);
