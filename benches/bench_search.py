@@ -4,6 +4,13 @@ SessionLog writes them, repeated to about ``--mb`` megabytes, with a rare word p
 then).
 
     PYTHONPATH=python python benches/bench_search.py [--mb 100] [--rounds 5] [--log /tmp/log.jsonl]
+    PYTHONPATH=python python benches/bench_search.py --log /tmp/log.jsonl --dump /tmp/before.json
+    PYTHONPATH=python python benches/bench_search.py --log /tmp/log.jsonl --dump /tmp/after.json --compare /tmp/before.json
+
+``--dump`` writes the whole answer (hits with scores and snippets, messages, matched, skipped) of
+every query of ``CHECKS`` on the log and on a small log of malformed lines (torn, escaped, not
+UTF-8, numbers out of range, other record types) instead of timing; ``--compare`` then says
+whether a dump of another build is identical (a speed-up must not change a byte of it).
 
 The peers, on the same file:
 
@@ -75,6 +82,67 @@ QUERIES: list[tuple[str, str, bool, list[str], list[re.Pattern[str]]]] = [
     ("regex: [A-Z]\\w+Error\\b", r"[A-Z]\w+Error\b", True, [r"[A-Z]\w+Error\b"], [re.compile(r"[A-Z]\w+Error\b")]),
     ("regex: m\\d+\\.py", r"m\d+\.py", True, [r"m\d+\.py"], [re.compile(r"m\d+\.py")]),
 ]
+
+
+# The identical-output check: (query, regex?), run on the corpus log and on the malformed one.
+CHECKS: list[tuple[str, bool]] = [
+    *((q, r) for _, q, r, _, _ in QUERIES),
+    ("needle", False),
+    ('"build failed" error', False),
+    ("kelvin café", False),
+    ("a/b traceback", False),
+    ("\ufffd", False),
+    (r"(?i)needle\W+\w+", True),
+    (r"\w+", True),
+    (r"\d{4,}", True),
+]
+
+
+def malformed_log(path: Path) -> None:
+    """A log of every kind of line a search must read as it always did."""
+    rows: list[bytes] = [b'{"type":"session","version":1,"format":"openai"}']
+    contents = [
+        r"the needle is here",
+        r"NEEDLE\nwith a break",
+        r"caf\u00e9 and \u212aelvin",
+        r"a \"quoted\" needle\\ and a\/b",
+        r"build\tfailed; Build   failed error",
+        r"ValueError: m12.py line 40",
+        r"\ud83d\ude00 emoji needle",
+    ]
+    for i in range(120):
+        c = contents[i % len(contents)]
+        extra = ["", ',"n":12', ',"n":1.5e3', ',"n":-0.10', ',"n":' + "9" * 400, ',"n":123456789012345678901'][i % 6]
+        line = f'{{"type":"message","index":{i},"data":[{{"role":"tool","tool_call_id":"c{i}","content":"{c} {i}"{extra}}}]}}'
+        rows.append(line.encode())
+        kind = i % 9
+        if kind == 1:
+            rows.append(line.encode()[: len(line) // 2])  # torn
+        elif kind == 2:
+            rows.append(b'{"type":"message","index":0,"data":[{"role":"user","content":"bad \xff needle"}]}')
+        elif kind == 3:
+            rows.append(b'{"type":"compaction","seq":1,"upto":3,"working_set":[{"ref":0}]}')
+        elif kind == 4:
+            rows.append(b"not json at all, needle")
+        elif kind == 5:
+            rows.append(b'{"data":[{"role":"user","content":"needle"}],"type":"message"}  ')
+        elif kind == 6:
+            rows.append(b'{"type":"message","index":1,"data":[{"role":"user","content":"needle \x01"}]}\r')
+        elif kind == 7:
+            rows.append(b"")
+        elif kind == 8:
+            rows.append(b'{"type":"message","index":2,"data":[{"role":"user","content":"x"}]} trailing needle}')
+    path.write_bytes(b"\n".join(rows) + b'\n{"type":"message","index":9,"data":"torn needle')
+
+
+def dump(paths: list[Path], out: Path) -> None:
+    answers = {
+        f"{path.name} {query!r} regex={is_regex}": search_log(path, query, regex=is_regex, limit=50, max_bytes=1 << 40)
+        for path in paths
+        for query, is_regex in CHECKS
+    }
+    out.write_text(json.dumps(answers, indent=1, ensure_ascii=False))
+    print(f"{len(answers)} answers written to {out}")
 
 
 def corpus_messages() -> list[dict[str, Any]]:
@@ -155,6 +223,8 @@ def main() -> None:
     parser.add_argument("--python-rounds", type=int, default=1)
     parser.add_argument("--log", type=Path, help="build the log here (kept) instead of in a temporary directory")
     parser.add_argument("--only", default="", help="only the queries whose label contains this")
+    parser.add_argument("--dump", type=Path, help="write every answer of CHECKS here instead of timing")
+    parser.add_argument("--compare", type=Path, help="with --dump: the dump of another build to compare with")
     args = parser.parse_args()
     rg = shutil.which("rg")
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,6 +232,15 @@ def main() -> None:
         if not path.exists():
             make_log(path, args.mb)
         size = path.stat().st_size
+        if args.dump:
+            bad = Path(tmp) / "malformed.jsonl"
+            malformed_log(bad)
+            dump([path, bad], args.dump)
+            if args.compare:
+                same = args.compare.read_text() == args.dump.read_text()
+                print("identical" if same else f"DIFFERENT from {args.compare}")
+                sys.exit(0 if same else 1)
+            return
         print(f"log: {path} ({size / 1e6:.1f} MB), corpus transcripts repeated; median of {args.rounds} rounds")
         if rg is None:
             print("  (ripgrep not found: apt-get install ripgrep, or cargo install ripgrep, to compare with it)")

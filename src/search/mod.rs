@@ -25,6 +25,10 @@ pub struct Query {
     units: Vec<Regex>,
     /// What a raw JSON text must hold to hold a document the units match (None: not known).
     raw: Option<RawFilter>,
+    /// Whether a search over a log counts every message record into the collection's statistics
+    /// (a regular expression: a record the raw filter rules out is still parsed for its length and
+    /// checked to be readable), or only the ones the raw filter lets through (words).
+    every_record: bool,
 }
 
 /// How well a document matched.
@@ -78,7 +82,11 @@ impl Query {
             .collect::<Result<Vec<_>>>()?;
         // A term JSON would write differently (escaped) cannot be looked for in raw JSON.
         let raw = RawFilter::words(&terms);
-        Ok(Query { units, raw })
+        Ok(Query {
+            units,
+            raw,
+            every_record: false,
+        })
     }
 
     /// A regular expression (Rust `regex` syntax: no backreferences or lookaround; linear time).
@@ -103,7 +111,8 @@ impl Query {
             })?;
         Ok(Query {
             units: vec![re],
-            raw: None,
+            raw: RawFilter::regex(pattern),
+            every_record: true,
         })
     }
 
@@ -125,8 +134,9 @@ impl Query {
     }
 
     /// Whether raw JSON text that holds a document might match (false means it cannot); None when
-    /// this query cannot be decided on raw JSON (a regular expression), or this text (see `raw`:
-    /// the words, case folded as the match folds them, are searched for in the bytes).
+    /// this query cannot be decided on raw JSON (a regular expression without literals every match
+    /// holds), or this text (see `raw`: the words, case folded as the match folds them, or the
+    /// regular expression's literals, are searched for in the bytes).
     ///
     /// The units' own folding is the prefilter's (Unicode simple case folding: `kelvin` finds
     /// `\u{212A}elvin`, KELVIN SIGN).
@@ -138,6 +148,11 @@ impl Query {
     /// (None also when only the decoded line can tell).
     pub fn may_match_raw_bytes(&self, raw: &[u8]) -> Option<bool> {
         self.raw.as_ref()?.may_match_bytes(raw)
+    }
+
+    /// Whether a log search counts every message record in the statistics (see `every_record`).
+    pub(crate) fn counts_every_record(&self) -> bool {
+        self.every_record
     }
 
     /// The first few match spans (byte ranges) in `text`, in order, one per unit first.
@@ -361,7 +376,8 @@ mod tests {
         assert!(Query::regex("(unclosed").is_err());
         let r = Query::regex(r"E[A-Z]{5,}").unwrap();
         assert_eq!(r.count("ECONNRESET and EPIPE and eagain"), vec![1]);
-        assert!(r.may_match_raw(b"x").is_none());
+        assert_eq!(r.may_match_raw(b"x"), Some(false));
+        assert!(Query::regex(r"\w+").unwrap().may_match_raw(b"x").is_none());
     }
 
     #[test]

@@ -9,9 +9,16 @@
 //! unless the line holds a `\u` escape (such a line is always parsed). A line whose bytes are not
 //! UTF-8 is read with replacement characters: a word that holds one is looked for in the decoded
 //! line instead of the bytes (the two agree on every other word).
+//!
+//! A regular expression's filter is built the same way from literals every match holds: the
+//! prefixes every match starts with, or the suffixes every match ends with (`regex-syntax`'s
+//! extraction), whichever are longer; none when they are not a finite set of such plain words.
+
+use std::fmt::Write as _;
 
 use memchr::memmem::Finder;
 use regex::bytes::{Regex as BytesRegex, RegexBuilder as BytesRegexBuilder};
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 
 /// Any of a words query's words, to be found in raw JSON.
 #[derive(Clone, Debug)]
@@ -44,6 +51,33 @@ impl RawFilter {
         })
     }
 
+    /// The filter of a regular expression (as `regex` reads it): any of the literals every match
+    /// holds, case-sensitive (the extraction spells out the case variants it matches). None when
+    /// no finite set of plain literals is known.
+    pub fn regex(pattern: &str) -> Option<RawFilter> {
+        let hir = regex_syntax::parse(pattern).ok()?;
+        let literals = [ExtractKind::Prefix, ExtractKind::Suffix]
+            .into_iter()
+            .filter_map(|kind| plain_literals(&Extractor::new().kind(kind).extract(&hir)))
+            .max_by_key(|lits| (lits.iter().map(Vec::len).min(), std::cmp::Reverse(lits.len())))?;
+        let mut alternation = String::new();
+        for (i, lit) in literals.iter().enumerate() {
+            alternation.push_str(if i == 0 { "(?-u:" } else { "|(?-u:" });
+            for b in lit {
+                let _ = write!(alternation, "\\x{b:02x}");
+            }
+            alternation.push(')');
+        }
+        let any = BytesRegexBuilder::new(&alternation).build().ok()?;
+        Some(RawFilter {
+            any,
+            escape: Finder::new(br"\u"),
+            // A literal that is not ASCII is looked for in the decoded line (a line that is not
+            // UTF-8 decodes to replacement characters its bytes do not hold).
+            decoded_only: literals.iter().any(|l| !l.is_ascii()),
+        })
+    }
+
     /// Whether the raw JSON line may hold a document that matches (false: it cannot); None when
     /// the line holds a `\u` escape, which can write any character.
     pub fn may_match(&self, raw: &[u8]) -> Option<bool> {
@@ -61,6 +95,17 @@ impl RawFilter {
         }
         self.may_match(raw)
     }
+}
+
+/// The literals of `seq` when it is a finite, non-empty set of non-empty literals that are written
+/// in raw JSON as they are (no quote, backslash, slash or control character).
+fn plain_literals(seq: &Seq) -> Option<Vec<Vec<u8>>> {
+    let literals = seq.literals()?;
+    let plain = |l: &[u8]| !l.is_empty() && !l.iter().any(|&b| matches!(b, b'"' | b'\\' | b'/') || b < 0x20);
+    if literals.is_empty() || !literals.iter().all(|l| plain(l.as_bytes())) {
+        return None;
+    }
+    Some(literals.iter().map(|l| l.as_bytes().to_vec()).collect())
 }
 
 #[cfg(test)]
@@ -82,5 +127,27 @@ mod tests {
         let f = RawFilter::words(&["\u{FFFD}".into()]).unwrap();
         assert_eq!(f.may_match_bytes(b"{\"a\":\"\xff\"}"), None);
         assert_eq!(f.may_match("{\"a\":\"\u{FFFD}\"}".as_bytes()), Some(true));
+    }
+
+    #[test]
+    fn regex_filters_hold_the_literals_every_match_holds() {
+        // The longer of the prefixes and the suffixes.
+        let f = RawFilter::regex(r"m\d+\.py").unwrap();
+        assert_eq!(f.may_match(br#"{"a":"see m12.py"}"#), Some(true));
+        assert_eq!(f.may_match(br#"{"a":"x.py"}"#), Some(true));
+        assert_eq!(f.may_match(br#"{"a":"m12.rs"}"#), Some(false));
+        let f = RawFilter::regex(r"[A-Z]\w+Error\b").unwrap();
+        assert_eq!(f.may_match(br#"{"a":"ValueError"}"#), Some(true));
+        assert_eq!(f.may_match(br#"{"a":"valueerror"}"#), Some(false));
+        assert_eq!(f.may_match(br#"{"a":"Valu\u0065Error"}"#), None);
+        // Case variants are spelled out.
+        let f = RawFilter::regex(r"(?i)needle\W+\w+").unwrap();
+        assert_eq!(f.may_match(br#"{"a":"NeEdLe: x"}"#), Some(true));
+        assert_eq!(f.may_match(br#"{"a":"hay"}"#), Some(false));
+        // No finite set of plain literals: no filter.
+        for pattern in [r"\w+", r"a*", r"a/b", r"x\sy|\d", "a\"b", r"a\\b", r"\n", r"x|"] {
+            assert!(RawFilter::regex(pattern).is_none(), "{pattern}");
+        }
+        assert!(RawFilter::regex("caf\u{e9}").unwrap().may_match_bytes(b"x").is_none());
     }
 }

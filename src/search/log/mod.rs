@@ -12,6 +12,7 @@
 //! [`search_messages`] searches the messages of a transcript in any other format the same way,
 //! once it has been read (`agentcontext.importers.load`).
 
+mod lines;
 mod scan;
 mod text;
 
@@ -33,7 +34,8 @@ pub use text::record_text;
 /// (`formats::file::DEFAULT_MAX_BYTES`).
 pub const DEFAULT_MAX_BYTES: u64 = crate::formats::file::DEFAULT_MAX_BYTES;
 
-/// Lines are read and examined in batches of about this many bytes (a longer line is one batch).
+/// Lines are read and examined a buffer of this many bytes at a time (a longer line that may be a
+/// record grows the buffer).
 const BATCH_BYTES: usize = 8 << 20;
 
 /// The longest first line read to tell whether a file is a session log (its header is ~50 bytes).

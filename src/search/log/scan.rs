@@ -5,7 +5,8 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::BATCH_BYTES;
-use super::text::record_text;
+use super::lines::{Blocks, Span};
+use super::text::{record_text_into, record_text_len};
 use crate::search::{Counted, Query, Stats};
 
 enum Line {
@@ -19,20 +20,22 @@ enum Line {
 }
 
 /// A line of the log (without its line break), classified. The raw prefilter runs on the bytes
-/// of a message record first: only a line that may match is decoded (lossily) and parsed.
-fn classify(query: &Query, line: &[u8]) -> Line {
+/// of a message record first: only a line that may match is decoded (lossily) and parsed (or,
+/// where every record counts in the statistics, one that cannot match is parsed for its length).
+///
+/// `buf` is a buffer for the text (reused from line to line: no allocation per line).
+fn classify(query: &Query, line: &[u8], buf: &mut String) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
     let verdict = if message { query.may_match_raw_bytes(raw) } else { None };
-    if verdict == Some(false) {
+    if verdict == Some(false) && !query.counts_every_record() {
         return cannot_match(raw);
     }
-    let decided = verdict.is_some();
     // Valid UTF-8 (the rule) is checked by the fast validator; only a line that is not is
     // decoded with replacement characters.
     match std::str::from_utf8(raw) {
-        Ok(text) => classify_text(query, text, decided),
-        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), decided),
+        Ok(text) => classify_text(query, text, verdict, buf),
+        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
     }
 }
 
@@ -61,8 +64,8 @@ fn ends_an_object(raw: &[u8]) -> bool {
     }
 }
 
-/// [`classify`] of the decoded line; `prefiltered`: the raw prefilter has passed it already.
-fn classify_text(query: &Query, raw: &str, prefiltered: bool) -> Line {
+/// [`classify`] of the decoded line; `verdict`: the raw prefilter's on its bytes, if it gave one.
+fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut String) -> Line {
     let raw = raw.strip_suffix('\r').unwrap_or(raw);
     let is_message = if raw.starts_with(r#"{"type":"message""#) {
         true
@@ -80,12 +83,24 @@ fn classify_text(query: &Query, raw: &str, prefiltered: bool) -> Line {
     if !is_message {
         return Line::Other;
     }
-    if !prefiltered && query.may_match_raw(raw.as_bytes()) == Some(false) {
-        return cannot_match(raw.as_bytes());
+    if verdict.or_else(|| query.may_match_raw(raw.as_bytes())) == Some(false) {
+        if !query.counts_every_record() {
+            return cannot_match(raw.as_bytes());
+        }
+        // What parsing it and counting no match would find, the text never built.
+        return match record_text_len(raw) {
+            Some(len) => Line::Message(Counted {
+                tf: vec![0.0; query.units()],
+                len,
+                matches: 0,
+            }),
+            None => Line::Unreadable,
+        };
     }
-    match record_text(raw) {
-        Some(text) => Line::Message(count(query, &text)),
-        None => Line::Unreadable,
+    if record_text_into(raw, buf) {
+        Line::Message(count(query, buf))
+    } else {
+        Line::Unreadable
     }
 }
 
@@ -117,26 +132,25 @@ pub(super) struct Scanned {
     pub(super) skipped: usize,
 }
 
-/// Read the records after the header (`offset` bytes, line 1) a batch at a time, examining each
-/// batch's lines in parallel.
-pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u64) -> std::io::Result<Scanned> {
+/// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
+/// buffer's lines in parallel.
+pub(super) fn scan(reader: impl std::io::Read, query: &Query, offset: u64) -> std::io::Result<Scanned> {
     let mut stats = Stats::new(query.units());
     let mut matched: Vec<Counted> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut messages = 0usize;
     let mut skipped = 0usize;
-    let mut line = 2usize; // of the next line read (the header is line 1)
-    let mut offset = offset; // of the next line read
-    let mut batch: Vec<u8> = Vec::new();
+    let mut blocks = Blocks::new(reader, 2, offset, BATCH_BYTES);
     let mut spans: Vec<Span> = Vec::new();
     let mut more = true;
     while more {
-        batch.clear();
-        spans.clear();
-        more = fill_batch(reader, &mut batch, &mut spans, &mut line, &mut offset, &mut skipped)?;
+        more = blocks.next_batch(&mut spans)?;
+        let batch = blocks.buf();
         let classified: Vec<Line> = spans
             .par_iter()
-            .map(|span| classify(query, &batch[span.start..span.end]))
+            .map_init(String::new, |buf, span| {
+                classify(query, &batch[span.start..span.end], buf)
+            })
             .collect();
         for (span, kind) in spans.iter().zip(classified) {
             match kind {
@@ -164,121 +178,15 @@ pub(super) fn scan(reader: &mut impl std::io::BufRead, query: &Query, offset: u6
         matched,
         found,
         messages,
-        skipped,
+        skipped: skipped + blocks.skipped,
     })
-}
-
-/// A line of a batch: its bytes `start..end` (line break excluded), its number and where it is in
-/// the file.
-struct Span {
-    start: usize,
-    end: usize,
-    line: usize,
-    offset: u64,
-}
-
-/// Consume the rest of a line without keeping it: its length with its line break, or None when
-/// the file ends first.
-fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<u64>> {
-    let mut skipped = 0u64;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(None);
-        }
-        if let Some(i) = memchr::memchr(b'\n', buf) {
-            reader.consume(i + 1);
-            return Ok(Some(skipped + i as u64 + 1));
-        }
-        let n = buf.len();
-        skipped += n as u64;
-        reader.consume(n);
-    }
-}
-
-/// `BufRead::read_until(b'\n', out)`, its line break found by memchr's SIMD search.
-fn read_line(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut read = 0;
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            return Ok(read);
-        }
-        if let Some(i) = memchr::memchr(b'\n', buf) {
-            out.extend_from_slice(&buf[..=i]);
-            reader.consume(i + 1);
-            return Ok(read + i + 1);
-        }
-        let n = buf.len();
-        out.extend_from_slice(buf);
-        reader.consume(n);
-        read += n;
-    }
-}
-
-/// Read lines into `batch` (their spans into `spans`) up to [`BATCH_BYTES`], skipping those that
-/// are never a record; `line` and `offset` are the next line's number and place and move past the
-/// lines read. Returns whether lines may follow the batch.
-fn fill_batch(
-    reader: &mut impl std::io::BufRead,
-    batch: &mut Vec<u8>,
-    spans: &mut Vec<Span>,
-    line: &mut usize,
-    offset: &mut u64,
-    skipped: &mut usize,
-) -> std::io::Result<bool> {
-    let mut more = true;
-    while batch.len() < BATCH_BYTES {
-        let buf = reader.fill_buf()?;
-        let Some(&lead) = buf.first() else {
-            more = false;
-            break;
-        };
-        if !matches!(lead, b'{' | b' ' | b'\t' | b'\r' | b'\n') {
-            // Never a record (one is a JSON object): skipped, not read into memory, however
-            // long (a sparse file of zeros is one line).
-            *skipped += 1;
-            match skip_line(reader)? {
-                Some(n) => {
-                    *line += 1;
-                    *offset += n;
-                }
-                None => more = false,
-            }
-            continue;
-        }
-        let start = batch.len();
-        let n = read_line(reader, batch)?;
-        if batch.last() != Some(&b'\n') {
-            // A last line without a line break is a torn append: not a record (as the log
-            // itself reads it), and counted as unread unless blank.
-            if !batch[start..].trim_ascii().is_empty() {
-                *skipped += 1;
-            }
-            batch.truncate(start);
-            more = false;
-            break;
-        }
-        spans.push(Span {
-            start,
-            end: batch.len() - 1,
-            line: *line,
-            offset: *offset,
-        });
-        *line += 1;
-        *offset += n as u64;
-    }
-    Ok(more)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::compact::testing::xorshift;
+    use crate::search::log::record_text;
 
     /// What a line counts as with nothing prefiltered: every record parsed for its text.
     fn parsed(query: &Query, line: &[u8]) -> Option<(usize, usize)> {
@@ -289,9 +197,27 @@ mod tests {
         })
     }
 
+    /// Words queries and regular expressions, with and without a raw prefilter.
+    fn queries() -> [Query; 12] {
+        [
+            Query::words("needle").unwrap(),
+            Query::words("NEEDLE hay").unwrap(),
+            Query::words("kelvin").unwrap(),
+            Query::words("\u{FFFD}").unwrap(),
+            Query::regex("ne+dle").unwrap(),
+            Query::regex(r"(?i)hay\b").unwrap(),
+            Query::regex(r"m\d+\.py").unwrap(),
+            Query::regex(r"\w+").unwrap(),
+            Query::regex(r"[A-Z]\w+Error\b").unwrap(),
+            Query::regex(r"(?i)needle\W+\w+").unwrap(),
+            Query::regex("caf.|12").unwrap(),
+            Query::regex(r"e\d").unwrap(),
+        ]
+    }
+
     #[test]
     fn the_byte_prefilter_never_drops_a_message_that_matches() {
-        let pieces: [&[u8]; 20] = [
+        let pieces: [&[u8]; 24] = [
             b"needle",
             b"NeEdLe",
             b"nee\\u0064le",
@@ -312,39 +238,53 @@ mod tests {
             b"kelvin",
             b"\\t",
             b"12",
+            b"ValueError",
+            b"Valu\\u0065Error",
+            "caf\u{e9}".as_bytes(),
+            b"\\n\\n",
+        ];
+        // What follows the content: numbers JSON writes in more than one way, one out of range.
+        let huge = format!(r#"","n":{}}}]}}"#, "9".repeat(400));
+        let closings: [&[u8]; 5] = [
+            br#""}]}"#,
+            br#"","n":12}]}"#,
+            br#"","n":1.5e3}]}"#,
+            br#"","n":-0.0}]}"#,
+            huge.as_bytes(),
         ];
         // JSON's own whitespace after the record (others, and a cut that leaves a `}` last, make a
         // record that looks whole but does not parse: counted as a message unparsed, by design).
         let endings: [&[u8]; 4] = [b"", b" ", b"\r", b"\t \r"];
-        let queries = [
-            Query::words("needle").unwrap(),
-            Query::words("NEEDLE hay").unwrap(),
-            Query::words("kelvin").unwrap(),
-            Query::words("\u{FFFD}").unwrap(),
-            Query::regex("ne+dle").unwrap(),
-            Query::regex(r"(?i)hay\b").unwrap(),
-            Query::regex(r"m\d+\.py").unwrap(),
-            Query::regex(r"\w+").unwrap(),
-        ];
+        let queries = queries();
         let mut rng = xorshift(0x5eed_0030_0000_0005);
         let mut next = move |n: usize| (rng() % n as u64) as usize;
-        let (mut skipped, mut matched) = (0, 0);
+        let (mut skipped, mut matched, mut ruled_out) = (0, 0, 0);
+        // One buffer for every line, as a worker reuses it.
+        let mut buf = String::new();
         for _ in 0..3000 {
             let mut line = br#"{"type":"message","index":0,"data":[{"role":"user","content":""#.to_vec();
             for _ in 0..next(6) {
                 line.extend_from_slice(pieces[next(pieces.len())]);
             }
-            line.extend_from_slice(br#""}]}"#);
+            line.extend_from_slice(closings[next(closings.len())]);
             if next(8) == 0 {
                 line.truncate(line.len() - [1, 3][next(2)]);
             }
             line.extend_from_slice(endings[next(endings.len())]);
             for query in &queries {
                 let reference = parsed(query, &line);
-                match classify(query, &line) {
+                ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
+                match classify(query, &line, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
-                        assert_eq!(reference.map(|r| r.0), Some(0), "{:?}", String::from_utf8_lossy(&line));
+                        // Never a record that matches (one that does not parse may be taken for a
+                        // message there: the huge number).
+                        assert_ne!(
+                            reference.map(|r| r.0 > 0),
+                            Some(true),
+                            "{:?}",
+                            String::from_utf8_lossy(&line)
+                        );
                     }
                     Line::Unreadable => assert_eq!(reference, None, "{:?}", String::from_utf8_lossy(&line)),
                     Line::Message(c) => {
@@ -356,25 +296,11 @@ mod tests {
             }
         }
         // Both sides are exercised: lines ruled out unparsed, and lines that match.
-        assert!(skipped > 3000 && matched > 1000, "{skipped} {matched}");
-    }
-
-    #[test]
-    fn lines_are_read_as_read_until_reads_them() {
-        use std::io::{BufRead as _, BufReader};
-        let data = b"a\n\nlong line without end".repeat(7);
-        for capacity in [1, 2, 3, 8, 64, 1024] {
-            let (mut ours, mut theirs) = (BufReader::with_capacity(capacity, &data[..]), &data[..]);
-            loop {
-                let (mut a, mut b) = (b"kept".to_vec(), b"kept".to_vec());
-                let n = read_line(&mut ours, &mut a).unwrap();
-                assert_eq!(n, theirs.read_until(b'\n', &mut b).unwrap());
-                assert_eq!(a, b);
-                if n == 0 {
-                    break;
-                }
-            }
-        }
+        // (and regular expressions' records ruled out raw, parsed for their length only).
+        assert!(
+            skipped > 3000 && matched > 1000 && ruled_out > 3000,
+            "{skipped} {matched} {ruled_out}"
+        );
     }
 
     #[test]

@@ -19,28 +19,56 @@ const SKIP_KEYS: [&str; 11] = [
     "encrypted_content",
 ];
 
+/// Where the pieces of a searchable text go: a text, or only its length.
+trait Sink {
+    /// Whether nothing has been taken yet (a piece after others is preceded by a line break).
+    fn is_empty(&self) -> bool;
+    fn take(&mut self, piece: &str);
+}
+
+impl Sink for String {
+    fn is_empty(&self) -> bool {
+        self.as_str().is_empty()
+    }
+    fn take(&mut self, piece: &str) {
+        self.push_str(piece);
+    }
+}
+
+/// A text's length in bytes, counted as the pieces come, the text itself never built.
+struct Length(usize);
+
+impl Sink for Length {
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    fn take(&mut self, piece: &str) {
+        self.0 += piece.len();
+    }
+}
+
 /// Collects the searchable text of a JSON value (every string and number, tool names and
 /// arguments included; the values of [`SKIP_KEYS`] left out) while it is parsed, without
 /// building a tree.
-struct TextOf<'a>(&'a mut String);
+struct TextOf<'a, S: Sink>(&'a mut S);
 
-impl<'de> DeserializeSeed<'de> for TextOf<'_> {
+impl<'de, S: Sink> DeserializeSeed<'de> for TextOf<'_, S> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl TextOf<'_> {
+impl<S: Sink> TextOf<'_, S> {
     fn push(&mut self, s: &str) {
         if !self.0.is_empty() {
-            self.0.push('\n');
+            self.0.take("\n");
         }
-        self.0.push_str(s);
+        self.0.take(s);
     }
 }
 
-impl<'de> Visitor<'de> for TextOf<'_> {
+impl<'de, S: Sink> Visitor<'de> for TextOf<'_, S> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("JSON")
@@ -104,16 +132,16 @@ impl Visitor<'_> for KeyIn<'_> {
 }
 
 /// The text of a log record's `data` (the message), other fields skipped.
-struct RecordText<'a>(&'a mut String);
+struct RecordText<'a, S: Sink>(&'a mut S);
 
-impl<'de> DeserializeSeed<'de> for RecordText<'_> {
+impl<'de, S: Sink> DeserializeSeed<'de> for RecordText<'_, S> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RecordText<'_> {
+impl<'de, S: Sink> Visitor<'de> for RecordText<'_, S> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a log record")
@@ -133,10 +161,26 @@ impl<'de> Visitor<'de> for RecordText<'_> {
 /// The searchable text of the message in a raw log record, or None if it is not valid JSON.
 pub fn record_text(raw: &str) -> Option<String> {
     let mut out = String::new();
+    record_text_into(raw, &mut out).then_some(out)
+}
+
+/// [`record_text`] into `out` (cleared first: a buffer reused from line to line); whether the
+/// record is valid JSON (if not, `out` holds a part of the text).
+pub(super) fn record_text_into(raw: &str, out: &mut String) -> bool {
+    out.clear();
+    record_pieces(raw, out)
+}
+
+/// The length of [`record_text`] (the same parse; the text is not built).
+pub(super) fn record_text_len(raw: &str) -> Option<usize> {
+    let mut out = Length(0);
+    record_pieces(raw, &mut out).then_some(out.0)
+}
+
+/// Give the pieces of a raw log record's text to `out`; whether the record is valid JSON.
+fn record_pieces(raw: &str, out: &mut impl Sink) -> bool {
     let mut de = serde_json::Deserializer::from_str(raw);
-    RecordText(&mut out).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(out)
+    RecordText(out).deserialize(&mut de).is_ok() && de.end().is_ok()
 }
 
 /// The searchable text of a message (a JSON value in any format: a Chat or native message, a
@@ -146,4 +190,34 @@ pub(super) fn message_text(message: &Value) -> String {
     // A Value always deserializes: TextOf accepts every JSON value.
     let _ = TextOf(&mut out).deserialize(message);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_length_is_the_texts_without_building_it() {
+        for raw in [
+            r#"{"type":"message","data":[{"role":"user","content":"a\nb \u00e9 \ud83d\ude00"}]}"#,
+            r#"{"data":["", "x", "", 12, -3, 1.5e3, -0.0, 0.10, true, null, {"id":"skip","n":{"a":"b"}}]}"#,
+            r#"{"data":"one","data":"two","other":"not text"}"#,
+            r#"{"data":[]}"#,
+            r#"{"type":"message"}"#,
+            r#"{"data":"torn"#,
+            r#"{"data":1e999}"#,
+            r#"{"data":"ok"} trailing"#,
+            r#"["data"]"#,
+            "{\"data\":\"tab\tinside\"}",
+        ] {
+            assert_eq!(record_text_len(raw), record_text(raw).map(|t| t.len()), "{raw}");
+            let mut reused = "left from the line before".to_owned();
+            let valid = record_text_into(raw, &mut reused);
+            assert_eq!(valid.then_some(reused), record_text(raw), "{raw}");
+        }
+        assert_eq!(
+            record_text(r#"{"data":["", "x", 12, 1.5e3]}"#).as_deref(),
+            Some("x\n12\n1500")
+        );
+    }
 }
