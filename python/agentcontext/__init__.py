@@ -56,6 +56,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.sessions.log": ("SessionLog",),
     "agentcontext.compaction.summarize": ("OfflineSummarizer", "Summarizer", "SummaryRequest"),
     "agentcontext.compaction.llm": ("LLMSummarizer",),
+    "agentcontext.measure.context_view": ("ContextView", "context_view"),
 }  # fmt: skip
 
 #: Public name -> (module, attribute), imported on first access.
@@ -149,6 +150,8 @@ if TYPE_CHECKING:
     from agentcontext.compaction import Compactor as Compactor
     from agentcontext.compaction import StageEvent as StageEvent
     from agentcontext.compaction.llm import LLMSummarizer as LLMSummarizer
+    from agentcontext.measure.context_view import ContextView as ContextView
+    from agentcontext.measure.context_view import context_view as context_view
     from agentcontext.compaction.presets import PRESETS as PRESETS
     from agentcontext.compaction.presets import Preset as Preset
     from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
