@@ -150,8 +150,6 @@ if TYPE_CHECKING:
     from agentcontext.compaction import Compactor as Compactor
     from agentcontext.compaction import StageEvent as StageEvent
     from agentcontext.compaction.llm import LLMSummarizer as LLMSummarizer
-    from agentcontext.measure.context_view import ContextView as ContextView
-    from agentcontext.measure.context_view import context_view as context_view
     from agentcontext.compaction.presets import PRESETS as PRESETS
     from agentcontext.compaction.presets import Preset as Preset
     from agentcontext.compaction.summarize import OfflineSummarizer as OfflineSummarizer
@@ -180,6 +178,8 @@ if TYPE_CHECKING:
     from agentcontext.errors import UnknownModelError as UnknownModelError
     from agentcontext.integrations import Budget as Budget
     from agentcontext.measure.calibration import Calibration as Calibration
+    from agentcontext.measure.context_view import ContextView as ContextView
+    from agentcontext.measure.context_view import context_view as context_view
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
     from agentcontext.providers import AnthropicProvider as AnthropicProvider

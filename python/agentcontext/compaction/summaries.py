@@ -41,6 +41,16 @@ def _without_held(check: SpanCheck, held: list[dict[str, str]]) -> SpanCheck:
     return dataclasses.replace(check, facts=[p for p in check.facts if not found_in(p, haystack)])
 
 
+def _cache_prefix(summarizer: Any) -> dict[str, Any] | None:
+    """How the summarizer's latest request reused the conversation's cached prefix, when it says
+    (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s ``cache_prefix`` event field)."""
+    events = getattr(summarizer, "events", None)
+    if isinstance(events, list) and events and isinstance(events[-1], dict):
+        got = events[-1].get("cache_prefix")
+        return dict(got) if isinstance(got, dict) else None
+    return None
+
+
 class SummaryRun(FlushingRun):
     """The ladder's state with its summary operations, the public ones called by harness hooks
     too (:meth:`write_summary`, :meth:`summary_room`, :meth:`summary_tokens`,
@@ -98,7 +108,7 @@ class SummaryRun(FlushingRun):
         request = SummaryRequest(
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
             instructions=self.instructions, request_room=self._request_room(stop),
-            request_recall_id=self._request_recall(stop),
+            request_recall_id=self._request_recall(stop), system=self.system, tools=self.tools,
             # The ledger's extraction of the same span (for a summarizer that extracts too) and
             # the check of the facts that leave with it.
             context={"check": check, LINE_TOKENS: counts, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
@@ -138,6 +148,8 @@ class SummaryRun(FlushingRun):
             "summarizer": used,
             **notes,
         }
+        if (prefix := _cache_prefix(c.summarizer)) is not None:
+            detail["cache_prefix"] = prefix
         if failure:
             detail["note"] = failure
         elif chunks is not None:
