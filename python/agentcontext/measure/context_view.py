@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.ledger import LEDGER_MARKER
 from agentcontext.compaction.policy import CompactionPolicy, resolve_policy
@@ -475,6 +476,8 @@ def context_view(
         OptionError: ``conversation`` is not the history the request was compiled over.
         ArgumentTypeError: arguments of the wrong type.
     """
+    _checks.optional_count("context_window", context_window, minimum=1)
+    _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
     pol = _policy(getattr(getattr(request, "compactor", None), "policy", None) or policy)
     notes: list[str] = []
     if isinstance(request, Mapping):
@@ -482,8 +485,6 @@ def context_view(
     history, head, total, source, reserved = _read(request, conversation, system, tools, pol.encoding)
     reserved = max_output_tokens if max_output_tokens is not None else reserved
     window = context_window if context_window is not None else pol.context_window
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-        raise OptionError(f"context_window must be a positive number of tokens, got {window!r}")
     reserved = int(reserved) if reserved is not None else pol.reserved_output
     parts = _parts(head, history, window)
     if sum(p.tokens for p in parts) != total:
