@@ -41,11 +41,17 @@ def _without_held(check: SpanCheck, held: list[dict[str, str]]) -> SpanCheck:
     return dataclasses.replace(check, facts=[p for p in check.facts if not found_in(p, haystack)])
 
 
-def _cache_prefix(summarizer: Any) -> dict[str, Any] | None:
-    """How the summarizer's latest request reused the conversation's cached prefix, when it says
-    (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s ``cache_prefix`` event field)."""
+def _events(summarizer: Any) -> int:
     events = getattr(summarizer, "events", None)
-    if isinstance(events, list) and events and isinstance(events[-1], dict):
+    return len(events) if isinstance(events, list) else 0
+
+
+def _cache_prefix(summarizer: Any, seen: int) -> dict[str, Any] | None:
+    """How the summarizer's latest request reused the conversation's cached prefix, when it says
+    (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s ``cache_prefix`` event field) in an
+    event after the first ``seen``."""
+    events = getattr(summarizer, "events", None)
+    if isinstance(events, list) and len(events) > seen and isinstance(events[-1], dict):
         got = events[-1].get("cache_prefix")
         return dict(got) if isinstance(got, dict) else None
     return None
@@ -118,6 +124,7 @@ class SummaryRun(FlushingRun):
             request.context["held"] = "\n".join(m["content"] for m in held)
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
+        seen = _events(c.summarizer)
         text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
         used = type(c.summarizer).__name__
         if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
@@ -148,7 +155,7 @@ class SummaryRun(FlushingRun):
             "summarizer": used,
             **notes,
         }
-        if (prefix := _cache_prefix(c.summarizer)) is not None:
+        if (prefix := _cache_prefix(c.summarizer, seen)) is not None:
             detail["cache_prefix"] = prefix
         if failure:
             detail["note"] = failure
