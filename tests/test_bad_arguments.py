@@ -269,6 +269,8 @@ CASES: dict[str, tuple[str, Call]] = {
     "CompactionPolicy.for_budget:budget": ("positive", lambda v, _: CompactionPolicy().for_budget(v)),
     "CompactionPolicy.scaled:factor": ("scale", lambda v, _: CompactionPolicy().scaled(v)),
     "Compactor.compact:budget": ("budget", lambda v, _: Compactor().compact(conv(), budget=v)),
+    "context_view:context_window": ("optional_positive", lambda v, _: ac.context_view(conv(), context_window=v)),
+    "context_view:max_output_tokens": ("optional_positive", lambda v, _: ac.context_view(conv(), max_output_tokens=v)),
     "Compactor.compact:scale": ("scale", lambda v, _: Compactor().compact(conv(), scale=v)),
     "Compactor.maybe_compact:scale": ("scale", lambda v, _: Compactor().maybe_compact(conv(), scale=v)),
     "Compactor.recompile:budget": ("budget", lambda v, _: Compactor().recompile(conv(), v)),
@@ -380,7 +382,7 @@ def session_log(text_file: Path) -> ac.SessionLog:
 
 #: Records the library builds and hands back (results, events, requests to a summarizer): their
 #: fields are filled by the library, not passed by a caller, so they are not walked.
-NOT_ARGUMENTS = {"CompactionResult", "StageEvent", "SummaryRequest"}
+NOT_ARGUMENTS = {"CompactionResult", "ContextView", "StageEvent", "SummaryRequest"}
 
 
 def numeric_parameters() -> Iterator[str]:

@@ -56,6 +56,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "agentcontext.sessions.log": ("SessionLog",),
     "agentcontext.compaction.summarize": ("OfflineSummarizer", "Summarizer", "SummaryRequest"),
     "agentcontext.compaction.llm": ("LLMSummarizer",),
+    "agentcontext.measure.context_view": ("ContextView", "context_view"),
 }  # fmt: skip
 
 #: Public name -> (module, attribute), imported on first access.
@@ -177,6 +178,8 @@ if TYPE_CHECKING:
     from agentcontext.errors import UnknownModelError as UnknownModelError
     from agentcontext.integrations import Budget as Budget
     from agentcontext.measure.calibration import Calibration as Calibration
+    from agentcontext.measure.context_view import ContextView as ContextView
+    from agentcontext.measure.context_view import context_view as context_view
     from agentcontext.memory.conversation import conversation_search as conversation_search
     from agentcontext.memory.store import MemoryStore as MemoryStore
     from agentcontext.providers import AnthropicProvider as AnthropicProvider

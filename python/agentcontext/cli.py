@@ -1,7 +1,9 @@
 """The ``agentcontext`` command line.
 
 - ``agentcontext inspect FILE`` prints the token counts of a transcript per role and per tool,
-  exact (``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON.
+  exact (``o200k_base``, ``cl100k_base``) and estimated (the heuristic), as a table or as JSON;
+  ``--by-source`` breaks a request (a request body, or any transcript) down by source with the
+  window around it (:mod:`agentcontext.measure.context_view`).
 - ``agentcontext compact FILE --budget N|P%`` runs the compaction ladder with the offline
   summarizer (no API key) and reports what was kept, cleared and summarized. A transcript that is
   not protocol-valid is repaired first (and the repairs reported), or refused with ``--no-repair``.
@@ -119,6 +121,18 @@ def _add_inspect(sub: Any) -> None:
     )
     _add_input(inspect)
     inspect.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    inspect.add_argument(
+        "--by-source",
+        action="store_true",
+        help="break the request down by source (system prompt, tool definitions, pinned, summary, ledger, history "
+        "by role and tool) with the window around it (reserved output, autocompact buffer, free space); FILE may "
+        "be a request body with its tools and system prompt",
+    )
+    inspect.add_argument("--window", type=int, metavar="N", help="--by-source: the context window (default: the "
+                         "body's model's, else the strategy's)")  # fmt: skip
+    inspect.add_argument("--max-output-tokens", type=int, metavar="N", help="--by-source: the output reserve")
+    inspect.add_argument("--strategy", default="openharness", help="--by-source: the preset whose trigger, margin and "
+                         "window apply (default: openharness)")  # fmt: skip
 
 
 def _add_compact(sub: Any) -> None:
@@ -256,6 +270,32 @@ def inspect_report(
         "messages_by_role": first["messages_by_role"],
         "by_tool": by_tool,
     }
+
+
+def source_view(args: argparse.Namespace) -> Any:
+    """``inspect --by-source``: the :class:`~agentcontext.measure.context_view.ContextView` of FILE,
+    a request body (its system prompt and tool definitions counted too) or any transcript."""
+    from pathlib import Path
+
+    from agentcontext._containment import read_text
+    from agentcontext.measure.context_view import context_view
+
+    for name in ("window", "max_output_tokens"):
+        _checks.optional_count(f"--{name.replace('_', '-')}", getattr(args, name), minimum=1)
+    options: dict[str, Any] = {"policy": args.strategy, "context_window": args.window}
+    options["max_output_tokens"] = args.max_output_tokens
+    if args.format in ("auto", "openai", "anthropic", "responses") and args.session is None:
+        got = read_text(Path(args.file), args.max_bytes)
+        body: Any = None
+        if got.text is not None and got.text.lstrip().startswith("{"):
+            try:
+                body = json.loads(got.text)
+            except (ValueError, RecursionError):
+                body = None
+        if isinstance(body, dict) and ("messages" in body or "input" in body):
+            return context_view(body, **options)
+    conv, _ = load(args.file, args.format, args.session, args.max_bytes)
+    return context_view(conv, **options)
 
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
@@ -486,7 +526,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else None
     args = _build_parser(command).parse_args(argv)
     try:
-        if args.command == "inspect":
+        if args.command == "inspect" and args.by_source:
+            view = source_view(args)
+            print(json.dumps(view.to_dict(), indent=2) if args.json else view.format())
+        elif args.command == "inspect":
             report = inspect_report(args.file, args.format, args.session, args.max_bytes)
             print(json.dumps(report, indent=2) if args.json else format_inspect(report))
         elif args.command == "compact":

@@ -4,7 +4,7 @@ recovery from a prompt-too-long error (:meth:`Compactor.recompile`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
@@ -44,6 +44,15 @@ def _system(system: Any) -> str | None:
     if system is not None and not isinstance(system, str):
         raise ArgumentTypeError(f"system must be a string or None, got {type(system).__name__}")
     return _checks.text("system", system) if system else None
+
+
+def _tools(tools: Any) -> list[dict[str, Any]] | None:
+    """``tools`` (the agent's tool definitions) as a list of dicts, or None; else an error."""
+    if tools is None:
+        return None
+    if isinstance(tools, str | bytes | Mapping) or not all(isinstance(t, Mapping) for t in tools):
+        raise ArgumentTypeError(f"tools must be a list of tool definitions or None, got {type(tools).__name__}")
+    return [dict(t) for t in tools] or None
 
 
 class Compactor:
@@ -108,6 +117,7 @@ class Compactor:
         overhead: int = 0,
         idle_seconds: float | None = None,
         system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> CompactionResult | None:
         """Compact if the conversation is over the trigger, unless an anti-loop guard says no:
         the cooldown has not passed, or the previous compaction did not shrink the context and
@@ -117,7 +127,9 @@ class Compactor:
         :meth:`CompactionPolicy.with_overhead`). A harness may replace the trigger
         (:meth:`~agentcontext.compaction.harness.Harness.over_trigger`). ``idle_seconds``: seconds
         since the previous model call (None: unknown), for the harness's cache TTL. ``system``: the
-        agent's system prompt, sent with the memory flush turn (see :meth:`compact`)."""
+        agent's system prompt, sent with the memory flush turn (see :meth:`compact`); ``system`` and
+        ``tools`` (the agent's tool definitions) also open a summary request that reuses the agent's
+        cached prefix (see :class:`~agentcontext.compaction.llm.LLMSummarizer`)."""
         _conversation(conv)
         _checks.number("scale", scale, low_open=True)
         _checks.count("overhead", overhead)
@@ -139,7 +151,9 @@ class Compactor:
                 return None
             if last.tokens_after >= last.tokens_before and snap.tokens <= last.tokens_after:
                 return None
-        result = self._compact(conv, snap, scale=scale, overhead=overhead, idle_seconds=idle_seconds, system=system)
+        result = self._compact(
+            conv, snap, scale=scale, overhead=overhead, idle_seconds=idle_seconds, system=system, tools=_tools(tools)
+        )
         self.last = result
         self._turns_since = 0
         return result
@@ -157,6 +171,7 @@ class Compactor:
         idle_seconds: float | None = None,
         instructions: str | None = None,
         system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> CompactionResult:
         """Run the ladder on ``conv``. Auto mode (default) stops at the first stage that brings the
         conversation under the target and keeps the cleared conversation when summarizing fails;
@@ -204,7 +219,7 @@ class Compactor:
             _checks.text("instructions", instructions)
         return self._compact(
             conv, snap, manual=manual, budget=budget, scale=scale, overhead=overhead, idle_seconds=idle_seconds,
-            instructions=instructions, system=system,
+            instructions=instructions, system=system, tools=_tools(tools),
         )  # fmt: skip
 
     def _compact(
@@ -219,6 +234,7 @@ class Compactor:
         idle_seconds: float | None = None,
         instructions: str | None = None,
         system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> CompactionResult:
         """The ladder over ``snap``, a consistent copy of ``conv`` taken once (another thread may be
         extending ``conv`` meanwhile): the result's ``original`` is that copy, and a result that
@@ -229,6 +245,7 @@ class Compactor:
         run = LadderRun(self, snap, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
         run.instructions = instructions.strip() or None if instructions else None
         run.system = _system(system)
+        run.tools = tools
         kind: CompactionKind = "manual" if manual else "budget" if budget is not None else "auto"
         with watch_compaction(self.on_event, kind, snap, run.target, p) as watch:
             run.store = watch.store(run.store)
@@ -237,11 +254,18 @@ class Compactor:
                 or run.last_resort()
             )  # fmt: skip
 
-    def recompile(self, conv: Conversation, budget: int | str, *, system: str | None = None) -> CompactionResult:
+    def recompile(
+        self,
+        conv: Conversation,
+        budget: int | str,
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> CompactionResult:
         """The recovery from a provider's prompt-too-long error: the largest protocol-complete
         recent suffix that fits ``budget`` (less room for the summary) is kept raw and everything
         older is summarized (falling back as in auto mode; dropped only if no summary can be
-        made). Never splits a round. ``system``: as for :meth:`compact` (the memory flush).
+        made). Never splits a round. ``system`` and ``tools``: as for :meth:`maybe_compact`.
 
         Raises:
             CompactionError: the last round alone does not fit, or there is nothing older to
@@ -251,6 +275,7 @@ class Compactor:
         budget = parse_budget(budget, snap.tokens)
         run = LadderRun(self, snap, self.policy.for_budget(budget), manual=False, one_shot=False)
         run.system = _system(system)
+        run.tools = _tools(tools)
         with watch_compaction(self.on_event, "recompile", snap, run.target, run.policy) as watch:
             run.store = watch.store(run.store)
             outcome = run.refit() or run.drop_unsummarized()

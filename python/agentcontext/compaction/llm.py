@@ -4,12 +4,13 @@ summary must keep verbatim, which it checks."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcontext import _checks
-from agentcontext._core import Conversation
+from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.summarize import (
     SUMMARY_MARKER,
@@ -19,8 +20,13 @@ from agentcontext.compaction.summarize import (
     previous_summary_of,
     strip_scratchpad,
 )
+from agentcontext.errors import ArgumentTypeError
 
-__all__ = ["DATA_NOTE", "LLMSummarizer", "identifiers_in", "required_identifiers"]
+__all__ = ["DATA_NOTE", "PREFIX_SLACK", "LLMSummarizer", "identifiers_in", "required_identifiers"]
+
+#: The share of the summarizer's window a request sent as the cached prefix leaves unused: the
+#: provider's tokenizer is not ours.
+PREFIX_SLACK = 0.05
 
 #: Appended to the handoff request: what tools returned is data to report, never instructions.
 DATA_NOTE = (
@@ -115,15 +121,29 @@ def _strip_header(text: str) -> str:
 class LLMSummarizer:
     """Summaries written by a model through a provider (see :mod:`agentcontext.providers`).
 
-    The older history is sent as it is (same prefix as the agent's own calls, so a prompt cache
-    is reused) with the handoff request appended as the last user message and tools disabled
-    (``tool_choice`` none; for Anthropic, which needs tool definitions when history holds tool
-    blocks, ``tools`` — pass the agent's own to share its cache — or minimal ones made from the
-    names used). A previous summary is given to be updated, not nested; the scratchpad is stripped;
-    the output is capped at ``max_output_tokens`` (default: twice the summary cap, for the
-    scratchpad).
+    With ``cache_prefix`` (default), the request is the conversation's own cached prefix: the
+    agent's system prompt and tool definitions (:attr:`SummaryRequest.system` and ``tools``, which a
+    :class:`~agentcontext.Session` gives the compactor; else ``tools`` here), then the history as
+    the model saw it — the original messages from the first up to where the summary ends, in the
+    conversation's own format, none cut or cleared by this compaction — byte for byte as the
+    agent's previous request opened, and then the handoff request as the last user message, with
+    no ``tool_choice`` (changing it would void the provider's cache of the messages): the
+    provider's prefix cache serves all but the instruction. The instruction says not to call
+    tools; a reply that calls one anyway is asked for once more with tools disabled. When that
+    request does not fit the summarizer's window (90% of it, with the output), or the request is
+    a part of a staged history, a merge, a reshaped or split span, the older history alone is sent
+    as before (cut and cleared as the ladder left it, tools disabled) and the event's
+    ``cache_prefix`` says why; the summarize stage event carries it too.
 
-    Tool results are data: the request says so (:data:`DATA_NOTE`), and what a tool result tells the
+    Otherwise the older history is sent with the handoff request appended as the last user message
+    and tools disabled (``tool_choice`` none; for Anthropic, which needs tool definitions when
+    history holds tool blocks, ``tools`` or minimal ones made from the names used). A previous
+    summary is updated, not nested; the scratchpad is stripped; the output is capped at
+    ``max_output_tokens`` (default: twice the summary cap, for the scratchpad).
+
+    Tool results are data: they reach the model only inside the tool-result blocks their protocol
+    delimits (the cached prefix is the conversation as the model saw it, never re-cast as
+    instructions), the request says so (:data:`DATA_NOTE`), and what a tool result tells the
     model to do cannot remove a fact the check demands. With a previous summary to update, only the
     messages after the one that carries it are sent, with the summary in the request.
 
@@ -149,14 +169,20 @@ class LLMSummarizer:
         fallback: Summarizer | None = None,
         max_output_tokens: int | None = None,
         use_fallback: bool = True,
+        cache_prefix: bool = True,
     ) -> None:
         self.provider = provider
         self.tools = list(tools) if tools is not None else None
+        if not isinstance(cache_prefix, bool):
+            raise ArgumentTypeError(f"cache_prefix must be True or False, got {type(cache_prefix).__name__}")
+        self.cache_prefix = cache_prefix
         self.retry_missing = retry_missing
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
         self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
         #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,
-        #: ``llm-retry``, ``fallback``), usage.
+        #: ``llm-retry``, ``fallback``), usage, ``cache_prefix`` (whether the last request was sent as
+        #: the conversation's cached prefix, its messages and tokens, or why not) and
+        #: ``tool_call_retries`` (replies that called a tool, asked again with tools disabled).
         self.events: list[dict[str, Any]] = []
 
     @property
@@ -225,11 +251,16 @@ class LLMSummarizer:
             return None
         return SpanCheck.of(request.original or request.source, request.start, request.stop)
 
-    def _ask(self, request: SummaryRequest, event: dict[str, Any], feedback: tuple[str, list[str]] | None) -> str:
-        older = _since_previous(request)
-        fmt = self.provider.format
+    def _prompt(self, request: SummaryRequest, *, in_history: bool) -> str:
+        """The handoff request; ``in_history``: the previous summary is in the messages sent (the
+        cached prefix), so it is named there rather than repeated."""
         prompt = request.prompt + (DATA_NOTE if not request.context.get("merge") else "")
-        if request.previous_summary:
+        if request.previous_summary and in_history:
+            prompt += (
+                "\n\nThe conversation above holds a previous summary (the user message that opens with "
+                f'"{SUMMARY_MARKER}"): update it with what happened since; do not nest it.'
+            )
+        elif request.previous_summary:
             prompt += (
                 "\n\nThe previous summary, to update (do not nest it):\n<previous_summary>\n"
                 f"{previous_summary_of(request.previous_summary)}\n</previous_summary>"
@@ -248,8 +279,80 @@ class LLMSummarizer:
             )
         if request.instructions:
             prompt += f"\n\nAdditional instructions from the user for this summary:\n{request.instructions}"
-        prompt += f"\n\nKeep the summary under {request.max_tokens:,} tokens."
-        extra: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        return prompt + f"\n\nKeep the summary under {request.max_tokens:,} tokens."
+
+    def _max_output(self, request: SummaryRequest) -> int:
+        return self.max_output_tokens or max(1_024, 2 * request.max_tokens)
+
+    def _not_prefixed(self, request: SummaryRequest) -> str | None:
+        """Why ``request`` is not sent as the conversation's cached prefix (None: it is)."""
+        ctx, original = request.context, request.original
+        if not self.cache_prefix:
+            return "cache_prefix is off"
+        if ctx.get("parts") or ctx.get("merge"):
+            return "the older history does not fit the summarizer's window: it is written in parts and a merge"
+        check = ctx.get("check")
+        reshaped = isinstance(check, SpanCheck) and check.span != (request.start, request.stop)
+        if original is None or request.start != original.preamble or ctx.get("split_turn") or reshaped:
+            return "the request is not the history from its start (a reshaped or split span)"
+        return None
+
+    def _prefixed(
+        self, request: SummaryRequest, extra: list[dict[str, Any]], event: dict[str, Any]
+    ) -> tuple[Conversation, str | None, list[dict[str, Any]] | None, int] | None:
+        """The request as the conversation's own cached prefix — the original messages up to the
+        summary's stop, in their own format, after the agent's system prompt and tools — with
+        ``extra`` (the handoff request, a retry's feedback) after it; None, with the reason in
+        ``event["cache_prefix"]``, when it is not sent so (see the class docs)."""
+        why = self._not_prefixed(request)
+        original = request.original
+        if why is not None or original is None:
+            event["cache_prefix"] = {"cached": False, "reason": why}
+            return None
+        head = original.slice(0, request.stop)
+        tools = request.tools if request.tools is not None else self.tools
+        if tools is None and self.provider.format == "anthropic" and head.tool_calls:
+            event["cache_prefix"] = {
+                "cached": False,
+                "reason": "the agent's tool definitions are not known (Anthropic needs them beside tool blocks): "
+                "pass tools to the compactor or the summarizer",
+            }
+            return None
+        outside = (request.system or "") + (json.dumps(tools) if tools else "")
+        prefix = head.tokens + (count_tokens(outside, encoding=original.encoding) if outside else 0)
+        extra_tokens = count_tokens("".join(str(m["content"]) for m in extra), encoding=original.encoding)
+        max_out = self._prefix_output(request, prefix + extra_tokens)
+        if max_out is None:
+            window = self.context_window
+            event["cache_prefix"] = {
+                "cached": False,
+                "reason": f"the conversation as the model saw it ({prefix:,} tokens with its system prompt and tools) "
+                f"and the instruction leave too little of the summarizer's window ({window:,} tokens, less "
+                f"{PREFIX_SLACK:.0%} slack) for the summary: the older history alone is sent, as cut and cleared",
+            }
+            return None
+        fmt = original.format
+        if fmt == "anthropic":
+            head.extend(convert(extra, to="anthropic", source="jsonl").get("messages", []))
+        else:
+            head.extend(extra if fmt == "jsonl" else convert(extra, to=fmt, source="jsonl"))
+        event["cache_prefix"] = {
+            "cached": True, "prefix_messages": request.stop, "prefix_tokens": prefix, "max_output_tokens": max_out
+        }  # fmt: skip
+        return head, request.system, [dict(t) for t in tools] if tools else None, max_out
+
+    def _prefix_output(self, request: SummaryRequest, tokens: int) -> int | None:
+        """The output cap of a request of ``tokens`` sent as the cached prefix: the usual cap, or
+        less when the window leaves less (never below the summary's cap plus 1,024 for the
+        scratchpad); None when even that does not fit (or a cap that was set does not)."""
+        room = int(self.context_window * (1 - PREFIX_SLACK)) - tokens
+        if self.max_output_tokens is not None:
+            return self.max_output_tokens if self.max_output_tokens <= room else None
+        least = request.max_tokens + 1_024
+        return min(self._max_output(request), room) if room >= least else None
+
+    def _ask(self, request: SummaryRequest, event: dict[str, Any], feedback: tuple[str, list[str]] | None) -> str:
+        extra: list[dict[str, Any]] = []
         if feedback is not None:
             previous, missing = feedback
             extra += [
@@ -262,22 +365,54 @@ class LLMSummarizer:
                     + "\nWrite the complete summary again, in <summary> tags, including each of them exactly.",
                 },
             ]
+        handoff = [{"role": "user", "content": self._prompt(request, in_history=True)}]
+        shaped = self._prefixed(request, handoff + extra, event)
+        event["attempts"] += 1
+        if shaped is not None:
+            conv, system, tools, max_out = shaped
+            completion = self.provider.complete(conv, max_output_tokens=max_out, system=system, tools=tools)
+            event["usage"].append(dataclasses.asdict(completion.usage))
+            if completion.text.strip() or not completion.tool_calls:
+                return _strip_header(strip_scratchpad(completion.text))
+            # It called a tool: once more with tools disabled (a cache miss, but a summary).
+            event["tool_call_retries"] = event.get("tool_call_retries", 0) + 1
+            choice: Any = {"type": "none"} if self.provider.format == "anthropic" else "none"
+            if tools is None and self.provider.format == "anthropic":
+                tools = _minimal_tools(request.older)
+            completion = self.provider.complete(
+                conv, max_output_tokens=max_out, system=system, tools=tools, tool_choice=choice if tools else None
+            )
+            event["usage"].append(dataclasses.asdict(completion.usage))
+            return _strip_header(strip_scratchpad(completion.text))
+        return self._ask_older(
+            request, event, [{"role": "user", "content": self._prompt(request, in_history=False)}, *extra]
+        )
+
+    def _ask_older(self, request: SummaryRequest, event: dict[str, Any], extra: list[dict[str, Any]]) -> str:
+        """The request without the cached prefix: the older history (as the ladder left it) and
+        ``extra``, tools disabled."""
+        older = _since_previous(request)
+        fmt = self.provider.format
         # The library's own format carries every block of every provider; the provider converts.
         conv = Conversation([*older.to_jsonl(), *extra], format="jsonl", encoding=older.encoding)
         tools: list[dict[str, Any]] | None = None
         tool_choice: Any = None
-        names = sorted(older.tokens_by_tool())
-        if fmt == "anthropic" and (self.tools or names):
-            tools = [dict(t) for t in self.tools] if self.tools else [
-                {"name": n, "description": "Disabled while summarizing.", "input_schema": {"type": "object"}}
-                for n in names
-            ]  # fmt: skip
+        if fmt == "anthropic" and (self.tools or older.tokens_by_tool()):
+            tools = [dict(t) for t in self.tools] if self.tools else _minimal_tools(older)
             tool_choice = {"type": "none"}
         elif self.tools:
             tools = [dict(t) for t in self.tools]
             tool_choice = "none"
-        max_out = self.max_output_tokens or max(1_024, 2 * request.max_tokens)
-        event["attempts"] += 1
-        completion = self.provider.complete(conv, max_output_tokens=max_out, tools=tools, tool_choice=tool_choice)
+        completion = self.provider.complete(
+            conv, max_output_tokens=self._max_output(request), tools=tools, tool_choice=tool_choice
+        )
         event["usage"].append(dataclasses.asdict(completion.usage))
         return _strip_header(strip_scratchpad(completion.text))
+
+
+def _minimal_tools(history: Conversation) -> list[dict[str, Any]]:
+    """Tool definitions Anthropic accepts for a history that holds tool blocks: one per name used."""
+    return [
+        {"name": n, "description": "Disabled while summarizing.", "input_schema": {"type": "object"}}
+        for n in sorted(history.tokens_by_tool())
+    ]

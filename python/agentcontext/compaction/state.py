@@ -116,6 +116,8 @@ class LadderState:
         self.flushed_upto = conv.preamble
         #: The agent's system prompt, sent with the memory flush turn.
         self.system: str | None = None
+        #: The agent's tool definitions, sent with a summary request that reuses the agent's cached prefix.
+        self.tools: list[dict[str, Any]] | None = None
         #: refit found no recent suffix that leaves its usual room for the summary.
         self.roomless = False
         #: Why the last rung that gave up did (for recompile's error).

@@ -41,6 +41,22 @@ def _without_held(check: SpanCheck, held: list[dict[str, str]]) -> SpanCheck:
     return dataclasses.replace(check, facts=[p for p in check.facts if not found_in(p, haystack)])
 
 
+def _events(summarizer: Any) -> int:
+    events = getattr(summarizer, "events", None)
+    return len(events) if isinstance(events, list) else 0
+
+
+def _cache_prefix(summarizer: Any, seen: int) -> dict[str, Any] | None:
+    """How the summarizer's latest request reused the conversation's cached prefix, when it says
+    (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s ``cache_prefix`` event field) in an
+    event after the first ``seen``."""
+    events = getattr(summarizer, "events", None)
+    if isinstance(events, list) and len(events) > seen and isinstance(events[-1], dict):
+        got = events[-1].get("cache_prefix")
+        return dict(got) if isinstance(got, dict) else None
+    return None
+
+
 class SummaryRun(FlushingRun):
     """The ladder's state with its summary operations, the public ones called by harness hooks
     too (:meth:`write_summary`, :meth:`summary_room`, :meth:`summary_tokens`,
@@ -98,7 +114,7 @@ class SummaryRun(FlushingRun):
         request = SummaryRequest(
             work, self.preamble, stop, previous, max_tokens, encoding=p.encoding, original=self.original,
             instructions=self.instructions, request_room=self._request_room(stop),
-            request_recall_id=self._request_recall(stop),
+            request_recall_id=self._request_recall(stop), system=self.system, tools=self.tools,
             # The ledger's extraction of the same span (for a summarizer that extracts too) and
             # the check of the facts that leave with it.
             context={"check": check, LINE_TOKENS: counts, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
@@ -108,6 +124,7 @@ class SummaryRun(FlushingRun):
             request.context["held"] = "\n".join(m["content"] for m in held)
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
+        seen = _events(c.summarizer)
         text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
         used = type(c.summarizer).__name__
         if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
@@ -138,6 +155,8 @@ class SummaryRun(FlushingRun):
             "summarizer": used,
             **notes,
         }
+        if (prefix := _cache_prefix(c.summarizer, seen)) is not None:
+            detail["cache_prefix"] = prefix
         if failure:
             detail["note"] = failure
         elif chunks is not None:

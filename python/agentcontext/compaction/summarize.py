@@ -63,6 +63,10 @@ class SummaryRequest:
     #: Where the latest request's original text is stored, for the marker of a request cut to
     #: head + tail (None: the marker says the original is not stored).
     request_recall_id: str | None = None
+    #: The agent's system prompt and tools as its requests carry them (None: not known), for a
+    #: summarizer that sends the agent's own cached prefix (:class:`~agentcontext.LLMSummarizer`).
+    system: str | None = None
+    tools: list[dict[str, Any]] | None = None
 
     @cached_property
     def older(self) -> Conversation:

@@ -143,6 +143,7 @@ def call(session: Session) -> Completion:
         overhead=overhead(session, scale),
         idle_seconds=idle,
         system=system_and_tools(session)[0],
+        tools=system_and_tools(session)[1],
     )
     if result is not None and result.compacted and result.conversation is not result.original:
         replace_conversation(session, result)
@@ -232,7 +233,9 @@ def ensure_fits(session: Session) -> None:
             limit=window,
         )
     try:
-        result = session.compactor.recompile(session.conversation, budget, system=system_and_tools(session)[0])
+        result = session.compactor.recompile(
+            session.conversation, budget, system=system_and_tools(session)[0], tools=system_and_tools(session)[1]
+        )
     except CompactionError as exc:
         raise ContextOverflowError(
             f"{what}: the history cannot be recompiled to {budget:,} tokens: {exc}",
@@ -294,7 +297,9 @@ def recover(session: Session, error: ContextOverflowError) -> None:
             f"{error}; the window leaves no room for history", provider=error.provider, recovered=True
         ) from error
     try:
-        result = session.compactor.recompile(conv, budget, system=system_and_tools(session)[0])
+        result = session.compactor.recompile(
+            conv, budget, system=system_and_tools(session)[0], tools=system_and_tools(session)[1]
+        )
     except CompactionError as exc:
         raise error.recovered_with(f"; cannot recompile: {exc}") from error
     replace_conversation(session, result)
