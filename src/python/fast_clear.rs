@@ -9,7 +9,8 @@
 //! by the identity of the strings it is made from (the tool name, the call's arguments and id, all
 //! held by the memo so that no other string can take their address) and the result's tokens (the
 //! only thing of the result a placeholder reads). A hit skips describing the call, counting and
-//! writing the placeholder and making its Python string.
+//! writing the placeholder and making its Python string. So is what clearing does to a call's
+//! arguments, by the same strings.
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
@@ -46,11 +47,52 @@ struct Made {
     after: usize,
 }
 
+/// What clearing does to a call's arguments: the placeholder (the new `arguments` text) and the
+/// tokens it frees, or `None` when they stay (already a placeholder, or not made smaller).
+type InputPlan = Option<(Py<PyString>, usize)>;
+
 #[derive(Default)]
 struct Memo {
     made: FastMap<Key, Made>,
+    /// Each call's [`InputPlan`] (`Key::before` 0), with the strings of its key.
+    inputs: FastMap<Key, ([Py<PyString>; 3], InputPlan)>,
     /// Bytes of the arguments texts held.
     bytes: usize,
+}
+
+impl Memo {
+    /// Room for an entry holding `size` bytes of arguments: past the bounds, the memo starts again.
+    fn room(&mut self, size: usize) {
+        if self.made.len() + self.inputs.len() >= MEMO_ENTRIES || self.bytes + size > MEMO_BYTES {
+            *self = Memo::default();
+        }
+        self.bytes += size;
+    }
+}
+
+/// What clearing does to the arguments `args` of call `id` to `name` (as
+/// `compact::clear::inputs` plans it): the new arguments text and the tokens freed.
+fn input_plan(id: &str, name: &str, args: &str, enc: Encoding, options: &ClearOptions) -> Option<(String, usize)> {
+    let input = ToolInput::Raw(args.to_owned());
+    if is_cleared_input(&input) {
+        return None;
+    }
+    let block = |input| {
+        Block::new(Body::ToolUse {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input,
+        })
+    };
+    let original = block(input);
+    let was = tokens::count_block(enc, &original);
+    let Body::ToolUse { input, .. } = &original.body else {
+        return None;
+    };
+    let new = input_placeholder(name, input, was, recall_id(options, id));
+    let arguments = new.to_arguments();
+    let now = tokens::count_block(enc, &block(new));
+    (now < was).then_some((arguments, was - now))
 }
 
 /// Past this many placeholders, or arguments of this many bytes held, the memo starts again.
@@ -68,7 +110,7 @@ pub(crate) fn forget() {
 /// its calls (by position in `tool_calls`).
 pub(super) enum Change<'py> {
     Result(Bound<'py, PyString>),
-    Inputs(Vec<(usize, String)>),
+    Inputs(Vec<(usize, Bound<'py, PyString>)>),
 }
 
 /// The clearing options of the fast path.
@@ -155,11 +197,7 @@ impl Cut {
                     continue;
                 };
                 let text = PyString::new(sk.py(), &p.into_text(&placeholders, c.tokens_before, &c.tool_use_id));
-                let size = args.len().unwrap_or(0);
-                if memo.made.len() >= MEMO_ENTRIES || memo.bytes + size > MEMO_BYTES {
-                    *memo = Memo::default();
-                }
-                memo.bytes += size;
+                memo.room(args.len().unwrap_or(0));
                 let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
                 let made = Made {
                     _held: held,
@@ -188,37 +226,39 @@ impl Cut {
         tokens: &mut [usize],
         changes: &mut [Option<Change<'py>>],
     ) -> Option<usize> {
-        let enc = self.enc;
+        let py = sk.py();
+        let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = guard.get_or_insert_with(Memo::default);
         let mut freed = 0;
         for &(ci, _) in candidates {
             let c = &pairing.calls[ci];
-            let (_, args, _) = sk.call_strings(ci);
-            let input = ToolInput::Raw(args.to_str().ok()?.to_owned());
-            if is_cleared_input(&input) {
-                continue;
-            }
-            let block = |input| {
-                Block::new(Body::ToolUse {
-                    id: c.id.to_owned(),
-                    name: c.name.to_owned(),
-                    input,
-                })
+            let (name, args, id) = sk.call_strings(ci);
+            let key = Key {
+                enc: self.enc,
+                name: name.as_ptr() as usize,
+                args: args.as_ptr() as usize,
+                id: id.as_ptr() as usize,
+                before: 0,
             };
-            let original = block(input);
-            let was = tokens::count_block(enc, &original);
-            let Body::ToolUse { input, .. } = &original.body else {
+            let plan = if let Some((_, plan)) = memo.inputs.get(&key) {
+                plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved))
+            } else {
+                let plan = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, options)
+                    .map(|(text, saved)| (PyString::new(py, &text).unbind(), saved));
+                memo.room(args.len().unwrap_or(0));
+                let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
+                let kept = plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved));
+                memo.inputs.insert(key, (held, kept));
+                plan
+            };
+            let Some((arguments, saved)) = plan else {
                 continue;
             };
-            let new = input_placeholder(c.name, input, was, recall_id(options, c.id));
-            let arguments = new.to_arguments();
-            let now = tokens::count_block(enc, &block(new));
-            if now >= was {
-                continue;
-            }
-            freed += was - now;
-            tokens[c.at.0] -= was - now;
+            freed += saved;
+            tokens[c.at.0] -= saved;
             // A call's block follows its message's content: call k of `tool_calls` is block k + 1.
             let k = c.at.1 - 1;
+            let arguments = arguments.into_bound(py);
             match &mut changes[c.at.0] {
                 Some(Change::Inputs(calls)) => calls.push((k, arguments)),
                 slot => *slot = Some(Change::Inputs(vec![(k, arguments)])),
@@ -232,7 +272,7 @@ impl Cut {
 /// `calls` replaced (each changed call and its `function` copied; the others are the caller's).
 pub(super) fn with_inputs<'py>(
     d: &Bound<'py, PyDict>,
-    calls: &[(usize, String)],
+    calls: &[(usize, Bound<'py, PyString>)],
     native: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = d.py();

@@ -131,3 +131,25 @@ def test_switches_must_be_true_or_false(name: str, value: object) -> None:
     messages = [{"role": "user", "content": "hi"}]
     with pytest.raises(ArgumentTypeError, match=rf"^{name} must be True or False, got "):
         ac.trim_messages(messages, 100, **{name: value})  # type: ignore[arg-type]
+
+
+def test_cleared_arguments_kept_across_calls_follow_the_arguments() -> None:
+    session = writes_session()
+    budget = ac.Conversation(session, encoding="approximate").tokens // 3
+    kwargs: dict[str, Any] = {"encoding": "approximate", "clear_tool_inputs": True}
+    first = ac.trim_messages(session, budget, **kwargs)
+    assert ac.trim_messages(session, budget, **kwargs) == first
+    changed = json.loads(json.dumps(session))
+    for m in changed:
+        for c in m.get("tool_calls") or []:
+            args = json.loads(c["function"]["arguments"])
+            c["function"]["arguments"] = json.dumps({**args, "path": "moved/" + args["path"]})
+    fast = ac.trim_messages(changed, budget, **kwargs)
+    assert fast == ac.trim_messages(tuple(changed), budget, **kwargs)  # type: ignore[arg-type]
+    texts = [
+        json.loads(c["function"]["arguments"])["cleared"]
+        for m in fast
+        for c in (m.get("tool_calls") or [])
+        if '"cleared"' in c["function"]["arguments"]
+    ]
+    assert texts and all("path=moved/" in t for t in texts)
