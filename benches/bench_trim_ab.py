@@ -9,7 +9,8 @@ first build. Give the same path twice under two labels to see the noise floor of
     python benches/bench_trim_ab.py before=/work/wt/before/python after=python again=python
 
 Workloads (clearing on, budget a quarter of the tokens, encodings ``approximate`` and
-``o200k_base``): ``trim_messages`` on a list of OpenAI Chat dicts (the whole-list fast path) and
+``o200k_base``): ``trim_messages`` on a list of OpenAI Chat dicts (the whole-list fast path, also
+with ``clear_tool_inputs``) and
 on the same conversation as OpenAI Responses items (the general path, which parses the list), and ``Conversation.clear_tool_results``; over a real
 transcript (the pi-mono large session, as Chat dicts) and a synthetic tool-heavy session.
 """
@@ -58,6 +59,9 @@ def workloads(synthetic: int) -> dict[str, Any]:
             budget = conv.tokens // 4
             responses = conv.to_format("responses")
             calls[f"{name} {enc} trim chat (fast)"] = lambda c=chat, b=budget, e=enc: ac.trim_messages(c, b, encoding=e)
+            calls[f"{name} {enc} trim chat inputs (fast)"] = lambda c=chat, b=budget, e=enc: ac.trim_messages(
+                c, b, encoding=e, clear_tool_inputs=True
+            )
             calls[f"{name} {enc} trim responses (parsed)"] = lambda r=responses, b=budget, e=enc: ac.trim_messages(
                 r, b, format="responses", encoding=e
             )

@@ -764,19 +764,20 @@ def trim_messages(
     ``format="anthropic"`` or ``system=`` given, the request fields ``{"system", "messages"}``;
     otherwise a list (an Anthropic list found by ``"auto"`` comes back a list too, a system prompt
     first with role ``"system"``, as :meth:`Conversation.to_format` writes it). The messages the library did not change are the caller's own objects (new dicts only
-    for cleared results and a cut request) when the list is OpenAI Chat or native dicts with
+    for cleared results, cleared arguments and a cut request) when the list is OpenAI Chat or native dicts with
     string or null contents, no ``system=`` is given, every tool call is answered in the tool
     messages right after it (a reused call id is fine), and no result is orphan or duplicate and
     no message empty; any other input comes back converted, as new objects.
     ``clear_tool_inputs=True`` also replaces the arguments of old calls (outside the last
     ``recent_tools`` calls and ``recent_messages`` messages) by
     ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; original under call
-    id <id>]"}``, whether or not their results are cleared (the list is then converted).
+    id <id>]"}``, whether or not their results are cleared.
 
     Raises:
         BudgetError: the system messages, the request (cut to its least) and the last indivisible
             round after it do not fit together (``needed`` says how much would).
         OptionError: a negative count, or one over the 64-bit range.
+        ArgumentTypeError: ``clear`` or ``clear_tool_inputs`` is not True or False.
     """
 
 @final

@@ -121,6 +121,20 @@ extractors!(optional_count -> Option<usize>, |obj, name| if obj.is_none() {
     stop, offset, lines, token_gate, byte_gate, capacity, char_offset, request);
 extractors!(fraction -> f64, |obj, name| super::share(obj, name); head_share);
 
+/// A switch: `True` or `False` only (pyo3's `bool` conversion raises a bare `TypeError` that
+/// names no argument; a truthy string or 1 is refused, not guessed, as `_checks.flag` does).
+pub(crate) fn switch(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    match obj.cast::<PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(ArgumentTypeError::new_err(format!(
+            "{name} must be True or False, got {}",
+            typed(obj)
+        ))),
+    }
+}
+
+extractors!(flag -> bool, |obj, name| super::switch(obj, name); clear, clear_tool_inputs);
+
 /// `per_tool`: tool name → a non-negative limit, each value checked as `per_tool['name']`.
 pub(crate) fn per_tool(obj: &Bound<'_, PyAny>) -> PyResult<Option<std::collections::HashMap<String, usize>>> {
     if obj.is_none() {

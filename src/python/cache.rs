@@ -17,10 +17,12 @@ pub fn token_cache_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// Empty the memo; `capacity` (entries, 0 turns memoizing off) replaces the current one.
+/// Empty the memo (and the fast path's memo of placeholders, which holds strings); `capacity`
+/// (entries, 0 turns memoizing off) replaces the current one.
 #[pyfunction]
 #[pyo3(signature = (*, capacity = None))]
 pub fn token_cache_clear(#[pyo3(from_py_with = super::args::optional_count::capacity)] capacity: Option<usize>) {
     let cache = crate::tokens::cache::global();
     cache.reset(capacity.unwrap_or_else(|| cache.stats().capacity));
+    super::fast_clear::forget();
 }

@@ -4,11 +4,10 @@
 //! converts the list: it reads only roles, call ids, tool names and string lengths from the
 //! Python objects into a skeleton, runs the same pairing, protection and suffix selection as the
 //! general path on it, and returns a list of the caller's own message objects (new dicts only for
-//! cleared results). Anything else falls back to the general path, which also reports errors.
+//! cleared results and arguments, `fast_clear`). Anything else falls back to the general path,
+//! which also reports errors.
 
-use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::BTreeSet;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -18,16 +17,13 @@ use crate::compact::request::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{
-        CallInput, ClearOptions, ClearSource, Placeholder, Placeholders, each_result, is_placeholder_text,
-        worth_clearing,
-    },
+    clear::{CallInput, ClearSource, is_placeholder_text},
     validate::Checked,
 };
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
-use crate::compact::Protection;
+use super::fast_clear::{Change, Cut, with_inputs};
 
 /// The texts whose counts the skeleton needs, counted together with the GIL released (through
 /// the count memo: a list that grew by one message costs one count); `Approximate` needs only a
@@ -75,11 +71,11 @@ impl<'py> Pending<'py> {
 }
 
 /// What the selection needs of one message.
-struct Skel {
+pub(super) struct Skel {
     role: Role,
-    tokens: usize,
+    pub(super) tokens: usize,
     /// Tokens of its tool result (tool messages).
-    result_tokens: usize,
+    pub(super) result_tokens: usize,
     /// Tokens of its string content.
     text_tokens: usize,
     /// No content and no tool calls. (A string of whitespace is read as text, not looked into:
@@ -92,7 +88,7 @@ struct Skel {
     result_id: Option<usize>,
     /// For a tool message: its content is a placeholder of an earlier clearing (looked at while
     /// the message is read, its string still in the cache).
-    placeholder: bool,
+    pub(super) placeholder: bool,
 }
 
 impl Shape for [Skel] {
@@ -166,14 +162,34 @@ struct Tool {
     call: Option<(usize, usize)>,
 }
 
-struct Skeleton<'py> {
-    messages: Vec<Skel>,
+pub(super) struct Skeleton<'py> {
+    py: Python<'py>,
+    pub(super) messages: Vec<Skel>,
     objects: Vec<Bound<'py, PyDict>>,
     tools: Vec<Tool>,
     /// Call ids and tool names.
     ids: Vec<Bound<'py, PyString>>,
-    /// Arguments texts, read only for the calls whose results are cleared.
+    /// Arguments texts, read only for the calls whose results are cleared; one per call, in
+    /// call order.
     args: Vec<Bound<'py, PyString>>,
+    /// Each call's place in `tools`, in call order.
+    calls: Vec<usize>,
+}
+
+impl<'py> Skeleton<'py> {
+    pub(super) fn py(&self) -> Python<'py> {
+        self.py
+    }
+
+    /// The tool name, arguments and id of call `call` (in call order: the pairing's).
+    pub(super) fn call_strings(
+        &self,
+        call: usize,
+    ) -> (&Bound<'py, PyString>, &Bound<'py, PyString>, &Bound<'py, PyString>) {
+        let t = &self.tools[self.calls[call]];
+        let (name, args) = t.call.unwrap_or((t.id, 0));
+        (&self.ids[name], &self.args[args], &self.ids[t.id])
+    }
 }
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
@@ -187,11 +203,13 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     );
     let n = list.len();
     let mut sk = Skeleton {
+        py,
         messages: Vec::with_capacity(n),
         objects: Vec::with_capacity(n),
         tools: Vec::with_capacity(n),
         ids: Vec::with_capacity(n + n / 2),
         args: Vec::with_capacity(n / 2),
+        calls: Vec::with_capacity(n / 2),
     };
     let mut pending = Pending {
         enc,
@@ -287,6 +305,7 @@ fn read_calls<'py>(
         let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
         m.tokens += TOOL_BLOCK_OVERHEAD + pending.add(&name, mi, false)? + pending.add(&args, mi, false)?;
         m.empty = false;
+        sk.calls.push(sk.tools.len());
         sk.tools.push(Tool {
             at: (mi, k + 1),
             id: sk.ids.len(),
@@ -311,10 +330,24 @@ fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
 
 /// The skeleton as the core's clearing plan reads it (`compact::clear::plan`): results and
 /// arguments texts are read only for the calls the plan looks at.
-struct Source<'a, 'py> {
+pub(super) struct Source<'a, 'py> {
     sk: &'a Skeleton<'py>,
     /// Set when an arguments text cannot be read (the general path then reports it).
     unreadable: Cell<bool>,
+}
+
+impl<'a, 'py> Source<'a, 'py> {
+    pub(super) fn new(sk: &'a Skeleton<'py>) -> Self {
+        Source {
+            sk,
+            unreadable: Cell::new(false),
+        }
+    }
+
+    /// Whether an arguments text could not be read.
+    pub(super) fn unreadable(&self) -> bool {
+        self.unreadable.get()
+    }
 }
 
 impl<'a> ClearSource<'a> for Source<'a, '_> {
@@ -336,87 +369,15 @@ impl<'a> ClearSource<'a> for Source<'a, '_> {
     }
 }
 
-/// A cleared result's placeholder, the result's tokens and its recall id.
-type ClearedResult<'a> = (Placeholder, usize, Cow<'a, str>);
-
-/// The clearing options of the fast path.
-struct Cut {
-    protection: Protection,
-    clear_at_least: usize,
-    enc: Encoding,
-}
-
-impl Cut {
-    /// Clear old results as the core's plan says, into `tokens`; by message, each cleared
-    /// result (its text is written only for the messages that are returned). `None` when an
-    /// arguments text cannot be read (the general path then reports it).
-    fn clear<'a>(
-        &self,
-        sk: &'a Skeleton<'_>,
-        pairing: &Pairing<'a>,
-        placeholders: &mut Placeholders<'a>,
-        tokens: &mut [usize],
-    ) -> Option<Vec<Option<ClearedResult<'a>>>> {
-        let n = sk.messages.len();
-        let (recent_messages, recent_tools) = (self.protection.recent_messages, self.protection.recent_tools);
-        let protected = compact::select::protected_n(n, pairing, recent_messages, recent_tools, &BTreeSet::new());
-        let options = ClearOptions {
-            clear_at_least: self.clear_at_least,
-            // Every placeholder is counted: the counts of the kept messages are the plan's.
-            count_placeholders: true,
-            ..ClearOptions::default()
-        };
-        let source = Source {
-            sk,
-            unreadable: Cell::new(false),
-        };
-        // Each planned result goes straight into `tokens` and `cleared` (no list of them is
-        // built: this runs on every call of a framework that passes the whole list), and is
-        // taken back when the plan frees less than `clear_at_least`.
-        let mut cleared = vec![None; n];
-        let freed = each_result(
-            &source,
-            n,
-            pairing,
-            &protected,
-            self.enc,
-            &options,
-            placeholders,
-            |(c, at, p)| {
-                tokens[at.0] -= c.tokens_before - c.tokens_after;
-                let id = if options.recall_ids {
-                    c.tool_use_id
-                } else {
-                    Cow::Borrowed("")
-                };
-                cleared[at.0] = Some((p, c.tokens_before, id));
-            },
-        );
-        if source.unreadable.get() {
-            return None;
-        }
-        if !worth_clearing(freed, &options) {
-            for (i, c) in cleared.iter_mut().enumerate() {
-                if c.take().is_some() {
-                    tokens[i] = sk.messages[i].tokens;
-                }
-            }
-        }
-        Some(cleared)
-    }
-}
-
-/// `trim_messages` over the skeleton; `None` means "use the general path".
-#[allow(clippy::too_many_arguments)]
+/// `trim_messages` over the skeleton, clearing as `clear` says (none when `None`); `None` means
+/// "use the general path".
 pub(crate) fn trim<'py>(
     list: &Bound<'py, PyList>,
     format: Format,
     enc: Encoding,
     max_tokens: usize,
-    clear: bool,
-    protection: Protection,
-    clear_at_least: usize,
     reserve: usize,
+    clear: Option<Cut>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let native = match format {
         Format::OpenAiChat => false,
@@ -445,33 +406,26 @@ pub(crate) fn trim<'py>(
         return Ok(Some(PyList::new(py, &sk.objects)?));
     }
     let mut tokens = original;
-    let mut placeholders = Placeholders::default();
-    let cleared = if clear {
-        let cut = Cut {
-            protection,
-            clear_at_least,
-            enc,
-        };
-        let Some(cleared) = cut.clear(&sk, &pairing, &mut placeholders, &mut tokens) else {
-            return Ok(None);
-        };
-        cleared
-    } else {
-        vec![None; sk.messages.len()]
-    };
-    let mut text = String::new();
-    let mut render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
-        let d = &sk.objects[i];
-        match &cleared[i] {
-            None => Ok(d.clone().into_any()),
-            Some((p, before, id)) => {
-                text.clear();
-                p.write(&placeholders, *before, id, &mut text);
-                let copy = d.copy()?;
-                copy.set_item(intern!(py, "content"), text.as_str())?;
-                Ok(copy.into_any())
-            }
+    let changes = match clear {
+        Some(cut) => {
+            let Some(changes) = cut.clear(&sk, &pairing, &mut tokens) else {
+                return Ok(None);
+            };
+            changes
         }
+        None => (0..sk.messages.len()).map(|_| None).collect(),
+    };
+    let render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
+        let d = &sk.objects[i];
+        Ok(match &changes[i] {
+            None => d.clone().into_any(),
+            Some(Change::Result(text)) => {
+                let copy = d.copy()?;
+                copy.set_item(intern!(py, "content"), text)?;
+                copy.into_any()
+            }
+            Some(Change::Inputs(calls)) => with_inputs(d, calls, native)?.into_any(),
+        })
     };
     // The request's tokens other than its text (it is a string content: the message overhead).
     let overhead = |i: usize| sk.messages[i].tokens - sk.messages[i].text_tokens;

@@ -223,13 +223,13 @@ pub fn trim_messages<'py>(
     #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
-    clear: bool,
+    #[pyo3(from_py_with = super::args::flag::clear)] clear: bool,
     #[pyo3(from_py_with = super::args::count::recent_messages)] recent_messages: usize,
     #[pyo3(from_py_with = super::args::count::recent_tools)] recent_tools: usize,
     #[pyo3(from_py_with = super::args::count::clear_at_least)] clear_at_least: usize,
     #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
     #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
-    clear_tool_inputs: bool,
+    #[pyo3(from_py_with = super::args::flag::clear_tool_inputs)] clear_tool_inputs: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
     let protection = crate::compact::Protection {
@@ -237,23 +237,19 @@ pub fn trim_messages<'py>(
         recent_tools,
     };
     let reserve = reserved_output.saturating_add(safety_margin);
-    // The fast path: a list of plain Chat (or native) dicts is never converted. (It clears
-    // results only; clearing call arguments takes the general path.)
-    if system.is_none() && !(clear && clear_tool_inputs) {
+    // The fast path: a list of plain Chat (or native) dicts is never converted.
+    if system.is_none() {
         if let Ok(list) = messages.cast::<PyList>() {
             let requested = parse_format(format)?;
             let guess = requested.or_else(|| formats::detect::chat_or_native(list.iter().map(glance)));
             if let Some(fmt) = guess {
-                if let Some(out) = super::fast::trim(
-                    list,
-                    fmt,
-                    encoding,
-                    max_tokens,
-                    clear,
+                let cut = clear.then_some(super::fast_clear::Cut {
                     protection,
                     clear_at_least,
-                    reserve,
-                )? {
+                    enc: encoding,
+                    inputs: clear_tool_inputs,
+                });
+                if let Some(out) = super::fast::trim(list, fmt, encoding, max_tokens, reserve, cut)? {
                     return Ok(out.into_any());
                 }
             }

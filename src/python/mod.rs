@@ -10,6 +10,7 @@ mod conversation_helpers;
 mod convert;
 mod errors;
 mod fast;
+mod fast_clear;
 mod functions;
 mod memory;
 mod surgery;

@@ -1,0 +1,311 @@
+//! The fast path's clearing (`fast::trim`): old tool results and, with `clear_tool_inputs`, old
+//! calls' arguments, over the skeleton of the caller's dicts. Every decision is the core's — the
+//! candidates ([`Candidates`]), each result's placeholder and count ([`clear_result`]), each
+//! input's placeholder ([`input_placeholder`]) and the `clear_at_least` rollback — so the fast
+//! path returns what the general path does.
+//!
+//! A framework passes the same messages on every call, and the same old results are cleared each
+//! time: the placeholder string of a cleared result is kept across calls in a process-wide memo,
+//! by the identity of the strings it is made from (the tool name, the call's arguments and id, all
+//! held by the memo so that no other string can take their address) and the result's tokens (the
+//! only thing of the result a placeholder reads). A hit skips describing the call, counting and
+//! writing the placeholder and making its Python string. So is what clearing does to a call's
+//! arguments, by the same strings.
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use super::fast::{Skeleton, Source};
+use crate::compact::clear::{
+    Candidates, ClearOptions, Placeholders, clear_result, input_placeholder, is_cleared_input, recall_id,
+    worth_clearing,
+};
+use crate::compact::structure::{FastMap, Pairing};
+use crate::compact::{self, Protection};
+use crate::model::{Block, Body, ToolInput};
+use crate::tokens::{self, Encoding};
+
+/// A placeholder's identity: the strings it describes (by address) and the result's tokens.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    enc: Encoding,
+    name: usize,
+    args: usize,
+    id: usize,
+    before: usize,
+}
+
+/// A placeholder made by an earlier call: its text and tokens, and the strings of its key (held,
+/// so that their addresses stay theirs).
+struct Made {
+    _held: [Py<PyString>; 3],
+    text: Py<PyString>,
+    after: usize,
+}
+
+/// What clearing does to a call's arguments: the placeholder (the new `arguments` text) and the
+/// tokens it frees, or `None` when they stay (already a placeholder, or not made smaller).
+type InputPlan = Option<(Py<PyString>, usize)>;
+
+#[derive(Default)]
+struct Memo {
+    made: FastMap<Key, Made>,
+    /// Each call's [`InputPlan`] (`Key::before` 0), with the strings of its key.
+    inputs: FastMap<Key, ([Py<PyString>; 3], InputPlan)>,
+    /// Bytes of the arguments texts held.
+    bytes: usize,
+}
+
+impl Memo {
+    /// Room for an entry holding `size` bytes of arguments: past the bounds, the memo starts again.
+    fn room(&mut self, size: usize) {
+        if self.made.len() + self.inputs.len() >= MEMO_ENTRIES || self.bytes + size > MEMO_BYTES {
+            *self = Memo::default();
+        }
+        self.bytes += size;
+    }
+}
+
+/// What clearing does to the arguments `args` of call `id` to `name` (as
+/// `compact::clear::inputs` plans it): the new arguments text and the tokens freed.
+fn input_plan(id: &str, name: &str, args: &str, enc: Encoding, options: &ClearOptions) -> Option<(String, usize)> {
+    let input = ToolInput::Raw(args.to_owned());
+    if is_cleared_input(&input) {
+        return None;
+    }
+    let block = |input| {
+        Block::new(Body::ToolUse {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input,
+        })
+    };
+    let original = block(input);
+    let was = tokens::count_block(enc, &original);
+    let Body::ToolUse { input, .. } = &original.body else {
+        return None;
+    };
+    let new = input_placeholder(name, input, was, recall_id(options, id));
+    let arguments = new.to_arguments();
+    let now = tokens::count_block(enc, &block(new));
+    (now < was).then_some((arguments, was - now))
+}
+
+/// Past this many placeholders, or arguments of this many bytes held, the memo starts again.
+const MEMO_ENTRIES: usize = 16_384;
+const MEMO_BYTES: usize = 16 << 20;
+
+static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
+
+/// Empty the placeholder memo (with the token-count memo: `token_cache_clear`).
+pub(crate) fn forget() {
+    *MEMO.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
+/// What clearing changes in one message: a result's new content, or the new arguments of some of
+/// its calls (by position in `tool_calls`).
+pub(super) enum Change<'py> {
+    Result(Bound<'py, PyString>),
+    Inputs(Vec<(usize, Bound<'py, PyString>)>),
+}
+
+/// The clearing options of the fast path.
+pub(super) struct Cut {
+    pub(super) protection: Protection,
+    pub(super) clear_at_least: usize,
+    pub(super) enc: Encoding,
+    pub(super) inputs: bool,
+}
+
+impl Cut {
+    /// Clear as the core's plan says, into `tokens`; by message, what changed. `None` when a
+    /// text cannot be read (the general path then reports it).
+    pub(super) fn clear<'a, 'py>(
+        &self,
+        sk: &'a Skeleton<'py>,
+        pairing: &Pairing<'a>,
+        tokens: &mut [usize],
+    ) -> Option<Vec<Option<Change<'py>>>> {
+        let n = sk.messages.len();
+        let (recent_messages, recent_tools) = (self.protection.recent_messages, self.protection.recent_tools);
+        let protected = compact::select::protected_n(n, pairing, recent_messages, recent_tools, &BTreeSet::new());
+        let options = ClearOptions {
+            clear_at_least: self.clear_at_least,
+            clear_tool_inputs: self.inputs,
+            // Every placeholder is counted: the counts of the kept messages are the plan's.
+            count_placeholders: true,
+            ..ClearOptions::default()
+        };
+        let candidates: Vec<(usize, (usize, usize))> = Candidates::new(pairing, &protected, n, &options.exclude_tools)
+            .iter()
+            .collect();
+        let mut changes: Vec<Option<Change<'py>>> = (0..n).map(|_| None).collect();
+        let mut freed = self.results(sk, pairing, &options, &candidates, tokens, &mut changes)?;
+        if self.inputs {
+            freed += self.call_inputs(sk, pairing, &options, &candidates, tokens, &mut changes)?;
+        }
+        if !worth_clearing(freed, &options) {
+            for (i, c) in changes.iter_mut().enumerate() {
+                if c.take().is_some() {
+                    tokens[i] = sk.messages[i].tokens;
+                }
+            }
+        }
+        Some(changes)
+    }
+
+    /// The results of `candidates` cleared (each as [`clear_result`] plans it, through the
+    /// memo); the tokens freed.
+    fn results<'a, 'py>(
+        &self,
+        sk: &'a Skeleton<'py>,
+        pairing: &Pairing<'a>,
+        options: &ClearOptions,
+        candidates: &[(usize, (usize, usize))],
+        tokens: &mut [usize],
+        changes: &mut [Option<Change<'py>>],
+    ) -> Option<usize> {
+        let source = Source::new(sk);
+        let mut placeholders = Placeholders::default();
+        let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = guard.get_or_insert_with(Memo::default);
+        let mut freed = 0;
+        for &(ci, at) in candidates {
+            let m = &sk.messages[at.0];
+            if m.placeholder {
+                continue;
+            }
+            let (name, args, id) = sk.call_strings(ci);
+            let key = Key {
+                enc: self.enc,
+                name: name.as_ptr() as usize,
+                args: args.as_ptr() as usize,
+                id: id.as_ptr() as usize,
+                before: m.result_tokens,
+            };
+            let (text, after) = if let Some(made) = memo.made.get(&key) {
+                (made.text.bind(sk.py()).clone(), made.after)
+            } else {
+                let Some((c, _, p)) = clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) else {
+                    if source.unreadable() {
+                        return None;
+                    }
+                    continue;
+                };
+                let text = PyString::new(sk.py(), &p.into_text(&placeholders, c.tokens_before, &c.tool_use_id));
+                memo.room(args.len().unwrap_or(0));
+                let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
+                let made = Made {
+                    _held: held,
+                    text: text.clone().unbind(),
+                    after: c.tokens_after,
+                };
+                memo.made.insert(key, made);
+                (text, c.tokens_after)
+            };
+            freed += m.result_tokens - after;
+            tokens[at.0] -= m.result_tokens - after;
+            changes[at.0] = Some(Change::Result(text));
+        }
+        Some(freed)
+    }
+
+    /// The arguments of `candidates` cleared, as the general path's `clear_tool_inputs` does
+    /// (`compact::clear::inputs`): each not yet a placeholder whose placeholder makes its block
+    /// smaller; the tokens freed.
+    fn call_inputs<'a, 'py>(
+        &self,
+        sk: &'a Skeleton<'py>,
+        pairing: &Pairing<'a>,
+        options: &ClearOptions,
+        candidates: &[(usize, (usize, usize))],
+        tokens: &mut [usize],
+        changes: &mut [Option<Change<'py>>],
+    ) -> Option<usize> {
+        let py = sk.py();
+        let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = guard.get_or_insert_with(Memo::default);
+        let mut freed = 0;
+        for &(ci, _) in candidates {
+            let c = &pairing.calls[ci];
+            let (name, args, id) = sk.call_strings(ci);
+            let key = Key {
+                enc: self.enc,
+                name: name.as_ptr() as usize,
+                args: args.as_ptr() as usize,
+                id: id.as_ptr() as usize,
+                before: 0,
+            };
+            let plan = if let Some((_, plan)) = memo.inputs.get(&key) {
+                plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved))
+            } else {
+                let plan = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, options)
+                    .map(|(text, saved)| (PyString::new(py, &text).unbind(), saved));
+                memo.room(args.len().unwrap_or(0));
+                let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
+                let kept = plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved));
+                memo.inputs.insert(key, (held, kept));
+                plan
+            };
+            let Some((arguments, saved)) = plan else {
+                continue;
+            };
+            freed += saved;
+            tokens[c.at.0] -= saved;
+            // A call's block follows its message's content: call k of `tool_calls` is block k + 1.
+            let k = c.at.1 - 1;
+            let arguments = arguments.into_bound(py);
+            match &mut changes[c.at.0] {
+                Some(Change::Inputs(calls)) => calls.push((k, arguments)),
+                slot => *slot = Some(Change::Inputs(vec![(k, arguments)])),
+            }
+        }
+        Some(freed)
+    }
+}
+
+/// A copy of the assistant message `d` with the arguments of its calls at the positions in
+/// `calls` replaced (each changed call and its `function` copied; the others are the caller's).
+pub(super) fn with_inputs<'py>(
+    d: &Bound<'py, PyDict>,
+    calls: &[(usize, Bound<'py, PyString>)],
+    native: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let py = d.py();
+    let (k_calls, k_function, k_args) = (
+        intern!(py, "tool_calls"),
+        intern!(py, "function"),
+        intern!(py, "arguments"),
+    );
+    let list = d
+        .get_item(k_calls)?
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("tool_calls"))?
+        .cast_into::<PyList>()?;
+    let mut out = Vec::with_capacity(list.len());
+    for (k, call) in list.iter().enumerate() {
+        let Some((_, arguments)) = calls.iter().find(|(at, _)| *at == k) else {
+            out.push(call);
+            continue;
+        };
+        let copy = call.cast::<PyDict>()?.copy()?;
+        if native {
+            copy.set_item(k_args, arguments)?;
+        } else {
+            let function = copy
+                .get_item(k_function)?
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("function"))?
+                .cast_into::<PyDict>()?
+                .copy()?;
+            function.set_item(k_args, arguments)?;
+            copy.set_item(k_function, function)?;
+        }
+        out.push(copy.into_any());
+    }
+    let copy = d.copy()?;
+    copy.set_item(k_calls, PyList::new(py, out)?)?;
+    Ok(copy)
+}
