@@ -12,6 +12,12 @@ OpenAI-compatible servers selectable by ``style``) and any other status (``HTTPE
         client.messages.create(...)  # -> anthropic.BadRequestError, "prompt is too long: ..."
         server.requests[0].body  # the JSON the SDK sent
 
+A request to ``/v1/messages`` with a ``compact_20260112`` edit whose input reaches the edit's
+trigger is compacted as the API does it: the reply opens with a ``compaction`` block (and holds
+only it, ``stop_reason: "compaction"``, with ``pause_after_compaction``), unless the scripted reply
+gives its own ``content``. ``/v1/responses/compact`` answers with the input's user messages and one
+opaque ``compaction`` item.
+
 Endpoints: ``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic),
 ``POST /v1/chat/completions``, ``POST /v1/responses``, ``POST /v1/responses/compact`` (OpenAI).
 Streaming is not served (``"stream": true`` gets a 400). Unknown paths get a 404 in the shape of the
@@ -374,8 +380,32 @@ class LLMServer:
 
     # -- Anthropic -------------------------------------------------------------------------------
 
+    def _anthropic_compaction(self, request: Recorded) -> tuple[dict[str, Any], bool] | None:
+        """The ``compaction`` block a ``compact_20260112`` edit makes when the request's input
+        reaches its trigger (default 150,000), and whether the edit pauses after it; None when no
+        such edit applies. The block's ``content`` is readable: ``"Summary of N messages; the
+        latest request: ..."``."""
+        edits = (request.body.get("context_management") or {}).get("edits") or []
+        edit = next((e for e in edits if isinstance(e, dict) and e.get("type") == "compact_20260112"), None)
+        if edit is None:
+            return None
+        trigger = (edit.get("trigger") or {}).get("value", 150_000)
+        if self.count_input_tokens(request) < trigger:
+            return None
+        messages = request.body.get("messages") or []
+        users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        latest = users[-1]["content"][:200] if users else ""
+        text = f"Summary of {len(messages)} messages; the latest request: {latest}"
+        return {"type": "compaction", "content": text}, bool(edit.get("pause_after_compaction"))
+
     def _anthropic_message(self, reply: Reply, request: Recorded) -> dict[str, Any]:
-        content: list[dict[str, Any]] = list(reply.content or [])
+        compaction = self._anthropic_compaction(request) if reply.content is None else None
+        if compaction is not None and compaction[1]:
+            # Paused after the compaction block: the reply holds only it.
+            reply = Reply("", input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                          stop_reason="compaction", cached_tokens=reply.cached_tokens)  # fmt: skip
+        content: list[dict[str, Any]] = [compaction[0]] if compaction is not None else []
+        content += list(reply.content or [])
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         for call in reply.tool_calls or []:

@@ -284,7 +284,7 @@ class CostDict(TypedDict):
 
 
 class StageEventDict(TypedDict):
-    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
+    stage: Literal["native", "budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
     tokens_before: int
     tokens_after: int
     detail: JsonDict

@@ -11,6 +11,7 @@ from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.budgets import FileReader, ResultStore
 from agentcontext.compaction.ladder import LadderRun
+from agentcontext.compaction.native import NativeCompaction
 from agentcontext.compaction.policy import CompactionPolicy, parse_budget, resolve_policy
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.summarize import OfflineSummarizer, Summarizer
@@ -43,6 +44,11 @@ def _system(system: Any) -> str | None:
     return _checks.text("system", system) if system else None
 
 
+def _ladder(run: LadderRun) -> CompactionResult:
+    """The local ladder's rungs over ``run``, from the cheapest to the last resort."""
+    return run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
+
+
 class Compactor:
     """Runs the ladder. ``summarizer`` is used for stage (c) (default: the offline summarizer);
     ``fallback`` replaces it when it fails in auto mode (default: the offline summarizer; None for
@@ -54,7 +60,12 @@ class Compactor:
     ``flush_max_output_tokens``, memory tools only) before older history is summarized; ``flush=False``
     turns it off, and it is off by default without ``memory``. ``anchors``: workspace files (a
     plan, notes, a TODO list) re-read and re-attached after every summary, within their own token
-    budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`)."""
+    budget (:class:`~agentcontext.memory.anchors.WorkspaceAnchors`).
+
+    ``native``: the provider's own compaction runs first, the local ladder's result kept beside
+    it as its readable twin, the ladder alone on a provider without one or on failure
+    (:class:`~agentcontext.compaction.native.NativeCompaction`; with no provider of its own, a
+    :class:`~agentcontext.Session` binds its provider)."""
 
     def __init__(
         self,
@@ -69,7 +80,12 @@ class Compactor:
         flush: bool | None = None,
         flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
+        native: NativeCompaction | None = None,
     ) -> None:
+        if native is not None and not isinstance(native, NativeCompaction):
+            raise ArgumentTypeError(f"native must be a NativeCompaction or None, got {type(native).__name__}")
+        #: The provider-native rung run before the ladder (None: the ladder alone).
+        self.native = native
         self.policy = resolve_policy(policy).from_env(environ)
         #: Where the originals of what a compaction cuts, clears, summarizes or drops are kept,
         #: so that every id its markers name can be recalled (:class:`agentcontext.Recall`).
@@ -215,12 +231,16 @@ class Compactor:
         if budget is not None:
             budget = parse_budget(budget, snap.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
-        run = LadderRun(self, snap, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
-        run.instructions = instructions.strip() or None if instructions else None
-        run.system = _system(system)
-        return (
-            run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
-        )
+
+        def fresh(as_manual: bool = manual) -> LadderRun:
+            run = LadderRun(self, snap, p, manual=as_manual, one_shot=budget is not None, idle_seconds=idle_seconds)
+            run.instructions = instructions.strip() or None if instructions else None
+            run.system = _system(system)
+            return run
+
+        if self.native is not None:
+            return self.native.run(fresh(), _ladder, fresh)
+        return _ladder(fresh())
 
     def recompile(self, conv: Conversation, budget: int | str, *, system: str | None = None) -> CompactionResult:
         """The recovery from a provider's prompt-too-long error: the largest protocol-complete
