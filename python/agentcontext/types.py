@@ -423,6 +423,8 @@ class _EvaluationFields(TypedDict):
     latest_ask: bool | None
     latest_whole: bool | None
     latest_ask_tokens: int
+    timed: dict[str, tuple[int, int]]
+    scheduled: dict[str, tuple[int, int]]
     artifact_trail: float | None
     constraints: float | None
     reduction: float
@@ -461,6 +463,10 @@ class StrategySummary(TypedDict):
     cache_stability: float | None
     compactions_per_100_turns: float | None
     cost: dict[str, CostDict | None]
+    #: The same under a model of time (a call after the TTL reads nothing), without and with the
+    #: cache schedule (None: not measured).
+    timed_cost: dict[str, CostDict | None]
+    scheduled_cost: dict[str, CostDict | None]
     seconds: float
 
 

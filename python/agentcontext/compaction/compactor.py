@@ -14,6 +14,7 @@ from agentcontext.compaction.ladder import LadderRun
 from agentcontext.compaction.native import NativeCompaction
 from agentcontext.compaction.policy import CompactionPolicy, parse_budget, resolve_policy
 from agentcontext.compaction.results import CompactionResult
+from agentcontext.compaction.schedule import CacheSchedule
 from agentcontext.compaction.summarize import OfflineSummarizer, Summarizer
 from agentcontext.errors import ArgumentTypeError, CompactionError
 
@@ -65,7 +66,9 @@ class Compactor:
     ``native``: the provider's own compaction runs first, the local ladder's result kept beside
     it as its readable twin, the ladder alone on a provider without one or on failure
     (:class:`~agentcontext.compaction.native.NativeCompaction`; with no provider of its own, a
-    :class:`~agentcontext.Session` binds its provider)."""
+    :class:`~agentcontext.Session` binds its provider). ``schedule``: auto mode compacts by the
+    prompt cache's state (:class:`~agentcontext.compaction.schedule.CacheSchedule`: early while it
+    is cold, not while it is warm unless that pays or the next turn would not fit)."""
 
     def __init__(
         self,
@@ -81,7 +84,12 @@ class Compactor:
         flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
         native: NativeCompaction | None = None,
+        schedule: CacheSchedule | None = None,
     ) -> None:
+        if schedule is not None and not isinstance(schedule, CacheSchedule):
+            raise ArgumentTypeError(f"schedule must be a CacheSchedule or None, got {type(schedule).__name__}")
+        #: When auto mode compacts by the prompt cache's state (None: the trigger alone).
+        self.schedule = schedule
         if native is not None and not isinstance(native, NativeCompaction):
             raise ArgumentTypeError(f"native must be a NativeCompaction or None, got {type(native).__name__}")
         #: The provider-native rung run before the ladder (None: the ladder alone).
@@ -132,11 +140,14 @@ class Compactor:
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
         harness = self.policy.harness
-        if not harness.replaces_trigger() and conv.tokens <= p.trigger_tokens:
+        scheduled = self._scheduled(conv.tokens, p, idle_seconds)
+        if scheduled is False:
+            return None
+        if not scheduled and not harness.replaces_trigger() and conv.tokens <= p.trigger_tokens:
             return None  # one read of the total: no copy needed to say no
         snap = conv.slice(0)
         over = harness.over_trigger(snap, self.policy.scaled(scale))
-        if over is False or (over is None and snap.tokens <= p.trigger_tokens):
+        if not scheduled and (over is False or (over is None and snap.tokens <= p.trigger_tokens)):
             return None
         last = self.last
         if last is not None:
@@ -148,6 +159,14 @@ class Compactor:
         self.last = result
         self._turns_since = 0
         return result
+
+    def _scheduled(self, tokens: int, p: CompactionPolicy, idle_seconds: float | None) -> bool | None:
+        """The schedule's word on compacting now (None: no schedule, or no opinion)."""
+        if self.schedule is None:
+            return None
+        return self.schedule.decide(
+            tokens, trigger=p.trigger_tokens, target=p.target_tokens, limit=p.available, idle_seconds=idle_seconds
+        ).compact
 
     # -- the ladder ------------------------------------------------------------------------
 
