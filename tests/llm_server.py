@@ -138,6 +138,9 @@ class Reply:
     extra: dict[str, Any] | None = None
     #: Prompt tokens read from the cache (Anthropic ``cache_read_input_tokens``, OpenAI ``cached_tokens``).
     cached_tokens: int = 0
+    #: Prompt tokens written to the cache (Anthropic ``cache_creation_input_tokens``, OpenAI
+    #: ``cache_write_tokens`` where it bills them).
+    cache_write_tokens: int = 0
 
 
 @dataclass
@@ -370,7 +373,7 @@ class LLMServer:
         if reply.input_tokens is not None:
             return reply.input_tokens
         count = self.count_input_tokens(request)
-        return max(0, count - reply.cached_tokens) if anthropic else count
+        return max(0, count - reply.cached_tokens - reply.cache_write_tokens) if anthropic else count
 
     def _model(self, request: Recorded) -> str:
         if self.model is not None:
@@ -402,8 +405,8 @@ class LLMServer:
         compaction = self._anthropic_compaction(request) if reply.content is None else None
         if compaction is not None and compaction[1]:
             # Paused after the compaction block: the reply holds only it.
-            reply = Reply("", input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                          stop_reason="compaction", cached_tokens=reply.cached_tokens)  # fmt: skip
+            reply = Reply("", input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, stop_reason="compaction",
+                          cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)  # fmt: skip
         content: list[dict[str, Any]] = [compaction[0]] if compaction is not None else []
         content += list(reply.content or [])
         if reply.text:
@@ -429,7 +432,7 @@ class LLMServer:
             "usage": {
                 "input_tokens": self._input_tokens(reply, request, anthropic=True),
                 "output_tokens": reply.output_tokens,
-                "cache_creation_input_tokens": 0,
+                "cache_creation_input_tokens": reply.cache_write_tokens,
                 "cache_read_input_tokens": reply.cached_tokens,
             },
         }
@@ -467,7 +470,11 @@ class LLMServer:
                 "prompt_tokens": prompt,
                 "completion_tokens": reply.output_tokens,
                 "total_tokens": prompt + reply.output_tokens,
-                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+                "prompt_tokens_details": {
+                    "cached_tokens": reply.cached_tokens,
+                    "audio_tokens": 0,
+                    **({"cache_write_tokens": reply.cache_write_tokens} if reply.cache_write_tokens else {}),
+                },
                 "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
             },
             "system_fingerprint": None,
@@ -481,7 +488,10 @@ class LLMServer:
         prompt = self._input_tokens(reply, request, anthropic=False)
         return {
             "input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": reply.cached_tokens, "cache_write_tokens": 0},
+            "input_tokens_details": {
+                "cached_tokens": reply.cached_tokens,
+                "cache_write_tokens": reply.cache_write_tokens,
+            },
             "output_tokens": reply.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": prompt + reply.output_tokens,
