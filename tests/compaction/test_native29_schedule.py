@@ -12,7 +12,7 @@ from agentcontext.compaction.pricing import PRICES, prices_for
 from agentcontext.compaction.schedule import DEFAULT_WARM_TURNS, CacheSchedule
 from agentcontext.errors import OptionError
 
-LIMIT = dict(trigger=10_000, target=6_000, limit=20_000)
+LIMIT = {"trigger": 10_000, "target": 6_000, "limit": 20_000}
 
 
 def test_a_cold_cache_compacts_early_and_a_warm_one_defers() -> None:
