@@ -87,6 +87,7 @@ def test_anthropic_native_keeps_the_block_and_a_readable_twin(server: LLMServer)
     out = result.conversation
     assert out.format == "anthropic" and out.preamble == 1 and len(out) == 2
     assert json.dumps(out.to_jsonl()[1]["content"][0]) == json.dumps(BLOCK)
+    assert out.pinned == [1]  # a later local compaction keeps it
     assert result.tokens_after < 1_000 < result.tokens_before and result.fits
     assert_readable(result, conv)
 

@@ -169,10 +169,15 @@ def _after_preamble(original: Conversation, opaque: Conversation) -> Conversatio
 
 
 def _opaque_parts(conv: Conversation) -> int:
-    """How many compaction blocks or items ``conv`` holds."""
+    """How many compaction blocks or items ``conv`` holds; each message that holds one is pinned,
+    so that a later local compaction never clears, summarizes or drops it."""
     count = 0
-    for message in conv.to_jsonl():
+    for i in range(len(conv)):
+        message = conv[i]
         content = message.get("content")
-        if isinstance(content, list):
-            count += sum(1 for part in content if isinstance(part, dict) and part.get("type") == "compaction")
+        parts = [message] if message.get("type") == "compaction" else content if isinstance(content, list) else []
+        found = sum(1 for part in parts if isinstance(part, dict) and part.get("type") == "compaction")
+        if found:
+            conv.pin(i)
+            count += found
     return count
