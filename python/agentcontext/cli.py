@@ -422,7 +422,7 @@ def eval_command(args: argparse.Namespace) -> int:
         engine=args.engine,
         workers=args.workers,
         progress=evaluation.progress_stream(args.progress),
-        prices=prices,
+        prices=prices if args.schedule else (),
         schedule=args.schedule,
     )
     if args.json:

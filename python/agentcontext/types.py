@@ -423,8 +423,6 @@ class _EvaluationFields(TypedDict):
     latest_ask: bool | None
     latest_whole: bool | None
     latest_ask_tokens: int
-    timed: dict[str, tuple[int, int]]
-    scheduled: dict[str, tuple[int, int]]
     artifact_trail: float | None
     constraints: float | None
     reduction: float
@@ -434,9 +432,12 @@ class _EvaluationFields(TypedDict):
 
 
 class EvaluationDict(_EvaluationFields, total=False):
-    """``Evaluation.to_dict``: every field and measure; ``cost`` by price table name when asked for."""
+    """``Evaluation.to_dict``: every field and measure; ``cost`` by price table name when asked for;
+    ``timed`` and ``scheduled`` (by price table name, ``(read, written)`` tokens) when measured."""
 
     cost: dict[str, CostDict | None]
+    timed: dict[str, tuple[int, int]]
+    scheduled: dict[str, tuple[int, int]]
 
 
 class StrategySummary(TypedDict):

@@ -334,8 +334,10 @@ def _rows(
     ]
     kinds_header = ["strategy", *(k.replace("_", " ") for k in PROBE_KINDS)]
     kinds_body = [[s["strategy"], *(_pct(s["retention_by_kind"][k]) for k in PROBE_KINDS)] for s in summary]
+    # With the cache schedule measured (eval --schedule): the cost under a model of time, without and with it.
+    timed = any(r.scheduled for r in rows)
     cost_header = ["strategy", "prices", "cache reads", "cache writes", "reads", "writes", "total",
-                   "timed", "scheduled"]  # fmt: skip
+                   *(["timed", "scheduled"] if timed else [])]  # fmt: skip
     cost_body = [
         [
             s["strategy"],
@@ -345,8 +347,11 @@ def _rows(
             _dollars(c["read_dollars"]),
             _dollars(c["written_dollars"]),
             _dollars(c["dollars"]),
-            _dollars(t_["dollars"] if (t_ := s["timed_cost"][t]) else None),
-            _dollars(t_["dollars"] if (t_ := s["scheduled_cost"][t]) else None),
+            *(
+                [_dollars(x["dollars"] if (x := s[k][t]) else None) for k in ("timed_cost", "scheduled_cost")]
+                if timed
+                else []
+            ),
         ]
         for s in summary
         for t in tables
@@ -484,18 +489,20 @@ _TIMINGS: tuple[tuple[str, Timing], ...] = (("cost", "warm"), ("timed_cost", "ti
 def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None) -> None:
     """One row per run: :data:`CSV_COLUMNS`, then for each price table of ``prices`` (as for
     :func:`format_table`) ``cost_<name>``: the replayed requests' input cost in dollars (empty
-    without a replay), and ``timed_cost_<name>``, ``scheduled_cost_<name>``: the same under a model
-    of time, without and with the cache schedule (empty when not measured)."""
+    without a replay), and, when the rows were measured with the cache schedule (``eval
+    --schedule``), ``timed_cost_<name>`` and ``scheduled_cost_<name>``: the same under a model of
+    time, without and with it."""
     tables = price_tables(prices)
     names = [t.name or "custom" for t in tables]
     buffer = io.StringIO()
-    columns = [*CSV_COLUMNS, *(f"{k}_{n}" for n in names for k, _ in _TIMINGS)]
+    timings = _TIMINGS if any(r.scheduled for r in rows) else _TIMINGS[:1]
+    columns = [*CSV_COLUMNS, *(f"{k}_{n}" for n in names for k, _ in timings)]
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for r in rows:
         row: dict[str, Any] = dict(r.to_dict())
         for n, t in zip(names, tables, strict=True):
-            for key, timing in _TIMINGS:
+            for key, timing in timings:
                 cost = r.cost(t, timing)
                 row[f"{key}_{n}"] = "" if cost is None else cost.dollars
         writer.writerow(row)

@@ -233,6 +233,9 @@ class Evaluation:
         or None for :data:`~agentcontext.compaction.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
         out = cast("EvaluationDict", asdict(self))
+        for key in ("timed", "scheduled"):
+            if not out.get(key):
+                out.pop(key, None)  # type: ignore[misc]
         tables = price_tables(prices)
         if tables:
             out["cost"] = {t.name or "custom": (c.to_dict() if (c := self.cost(t)) else None) for t in tables}
