@@ -440,8 +440,8 @@ class EvaluationDict(_EvaluationFields, total=False):
     scheduled: dict[str, tuple[int, int]]
 
 
-class StrategySummary(TypedDict):
-    """One row of ``summarize_evaluations``: one strategy over every transcript."""
+class _StrategyFields(TypedDict):
+    """The fields every row of ``summarize_evaluations`` has."""
 
     strategy: str
     transcripts: int
@@ -464,11 +464,16 @@ class StrategySummary(TypedDict):
     cache_stability: float | None
     compactions_per_100_turns: float | None
     cost: dict[str, CostDict | None]
-    #: The same under a model of time (a call after the TTL reads nothing), without and with the
-    #: cache schedule (None: not measured).
+    seconds: float
+
+
+class StrategySummary(_StrategyFields, total=False):
+    """One row of ``summarize_evaluations``: one strategy over every transcript; ``timed_cost`` and
+    ``scheduled_cost``, the cost under a model of time (a call after the TTL reads nothing) without
+    and with the cache schedule, only when the rows were measured with it (``eval --schedule``)."""
+
     timed_cost: dict[str, CostDict | None]
     scheduled_cost: dict[str, CostDict | None]
-    seconds: float
 
 
 class FlushReportDict(TypedDict):

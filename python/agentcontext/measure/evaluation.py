@@ -348,7 +348,10 @@ def _rows(
             _dollars(c["written_dollars"]),
             _dollars(c["dollars"]),
             *(
-                [_dollars(x["dollars"] if (x := s[k][t]) else None) for k in ("timed_cost", "scheduled_cost")]
+                [
+                    _dollars(x["dollars"] if (x := d.get(t)) else None)
+                    for d in (s.get("timed_cost", {}), s.get("scheduled_cost", {}))
+                ]
                 if timed
                 else []
             ),

@@ -507,12 +507,19 @@ def summarize_evaluations(
                     100 * sum(r.compactions for r in ok) / turns if (turns := sum(r.turns for r in ok)) else None
                 ),
                 "cost": {t.name or "custom": _pooled_cost(ok, t) for t in tables},
-                "timed_cost": {t.name or "custom": _pooled_cost(ok, t, "timed") for t in tables},
-                "scheduled_cost": {t.name or "custom": _pooled_cost(ok, t, "scheduled") for t in tables},
                 "seconds": sum(r.seconds for r in rs),
             }
         )
+        _add_timed_costs(out[-1], ok, tables)
     return out
+
+
+def _add_timed_costs(summary: StrategySummary, rows: Sequence[Evaluation], tables: Sequence[Prices]) -> None:
+    """``timed_cost`` and ``scheduled_cost`` of a strategy's ``summary``, when its rows were
+    measured with the cache schedule (else none)."""
+    if any(r.scheduled for r in rows):
+        summary["timed_cost"] = {t.name or "custom": _pooled_cost(rows, t, "timed") for t in tables}
+        summary["scheduled_cost"] = {t.name or "custom": _pooled_cost(rows, t, "scheduled") for t in tables}
 
 
 def _pooled_cost(rows: Sequence[Evaluation], prices: Prices, timing: Timing = "warm") -> CostDict | None:
