@@ -12,6 +12,12 @@ OpenAI-compatible servers selectable by ``style``) and any other status (``HTTPE
         client.messages.create(...)  # -> anthropic.BadRequestError, "prompt is too long: ..."
         server.requests[0].body  # the JSON the SDK sent
 
+A request to ``/v1/messages`` with a ``compact_20260112`` edit whose input reaches the edit's
+trigger is compacted as the API does it: the reply opens with a ``compaction`` block (and holds
+only it, ``stop_reason: "compaction"``, with ``pause_after_compaction``), unless the scripted reply
+gives its own ``content``. ``/v1/responses/compact`` answers with the input's user messages and one
+opaque ``compaction`` item.
+
 Endpoints: ``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic),
 ``POST /v1/chat/completions``, ``POST /v1/responses``, ``POST /v1/responses/compact`` (OpenAI).
 Streaming is not served (``"stream": true`` gets a 400). Unknown paths get a 404 in the shape of the
@@ -132,6 +138,9 @@ class Reply:
     extra: dict[str, Any] | None = None
     #: Prompt tokens read from the cache (Anthropic ``cache_read_input_tokens``, OpenAI ``cached_tokens``).
     cached_tokens: int = 0
+    #: Prompt tokens written to the cache (Anthropic ``cache_creation_input_tokens``, OpenAI
+    #: ``cache_write_tokens`` where it bills them).
+    cache_write_tokens: int = 0
 
 
 @dataclass
@@ -364,7 +373,7 @@ class LLMServer:
         if reply.input_tokens is not None:
             return reply.input_tokens
         count = self.count_input_tokens(request)
-        return max(0, count - reply.cached_tokens) if anthropic else count
+        return max(0, count - reply.cached_tokens - reply.cache_write_tokens) if anthropic else count
 
     def _model(self, request: Recorded) -> str:
         if self.model is not None:
@@ -374,8 +383,32 @@ class LLMServer:
 
     # -- Anthropic -------------------------------------------------------------------------------
 
+    def _anthropic_compaction(self, request: Recorded) -> tuple[dict[str, Any], bool] | None:
+        """The ``compaction`` block a ``compact_20260112`` edit makes when the request's input
+        reaches its trigger (default 150,000), and whether the edit pauses after it; None when no
+        such edit applies. The block's ``content`` is readable: ``"Summary of N messages; the
+        latest request: ..."``."""
+        edits = (request.body.get("context_management") or {}).get("edits") or []
+        edit = next((e for e in edits if isinstance(e, dict) and e.get("type") == "compact_20260112"), None)
+        if edit is None:
+            return None
+        trigger = (edit.get("trigger") or {}).get("value", 150_000)
+        if self.count_input_tokens(request) < trigger:
+            return None
+        messages = request.body.get("messages") or []
+        users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        latest = users[-1]["content"][:200] if users else ""
+        text = f"Summary of {len(messages)} messages; the latest request: {latest}"
+        return {"type": "compaction", "content": text}, bool(edit.get("pause_after_compaction"))
+
     def _anthropic_message(self, reply: Reply, request: Recorded) -> dict[str, Any]:
-        content: list[dict[str, Any]] = list(reply.content or [])
+        compaction = self._anthropic_compaction(request) if reply.content is None else None
+        if compaction is not None and compaction[1]:
+            # Paused after the compaction block: the reply holds only it.
+            reply = Reply("", input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, stop_reason="compaction",
+                          cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)  # fmt: skip
+        content: list[dict[str, Any]] = [compaction[0]] if compaction is not None else []
+        content += list(reply.content or [])
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         for call in reply.tool_calls or []:
@@ -399,7 +432,7 @@ class LLMServer:
             "usage": {
                 "input_tokens": self._input_tokens(reply, request, anthropic=True),
                 "output_tokens": reply.output_tokens,
-                "cache_creation_input_tokens": 0,
+                "cache_creation_input_tokens": reply.cache_write_tokens,
                 "cache_read_input_tokens": reply.cached_tokens,
             },
         }
@@ -437,7 +470,11 @@ class LLMServer:
                 "prompt_tokens": prompt,
                 "completion_tokens": reply.output_tokens,
                 "total_tokens": prompt + reply.output_tokens,
-                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+                "prompt_tokens_details": {
+                    "cached_tokens": reply.cached_tokens,
+                    "audio_tokens": 0,
+                    **({"cache_write_tokens": reply.cache_write_tokens} if reply.cache_write_tokens else {}),
+                },
                 "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
             },
             "system_fingerprint": None,
@@ -451,7 +488,10 @@ class LLMServer:
         prompt = self._input_tokens(reply, request, anthropic=False)
         return {
             "input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": reply.cached_tokens, "cache_write_tokens": 0},
+            "input_tokens_details": {
+                "cached_tokens": reply.cached_tokens,
+                "cache_write_tokens": reply.cache_write_tokens,
+            },
             "output_tokens": reply.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": prompt + reply.output_tokens,

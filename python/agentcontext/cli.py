@@ -205,7 +205,15 @@ def _add_eval(sub: Any) -> None:
         default=",".join(EVAL_PRICES),
         help="price each strategy's replayed requests (cache reads, cache writes) under these models' list prices "
         f"(default: {','.join(EVAL_PRICES)}; known: {', '.join(PRICES)}; a dated id such as "
-        "claude-sonnet-4-5-20250929 finds its family; 'none': no cost columns)",
+        "claude-sonnet-4-5-20250929 finds its family; @1h after an Anthropic model: its 1-hour cache, writes at "
+        "2x input; @24h after an OpenAI model: extended retention; 'none': no cost columns)",
+    )
+    ev.add_argument(
+        "--schedule",
+        action="store_true",
+        help="also replay each strategy with the cache schedule under each price table (compact while the cache "
+        "is cold, not while it is warm unless that pays): the cost table's 'scheduled' column beside 'timed' "
+        "(one more replay per table)",
     )
     ev.add_argument(
         "--per-transcript",
@@ -463,6 +471,8 @@ def eval_command(args: argparse.Namespace) -> int:
         engine=args.engine,
         workers=args.workers,
         progress=evaluation.progress_stream(False if args.progress is None and args.json else args.progress),
+        prices=prices if args.schedule else (),
+        schedule=args.schedule,
     )
     if args.json:
         evaluation.write_json(rows, args.json, prices=prices, budget=args.budget, paths=list(args.paths))

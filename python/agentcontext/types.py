@@ -284,7 +284,7 @@ class CostDict(TypedDict):
 
 
 class StageEventDict(TypedDict):
-    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
+    stage: Literal["native", "budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
     tokens_before: int
     tokens_after: int
     detail: JsonDict
@@ -432,13 +432,16 @@ class _EvaluationFields(TypedDict):
 
 
 class EvaluationDict(_EvaluationFields, total=False):
-    """``Evaluation.to_dict``: every field and measure; ``cost`` by price table name when asked for."""
+    """``Evaluation.to_dict``: every field and measure; ``cost`` by price table name when asked for;
+    ``timed`` and ``scheduled`` (by price table name, ``(read, written)`` tokens) when measured."""
 
     cost: dict[str, CostDict | None]
+    timed: dict[str, tuple[int, int]]
+    scheduled: dict[str, tuple[int, int]]
 
 
-class StrategySummary(TypedDict):
-    """One row of ``summarize_evaluations``: one strategy over every transcript."""
+class _StrategyFields(TypedDict):
+    """The fields every row of ``summarize_evaluations`` has."""
 
     strategy: str
     transcripts: int
@@ -462,6 +465,15 @@ class StrategySummary(TypedDict):
     compactions_per_100_turns: float | None
     cost: dict[str, CostDict | None]
     seconds: float
+
+
+class StrategySummary(_StrategyFields, total=False):
+    """One row of ``summarize_evaluations``: one strategy over every transcript; ``timed_cost`` and
+    ``scheduled_cost``, the cost under a model of time (a call after the TTL reads nothing) without
+    and with the cache schedule, only when the rows were measured with it (``eval --schedule``)."""
+
+    timed_cost: dict[str, CostDict | None]
+    scheduled_cost: dict[str, CostDict | None]
 
 
 class FlushReportDict(TypedDict):

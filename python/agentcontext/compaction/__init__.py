@@ -14,12 +14,14 @@ The modules: :mod:`~agentcontext.compaction.policy` (the policy and the budget p
 ``writing`` and ``fill``), :mod:`~agentcontext.compaction.compactor` (the :class:`Compactor`),
 :mod:`~agentcontext.compaction.results`, :mod:`~agentcontext.compaction.pricing` (prices, and
 whether clearing pays), :mod:`~agentcontext.compaction.summarize` (the summarizers),
+:mod:`~agentcontext.compaction.native` (the provider's own compaction as the first rung),
 :mod:`~agentcontext.compaction.harnesses` (one module per harness) and
 :mod:`~agentcontext.compaction.presets`, which wires the harnesses into the named policies.
 """
 
 from agentcontext.compaction.compactor import Compactor
 from agentcontext.compaction.harness import Harness
+from agentcontext.compaction.native import NativeCompaction
 from agentcontext.compaction.policy import (
     DEFAULT_CONTEXT_WINDOW,
     DROP_MARKER_TOKENS,
@@ -47,6 +49,7 @@ __all__ = [
     "CompactionResult",
     "Compactor",
     "Harness",
+    "NativeCompaction",
     "Preset",
     "StageEvent",
     "drop_marker",

@@ -11,8 +11,10 @@ from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.budgets import FileReader, ResultStore
 from agentcontext.compaction.ladder import LadderRun
+from agentcontext.compaction.native import NativeCompaction
 from agentcontext.compaction.policy import CompactionPolicy, parse_budget, resolve_policy
 from agentcontext.compaction.results import CompactionResult
+from agentcontext.compaction.schedule import CacheSchedule
 from agentcontext.compaction.summarize import OfflineSummarizer, Summarizer
 from agentcontext.errors import ArgumentTypeError, CompactionError
 from agentcontext.observe.compaction import watch_compaction
@@ -55,6 +57,11 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
     return [dict(t) for t in tools] or None
 
 
+def _ladder(run: LadderRun) -> CompactionResult:
+    """The local ladder's rungs over ``run``, from the cheapest to the last resort."""
+    return run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred() or run.last_resort()
+
+
 class Compactor:
     """Runs the ladder. ``summarizer`` is used for stage (c) (default: the offline summarizer);
     ``fallback`` replaces it when it fails in auto mode (default: the offline summarizer; None for
@@ -71,7 +78,14 @@ class Compactor:
     ``on_event``: called with an event (:mod:`agentcontext.observe`) when a compaction starts and
     finishes (with its stages), for each summarizer call and memory flush; the same facts are
     OpenTelemetry spans when the ``otel`` extra is installed. A callback that raises is logged and
-    the compaction goes on."""
+    the compaction goes on.
+
+    ``native``: the provider's own compaction runs first, the local ladder's result kept beside
+    it as its readable twin, the ladder alone on a provider without one or on failure
+    (:class:`~agentcontext.compaction.native.NativeCompaction`; with no provider of its own, a
+    :class:`~agentcontext.Session` binds its provider). ``schedule``: auto mode compacts by the
+    prompt cache's state (:class:`~agentcontext.compaction.schedule.CacheSchedule`: early while it
+    is cold, not while it is warm unless that pays or the next turn would not fit)."""
 
     def __init__(
         self,
@@ -87,7 +101,17 @@ class Compactor:
         flush_max_output_tokens: int = 1_024,
         anchors: WorkspaceAnchors | None = None,
         on_event: EventCallback | None = None,
+        native: NativeCompaction | None = None,
+        schedule: CacheSchedule | None = None,
     ) -> None:
+        if schedule is not None and not isinstance(schedule, CacheSchedule):
+            raise ArgumentTypeError(f"schedule must be a CacheSchedule or None, got {type(schedule).__name__}")
+        #: When auto mode compacts by the prompt cache's state (None: the trigger alone).
+        self.schedule = schedule
+        if native is not None and not isinstance(native, NativeCompaction):
+            raise ArgumentTypeError(f"native must be a NativeCompaction or None, got {type(native).__name__}")
+        #: The provider-native rung run before the ladder (None: the ladder alone).
+        self.native = native
         self.policy = resolve_policy(policy).from_env(environ)
         #: Where the originals of what a compaction cuts, clears, summarizes or drops are kept,
         #: so that every id its markers name can be recalled (:class:`agentcontext.Recall`).
@@ -139,11 +163,14 @@ class Compactor:
         self._turns_since += 1
         p = self.policy.scaled(scale).with_overhead(overhead)
         harness = self.policy.harness
-        if not harness.replaces_trigger() and conv.tokens <= p.trigger_tokens:
+        scheduled = self._scheduled(conv.tokens, p, idle_seconds)
+        if scheduled is False:
+            return None
+        if not scheduled and not harness.replaces_trigger() and conv.tokens <= p.trigger_tokens:
             return None  # one read of the total: no copy needed to say no
         snap = conv.slice(0)
         over = harness.over_trigger(snap, self.policy.scaled(scale))
-        if over is False or (over is None and snap.tokens <= p.trigger_tokens):
+        if not scheduled and (over is False or (over is None and snap.tokens <= p.trigger_tokens)):
             return None
         last = self.last
         if last is not None:
@@ -157,6 +184,14 @@ class Compactor:
         self.last = result
         self._turns_since = 0
         return result
+
+    def _scheduled(self, tokens: int, p: CompactionPolicy, idle_seconds: float | None) -> bool | None:
+        """The schedule's word on compacting now (None: no schedule, or no opinion)."""
+        if self.schedule is None:
+            return None
+        return self.schedule.decide(
+            tokens, trigger=p.trigger_tokens, target=p.target_tokens, limit=p.available, idle_seconds=idle_seconds
+        ).compact
 
     # -- the ladder ------------------------------------------------------------------------
 
@@ -242,17 +277,27 @@ class Compactor:
         if budget is not None:
             budget = parse_budget(budget, snap.tokens)
         p = (self.policy if budget is None else self.policy.for_budget(budget)).scaled(scale).with_overhead(overhead)
-        run = LadderRun(self, snap, p, manual=manual, one_shot=budget is not None, idle_seconds=idle_seconds)
-        run.instructions = instructions.strip() or None if instructions else None
-        run.system = _system(system)
-        run.tools = tools
         kind: CompactionKind = "manual" if manual else "budget" if budget is not None else "auto"
-        with watch_compaction(self.on_event, kind, snap, run.target, p) as watch:
-            run.store = watch.store(run.store)
-            return watch.done(
-                run.skip() or run.budgets() or run.clear() or run.summarize() or run.clear_deferred()
-                or run.last_resort()
-            )  # fmt: skip
+
+        def fresh(as_manual: bool = manual) -> LadderRun:
+            run = LadderRun(self, snap, p, manual=as_manual, one_shot=budget is not None, idle_seconds=idle_seconds)
+            run.instructions = instructions.strip() or None if instructions else None
+            run.system = _system(system)
+            run.tools = tools
+            return run
+
+        first = fresh()
+        with watch_compaction(self.on_event, kind, snap, first.target, p) as watch:
+
+            def watched(as_manual: bool = manual) -> LadderRun:
+                run = fresh(as_manual)
+                run.store = watch.store(run.store)
+                return run
+
+            first.store = watch.store(first.store)
+            if self.native is not None:
+                return watch.done(self.native.run(first, _ladder, watched))
+            return watch.done(_ladder(first))
 
     def recompile(
         self,

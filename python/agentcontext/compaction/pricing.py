@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from agentcontext import _checks
@@ -90,6 +90,30 @@ class Prices:
         output = _checks.count("output", output)
         return (read * self.cache_read + written * self.cache_write + output * self.output) / 1e6
 
+    def one_hour(self) -> Prices:
+        """This table with Anthropic's 1-hour cache: writes at 2* the input price, a 3,600 s TTL
+        (named ``<name>@1h``; ``prices_for("claude-sonnet-4-5@1h")`` gives it).
+
+        Raises:
+            OptionError: a table without a write premium (OpenAI's: use ``@24h``, extended retention).
+        """
+        if self.cache_write <= self.input:
+            raise OptionError(
+                f"{self.name or 'this table'} has no cache-write premium: the 1-hour cache is Anthropic's"
+            )
+        return replace(self, cache_write=2 * self.input, cache_ttl_seconds=3_600.0, name=f"{self.name}@1h")
+
+    def extended(self) -> Prices:
+        """This table with OpenAI's extended prompt-cache retention (``prompt_cache_retention="24h"``):
+        a 24-hour TTL, writes still at the input price (named ``<name>@24h``).
+
+        Raises:
+            OptionError: a table with a write premium (Anthropic's: use ``@1h``).
+        """
+        if self.cache_write > self.input:
+            raise OptionError(f"{self.name or 'this table'} bills cache writes: its long cache is @1h")
+        return replace(self, cache_ttl_seconds=86_400.0, name=f"{self.name}@24h")
+
     def breakdown(self, *, read: int = 0, written: int = 0, output: int = 0) -> Cost:
         """:meth:`cost` by part: what the cache reads, the writes and the output cost."""
         return Cost(
@@ -119,9 +143,16 @@ PRICES: dict[str, Prices] = {
 
 def prices_for(model: str) -> Prices:
     """The :data:`PRICES` entry whose name is the longest prefix of ``model`` (a dated model id
-    such as ``claude-sonnet-4-5-20250929`` finds ``claude-sonnet-4-5``)."""
+    such as ``claude-sonnet-4-5-20250929`` finds ``claude-sonnet-4-5``); ``@1h`` after it: the
+    1-hour cache (:meth:`Prices.one_hour`), ``@24h``: OpenAI's extended retention (:meth:`Prices.extended`)."""
     if not isinstance(model, str):
         raise OptionError(f"model must be a string, got {type(model).__name__}")
+    base, _, ttl = model.partition("@")
+    if ttl:
+        longer = {"1h": Prices.one_hour, "24h": Prices.extended}.get(ttl)
+        if longer is None:
+            raise OptionError(f"unknown cache TTL {ttl!r} in {model!r} (expected @1h or @24h)")
+        return longer(prices_for(base))
     matches = [name for name in PRICES if model.startswith(name)]
     if not matches:
         raise OptionError(f"no prices for model {model!r}; known: {', '.join(PRICES)} (or pass your own Prices)")

@@ -18,12 +18,13 @@ __all__ = ["CompactionResult", "StageEvent", "drop_marker"]
 class StageEvent:
     """One stage of the ladder: what it did and the tokens before and after."""
 
-    #: ``flush``: the memory flush before a summary; ``fill``: results restored or raw messages
+    #: ``native``: the provider's own compaction (:mod:`agentcontext.compaction.native`): done, or
+    #: skipped or failed and the ladder ran instead (its detail says why); ``flush``: the memory flush before a summary; ``fill``: results restored or raw messages
     #: added to fill the target; ``cut``: the oversized last round cut to fit; ``carry``: an
     #: earlier summary the drop left out, shrunk back into the room it left; ``skip``: the
     #: ladder stopped without a change (under the target, or clearing does not pay at the
     #: policy's ``prices``: its detail holds the decision's numbers).
-    stage: Literal["budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
+    stage: Literal["native", "budgets", "clear", "flush", "summarize", "fill", "drop", "carry", "cut", "skip"]
     tokens_before: int
     tokens_after: int
     detail: dict[str, Any] = field(default_factory=dict)
@@ -62,6 +63,10 @@ class CompactionResult:
     #: middle of its transcript under ``"truncate"``): ``(lo, hi)``, messages ``lo:hi`` of
     #: ``original``, counted by a drop marker and not by the summary's header. None: it saw them all.
     unseen: tuple[int, int] | None = None
+    #: With a provider-native compaction (a ``native`` stage): the library's own compaction of the
+    #: same history (summary, ledger, raw recent part; no opaque provider parts), kept beside the
+    #: provider's so the session can move to another provider or be read by a person. None otherwise.
+    readable: CompactionResult | None = None
 
     def __post_init__(self) -> None:
         if self.origins is None:

@@ -21,7 +21,7 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.compaction.pricing import Prices, price_tables
 from agentcontext.errors import AgentContextError, MissingExtraError, OptionError
-from agentcontext.measure.metrics import BASELINE, PROBE_KINDS, Evaluation, evaluate, summarize_evaluations
+from agentcontext.measure.metrics import BASELINE, PROBE_KINDS, Evaluation, Timing, evaluate, summarize_evaluations
 
 if TYPE_CHECKING:
     from agentcontext import importers
@@ -55,6 +55,10 @@ class Task:
     name: str
     strategy: str
     budget: str
+    #: The price tables whose cost under a model of time is measured, without and with the cache schedule.
+    prices: tuple[Prices, ...] = ()
+    #: Also replay with the cache schedule under each table (:attr:`Evaluation.scheduled`).
+    schedule: bool = False
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, int, str]]:
@@ -140,7 +144,7 @@ def evaluate_task(task: Task) -> Evaluation:
     """Run one task (in a worker process or a Ray task). Errors are reported in the row."""
     try:
         conv = _load(task.path, task.index)
-        return evaluate(conv, task.strategy, task.budget, name=task.name)
+        return evaluate(conv, task.strategy, task.budget, name=task.name, prices=task.prices, schedule=task.schedule)
     except AgentContextError as exc:
         return _failed(task, exc)
 
@@ -199,6 +203,8 @@ def run(
     workers: int | None = None,
     progress: TextIO | None = None,
     ray_address: str | None = None,
+    prices: PriceTables = (),
+    schedule: bool = False,
 ) -> list[Evaluation]:
     """Evaluate every strategy on every conversation in ``paths`` under ``budget`` (tokens or a
     share such as ``"25%"`` of each transcript). ``engine="local"`` uses ``workers`` processes
@@ -206,7 +212,10 @@ def run(
     conversation and strategy to the cluster at ``ray_address`` (default: ``RAY_ADDRESS``, else a
     local instance). Rows come back in transcript order, then strategy order; a file found in a
     folder that cannot be read as a transcript comes last, as one failed row per strategy (its
-    ``transcript`` is the path, its ``error`` the reason)."""
+    ``transcript`` is the path, its ``error`` the reason). ``prices``: the price tables (as for
+    :func:`format_table`; ``()``: none) under which each replay is also priced with a model of time
+    (the cost table's ``timed`` column); ``schedule``: and replayed once more per table with the
+    cache schedule (its ``scheduled`` column)."""
     unknown = [s for s in strategies if s not in PRESETS and s != BASELINE]
     if unknown:
         raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join([*PRESETS, BASELINE])})")
@@ -215,7 +224,10 @@ def run(
     found, unreadable = scan(paths)
     if not found and not unreadable:
         raise OptionError(f"no transcripts found in {', '.join(map(str, paths))}")
-    tasks = [Task(path, index, name, s, str(budget)) for path, index, name in found for s in strategies]
+    tables = tuple(price_tables(prices))
+    tasks = [
+        Task(path, index, name, s, str(budget), tables, schedule) for path, index, name in found for s in strategies
+    ]
     bar = Progress(len(tasks), progress)
     if engine not in ("local", "ray"):
         raise OptionError(f"unknown engine {engine!r} (expected local or ray)")
@@ -322,7 +334,10 @@ def _rows(
     ]
     kinds_header = ["strategy", *(k.replace("_", " ") for k in PROBE_KINDS)]
     kinds_body = [[s["strategy"], *(_pct(s["retention_by_kind"][k]) for k in PROBE_KINDS)] for s in summary]
-    cost_header = ["strategy", "prices", "cache reads", "cache writes", "reads", "writes", "total"]
+    # With the cache schedule measured (eval --schedule): the cost under a model of time, without and with it.
+    timed = any(r.scheduled for r in rows)
+    cost_header = ["strategy", "prices", "cache reads", "cache writes", "reads", "writes", "total",
+                   *(["timed", "scheduled"] if timed else [])]  # fmt: skip
     cost_body = [
         [
             s["strategy"],
@@ -332,6 +347,14 @@ def _rows(
             _dollars(c["read_dollars"]),
             _dollars(c["written_dollars"]),
             _dollars(c["dollars"]),
+            *(
+                [
+                    _dollars(x["dollars"] if (x := d.get(t)) else None)
+                    for d in (s.get("timed_cost", {}), s.get("scheduled_cost", {}))
+                ]
+                if timed
+                else []
+            ),
         ]
         for s in summary
         for t in tables
@@ -341,7 +364,11 @@ def _rows(
 
 
 #: The title of the cost table (the replayed requests' input tokens, priced).
-COST_TITLE = "replay input cost per price table (cache writes at the write price: OpenAI's is its uncached input price)"
+COST_TITLE = (
+    "replay input cost per price table (cache writes at the write price: OpenAI's is its uncached input price; "
+    "timed: a call after the TTL reads nothing, tool turns 10 s, user turns 600 s apart; scheduled: the same "
+    "with the cache schedule)"
+)
 
 
 def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
@@ -458,21 +485,29 @@ def write_json(
     Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+#: The CSV cost columns' prefixes and the timing each prices (:meth:`Evaluation.cost`).
+_TIMINGS: tuple[tuple[str, Timing], ...] = (("cost", "warm"), ("timed_cost", "timed"), ("scheduled_cost", "scheduled"))
+
+
 def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None) -> None:
     """One row per run: :data:`CSV_COLUMNS`, then for each price table of ``prices`` (as for
     :func:`format_table`) ``cost_<name>``: the replayed requests' input cost in dollars (empty
-    without a replay)."""
+    without a replay), and, when the rows were measured with the cache schedule (``eval
+    --schedule``), ``timed_cost_<name>`` and ``scheduled_cost_<name>``: the same under a model of
+    time, without and with it."""
     tables = price_tables(prices)
     names = [t.name or "custom" for t in tables]
     buffer = io.StringIO()
-    columns = [*CSV_COLUMNS, *(f"cost_{n}" for n in names)]
+    timings = _TIMINGS if any(r.scheduled for r in rows) else _TIMINGS[:1]
+    columns = [*CSV_COLUMNS, *(f"{k}_{n}" for n in names for k, _ in timings)]
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for r in rows:
         row: dict[str, Any] = dict(r.to_dict())
         for n, t in zip(names, tables, strict=True):
-            cost = r.cost(t)
-            row[f"cost_{n}"] = "" if cost is None else cost.dollars
+            for key, timing in timings:
+                cost = r.cost(t, timing)
+                row[f"{key}_{n}"] = "" if cost is None else cost.dollars
         writer.writerow(row)
     Path(path).write_text(buffer.getvalue(), encoding="utf-8")
 

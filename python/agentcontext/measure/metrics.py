@@ -16,12 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
+from agentcontext.compaction.schedule import CacheSchedule
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
+from agentcontext.measure.timing import call_idle, timed_tokens
 from agentcontext.probes import (
     KINDS,
     VIEWS,
@@ -35,6 +37,9 @@ from agentcontext.probes import (
     working_set_text,
 )
 from agentcontext.types import CostDict, EvaluationDict, StrategySummary
+
+#: How the cache's time is replayed (:meth:`Evaluation.cost`).
+Timing = Literal["warm", "timed", "scheduled"]
 
 __all__ = [
     "PROBE_KINDS",
@@ -72,12 +77,13 @@ def probes(conversation: Conversation, start: int = 0, stop: int | None = None) 
 # Replay and prompt-cache stability.
 
 
-def replay(conversation: Conversation, compactor: Compactor) -> Replay:
+def replay(conversation: Conversation, compactor: Compactor, idle: Sequence[float] | None = None) -> Replay:
     """Replay ``conversation`` call by call: before each assistant turn, the request is the
     working set so far (what the strategy kept, plus every message since) and the strategy may
-    compact it (``maybe_compact``). Measures each request's size and the part of it that is a
-    prefix of the previous request. Costs O(new messages) per call, plus O(working set) per
-    compaction."""
+    compact it (``maybe_compact``, told ``idle[call]`` seconds since the previous call when
+    ``idle`` is given: see :func:`agentcontext.measure.timing.call_idle`). Measures each request's
+    size and the part of it that is a prefix of the previous request. Costs O(new messages) per
+    call, plus O(working set) per compaction."""
     originals = conversation.to_jsonl()
     starts = [i for i in range(1, len(originals)) if originals[i].get("role") == "assistant"]
     uncompacted = conversation.message_tokens()
@@ -92,7 +98,7 @@ def replay(conversation: Conversation, compactor: Compactor) -> Replay:
         work.extend(originals[taken:stop])
         running += sum(uncompacted[taken:stop])
         taken = stop
-        result = compactor.maybe_compact(work)
+        result = compactor.maybe_compact(work, idle_seconds=idle[call] if idle is not None else None)
         if result is not None and result.compacted and result.conversation is not result.original:
             compactions.append(call)
             # Until now the working set only grew: the previous request is its first prev_len messages.
@@ -155,6 +161,12 @@ class Evaluation:
     #: request, or it is larger); and its tokens (0: none).
     latest_whole: bool | None = None
     latest_ask_tokens: int = 0
+    #: By price table name: ``(read, written)`` tokens of the replay when a call after the table's
+    #: TTL reads nothing (:mod:`agentcontext.measure.timing`'s model of time) — without the cache
+    #: schedule (``timed``: the same replay) and with it (``scheduled``: a replay whose compactor
+    #: has a :class:`~agentcontext.compaction.schedule.CacheSchedule` under that table).
+    timed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    scheduled: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def fill(self) -> float | None:
@@ -202,21 +214,28 @@ class Evaluation:
         """Summary tokens / tokens of the history it replaced (None without a summary)."""
         return self.summary_tokens / self.summarized_tokens if self.summarized_tokens else None
 
-    def cost(self, prices: Prices | str) -> Cost | None:
+    def cost(self, prices: Prices | str, timing: Timing = "warm") -> Cost | None:
         """What the replayed requests' input cost under ``prices`` (a :class:`~agentcontext.compaction.pricing.Prices`
         or a model name): the cached prefixes (``cached_tokens``) at the cache-read price, the
         rest (``cache_write_tokens``, the first request whole) at the cache-write price. None
-        without a replay (the baseline, a failed run)."""
+        without a replay (the baseline, a failed run). ``timing``: ``"warm"`` (the cache never
+        goes cold), ``"timed"`` or ``"scheduled"`` (see :attr:`timed`; None when not measured)."""
         table = resolve_prices(prices)
         if self.error is not None or not self.turns:
             return None
-        return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
+        if timing == "warm":
+            return table.breakdown(read=self.cached_tokens, written=self.cache_write_tokens)
+        tokens = (self.timed if timing == "timed" else self.scheduled).get(table.name or "custom")
+        return None if tokens is None else table.breakdown(read=tokens[0], written=tokens[1])
 
     def to_dict(self, prices: str | Sequence[Prices | str] | None = ()) -> EvaluationDict:
         """Every field and measure; with ``prices`` (model names, :class:`~agentcontext.compaction.pricing.Prices`
         or None for :data:`~agentcontext.compaction.pricing.EVAL_PRICES`), also ``cost``: by table name, the
         :meth:`cost` under each (None without a replay)."""
         out = cast("EvaluationDict", asdict(self))
+        for key in ("timed", "scheduled"):
+            if not out.get(key):
+                out.pop(key, None)  # type: ignore[misc]
         tables = price_tables(prices)
         if tables:
             out["cost"] = {t.name or "custom": (c.to_dict() if (c := self.cost(t)) else None) for t in tables}
@@ -254,10 +273,15 @@ def evaluate(
     name: str = "",
     with_replay: bool = True,
     environ: dict[str, str] | None = None,
+    prices: Sequence[Prices | str] = (),
+    schedule: bool = False,
 ) -> Evaluation:
     """Compact ``conversation`` under ``budget`` with ``strategy`` (a preset name or a policy,
     offline summarizer) and measure validity, reduction, probe retention, summary size and, by a
-    replay under the same budget, prompt-cache stability and compactions per 100 turns."""
+    replay under the same budget, prompt-cache stability and compactions per 100 turns; for each
+    price table of ``prices``, the replay's cache reads and writes under a model of time
+    (:attr:`Evaluation.timed`) and, with ``schedule``, those of one more replay whose compactor has
+    a :class:`~agentcontext.compaction.schedule.CacheSchedule` under that table (:attr:`Evaluation.scheduled`)."""
     limit = parse_budget(budget, conversation.tokens)
     if strategy == BASELINE:
         return _evaluate_baseline(conversation, limit, name)
@@ -275,6 +299,7 @@ def evaluate(
     )
     summary_tokens = count_tokens(result.summary, encoding=policy.encoding) if result.summary else 0
     rep = replay(conversation, Compactor(replay_policy(policy, limit), environ=env)) if with_replay else None
+    timed, scheduled = _timed(conversation, replay_policy(policy, limit), env, rep, prices, schedule=schedule)
     seconds = time.perf_counter() - started
     return Evaluation(
         transcript=name,
@@ -305,7 +330,35 @@ def evaluate(
         compactions=len(rep.compactions) if rep else 0,
         request_tokens=sum(rep.request_tokens[1:]) if rep else 0,
         cached_tokens=sum(rep.prefix_tokens[1:]) if rep else 0,
+        timed=timed,
+        scheduled=scheduled,
     )
+
+
+def _timed(
+    conversation: Conversation,
+    policy: CompactionPolicy,
+    environ: dict[str, str],
+    rep: Replay | None,
+    prices: Sequence[Prices | str],
+    *,
+    schedule: bool,
+) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """``(timed, scheduled)`` of :class:`Evaluation` for ``rep`` (None: none); ``scheduled`` only
+    with ``schedule``."""
+    if rep is None or not prices:
+        return {}, {}
+    idle = call_idle(conversation)
+    timed: dict[str, tuple[int, int]] = {}
+    scheduled: dict[str, tuple[int, int]] = {}
+    for table in price_tables(prices):
+        name = table.name or "custom"
+        timed[name] = timed_tokens(rep.request_tokens, rep.prefix_tokens, idle, table)
+        if not schedule:
+            continue
+        again = replay(conversation, Compactor(policy, environ=environ, schedule=CacheSchedule(table)), idle)
+        scheduled[name] = timed_tokens(again.request_tokens, again.prefix_tokens, idle, table)
+    return timed, scheduled
 
 
 #: The strategy name of the retention baseline (see :func:`baseline_suffix_users`).
@@ -457,15 +510,24 @@ def summarize_evaluations(
                 "seconds": sum(r.seconds for r in rs),
             }
         )
+        _add_timed_costs(out[-1], ok, tables)
     return out
 
 
-def _pooled_cost(rows: Sequence[Evaluation], prices: Prices) -> CostDict | None:
-    replayed = [r for r in rows if r.turns]
-    if not replayed:
+def _add_timed_costs(summary: StrategySummary, rows: Sequence[Evaluation], tables: Sequence[Prices]) -> None:
+    """``timed_cost`` and ``scheduled_cost`` of a strategy's ``summary``, when its rows were
+    measured with the cache schedule (else none)."""
+    if any(r.scheduled for r in rows):
+        summary["timed_cost"] = {t.name or "custom": _pooled_cost(rows, t, "timed") for t in tables}
+        summary["scheduled_cost"] = {t.name or "custom": _pooled_cost(rows, t, "scheduled") for t in tables}
+
+
+def _pooled_cost(rows: Sequence[Evaluation], prices: Prices, timing: Timing = "warm") -> CostDict | None:
+    costs = [r.cost(prices, timing) for r in rows if r.turns]
+    if not costs or None in costs:
         return None
-    read = sum(r.cached_tokens for r in replayed)
-    written = sum(r.cache_write_tokens for r in replayed)
+    read = sum(c.read_tokens for c in costs if c is not None)
+    written = sum(c.written_tokens for c in costs if c is not None)
     return prices.breakdown(read=read, written=written).to_dict()
 
 

@@ -7,10 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
-from agentcontext.providers.base import Completion, Provider, ToolCall, Usage
+from agentcontext.errors import ProviderResponseError
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
+from agentcontext.providers.overflow import classify_overflow
+from agentcontext.providers.server_side import COMPACT, COMPACT_BETA
 from agentcontext.types import Format, JsonDict
 
-__all__ = ["AnthropicProvider"]
+__all__ = ["COMPACT_MIN_TOKENS", "AnthropicProvider"]
+
+#: The smallest trigger Anthropic's ``compact_20260112`` edit accepts (input tokens).
+COMPACT_MIN_TOKENS = 50_000
 
 
 class AnthropicProvider(Provider):
@@ -39,6 +45,10 @@ class AnthropicProvider(Provider):
         self._adopt_client(client, "anthropic", "Anthropic", client_options)
         self.context_management = dict(context_management) if context_management else None
         self.betas = list(betas)
+        #: The output limit of a native compaction request (:meth:`compact_natively`).
+        self.compaction_max_output_tokens = 8_192
+        #: Replace Anthropic's summary prompt in a native compaction (None: its own).
+        self.compaction_instructions: str | None = None
 
     def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         request = conversation.to_anthropic_params(request=True)
@@ -59,6 +69,41 @@ class AnthropicProvider(Provider):
             body["betas"] = sorted({*self.betas, *body.get("betas", ())})
             return self.client.beta.messages.with_raw_response.create(**body)
         return self.client.messages.with_raw_response.create(**body)
+
+    def native_unavailable(self, conversation: Conversation) -> str | None:
+        """None when ``conversation`` reaches the least trigger of Anthropic's compaction
+        (:data:`COMPACT_MIN_TOKENS`, counted locally), else why not."""
+        if conversation.tokens < COMPACT_MIN_TOKENS:
+            return f"{conversation.tokens:,} tokens, under the {COMPACT_MIN_TOKENS:,} Anthropic's compaction needs"
+        return None
+
+    def compact_natively(self, conversation: Conversation, *, system: str | None = None) -> Conversation:
+        """Anthropic's compaction of ``conversation`` now: one request with the ``compact_20260112``
+        edit at its least trigger, paused after the compaction block (``compaction_instructions``,
+        when set, replace Anthropic's summary prompt). The reply's content (the ``compaction``
+        block, byte for byte) as one assistant message: the API ignores everything before it.
+
+        Raises:
+            ProviderResponseError: the reply holds no compaction block.
+        """
+        body = self._request(conversation, self.compaction_max_output_tokens, system)
+        body["context_management"] = _compact_edit(self.compaction_instructions)
+        body["betas"] = [COMPACT_BETA]
+        try:
+            data = _raw_json(self._send(body))
+        except Exception as exc:
+            overflow = classify_overflow(exc, provider=self.name)
+            if overflow is None:
+                raise
+            raise overflow from exc
+        content = data.get("content") or []
+        if not any(isinstance(b, dict) and b.get("type") == "compaction" for b in content):
+            raise ProviderResponseError(
+                f"anthropic answered the compaction request without a compaction block (stop_reason {data.get('stop_reason')!r})"
+            )
+        return Conversation(
+            [{"role": "assistant", "content": content}], format="anthropic", encoding=conversation.encoding
+        )
 
     def _completion(self, data: JsonDict) -> Completion:
         content = data.get("content") or []
@@ -85,6 +130,18 @@ class AnthropicProvider(Provider):
             stop_reason=data.get("stop_reason"),
             raw=data,
         )
+
+
+def _compact_edit(instructions: str | None) -> JsonDict:
+    """The ``context_management`` of a request that compacts now and pauses after the compaction block."""
+    edit: JsonDict = {
+        "type": COMPACT,
+        "trigger": {"type": "input_tokens", "value": COMPACT_MIN_TOKENS},
+        "pause_after_compaction": True,
+    }
+    if instructions:
+        edit["instructions"] = instructions
+    return {"edits": [edit]}
 
 
 def _join_system(own: Any, extra: str) -> Any:

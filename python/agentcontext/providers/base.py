@@ -16,6 +16,7 @@ from agentcontext import _checks
 from agentcontext._core import Conversation, convert
 from agentcontext.budgets.windows import context_window as _window_of
 from agentcontext.errors import (
+    CompactionError,
     ContextOverflowError,
     MissingCredentialsError,
     MissingExtraError,
@@ -193,6 +194,20 @@ class Provider(ABC):
     @abstractmethod
     def _completion(self, data: JsonDict) -> Completion:
         """The completion the server answered with ``data`` (its JSON body)."""
+
+    def native_unavailable(self, conversation: Conversation) -> str | None:
+        """Why this provider cannot compact ``conversation`` its own way now (None: it can; see
+        :class:`~agentcontext.compaction.native.NativeCompaction`). This one has no native compaction."""
+        return f"{self.name} has no native compaction"
+
+    def compact_natively(self, conversation: Conversation, *, system: str | None = None) -> Conversation:
+        """The provider's own compaction of ``conversation`` after its system messages (``system``:
+        the agent's system prompt besides them), as the API requires it to be sent on.
+
+        Raises:
+            CompactionError: this provider has no native compaction.
+        """
+        raise CompactionError(self.native_unavailable(conversation) or f"{self.name} cannot compact natively")
 
     def messages_of(self, conversation: Conversation) -> list[JsonDict]:
         """The conversation's messages in this provider's format."""

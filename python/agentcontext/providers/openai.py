@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
+from agentcontext.errors import ArgumentTypeError
 from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.types import Format, JsonDict
@@ -20,7 +21,8 @@ class OpenAIChatProvider(Provider):
     (vLLM, llama.cpp, Ollama, OpenRouter...) through ``base_url``.
 
     ``max_output_tokens_param`` names the request field of the output limit: ``max_completion_tokens`` (OpenAI) or
-    ``max_tokens`` (most compatible servers).
+    ``max_tokens`` (most compatible servers). ``prompt_cache_key`` goes with every request (OpenAI
+    routes requests with the same key to the same prompt cache; a call's own wins).
     """
 
     format: ClassVar[Format] = "openai"
@@ -33,17 +35,20 @@ class OpenAIChatProvider(Provider):
         client: Any = None,
         context_window: int | None = None,
         max_output_tokens_param: str = "max_completion_tokens",
+        prompt_cache_key: str | None = None,
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
         self.max_output_tokens_param = max_output_tokens_param
+        self.prompt_cache_key = _cache_key(prompt_cache_key)
 
     def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         messages = conversation.to_openai(request=True)
         if system is not None:
             messages = [{"role": "system", "content": system}, *messages]
-        return {"model": self.model, "messages": messages, self.max_output_tokens_param: max_output_tokens}
+        body = {"model": self.model, "messages": messages, self.max_output_tokens_param: max_output_tokens}
+        return _with_cache_key(body, self.prompt_cache_key)
 
     def _send(self, body: dict[str, Any]) -> Any:
         return self.client.chat.completions.with_raw_response.create(**body)
@@ -68,6 +73,7 @@ class OpenAIChatProvider(Provider):
                 input_tokens=usage.get("prompt_tokens") or 0,
                 output_tokens=usage.get("completion_tokens") or 0,
                 cache_read_tokens=details.get("cached_tokens") or 0,
+                cache_write_tokens=details.get("cache_write_tokens") or 0,
             ),
             stop_reason=choice.get("finish_reason"),
             raw=data,
@@ -80,7 +86,8 @@ class OpenAIResponsesProvider(Provider):
     ``context_management`` (e.g. ``[{"type": "compaction", "compact_threshold": 200000}]``, see
     :func:`agentcontext.providers.server_side.openai_context_management`) turns on the server's automatic
     compaction; the compaction items it returns are kept in history unchanged. :meth:`compact`
-    calls ``responses.compact``.
+    calls ``responses.compact`` (also the native rung's compaction, :meth:`compact_natively`).
+    ``prompt_cache_key`` goes with every request and compaction (a call's own wins).
     """
 
     format: ClassVar[Format] = "responses"
@@ -93,11 +100,13 @@ class OpenAIResponsesProvider(Provider):
         client: Any = None,
         context_window: int | None = None,
         context_management: Sequence[Mapping[str, Any]] | None = None,
+        prompt_cache_key: str | None = None,
         **client_options: Any,
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
         self.context_management = [dict(x) for x in context_management] if context_management else None
+        self.prompt_cache_key = _cache_key(prompt_cache_key)
 
     def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -107,7 +116,7 @@ class OpenAIResponsesProvider(Provider):
         }
         if system is not None:
             body["instructions"] = system
-        return body
+        return _with_cache_key(body, self.prompt_cache_key)
 
     def _send(self, body: dict[str, Any]) -> Any:
         return self.client.responses.with_raw_response.create(**body)
@@ -143,15 +152,28 @@ class OpenAIResponsesProvider(Provider):
                 input_tokens=usage.get("input_tokens") or 0,
                 output_tokens=usage.get("output_tokens") or 0,
                 cache_read_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
+                cache_write_tokens=(usage.get("input_tokens_details") or {}).get("cache_write_tokens") or 0,
             ),
             stop_reason=incomplete or status,
             raw=data,
         )
 
+    def native_unavailable(self, conversation: Conversation) -> str | None:
+        """None: ``responses.compact`` takes any conversation."""
+        return None
+
+    def compact_natively(self, conversation: Conversation, *, system: str | None = None) -> Conversation:
+        """:meth:`compact` of ``conversation`` after its system messages, with ``system`` (the
+        agent's system prompt) as the instructions: the returned items, the compaction item byte
+        for byte."""
+        rest = conversation.slice(conversation.preamble)
+        return self.compact(rest, **({"instructions": system} if system else {}))
+
     def compact(self, conversation: Conversation, **params: Any) -> Conversation:
         """The server's compaction of ``conversation`` (``responses.compact``): the returned items
         (the user messages and one opaque compaction item) as a new Responses conversation. The
-        input is not changed."""
+        input is not changed. The provider's ``prompt_cache_key`` goes with it."""
+        params = _with_cache_key(dict(params), self.prompt_cache_key)
         try:
             raw = self.client.responses.with_raw_response.compact(
                 model=self.model, input=conversation.to_responses(request=True), **params
@@ -163,3 +185,18 @@ class OpenAIResponsesProvider(Provider):
             raise overflow from exc
         data = _raw_json(raw)
         return Conversation(data.get("output") or [], format="responses", encoding=conversation.encoding)
+
+
+def _cache_key(key: str | None) -> str | None:
+    """``key`` when None or a non-empty string (OpenAI's ``prompt_cache_key``)."""
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ArgumentTypeError(f"prompt_cache_key must be a non-empty string or None, got {key!r}")
+    return key
+
+
+def _with_cache_key(body: dict[str, Any], key: str | None) -> dict[str, Any]:
+    """``body`` with ``prompt_cache_key`` (requests with the same key are routed to the same
+    prompt cache), unless it has one or there is none."""
+    if key is not None:
+        body.setdefault("prompt_cache_key", key)
+    return body

@@ -82,6 +82,11 @@ def session_compactor(
         raise ArgumentTypeError(
             f"compactor must be an agentcontext.Compactor or a preset name, got {type(compactor).__name__}"
         )
+    native = compactor.native
+    if native is not None and native.provider is None:
+        # The native rung compacts with the session's own provider.
+        compactor = copy.copy(compactor)
+        compactor.native = native.bound(provider)
     if store is None and isinstance(result_policy, ToolResultPolicy):
         store = result_policy.store
     if store is None:
