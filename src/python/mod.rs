@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod fast;
 mod functions;
+mod handoff;
 mod memory;
 mod surgery;
 
@@ -31,6 +32,8 @@ mod _core {
         _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
         repair_messages, trim_messages, validate_messages,
     };
+    #[pymodule_export]
+    use super::handoff::PyHandoffScan;
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
 
