@@ -48,6 +48,7 @@ __all__ = [
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
     "Conversation",
+    "HandoffScan",
     "MemoryIndex",
     "Page",
     "Truncation",
@@ -405,6 +406,17 @@ class Conversation:
         tokens beyond their texts, at least 0 over the range or, with ``per_message``, for each
         message) only under the conversation's encoding, else 0. Each message's counts are kept:
         a call counts only the messages not counted before."""
+
+@final
+class HandoffScan:
+    """Internal. ``conversation.handoff(start, stop)`` for several stops, from one scan: the facts
+    of each message and tool call are read once and merged for each span (a message read for an
+    earlier stop is not read again). The conversation's messages must not change meanwhile
+    (appending is fine)."""
+
+    def __new__(cls, conversation: Conversation, start: int = 0, /) -> HandoffScan: ...
+    def handoff(self, stop: int | None = None, /) -> Handoff:
+        """What ``conversation.handoff(start, stop)`` returns."""
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""

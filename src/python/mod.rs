@@ -12,6 +12,7 @@ mod errors;
 mod fast;
 mod fast_clear;
 mod functions;
+mod handoff;
 mod memory;
 mod surgery;
 
@@ -32,6 +33,8 @@ mod _core {
         _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
         repair_messages, trim_messages, validate_messages,
     };
+    #[pymodule_export]
+    use super::handoff::PyHandoffScan;
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
 

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcontext._core import Conversation
+from agentcontext._core import Conversation, HandoffScan
 from agentcontext.budgets import result_text
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
@@ -133,6 +133,8 @@ class LadderState:
         self._raw_ledgers: dict[int, set[int]] = {}
         #: ``original.handoff(preamble, stop)`` by stop, made for a ledger (a summary of the same span reads it).
         self._handoffs: dict[int, Any] = {}
+        #: The one scan of the original from ``preamble`` those handoffs come from (made when first asked).
+        self._scan: HandoffScan | None = None
         #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
         self._last_rung = False
         #: Where each group of the original starts (a real user message), read once.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentcontext._core import Conversation, count_tokens
+from agentcontext._core import Conversation, HandoffScan, count_tokens
 from agentcontext.compaction import fill
 from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.flush import FlushingRun
@@ -29,6 +29,7 @@ from agentcontext.compaction.summarize import (
 )
 from agentcontext.errors import BudgetError, CompactionError
 from agentcontext.probes import found_in
+from agentcontext.types import Handoff
 
 __all__ = ["SummaryRun"]
 
@@ -237,13 +238,20 @@ class SummaryRun(FlushingRun):
         if stop not in self._ledgers:
             o = self.original
             later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
-            self._handoffs[stop] = h = o.handoff(self.preamble, stop)
+            self._handoffs[stop] = h = self._handoff(stop)
             message = ledger_message(
                 o, self.preamble, stop, cap=ledger_limit(p.ledger_max_tokens, self.target), encoding=p.encoding,
                 later=later[-1] if later else None, handoff=h,
             )  # fmt: skip
             self._ledgers[stop] = [message] if message is not None else []
         return self._ledgers[stop]
+
+    def _handoff(self, stop: int) -> Handoff:
+        """``original.handoff(preamble, stop)``: every span a compaction asks for (the ledger's
+        room at the policy's raw start, then the summary's span) from one scan of the original."""
+        if self._scan is None:
+            self._scan = HandoffScan(self.original, self.preamble)
+        return self._scan.handoff(stop)
 
     def ledger_room(self) -> int:
         """The most tokens the task ledger takes (0 when the policy has it off)."""

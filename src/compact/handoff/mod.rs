@@ -5,15 +5,15 @@
 
 mod rules;
 mod scan;
+mod spans;
 mod text;
 mod trail;
-
-use rayon::prelude::*;
 
 use super::request::text_of;
 use super::structure::{FastMap, FastSet, Pairing};
 use crate::model::Message;
-use scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
+use scan::{CallFacts, MessageFacts};
+pub use spans::Scan;
 use text::{clip, keep_last};
 use trail::Op;
 
@@ -94,43 +94,32 @@ const MAX_CONSTRAINTS: usize = 100;
 
 /// Extract a handoff from `messages`.
 pub fn extract(messages: &[Message]) -> Handoff {
-    let pairing = Pairing::of(messages);
+    Scan::default().handoff(messages)
+}
+
+/// The merge of scanned facts into a handoff of `messages`: `scanned` the facts of each message,
+/// `facts` those of each call of `pairing`, in call order.
+fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], facts: &[&CallFacts]) -> Handoff {
     let mut h = Handoff {
         messages: messages.len(),
         tool_calls: pairing.calls.len(),
         ..Handoff::default()
     };
-    // Messages and tool calls are scanned independently: side by side on two cores for many.
-    let (scanned, mut facts) = if messages.len() >= PARALLEL_CALLS {
-        rayon::join(
-            || {
-                messages
-                    .par_iter()
-                    .enumerate()
-                    .map(|(i, m)| scan_message(i, m))
-                    .collect::<Vec<MessageFacts>>()
-            },
-            || scan_calls(messages, &pairing),
-        )
-    } else {
-        let scanned = messages.iter().enumerate().map(|(i, m)| scan_message(i, m)).collect();
-        (scanned, scan_calls(messages, &pairing))
-    };
     let mut last_text = None;
     // Paths and references of messages and of calls, by message index, merged below.
-    let mut paths: Vec<(usize, String)> = Vec::new();
-    let mut references: Vec<(usize, String)> = Vec::new();
-    for (i, f) in scanned.into_iter().enumerate() {
-        h.previous_summaries.extend(f.summary);
-        h.user_requests.extend(f.request);
-        h.identifiers.extend(f.identifiers);
-        paths.extend(f.paths.into_iter().map(|p| (i, p)));
-        references.extend(f.references.into_iter().map(|r| (i, r)));
-        h.todos.extend(f.todos);
-        h.decisions.extend(f.decisions);
-        h.constraints.extend(f.constraints.into_iter().map(|c| (i, c)));
+    let mut paths: Vec<(usize, &str)> = Vec::new();
+    let mut references: Vec<(usize, &str)> = Vec::new();
+    for (i, f) in scanned.iter().enumerate() {
+        h.previous_summaries.extend(f.summary.iter().cloned());
+        h.user_requests.extend(f.request.iter().cloned());
+        h.identifiers.extend(f.identifiers.iter().cloned());
+        paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
+        references.extend(f.references.iter().map(|r| (i, r.as_str())));
+        h.todos.extend(f.todos.iter().cloned());
+        h.decisions.extend(f.decisions.iter().cloned());
+        h.constraints.extend(f.constraints.iter().map(|c| (i, c.clone())));
         if f.ledger.is_some() {
-            h.previous_ledger = f.ledger;
+            h.previous_ledger.clone_from(&f.ledger);
         }
         if f.has_text {
             last_text = Some(i);
@@ -138,17 +127,17 @@ pub fn extract(messages: &[Message]) -> Handoff {
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
     // Tool calls: files, commands and their outcomes, errors — merged in order.
-    for (c, f) in pairing.calls.iter().zip(&mut facts) {
-        paths.extend(std::mem::take(&mut f.paths).into_iter().map(|p| (c.at.0, p)));
-        references.extend(std::mem::take(&mut f.references).into_iter().map(|r| (c.at.0, r)));
+    for (c, f) in pairing.calls.iter().zip(facts) {
+        paths.extend(f.paths.iter().map(|p| (c.at.0, p.as_str())));
+        references.extend(f.references.iter().map(|r| (c.at.0, r.as_str())));
     }
     // Stable: within one message, in the order found. Each is then kept at its last mention.
     paths.sort_by_key(|(i, _)| *i);
     references.sort_by_key(|(i, _)| *i);
-    h.paths = paths.into_iter().map(|(_, p)| p).collect();
-    h.references = references.into_iter().map(|(_, r)| r).collect();
-    h.tests = latest_tests(&facts);
-    h.artifacts = artifact_trail(&pairing.calls, &facts);
+    h.paths = paths.into_iter().map(|(_, p)| p.to_owned()).collect();
+    h.references = references.into_iter().map(|(_, r)| r.to_owned()).collect();
+    h.tests = latest_tests(facts);
+    h.artifacts = artifact_trail(&pairing.calls, facts);
     h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
     merge_calls(&mut h, facts);
     // The summary shows the latest few; older ones add nothing but size.
@@ -188,7 +177,7 @@ fn latest_constraints(all: &[(usize, String)]) -> Vec<(usize, String)> {
 /// The artifact trail of the calls, in call order: each file once with what was done to it (a
 /// whole write is a creation the first time the file is seen, an edit after), the last call that
 /// touched it and its message; most recently touched last.
-fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[CallFacts]) -> Vec<Artifact> {
+fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallFacts]) -> Vec<Artifact> {
     let mut trail: Vec<Artifact> = Vec::new();
     let mut at: FastMap<String, usize> = FastMap::default();
     let mut opened: Option<String> = None;
@@ -242,32 +231,9 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[CallFa
     trail
 }
 
-/// What each call of `pairing` contributes, in call order (on all cores for many calls).
-fn scan_calls(messages: &[Message], pairing: &Pairing<'_>) -> Vec<CallFacts> {
-    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
-    for c in &pairing.calls {
-        kinds
-            .entry(c.name)
-            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
-    }
-    if pairing.calls.len() >= PARALLEL_CALLS {
-        pairing
-            .calls
-            .par_iter()
-            .map(|c| scan_call(messages, c, kinds[c.name]))
-            .collect()
-    } else {
-        pairing
-            .calls
-            .iter()
-            .map(|c| scan_call(messages, c, kinds[c.name]))
-            .collect()
-    }
-}
-
 /// Each test once, at its last mention, with its latest known status ("ran" only when no
 /// runner output said more).
-fn latest_tests(facts: &[CallFacts]) -> Vec<(String, String)> {
+fn latest_tests(facts: &[&CallFacts]) -> Vec<(String, String)> {
     let mut tests: FastMap<String, (usize, String)> = FastMap::default();
     let mut order = 0;
     for f in facts {
@@ -292,26 +258,26 @@ fn latest_tests(facts: &[CallFacts]) -> Vec<(String, String)> {
 }
 
 /// Merge the calls' files, commands and errors into `h`, in call order.
-fn merge_calls(h: &mut Handoff, facts: Vec<CallFacts>) {
-    let mut last_ok: FastMap<String, usize> = FastMap::default();
-    let mut error_keys: Vec<String> = Vec::new();
+fn merge_calls(h: &mut Handoff, facts: &[&CallFacts]) {
+    let mut last_ok: FastMap<&str, usize> = FastMap::default();
+    let mut error_keys: Vec<&str> = Vec::new();
     for f in facts {
-        h.identifiers.extend(f.identifiers);
-        h.files_read.extend(f.read);
-        h.files_modified.extend(f.modified);
-        for (note, key) in f.errors {
-            h.errors.push(note);
-            error_keys.push(key);
+        h.identifiers.extend(f.identifiers.iter().cloned());
+        h.files_read.extend(f.read.iter().cloned());
+        h.files_modified.extend(f.modified.iter().cloned());
+        for (note, key) in &f.errors {
+            h.errors.push(note.clone());
+            error_keys.push(key.as_str());
         }
-        if let Some((key, index)) = f.ok {
-            last_ok.insert(key, index);
+        if let Some((key, index)) = &f.ok {
+            last_ok.insert(key.as_str(), *index);
         }
-        if let Some(entry) = f.command {
+        if let Some(entry) = &f.command {
             // One entry per distinct command, at the position of its latest run.
             if let Some(pos) = h.commands.iter().position(|x| x.command == entry.command) {
                 h.commands.remove(pos);
             }
-            h.commands.push(entry);
+            h.commands.push(entry.clone());
         }
     }
     // An error is resolved when the same command or tool input later succeeded.
@@ -418,3 +384,6 @@ mod ledger_tests;
 
 #[cfg(test)]
 mod scan_tests;
+
+#[cfg(test)]
+mod spans_tests;

@@ -2,6 +2,7 @@
 //! by side) merge in message order as a scan in one pass would, and the text scans find each
 //! exception name and test-runner line once.
 
+use super::scan::PARALLEL_CALLS;
 use super::text::{exception_types, test_statuses};
 use super::*;
 use crate::formats;

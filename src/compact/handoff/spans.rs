@@ -1,0 +1,72 @@
+//! Handoffs of several spans that start at the same message, from one scan: the facts of each
+//! message and of each tool call are scanned once and kept, so that the handoff of a shorter or
+//! longer span only scans what it has not seen (the messages past the longest span scanned, and a
+//! call whose result now lies inside or outside the span) and merges.
+
+use rayon::prelude::*;
+
+use super::scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
+use super::{Handoff, merge};
+use crate::compact::structure::{Call, FastMap, Pairing};
+use crate::model::Message;
+
+/// A call's position and that of its result (None: none in the span).
+type CallKey = ((usize, usize), Option<(usize, usize)>);
+
+/// The scanned facts of the messages of spans that start at one message, positions relative to
+/// it. The messages scanned must not change between calls (a conversation only grows).
+#[derive(Default)]
+pub struct Scan {
+    messages: Vec<MessageFacts>,
+    calls: FastMap<CallKey, CallFacts>,
+}
+
+impl Scan {
+    /// The handoff of `messages` (a span starting where every earlier span given started):
+    /// what [`super::extract`] returns for it.
+    pub fn handoff(&mut self, messages: &[Message]) -> Handoff {
+        let seen = self.messages.len();
+        if messages.len() > seen {
+            let new = &messages[seen..];
+            if new.len() >= PARALLEL_CALLS {
+                let scanned: Vec<MessageFacts> = new
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, m)| scan_message(seen + i, m))
+                    .collect();
+                self.messages.extend(scanned);
+            } else {
+                self.messages
+                    .extend(new.iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
+            }
+        }
+        let pairing = Pairing::of(messages);
+        self.scan_calls(messages, &pairing);
+        let facts: Vec<&CallFacts> = pairing.calls.iter().map(|c| &self.calls[&(c.at, c.result)]).collect();
+        merge(messages, &pairing, &self.messages[..messages.len()], &facts)
+    }
+
+    /// Scan the calls of `pairing` not scanned yet with their result (on all cores for many).
+    fn scan_calls(&mut self, messages: &[Message], pairing: &Pairing<'_>) {
+        let missing: Vec<&Call<'_>> = pairing
+            .calls
+            .iter()
+            .filter(|c| !self.calls.contains_key(&(c.at, c.result)))
+            .collect();
+        let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
+        for c in &missing {
+            kinds
+                .entry(c.name)
+                .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
+        }
+        let scanned: Vec<CallFacts> = if missing.len() >= PARALLEL_CALLS {
+            missing
+                .par_iter()
+                .map(|c| scan_call(messages, c, kinds[c.name]))
+                .collect()
+        } else {
+            missing.iter().map(|c| scan_call(messages, c, kinds[c.name])).collect()
+        };
+        self.calls.extend(missing.iter().map(|c| (c.at, c.result)).zip(scanned));
+    }
+}

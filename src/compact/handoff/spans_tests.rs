@@ -1,0 +1,90 @@
+//! One [`Scan`] asked for many spans, in any order, gives each span's handoff as a scan of that
+//! span alone does: calls whose result lies past a stop, results of reused ids, failed commands
+//! that a later run resolves, plans, rules and earlier ledgers cut at every point.
+
+use super::*;
+use crate::compact::testing::{chat, xorshift};
+use serde_json::{Value, json};
+
+fn tool_call(id: &str, name: &str, args: &Value) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
+}
+
+/// A random coding session: requests with rules, reads, edits, shell commands that fail or pass
+/// (the same command again later), plans, earlier ledgers, results sometimes late or missing,
+/// ids sometimes reused.
+fn generated(next: &mut impl FnMut() -> u64) -> Vec<Message> {
+    let mut v = vec![json!({"role": "system", "content": "s"})];
+    for k in 0..4 + next() % 12 {
+        let rule = ["", " Never edit gen/x.py.", " Use uv, not pip."][usize::try_from(next() % 3).unwrap()];
+        v.push(json!({"role": "user", "content": format!("Fix step {k} in src/m{}.py.{rule}", next() % 5)}));
+        if next() % 6 == 0 {
+            v.push(json!({"role": "user", "content": format!("[agentcontext: task ledger: kept by code]\n## Plan\n- [-] step {k}")}));
+        }
+        for _ in 0..next() % 4 {
+            let n = next();
+            let id = format!("c{}", if n % 11 == 0 { 0 } else { n % 1000 });
+            let f = format!("src/m{}.py", n % 5);
+            let call = match n % 5 {
+                0 => tool_call(&id, "read_file", &json!({"path": f})),
+                1 => tool_call(&id, "edit_file", &json!({"path": f, "old": "a", "new": "b"})),
+                2 => tool_call(
+                    &id,
+                    "bash",
+                    &json!({"command": format!("pytest tests/test_{}.py", n % 3)}),
+                ),
+                3 => tool_call(
+                    &id,
+                    "TodoWrite",
+                    &json!({"todos": [{"content": format!("step {k}"), "status": "pending"}]}),
+                ),
+                _ => tool_call(&id, "bash", &json!({"command": format!("rm {f}")})),
+            };
+            v.push(json!({"role": "assistant", "content": if n % 3 == 0 { json!("I'll fix it next.") } else { Value::Null }, "tool_calls": [call]}));
+            if n % 7 == 0 {
+                continue; // never answered
+            }
+            if n % 5 == 0 {
+                v.push(json!({"role": "user", "content": "between"}));
+            }
+            let out = match n % 4 {
+                0 => "Traceback (most recent call last):\nKeyError: 'k'\n1 failed".to_owned(),
+                1 => "tests/test_a.py::test_x PASSED\n3 passed".to_owned(),
+                _ => format!("ok {n}"),
+            };
+            v.push(json!({"role": "tool", "tool_call_id": id, "content": out}));
+        }
+    }
+    chat(Value::Array(v))
+}
+
+#[test]
+fn a_scan_gives_every_span_the_handoff_of_that_span_alone() {
+    let mut next = xorshift(0x5eed_1234);
+    for _ in 0..60 {
+        let m = generated(&mut next);
+        let start = usize::try_from(next() % 3).unwrap().min(m.len());
+        let mut scan = Scan::default();
+        for _ in 0..6 {
+            let stop = start + usize::try_from(next()).unwrap() % (m.len() - start + 1);
+            let alone = Scan::default().handoff(&m[start..stop]);
+            assert_eq!(scan.handoff(&m[start..stop]), alone, "start {start}, stop {stop}");
+        }
+    }
+}
+
+#[test]
+fn a_call_answered_past_the_stop_has_no_outcome_until_the_span_holds_its_result() {
+    let m = chat(json!([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": null, "tool_calls": [tool_call("1", "bash", &json!({"command": "pytest -q"}))]},
+        {"role": "tool", "tool_call_id": "1", "content": "KeyError: 'x'\n1 failed"},
+    ]));
+    let mut scan = Scan::default();
+    let whole = scan.handoff(&m);
+    assert_eq!(whole.commands.len(), 1);
+    assert!(!whole.commands[0].ok && whole.errors.len() == 1);
+    let head = scan.handoff(&m[..2]);
+    assert!(head.commands.is_empty() && head.errors.is_empty(), "{head:?}");
+    assert_eq!(scan.handoff(&m), whole);
+}

@@ -1,0 +1,52 @@
+//! `agentcontext._core.HandoffScan`: handoffs of several spans of one conversation that start at
+//! the same message, from one scan (the core's [`Scan`]).
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::conversation::PyConversation;
+use super::conversation_helpers::handoff_dict;
+use crate::compact::handoff::{Scan, extract};
+
+#[pyclass(name = "HandoffScan", module = "agentcontext", frozen)]
+pub struct PyHandoffScan {
+    conversation: Py<PyConversation>,
+    start: usize,
+    scan: Mutex<Scan>,
+}
+
+#[pymethods]
+impl PyHandoffScan {
+    #[new]
+    #[pyo3(signature = (conversation, start = 0, /))]
+    fn new(conversation: Py<PyConversation>, #[pyo3(from_py_with = super::args::count::start)] start: usize) -> Self {
+        PyHandoffScan {
+            conversation,
+            start,
+            scan: Mutex::new(Scan::default()),
+        }
+    }
+
+    /// `conversation.handoff(start, stop)`, the messages seen before not scanned again.
+    #[pyo3(signature = (stop = None, /))]
+    fn handoff<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let conversation = self.conversation.get();
+        let h = py.detach(|| {
+            conversation.with(|c| {
+                let stop = stop.unwrap_or(c.len()).min(c.len());
+                if stop <= self.start {
+                    return extract(&[]);
+                }
+                let mut scan = self.scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                scan.handoff(&c.messages()[self.start..stop])
+            })
+        });
+        handoff_dict(py, h)
+    }
+}
