@@ -206,7 +206,8 @@ def cut_texts(
         conv = build(out)
         over = conv.tokens - limit
         if over <= 0:
-            fitted = conv, {units[n][0] for n in recall}
+            # The messages cut are those a text of is cut now (a text the spent room made whole is not).
+            fitted = conv, {units[n][0] for n in recall if shares[n] < sizes[n]}
             # A cut text (a user request first) takes the room the cuts left unused, once.
             grown = None if spent else _spend(shares, sizes, -over, [n for n in recall if n not in yielding])
             if grown is None:
