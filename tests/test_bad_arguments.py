@@ -237,6 +237,8 @@ CASES: dict[str, tuple[str, Call]] = {
     "SessionLog:max_bytes": ("positive", lambda v, f: ac.SessionLog(f.parent / "bounded.jsonl", max_bytes=v)),
     "Conversation.handoff:start": ("count", lambda v, _: conv().handoff(v)),
     "Conversation.handoff:stop": ("optional", lambda v, _: conv().handoff(0, v)),
+    "HandoffScan.__new__:start": ("count", lambda v, _: ac._core.HandoffScan(conv(), v)),
+    "HandoffScan.handoff:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0).handoff(v)),
     "Conversation._summaries:start": ("count", lambda v, _: conv()._summaries(v)),
     "Conversation._summaries:stop": ("optional", lambda v, _: conv()._summaries(0, v)),
     # the Python half

@@ -164,22 +164,25 @@ def cut_texts(
     *,
     may_cut: bool = True,
     yielding: Sequence[int] = (),
+    spend: bool = True,
 ) -> tuple[Conversation, set[int]] | None:
     """Messages ``neutral`` (each as its items in the library's format) with their texts ``units``
     (``(k, j, where, text)``: the text at ``where`` of item ``j`` of message ``k``, see
     :func:`_units`; ``sizes``: their tokens) cut head + marker + tail to equal shares of ``room``
     tokens, smallest first (a text under its share stays whole; the originals under recall ids
     when the run has a store, a tool result's under its call id), and made a conversation by
-    ``build`` that takes at most ``limit`` tokens: when the parts, counted apart, come out larger
+    ``build`` (the result is always the last conversation it made) that takes at most ``limit``
+    tokens: when the parts, counted apart, come out larger
     together, the largest cut text gives way. The conversation and the messages cut (their
     ``k``); None when it does not fit, a cut text would keep no head or no tail, or a text must
     be cut and not ``may_cut``. ``yielding``: the units (tool results beside a user request) whose
     share is planned as if they were at most :data:`YIELD_TOKENS`: cut harder, the room they
-    free goes to the others."""
+    free goes to the others. ``spend``: a cut text takes the room the cuts left unused, once
+    (False where ``build`` counts in another format than the caller's own count)."""
     store, enc = run.store, run.policy.encoding
     shares = _plan(sizes, room, yielding)
     recall: dict[int, str | None] = {}
-    spent: tuple[Conversation, set[int]] | None = None
+    spent: tuple[list[list[dict[str, Any]]], set[int]] | None = None
     for _ in range(4):
         out = [[dict(m) for m in ms] for ms in neutral]
         for n, (k, j, where, text) in enumerate(units):
@@ -209,19 +212,22 @@ def cut_texts(
             # The messages cut are those a text of is cut now (a text the spent room made whole is not).
             fitted = conv, {units[n][0] for n in recall if shares[n] < sizes[n]}
             # A cut text (a user request first) takes the room the cuts left unused, once.
-            grown = None if spent else _spend(shares, sizes, -over, [n for n in recall if n not in yielding])
+            grown = (
+                None if spent or not spend else _spend(shares, sizes, -over, [n for n in recall if n not in yielding])
+            )
             if grown is None:
                 return fitted
-            shares, spent = grown, fitted
+            shares, spent = grown, (out, fitted[1])
             continue
         if spent:
-            return spent  # grown, it no longer fits: as cut before
+            # Grown, it no longer fits: as cut before, built again (the last ``build`` is the result).
+            return build(spent[0]), spent[1]
         # Counted apart, the parts came out larger together: the largest cut text gives way.
         given = _give_way(shares, sizes, over)
         if given is None:
             return None
         shares = given
-    return spent or None
+    return (build(spent[0]), spent[1]) if spent else None
 
 
 def _plan(sizes: list[int], room: int, yielding: Sequence[int]) -> list[int]:

@@ -301,7 +301,10 @@ def cut_items(
         built.append(out)
         return Conversation([m for ms in out for m in ms], format="jsonl", encoding=enc)
 
-    done = cut_texts(cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit)
+    # Counted as JSON Lines here, fitted as Responses items: no spending the room left to the last token.
+    done = cut_texts(
+        cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit, spend=False
+    )
     if done is None:
         return None
     out = list(items)

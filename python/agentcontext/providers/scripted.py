@@ -36,7 +36,7 @@ from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.errors import ArgumentTypeError, ContextOverflowError, ProviderResponseError
 from agentcontext.providers.anthropic import AnthropicProvider
-from agentcontext.providers.base import Provider, ToolCall, Usage
+from agentcontext.providers.base import ToolCall, Usage
 from agentcontext.providers.openai import OpenAIChatProvider
 from agentcontext.types import Encoding, Format, JsonDict
 
@@ -121,6 +121,13 @@ def _reply_of(value: Any, where: str) -> Reply:
     )
 
 
+class _NoClient:
+    """The SDK client a scripted provider has: none (every call is answered by the script)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"a scripted provider has no SDK client (asked for {name!r})")
+
+
 class _Scripted:
     """What both scripted providers share: the script, the counting, the answer's JSON body."""
 
@@ -147,6 +154,10 @@ class _Scripted:
         self.calls = 0
         #: Every request body sent, in order (what the model "saw").
         self.requests: list[JsonDict] = []
+
+    def native_unavailable(self, conversation: Conversation) -> str | None:
+        """A scripted model has no native compaction: the native rung runs the local ladder."""
+        return f"{self.name} has no native compaction"
 
     def _send(self, body: dict[str, Any]) -> Any:
         request = self._request_of(body)
@@ -214,10 +225,7 @@ class ScriptedChatProvider(_Scripted, OpenAIChatProvider):
         context_window: int = SCRIPTED_WINDOW,
         encoding: Encoding = "o200k_base",
     ) -> None:
-        Provider.__init__(self, model, context_window=context_window)
-        self.client = None
-        self._owns_client = False
-        self.max_output_tokens_param = "max_completion_tokens"
+        OpenAIChatProvider.__init__(self, model, client=_NoClient(), context_window=context_window)
         self._start(script, encoding)
 
     def _split(self, body: Mapping[str, Any]) -> tuple[list[JsonDict], str | None]:
@@ -269,11 +277,7 @@ class ScriptedAnthropicProvider(_Scripted, AnthropicProvider):
         context_window: int = SCRIPTED_WINDOW,
         encoding: Encoding = "o200k_base",
     ) -> None:
-        Provider.__init__(self, model, context_window=context_window)
-        self.client = None
-        self._owns_client = False
-        self.context_management = None
-        self.betas = []
+        AnthropicProvider.__init__(self, model, client=_NoClient(), context_window=context_window)
         self._start(script, encoding)
 
     def _split(self, body: Mapping[str, Any]) -> tuple[list[JsonDict], str | None]:
