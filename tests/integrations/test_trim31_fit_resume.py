@@ -89,6 +89,7 @@ def test_a_shorter_or_different_history_starts_again(counted: dict[str, int]) ->
     cache = lc.converted()
     a: list[BaseMessage] = [SystemMessage("You review code."), *turn(0), *turn(1)]
     b: list[BaseMessage] = [a[0], *turn(5)]
-    for history in (a, b, a[:3], a):
+    twice: list[BaseMessage] = [*a, a[1], *turn(7)]  # an object twice in the list
+    for history in (a, b, a[:3], a, twice, twice, a):
         assert sent(lc.fit_messages(history, BUDGET, cache=cache)) == sent(lc.fit_messages(history, BUDGET))
-    assert cache.resumed == 1  # a[:3] after b: no; a after a[:3]: yes
+    assert cache.resumed == 3  # a after a[:3], twice after a, twice after twice

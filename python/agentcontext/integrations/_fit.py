@@ -15,7 +15,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import is_
+from operator import eq, is_, is_not, not_
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
 
@@ -308,29 +308,39 @@ def _map_back_one(
     cache: Converted | None,
 ) -> list[T]:
     """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
-    the dicts come back in order, each the caller's own or a changed copy."""
-    result: list[T] = []
+    the dicts come back in order, each the caller's own or a changed copy. With a ``cache``, a
+    dict equal to the one at its position in the last call's output (its mark naming the same
+    conversion, so the same object) maps to what that one did: only the others are looked at."""
+    same: list[bool] = []
+    per: list[T | None] = []
+    if cache is not None and cache._last_out is not None and min(where, default=0) >= 0:
+        last_out, last_per = cache._last_out
+        same = list(map(eq, out, last_out))
+        per = last_per[: len(same)]
+    per += [None] * (len(out) - len(per))
+    changed = itertools.chain(itertools.compress(range(len(same)), map(not_, same)), range(len(same), len(out)))
     # The dict each changed object came back as on an earlier call, with what it was rebuilt as:
     # a result cleared on one call comes back equal on the next (its values the same objects).
     last = cache._rebuilt_from if cache is not None else {}
-    for d in out:
+    for j in changed:
+        d = out[j]
         i = where[d[MARK][0]]
         obj = objects[i]
         original = dicts[i]
         if d is original or d == original:
-            result.append(obj)
+            per[j] = obj
             continue
         held = last.get(id(obj))
         if held is not None and held[0] is obj and held[1] == d:
-            new = held[2]
-        else:
-            parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
-            new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
-            if cache is not None:
-                last[id(obj)] = (obj, d, new)
-        if new is not None:
-            result.append(new)
-    return result
+            per[j] = held[2]
+            continue
+        parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
+        per[j] = new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
+        if cache is not None:
+            last[id(obj)] = (obj, d, new)
+    if cache is not None:
+        cache._last_out = (out, per)
+    return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
 
 
 class Converted:
@@ -354,6 +364,8 @@ class Converted:
         self.resumed = 0
         # Per object, the dict it last came back changed as and what it was rebuilt as (one-dict objects).
         self._rebuilt_from: dict[int, tuple[Any, dict[str, Any], Any]] = {}
+        # The last call's output (one-dict objects) and what each of its dicts was mapped to.
+        self._last_out: tuple[list[dict[str, Any]], list[Any]] | None = None
 
     def entry(
         self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
