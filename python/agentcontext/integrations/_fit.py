@@ -15,6 +15,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import eq, is_, is_not, not_
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
 
@@ -207,21 +208,39 @@ def fit(
     (:func:`cut_oversized`, ``recall`` naming how the marker says to get the original back)
     rather than the call failing.
     """
-    dicts: list[dict[str, Any]] = []
-    owners: list[list[int]] = []
-    # The mark each object's dicts carry (its position, or its cache entry's serial) -> its position.
-    where: dict[int, int] = {}
+    dicts, owners, where = _marked(objects, to_dicts, cache)
+    out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
+    return _map_back(objects, dicts, owners, out, rebuild, where, cache)
+
+
+def _from_scratch() -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
+    """Where a fit with nothing to resume from starts: at 0, no dicts, owners, marks or keys."""
+    return 0, [], [], {}, []
+
+
+def _marked(
+    objects: Sequence[T], to_dicts: Callable[[T, int], list[dict[str, Any]]], cache: Converted | None
+) -> tuple[list[dict[str, Any]], list[list[int]], dict[int, int]]:
+    """The marked dicts ``objects`` stand for, which dicts each object owns (by position), and
+    each mark's object. With a ``cache`` whose last call's objects begin this list (the same
+    objects, their keys unchanged: an agent's history that grew), that call's dicts are taken as
+    they are and only the new objects are looked at."""
+    start, dicts, owners, where, keys = cache.resume(objects) if cache is not None else _from_scratch()
     held_by = cache._entries if cache is not None else {}
     key_of = cache.key if cache is not None else None
-    for i, obj in enumerate(objects):
-        # Converted.entry, inlined: this loop runs once per message and call.
-        held = held_by.get(id(obj))
+    for i in range(start, len(objects)):
+        obj = objects[i]
         if key_of is None:
             serial, marked = i, None
-        elif held is not None and held[0] is obj and held[1] == key_of(obj):
-            serial, marked = held[2], held[3]
         else:
-            serial, marked = cache._convert(obj, i, key_of(obj), to_dicts)  # type: ignore[union-attr]
+            # Converted.entry, inlined: this loop runs once per new message and call.
+            key = key_of(obj)
+            keys.append(key)
+            held = held_by.get(id(obj))
+            if held is not None and held[0] is obj and held[1] == key:
+                serial, marked = held[2], held[3]
+            else:
+                serial, marked = cache._convert(obj, i, key, to_dicts)  # type: ignore[union-attr]
         if marked is None or serial in where:
             # Not cached, or the same object twice in the list: fresh dicts, marked by position.
             serial = -1 - i
@@ -235,8 +254,8 @@ def fit(
             dicts += marked
     if cache is not None:
         cache.settle(objects)
-    out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
-    return _map_back(objects, dicts, owners, out, rebuild, where, cache)
+        cache.remember(objects, keys, dicts, owners, where)
+    return dicts, owners, where
 
 
 def _map_back(
@@ -249,7 +268,8 @@ def _map_back(
     cache: Converted | None,
 ) -> list[T]:
     """Each dict that came back mapped to the object it came from (see :func:`fit`)."""
-    if len(dicts) == len(objects) and all(len(mine) == 1 for mine in owners):
+    # (Every object owns one dict: as many dicts as objects, and none owning nothing.)
+    if len(dicts) == len(objects) and [] not in owners:
         return _map_back_one(objects, dicts, out, rebuild, where, cache)
     # Per object: its kept dicts, with the new content where changed.
     kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
@@ -288,20 +308,39 @@ def _map_back_one(
     cache: Converted | None,
 ) -> list[T]:
     """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
-    the dicts come back in order, each the caller's own or a changed copy."""
-    result: list[T] = []
-    for d in out:
+    the dicts come back in order, each the caller's own or a changed copy. With a ``cache``, a
+    dict equal to the one at its position in the last call's output (its mark naming the same
+    conversion, so the same object) maps to what that one did: only the others are looked at."""
+    same: list[bool] = []
+    per: list[T | None] = []
+    if cache is not None and cache._last_out is not None and min(where, default=0) >= 0:
+        last_out, last_per = cache._last_out
+        same = list(map(eq, out, last_out))
+        per = last_per[: len(same)]
+    per += [None] * (len(out) - len(per))
+    changed = itertools.chain(itertools.compress(range(len(same)), map(not_, same)), range(len(same), len(out)))
+    # The dict each changed object came back as on an earlier call, with what it was rebuilt as:
+    # a result cleared on one call comes back equal on the next (its values the same objects).
+    last = cache._rebuilt_from if cache is not None else {}
+    for j in changed:
+        d = out[j]
         i = where[d[MARK][0]]
         obj = objects[i]
         original = dicts[i]
         if d is original or d == original:
-            result.append(obj)
+            per[j] = obj
+            continue
+        held = last.get(id(obj))
+        if held is not None and held[0] is obj and held[1] == d:
+            per[j] = held[2]
             continue
         parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
-        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
-        if new is not None:
-            result.append(new)
-    return result
+        per[j] = new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
+        if cache is not None:
+            last[id(obj)] = (obj, d, new)
+    if cache is not None:
+        cache._last_out = (out, per)
+    return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
 
 
 class Converted:
@@ -319,6 +358,14 @@ class Converted:
         self._serials = itertools.count()
         # The object each changed one was rebuilt as, with the changes it was rebuilt from.
         self._rebuilt: dict[int, tuple[Any, Any, Any]] = {}
+        # The last call's objects, their keys, dicts, owners and marks (see resume), and how many
+        # calls began from it.
+        self._last: tuple[list[Any], list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = None
+        self.resumed = 0
+        # Per object, the dict it last came back changed as and what it was rebuilt as (one-dict objects).
+        self._rebuilt_from: dict[int, tuple[Any, dict[str, Any], Any]] = {}
+        # The last call's output (one-dict objects) and what each of its dicts was mapped to.
+        self._last_out: tuple[list[dict[str, Any]], list[Any]] | None = None
 
     def entry(
         self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
@@ -350,6 +397,32 @@ class Converted:
         self._rebuilt[id(obj)] = (obj, parts, new)
         return new
 
+    def resume(
+        self, objects: Sequence[Any]
+    ) -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
+        """Where the last call's work over ``objects`` ends, and copies of its dicts, owners, marks
+        and keys: all of it when that call's objects begin ``objects`` (the same objects by
+        identity, each key unchanged), else nothing (0 and empty)."""
+        last = self._last
+        if last is not None:
+            prev, keys, dicts, owners, where = last
+            n = len(prev)
+            if 0 < n <= len(objects) and all(map(is_, prev, objects)) and list(map(self.key, prev)) == keys:
+                self.resumed += 1
+                return n, list(dicts), list(owners), dict(where), list(keys)
+        return _from_scratch()
+
+    def remember(
+        self,
+        objects: Sequence[Any],
+        keys: list[tuple[Any, ...]],
+        dicts: list[dict[str, Any]],
+        owners: list[list[int]],
+        where: dict[int, int],
+    ) -> None:
+        """Keep this call's work over ``objects`` for the next call (see :meth:`resume`)."""
+        self._last = (list(objects), keys, dicts, owners, where)
+
     def settle(self, objects: Sequence[Any]) -> None:
         """Bound the memo after a call over ``objects``."""
         bound = max(self.capacity, 2 * len(objects))
@@ -359,6 +432,9 @@ class Converted:
         if len(self._rebuilt) > bound:
             rebuilt = self._rebuilt
             self._rebuilt = {id(o): rebuilt[id(o)] for o in objects if id(o) in rebuilt}
+        if len(self._rebuilt_from) > bound:
+            held = self._rebuilt_from
+            self._rebuilt_from = {id(o): held[id(o)] for o in objects if id(o) in held}
 
     def __len__(self) -> int:
         return len(self._entries)
