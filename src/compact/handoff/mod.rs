@@ -14,7 +14,7 @@ use super::structure::{FastMap, FastSet, Pairing};
 use crate::model::Message;
 use scan::{CallFacts, MessageFacts};
 pub use spans::Scan;
-use text::{clip, keep_last};
+use text::{clip, keep_last, last_owned};
 use trail::Op;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -109,14 +109,16 @@ fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], 
     // Paths and references of messages and of calls, by message index, merged below.
     let mut paths: Vec<(usize, &str)> = Vec::new();
     let mut references: Vec<(usize, &str)> = Vec::new();
+    // Texts found, each kept once (at its last mention) before it is copied.
+    let (mut identifiers, mut todos, mut decisions): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
     for (i, f) in scanned.iter().enumerate() {
         h.previous_summaries.extend(f.summary.iter().cloned());
         h.user_requests.extend(f.request.iter().cloned());
-        h.identifiers.extend(f.identifiers.iter().cloned());
+        identifiers.extend(f.identifiers.iter().map(String::as_str));
         paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
         references.extend(f.references.iter().map(|r| (i, r.as_str())));
-        h.todos.extend(f.todos.iter().cloned());
-        h.decisions.extend(f.decisions.iter().cloned());
+        todos.extend(f.todos.iter().map(String::as_str));
+        decisions.extend(f.decisions.iter().map(String::as_str));
         h.constraints.extend(f.constraints.iter().map(|c| (i, c.clone())));
         if f.ledger.is_some() {
             h.previous_ledger.clone_from(&f.ledger);
@@ -128,14 +130,18 @@ fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], 
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
     // Tool calls: files, commands and their outcomes, errors — merged in order.
     for (c, f) in pairing.calls.iter().zip(facts) {
+        identifiers.extend(f.identifiers.iter().map(String::as_str));
         paths.extend(f.paths.iter().map(|p| (c.at.0, p.as_str())));
         references.extend(f.references.iter().map(|r| (c.at.0, r.as_str())));
     }
     // Stable: within one message, in the order found. Each is then kept at its last mention.
     paths.sort_by_key(|(i, _)| *i);
     references.sort_by_key(|(i, _)| *i);
-    h.paths = paths.into_iter().map(|(_, p)| p.to_owned()).collect();
-    h.references = references.into_iter().map(|(_, r)| r.to_owned()).collect();
+    h.paths = last_owned(paths.into_iter().map(|(_, p)| p).collect());
+    h.references = last_owned(references.into_iter().map(|(_, r)| r).collect());
+    h.identifiers = last_owned(identifiers);
+    h.todos = last_owned(todos);
+    h.decisions = last_owned(decisions);
     h.tests = latest_tests(facts);
     h.artifacts = artifact_trail(&pairing.calls, facts);
     h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
@@ -143,17 +149,8 @@ fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], 
     // The summary shows the latest few; older ones add nothing but size.
     let excess = h.errors.len().saturating_sub(MAX_ERRORS);
     h.errors.drain(..excess);
-    for list in [
-        &mut h.files_read,
-        &mut h.files_modified,
-        &mut h.paths,
-        &mut h.references,
-        &mut h.identifiers,
-        &mut h.todos,
-        &mut h.decisions,
-    ] {
-        keep_last(list);
-    }
+    keep_last(&mut h.files_read);
+    keep_last(&mut h.files_modified);
     h.user_requests.reverse();
     h.constraints = latest_constraints(&h.constraints);
     h
@@ -262,7 +259,6 @@ fn merge_calls(h: &mut Handoff, facts: &[&CallFacts]) {
     let mut last_ok: FastMap<&str, usize> = FastMap::default();
     let mut error_keys: Vec<&str> = Vec::new();
     for f in facts {
-        h.identifiers.extend(f.identifiers.iter().cloned());
         h.files_read.extend(f.read.iter().cloned());
         h.files_modified.extend(f.modified.iter().cloned());
         for (note, key) in &f.errors {

@@ -30,6 +30,14 @@ pub(super) fn keep_last(list: &mut Vec<String>) {
     });
 }
 
+/// [`keep_last`] of borrowed texts, each copied once kept: each once, at its last occurrence.
+pub(super) fn last_owned(list: Vec<&str>) -> Vec<String> {
+    let mut seen: FastSet<&str> = FastSet::with_capacity_and_hasher(list.len(), BuildHasherDefault::default());
+    let mut kept: Vec<&str> = list.into_iter().rev().filter(|x| seen.insert(x)).collect();
+    kept.reverse();
+    kept.into_iter().map(str::to_owned).collect()
+}
+
 /// `line` in ASCII lower case, in `buf` (reused between lines).
 pub(super) fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
     buf.clear();
@@ -367,6 +375,27 @@ pub(super) fn patch_paths(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_owned_keeps_what_keep_last_keeps() {
+        // Generated lists over a small alphabet (many repeats), the empty text among them.
+        let alphabet = ["a", "b", "", "src/a.py", "KeyError", "b "];
+        let mut state = 7u64;
+        for len in 0..40 {
+            let list: Vec<&str> = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    alphabet[(state >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            let mut owned: Vec<String> = list.iter().map(|x| (*x).to_owned()).collect();
+            keep_last(&mut owned);
+            assert_eq!(last_owned(list.clone()), owned, "{list:?}");
+        }
+        assert_eq!(last_owned(vec!["x", "y", "x"]), vec!["y".to_owned(), "x".to_owned()]);
+    }
 
     #[test]
     fn scans_like_the_plain_definitions() {
