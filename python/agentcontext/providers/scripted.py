@@ -133,8 +133,24 @@ class _Scripted:
 
     name: ClassVar[str]
     format: ClassVar[Format]
+    #: The real provider whose constructor, request and response parser a scripted one uses.
+    _real: ClassVar[Any]
     model: str
     context_window: int
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        model: str = "scripted",
+        context_window: int = SCRIPTED_WINDOW,
+        encoding: Encoding = "o200k_base",
+    ) -> None:
+        self._real.__init__(self, model, client=_NoClient(), context_window=context_window)
+        self._start(script, encoding)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, calls={self.calls})"
 
     def _start(self, script: Script, encoding: Encoding) -> None:
         if callable(script):
@@ -216,17 +232,7 @@ class ScriptedChatProvider(_Scripted, OpenAIChatProvider):
     module). ``requests`` holds every body it was sent."""
 
     name: ClassVar[str] = "scripted-openai"
-
-    def __init__(
-        self,
-        script: Script,
-        *,
-        model: str = "scripted",
-        context_window: int = SCRIPTED_WINDOW,
-        encoding: Encoding = "o200k_base",
-    ) -> None:
-        OpenAIChatProvider.__init__(self, model, client=_NoClient(), context_window=context_window)
-        self._start(script, encoding)
+    _real: ClassVar[Any] = OpenAIChatProvider
 
     def _split(self, body: Mapping[str, Any]) -> tuple[list[JsonDict], str | None]:
         messages = [dict(m) for m in body.get("messages") or ()]
@@ -259,26 +265,13 @@ class ScriptedChatProvider(_Scripted, OpenAIChatProvider):
             },
         }
 
-    def __repr__(self) -> str:
-        return f"ScriptedChatProvider(model={self.model!r}, calls={self.calls})"
-
 
 class ScriptedAnthropicProvider(_Scripted, AnthropicProvider):
     """An offline model in the Anthropic Messages shape, answering from ``script`` (see the
     module). ``requests`` holds every body it was sent."""
 
     name: ClassVar[str] = "scripted-anthropic"
-
-    def __init__(
-        self,
-        script: Script,
-        *,
-        model: str = "scripted",
-        context_window: int = SCRIPTED_WINDOW,
-        encoding: Encoding = "o200k_base",
-    ) -> None:
-        AnthropicProvider.__init__(self, model, client=_NoClient(), context_window=context_window)
-        self._start(script, encoding)
+    _real: ClassVar[Any] = AnthropicProvider
 
     def _split(self, body: Mapping[str, Any]) -> tuple[list[JsonDict], str | None]:
         system = body.get("system")
@@ -309,6 +302,3 @@ class ScriptedAnthropicProvider(_Scripted, AnthropicProvider):
                 "cache_creation_input_tokens": usage.cache_write_tokens,
             },
         }
-
-    def __repr__(self) -> str:
-        return f"ScriptedAnthropicProvider(model={self.model!r}, calls={self.calls})"
