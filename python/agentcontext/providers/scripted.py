@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -128,7 +129,7 @@ class _NoClient:
         raise AttributeError(f"a scripted provider has no SDK client (asked for {name!r})")
 
 
-class _Scripted:
+class _Scripted(ABC):
     """What both scripted providers share: the script, the counting, the answer's JSON body."""
 
     name: ClassVar[str]
@@ -220,11 +221,14 @@ class _Scripted:
         parts = [reply.text, *(f"{c.name}{c.arguments}" for c in reply.tool_calls)]
         return sum(count_tokens(p, encoding=self.encoding) for p in parts if p)
 
+    @abstractmethod
     def _split(self, body: Mapping[str, Any]) -> tuple[list[JsonDict], str | None]:
-        raise NotImplementedError
+        """The request body's messages (in the provider's format, no system ones) and its system
+        prompt."""
 
+    @abstractmethod
     def _body_of(self, reply: Reply, call: int, usage: Usage) -> JsonDict:
-        raise NotImplementedError
+        """The response body the provider's API would answer ``reply`` with, for call ``call``."""
 
 
 class ScriptedChatProvider(_Scripted, OpenAIChatProvider):
