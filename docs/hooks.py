@@ -1,13 +1,19 @@
 """MkDocs hooks: the command-line reference is generated from the parser itself, so every command,
-flag and exit status in the docs is the one the installed CLI has."""
+flag and exit status in the docs is the one the installed CLI has; and the Sphinx roles the
+docstrings use (``:class:`~agentcontext.Session```) render as the code they name."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import Any
 
 MARKER = "<!-- cli-reference -->"
+
+# A Sphinx role as Markdown renders it: the role's name as text, then its target as code. A leading
+# ``~`` shows only the target's last component, as Sphinx does.
+_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|exc|data|obj|const):<code>(~?)([^<]*)</code>")
 
 
 def _parsers(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -35,3 +41,12 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     if MARKER in markdown:
         return markdown.replace(MARKER, cli_reference())
     return markdown
+
+
+def _role_as_code(match: re.Match[str]) -> str:
+    short, target = match.groups()
+    return f"<code>{target.rsplit('.', 1)[-1] if short else target}</code>"
+
+
+def on_page_content(html: str, **kwargs: Any) -> str:
+    return _ROLE.sub(_role_as_code, html)
