@@ -240,3 +240,28 @@ def test_openai_agents_input_filter_reports_each_fit(caplog: pytest.LogCaptureFi
         input_filter(BUDGET, on_event=object())  # type: ignore[arg-type]
     with pytest.raises(ac.ArgumentTypeError, match=r"on_event of openai_agents\.fit_items must be a callable"):
         fit_items(items, BUDGET, on_event=1)  # type: ignore[arg-type]
+
+
+# -- LangChain's middleware without compaction -----------------------------------------------------
+
+
+def test_langchain_middleware_without_compaction_reports_each_fit() -> None:
+    """``on_event`` reaches the fits of a middleware that does not compact (it was given to the
+    compactor alone, so without one it was dropped)."""
+    pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
+    from agentcontext.integrations.langchain import AgentContextMiddleware
+    from tests.integrations.test_adaptlc_agents import SYSTEM, fake_model, read_file
+
+    events: list[Any] = []
+    m = fake_model(5)
+    middleware = AgentContextMiddleware(4_000, on_event=events.append)
+    agent = create_agent(m, [read_file], system_prompt=SYSTEM, middleware=[middleware])
+    messages: list[Any] = []
+    for t in range(5):
+        messages = agent.invoke({"messages": [*messages, HumanMessage(f"Ask {t}: review module {t}.")]})["messages"]
+    check_fits(events, "langchain", fits=len(m.calls))
+    with pytest.raises(ac.ArgumentTypeError, match=r"on_event of langchain\.AgentContextMiddleware must be"):
+        AgentContextMiddleware(4_000, on_event="log")  # type: ignore[arg-type]

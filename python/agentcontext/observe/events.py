@@ -1,5 +1,5 @@
 """The events a run reports to an ``on_event`` callback (:class:`~agentcontext.Session`,
-:class:`~agentcontext.Compactor`, the compacting adapters): one frozen dataclass per kind. The
+:class:`~agentcontext.Compactor`, every adapter): one frozen dataclass per kind. The
 same facts go to OpenTelemetry spans when the ``otel`` extra is installed
 (:mod:`agentcontext.observe`). Each reports what happened and no more: a compaction's stages are
 the :class:`~agentcontext.StageEvent` list of its result, counts are read from its output.
@@ -48,7 +48,7 @@ class CompactionStarted:
     #: What the ladder aims under (the budget when one was given, else the policy's target).
     target: int
     #: The policy's name (the preset, e.g. ``openharness``); for a ``fit``, the adapter's
-    #: (``litellm``, ``pydantic_ai``, ``langgraph``, ``openai_agents``).
+    #: (``litellm``, ``pydantic_ai``, ``langgraph``, ``langchain``, ``openai_agents``).
     policy: str
     agent: str | None = None
 
