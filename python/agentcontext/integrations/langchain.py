@@ -46,7 +46,8 @@ from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingE
 from agentcontext.integrations import _beside
 from agentcontext.integrations._fit import MARK, Budget, Converted, RecallIds, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
-from agentcontext.observe.emit import EventCallback
+from agentcontext.observe.compaction import reporting_fits
+from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
 
 try:
@@ -339,7 +340,8 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     (0, 1]), so that one summary serves several calls. The counters :attr:`compactions` and
     :attr:`summaries` say how many times the ladder ran and how many of those runs wrote a summary
     (across every agent and thread this middleware serves). ``on_event``: called with each event
-    of a compaction (:mod:`agentcontext.observe`); with the ``otel`` extra each is also a span."""
+    of a compaction and of each fit (kind ``fit``, policy ``langchain``; :mod:`agentcontext.observe`);
+    with the ``otel`` extra each is also a span."""
 
     state_schema = AgentContextState
 
@@ -354,6 +356,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     ) -> None:
         super().__init__()
         self.budget = as_budget(budget)
+        self._on_event = check_callback(on_event, "langchain.AgentContextMiddleware")
         self.compactor = make_compactor(compaction, summarizer, self.budget, on_event)
         self.compact_to = number("compact_to", compact_to, high=1.0, low_open=True)
         #: How many times the ladder ran, and how many of those runs kept a new summary.
@@ -398,7 +401,11 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             objects, update = self._compact(view)
         # With compaction, a view that is not over the budget is sent as it is (it fits).
         if self.compactor is None or over:
-            fitted = fit_messages(objects, self.budget, beside=beside, cache=self._converted)
+            fitted = reporting_fits(
+                self._on_event,
+                "langchain",
+                lambda: fit_messages(objects, self.budget, beside=beside, cache=self._converted),
+            )
         else:
             fitted = objects
         fitted = _without(view.system, fitted)

@@ -17,7 +17,8 @@ state keeps the whole history (view-only). :func:`compact_hook` rewrites the sta
 gone from the history, so later calls start from the compacted one. Either way the messages are
 the graph's own ``BaseMessage`` objects where nothing changed and copies with the new content
 where a result was cleared or the request cut. Both work as sync and async nodes (``invoke`` and
-``ainvoke``). Tested with langgraph 1.2 and langchain-core 1.8 (``pip install
+``ainvoke``). ``on_event=`` is called with each fit's events (:mod:`agentcontext.observe`: a
+compaction of kind ``fit``, policy ``langgraph``). Tested with langgraph 1.2 and langchain-core 1.8 (``pip install
 'agentcontext[langgraph]'``).
 """
 
@@ -29,6 +30,8 @@ from typing import Any
 
 from agentcontext.errors import ArgumentTypeError, MissingExtraError, OptionError
 from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, off_loop
+from agentcontext.observe.compaction import reporting_fits
+from agentcontext.observe.emit import EventCallback, check_callback
 
 try:
     from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage, convert_to_messages
@@ -78,7 +81,16 @@ class _Fitter:
     """Fits a state's messages for a hook: the prompt the agent adds (``prompt=`` of
     ``create_react_agent``) and the tool schemas counted in, conversions memoized across calls."""
 
-    def __init__(self, factory: str, budget: object, prompt: object, tools: Sequence[Any] | None, recall: RecallIds):
+    def __init__(
+        self,
+        factory: str,
+        budget: object,
+        prompt: object,
+        tools: Sequence[Any] | None,
+        recall: RecallIds,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.on_event = check_callback(on_event, f"langgraph.{factory}")
         self.budget = _budget(factory, budget)
         self.cache = converted()
         self.recall: RecallIds = recall
@@ -104,6 +116,9 @@ class _Fitter:
             )
 
     def __call__(self, state: Any, messages: list[BaseMessage]) -> list[BaseMessage]:
+        return reporting_fits(self.on_event, "langgraph", lambda: self._fit(state, messages))
+
+    def _fit(self, state: Any, messages: list[BaseMessage]) -> list[BaseMessage]:
         beside = self.beside
         for _ in range(PROMPT_ROUNDS):
             fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
@@ -140,7 +155,11 @@ def _prompted(prompt: Callable[[Any], Any], state: Any, messages: list[BaseMessa
 
 
 def fit_hook(
-    budget: int | Budget, *, prompt: object = None, tools: Sequence[Any] | None = None
+    budget: int | Budget,
+    *,
+    prompt: object = None,
+    tools: Sequence[Any] | None = None,
+    on_event: EventCallback | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` returning ``{"llm_input_messages": fitted}`` (fitted into ``budget``:
     an int is the input budget, a :class:`~agentcontext.Budget` sets the options too); the state
@@ -148,24 +167,31 @@ def fit_hook(
     ``Runnable``, as ``create_react_agent`` takes it) and ``tools``: the model receives them
     beside the messages, so they are counted in. A newest tool result over the budget by itself
     is cut (the marker names its tool call id, under which the state keeps it whole).
+    ``on_event``: called with each fit's events (one per fit: a callable ``prompt`` the fitted
+    messages are over the budget with fits them again); a callback that raises is logged.
 
     Raises:
         ArgumentTypeError: ``budget`` of the wrong type (the factory itself given as the hook:
-            call it), or a ``prompt`` of no form the agent takes.
+            call it), a ``prompt`` of no form the agent takes, or ``on_event`` not callable.
         OptionError: an unknown encoding, or an async ``prompt``.
     """
-    fitter = _Fitter("fit_hook", budget, prompt, tools, "call_id")
+    fitter = _Fitter("fit_hook", budget, prompt, tools, "call_id", on_event)
     return _node(lambda state, messages: {"llm_input_messages": fitter(state, messages)})
 
 
 def compact_hook(
-    budget: int | Budget, *, prompt: object = None, tools: Sequence[Any] | None = None
+    budget: int | Budget,
+    *,
+    prompt: object = None,
+    tools: Sequence[Any] | None = None,
+    on_event: EventCallback | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` that replaces the state's messages with the ones fitted into
-    ``budget`` (as for :func:`fit_hook`, ``prompt`` and ``tools`` counted in); nothing is written
+    ``budget`` (as for :func:`fit_hook`, ``prompt`` and ``tools`` counted in, each fit's events
+    to ``on_event``); nothing is written
     when they already fit unchanged. A cut result's marker says the original is not stored (the
     state no longer holds it)."""
-    fitter = _Fitter("compact_hook", budget, prompt, tools, "none")
+    fitter = _Fitter("compact_hook", budget, prompt, tools, "none", on_event)
 
     def update(state: Any, messages: list[BaseMessage]) -> dict[str, Any]:
         fitted = fitter(state, messages)

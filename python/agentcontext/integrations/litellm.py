@@ -15,8 +15,9 @@ the request cut, a copy with the new content (a dict for a dict, ``model_copy`` 
 Without this module the library's functions take those objects too (``trim_messages``,
 ``Conversation``...), returning dicts. Pass the ``tools=`` you give ``completion`` to count their
 definitions in. Each message is converted once and reused across calls (recognised by
-identity: a list that grew by one message costs one conversion). Nothing here imports LiteLLM;
-tested with litellm 1.110.
+identity: a list that grew by one message costs one conversion). ``on_event=`` is called with
+each fit's events (:mod:`agentcontext.observe`: a compaction of kind ``fit``, policy ``litellm``).
+Nothing here imports LiteLLM; tested with litellm 1.110.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._direct import fit_each
 from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, off_loop
+from agentcontext.observe.compaction import reporting_fits
+from agentcontext.observe.emit import EventCallback, check_callback
 
 __all__ = ["afit_messages", "fit_messages", "to_dict"]
 
@@ -111,33 +114,50 @@ def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
     return made
 
 
-def _fit(messages: Sequence[M], budget: Budget, beside: int) -> list[M]:
-    fitted = fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside)
+def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:
+    fitted = reporting_fits(
+        on_event, "litellm", lambda: fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside)
+    )
     _CONVERTED.settle(messages)
     return fitted
 
 
-def fit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
+def fit_messages(
+    messages: Sequence[M],
+    budget: int | Budget,
+    *,
+    tools: Sequence[Any] | None = None,
+    on_event: EventCallback | None = None,
+) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
-    the caller's own objects where unchanged.
+    the caller's own objects where unchanged. ``on_event``: called with the fit's events (a
+    callback that raises is logged and the fit goes on).
 
     Raises:
         InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
-        ArgumentTypeError: ``tools`` not a list of tool definitions.
+        ArgumentTypeError: ``tools`` not a list of tool definitions, or ``on_event`` not callable.
         BudgetError: the system messages, the latest request and the newest round do not fit
             even with its long tool results cut.
     """
+    on_event = check_callback(on_event, "litellm.fit_messages")
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
-    return _fit(messages, fitted_into, beside)
+    return _fit(messages, fitted_into, beside, on_event)
 
 
-async def afit_messages(messages: Sequence[M], budget: int | Budget, *, tools: Sequence[Any] | None = None) -> list[M]:
+async def afit_messages(
+    messages: Sequence[M],
+    budget: int | Budget,
+    *,
+    tools: Sequence[Any] | None = None,
+    on_event: EventCallback | None = None,
+) -> list[M]:
     """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
-    a worker thread, so the event loop keeps running meanwhile."""
+    a worker thread, so the event loop keeps running meanwhile (``on_event`` is called there)."""
+    on_event = check_callback(on_event, "litellm.afit_messages")
     items = list(messages)
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
-    return await off_loop(len(items), lambda: _fit(items, fitted_into, beside))
+    return await off_loop(len(items), lambda: _fit(items, fitted_into, beside, on_event))

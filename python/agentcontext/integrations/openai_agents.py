@@ -39,7 +39,8 @@ from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items
-from agentcontext.observe.emit import EventCallback
+from agentcontext.observe.compaction import reporting_fits
+from agentcontext.observe.emit import EventCallback, check_callback
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -78,7 +79,18 @@ class _Fitter:
         self.converted = Converted(lambda x: (x,))
         self.recall: RecallIds = recall
 
-    def fit(self, items: Sequence[Any], budget: Budget, instructions: str | None, tools: Sequence[str]) -> list[Any]:
+    def fit(
+        self,
+        items: Sequence[Any],
+        budget: Budget,
+        instructions: str | None,
+        tools: Sequence[str],
+        on_event: EventCallback | None = None,
+    ) -> list[Any]:
+        """``items`` fitted, each fit's events to ``on_event``."""
+        return reporting_fits(on_event, "openai_agents", lambda: self._fit(items, budget, instructions, tools))
+
+    def _fit(self, items: Sequence[Any], budget: Budget, instructions: str | None, tools: Sequence[str]) -> list[Any]:
         beside = beside_tokens(instructions, tools, budget.encoding)
         fitted = self.turns.fit(items, budget, beside, self.recall)
         if fitted is not None:
@@ -116,30 +128,44 @@ def _tool_texts(agent: Any) -> list[str]:
 
 
 def fit_items(
-    items: Sequence[Any], budget: int | Budget, instructions: str | None = None, *, tools: Sequence[str] = ()
+    items: Sequence[Any],
+    budget: int | Budget,
+    instructions: str | None = None,
+    *,
+    tools: Sequence[str] = (),
+    on_event: EventCallback | None = None,
 ) -> list[Any]:
     """Responses ``items`` fitted into ``budget`` (an int is the input budget, a
     :class:`~agentcontext.Budget` sets the options too; ``instructions`` and ``tools``, texts of
     tool definitions, counted in): the caller's own items where unchanged. A newest function
     output over the budget by itself is cut head + marker + tail (the marker names its call id).
+    ``on_event``: called with each fit's events (:mod:`agentcontext.observe`: a compaction of kind
+    ``fit``, policy ``openai_agents``; a callback that raises is logged and the fit goes on).
 
     Raises:
         InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item.
+        ArgumentTypeError: ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest request and the newest round do not fit
             even with its long outputs cut.
     """
-    return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools)
+    on_event = check_callback(on_event, "openai_agents.fit_items")
+    return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools, on_event)
 
 
-def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
+def input_filter(
+    budget: int | Budget, *, on_event: EventCallback | None = None
+) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
     """A ``call_model_input_filter`` fitting into ``budget`` (as for :func:`fit_items`, the
-    agent's instructions, tools and handoffs counted in; async: large lists are fitted off the
-    event loop). It keeps the items it converted across calls.
+    agent's instructions, tools and handoffs counted in, each fit's events to ``on_event``;
+    async: large lists are fitted off the event loop). It keeps the items it converted across
+    calls.
 
     Raises:
         OptionError: a budget with an unknown encoding (here, not in the first model call).
-        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
+        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`, or
+            ``on_event`` not callable.
     """
+    on_event = check_callback(on_event, "openai_agents.input_filter")
     fitted_into = as_budget(budget)
     fitter = _Fitter()
 
@@ -147,7 +173,9 @@ def input_filter(budget: int | Budget) -> Callable[[CallModelData[Any]], Awaitab
         model_data = data.model_data
         items = list(model_data.input)
         tools = _tool_texts(data.agent)
-        fitted = await off_loop(len(items), lambda: fitter.fit(items, fitted_into, model_data.instructions, tools))
+        fitted = await off_loop(
+            len(items), lambda: fitter.fit(items, fitted_into, model_data.instructions, tools, on_event)
+        )
         return ModelInputData(input=fitted, instructions=model_data.instructions)
 
     return call_model_input_filter
@@ -195,8 +223,9 @@ class CompactingSession:
 
     :attr:`compactions` counts the compactions appended, :attr:`summaries` those with a summary.
     Two writers sharing one session id must not use it at once (each reads, then appends).
-    ``on_event``: called with each event of a compaction (:mod:`agentcontext.observe`); with the
-    ``otel`` extra each is also a span."""
+    ``on_event``: called with each event of a compaction (:mod:`agentcontext.observe`), and of
+    the fit :meth:`get_items` makes of items over the budget (kind ``fit``); with the ``otel``
+    extra each is also a span."""
 
     def __init__(
         self,
@@ -209,6 +238,7 @@ class CompactingSession:
         on_event: EventCallback | None = None,
     ) -> None:
         _check_session(session, budget)
+        self._on_event = check_callback(on_event, "openai_agents.CompactingSession")
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
@@ -298,9 +328,9 @@ class CompactingSession:
         if tokens <= self.limit:
             return items
         if held is None:
-            return self._fitter.fit(items, self.budget, None, ())
+            return self._fitter.fit(items, self.budget, None, (), self._on_event)
         fresh = {id(h): x for h, x in zip(held, items, strict=True)}
-        return [fresh.get(id(x), x) for x in self._fitter.fit(held, self.budget, None, ())]
+        return [fresh.get(id(x), x) for x in self._fitter.fit(held, self.budget, None, (), self._on_event)]
 
     def _compact(self, items: list[Any], places: list[int | None], conv: Conversation) -> list[Any] | None:
         """What to append for ``items`` (the view; ``places``: where each is in the log, None

@@ -15,7 +15,9 @@ does not read as text (instruction and capability deltas) stay with their messag
 else the model receives is counted in: the system prompt parts, the instructions (static and
 dynamic: the latest request's ``instructions``) and the tool definitions of the run step. Each
 message is converted once and reused across calls (recognised by identity). The processor is
-synchronous: Pydantic AI runs it in a worker thread, off the event loop. Tested with
+synchronous: Pydantic AI runs it in a worker thread, off the event loop. ``on_event=`` is called
+with each fit's events (:mod:`agentcontext.observe`: a compaction of kind ``fit``, policy
+``pydantic_ai``; the counts are of the Chat messages the parts stand for). Tested with
 pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 """
 
@@ -29,6 +31,8 @@ from typing import Any
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._fit import Budget, Converted, as_budget, fit
+from agentcontext.observe.compaction import reporting_fits
+from agentcontext.observe.emit import EventCallback, check_callback
 
 try:
     from pydantic_ai import RunContext
@@ -183,38 +187,52 @@ def fit_messages(
     *,
     tools: Sequence[str] = (),
     cache: Converted | None = None,
+    on_event: EventCallback | None = None,
 ) -> list[ModelMessage]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the latest request's instructions and ``tools`` (texts of tool
     definitions) counted in: the caller's own messages where unchanged. With ``cache`` (from
     :func:`converted`) a message converted by an earlier call is not converted again. A newest
     tool return over the budget by itself is cut head + marker + tail (the history keeps only
-    the cut: Pydantic AI stores what the processor returns).
+    the cut: Pydantic AI stores what the processor returns). ``on_event``: called with the fit's
+    events (a callback that raises is logged and the fit goes on).
 
     Raises:
         InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
             the adapter for it).
+        ArgumentTypeError: ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest prompt and the newest round do not fit
             even with its long returns cut.
     """
+    on_event = check_callback(on_event, "pydantic_ai.fit_messages")
     fitted_into = as_budget(budget)
     beside = beside_tokens(_instructions(messages), tools, fitted_into.encoding)
-    return fit(messages, fitted_into, _dicts, _rebuild, format="openai", beside=beside, cache=cache, recall="none")
+    return reporting_fits(
+        on_event,
+        "pydantic_ai",
+        lambda: fit(
+            messages, fitted_into, _dicts, _rebuild, format="openai", beside=beside, cache=cache, recall="none"
+        ),
+    )
 
 
-def history_processor(budget: int | Budget) -> Callable[[RunContext[Any], list[ModelMessage]], list[ModelMessage]]:
+def history_processor(
+    budget: int | Budget, *, on_event: EventCallback | None = None
+) -> Callable[[RunContext[Any], list[ModelMessage]], list[ModelMessage]]:
     """A history processor for ``ProcessHistory`` (see the module docs) fitting into ``budget``
-    (as for :func:`fit_messages`; the run step's tool definitions counted in). It keeps the
-    messages it converted across calls.
+    (as for :func:`fit_messages`; the run step's tool definitions counted in), each fit's events
+    to ``on_event``. It keeps the messages it converted across calls.
 
     Raises:
         OptionError: a budget with an unknown encoding (here, not in the first model call).
-        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`.
+        ArgumentTypeError: ``budget`` neither an int nor a :class:`~agentcontext.Budget`, or
+            ``on_event`` not callable.
     """
+    on_event = check_callback(on_event, "pydantic_ai.history_processor")
     fitted_into = as_budget(budget)
     cache = converted()
 
     def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
-        return fit_messages(messages, fitted_into, tools=_tools(ctx), cache=cache)
+        return fit_messages(messages, fitted_into, tools=_tools(ctx), cache=cache, on_event=on_event)
 
     return process

@@ -1,8 +1,10 @@
 """Seeing a run: every compaction (with its stages), summarizer call, memory flush, model call and
 tool call is an OpenTelemetry span when the ``otel`` extra is installed (``pip install
 'agentcontext[otel]'``, then set a tracer provider), and an event to the ``on_event=`` callback
-of :class:`~agentcontext.Session`, :class:`~agentcontext.Compactor` and the compacting adapters
-either way. Without the extra nothing of OpenTelemetry is imported.
+of :class:`~agentcontext.Session`, :class:`~agentcontext.Compactor` and every adapter either way
+(an adapter's fit: a compaction of kind ``fit``; a subagent's events reach its parent's callback,
+naming it in ``agent``). Without the extra nothing of OpenTelemetry is imported, and with it but no
+tracer provider set no span is started.
 
 The spans:
 

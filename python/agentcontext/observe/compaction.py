@@ -10,16 +10,26 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentcontext.observe.emit import EventCallback, Observer, attribute_value, fail
+from agentcontext.observe.emit import EventCallback, Observer, attribute_value, fail, recording_tracer
 from agentcontext.observe.events import CacheImpact, CompactionFinished, CompactionKind, CompactionStarted
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
     from agentcontext.compaction.results import CompactionResult, StageEvent
 
-__all__ = ["CompactionWatch", "cache_impact", "observed_fit", "stage_attributes", "watch_compaction"]
+__all__ = [
+    "CompactionWatch",
+    "cache_impact",
+    "observed_fit",
+    "reporting_fits",
+    "stage_attributes",
+    "watch_compaction",
+]
+
+T = TypeVar("T")
 
 
 class _Recorder:
@@ -190,44 +200,137 @@ def watch_compaction(
             raise
 
 
+#: The callback the adapter fitting on this thread (or task) reports its fits to, and its name
+#: (set by :func:`reporting_fits` around the adapter's call into the shared fit path).
+_FIT_EVENTS: ContextVar[tuple[EventCallback, str] | None] = ContextVar("agentcontext_fit_events", default=None)
+
+
+def reporting_fits(on_event: EventCallback | None, adapter: str, work: Callable[[], T]) -> T:
+    """``work()`` (an adapter's call into the shared fit path), each fit it makes
+    (:func:`observed_fit`) reported to ``on_event`` as a compaction of kind ``fit`` whose
+    ``policy`` is ``adapter``. Without ``on_event`` just ``work()`` (and a fit made inside another
+    adapter's callback reports to no one)."""
+    if on_event is None and _FIT_EVENTS.get() is None:
+        return work()
+    token = _FIT_EVENTS.set((on_event, adapter) if on_event is not None else None)
+    try:
+        return work()
+    finally:
+        _FIT_EVENTS.reset(token)
+
+
 def observed_fit(
     dicts: list[dict[str, Any]], fmt: str, encoding: str, target: int, fit: Callable[[], list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """``fit()`` (an adapter's fit of ``dicts`` into ``target`` tokens: clearing old results,
     dropping the oldest messages, cutting an oversized last round) as an ``agentcontext.compaction``
     span of kind ``fit``: messages and tokens before and after, the target, whether it fits. The
-    core's fit reports no stages, so the span claims none. Without a recording span: ``fit()``."""
-    observer = Observer(None)
-    if observer.tracer is None:
+    core's fit reports no stages, so the span claims none. Within :func:`reporting_fits`, the same
+    facts as :class:`CompactionStarted` / :class:`CompactionFinished` events. With no callback and
+    no span that could record (:func:`~agentcontext.observe.emit.recording_tracer`): ``fit()``."""
+    listener = _FIT_EVENTS.get()
+    tracer = recording_tracer()
+    if listener is None and tracer is None:
         return fit()
+    observer = Observer(listener[0] if listener is not None else None)
+    if listener is None:
+        return _fit_span(observer, dicts, fmt, encoding, target, fit)
+    return _fit_reported(observer, listener[1], dicts, fmt, encoding, target, fit)
+
+
+def _fit_span(
+    observer: Observer,
+    dicts: list[dict[str, Any]],
+    fmt: str,
+    encoding: str,
+    target: int,
+    fit: Callable[[], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """``fit()`` in a span, no events: its attributes computed only when it records."""
     with observer.span("agentcontext.compaction", {"agentcontext.compaction.kind": "fit"}) as span:
         out = fit()
         if span is not None:
-            span.set_attributes(
-                {
-                    "agentcontext.compaction.target": target,
-                    "agentcontext.compaction.messages_before": len(dicts),
-                    "agentcontext.compaction.messages_after": len(out),
-                }
-            )
-            _fit_tokens(span, dicts, out, fmt, encoding, target)
+            before = _tokens(dicts, fmt, encoding)
+            after = _tokens(out, fmt, encoding) if before is not None else None
+            span.set_attributes(_fit_attributes(dicts, out, target, before, after))
         return out
 
 
-def _fit_tokens(span: Any, dicts: list[Any], out: list[Any], fmt: str, encoding: str, target: int) -> None:
-    """The tokens before and after an adapter's fit on ``span`` (left out when the dicts cannot be
-    read as a conversation)."""
+def _fit_reported(
+    observer: Observer,
+    adapter: str,
+    dicts: list[dict[str, Any]],
+    fmt: str,
+    encoding: str,
+    target: int,
+    fit: Callable[[], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """``fit()`` reported to the callback (and in a span when one records): a started event,
+    then a finished one with the fit's counts (or its error)."""
+    started = time.perf_counter()
+    before = _tokens(dicts, fmt, encoding)
+    tokens = before if before is not None else 0
+    observer.emit(CompactionStarted("fit", tokens, len(dicts), target, adapter))
+    with observer.span("agentcontext.compaction", {"agentcontext.compaction.kind": "fit"}) as span:
+        try:
+            out = fit()
+        except Exception as exc:
+            observer.emit(_fit_finished(adapter, dicts, dicts, target, tokens, tokens, started, exc))
+            raise
+        after = _tokens(out, fmt, encoding) if before is not None else None
+        if span is not None:
+            span.set_attributes(_fit_attributes(dicts, out, target, before, after))
+        observer.emit(_fit_finished(adapter, dicts, out, target, tokens, after, started, None))
+        return out
+
+
+def _fit_finished(
+    adapter: str,
+    dicts: list[dict[str, Any]],
+    out: list[dict[str, Any]],
+    target: int,
+    before: int,
+    after: int | None,
+    started: float,
+    error: Exception | None,
+) -> CompactionFinished:
+    """The finished event of a fit: its messages (the adapter's dicts) kept (the same dict came
+    back), changed (a copy: a result cleared or cut) and dropped; no stages, no cache impact."""
+    ids = {id(d) for d in dicts}
+    kept = sum(1 for d in out if id(d) in ids)
+    tokens_after = after if after is not None else before
+    return CompactionFinished(
+        kind="fit", tokens_before=before, tokens_after=tokens_after, target=target,
+        fits=error is None and tokens_after <= target, stages=(), messages_before=len(dicts),
+        messages_after=len(out), messages_kept=kept, messages_changed=len(out) - kept, messages_summarized=0,
+        messages_dropped=max(0, len(dicts) - len(out)), results_cut=0, results_cleared=0, recall_ids=(), cache=None,
+        seconds=time.perf_counter() - started, policy=adapter,
+        error=None if error is None else f"{type(error).__name__}: {error}",
+    )  # fmt: skip
+
+
+def _fit_attributes(
+    dicts: list[Any], out: list[Any], target: int, before: int | None, after: int | None
+) -> dict[str, Any]:
+    """The attributes of a fit's span (the tokens left out when the dicts cannot be read as a
+    conversation)."""
+    attributes: dict[str, Any] = {
+        "agentcontext.compaction.target": target,
+        "agentcontext.compaction.messages_before": len(dicts),
+        "agentcontext.compaction.messages_after": len(out),
+    }
+    if before is not None and after is not None:
+        attributes["agentcontext.compaction.tokens_before"] = before
+        attributes["agentcontext.compaction.tokens_after"] = after
+        attributes["agentcontext.compaction.fits"] = after <= target
+    return attributes
+
+
+def _tokens(dicts: list[Any], fmt: str, encoding: str) -> int | None:
+    """The tokens of ``dicts`` read as a conversation (None when they cannot be)."""
     from agentcontext._core import Conversation
 
     try:
-        before = Conversation(dicts, format=fmt, encoding=encoding).tokens  # type: ignore[arg-type]
-        after = Conversation(out, format=fmt, encoding=encoding).tokens  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - what the fit took, the span need not count
-        return
-    span.set_attributes(
-        {
-            "agentcontext.compaction.tokens_before": before,
-            "agentcontext.compaction.tokens_after": after,
-            "agentcontext.compaction.fits": after <= target,
-        }
-    )
+        return Conversation(dicts, format=fmt, encoding=encoding).tokens  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - what the fit took, the report need not count
+        return None

@@ -1,8 +1,15 @@
 """The events a run reports to an ``on_event`` callback (:class:`~agentcontext.Session`,
-:class:`~agentcontext.Compactor`, the compacting adapters): one frozen dataclass per kind. The
+:class:`~agentcontext.Compactor`, every adapter): one frozen dataclass per kind. The
 same facts go to OpenTelemetry spans when the ``otel`` extra is installed
 (:mod:`agentcontext.observe`). Each reports what happened and no more: a compaction's stages are
-the :class:`~agentcontext.StageEvent` list of its result, counts are read from its output."""
+the :class:`~agentcontext.StageEvent` list of its result, counts are read from its output.
+
+Every event has ``agent``: None for the session it was given to, and for an event of one of its
+subagents (which report to the parent's callback), the id of the ``agent`` tool call that started
+that subagent, ``/``-joined down the nesting (``call_1/call_7``: a subagent of a subagent). A
+``fit`` (an adapter's, :class:`CompactionFinished` of kind ``fit``) counts the adapter's messages
+as the dicts it fitted: kept (given back as they were), changed (a result cleared or cut) and
+dropped; it reports no stages, results or cache impact (the core's fit does not say them)."""
 
 from __future__ import annotations
 
@@ -26,8 +33,9 @@ __all__ = [
 
 #: How a compaction was asked for: ``auto`` (over the trigger before a model call), ``manual`` (a
 #: user's /compact), ``budget`` (a working set of a given size), ``recompile`` (the recovery from a
-#: request that does not fit).
-CompactionKind: TypeAlias = Literal["auto", "manual", "budget", "recompile"]
+#: request that does not fit), ``fit`` (an adapter's fit of a model call's input: old results
+#: cleared, the oldest messages dropped, an oversized last round cut; no stages reported).
+CompactionKind: TypeAlias = Literal["auto", "manual", "budget", "recompile", "fit"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,10 @@ class CompactionStarted:
     messages: int
     #: What the ladder aims under (the budget when one was given, else the policy's target).
     target: int
-    #: The policy's name (the preset, e.g. ``openharness``).
+    #: The policy's name (the preset, e.g. ``openharness``); for a ``fit``, the adapter's
+    #: (``litellm``, ``pydantic_ai``, ``langgraph``, ``langchain``, ``openai_agents``).
     policy: str
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,7 @@ class CompactionFinished:
     seconds: float
     policy: str
     error: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,7 @@ class SummarizerCall:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,7 @@ class FlushDone:
     seconds: float
     skipped: str | None = None
     failed: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +156,7 @@ class ModelCall:
     stop_reason: str | None = None
     tool_calls: int = 0
     error: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,7 @@ class ToolCallDone:
     outcome: Literal["ran", "error", "refused"]
     result_chars: int
     seconds: float
+    agent: str | None = None
 
 
 #: Every event an ``on_event`` callback receives.

@@ -325,7 +325,7 @@ class Subagents:
         number: int,
         space: _Space,
     ) -> SubagentResult:
-        child = self._child_session(prefix, pending, number, space.directory)
+        child = self._child_session(prefix, pending, number, space.directory, call.id)
         head = self.parent.sent_head
         error = None
         try:
@@ -396,9 +396,12 @@ class Subagents:
     # -- the child ---------------------------------------------------------------------------
 
     def _child_session(
-        self, prefix: Conversation | None, pending: list[str], number: int, directory: Path | None
+        self, prefix: Conversation | None, pending: list[str], number: int, directory: Path | None, call_id: str
     ) -> Session:
+        """The child for the call ``call_id``: its events reach the parent's ``on_event``, each
+        naming the call (:attr:`~agentcontext.observe.events.ModelCall.agent`...)."""
         from agentcontext.compaction import Compactor
+        from agentcontext.observe.emit import for_agent
         from agentcontext.sessions.log import SessionLog
 
         parent = self.parent
@@ -426,6 +429,7 @@ class Subagents:
             store=parent.result_store,
             compiler=self._child_compiler(directory, fork=prefix is not None),
             permissions=parent.permissions.for_child() if parent.permissions is not None else None,
+            on_event=for_agent(parent.on_event, call_id),
         )
         child.depth = self.depth + 1
         child.judge_goal = False
