@@ -397,14 +397,10 @@ class ResortRun(SummaryRun):
 
 
 @dataclass
-class _Cut:
-    """A working set whose last round was cut to fit: its provenance, origins and the positions
-    (in the original) of the messages cut; how many messages were dropped (each run counted by
-    a marker) and the markers' tokens."""
+class _Cut(fill.Filled):
+    """A working set whose last round was cut to fit (:class:`~agentcontext.compaction.fill.Filled`:
+    its provenance, origins and the positions in the original of the messages cut), with how many
+    messages were dropped (each run counted by a marker) and the markers' tokens."""
 
-    conversation: Conversation
-    provenance: list[int | None]
-    origins: list[int | None]
-    cut: list[int]
     dropped: int = 0
     notes_tokens: int = 0
