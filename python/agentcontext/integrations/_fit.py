@@ -16,17 +16,13 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_, is_not, not_
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
+from agentcontext.integrations._cut import cut_newest
 from agentcontext.observe.compaction import observed_fit
 from agentcontext.types import Encoding
-
-if TYPE_CHECKING:
-    from agentcontext._core import Conversation
-    from agentcontext.compaction.state import LadderState
 
 #: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
 ListFormat: TypeAlias = Literal["openai", "responses", "jsonl", "auto"]
@@ -441,22 +437,6 @@ class Converted:
         return len(self._entries)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What :func:`agentcontext.compaction.fill.cut_texts` reads of a ladder run."""
-
-    store: Any
-    policy: Any
-
-
-class _CallIds:
-    """A "store" that keeps nothing: a cut result's recall id is its tool call id, under which the
-    framework's own history holds the original."""
-
-    def put(self, text: str, *, alias: str | None = None) -> str:
-        return alias or ""
-
-
 def fit_or_cut(
     dicts: list[dict[str, Any]],
     budget: Budget,
@@ -508,77 +488,14 @@ def cut_oversized(
         conv,
         dicts,
         dicts,
-        budget,
+        budget.encoding,
+        budget.limit - beside,
         format="openai",
-        beside=beside,
-        recall=recall,
+        by_call_id=recall == "call_id",
         calls=lambda m: bool(m.get("tool_calls")),
         cuttable=lambda k: dicts[k].get("role") == "tool" and isinstance(dicts[k].get("content"), str),
         written=lambda k, new: (k, new),
     )
-
-
-def cut_newest(
-    conv: Conversation,
-    msgs: list[dict[str, Any]],
-    items: list[dict[str, Any]],
-    budget: Budget,
-    *,
-    format: Literal["openai", "jsonl"],
-    beside: int,
-    recall: RecallIds,
-    calls: Callable[[dict[str, Any]], bool],
-    cuttable: Callable[[int], bool],
-    written: Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]],
-) -> list[dict[str, Any]] | None:
-    """``items`` (read as ``conv``, whose messages are ``msgs`` in ``format``: ``items`` themselves
-    for Chat, one message a run of items for Responses) with the long texts of the newest round
-    cut head + marker + tail (:func:`agentcontext.compaction.fill.cut_texts`) so that the system
-    messages, the latest request and that round fit ``budget`` beside ``beside`` tokens; None
-    when there is nothing to cut or even the cut round does not fit. The round starts at the
-    last message that ``calls`` tools; the texts cut are the contents of its messages
-    ``cuttable`` (by position); the message at ``k`` cut as ``new`` is written back as
-    ``written(k, new)``: the position in ``items`` and the item put there (the caller's own
-    items elsewhere). The shared cut of :func:`cut_oversized` and
-    :func:`agentcontext.integrations._responses.cut_items`."""
-    from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
-
-    enc = budget.encoding
-    found = conv._latest_request(conv.preamble)
-    start = found[0] if found is not None else conv.preamble
-    last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
-    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
-    units = [(n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)]
-    sizes = count_tokens_batch([text for *_, text in units], encoding=enc)
-    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
-    limit = budget.limit - beside
-    whole = Conversation([msgs[k] for k in keep], format=format, encoding=enc)
-    if not units or whole.tokens <= limit:
-        return None
-    room = sum(sizes) - (whole.tokens - limit)
-    run = _Run(_CallIds() if recall == "call_id" else None, SimpleNamespace(encoding=enc))
-    built: list[list[list[dict[str, Any]]]] = []
-
-    def build(out: list[list[dict[str, Any]]]) -> Any:
-        built.append(out)
-        return Conversation([m for ms in out for m in ms], format=format, encoding=enc)
-
-    # Counted in another format than the one fitted (JSON Lines for Responses items): no
-    # spending the room left to the last token.
-    spend = format == conv.format
-    done = cut_texts(
-        cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit, spend=spend
-    )
-    if done is None:
-        return None
-    out = list(items)
-    for k, (new,) in zip(keep, built[-1], strict=True):
-        if new.get("content") != msgs[k].get("content"):
-            at, item = written(k, new)
-            out[at] = item
-    return out
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:

@@ -19,8 +19,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, Converted, RecallIds, cut_newest
+from agentcontext.integrations._fit import Budget, Converted, RecallIds
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -279,10 +280,10 @@ def cut_items(
         conv,
         msgs,
         items,
-        budget,
+        budget.encoding,
+        budget.limit - beside,
         format="jsonl",
-        beside=beside,
-        recall=recall,
+        by_call_id=recall == "call_id",
         calls=_calls,
         cuttable=output,
         written=lambda k, new: (starts[k], {**items[starts[k]], "output": new["content"]}),
