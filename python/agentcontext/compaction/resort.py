@@ -169,13 +169,8 @@ class ResortRun(SummaryRun):
         if room < MIN_SUMMARY_TOKENS or not body:
             return kept, origins
         message = {"role": "user", "content": f"{header}\n\n{shrink_summary(body, room, encoding=enc)}"}
-        head = Conversation([message], format=kept.format, encoding=kept.encoding)
-        carried = Conversation.concat([kept.slice(0, pre), head, kept.slice(pre, len(kept))])
-        if carried.tokens > self.limit:
-            return kept, origins
-        self.event("carry", kept.tokens, carried.tokens, summary_tokens=head.tokens,
-                   why="the earlier summary, left out by the drop, shrunk into the room it leaves")  # fmt: skip
-        return carried, [*origins[:pre], None, *origins[pre:]]
+        why = "the earlier summary, left out by the drop, shrunk into the room it leaves"
+        return self._carry(kept, origins, pre, message, "summary_tokens", why)
 
     def _earlier_ledger(self) -> int | None:
         """Where the task ledger an earlier compaction wrote is in the working conversation (right
@@ -221,12 +216,20 @@ class ResortRun(SummaryRun):
         # After the summary carried back (the one message of no origin right after the system ones).
         if len(kept) > pre and origins[pre] is None and str(kept[pre].get("content", "")).startswith(SUMMARY_MARKER):
             at = pre + 1
+        why = "the earlier task ledger, left out by the drop, bounded to the room it leaves"
+        return self._carry(kept, origins, at, message, "ledger_tokens", why)
+
+    def _carry(
+        self, kept: Conversation, origins: list[int | None], at: int, message: dict[str, Any], tokens: str, why: str
+    ) -> tuple[Conversation, list[int | None]]:
+        """``kept`` (the drop's result) with ``message`` (of no origin) inserted at ``at``, and a
+        ``carry`` event saying ``why`` and the message's tokens (under the key ``tokens``);
+        unchanged when the whole would no longer fit the budget."""
         head = Conversation([message], format=kept.format, encoding=kept.encoding)
         carried = Conversation.concat([kept.slice(0, at), head, kept.slice(at, len(kept))])
         if carried.tokens > self.limit:
             return kept, origins
-        self.event("carry", kept.tokens, carried.tokens, ledger_tokens=head.tokens,
-                   why="the earlier task ledger, left out by the drop, bounded to the room it leaves")  # fmt: skip
+        self.event("carry", kept.tokens, carried.tokens, **{tokens: head.tokens}, why=why)
         return carried, [*origins[:at], None, *origins[at:]]
 
     def oversized(self, summary: Summary | None) -> CompactionResult:
@@ -394,14 +397,10 @@ class ResortRun(SummaryRun):
 
 
 @dataclass
-class _Cut:
-    """A working set whose last round was cut to fit: its provenance, origins and the positions
-    (in the original) of the messages cut; how many messages were dropped (each run counted by
-    a marker) and the markers' tokens."""
+class _Cut(fill.Filled):
+    """A working set whose last round was cut to fit (:class:`~agentcontext.compaction.fill.Filled`:
+    its provenance, origins and the positions in the original of the messages cut), with how many
+    messages were dropped (each run counted by a marker) and the markers' tokens."""
 
-    conversation: Conversation
-    provenance: list[int | None]
-    origins: list[int | None]
-    cut: list[int]
     dropped: int = 0
     notes_tokens: int = 0

@@ -16,16 +16,13 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_, is_not, not_
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
+from agentcontext.integrations._cut import cut_newest
 from agentcontext.observe.compaction import observed_fit
 from agentcontext.types import Encoding
-
-if TYPE_CHECKING:
-    from agentcontext.compaction.state import LadderState
 
 #: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
 ListFormat: TypeAlias = Literal["openai", "responses", "jsonl", "auto"]
@@ -440,22 +437,6 @@ class Converted:
         return len(self._entries)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What :func:`agentcontext.compaction.fill.cut_texts` reads of a ladder run."""
-
-    store: Any
-    policy: Any
-
-
-class _CallIds:
-    """A "store" that keeps nothing: a cut result's recall id is its tool call id, under which the
-    framework's own history holds the original."""
-
-    def put(self, text: str, *, alias: str | None = None) -> str:
-        return alias or ""
-
-
 def fit_or_cut(
     dicts: list[dict[str, Any]],
     budget: Budget,
@@ -495,50 +476,26 @@ def cut_oversized(
     tail (the ladder's cut, :func:`agentcontext.compaction.fill.cut_texts`) so that the system
     messages, the latest request and that round fit ``budget`` beside ``beside`` tokens; None
     when there is nothing to cut or even the cut round does not fit."""
-    from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+    from agentcontext._core import Conversation
 
-    enc = budget.encoding
     try:
-        conv = Conversation(dicts, format="openai", encoding=enc)
+        conv = Conversation(dicts, format="openai", encoding=budget.encoding)
     except Exception:  # noqa: BLE001 - not Chat dicts: nothing this cut knows how to shorten
         return None
     if len(conv) != len(dicts):
         return None
-    found = conv._latest_request(conv.preamble)
-    start = found[0] if found is not None else conv.preamble
-    last = max((k for k in range(start, len(dicts)) if dicts[k].get("tool_calls")), default=start)
-    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(dicts))]
-    units = [
-        (n, 0, "content", dicts[k]["content"])
-        for n, k in enumerate(keep)
-        if dicts[k].get("role") == "tool" and isinstance(dicts[k].get("content"), str)
-    ]
-    sizes = count_tokens_batch([text for *_, text in units], encoding=enc)
-    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
-    limit = budget.limit - beside
-    whole = Conversation([dicts[k] for k in keep], format="openai", encoding=enc)
-    if not units or whole.tokens <= limit:
-        return None
-    neutral = [[dict(dicts[k])] for k in keep]
-    room = sum(sizes) - (whole.tokens - limit)
-    run = _Run(_CallIds() if recall == "call_id" else None, SimpleNamespace(encoding=enc))
-
-    built: list[list[list[dict[str, Any]]]] = []
-
-    def build(out: list[list[dict[str, Any]]]) -> Any:
-        built.append(out)
-        return Conversation([m for ms in out for m in ms], format="openai", encoding=enc)
-
-    done = cut_texts(cast("LadderState", run), neutral, units, sizes, room, build, limit)
-    if done is None:
-        return None
-    out = list(dicts)
-    for k, (new,) in zip(keep, built[-1], strict=True):
-        if new.get("content") != dicts[k].get("content"):
-            out[k] = new
-    return out
+    return cut_newest(
+        conv,
+        dicts,
+        dicts,
+        budget.encoding,
+        budget.limit - beside,
+        format="openai",
+        by_call_id=recall == "call_id",
+        calls=lambda m: bool(m.get("tool_calls")),
+        cuttable=lambda k: dicts[k].get("role") == "tool" and isinstance(dicts[k].get("content"), str),
+        written=lambda k, new: (k, new),
+    )
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:

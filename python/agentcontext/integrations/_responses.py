@@ -17,14 +17,11 @@ import itertools
 import operator
 import threading
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
+from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, Converted, RecallIds, _CallIds, _Run
-
-if TYPE_CHECKING:
-    from agentcontext.compaction.state import LadderState
+from agentcontext.integrations._fit import Budget, Converted, RecallIds
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -256,12 +253,10 @@ def cut_items(
     cut output is a copy of its ``function_call_output`` with only ``output`` replaced, every
     other item the caller's own. None when there is nothing to cut or even the cut round does not
     fit ``budget`` beside ``beside`` tokens."""
-    from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+    from agentcontext._core import Conversation
 
-    enc = budget.encoding
     try:
-        conv = Conversation(items, format="responses", encoding=enc)
+        conv = Conversation(items, format="responses", encoding=budget.encoding)
     except Exception:  # noqa: BLE001 - items the core cannot read: nothing this cut knows how to shorten
         return None
     # Each message of the conversation stands for a run of items, one for one in order.
@@ -269,10 +264,6 @@ def cut_items(
     if starts[-1] != len(items):
         return None
     msgs = conv.to_jsonl()
-    found = conv._latest_request(conv.preamble)
-    start = found[0] if found is not None else conv.preamble
-    last = max((k for k in range(start, len(msgs)) if _calls(msgs[k])), default=start)
-    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
 
     def output(k: int) -> bool:
         # A tool message that is one function_call_output whose output is its text.
@@ -285,30 +276,15 @@ def cut_items(
             and item["output"] == msgs[k].get("content")
         )
 
-    units = [(n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if output(k)]
-    sizes = count_tokens_batch([text for *_, text in units], encoding=enc)
-    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
-    limit = budget.limit - beside
-    whole = Conversation([msgs[k] for k in keep], format="jsonl", encoding=enc)
-    if not units or whole.tokens <= limit:
-        return None
-    room = sum(sizes) - (whole.tokens - limit)
-    run = _Run(_CallIds() if recall == "call_id" else None, SimpleNamespace(encoding=enc))
-    built: list[list[list[dict[str, Any]]]] = []
-
-    def build(out: list[list[dict[str, Any]]]) -> Any:
-        built.append(out)
-        return Conversation([m for ms in out for m in ms], format="jsonl", encoding=enc)
-
-    # Counted as JSON Lines here, fitted as Responses items: no spending the room left to the last token.
-    done = cut_texts(
-        cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit, spend=False
+    return cut_newest(
+        conv,
+        msgs,
+        items,
+        budget.encoding,
+        budget.limit - beside,
+        format="jsonl",
+        by_call_id=recall == "call_id",
+        calls=_calls,
+        cuttable=output,
+        written=lambda k, new: (starts[k], {**items[starts[k]], "output": new["content"]}),
     )
-    if done is None:
-        return None
-    out = list(items)
-    for k, (new,) in zip(keep, built[-1], strict=True):
-        if new.get("content") != msgs[k].get("content"):
-            out[starts[k]] = {**items[starts[k]], "output": new["content"]}
-    return out

@@ -1,0 +1,95 @@
+"""The cut the adapters fall back on when the newest round alone is over the budget: its long
+tool results cut head + marker + tail (the ladder's cut,
+:func:`agentcontext.compaction.fill.cut_texts`), for a list of OpenAI Chat dicts
+(:func:`agentcontext.integrations._fit.cut_oversized`) or of Responses items
+(:func:`agentcontext.integrations._responses.cut_items`) alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from agentcontext.types import Encoding
+
+if TYPE_CHECKING:
+    from agentcontext._core import Conversation
+    from agentcontext.compaction.state import LadderState
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What :func:`agentcontext.compaction.fill.cut_texts` reads of a ladder run."""
+
+    store: Any
+    policy: Any
+
+
+class _CallIds:
+    """A "store" that keeps nothing: a cut result's recall id is its tool call id, under which the
+    framework's own history holds the original."""
+
+    def put(self, text: str, *, alias: str | None = None) -> str:
+        return alias or ""
+
+
+def cut_newest(
+    conv: Conversation,
+    msgs: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+    encoding: Encoding,
+    limit: int,
+    *,
+    format: Literal["openai", "jsonl"],
+    by_call_id: bool,
+    calls: Callable[[dict[str, Any]], bool],
+    cuttable: Callable[[int], bool],
+    written: Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]],
+) -> list[dict[str, Any]] | None:
+    """``items`` (read as ``conv``, whose messages are ``msgs`` in ``format``: ``items`` themselves
+    for Chat, one message a run of items for Responses) with the long texts of the newest round
+    cut head + marker + tail (:func:`agentcontext.compaction.fill.cut_texts`) so that the system
+    messages, the latest request and that round fit ``limit`` tokens (counted with ``encoding``);
+    None when there is nothing to cut or even the cut round does not fit. The round starts at
+    the last message that ``calls`` tools; the texts cut are the contents of its messages
+    ``cuttable`` (by position); the message at ``k`` cut as ``new`` is written back as
+    ``written(k, new)``: the position in ``items`` and the item put there (the caller's own
+    items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
+    back by (else it says the original is not stored)."""
+    from agentcontext._core import Conversation, count_tokens_batch
+    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+
+    found = conv._latest_request(conv.preamble)
+    start = found[0] if found is not None else conv.preamble
+    last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
+    keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
+    units = [(n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)]
+    sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
+    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
+    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
+    whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
+    if not units or whole.tokens <= limit:
+        return None
+    room = sum(sizes) - (whole.tokens - limit)
+    run = _Run(_CallIds() if by_call_id else None, SimpleNamespace(encoding=encoding))
+    built: list[list[list[dict[str, Any]]]] = []
+
+    def build(out: list[list[dict[str, Any]]]) -> Any:
+        built.append(out)
+        return Conversation([m for ms in out for m in ms], format=format, encoding=encoding)
+
+    # Counted in another format than the one fitted (JSON Lines for Responses items): no
+    # spending the room left to the last token.
+    spend = format == conv.format
+    done = cut_texts(
+        cast("LadderState", run), [[dict(msgs[k])] for k in keep], units, sizes, room, build, limit, spend=spend
+    )
+    if done is None:
+        return None
+    out = list(items)
+    for k, (new,) in zip(keep, built[-1], strict=True):
+        if new.get("content") != msgs[k].get("content"):
+            at, item = written(k, new)
+            out[at] = item
+    return out
