@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError
-from agentcontext.sessions.workspaces import WorkspaceMode, _Space, child_workspace
+from agentcontext.observe.calls import observe_tool
+from agentcontext.sessions.workspaces import BRANCH_NOTE_TOKENS, WorkspaceMode, _Space, branch_note, child_workspace
 
 if TYPE_CHECKING:
     from agentcontext.compiler.registry import ToolSpec
@@ -89,8 +90,6 @@ AGENT_SCHEMA: dict[str, Any] = {
 FILTERED = (
     "Error: tool {name!r} is not available to this subagent (its tool_filter leaves it out). The call was not run."
 )
-#: The largest the line naming the branches a worktree child left may be, in tokens.
-BRANCH_NOTE_TOKENS = 40
 #: Characters of a recall id (``r-`` and 20 hex digits, see ResultStore): at most as many tokens.
 _RECALL_ID_CHARS = 22
 #: Digits of the counts a worst-case marker or transcript name is sized for (no final text is longer).
@@ -273,15 +272,28 @@ class Subagents:
         prefix = self.parent.conversation.slice(0) if self.policy.fork else None
         pending = [c.id for c in (reply_calls or calls)] if prefix is not None else []
         if len(calls) == 1:
-            results = [self._run(calls[0], prefix, pending)]
+            results = [self._observed(calls[0], prefix, pending)]
         else:
             from concurrent.futures import ThreadPoolExecutor
 
+            # Each call runs in a copy of this thread's context, so its span nests under this turn's.
+            contexts = [contextvars.copy_context() for _ in calls]
             with ThreadPoolExecutor(max_workers=min(self.policy.max_parallel, len(calls))) as pool:
-                results = list(pool.map(lambda c: self._run(c, prefix, pending), calls))
+                results = list(pool.map(lambda c, cx: cx.run(self._observed, c, prefix, pending), calls, contexts))
         with self._lock:
             self.results.extend(results)
         return [r.text for r in results]
+
+    def _observed(self, call: ToolCall, prefix: Conversation | None, pending: list[str]) -> SubagentResult:
+        """:meth:`_run`, reported to the parent's ``on_event`` (and traced) as the tool call it is."""
+        done: list[SubagentResult] = []
+
+        def run() -> tuple[str, bool]:
+            done.append(self._run(call, prefix, pending))
+            return done[0].text, done[0].error is not None
+
+        observe_tool(self.parent.on_event, call.name, call.id, run, False)
+        return done[0]
 
     def _run(self, call: ToolCall, prefix: Conversation | None, pending: list[str]) -> SubagentResult:
         """One call's result, never an exception: whatever the child raises (a network error
@@ -562,24 +574,10 @@ def _notes(
     """The lines after a child's final text: the branches it left, its transcript."""
     out = ""
     if branches:
-        out += "\n" + _branch_note(branches, encoding)
+        out += "\n" + branch_note(branches, encoding)
     if log is not None:
         out += f"\n[subagent transcript: {log}]"
     return out
-
-
-def _branch_note(branches: Sequence[str], encoding: Literal["o200k_base", "cl100k_base"]) -> str:
-    """``[subagent branches left in the repository: a, b (and 3 more)]`` within
-    :data:`BRANCH_NOTE_TOKENS`."""
-    shown = list(branches)
-    while shown:
-        more = len(branches) - len(shown)
-        listed = ", ".join(shown) + (f" (and {more} more)" if more else "")
-        text = f"[subagent branches left in the repository: {listed}]"
-        if count_tokens(text, encoding=encoding) <= BRANCH_NOTE_TOKENS:
-            return text
-        shown.pop()
-    return f"[subagent branches left in the repository: {len(branches)}, names too long to list]"
 
 
 def _sources(ws: Any) -> dict[str, Any]:

@@ -4,12 +4,13 @@ and the branches a worktree child left (see :class:`~agentcontext.sessions.subag
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from agentcontext._containment import one_line
+from agentcontext._core import count_tokens
 from agentcontext.errors import OptionError
 
 __all__ = ["WorkspaceMode", "child_workspace", "repository"]
@@ -112,3 +113,21 @@ def _git(cwd: Path, *args: str, files: bool = False) -> str:
     from agentcontext import _git as git
 
     return git.output(cwd, *args, timeout=60.0, files=files)
+
+
+#: The largest the line naming the branches a worktree child left may be, in tokens.
+BRANCH_NOTE_TOKENS = 40
+
+
+def branch_note(branches: Sequence[str], encoding: Literal["o200k_base", "cl100k_base"]) -> str:
+    """``[subagent branches left in the repository: a, b (and 3 more)]`` within
+    :data:`BRANCH_NOTE_TOKENS`."""
+    shown = list(branches)
+    while shown:
+        more = len(branches) - len(shown)
+        listed = ", ".join(shown) + (f" (and {more} more)" if more else "")
+        text = f"[subagent branches left in the repository: {listed}]"
+        if count_tokens(text, encoding=encoding) <= BRANCH_NOTE_TOKENS:
+            return text
+        shown.pop()
+    return f"[subagent branches left in the repository: {len(branches)}, names too long to list]"
