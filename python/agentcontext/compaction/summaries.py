@@ -256,7 +256,8 @@ class SummaryRun(FlushingRun):
             return self._scan.ledger_handoff(stop)
         if stop not in self._handoffs:
             self._handoffs[stop] = self._scan.handoff(stop)
-        return self._handoffs[stop]
+        made: Handoff = self._handoffs[stop]
+        return made
 
     def ledger_room(self) -> int:
         """The most tokens the task ledger takes (0 when the policy has it off)."""
