@@ -239,6 +239,7 @@ CASES: dict[str, tuple[str, Call]] = {
     "Conversation.handoff:stop": ("optional", lambda v, _: conv().handoff(0, v)),
     "HandoffScan.__new__:start": ("count", lambda v, _: ac._core.HandoffScan(conv(), v)),
     "HandoffScan.handoff:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0).handoff(v)),
+    "HandoffScan.ledger_handoff:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0).ledger_handoff(v)),
     "Conversation._summaries:start": ("count", lambda v, _: conv()._summaries(v)),
     "Conversation._summaries:stop": ("optional", lambda v, _: conv()._summaries(0, v)),
     # the Python half

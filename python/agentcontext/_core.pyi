@@ -417,6 +417,11 @@ class HandoffScan:
     def __new__(cls, conversation: Conversation, start: int = 0, /) -> HandoffScan: ...
     def handoff(self, stop: int | None = None, /) -> Handoff:
         """What ``conversation.handoff(start, stop)`` returns."""
+    def ledger_handoff(self, stop: int | None = None, /) -> Handoff:
+        """:meth:`handoff` with only the fields a task ledger reads (``user_requests``,
+        ``constraints``, ``previous_ledger``, ``files_read``, ``files_modified``, ``commands``,
+        ``errors``, ``artifacts``, ``plan``, ``messages``, ``tool_calls``); the others empty. The
+        messages are scanned whole all the same, for a later :meth:`handoff`."""
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""

@@ -8,7 +8,8 @@ use pyo3::types::PyDict;
 
 use super::conversation::PyConversation;
 use super::conversation_helpers::handoff_dict;
-use crate::compact::handoff::{Scan, extract};
+use crate::compact::handoff::{Handoff, Scan, extract};
+use crate::model::Message;
 
 #[pyclass(name = "HandoffScan", module = "agentcontext", frozen)]
 pub struct PyHandoffScan {
@@ -36,17 +37,38 @@ impl PyHandoffScan {
         py: Python<'py>,
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let h = self.merged(py, stop, Scan::handoff);
+        handoff_dict(py, h)
+    }
+
+    /// :meth:`handoff` with only the fields a task ledger reads (the others empty): the user
+    /// requests, constraints, previous ledger, files read and modified, commands, errors,
+    /// artifacts, plan and the counts. The messages are scanned all the same, for a later
+    /// :meth:`handoff`.
+    #[pyo3(signature = (stop = None, /))]
+    fn ledger_handoff<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let h = self.merged(py, stop, Scan::ledger_handoff);
+        handoff_dict(py, h)
+    }
+}
+
+impl PyHandoffScan {
+    /// `merge` of the scan over the conversation's messages `start:stop`, without the GIL.
+    fn merged(&self, py: Python<'_>, stop: Option<usize>, merge: fn(&mut Scan, &[Message]) -> Handoff) -> Handoff {
         let conversation = self.conversation.get();
-        let h = py.detach(|| {
+        py.detach(|| {
             conversation.with(|c| {
                 let stop = stop.unwrap_or(c.len()).min(c.len());
                 if stop <= self.start {
                     return extract(&[]);
                 }
                 let mut scan = self.scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                scan.handoff(&c.messages()[self.start..stop])
+                merge(&mut scan, &c.messages()[self.start..stop])
             })
-        });
-        handoff_dict(py, h)
+        })
     }
 }

@@ -131,7 +131,7 @@ class LadderState:
         #: The task ledger beside a summary that ends at each stop, and ledger messages in what stays raw.
         self._ledgers: dict[int, list[dict[str, str]]] = {}
         self._raw_ledgers: dict[int, set[int]] = {}
-        #: ``original.handoff(preamble, stop)`` by stop, made for a ledger (a summary of the same span reads it).
+        #: ``original.handoff(preamble, stop)`` by stop, made for a summary whose span has a ledger.
         self._handoffs: dict[int, Any] = {}
         #: The one scan of the original from ``preamble`` those handoffs come from (made when first asked).
         self._scan: HandoffScan | None = None

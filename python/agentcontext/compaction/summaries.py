@@ -118,7 +118,7 @@ class SummaryRun(FlushingRun):
             request_recall_id=self._request_recall(stop), system=self.system, tools=self.tools,
             # The ledger's extraction of the same span (for a summarizer that extracts too) and
             # the check of the facts that leave with it.
-            context={"check": check, LINE_TOKENS: counts, **({"handoff": (self.preamble, stop, self._handoffs[stop])} if stop in self._handoffs else {})},
+            context={"check": check, LINE_TOKENS: counts, **({"handoff": (self.preamble, stop, self._handoff(stop))} if stop in self._ledgers else {})},
         )  # fmt: skip
         if held := self.ledger_messages(stop):
             # What the ledger beside the summary names (an offline summary lists no file twice).
@@ -238,7 +238,7 @@ class SummaryRun(FlushingRun):
         if stop not in self._ledgers:
             o = self.original
             later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
-            self._handoffs[stop] = h = self._handoff(stop)
+            h = self._handoff(stop, ledger=True)
             message = ledger_message(
                 o, self.preamble, stop, cap=ledger_limit(p.ledger_max_tokens, self.target), encoding=p.encoding,
                 later=later[-1] if later else None, handoff=h,
@@ -246,12 +246,18 @@ class SummaryRun(FlushingRun):
             self._ledgers[stop] = [message] if message is not None else []
         return self._ledgers[stop]
 
-    def _handoff(self, stop: int) -> Handoff:
+    def _handoff(self, stop: int, *, ledger: bool = False) -> Handoff:
         """``original.handoff(preamble, stop)``: every span a compaction asks for (the ledger's
-        room at the policy's raw start, then the summary's span) from one scan of the original."""
+        room at the policy's raw start, then the summary's span) from one scan of the original;
+        ``ledger``: only the fields the task ledger reads (``HandoffScan.ledger_handoff``)."""
         if self._scan is None:
             self._scan = HandoffScan(self.original, self.preamble)
-        return self._scan.handoff(stop)
+        if ledger:
+            return self._scan.ledger_handoff(stop)
+        if stop not in self._handoffs:
+            self._handoffs[stop] = self._scan.handoff(stop)
+        made: Handoff = self._handoffs[stop]
+        return made
 
     def ledger_room(self) -> int:
         """The most tokens the task ledger takes (0 when the policy has it off)."""

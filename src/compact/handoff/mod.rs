@@ -14,7 +14,7 @@ use super::structure::{FastMap, FastSet, Pairing};
 use crate::model::Message;
 use scan::{CallFacts, MessageFacts};
 pub use spans::Scan;
-use text::{clip, keep_last, last_owned};
+use text::{clip, last_owned};
 use trail::Op;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,14 +97,56 @@ pub fn extract(messages: &[Message]) -> Handoff {
     Scan::default().handoff(messages)
 }
 
+/// What a merge fills in a handoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fields {
+    All,
+    /// Only what a task ledger reads: user requests, rules, the previous ledger, files read and
+    /// modified, commands, errors, the artifact trail, the plan and the counts.
+    Ledger,
+}
+
 /// The merge of scanned facts into a handoff of `messages`: `scanned` the facts of each message,
 /// `facts` those of each call of `pairing`, in call order.
-fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], facts: &[&CallFacts]) -> Handoff {
+fn merge(
+    messages: &[Message],
+    pairing: &Pairing<'_>,
+    scanned: &[MessageFacts],
+    facts: &[&CallFacts],
+    fields: Fields,
+) -> Handoff {
     let mut h = Handoff {
         messages: messages.len(),
         tool_calls: pairing.calls.len(),
         ..Handoff::default()
     };
+    for (i, f) in scanned.iter().enumerate() {
+        h.user_requests.extend(f.request.iter().cloned());
+        h.constraints.extend(f.constraints.iter().map(|c| (i, c.clone())));
+        if f.ledger.is_some() {
+            h.previous_ledger.clone_from(&f.ledger);
+        }
+    }
+    if fields == Fields::All {
+        merge_texts(&mut h, messages, pairing, scanned, facts);
+    }
+    h.artifacts = artifact_trail(&pairing.calls, facts);
+    h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
+    merge_calls(&mut h, facts);
+    h.user_requests.reverse();
+    h.constraints = latest_constraints(&h.constraints);
+    h
+}
+
+/// Merge into `h` what the messages' and calls' texts name: earlier summaries, identifiers,
+/// paths, references, open work, decisions, tests and the last assistant text.
+fn merge_texts(
+    h: &mut Handoff,
+    messages: &[Message],
+    pairing: &Pairing<'_>,
+    scanned: &[MessageFacts],
+    facts: &[&CallFacts],
+) {
     let mut last_text = None;
     // Paths and references of messages and of calls, by message index, merged below.
     let mut paths: Vec<(usize, &str)> = Vec::new();
@@ -113,22 +155,16 @@ fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], 
     let (mut identifiers, mut todos, mut decisions): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
     for (i, f) in scanned.iter().enumerate() {
         h.previous_summaries.extend(f.summary.iter().cloned());
-        h.user_requests.extend(f.request.iter().cloned());
         identifiers.extend(f.identifiers.iter().map(String::as_str));
         paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
         references.extend(f.references.iter().map(|r| (i, r.as_str())));
         todos.extend(f.todos.iter().map(String::as_str));
         decisions.extend(f.decisions.iter().map(String::as_str));
-        h.constraints.extend(f.constraints.iter().map(|c| (i, c.clone())));
-        if f.ledger.is_some() {
-            h.previous_ledger.clone_from(&f.ledger);
-        }
         if f.has_text {
             last_text = Some(i);
         }
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
-    // Tool calls: files, commands and their outcomes, errors — merged in order.
     for (c, f) in pairing.calls.iter().zip(facts) {
         identifiers.extend(f.identifiers.iter().map(String::as_str));
         paths.extend(f.paths.iter().map(|p| (c.at.0, p.as_str())));
@@ -143,17 +179,6 @@ fn merge(messages: &[Message], pairing: &Pairing<'_>, scanned: &[MessageFacts], 
     h.todos = last_owned(todos);
     h.decisions = last_owned(decisions);
     h.tests = latest_tests(facts);
-    h.artifacts = artifact_trail(&pairing.calls, facts);
-    h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
-    merge_calls(&mut h, facts);
-    // The summary shows the latest few; older ones add nothing but size.
-    let excess = h.errors.len().saturating_sub(MAX_ERRORS);
-    h.errors.drain(..excess);
-    keep_last(&mut h.files_read);
-    keep_last(&mut h.files_modified);
-    h.user_requests.reverse();
-    h.constraints = latest_constraints(&h.constraints);
-    h
 }
 
 /// Each rule once, at its latest statement; latest message first, in the order stated within one.
@@ -171,34 +196,45 @@ fn latest_constraints(all: &[(usize, String)]) -> Vec<(usize, String)> {
     out
 }
 
+/// A file of the artifact trail while the calls are merged: its texts borrowed from the facts,
+/// copied once the trail is cut to its latest files.
+struct Draft<'f> {
+    /// The path without a leading `./`.
+    path: &'f str,
+    /// Some call wrote it as `./path`.
+    dotted: bool,
+    ops: Vec<&'static str>,
+    last: &'f str,
+    index: usize,
+}
+
 /// The artifact trail of the calls, in call order: each file once with what was done to it (a
 /// whole write is a creation the first time the file is seen, an edit after), the last call that
 /// touched it and its message; most recently touched last.
 fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallFacts]) -> Vec<Artifact> {
-    let mut trail: Vec<Artifact> = Vec::new();
-    let mut at: FastMap<String, usize> = FastMap::default();
-    let mut opened: Option<String> = None;
+    let mut trail: Vec<Draft<'_>> = Vec::new();
+    let mut at: FastMap<&str, usize> = FastMap::default();
+    let mut opened: Option<&str> = None;
     // The order of each file's last touch (calls of one message share its index).
     let mut touched: Vec<usize> = Vec::new();
     let mut seq = 0;
     for (c, f) in calls.iter().zip(facts) {
-        let open_edit = f
-            .edits_open_file
-            .then(|| opened.clone())
-            .flatten()
-            .map(|p| (p, Op::Edited));
-        for (written, op) in f.touches.iter().cloned().chain(open_edit) {
+        let open_edit = f.edits_open_file.then_some(opened).flatten().map(|p| (p, Op::Edited));
+        let touches = f.touches.iter().map(|(p, op)| (p.as_str(), *op));
+        for (written, op) in touches.chain(open_edit) {
             // One entry per file however it is written; shown as `./x` when a call wrote it so
             // (the path as the agent wrote it, which names `x` too).
-            let dotted = written.starts_with("./");
-            let path = written.strip_prefix("./").map(str::to_owned).unwrap_or(written);
+            let (path, dotted) = written.strip_prefix("./").map_or((written, false), |p| (p, true));
             if op == Op::Read {
-                opened = Some(path.clone());
+                opened = Some(path);
             }
-            let k = *at.entry(path.clone()).or_insert_with(|| {
-                trail.push(Artifact {
+            let k = *at.entry(path).or_insert_with(|| {
+                trail.push(Draft {
                     path,
-                    ..Artifact::default()
+                    dotted: false,
+                    ops: Vec::new(),
+                    last: "",
+                    index: 0,
                 });
                 touched.push(0);
                 trail.len() - 1
@@ -206,9 +242,7 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallF
             seq += 1;
             touched[k] = seq;
             let a = &mut trail[k];
-            if dotted && !a.path.starts_with("./") {
-                a.path.insert_str(0, "./");
-            }
+            a.dotted |= dotted;
             let name = match op {
                 Op::Written if !a.ops.is_empty() => Op::Edited.name(),
                 op => op.name(),
@@ -216,70 +250,96 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallF
             if !a.ops.contains(&name) {
                 a.ops.push(name);
             }
-            a.last.clone_from(&f.described);
+            a.last = &f.described;
             a.index = c.at.0;
         }
     }
-    let mut order: Vec<(usize, Artifact)> = touched.into_iter().zip(trail).collect();
+    let mut order: Vec<(usize, Draft<'_>)> = touched.into_iter().zip(trail).collect();
     order.sort_unstable_by_key(|(t, _)| *t);
-    let mut trail: Vec<Artifact> = order.into_iter().map(|(_, a)| a).collect();
-    let excess = trail.len().saturating_sub(MAX_ARTIFACTS);
-    trail.drain(..excess);
-    trail
+    let excess = order.len().saturating_sub(MAX_ARTIFACTS);
+    order
+        .into_iter()
+        .skip(excess)
+        .map(|(_, a)| Artifact {
+            // A path that still starts with `./` (written `././x`) is shown as it is.
+            path: if a.dotted && !a.path.starts_with("./") {
+                format!("./{}", a.path)
+            } else {
+                a.path.to_owned()
+            },
+            ops: a.ops,
+            last: a.last.to_owned(),
+            index: a.index,
+        })
+        .collect()
 }
 
 /// Each test once, at its last mention, with its latest known status ("ran" only when no
 /// runner output said more).
 fn latest_tests(facts: &[&CallFacts]) -> Vec<(String, String)> {
-    let mut tests: FastMap<String, (usize, String)> = FastMap::default();
+    // A runner's status is kept until another runner's; "ran" beats "named".
+    let weak = |st: &str| match st {
+        "named" => 0,
+        "ran" => 1,
+        _ => 2,
+    };
+    let mut tests: FastMap<&str, (usize, &'static str)> = FastMap::default();
     let mut order = 0;
     for f in facts {
-        for (name, status) in &f.tests {
+        for (name, status) in f.tests.iter() {
             order += 1;
-            let entry = tests.entry(name.clone()).or_insert_with(|| (0, status.clone()));
+            let entry = tests.entry(name).or_insert((0, status));
             entry.0 = order;
-            // A runner's status is kept until another runner's; "ran" beats "named".
-            let weak = |st: &str| match st {
-                "named" => 0,
-                "ran" => 1,
-                _ => 2,
-            };
-            if weak(status) == 2 || weak(status) > weak(&entry.1) {
-                entry.1.clone_from(status);
+            if weak(status) == 2 || weak(status) > weak(entry.1) {
+                entry.1 = status;
             }
         }
     }
-    let mut tests: Vec<(usize, String, String)> = tests.into_iter().map(|(n, (at, st))| (at, n, st)).collect();
+    let mut tests: Vec<(usize, &str, &str)> = tests.into_iter().map(|(n, (at, st))| (at, n, st)).collect();
     tests.sort_unstable_by_key(|(at, _, _)| *at);
-    tests.into_iter().map(|(_, n, st)| (n, st)).collect()
+    tests
+        .into_iter()
+        .map(|(_, n, st)| (n.to_owned(), st.to_owned()))
+        .collect()
 }
 
-/// Merge the calls' files, commands and errors into `h`, in call order.
+/// Merge the calls' files, commands and errors into `h`, in call order: each file once at its
+/// last mention, each distinct command at its latest run, the latest [`MAX_ERRORS`] errors (the
+/// texts copied only for what is kept).
 fn merge_calls(h: &mut Handoff, facts: &[&CallFacts]) {
     let mut last_ok: FastMap<&str, usize> = FastMap::default();
-    let mut error_keys: Vec<&str> = Vec::new();
+    let (mut read, mut modified): (Vec<&str>, Vec<&str>) = Default::default();
+    let mut errors: Vec<&(ErrorNote, String)> = Vec::new();
+    let mut commands: Vec<&Command> = Vec::new();
     for f in facts {
-        h.files_read.extend(f.read.iter().cloned());
-        h.files_modified.extend(f.modified.iter().cloned());
-        for (note, key) in &f.errors {
-            h.errors.push(note.clone());
-            error_keys.push(key.as_str());
-        }
+        read.extend(f.read.as_deref());
+        modified.extend(f.modified.iter().map(String::as_str));
+        errors.extend(&f.errors);
         if let Some((key, index)) = &f.ok {
             last_ok.insert(key.as_str(), *index);
         }
-        if let Some(entry) = &f.command {
-            // One entry per distinct command, at the position of its latest run.
-            if let Some(pos) = h.commands.iter().position(|x| x.command == entry.command) {
-                h.commands.remove(pos);
-            }
-            h.commands.push(entry.clone());
-        }
+        commands.extend(&f.command);
     }
+    h.files_read = last_owned(read);
+    h.files_modified = last_owned(modified);
+    // One entry per distinct command, at the position of its latest run.
+    let mut seen: FastSet<&str> = FastSet::default();
+    let mut latest: Vec<&Command> = commands
+        .into_iter()
+        .rev()
+        .filter(|c| seen.insert(c.command.as_str()))
+        .collect();
+    latest.reverse();
+    h.commands = latest.into_iter().cloned().collect();
     // An error is resolved when the same command or tool input later succeeded.
-    for (e, key) in h.errors.iter_mut().zip(&error_keys) {
-        e.resolved = last_ok.get(key).is_some_and(|&i| i > e.index);
-    }
+    let excess = errors.len().saturating_sub(MAX_ERRORS);
+    h.errors = errors[excess..]
+        .iter()
+        .map(|(e, key)| ErrorNote {
+            resolved: last_ok.get(key.as_str()).is_some_and(|&i| i > e.index),
+            ..e.clone()
+        })
+        .collect();
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use super::rules::constraints_in;
 use super::text::{
-    clip, error_lines, exception_types, first_line, identifiers_in, identifiers_of, last_lines, lowered, nonempty,
-    outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
+    Tests, clip, error_lines, exception_types, first_line, identifiers_in, identifiers_of, last_lines, lowered,
+    nonempty, outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -144,7 +144,7 @@ pub(super) struct CallFacts {
     pub(super) identifiers: Vec<String>,
     pub(super) paths: Vec<String>,
     pub(super) references: Vec<String>,
-    pub(super) tests: Vec<(String, String)>,
+    pub(super) tests: Tests,
     pub(super) read: Option<String>,
     pub(super) modified: Vec<String>,
     pub(super) command: Option<Command>,
@@ -286,7 +286,7 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         references_of(&nonempty(&all), &mut f.references);
         for &word in &all {
             if word.contains("::test_") || (word.starts_with("test_") && word.len() > 5) {
-                f.tests.push((word.to_owned(), "ran".to_owned()));
+                f.tests.push(word, "ran");
             }
         }
     }
@@ -305,7 +305,7 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
             if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
-                f.tests.push((w.to_owned(), "named".to_owned()));
+                f.tests.push(w, "named");
             }
         }
     });

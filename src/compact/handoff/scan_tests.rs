@@ -3,7 +3,7 @@
 //! exception name and test-runner line once.
 
 use super::scan::PARALLEL_CALLS;
-use super::text::{exception_types, test_statuses};
+use super::text::{Tests, exception_types, test_statuses};
 use super::*;
 use crate::formats;
 use serde_json::json;
@@ -74,7 +74,7 @@ fn exception_names_are_found_once_each_errors_first() {
 
 #[test]
 fn test_runner_lines_are_read_only_where_a_marker_is() {
-    let mut out = Vec::new();
+    let mut out = Tests::default();
     test_statuses(
         "test_parse (tests.test_p.ParserTest) ... ok\ntest_empty (tests.test_p.ParserTest) ... FAIL",
         &mut out,
@@ -84,7 +84,7 @@ fn test_runner_lines_are_read_only_where_a_marker_is() {
         &mut out,
     );
     test_statuses("PASSED test_x with no node id\nall good", &mut out);
-    let got: Vec<(&str, &str)> = out.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+    let got: Vec<(&str, &str)> = out.iter().collect();
     assert_eq!(
         got,
         [

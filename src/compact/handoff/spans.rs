@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
-use super::{Handoff, merge};
+use super::{Fields, Handoff, merge};
 use crate::compact::structure::{Call, FastMap, Pairing};
 use crate::model::Message;
 
@@ -25,6 +25,18 @@ impl Scan {
     /// The handoff of `messages` (a span starting where every earlier span given started):
     /// what [`super::extract`] returns for it.
     pub fn handoff(&mut self, messages: &[Message]) -> Handoff {
+        self.merged(messages, Fields::All)
+    }
+
+    /// [`Scan::handoff`] with only the fields a task ledger reads: the user requests, their
+    /// rules, the previous ledger, the files read and modified, the commands, the errors, the
+    /// artifact trail, the plan and the counts (the others empty). The messages are scanned
+    /// whole all the same, for a later [`Scan::handoff`].
+    pub fn ledger_handoff(&mut self, messages: &[Message]) -> Handoff {
+        self.merged(messages, Fields::Ledger)
+    }
+
+    fn merged(&mut self, messages: &[Message], fields: Fields) -> Handoff {
         let seen = self.messages.len();
         if messages.len() > seen {
             let new = &messages[seen..];
@@ -43,7 +55,7 @@ impl Scan {
         let pairing = Pairing::of(messages);
         self.scan_calls(messages, &pairing);
         let facts: Vec<&CallFacts> = pairing.calls.iter().map(|c| &self.calls[&(c.at, c.result)]).collect();
-        merge(messages, &pairing, &self.messages[..messages.len()], &facts)
+        merge(messages, &pairing, &self.messages[..messages.len()], &facts, fields)
     }
 
     /// Scan the calls of `pairing` not scanned yet with their result (on all cores for many).

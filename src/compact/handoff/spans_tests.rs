@@ -88,3 +88,33 @@ fn a_call_answered_past_the_stop_has_no_outcome_until_the_span_holds_its_result(
     assert!(head.commands.is_empty() && head.errors.is_empty(), "{head:?}");
     assert_eq!(scan.handoff(&m), whole);
 }
+
+#[test]
+fn a_ledger_handoff_is_the_handoff_with_only_the_ledger_fields() {
+    let mut next = xorshift(0x1ed9_e77e);
+    for _ in 0..40 {
+        let m = generated(&mut next);
+        let mut scan = Scan::default();
+        for _ in 0..4 {
+            let stop = usize::try_from(next()).unwrap() % (m.len() + 1);
+            let whole = Scan::default().handoff(&m[..stop]);
+            let expected = Handoff {
+                user_requests: whole.user_requests,
+                files_read: whole.files_read,
+                files_modified: whole.files_modified,
+                commands: whole.commands,
+                errors: whole.errors,
+                artifacts: whole.artifacts,
+                constraints: whole.constraints,
+                plan: whole.plan,
+                previous_ledger: whole.previous_ledger,
+                messages: whole.messages,
+                tool_calls: whole.tool_calls,
+                ..Handoff::default()
+            };
+            assert_eq!(scan.ledger_handoff(&m[..stop]), expected, "stop {stop}");
+        }
+        // The messages a ledger handoff scanned give a full handoff too.
+        assert_eq!(scan.handoff(&m), Scan::default().handoff(&m));
+    }
+}

@@ -7,15 +7,16 @@ use memchr::memmem;
 
 use crate::compact::structure::{FastMap, FastSet};
 
-/// Record an occurrence; lists are deduplicated once at the end by [`keep_last`].
+/// Record an occurrence; lists are deduplicated once at the end by [`last_owned`].
 pub(super) fn push_unique(list: &mut Vec<String>, item: &str) {
     if !item.is_empty() {
         list.push(item.to_owned());
     }
 }
 
-/// Each item once, at the position of its last occurrence.
-pub(super) fn keep_last(list: &mut Vec<String>) {
+/// Each item once, at the position of its last occurrence (what [`last_owned`] keeps).
+#[cfg(test)]
+fn keep_last(list: &mut Vec<String>) {
     let mut keep = vec![false; list.len()];
     {
         let mut seen: FastSet<&str> = FastSet::with_capacity_and_hasher(list.len(), BuildHasherDefault::default());
@@ -263,10 +264,43 @@ pub(super) fn references_of(all: &[&str], out: &mut Vec<String>) {
     }
 }
 
+/// Test names, each with a status (`passed`, `failed`, `error`, `skipped`, `ran`, `named`), in
+/// the order found: the names one after another in one text (a call's tests take two
+/// allocations, not one per name).
+#[derive(Debug, Default)]
+pub(super) struct Tests {
+    names: String,
+    /// Where each name ends in `names`, and its status.
+    ends: Vec<(usize, &'static str)>,
+}
+
+impl Tests {
+    pub(super) fn push(&mut self, name: &str, status: &'static str) {
+        self.names.push_str(name);
+        self.ends.push((self.names.len(), status));
+    }
+
+    /// Room for `count` more names of `bytes` bytes together.
+    pub(super) fn reserve(&mut self, count: usize, bytes: usize) {
+        self.names.reserve(bytes);
+        self.ends.reserve(count);
+    }
+
+    /// The names and their statuses, in the order pushed.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&str, &'static str)> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(end, status)| {
+            let name = &self.names[start..end];
+            start = end;
+            (name, status)
+        })
+    }
+}
+
 /// Test statuses a test runner printed: pytest's `PASSED`/`FAILED`/`ERROR` next to a node id (in
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
 /// Each test once per output, with the last status it got there.
-pub(super) fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
+pub(super) fn test_statuses(text: &str, out: &mut Tests) {
     let unittest = memmem::find(text.as_bytes(), b" ... ").is_some();
     if !unittest && memmem::find(text.as_bytes(), b"::").is_none() {
         return; // no node id and no unittest line, nothing to read (most outputs)
@@ -325,7 +359,10 @@ pub(super) fn test_statuses(text: &str, out: &mut Vec<(String, String)>) {
             }
         }
     }
-    out.extend(found.into_iter().map(|(n, st)| (n.to_owned(), st.to_owned())));
+    out.reserve(found.len(), found.iter().map(|(n, _)| n.len()).sum());
+    for (name, st) in found {
+        out.push(name, st);
+    }
 }
 
 /// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
@@ -395,6 +432,23 @@ mod tests {
             assert_eq!(last_owned(list.clone()), owned, "{list:?}");
         }
         assert_eq!(last_owned(vec!["x", "y", "x"]), vec!["y".to_owned(), "x".to_owned()]);
+    }
+
+    #[test]
+    fn tests_give_back_each_name_with_its_status_in_order() {
+        let mut tests = Tests::default();
+        assert_eq!(tests.iter().count(), 0);
+        let pushed = [
+            ("tests/a.py::test_x", "passed"),
+            ("", "named"),
+            ("test_ünï", "failed"),
+            ("tests/a.py::test_x", "ran"),
+        ];
+        tests.reserve(2, 8);
+        for (name, status) in pushed {
+            tests.push(name, status);
+        }
+        assert_eq!(tests.iter().collect::<Vec<_>>(), pushed);
     }
 
     #[test]
