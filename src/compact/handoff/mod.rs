@@ -192,7 +192,9 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallF
             // (the path as the agent wrote it, which names `x` too).
             let dotted = written.starts_with("./");
             let path = written.strip_prefix("./").map(str::to_owned).unwrap_or(written);
-            if op == Op::Read {
+            // The file a path-less `edit` edits: the one opened last (SWE-agent's `create`
+            // opens the file it creates).
+            if matches!(op, Op::Read | Op::Created) {
                 opened = Some(path.clone());
             }
             let k = *at.entry(path.clone()).or_insert_with(|| {
