@@ -235,7 +235,7 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
         } else if let Some((dir, pattern)) = w.rsplit_once('/').filter(|(d, p)| p.contains('*') && !d.contains('*')) {
             // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names
             // the files it matches there: kept as written.
-            if rooted(&w[..dir.len() + 1]) && plain(dir) && plain(&pattern.replace('*', "")) {
+            if rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', "")) {
                 push_unique(out, w);
             }
         }
