@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from agentcontext._core import Conversation, count_tokens, count_tokens_batch
+from agentcontext.compaction.summary_text import one_line as _one_line
 from agentcontext.types import Encoding, Handoff
 
 __all__ = [
@@ -73,11 +74,6 @@ def ledger_limit(max_tokens: int, target: int) -> int:
     if ledger_cap(max_tokens, target) == 0:
         return 0
     return min(max_tokens, int(target * LEDGER_MAX_SHARE))
-
-
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)

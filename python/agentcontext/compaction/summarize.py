@@ -17,6 +17,8 @@ from agentcontext.compaction.summary_text import (
     strip_scratchpad,
     summary_message,
 )
+from agentcontext.compaction.summary_text import head_tail as _head_tail
+from agentcontext.compaction.summary_text import one_line as _one_line
 from agentcontext.types import Encoding, Handoff
 
 __all__ = [
@@ -128,6 +130,9 @@ CARRIED_SHARE = 0.2
 #: The share of the cap the files modified and read take before the other facts (what a small
 #: budget loses first otherwise: the artifact trail).
 FILES_SHARE = 0.15
+#: ... and at least this many tokens (two short files and their heading) in a smaller cap, at
+#: most a third of it.
+FILES_MIN_TOKENS = 24
 FILES_MODIFIED = "Files modified"
 FILES_READ = "Files read"
 #: Sections of bare facts (a path, an identifier per line): a fact the summary already names
@@ -174,16 +179,6 @@ def _parse_sections(summary: str) -> dict[str, list[str]]:
 def _merge(new: list[str], old: list[str]) -> list[str]:
     """New lines first, then old lines not repeated."""
     return list(dict.fromkeys([*new, *old]))
-
-
-def _head_tail(text: str, chars: int) -> str:
-    """``text`` on one line, cut to head and tail when longer than ``chars``."""
-    line = " ".join(text.split())
-    if len(line) <= chars:
-        return line
-    head = chars * 2 // 3
-    tail = chars - head - 5
-    return f"{line[:head]} [...] {line[-tail:]}"
 
 
 class OfflineSummarizer:
@@ -462,27 +457,29 @@ class _Fitter:
             spent += extra
         return spent
 
-    def take_files(self, limit: int) -> int:
+    def take_files(self, limit: int, *, dry: bool = False) -> int:
         """The artifact trail before the other facts: the files modified, then the files read,
         newest first, each named once (none the ledger names), while they fit ``limit`` tokens;
-        the tokens taken. The other sections' turns go on after the last file taken."""
+        the tokens taken. The other sections' turns go on after the last file taken. ``dry``:
+        the tokens it would take, none taken."""
         spent = 0
         for name in (FILES_MODIFIED, FILES_READ):
-            lines = self.sections.get(name, [])
-            k = 0
+            lines, header = self.sections.get(name, []), _HEADER_TOKENS if not self.chosen[name] else 0
             for k in range(len(lines)):
                 text, c = self.line(name, k)
                 if self.redundant(name, text):
                     continue
-                extra = c + (_HEADER_TOKENS if not self.chosen[name] else 0)
-                if spent + extra > limit:
-                    self.next[name] = k
+                if spent + c + header > limit:
+                    if not dry:
+                        self.next[name] = k
                     return spent
-                self.chosen[name].append(text)
-                self.keys[name].append(k)
-                self.say(text)
-                spent += extra
-            self.next[name] = len(lines)
+                spent, header = spent + c + header, 0
+                if not dry:
+                    self.chosen[name].append(text)
+                    self.keys[name].append(k)
+                    self.say(text)
+            if not dry:
+                self.next[name] = len(lines)
         return spent
 
     def take_in_turns(self, rest: list[str], used: int, cap: int) -> int:
@@ -515,16 +512,17 @@ class _Fitter:
         return used
 
 
-def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None) -> str:
+def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None, files: int = 0) -> str:
     """The latest request as the summary carries it: whole when it takes at most
     ``request_room`` tokens and fits the cap (leaving :data:`_REQUEST_SLACK`), else head + marker
     + tail within its share of the cap (a third, at least :data:`LATEST_MIN_TOKENS`; a cap that
-    small is all the request's), the marker naming ``recall_id`` (or saying it is not stored, in
-    a room of at least twice :data:`LATEST_MIN_TOKENS`)."""
+    small is the request's but for the ``files`` tokens the files touched take: their names say
+    more than the middle of a request cut anyway), the marker naming ``recall_id`` (or saying it
+    is not stored, in a room of at least twice :data:`LATEST_MIN_TOKENS`)."""
     tokens = count_tokens(latest, encoding=enc)
     if tokens <= request_room and tokens + _REQUEST_SLACK <= cap:
         return latest
-    room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap))
+    room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap - files))
     latest = "\n".join(line for line in latest.splitlines() if line.strip())  # cut: blank lines say nothing
     # In a smaller room the head and tail say more than "not stored" (the header says it too).
     return truncate(
@@ -554,7 +552,8 @@ def _fit(
     chosen = fit.chosen
     if latest:
         # Verbatim, its blank lines included (one entry: the section is the request).
-        chosen[LATEST] = [_latest_kept(latest, cap, enc, request_room, recall_id).strip()]
+        files = fit.take_files(_files_room(cap), dry=True)
+        chosen[LATEST] = [_latest_kept(latest, cap, enc, request_room, recall_id, files).strip()]
     used = fit.count(_render(chosen))
     for kept_line in chosen[LATEST]:
         fit.say(kept_line)
@@ -567,7 +566,7 @@ def _fit(
     used += fit.take("Current state", max(0, cap - used))
     # The artifact trail within its share (before the next step: in a small cap the files the
     # agent touched are what a later turn cannot find again), then the rest in turns.
-    used += fit.take_files(max(0, min(int(cap * FILES_SHARE), cap - used)))
+    used += fit.take_files(max(0, min(_files_room(cap), cap - used)))
     used += fit.take("Next step", max(0, cap - used))
     # The rest in turns: one line from each section, most recent first, while anything fits.
     rest = [n for n in _SECTIONS[1:] if n not in ("Current state", "Next step", CARRIED)]
@@ -588,9 +587,9 @@ def _fit(
     return text
 
 
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def _files_room(cap: int) -> int:
+    """The tokens the files touched take of a summary's ``cap`` before the other facts."""
+    return max(int(cap * FILES_SHARE), min(FILES_MIN_TOKENS, cap // 3))
 
 
 def _render(sections: dict[str, list[str]]) -> str:

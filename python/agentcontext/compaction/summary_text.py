@@ -103,3 +103,19 @@ def counted(text: str, encoding: Encoding, counts: dict[str, int]) -> int:
     if c is None:
         c = counts[text] = count_tokens(text, encoding=encoding)
     return c
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters (the last an ellipsis)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def head_tail(text: str, chars: int) -> str:
+    """``text`` on one line, cut to head and tail when longer than ``chars``."""
+    line = " ".join(text.split())
+    if len(line) <= chars:
+        return line
+    head = chars * 2 // 3
+    tail = chars - head - 5
+    return f"{line[:head]} [...] {line[-tail:]}"

@@ -138,11 +138,19 @@ fn swe_agent_editor_commands_and_the_open_file() {
             call("4", "open", &json!({"path": "/repo/tests/missing_colon.py"})),
             call("5", "edit", &json!({"search": "def f()", "replace": "def f():"})),
             call("6", "create", &json!({"command": "create decrypt.py"})),
-            call("7", "rm", &json!({"command": "rm reproduce_bug.py"}))]},
+            call("7", "rm", &json!({"command": "rm reproduce_bug.py"})),
+            call("8", "open", &json!({"command": "open chall.py 20"})),
+            call("9", "edit", &json!({"command": "edit 1:1\nimport os\nend_of_edit"})),
+            call("10", "create", &json!({"command": "create solve.py"})),
+            call("11", "edit", &json!({"command": "edit 1:1\nprint(1)\nend_of_edit"}))]},
         {"role": "tool", "tool_call_id": "4", "content": "[File: missing_colon.py]"},
         {"role": "tool", "tool_call_id": "5", "content": "edited"},
         {"role": "tool", "tool_call_id": "6", "content": "[File: decrypt.py]"},
         {"role": "tool", "tool_call_id": "7", "content": ""},
+        {"role": "tool", "tool_call_id": "8", "content": "[File: chall.py (20 lines total)]"},
+        {"role": "tool", "tool_call_id": "9", "content": "edited"},
+        {"role": "tool", "tool_call_id": "10", "content": "[File: solve.py (1 lines total)]"},
+        {"role": "tool", "tool_call_id": "11", "content": "edited"},
         {"role": "user", "content": "[agentcontext: task ledger — kept by code]\n## User constraints\n- Never push."}
     ]));
     let h = extract(&m);
@@ -158,6 +166,10 @@ fn swe_agent_editor_commands_and_the_open_file() {
             t("/repo/tests/missing_colon.py", "read,edited", "edit"),
             t("decrypt.py", "created", "create decrypt.py"),
             t("reproduce_bug.py", "deleted", "rm reproduce_bug.py"),
+            // SWE-agent's `open` as its command line reads the file; its `edit` edits that file.
+            t("chall.py", "read,edited", "edit 1:1"),
+            // ... and its `create` opens the file it creates: the next `edit` edits that one.
+            t("solve.py", "created,edited", "edit 1:1"),
         ]
     );
     assert_eq!(h.constraints, vec![(0, "You must not modify the tests.".to_owned())]);

@@ -225,7 +225,9 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallF
             // One entry per file however it is written; shown as `./x` when a call wrote it so
             // (the path as the agent wrote it, which names `x` too).
             let (path, dotted) = written.strip_prefix("./").map_or((written, false), |p| (p, true));
-            if op == Op::Read {
+            // The file a path-less `edit` edits: the one opened last (SWE-agent's `create`
+            // opens the file it creates).
+            if matches!(op, Op::Read | Op::Created) {
                 opened = Some(path);
             }
             let k = *at.entry(path).or_insert_with(|| {

@@ -226,11 +226,19 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
         }
         let last = w.rsplit('/').next().unwrap_or("");
         let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
-        let rooted = (w.starts_with('/') || w.starts_with("./") || w.starts_with("../") || w.starts_with("~/"))
-            && w.matches('/').count() >= 2;
-        let plain = w.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
-        if plain && (has_extension || rooted) {
+        let rooted = |p: &str| {
+            (p.starts_with('/') || p.starts_with("./") || p.starts_with("../") || p.starts_with("~/"))
+                && p.matches('/').count() >= 2
+        };
+        let plain = |p: &str| p.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
+        if plain(w) && (has_extension || rooted(w)) {
             push_unique(out, w);
+        } else if let Some((dir, pattern)) = w.rsplit_once('/').filter(|(d, p)| p.contains('*') && !d.contains('*')) {
+            // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names
+            // the files it matches there: kept as written.
+            if rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', "")) {
+                push_unique(out, w);
+            }
         }
     }
 }
@@ -412,6 +420,14 @@ pub(super) fn patch_paths(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_glob_under_a_rooted_directory_is_a_path_as_written() {
+        let mut out = Vec::new();
+        let cmd = "ls -lh ~/.claude/projects/repo/97ab04f7*.jsonl /tmp/*.log **/*.py src/*.rs /a/*/b.txt 2>/dev/null";
+        paths_of(cmd.split_whitespace(), &mut out);
+        assert_eq!(out, vec!["~/.claude/projects/repo/97ab04f7*.jsonl", "/tmp/*.log"]);
+    }
 
     #[test]
     fn last_owned_keeps_what_keep_last_keeps() {

@@ -104,7 +104,7 @@ fn file_arg(word: &str, loose: bool) -> Option<&str> {
 const PREFIXES: &[&str] = &["sudo", "env", "command", "time", "nohup", "exec", "then", "do", "else"];
 
 /// The files one shell command line touches, by its verb: `cat`, `head`, `tail`, `less`, `nl`,
-/// `bat` and `sed -n` read; `sed -i` and `perl -i` edit; `rm`, `unlink`, `git rm` delete; `mv`
+/// `bat`, `sed -n` and SWE-agent's `open <path> [<line>]` read; `sed -i` and `perl -i` edit; `rm`, `unlink`, `git rm` delete; `mv`
 /// and `git mv` rename (the target created); `cp` creates its target; `touch` and SWE-agent's
 /// `create` create; a `>` or `>>` redirect writes its target.
 fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
@@ -161,7 +161,7 @@ fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
             .filter_map(move |(_, w)| file_arg(w, loose))
     };
     match verb {
-        "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" => {
+        "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" | "open" => {
             out.extend(files(false).map(|f| (f.to_owned(), Op::Read)));
         }
         "sed" | "perl" if has_flag("-i") || has_flag("-pi") => {
@@ -361,6 +361,11 @@ mod tests {
         );
         // SWE-agent's own commands and a here-document whose body is data.
         assert_eq!(ops("create reproduce.py"), pairs(&[("reproduce.py", "created")]));
+        assert_eq!(
+            ops("open src/marshmallow/fields.py 1474"),
+            pairs(&[("src/marshmallow/fields.py", "read")]),
+            "a line number is not a file"
+        );
         assert_eq!(
             ops("cat > run.sh <<'EOF'\nrm -rf /important/data.db\nEOF\nbash run.sh"),
             pairs(&[("run.sh", "created")])
