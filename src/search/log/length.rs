@@ -308,14 +308,11 @@ mod tests {
                 if k > 0 {
                     data.push(',');
                 }
+                let piece = pieces[next(pieces.len())];
                 match next(3) {
-                    0 => data.push_str(pieces[next(pieces.len())]),
-                    1 => data.push_str(&format!(r#"{{"content":{}}}"#, pieces[next(pieces.len())])),
-                    _ => data.push_str(&format!(
-                        r#"[{},{}]"#,
-                        pieces[next(pieces.len())],
-                        pieces[next(pieces.len())]
-                    )),
+                    0 => data.push_str(piece),
+                    1 => data.extend([r#"{"content":"#, piece, "}"]),
+                    _ => data.extend(["[", piece, ",", pieces[next(pieces.len())], "]"]),
                 }
             }
             data.push(']');
