@@ -12,6 +12,7 @@
 //! [`search_messages`] searches the messages of a transcript in any other format the same way,
 //! once it has been read (`agentcontext.importers.load`).
 
+mod length;
 mod lines;
 mod scan;
 mod text;

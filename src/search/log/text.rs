@@ -5,7 +5,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::Value;
 
 /// Keys whose values are structure, not content.
-const SKIP_KEYS: [&str; 11] = [
+pub(super) const SKIP_KEYS: [&str; 11] = [
     "type",
     "role",
     "id",
@@ -171,8 +171,12 @@ pub(super) fn record_text_into(raw: &str, out: &mut String) -> bool {
     record_pieces(raw, out)
 }
 
-/// The length of [`record_text`] (the same parse; the text is not built).
+/// The length of [`record_text`] (counted from the raw bytes where `length` is certain of it, else
+/// the same parse; the text is not built).
 pub(super) fn record_text_len(raw: &str) -> Option<usize> {
+    if let Some(len) = super::length::quick_len(raw) {
+        return Some(len);
+    }
     let mut out = Length(0);
     record_pieces(raw, &mut out).then_some(out.0)
 }
