@@ -37,14 +37,15 @@ struct Pending<'py> {
 }
 
 impl<'py> Pending<'py> {
-    /// The tokens of `s` now (`Approximate`), or 0 and remembered for [`Pending::count`].
-    fn add(&mut self, s: &Bound<'py, PyString>, message: usize, content: bool) -> Option<usize> {
+    /// The tokens of `s` (of `len` characters) now (`Approximate`), or 0 and remembered for
+    /// [`Pending::count`].
+    fn add(&mut self, s: &Bound<'py, PyString>, len: usize, message: usize, content: bool) -> usize {
         if self.enc == Encoding::Approximate {
-            return Some(Encoding::approximate(s.len().ok()?));
+            return Encoding::approximate(len);
         }
         self.texts.push(s.clone());
         self.slots.push((message, content));
-        Some(0)
+        0
     }
 
     /// Count the remembered texts into `messages`.
@@ -234,7 +235,8 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
                     // Placeholders of an earlier trim stay as they are, as on the general path.
                     placeholder = s.to_str().is_ok_and(is_placeholder_text);
                 }
-                (pending.add(s, mi, true)?, s.len().ok()? == 0)
+                let len = s.len().ok()?;
+                (pending.add(s, len, mi, true), len == 0)
             }
         };
         let mut m = Skel {
@@ -271,8 +273,19 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
     Some(sk)
 }
 
-/// The role of a message from its `role` value.
+/// The role of a message from its `role` value: by identity when it is the interned name (as
+/// literals in Python code are, and what most frameworks pass), else by its text.
 fn role_of(value: &Bound<'_, PyAny>) -> Option<Role> {
+    let py = value.py();
+    let interned = [
+        (intern!(py, "tool"), Role::Tool),
+        (intern!(py, "assistant"), Role::Assistant),
+        (intern!(py, "user"), Role::User),
+        (intern!(py, "system"), Role::System),
+    ];
+    if let Some((_, role)) = interned.iter().find(|(name, _)| value.is(name)) {
+        return Some(*role);
+    }
     Role::parse(value.cast::<PyString>().ok()?.to_str().ok()?)
 }
 
@@ -303,7 +316,9 @@ fn read_calls<'py>(
         };
         let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
         let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
-        m.tokens += TOOL_BLOCK_OVERHEAD + pending.add(&name, mi, false)? + pending.add(&args, mi, false)?;
+        let (name_len, args_len) = (name.len().ok()?, args.len().ok()?);
+        m.tokens +=
+            TOOL_BLOCK_OVERHEAD + pending.add(&name, name_len, mi, false) + pending.add(&args, args_len, mi, false);
         m.empty = false;
         sk.calls.push(sk.tools.len());
         sk.tools.push(Tool {

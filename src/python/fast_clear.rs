@@ -9,8 +9,9 @@
 //! by the identity of the strings it is made from (the tool name, the call's arguments and id, all
 //! held by the memo so that no other string can take their address) and the result's tokens (the
 //! only thing of the result a placeholder reads). A hit skips describing the call, counting and
-//! writing the placeholder and making its Python string. So is what clearing does to a call's
-//! arguments, by the same strings.
+//! writing the placeholder and making its Python string. So is a result that stays because its
+//! placeholder is not smaller (else described again on every call), and what clearing does to a
+//! call's arguments, by the same strings.
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
@@ -39,11 +40,12 @@ struct Key {
     before: usize,
 }
 
-/// A placeholder made by an earlier call: its text and tokens, and the strings of its key (held,
-/// so that their addresses stay theirs).
+/// A placeholder made by an earlier call: its text and tokens (`None` when it was not smaller
+/// than the result, which then stays), and the strings of its key (held, so that their addresses
+/// stay theirs).
 struct Made {
     _held: [Py<PyString>; 3],
-    text: Py<PyString>,
+    text: Option<Py<PyString>>,
     after: usize,
 }
 
@@ -188,12 +190,27 @@ impl Cut {
                 before: m.result_tokens,
             };
             let (text, after) = if let Some(made) = memo.made.get(&key) {
-                (made.text.bind(sk.py()).clone(), made.after)
+                let Some(text) = &made.text else {
+                    continue;
+                };
+                (text.bind(sk.py()).clone(), made.after)
             } else {
                 let Some((c, _, p)) = clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) else {
                     if source.unreadable() {
                         return None;
                     }
+                    // Its placeholder is not smaller (a function of the key alone): remembered too,
+                    // so that the next call does not describe the call again.
+                    memo.room(args.len().unwrap_or(0));
+                    let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
+                    memo.made.insert(
+                        key,
+                        Made {
+                            _held: held,
+                            text: None,
+                            after: 0,
+                        },
+                    );
                     continue;
                 };
                 let text = PyString::new(sk.py(), &p.into_text(&placeholders, c.tokens_before, &c.tool_use_id));
@@ -201,7 +218,7 @@ impl Cut {
                 let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
                 let made = Made {
                     _held: held,
-                    text: text.clone().unbind(),
+                    text: Some(text.clone().unbind()),
                     after: c.tokens_after,
                 };
                 memo.made.insert(key, made);
