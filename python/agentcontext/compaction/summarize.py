@@ -158,6 +158,8 @@ _CONSTRAINT = re.compile(
 )
 #: Words one of which every match of :data:`_CONSTRAINT` holds (a quick test before it).
 _CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rather", "no longer", "stop")
+#: Whether a text holds one of :data:`_CONSTRAINT_WORDS` (one search instead of one per word).
+_CONSTRAINT_WORD = re.compile("|".join(re.escape(w) for w in _CONSTRAINT_WORDS))
 #: Tokens a request kept whole leaves at least for the rest of the summary.
 _REQUEST_SLACK = 16
 
@@ -423,11 +425,7 @@ class _Fitter:
         lines = self.sections.get(USERS, [])
         for k in range(self.stopped, len(lines)):
             low = lines[k].lower()
-            if (
-                len(low) > USER_LINE_CHARS
-                or not any(w in low for w in _CONSTRAINT_WORDS)
-                or not _CONSTRAINT.search(low)
-            ):
+            if len(low) > USER_LINE_CHARS or not _CONSTRAINT_WORD.search(low) or not _CONSTRAINT.search(low):
                 continue  # a long message is a request, not a constraint; it had its share
             text, c = self.line(USERS, k)
             extra = c + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
@@ -488,27 +486,26 @@ class _Fitter:
         chosen, sections = self.chosen, self.sections
         position = {name: self.next.get(name, len(chosen[name])) for name in rest}
         taken = {name: set(self.keys[name]) for name in rest}
-        progress = True
-        while progress:
-            progress = False
-            for name in rest:
+        # The sections with lines left (a pass that takes nothing from any of them ends the turns).
+        live = [name for name in rest if position[name] < len(sections.get(name, []))]
+        while live and used < cap:
+            for name in live:
+                if used >= cap:
+                    break
                 k = position[name]
-                if k >= len(sections.get(name, [])) or used >= cap:
-                    continue
                 text, c = self.line(name, k)
                 extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
                 if k in taken[name] or self.redundant(name, text):
                     position[name] = k + 1
-                    progress = True
                 elif used + extra <= cap:
                     chosen[name].append(text)
                     self.keys[name].append(k)
                     self.say(text)
                     used += extra
-                    progress = True
                     position[name] = k + 1
                 else:
                     position[name] = len(sections[name])  # this section is done
+            live = [name for name in live if position[name] < len(sections[name])]
         return used
 
 
@@ -547,7 +544,7 @@ def _fit(
     identifiers take no line when the sections are over the cap (with room, a summary names
     them too); ``counts``: line tokens counted already (:data:`LINE_TOKENS`)."""
     fit = _Fitter(sections, enc, counts)
-    if held and sum(len(line) for lines in sections.values() for line in lines) > cap * _CHARS_PER_TOKEN:
+    if held and sum(sum(map(len, lines)) for lines in sections.values()) > cap * _CHARS_PER_TOKEN:
         fit.hold(held)
     chosen = fit.chosen
     if latest:
