@@ -349,7 +349,11 @@ class _Fitter:
         self.counts: dict[str, int] = {} if counts is None else counts
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
-        self.said: set[str] = set()
+        #: What the summary says so far: the texts, and (when :meth:`says` looks) all but the
+        #: :attr:`unsaid` ones on lines of one string.
+        self.texts: list[str] = []
+        self.said = ""
+        self.unsaid: list[str] = []
         self.held: set[str] = set()
         #: Where the last :meth:`take` stopped (the first line it did not take).
         self.stopped = 0
@@ -370,10 +374,34 @@ class _Fitter:
         return counted(text, self.enc, self.counts)
 
     def say(self, text: str) -> None:
-        words = _WORD_BREAK.split(text)
-        self.said.update(words)
-        # A word that does not end in one of these is its own stripped form: in the set already.
-        self.said.update([word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))])
+        self.texts.append(text)
+        self.unsaid.append(text)
+
+    def says(self, fact: str) -> bool:
+        """Whether what the summary says so far names ``fact`` as a word of it (between
+        :data:`_WORD_BREAK` s, as it is or less its trailing ".:;!?"): found where it occurs
+        rather than by splitting everything said into words."""
+        if not fact:
+            return any("" in _words(text) for text in self.texts)
+        if _WORD_BREAK.search(fact):
+            return False  # no word holds a break
+        if self.unsaid:
+            # A line break breaks words: none runs from one text into the next.
+            self.said = "\n".join([self.said, *self.unsaid])
+            self.unsaid.clear()
+        said, n = self.said, len(self.said)
+        # A fact that ends in ".:!?" is only a word as it is, not one less its trailing ".:;!?".
+        stripped = not fact.endswith((".", ":", "!", "?"))
+        i = said.find(fact)
+        while i >= 0:
+            if i == 0 or _WORD_BREAK.match(said, i - 1):
+                j = i + len(fact)
+                while stripped and j < n and said[j] in ".:!?":
+                    j += 1
+                if j == n or _WORD_BREAK.match(said, j):
+                    return True
+            i = said.find(fact, i + 1)
+        return False
 
     def hold(self, text: str) -> None:
         """Words the working set holds beside the summary (:data:`_HELD_ONCE` lines naming one are
@@ -385,7 +413,7 @@ class _Fitter:
     def redundant(self, name: str, text: str) -> bool:
         if not text.startswith("- "):
             return False
-        return (name in _NAMED_ONCE and text[2:] in self.said) or (name in _HELD_ONCE and text[2:] in self.held)
+        return (name in _NAMED_ONCE and self.says(text[2:])) or (name in _HELD_ONCE and text[2:] in self.held)
 
     def take(self, name: str, limit: int) -> int:
         """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
@@ -507,6 +535,13 @@ class _Fitter:
                     position[name] = len(sections[name])  # this section is done
             live = [name for name in live if position[name] < len(sections[name])]
         return used
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` between :data:`_WORD_BREAK` s, and each less its trailing ".:;!?"."""
+    words = _WORD_BREAK.split(text)
+    # A word that does not end in one of these is its own stripped form: in the set already.
+    return {*words, *[word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))]}
 
 
 def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None, files: int = 0) -> str:
