@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from agentcontext._core import Conversation, count_tokens, count_tokens_batch
 from agentcontext.compaction.summary_text import one_line as _one_line
@@ -195,6 +196,11 @@ class Ledger:
 
     def render(self) -> str:
         """The ledger message's text (whole: :meth:`bounded` first to cap it)."""
+        return self._rendered
+
+    @cached_property
+    def _rendered(self) -> str:
+        """:meth:`render`'s text, made once (:meth:`bounded` counts it, :meth:`message` sends it)."""
         parts = [_HEADER]
         for name, lines in self._lines().items():
             if lines:

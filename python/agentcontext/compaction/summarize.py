@@ -158,6 +158,8 @@ _CONSTRAINT = re.compile(
 )
 #: Words one of which every match of :data:`_CONSTRAINT` holds (a quick test before it).
 _CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rather", "no longer", "stop")
+#: Whether a text holds one of :data:`_CONSTRAINT_WORDS` (one search instead of one per word).
+_CONSTRAINT_WORD = re.compile("|".join(re.escape(w) for w in _CONSTRAINT_WORDS))
 #: Tokens a request kept whole leaves at least for the rest of the summary.
 _REQUEST_SLACK = 16
 
@@ -347,7 +349,11 @@ class _Fitter:
         self.counts: dict[str, int] = {} if counts is None else counts
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
         self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
-        self.said: set[str] = set()
+        #: What the summary says so far: the texts, and (when :meth:`says` looks) all but the
+        #: :attr:`unsaid` ones on lines of one string.
+        self.texts: list[str] = []
+        self.said = ""
+        self.unsaid: list[str] = []
         self.held: set[str] = set()
         #: Where the last :meth:`take` stopped (the first line it did not take).
         self.stopped = 0
@@ -368,10 +374,34 @@ class _Fitter:
         return counted(text, self.enc, self.counts)
 
     def say(self, text: str) -> None:
-        words = _WORD_BREAK.split(text)
-        self.said.update(words)
-        # A word that does not end in one of these is its own stripped form: in the set already.
-        self.said.update([word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))])
+        self.texts.append(text)
+        self.unsaid.append(text)
+
+    def says(self, fact: str) -> bool:
+        """Whether what the summary says so far names ``fact`` as a word of it (between
+        :data:`_WORD_BREAK` s, as it is or less its trailing ".:;!?"): found where it occurs
+        rather than by splitting everything said into words."""
+        if not fact:
+            return any("" in _words(text) for text in self.texts)
+        if _WORD_BREAK.search(fact):
+            return False  # no word holds a break
+        if self.unsaid:
+            # A line break breaks words: none runs from one text into the next.
+            self.said = "\n".join([self.said, *self.unsaid])
+            self.unsaid.clear()
+        said, n = self.said, len(self.said)
+        # A fact that ends in ".:!?" is only a word as it is, not one less its trailing ".:;!?".
+        stripped = not fact.endswith((".", ":", "!", "?"))
+        i = said.find(fact)
+        while i >= 0:
+            if i == 0 or _WORD_BREAK.match(said, i - 1):
+                j = i + len(fact)
+                while stripped and j < n and said[j] in ".:!?":
+                    j += 1
+                if j == n or _WORD_BREAK.match(said, j):
+                    return True
+            i = said.find(fact, i + 1)
+        return False
 
     def hold(self, text: str) -> None:
         """Words the working set holds beside the summary (:data:`_HELD_ONCE` lines naming one are
@@ -383,7 +413,7 @@ class _Fitter:
     def redundant(self, name: str, text: str) -> bool:
         if not text.startswith("- "):
             return False
-        return (name in _NAMED_ONCE and text[2:] in self.said) or (name in _HELD_ONCE and text[2:] in self.held)
+        return (name in _NAMED_ONCE and self.says(text[2:])) or (name in _HELD_ONCE and text[2:] in self.held)
 
     def take(self, name: str, limit: int) -> int:
         """Lines of ``name`` in order while they fit ``limit`` tokens; the tokens taken. A user
@@ -423,11 +453,7 @@ class _Fitter:
         lines = self.sections.get(USERS, [])
         for k in range(self.stopped, len(lines)):
             low = lines[k].lower()
-            if (
-                len(low) > USER_LINE_CHARS
-                or not any(w in low for w in _CONSTRAINT_WORDS)
-                or not _CONSTRAINT.search(low)
-            ):
+            if len(low) > USER_LINE_CHARS or not _CONSTRAINT_WORD.search(low) or not _CONSTRAINT.search(low):
                 continue  # a long message is a request, not a constraint; it had its share
             text, c = self.line(USERS, k)
             extra = c + (_HEADER_TOKENS if not self.chosen[USERS] else 0)
@@ -488,28 +514,34 @@ class _Fitter:
         chosen, sections = self.chosen, self.sections
         position = {name: self.next.get(name, len(chosen[name])) for name in rest}
         taken = {name: set(self.keys[name]) for name in rest}
-        progress = True
-        while progress:
-            progress = False
-            for name in rest:
+        # The sections with lines left (a pass that takes nothing from any of them ends the turns).
+        live = [name for name in rest if position[name] < len(sections.get(name, []))]
+        while live and used < cap:
+            for name in live:
+                if used >= cap:
+                    break
                 k = position[name]
-                if k >= len(sections.get(name, [])) or used >= cap:
-                    continue
                 text, c = self.line(name, k)
                 extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
                 if k in taken[name] or self.redundant(name, text):
                     position[name] = k + 1
-                    progress = True
                 elif used + extra <= cap:
                     chosen[name].append(text)
                     self.keys[name].append(k)
                     self.say(text)
                     used += extra
-                    progress = True
                     position[name] = k + 1
                 else:
                     position[name] = len(sections[name])  # this section is done
+            live = [name for name in live if position[name] < len(sections[name])]
         return used
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` between :data:`_WORD_BREAK` s, and each less its trailing ".:;!?"."""
+    words = _WORD_BREAK.split(text)
+    # A word that does not end in one of these is its own stripped form: in the set already.
+    return {*words, *[word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))]}
 
 
 def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None, files: int = 0) -> str:
@@ -547,7 +579,7 @@ def _fit(
     identifiers take no line when the sections are over the cap (with room, a summary names
     them too); ``counts``: line tokens counted already (:data:`LINE_TOKENS`)."""
     fit = _Fitter(sections, enc, counts)
-    if held and sum(len(line) for lines in sections.values() for line in lines) > cap * _CHARS_PER_TOKEN:
+    if held and sum(sum(map(len, lines)) for lines in sections.values()) > cap * _CHARS_PER_TOKEN:
         fit.hold(held)
     chosen = fit.chosen
     if latest:

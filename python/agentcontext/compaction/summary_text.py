@@ -105,17 +105,31 @@ def counted(text: str, encoding: Encoding, counts: dict[str, int]) -> int:
     return c
 
 
+#: Characters beyond a cut that :func:`one_line` and :func:`head_tail` fold first (a long text's
+#: head and tail on one line are the line's head and tail: it is not folded whole).
+_FOLD_SLACK = 64
+
+
 def one_line(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters (the last an ellipsis)."""
+    if limit >= 1 and len(text) > 2 * limit + _FOLD_SLACK:
+        head = " ".join(text[: 2 * limit + _FOLD_SLACK].split())
+        if len(head) > limit:
+            return head[: limit - 1] + "…"
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def head_tail(text: str, chars: int) -> str:
     """``text`` on one line, cut to head and tail when longer than ``chars``."""
+    head = chars * 2 // 3
+    tail = chars - head - 5
+    if tail >= 1 and len(text) > 2 * chars + _FOLD_SLACK:
+        first = " ".join(text[: chars + _FOLD_SLACK].split())
+        last = " ".join(text[-(chars + _FOLD_SLACK) :].split())
+        if len(first) > chars and len(last) >= tail:
+            return f"{first[:head]} [...] {last[-tail:]}"
     line = " ".join(text.split())
     if len(line) <= chars:
         return line
-    head = chars * 2 // 3
-    tail = chars - head - 5
     return f"{line[:head]} [...] {line[-tail:]}"
