@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import count_tokens, count_tokens_batch
-from agentcontext.compaction.summarize import CHECKED, shrink_summary
-from agentcontext.compaction.summary_text import counted
+from agentcontext.compaction.summarize import shrink_summary
+from agentcontext.compaction.summary_text import CHECKED, counted
 from agentcontext.probes import KINDS, OPENING, Probe, extract, fold, found_in, is_user_request, working_set_text
 
 if TYPE_CHECKING:

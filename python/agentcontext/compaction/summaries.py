@@ -24,9 +24,9 @@ from agentcontext.compaction.summarize import (
     SummaryRequest,
     previous_summary_of,
     shrink_summary,
-    split_latest,
     summary_message,
 )
+from agentcontext.compaction.summary_text import split_latest
 from agentcontext.errors import BudgetError, CompactionError
 from agentcontext.probes import found_in
 from agentcontext.types import Handoff

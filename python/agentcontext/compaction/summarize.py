@@ -10,10 +10,19 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentcontext._core import Conversation, count_tokens, truncate
 from agentcontext.compaction.summary_text import (
+    _SECTIONS,
+    CARRIED,
+    CHECKED,
     HANDOFF_PROMPT,
+    LATEST,
     SUMMARY_MARKER,
+    USERS,
+    _merge,
+    _parse_sections,
+    _render,
     counted,
     previous_summary_of,
+    split_latest,
     strip_scratchpad,
     summary_message,
 )
@@ -92,31 +101,6 @@ class Summarizer(Protocol):
 # ---------------------------------------------------------------------------------------------
 # The offline summarizer.
 
-LATEST = "Latest request (verbatim)"
-USERS = "User requests and constraints (latest first)"
-CARRIED = "Earlier summaries (carried forward)"
-#: The section the check before commit appends facts a summary missed to
-#: (:mod:`agentcontext.compaction.check`); merged forward like the others.
-CHECKED = "Also in the replaced history (checked)"
-
-_SECTIONS = (
-    LATEST,
-    USERS,
-    "Current state",
-    CARRIED,
-    "Files modified",
-    "Files read",
-    "Paths named",
-    "Commands and their last outcome",
-    "Errors",
-    "Tests (last status)",
-    "Identifiers",
-    "Decisions",
-    "Open work",
-    "Next step",
-    CHECKED,
-)
-
 #: Shares of the summary cap: the latest request (head and tail when long), every earlier user
 #: message (latest first, each head and tail when long), and earlier summaries written by other
 #: harnesses, carried forward. What is left goes to the other sections, one line from each in
@@ -162,25 +146,6 @@ _CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rathe
 _CONSTRAINT_WORD = re.compile("|".join(re.escape(w) for w in _CONSTRAINT_WORDS))
 #: Tokens a request kept whole leaves at least for the rest of the summary.
 _REQUEST_SLACK = 16
-
-
-def _parse_sections(summary: str) -> dict[str, list[str]]:
-    """Lines per section of a summary written by :class:`OfflineSummarizer`. Only its own section
-    names open a section: a "## " line of the user's markdown (in the latest request) is content."""
-    out: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in summary.splitlines():
-        if line.startswith("## ") and line[3:].strip() in _SECTIONS:
-            current = line[3:].strip()
-            out.setdefault(current, [])
-        elif current is not None and line.strip():
-            out[current].append(line)
-    return out
-
-
-def _merge(new: list[str], old: list[str]) -> list[str]:
-    """New lines first, then old lines not repeated."""
-    return list(dict.fromkeys([*new, *old]))
 
 
 class OfflineSummarizer:
@@ -281,18 +246,6 @@ def _trail(h: Handoff) -> tuple[list[str], list[str]]:
     done = set(modified)
     read = [p for p in dict.fromkeys([*h["files_read"], *(a["path"] for a in h["artifacts"])]) if p not in done]
     return modified, read
-
-
-def split_latest(summary: str) -> tuple[str | None, str]:
-    """The latest request of a summary written by :class:`OfflineSummarizer` (verbatim: everything
-    up to the next section it writes, a "## " line of the user's own markdown included) and the
-    rest of the summary; ``(None, summary)`` when it opens with no such section."""
-    if not summary.startswith(f"## {LATEST}\n"):
-        return None, summary
-    rest = summary[len(LATEST) + 4 :]
-    ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
-    end = min(ends, default=len(rest))
-    return rest[:end].strip() or None, rest[end:]
 
 
 def shrink_summary(
@@ -622,8 +575,3 @@ def _fit(
 def _files_room(cap: int) -> int:
     """The tokens the files touched take of a summary's ``cap`` before the other facts."""
     return max(int(cap * FILES_SHARE), min(FILES_MIN_TOKENS, cap // 3))
-
-
-def _render(sections: dict[str, list[str]]) -> str:
-    parts = [f"## {name}\n" + "\n".join(sections[name]) for name in _SECTIONS if sections.get(name)]
-    return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."

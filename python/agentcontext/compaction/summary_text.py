@@ -1,7 +1,8 @@
 """The text of a summary message: the prompt that asks a model for one, the marker that opens it,
 the message itself, the summary inside it, and a model's handoff without its scratchpad (re-exported by
 :mod:`agentcontext.compaction.summarize`); a summary's texts counted once (:func:`counted`: the
-offline summary's fit and the check's repair share one memo)."""
+offline summary's fit and the check's repair share one memo); the offline summary's sections,
+read and written."""
 
 from __future__ import annotations
 
@@ -133,3 +134,68 @@ def head_tail(text: str, chars: int) -> str:
     if len(line) <= chars:
         return line
     return f"{line[:head]} [...] {line[-tail:]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The offline summary's sections.
+
+LATEST = "Latest request (verbatim)"
+USERS = "User requests and constraints (latest first)"
+CARRIED = "Earlier summaries (carried forward)"
+#: The section the check before commit appends facts a summary missed to
+#: (:mod:`agentcontext.compaction.check`); merged forward like the others.
+CHECKED = "Also in the replaced history (checked)"
+
+_SECTIONS = (
+    LATEST,
+    USERS,
+    "Current state",
+    CARRIED,
+    "Files modified",
+    "Files read",
+    "Paths named",
+    "Commands and their last outcome",
+    "Errors",
+    "Tests (last status)",
+    "Identifiers",
+    "Decisions",
+    "Open work",
+    "Next step",
+    CHECKED,
+)
+
+
+def _parse_sections(summary: str) -> dict[str, list[str]]:
+    """Lines per section of a summary written by :class:`OfflineSummarizer`. Only its own section
+    names open a section: a "## " line of the user's markdown (in the latest request) is content."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in summary.splitlines():
+        if line.startswith("## ") and line[3:].strip() in _SECTIONS:
+            current = line[3:].strip()
+            out.setdefault(current, [])
+        elif current is not None and line.strip():
+            out[current].append(line)
+    return out
+
+
+def _merge(new: list[str], old: list[str]) -> list[str]:
+    """New lines first, then old lines not repeated."""
+    return list(dict.fromkeys([*new, *old]))
+
+
+def split_latest(summary: str) -> tuple[str | None, str]:
+    """The latest request of a summary written by :class:`OfflineSummarizer` (verbatim: everything
+    up to the next section it writes, a "## " line of the user's own markdown included) and the
+    rest of the summary; ``(None, summary)`` when it opens with no such section."""
+    if not summary.startswith(f"## {LATEST}\n"):
+        return None, summary
+    rest = summary[len(LATEST) + 4 :]
+    ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
+    end = min(ends, default=len(rest))
+    return rest[:end].strip() or None, rest[end:]
+
+
+def _render(sections: dict[str, list[str]]) -> str:
+    parts = [f"## {name}\n" + "\n".join(sections[name]) for name in _SECTIONS if sections.get(name)]
+    return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."
