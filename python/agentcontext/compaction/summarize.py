@@ -293,15 +293,16 @@ LINE_TOKENS = "line_tokens"
 
 class _Fitter:
     """One fit of the offline summary's sections within a cap: the lines chosen per section, the
-    lines rendered and counted so far (only when considered: most never are once the cap is met),
-    and what the summary says so far (a fact it already names verbatim takes no second line)."""
+    lines rendered so far (only when considered: most never are once the cap is met; a line is
+    counted only when it could be taken), and what the summary says so far (a fact it already
+    names verbatim takes no second line)."""
 
     def __init__(self, sections: dict[str, list[str]], enc: Encoding, counts: dict[str, int] | None = None) -> None:
         self.sections, self.enc = sections, enc
         #: Tokens of each line text counted (shared with a later fit of the same summary).
         self.counts: dict[str, int] = {} if counts is None else counts
         self.chosen: dict[str, list[str]] = {name: [] for name in _SECTIONS}
-        self.rendered: dict[str, list[tuple[str, int]]] = {name: [] for name in _SECTIONS}
+        self.rendered: dict[str, dict[int, str]] = {name: {} for name in _SECTIONS}
         #: What the summary says so far: the texts, and (when :meth:`says` looks) all but the
         #: :attr:`unsaid` ones on lines of one string.
         self.texts: list[str] = []
@@ -315,12 +316,18 @@ class _Fitter:
         self.next: dict[str, int] = {}
 
     def line(self, name: str, k: int) -> tuple[str, int]:
+        """Line ``k`` of section ``name`` as the summary writes it, and its tokens (the newline
+        included)."""
+        text = self.line_text(name, k)
+        return text, self.count(text) + 1  # +1: the newline
+
+    def line_text(self, name: str, k: int) -> str:
+        """Line ``k`` of ``name`` as the summary writes it, not counted (a line skipped as
+        redundant or taken already costs no count)."""
         done = self.rendered[name]
-        while len(done) <= k:
-            raw = self.sections[name][len(done)]
-            text = _head_tail(raw, USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
-            done.append((text, self.count(text) + 1))  # +1: the newline
-        return done[k]
+        if (text := done.get(k)) is None:
+            text = done[k] = _head_tail(self.sections[name][k], USER_LINE_CHARS if name in (USERS, CARRIED) else 600)
+        return text
 
     def count(self, text: str) -> int:
         """Tokens of a line (or a rendered summary), once per fit or the fits sharing :attr:`counts`."""
@@ -445,9 +452,9 @@ class _Fitter:
         for name in (FILES_MODIFIED, FILES_READ):
             lines, header = self.sections.get(name, []), _HEADER_TOKENS if not self.chosen[name] else 0
             for k in range(len(lines)):
-                text, c = self.line(name, k)
-                if self.redundant(name, text):
+                if self.redundant(name, self.line_text(name, k)):
                     continue
+                text, c = self.line(name, k)
                 if spent + c + header > limit:
                     if not dry:
                         self.next[name] = k
@@ -474,11 +481,12 @@ class _Fitter:
                 if used >= cap:
                     break
                 k = position[name]
+                if k in taken[name] or self.redundant(name, self.line_text(name, k)):
+                    position[name] = k + 1
+                    continue
                 text, c = self.line(name, k)
                 extra = c + (_HEADER_TOKENS if not chosen[name] else 0)
-                if k in taken[name] or self.redundant(name, text):
-                    position[name] = k + 1
-                elif used + extra <= cap:
+                if used + extra <= cap:
                     chosen[name].append(text)
                     self.keys[name].append(k)
                     self.say(text)
