@@ -11,6 +11,7 @@ oversized rung (:mod:`agentcontext.compaction.resort`).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -67,10 +68,11 @@ def cut_round(
     room = fill_to - current.tokens
     covers = summary.covers
     # A round that opens right after the system messages would leave the summary nothing to replace.
-    earlier = [c for c in run._cuts or [] if run.pre < c < covers]
-    if room < MIN_CUT_ROOM or not earlier:
+    cuts = run._cuts or []  # ascending
+    k = bisect_left(cuts, covers) - 1
+    if room < MIN_CUT_ROOM or k < 0 or cuts[k] <= run.pre:
         return None
-    start = earlier[-1]
+    start = cuts[k]
     summary.covers = start
     head = Conversation(
         [*run._summary_messages(summary, store=True), *extras], format=o.format, encoding=o.encoding

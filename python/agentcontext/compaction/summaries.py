@@ -5,6 +5,7 @@ fill a budget) and the markers of dropped messages; :meth:`SummaryRun.finish` ma
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from agentcontext._core import Conversation, HandoffScan, count_tokens
@@ -413,7 +414,9 @@ class SummaryRun(FlushingRun):
         result) from which the raw recent part, with the system messages, fits ``room`` tokens;
         the number of messages when none does."""
         if self._cuts is None:
-            self._cuts = [c for c in self.original._cut_points() if self.preamble <= c < len(self.original)]
+            # Ascending: the slice from the preamble on (each is before the end).
+            cuts = self.original._cut_points()
+            self._cuts = cuts[bisect_left(cuts, self.preamble) :]
         return self.original._raw_start_fits(room - self.preamble_tokens)
 
     def _grow(
@@ -435,7 +438,9 @@ class SummaryRun(FlushingRun):
             if fill_to is None or summary.covers >= stop or conv.tokens <= fill_to:
                 break
             # Counted apart, the parts came out larger together: the next cut point.
-            summary.covers = next((c for c in self._cuts or [] if c > summary.covers), stop)
+            cuts = self._cuts or []
+            k = bisect_right(cuts, summary.covers)
+            summary.covers = cuts[k] if k < len(cuts) else stop
         # The summary as written, beside the raw part it was written for; then the fill.
         pinned = set(self._pinned(stop))
         unfilled = conv.tokens - sum(self.totals[i] for i in range(summary.covers, stop) if i not in pinned)
