@@ -87,6 +87,25 @@ impl RawFilter {
         Some(self.any.is_match(raw))
     }
 
+    /// The lines of `buf` that need a closer look, found by searching the whole buffer at once
+    /// instead of each line: `lines` are the lines' places (in order, as byte ranges of `buf`
+    /// without their line break), and `marked` is called with the index of each line that holds
+    /// one of the literals or a `\u` escape (once or twice). A line that is not marked is one
+    /// [`may_match_bytes`](Self::may_match_bytes) answers `Some(false)` for (neither a literal nor
+    /// a `\u` escape holds a line break, so none spans two lines). None (nothing marked) when
+    /// only the decoded lines can tell.
+    pub fn needs_look(&self, buf: &[u8], lines: &[(usize, usize)], mut marked: impl FnMut(usize)) -> Option<()> {
+        if self.decoded_only {
+            return None;
+        }
+        let end = lines.last().map_or(0, |l| l.1);
+        let haystack = &buf[..end];
+        let start = lines.first().map_or(0, |l| l.0);
+        mark_lines(lines, start, |at| self.any.find_at(haystack, at).map(|m| (m.start(), m.end())), &mut marked);
+        mark_lines(lines, start, |at| self.escape.find(&haystack[at..]).map(|i| (at + i, at + i + 2)), &mut marked);
+        Some(())
+    }
+
     /// [`may_match`](Self::may_match) on a line's bytes before they are decoded; None also when
     /// only the decoded line can tell.
     pub fn may_match_bytes(&self, raw: &[u8]) -> Option<bool> {
@@ -94,6 +113,32 @@ impl RawFilter {
             return None;
         }
         self.may_match(raw)
+    }
+}
+
+/// Call `marked` with the index of each of `lines` (in order, byte ranges) in which a match that
+/// `find` gives (the first at or after a place, as a byte range) starts, searching from `at`.
+fn mark_lines(
+    lines: &[(usize, usize)],
+    mut at: usize,
+    mut find: impl FnMut(usize) -> Option<(usize, usize)>,
+    marked: &mut impl FnMut(usize),
+) {
+    let mut line = 0;
+    while let Some((start, end)) = find(at) {
+        // The line the match starts in (or the gap between two lines it falls in).
+        while line < lines.len() && lines[line].1 < start {
+            line += 1;
+        }
+        match lines.get(line) {
+            Some(&(from, to)) if from <= start => {
+                marked(line);
+                line += 1;
+                at = to;
+            }
+            Some(_) => at = end,
+            None => break,
+        }
     }
 }
 

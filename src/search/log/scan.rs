@@ -23,11 +23,17 @@ enum Line {
 /// of a message record first: only a line that may match is decoded (lossily) and parsed (or,
 /// where every record counts in the statistics, one that cannot match is parsed for its length).
 ///
-/// `buf` is a buffer for the text (reused from line to line: no allocation per line).
-fn classify(query: &Query, line: &[u8], buf: &mut String) -> Line {
+/// `ruled_out`: the raw prefilter already found (searching the whole buffer) that these bytes hold
+/// none of its literals and no `\u` escape. `buf` is a buffer for the text (reused from line to
+/// line: no allocation per line).
+fn classify(query: &Query, line: &[u8], ruled_out: bool, buf: &mut String) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
-    let verdict = if message { query.may_match_raw_bytes(raw) } else { None };
+    let verdict = match (message, ruled_out) {
+        (false, _) => None,
+        (true, true) => Some(false),
+        (true, false) => query.may_match_raw_bytes(raw),
+    };
     if verdict == Some(false) && !query.counts_every_record() {
         return cannot_match(raw);
     }
@@ -132,9 +138,35 @@ pub(super) struct Scanned {
     pub(super) skipped: usize,
 }
 
+/// Lines examined by one task: the raw filter searches their bytes at once.
+const LINES_PER_TASK: usize = 128;
+
+/// [`classify`] each of the lines `spans` of `batch`, in parallel, a few hundred lines a task: one
+/// search of a task's bytes for the raw filter's literals marks the lines that need a closer look,
+/// and the others are ruled out unread (a search per line cost more than the search itself on
+/// short lines).
+fn classify_lines(query: &Query, batch: &[u8], spans: &[Span]) -> Vec<Line> {
+    spans
+        .par_chunks(LINES_PER_TASK)
+        .flat_map_iter(|lines| {
+            let ranges: Vec<(usize, usize)> = lines.iter().map(|s| (s.start, s.end)).collect();
+            let mut look = vec![false; lines.len()];
+            if query.raw_needs_look(batch, &ranges, |i| look[i] = true).is_none() {
+                look.fill(true);
+            }
+            let mut buf = String::new();
+            lines
+                .iter()
+                .zip(look)
+                .map(|(span, look)| classify(query, &batch[span.start..span.end], !look, &mut buf))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
 /// buffer's lines in parallel.
-pub(super) fn scan(reader: impl std::io::Read, query: &Query, offset: u64) -> std::io::Result<Scanned> {
+pub(super) fn scan(reader: impl std::io::Read + Send, query: &Query, offset: u64) -> std::io::Result<Scanned> {
     let mut stats = Stats::new(query.units());
     let mut matched: Vec<Counted> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
@@ -145,13 +177,16 @@ pub(super) fn scan(reader: impl std::io::Read, query: &Query, offset: u64) -> st
     let mut more = true;
     while more {
         more = blocks.next_batch(&mut spans)?;
-        let batch = blocks.buf();
-        let classified: Vec<Line> = spans
-            .par_iter()
-            .map_init(String::new, |buf, span| {
-                classify(query, &batch[span.start..span.end], buf)
-            })
-            .collect();
+        let (batch, ahead) = blocks.read_ahead();
+        // The next buffer is read while this one's lines are examined.
+        let ((), classified) = rayon::join(
+            || {
+                if more {
+                    ahead.run();
+                }
+            },
+            || classify_lines(query, batch, &spans),
+        );
         for (span, kind) in spans.iter().zip(classified) {
             match kind {
                 Line::Other => {}
@@ -274,7 +309,18 @@ mod tests {
             for query in &queries {
                 let reference = parsed(query, &line);
                 ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
-                match classify(query, &line, &mut buf) {
+                let mut marked = false;
+                let ruled_out = query.raw_needs_look(&line, &[(0, line.len())], |_| marked = true).is_some() && !marked;
+                let stripped = line.strip_suffix(b"\r").unwrap_or(&line);
+                // Ruled out by the search of the buffer exactly where the search of the line rules
+                // it out.
+                assert_eq!(
+                    ruled_out,
+                    query.may_match_raw_bytes(stripped) == Some(false),
+                    "{:?}",
+                    String::from_utf8_lossy(&line)
+                );
+                match classify(query, &line, ruled_out, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
                         // Never a record that matches (one that does not parse may be taken for a
