@@ -221,19 +221,20 @@ pub(super) fn scan(reader: impl std::io::Read + Send, query: &Query, offset: u64
 mod tests {
     use super::*;
     use crate::compact::testing::xorshift;
-    use crate::search::log::record_text;
+    use crate::search::log::text::parsed_text;
 
     /// What a line counts as with nothing prefiltered: every record parsed for its text.
     fn parsed(query: &Query, line: &[u8]) -> Option<(usize, usize)> {
         let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
-        record_text(&text).map(|t| {
+        parsed_text(&text).map(|t| {
             let c = count(query, &t);
             (c.matches, c.len)
         })
     }
 
-    /// Words queries and regular expressions, with and without a raw prefilter.
-    fn queries() -> [Query; 12] {
+    /// Words queries and regular expressions, with and without a raw prefilter, some of them
+    /// matching characters JSON escapes, or across an escape.
+    fn queries() -> [Query; 17] {
         [
             Query::words("needle").unwrap(),
             Query::words("NEEDLE hay").unwrap(),
@@ -247,12 +248,23 @@ mod tests {
             Query::regex(r"(?i)needle\W+\w+").unwrap(),
             Query::regex("caf.|12").unwrap(),
             Query::regex(r"e\d").unwrap(),
+            Query::words("\u{1F600} caf\u{e9}").unwrap(),
+            Query::regex(r"needle\nhay").unwrap(),
+            Query::regex(r#"["\\/]\w"#).unwrap(),
+            Query::regex(r"\t\S|\u{1F600}").unwrap(),
+            Query::words("\"needle hay\"").unwrap(),
         ]
     }
 
     #[test]
     fn the_byte_prefilter_never_drops_a_message_that_matches() {
-        let pieces: [&[u8]; 24] = [
+        let pieces: [&[u8]; 30] = [
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\u00e9",
+            b"\\\\needle",
+            b"\\\"hay",
+            "\u{1F600}".as_bytes(),
             b"needle",
             b"NeEdLe",
             b"nee\\u0064le",
@@ -347,6 +359,37 @@ mod tests {
             skipped > 3000 && matched > 1000 && ruled_out > 3000,
             "{skipped} {matched} {ruled_out}"
         );
+    }
+
+    #[test]
+    fn escapes_inside_and_across_matches_count_as_the_decoded_text() {
+        let record = |content: &str| format!(r#"{{"type":"message","index":0,"data":[{{"role":"user","content":"{content}"}}]}}"#);
+        let mut buf = String::new();
+        for (query, content, matches) in [
+            // The `n` of `\n` is not a letter of the text; the `\\` before `needle` is one backslash.
+            (Query::words("nneedle").unwrap(), r"\nneedle", 0),
+            (Query::words("needle").unwrap(), r"\nneedle \\needle \tneedle", 3),
+            (Query::regex(r"\\needle").unwrap(), r"\\needle \needle", 1),
+            // Matches across an escape.
+            (Query::regex(r"needle\nhay").unwrap(), r"needle\nhay needle\\nhay", 1),
+            (Query::regex(r#"say "hi""#).unwrap(), r#"say \"hi\" say \\hi \"hi"#, 1),
+            (Query::words(r#""needle hay""#).unwrap(), r"needle\n\thay", 1),
+            // `\u` escapes, a surrogate pair among them, in and around words.
+            (Query::words("caf\u{e9}").unwrap(), r"caf\u00e9 CAF\u00c9 caf\u00e", 0),
+            (Query::words("caf\u{e9}").unwrap(), r"caf\u00e9 CAF\u00C9 cafe", 2),
+            (Query::words("needle").unwrap(), r"nee\u0064le \u004eEEDLE", 2),
+            (Query::regex("\u{1F600}+").unwrap(), r"\ud83d\ude00\ud83d\ude00 \ud83d\ude00", 2),
+            (Query::regex(r"a.b").unwrap(), r"a\ud83d\ude00b a\u00e9b", 2),
+        ] {
+            let line = record(content);
+            let expected = parsed_text(&line).map(|t| count(&query, &t).matches);
+            assert_eq!(expected, Some(matches).filter(|_| !content.ends_with("00e")), "{content}");
+            match classify(&query, line.as_bytes(), false, &mut buf) {
+                Line::Message(c) => assert_eq!(Some(c.matches), expected, "{content}"),
+                Line::Unreadable => assert_eq!(expected, None, "{content}"),
+                _ => panic!("{content}"),
+            }
+        }
     }
 
     #[test]
