@@ -87,16 +87,19 @@ impl Out for String {
 /// a run of a JSON string's characters), eight bytes at a time: a string's runs are short (a
 /// `\n` every few dozen bytes in a tool's output), too short for a vector search's setup.
 fn next_special(b: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Sixteen bytes a step while none is found (most runs are longer than eight), then eight.
+    while let Some(chunk) = b.get(i..i + 16) {
+        let (low, high) = (specials(&chunk[..8]), specials(&chunk[8..]));
+        if low != 0 {
+            return Some(i + low.trailing_zeros() as usize / 8);
+        }
+        if high != 0 {
+            return Some(i + 8 + high.trailing_zeros() as usize / 8);
+        }
+        i += 16;
+    }
     while let Some(chunk) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        // A byte's high bit is set where it is zero (or below 0x20); only the lowest one is
-        // certain (a borrow can set the ones above it), and only the lowest is used.
-        let zero = |x: u64, below: u64| x.wrapping_sub(ONES * below) & !x;
-        let found = (zero(quote, 1) | zero(backslash, 1) | zero(w, 0x20)) & HIGH;
+        let found = specials(chunk);
         if found != 0 {
             return Some(i + (found.trailing_zeros() / 8) as usize);
         }
@@ -106,6 +109,19 @@ fn next_special(b: &[u8], mut i: usize) -> Option<usize> {
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|at| i + at)
+}
+
+/// The high bits of the bytes of `chunk` (eight) that are a quote, a backslash or a control
+/// character: only the lowest one set is certain (a borrow can set the ones above it), and only
+/// the lowest is used.
+fn specials(chunk: &[u8]) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let zero = |x: u64, below: u64| x.wrapping_sub(ONES * below) & !x;
+    (zero(quote, 1) | zero(backslash, 1) | zero(w, 0x20)) & HIGH
 }
 
 /// What a value's strings and numbers count for: the text, or nothing (a skipped key's value,
