@@ -114,8 +114,18 @@ impl RawFilter {
         // leftmost one starts: no search backwards). A line marked may not hold a match (the
         // caller asks `may_match_bytes` of each marked line); every line that holds one is marked.
         let filter = self.caseless.as_ref().unwrap_or(&self.any);
-        mark_lines(lines, start, |at| filter.shortest_match_at(haystack, at).map(|end| end - 1), &mut marked);
-        mark_lines(lines, start, |at| self.escape.find(&haystack[at..]).map(|i| at + i), &mut marked);
+        mark_lines(
+            lines,
+            start,
+            |at| filter.shortest_match_at(haystack, at).map(|end| end - 1),
+            &mut marked,
+        );
+        mark_lines(
+            lines,
+            start,
+            |at| self.escape.find(&haystack[at..]).map(|i| at + i),
+            &mut marked,
+        );
         Some(())
     }
 
@@ -220,9 +230,18 @@ mod tests {
             ranges.push((at, at + l.len()));
             at += l.len() + 1;
         }
-        for terms in [&["quokka-7731"][..], &["needle"], &["quokka-7731", "hay-77"], &["needle", "x-7731"]] {
+        for terms in [
+            &["quokka-7731"][..],
+            &["needle"],
+            &["quokka-7731", "hay-77"],
+            &["needle", "x-7731"],
+        ] {
             let f = RawFilter::words(&terms.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>()).unwrap();
-            assert_eq!(f.caseless.is_some(), terms.iter().all(|t| t.contains("-77")), "{terms:?}");
+            assert_eq!(
+                f.caseless.is_some(),
+                terms.iter().all(|t| t.contains("-77")),
+                "{terms:?}"
+            );
             let mut marked = vec![false; lines.len()];
             f.needs_look(&buf, &ranges, |i| marked[i] = true).unwrap();
             for (i, line) in lines.iter().enumerate() {

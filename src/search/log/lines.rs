@@ -312,7 +312,9 @@ mod tests {
             let expected = reference(&data);
             let (capacity, step) = ([1, 2, 3, 7, 16, 64, 4096][next(7)], [1, 5, 1 << 20][next(3)]);
             let ahead = next(3);
-            let (lines, skipped, _) = read(&data, capacity, step, |batch| ahead == 1 || (ahead == 2 && batch % 2 == 0));
+            let (lines, skipped, _) = read(&data, capacity, step, |batch| {
+                ahead == 1 || (ahead == 2 && batch % 2 == 0)
+            });
             assert_eq!(
                 (lines, skipped),
                 expected,

@@ -264,42 +264,66 @@ mod tests {
         ]
     }
 
+    /// Whether the search of a buffer holding only `line` rules it out; it does so only where the
+    /// search of the line rules it out (a line it marks may still be ruled out line by line).
+    fn ruled_out_by_the_buffer_search(query: &Query, line: &[u8]) -> bool {
+        let mut marked = false;
+        let ruled_out = query
+            .raw_needs_look(line, &[(0, line.len())], |_| marked = true)
+            .is_some()
+            && !marked;
+        if ruled_out {
+            let stripped = line.strip_suffix(b"\r").unwrap_or(line);
+            assert_eq!(
+                query.may_match_raw_bytes(stripped),
+                Some(false),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        ruled_out
+    }
+
+    /// What a message's content is made of: words, escapes (some in words), bytes that are not
+    /// UTF-8.
+    const PIECES: [&[u8]; 32] = [
+        b"QUOKKA-7731",
+        b"-7731",
+        b"\\ud83d\\ude00",
+        b"\\ud83d",
+        b"\\u00e9",
+        b"\\\\needle",
+        b"\\\"hay",
+        "\u{1F600}".as_bytes(),
+        b"needle",
+        b"NeEdLe",
+        b"nee\\u0064le",
+        b"ne\\nedle",
+        b"hay",
+        b"m12.py",
+        b"m\\u0031.py",
+        b"\xff",
+        b"\xe2\x82",
+        "\u{212A}elvin".as_bytes(),
+        b" ",
+        b"\\\"",
+        b"\\/",
+        b"\\\\u0041",
+        b"error",
+        b"x",
+        "\u{FFFD}".as_bytes(),
+        b"kelvin",
+        b"\\t",
+        b"12",
+        b"ValueError",
+        b"Valu\\u0065Error",
+        "caf\u{e9}".as_bytes(),
+        b"\\n\\n",
+    ];
+
     #[test]
     fn the_byte_prefilter_never_drops_a_message_that_matches() {
-        let pieces: [&[u8]; 32] = [
-            b"QUOKKA-7731",
-            b"-7731",
-            b"\\ud83d\\ude00",
-            b"\\ud83d",
-            b"\\u00e9",
-            b"\\\\needle",
-            b"\\\"hay",
-            "\u{1F600}".as_bytes(),
-            b"needle",
-            b"NeEdLe",
-            b"nee\\u0064le",
-            b"ne\\nedle",
-            b"hay",
-            b"m12.py",
-            b"m\\u0031.py",
-            b"\xff",
-            b"\xe2\x82",
-            "\u{212A}elvin".as_bytes(),
-            b" ",
-            b"\\\"",
-            b"\\/",
-            b"\\\\u0041",
-            b"error",
-            b"x",
-            "\u{FFFD}".as_bytes(),
-            b"kelvin",
-            b"\\t",
-            b"12",
-            b"ValueError",
-            b"Valu\\u0065Error",
-            "caf\u{e9}".as_bytes(),
-            b"\\n\\n",
-        ];
+        let pieces = PIECES;
         // What follows the content: numbers JSON writes in more than one way, one out of range.
         let huge = format!(r#"","n":{}}}]}}"#, "9".repeat(400));
         let closings: [&[u8]; 5] = [
@@ -331,19 +355,7 @@ mod tests {
             for query in &queries {
                 let reference = parsed(query, &line);
                 ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
-                let mut marked = false;
-                let ruled_out = query.raw_needs_look(&line, &[(0, line.len())], |_| marked = true).is_some() && !marked;
-                let stripped = line.strip_suffix(b"\r").unwrap_or(&line);
-                // Ruled out by the search of the buffer only where the search of the line rules it
-                // out (a line it marks may still be ruled out line by line).
-                if ruled_out {
-                    assert_eq!(
-                        query.may_match_raw_bytes(stripped),
-                        Some(false),
-                        "{:?}",
-                        String::from_utf8_lossy(&line)
-                    );
-                }
+                let ruled_out = ruled_out_by_the_buffer_search(query, &line);
                 match classify(query, &line, ruled_out, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
@@ -375,7 +387,9 @@ mod tests {
 
     #[test]
     fn escapes_inside_and_across_matches_count_as_the_decoded_text() {
-        let record = |content: &str| format!(r#"{{"type":"message","index":0,"data":[{{"role":"user","content":"{content}"}}]}}"#);
+        let record = |content: &str| {
+            format!(r#"{{"type":"message","index":0,"data":[{{"role":"user","content":"{content}"}}]}}"#)
+        };
         let mut buf = String::new();
         for (query, content, matches) in [
             // The `n` of `\n` is not a letter of the text; the `\\` before `needle` is one backslash.
@@ -390,12 +404,20 @@ mod tests {
             (Query::words("caf\u{e9}").unwrap(), r"caf\u00e9 CAF\u00c9 caf\u00e", 0),
             (Query::words("caf\u{e9}").unwrap(), r"caf\u00e9 CAF\u00C9 cafe", 2),
             (Query::words("needle").unwrap(), r"nee\u0064le \u004eEEDLE", 2),
-            (Query::regex("\u{1F600}+").unwrap(), r"\ud83d\ude00\ud83d\ude00 \ud83d\ude00", 2),
+            (
+                Query::regex("\u{1F600}+").unwrap(),
+                r"\ud83d\ude00\ud83d\ude00 \ud83d\ude00",
+                2,
+            ),
             (Query::regex(r"a.b").unwrap(), r"a\ud83d\ude00b a\u00e9b", 2),
         ] {
             let line = record(content);
             let expected = parsed_text(&line).map(|t| count(&query, &t).matches);
-            assert_eq!(expected, Some(matches).filter(|_| !content.ends_with("00e")), "{content}");
+            assert_eq!(
+                expected,
+                Some(matches).filter(|_| !content.ends_with("00e")),
+                "{content}"
+            );
             match classify(&query, line.as_bytes(), false, &mut buf) {
                 Line::Message(c) => assert_eq!(Some(c.matches), expected, "{content}"),
                 Line::Unreadable => assert_eq!(expected, None, "{content}"),
