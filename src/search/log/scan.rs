@@ -144,6 +144,9 @@ thread_local! {
     static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
+/// The largest text buffer a worker keeps after a task (a huge record's is let go).
+const TEXT_KEPT: usize = 1 << 20;
+
 /// Lines examined by one task: the raw filter searches their bytes at once.
 const LINES_PER_TASK: usize = 128;
 
@@ -161,11 +164,15 @@ fn classify_lines(query: &Query, batch: &[u8], spans: &[Span]) -> Vec<Line> {
                 look.fill(true);
             }
             TEXT.with_borrow_mut(|buf| {
-                lines
+                let classified = lines
                     .iter()
                     .zip(look)
                     .map(|(span, look)| classify(query, &batch[span.start..span.end], !look, buf))
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                if buf.capacity() > TEXT_KEPT {
+                    *buf = String::new();
+                }
+                classified
             })
         })
         .collect()
