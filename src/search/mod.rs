@@ -150,6 +150,13 @@ impl Query {
         self.raw.as_ref()?.may_match_bytes(raw)
     }
 
+    /// The lines of `buf` (byte ranges, in order) whose bytes may not be ruled out raw: see
+    /// [`RawFilter::needs_look`]. None when this query has no raw filter for undecoded bytes (every
+    /// line needs a look).
+    pub(crate) fn raw_needs_look(&self, buf: &[u8], lines: &[(usize, usize)], marked: impl FnMut(usize)) -> Option<()> {
+        self.raw.as_ref()?.needs_look(buf, lines, marked)
+    }
+
     /// Whether a log search counts every message record in the statistics (see `every_record`).
     pub(crate) fn counts_every_record(&self) -> bool {
         self.every_record

@@ -1,16 +1,15 @@
-//! The length of a log record's searchable text counted straight from its raw JSON, for the
-//! records a regular expression's prefilter rules out (BM25 still needs each one's length): one
-//! pass over the bytes, strings skipped by memchr to their next quote or backslash, escapes
-//! decoded only to count their UTF-8 length, nothing built.
+//! A log record's searchable text, or only its length, read straight from its raw JSON: one pass
+//! over the bytes, strings crossed eight bytes at a time to their next quote, backslash or
+//! control character, escapes decoded, no tree and no copy but the text's own. The length is for
+//! the records a regular expression's prefilter rules out (BM25 still needs each one's length);
+//! the text for the records that are searched.
 //!
 //! It answers only for what it reads with certainty: a record of JSON objects, arrays, strings,
 //! `true`/`false`/`null` and plain integers (no fraction, no exponent, at most 18 digits, not
 //! `-0`), with no control character anywhere, no escape in a key, no lone surrogate escape, and
 //! no deeper than [`MAX_DEPTH`]. Anything else (a float, a huge number, a torn or malformed line)
-//! is left to the parser (`text::record_text_len`), which is the reference: where this answers,
-//! it answers what the parser does.
-
-use memchr::memchr2;
+//! is left to the parser (`text::record_text_len`, `text::record_text_into`), which is the
+//! reference: where this answers, it answers what the parser does.
 
 use super::text::SKIP_KEYS;
 
@@ -20,14 +19,109 @@ const MAX_DEPTH: usize = 64;
 /// The length of `record_text(raw)` when this scanner is certain of it (see the module); None:
 /// not known, the caller parses the record.
 pub(super) fn quick_len(raw: &str) -> Option<usize> {
-    let b = raw.as_bytes();
-    if b.iter().any(|&c| c < 0x20) {
-        return None;
+    let mut len = Length(0);
+    scan(raw, &mut len).then_some(len.0)
+}
+
+/// `record_text(raw)` into `out` (cleared first) when this scanner is certain of it (see the
+/// module); false: not known (`out` holds a part of the text), the caller parses the record.
+pub(super) fn quick_text(raw: &str, out: &mut String) -> bool {
+    out.clear();
+    scan(raw, out)
+}
+
+fn scan(raw: &str, out: &mut impl Out) -> bool {
+    let mut s = Scanner {
+        s: raw,
+        b: raw.as_bytes(),
+        i: 0,
+        out,
+    };
+    s.record().is_some() && {
+        s.skip_spaces();
+        s.i == s.b.len()
     }
-    let mut s = Scanner { b, i: 0, len: 0 };
-    s.record()?;
-    s.skip_spaces();
-    (s.i == b.len()).then_some(s.len)
+}
+
+/// Where the text goes: pieces (strings, numbers) joined by line breaks, as `text::Sink` joins
+/// them.
+trait Out {
+    /// A piece starts (after a line break if anything came before).
+    fn start(&mut self);
+    fn run(&mut self, text: &str);
+    fn char(&mut self, c: char);
+}
+
+/// Only the text's length.
+struct Length(usize);
+
+impl Out for Length {
+    fn start(&mut self) {
+        if self.0 > 0 {
+            self.0 += 1;
+        }
+    }
+    fn run(&mut self, text: &str) {
+        self.0 += text.len();
+    }
+    fn char(&mut self, c: char) {
+        self.0 += c.len_utf8();
+    }
+}
+
+impl Out for String {
+    fn start(&mut self) {
+        if !self.is_empty() {
+            self.push('\n');
+        }
+    }
+    fn run(&mut self, text: &str) {
+        self.push_str(text);
+    }
+    fn char(&mut self, c: char) {
+        self.push(c);
+    }
+}
+
+/// The first byte at or after `i` that is a quote, a backslash or a control character (what ends
+/// a run of a JSON string's characters), eight bytes at a time: a string's runs are short (a
+/// `\n` every few dozen bytes in a tool's output), too short for a vector search's setup.
+fn next_special(b: &[u8], mut i: usize) -> Option<usize> {
+    // Sixteen bytes a step while none is found (most runs are longer than eight), then eight.
+    while let Some(chunk) = b.get(i..i + 16) {
+        let (low, high) = (specials(&chunk[..8]), specials(&chunk[8..]));
+        if low != 0 {
+            return Some(i + low.trailing_zeros() as usize / 8);
+        }
+        if high != 0 {
+            return Some(i + 8 + high.trailing_zeros() as usize / 8);
+        }
+        i += 16;
+    }
+    while let Some(chunk) = b.get(i..i + 8) {
+        let found = specials(chunk);
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|at| i + at)
+}
+
+/// The high bits of the bytes of `chunk` (eight) that are a quote, a backslash or a control
+/// character: only the lowest one set is certain (a borrow can set the ones above it), and only
+/// the lowest is used.
+fn specials(chunk: &[u8]) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let zero = |x: u64, below: u64| x.wrapping_sub(ONES * below) & !x;
+    (zero(quote, 1) | zero(backslash, 1) | zero(w, 0x20)) & HIGH
 }
 
 /// What a value's strings and numbers count for: the text, or nothing (a skipped key's value,
@@ -38,16 +132,17 @@ enum Mode {
     Ignore,
 }
 
-struct Scanner<'a> {
+struct Scanner<'a, O> {
+    s: &'a str,
     b: &'a [u8],
     i: usize,
-    /// The text's length so far (pieces joined by line breaks, as `text::Sink` joins them).
-    len: usize,
+    out: &'a mut O,
 }
 
-impl Scanner<'_> {
+impl<O: Out> Scanner<'_, O> {
     fn skip_spaces(&mut self) {
-        // No control character is in the line: JSON's whitespace there is the space.
+        // A control character outside a string is left to the parser: JSON's whitespace here is
+        // the space.
         while self.b.get(self.i) == Some(&b' ') {
             self.i += 1;
         }
@@ -60,15 +155,6 @@ impl Scanner<'_> {
 
     fn eat(&mut self, c: u8) -> Option<()> {
         (self.peek()? == c).then(|| self.i += 1)
-    }
-
-    fn piece(&mut self, mode: Mode, n: usize) {
-        if mode == Mode::Text {
-            if self.len > 0 {
-                self.len += 1;
-            }
-            self.len += n;
-        }
     }
 
     /// The top-level object: only `data` holds text.
@@ -85,7 +171,7 @@ impl Scanner<'_> {
         }
         loop {
             self.eat(b'"')?;
-            let end = self.i + memchr2(b'"', b'\\', &self.b[self.i..])?;
+            let end = next_special(self.b, self.i)?;
             if self.b[end] != b'"' {
                 return None;
             }
@@ -111,8 +197,7 @@ impl Scanner<'_> {
         match self.peek()? {
             b'"' => {
                 self.i += 1;
-                let n = self.string()?;
-                self.piece(mode, n);
+                self.string(mode)?;
             }
             b'{' => {
                 let skip = |key: &[u8]| SKIP_KEYS.iter().any(|k| k.as_bytes() == key);
@@ -123,8 +208,12 @@ impl Scanner<'_> {
             b'f' => self.literal(b"false")?,
             b'n' => self.literal(b"null")?,
             _ => {
-                let n = self.integer()?;
-                self.piece(mode, n);
+                let start = self.i;
+                self.integer()?;
+                if mode == Mode::Text {
+                    self.out.start();
+                    self.out.run(&self.s[start..self.i]);
+                }
             }
         }
         Some(())
@@ -153,10 +242,9 @@ impl Scanner<'_> {
         self.b[self.i..].starts_with(word).then(|| self.i += word.len())
     }
 
-    /// A plain integer's length as the parser writes it back (the same digits: no leading zero,
-    /// no `-0`, few enough digits to be an i64 or u64).
-    fn integer(&mut self) -> Option<usize> {
-        let start = self.i;
+    /// A plain integer (the parser writes it back with the same digits: no leading zero, no `-0`,
+    /// few enough digits to be an i64 or u64).
+    fn integer(&mut self) -> Option<()> {
         let negative = self.b[self.i] == b'-';
         if negative {
             self.i += 1;
@@ -170,48 +258,70 @@ impl Scanner<'_> {
         if matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        Some(self.i - start)
+        Some(())
     }
 
-    /// A string's decoded length in bytes (after its opening quote; ends after its closing one).
-    fn string(&mut self) -> Option<usize> {
-        let mut n = 0;
+    /// A string (after its opening quote; ends after its closing one), decoded into the text in
+    /// `Text` mode.
+    fn string(&mut self, mode: Mode) -> Option<()> {
+        let text = mode == Mode::Text;
+        if text {
+            self.out.start();
+        }
         loop {
-            let at = memchr2(b'"', b'\\', &self.b[self.i..])?;
-            n += at;
-            self.i += at + 1;
-            if self.b[self.i - 1] == b'"' {
-                return Some(n);
+            let at = next_special(self.b, self.i)?;
+            if text {
+                // A quote or a backslash is ASCII: `at` is a character's boundary.
+                self.out.run(&self.s[self.i..at]);
             }
-            match *self.b.get(self.i)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                    self.i += 1;
-                    n += 1;
-                }
-                b'u' => n += self.unicode_escape()?,
+            self.i = at + 1;
+            match self.b[at] {
+                b'"' => return Some(()),
+                b'\\' => {}
                 _ => return None,
+            }
+            let c = match *self.b.get(self.i)? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => {
+                    let c = self.unicode_escape()?;
+                    if text {
+                        self.out.char(c);
+                    }
+                    continue;
+                }
+                _ => return None,
+            };
+            self.i += 1;
+            if text {
+                self.out.char(c);
             }
         }
     }
 
-    /// A `\u` escape (at its `u`): the UTF-8 length of the character it writes (a surrogate pair
-    /// is one); None for a lone surrogate.
-    fn unicode_escape(&mut self) -> Option<usize> {
+    /// A `\u` escape (at its `u`; a surrogate pair is one character); None for a lone surrogate.
+    fn unicode_escape(&mut self) -> Option<char> {
         let unit = self.hex4(self.i + 1)?;
         self.i += 5;
         match unit {
-            0..=0x7F => Some(1),
-            0x80..=0x7FF => Some(2),
             0xD800..=0xDBFF => {
                 if !self.b[self.i..].starts_with(b"\\u") {
                     return None;
                 }
                 let low = self.hex4(self.i + 2)?;
                 self.i += 6;
-                (0xDC00..=0xDFFF).contains(&low).then_some(4)
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return None;
+                }
+                char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
             }
-            0xDC00..=0xDFFF => None,
-            _ => Some(3),
+            _ => char::from_u32(unit),
         }
     }
 
@@ -227,7 +337,7 @@ impl Scanner<'_> {
 mod tests {
     use super::*;
     use crate::compact::testing::xorshift;
-    use crate::search::log::record_text;
+    use crate::search::log::text::parsed_text as record_text;
 
     #[test]
     fn answers_for_plain_records_and_leaves_the_rest_to_the_parser() {
@@ -241,6 +351,7 @@ mod tests {
                 Some(10),
             ),
             (r#"{"data":"\u00e9\ud83d\ude00\u4e2d\/"}"#, Some(10)),
+            (r#"{"data":"say \"hi\" C:\\x\nnext"}"#, Some(18)),
             (r#"{"data":"one","data":"two","other":["not", "text"]}"#, Some(7)),
             (r#"{"data":[]}  "#, Some(0)),
             (r#"{"data":1.5}"#, None),
@@ -257,8 +368,11 @@ mod tests {
             (r#"["data"]"#, None),
         ] {
             assert_eq!(quick_len(raw), expected, "{raw}");
+            let mut text = String::new();
+            assert_eq!(quick_text(raw, &mut text), expected.is_some(), "{raw}");
             if let Some(n) = expected {
                 assert_eq!(record_text(raw).map(|t| t.len()), Some(n), "{raw}");
+                assert_eq!(record_text(raw), Some(text), "{raw}");
             }
         }
         let deep = format!(r#"{{"data":{}{}}}"#, "[".repeat(100), "]".repeat(100));
@@ -331,6 +445,12 @@ mod tests {
             if let Some(n) = quick_len(&raw) {
                 answered += 1;
                 assert_eq!(record_text(&raw).map(|t| t.len()), Some(n), "{raw}");
+            }
+            let mut text = "left from the line before".to_owned();
+            if quick_text(&raw, &mut text) {
+                assert_eq!(record_text(&raw), Some(text), "{raw}");
+            } else {
+                assert_eq!(quick_len(&raw), None, "{raw}");
             }
         }
         // Both sides: most generated records answered, some left to the parser.
