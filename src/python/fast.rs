@@ -202,21 +202,13 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         intern!(py, "tool_calls"),
         intern!(py, "tool_call_id"),
     );
-    let roles = [
-        (intern!(py, "tool"), Role::Tool),
-        (intern!(py, "assistant"), Role::Assistant),
-        (intern!(py, "user"), Role::User),
-        (intern!(py, "system"), Role::System),
-    ];
     let n = list.len();
-    // A tool call and its result are two tools and three ids (id, name; id): with a call per
-    // assistant message and a result after it, about 2n and 3n/2 (no growing midway).
     let mut sk = Skeleton {
         py,
         messages: Vec::with_capacity(n),
         objects: Vec::with_capacity(n),
-        tools: Vec::with_capacity(2 * n),
-        ids: Vec::with_capacity(2 * n),
+        tools: Vec::with_capacity(n),
+        ids: Vec::with_capacity(n + n / 2),
         args: Vec::with_capacity(n / 2),
         calls: Vec::with_capacity(n / 2),
     };
@@ -226,8 +218,8 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
         slots: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
     };
     for (mi, item) in list.iter().enumerate() {
-        let d = dict(item)?;
-        let role = role_of(&d.get_item(k_role).ok()??, &roles)?;
+        let d = item.cast_into::<PyDict>().ok()?;
+        let role = role_of(&d.get_item(k_role).ok()??)?;
         let content = d.get_item(k_content).ok()?;
         let mut ask = AskKind::Not;
         let mut placeholder = false;
@@ -235,7 +227,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             None => (0, true),
             Some(c) if c.is_none() => (0, true),
             Some(c) => {
-                let s = string(c)?;
+                let s = c.cast::<PyString>().ok()?;
                 if role == Role::User {
                     let marked = d.contains(intern!(py, "compaction")).ok()?;
                     ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
@@ -258,7 +250,7 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
             placeholder,
         };
         if role == Role::Tool {
-            let id = string_into(d.get_item(k_call_id).ok()??)?;
+            let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
             m.tokens += TOOL_BLOCK_OVERHEAD;
             m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
             m.empty = false;
@@ -283,33 +275,18 @@ fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Opti
 
 /// The role of a message from its `role` value: by identity when it is the interned name (as
 /// literals in Python code are, and what most frameworks pass), else by its text.
-fn role_of(value: &Bound<'_, PyAny>, interned: &[(&Bound<'_, PyString>, Role); 4]) -> Option<Role> {
-    if let Some((_, role)) = interned.iter().find(|(name, _)| value.is(*name)) {
+fn role_of(value: &Bound<'_, PyAny>) -> Option<Role> {
+    let py = value.py();
+    let interned = [
+        (intern!(py, "tool"), Role::Tool),
+        (intern!(py, "assistant"), Role::Assistant),
+        (intern!(py, "user"), Role::User),
+        (intern!(py, "system"), Role::System),
+    ];
+    if let Some((_, role)) = interned.iter().find(|(name, _)| value.is(name)) {
         return Some(*role);
     }
-    Role::parse(string(value)?.to_str().ok()?)
-}
-
-/// `o` as a dict: by its exact type first (a pointer comparison; the limited API makes the
-/// subclass check a library call).
-fn dict(o: Bound<'_, PyAny>) -> Option<Bound<'_, PyDict>> {
-    match o.cast_into_exact::<PyDict>() {
-        Ok(d) => Some(d),
-        Err(e) => e.into_inner().cast_into::<PyDict>().ok(),
-    }
-}
-
-/// `o` as a string, as [`dict`] does.
-fn string<'a, 'py>(o: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyString>> {
-    o.cast_exact::<PyString>().or_else(|_| o.cast::<PyString>()).ok()
-}
-
-/// `o` as a string, as [`dict`] does.
-fn string_into(o: Bound<'_, PyAny>) -> Option<Bound<'_, PyString>> {
-    match o.cast_into_exact::<PyString>() {
-        Ok(s) => Some(s),
-        Err(e) => e.into_inner().cast_into::<PyString>().ok(),
-    }
+    Role::parse(value.cast::<PyString>().ok()?.to_str().ok()?)
 }
 
 /// Read message `mi`'s tool calls (Chat: `{id, function: {name, arguments}}`; native:
@@ -329,17 +306,16 @@ fn read_calls<'py>(
         intern!(py, "name"),
         intern!(py, "arguments"),
     );
-    let calls = calls.cast_exact::<PyList>().or_else(|_| calls.cast::<PyList>()).ok()?;
-    for (k, call) in calls.iter().enumerate() {
-        let call = dict(call)?;
-        let id = string_into(call.get_item(k_id).ok()??)?;
+    for (k, call) in calls.cast::<PyList>().ok()?.iter().enumerate() {
+        let call = call.cast_into::<PyDict>().ok()?;
+        let id = call.get_item(k_id).ok()??.cast_into::<PyString>().ok()?;
         let holder = if native {
             call
         } else {
-            dict(call.get_item(k_function).ok()??)?
+            call.get_item(k_function).ok()??.cast_into::<PyDict>().ok()?
         };
-        let name = string_into(holder.get_item(k_name).ok()??)?;
-        let args = string_into(holder.get_item(k_args).ok()??)?;
+        let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
+        let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
         let (name_len, args_len) = (name.len().ok()?, args.len().ok()?);
         m.tokens +=
             TOOL_BLOCK_OVERHEAD + pending.add(&name, name_len, mi, false) + pending.add(&args, args_len, mi, false);
@@ -423,11 +399,9 @@ pub(crate) fn trim<'py>(
         Format::Native => true,
         _ => return Ok(None),
     };
-    let Some(mut sk) = skeleton(list, enc, native) else {
+    let Some(sk) = skeleton(list, enc, native) else {
         return Ok(None);
     };
-    // The messages go into the result as they are (moved, not counted again and released).
-    let objects = std::mem::take(&mut sk.objects);
     let Ok(ids) = sk.ids.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>() else {
         return Ok(None);
     };
@@ -444,7 +418,7 @@ pub(crate) fn trim<'py>(
     let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
     let total: usize = original.iter().sum();
     if total.saturating_add(reserve) <= max_tokens {
-        return Ok(Some(PyList::new(py, objects)?));
+        return Ok(Some(PyList::new(py, &sk.objects)?));
     }
     let mut tokens = original;
     let changes = match clear {
@@ -456,34 +430,36 @@ pub(crate) fn trim<'py>(
         }
         None => (0..sk.messages.len()).map(|_| None).collect(),
     };
-    let mut objects: Vec<Option<Bound<'py, PyDict>>> = objects.into_iter().map(Some).collect();
+    let render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
+        let d = &sk.objects[i];
+        Ok(match &changes[i] {
+            None => d.clone().into_any(),
+            Some(Change::Result(text)) => {
+                let copy = d.copy()?;
+                copy.set_item(intern!(py, "content"), text)?;
+                copy.into_any()
+            }
+            Some(Change::Inputs(calls)) => with_inputs(d, calls, native)?.into_any(),
+        })
+    };
     // The request's tokens other than its text (it is a string content: the message overhead).
     let overhead = |i: usize| sk.messages[i].tokens - sk.messages[i].text_tokens;
     let plan = compact::trim::plan(&sk.messages[..], &tokens, &pairing, max_tokens, reserve, overhead)?;
     let mut out = Vec::with_capacity(plan.keep.len());
     for &i in &plan.keep {
-        let d = objects[i]
-            .take()
-            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a message kept twice"))?;
-        out.push(match (&changes[i], plan.shrink) {
-            (_, Some((u, room))) if u == i => {
-                let content = d
+        match plan.shrink {
+            Some((u, room)) if u == i => {
+                let content = sk.objects[u]
                     .get_item(intern!(py, "content"))?
                     .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("content"))?;
                 let text = content.cast::<PyString>()?.to_str()?;
                 let cut = compact::trim::cut_request(text, room - overhead(u), enc)?;
-                let copy = d.copy()?;
+                let copy = sk.objects[u].copy()?;
                 copy.set_item(intern!(py, "content"), cut)?;
-                copy.into_any()
+                out.push(copy.into_any());
             }
-            (None, _) => d.into_any(),
-            (Some(Change::Result(text)), _) => {
-                let copy = d.copy()?;
-                copy.set_item(intern!(py, "content"), text)?;
-                copy.into_any()
-            }
-            (Some(Change::Inputs(calls)), _) => with_inputs(&d, calls, native)?.into_any(),
-        });
+            _ => out.push(render(i)?),
+        }
     }
     Ok(Some(PyList::new(py, out)?))
 }
