@@ -11,7 +11,9 @@
 //! only thing of the result a placeholder reads). A hit skips describing the call, counting and
 //! writing the placeholder and making its Python string. So is a result that stays because its
 //! placeholder is not smaller (else described again on every call), and what clearing does to a
-//! call's arguments, by the same strings.
+//! call's arguments, by the same strings. The last call's lookups are kept in order too: the next
+//! call over the same or a longer list compares each key with the one at its place before it
+//! looks in the table (a lookup at a random place, cold after the caller's own work).
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
