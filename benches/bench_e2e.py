@@ -471,6 +471,54 @@ def bench_frameworks() -> None:
     )
     print("  (agentcontext: trim_messages with clearing, pairing kept; 'first call' is with empty memos;")
     print("   medians of alternating rounds, CPU time)")
+    where_the_time_goes(session, budget, langchain(count_tokens_approximately))
+
+
+def read_fields(session: list[dict[str, Any]]) -> int:
+    """What any fit has to read of every Chat dict on every call, in plain Python: role, content
+    length, call ids, tool names and arguments lengths."""
+    total = 0
+    for m in session:
+        content = m.get("content")
+        total += len(content) if content is not None else 0
+        if m["role"] == "tool":
+            total += len(m["tool_call_id"])
+        for call in m.get("tool_calls") or ():
+            f = call["function"]
+            total += len(call["id"]) + len(f["name"]) + len(f["arguments"])
+    return total
+
+
+def where_the_time_goes(session: list[dict[str, Any]], budget: int, theirs: Callable[[], Any]) -> None:
+    """The approximate row's call taken apart, each part timed right after a LangChain call (as
+    the table's rounds do: its work leaves our objects out of the caches): the call itself, the
+    same call on a list that already fits (reading the dicts, pairing and checking the calls, the
+    list back), and a Python loop merely reading the same fields; the rest is clearing old
+    results (new dicts for them) and choosing the suffix."""
+    cleared = sum(
+        1
+        for m, out in zip(session, ac.trim_messages(session, budget, encoding="approximate"), strict=False)
+        if m is not out
+    )
+    parts: dict[str, Callable[[], Any]] = {
+        "ours": lambda: ac.trim_messages(session, budget, encoding="approximate"),
+        "fits": lambda: ac.trim_messages(session, 10**12, encoding="approximate"),
+        "read": lambda: read_fields(session),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in parts}
+    for _ in range(15):
+        for name, call in parts.items():
+            theirs()
+            t = time.process_time()
+            call()
+            samples[name].append(time.process_time() - t)
+    ours, fits, read = (statistics.median(samples[name]) for name in parts)
+    print(
+        f"  where the approximate call's {ours * 1e3:.2f} ms go: reading, pairing and checking the "
+        f"{len(session):,} dicts {fits * 1e3:.2f} ms ({fits / ours:.0%}; a Python loop merely reading the same "
+        f"fields: {read * 1e3:.2f} ms), clearing {cleared:,} old results (new dicts) and choosing the suffix "
+        f"{(ours - fits) * 1e3:.2f} ms ({(ours - fits) / ours:.0%})"
+    )
 
 
 SECTIONS = {

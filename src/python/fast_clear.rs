@@ -11,7 +11,9 @@
 //! only thing of the result a placeholder reads). A hit skips describing the call, counting and
 //! writing the placeholder and making its Python string. So is a result that stays because its
 //! placeholder is not smaller (else described again on every call), and what clearing does to a
-//! call's arguments, by the same strings.
+//! call's arguments, by the same strings. The last call's lookups are kept in order too: the next
+//! call over the same or a longer list compares each key with the one at its place before it
+//! looks in the table (a lookup at a random place, cold after the caller's own work).
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
@@ -49,6 +51,10 @@ struct Made {
     after: usize,
 }
 
+/// A lookup of the last call, in its order: the key, the placeholder (none when the text stays)
+/// and the tokens after it (results) or freed by it (arguments).
+type Hint = (Key, Option<Py<PyString>>, usize);
+
 /// What clearing does to a call's arguments: the placeholder (the new `arguments` text) and the
 /// tokens it frees, or `None` when they stay (already a placeholder, or not made smaller).
 type InputPlan = Option<(Py<PyString>, usize)>;
@@ -56,6 +62,17 @@ type InputPlan = Option<(Py<PyString>, usize)>;
 #[derive(Default)]
 struct Memo {
     made: FastMap<Key, Made>,
+    /// The placeholders of the last call's cleared results, in the order it looked them up (the
+    /// same as `made`'s, whose entries hold their keys' strings): the next call over the same
+    /// messages, or over more of them, finds each at its place, read in order instead of one
+    /// table lookup each at a random place (cold after a caller's own work).
+    last: Vec<Hint>,
+    /// The same of the calls whose arguments the last call looked at (`clear_tool_inputs`):
+    /// each call's new arguments and the tokens they free.
+    last_inputs: Vec<Hint>,
+    /// How often the memo started again: a call's order of lookups is kept only when the memo
+    /// did not start again during it.
+    resets: u64,
     /// Each call's [`InputPlan`] (`Key::before` 0), with the strings of its key.
     inputs: FastMap<Key, ([Py<PyString>; 3], InputPlan)>,
     /// Bytes of the arguments texts held.
@@ -66,7 +83,10 @@ impl Memo {
     /// Room for an entry holding `size` bytes of arguments: past the bounds, the memo starts again.
     fn room(&mut self, size: usize) {
         if self.made.len() + self.inputs.len() >= MEMO_ENTRIES || self.bytes + size > MEMO_BYTES {
-            *self = Memo::default();
+            *self = Memo {
+                resets: self.resets + 1,
+                ..Memo::default()
+            };
         }
         self.bytes += size;
     }
@@ -175,6 +195,8 @@ impl Cut {
         let mut placeholders = Placeholders::default();
         let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
         let memo = guard.get_or_insert_with(Memo::default);
+        let (last, resets) = (std::mem::take(&mut memo.last), memo.resets);
+        let mut order = Vec::with_capacity(last.len().max(candidates.len() / 2));
         let mut freed = 0;
         for &(ci, at) in candidates {
             let m = &sk.messages[at.0];
@@ -189,11 +211,20 @@ impl Cut {
                 id: id.as_ptr() as usize,
                 before: m.result_tokens,
             };
-            let (text, after) = if let Some(made) = memo.made.get(&key) {
-                let Some(text) = &made.text else {
+            // (Not after the memo started again: the strings of those keys are no longer held.)
+            let hint = last
+                .get(order.len())
+                .filter(|(k, _, _)| *k == key && memo.resets == resets);
+            let found = match hint {
+                Some((_, text, after)) => Some((text.as_ref(), *after)),
+                None => memo.made.get(&key).map(|made| (made.text.as_ref(), made.after)),
+            };
+            let (text, after) = if let Some((text, after)) = found {
+                order.push((key, text.map(|t| t.clone_ref(sk.py())), after));
+                let Some(text) = text else {
                     continue;
                 };
-                (text.bind(sk.py()).clone(), made.after)
+                (text.bind(sk.py()).clone(), after)
             } else {
                 let Some((c, _, p)) = clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) else {
                     if source.unreadable() {
@@ -211,6 +242,7 @@ impl Cut {
                             after: 0,
                         },
                     );
+                    order.push((key, None, 0));
                     continue;
                 };
                 let text = PyString::new(sk.py(), &p.into_text(&placeholders, c.tokens_before, &c.tool_use_id));
@@ -222,11 +254,15 @@ impl Cut {
                     after: c.tokens_after,
                 };
                 memo.made.insert(key, made);
+                order.push((key, Some(text.clone().unbind()), c.tokens_after));
                 (text, c.tokens_after)
             };
             freed += m.result_tokens - after;
             tokens[at.0] -= m.result_tokens - after;
             changes[at.0] = Some(Change::Result(text));
+        }
+        if memo.resets == resets {
+            memo.last = order;
         }
         Some(freed)
     }
@@ -246,6 +282,8 @@ impl Cut {
         let py = sk.py();
         let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
         let memo = guard.get_or_insert_with(Memo::default);
+        let (last, resets) = (std::mem::take(&mut memo.last_inputs), memo.resets);
+        let mut order = Vec::with_capacity(last.len().max(candidates.len()));
         let mut freed = 0;
         for &(ci, _) in candidates {
             let c = &pairing.calls[ci];
@@ -257,8 +295,22 @@ impl Cut {
                 id: id.as_ptr() as usize,
                 before: 0,
             };
-            let plan = if let Some((_, plan)) = memo.inputs.get(&key) {
-                plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved))
+            let hint = last
+                .get(order.len())
+                .filter(|(k, _, _)| *k == key && memo.resets == resets)
+                .map(|(_, text, saved)| text.as_ref().map(|t| (t, *saved)));
+            let plan = if let Some(plan) = hint.or_else(|| {
+                memo.inputs
+                    .get(&key)
+                    .map(|(_, plan)| plan.as_ref().map(|(t, s)| (t, *s)))
+            }) {
+                let plan = plan.map(|(text, saved)| (text.clone_ref(py), saved));
+                order.push((
+                    key,
+                    plan.as_ref().map(|(t, _)| t.clone_ref(py)),
+                    plan.as_ref().map_or(0, |p| p.1),
+                ));
+                plan
             } else {
                 let plan = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, options)
                     .map(|(text, saved)| (PyString::new(py, &text).unbind(), saved));
@@ -266,6 +318,11 @@ impl Cut {
                 let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
                 let kept = plan.as_ref().map(|(text, saved)| (text.clone_ref(py), *saved));
                 memo.inputs.insert(key, (held, kept));
+                order.push((
+                    key,
+                    plan.as_ref().map(|(t, _)| t.clone_ref(py)),
+                    plan.as_ref().map_or(0, |p| p.1),
+                ));
                 plan
             };
             let Some((arguments, saved)) = plan else {
@@ -280,6 +337,9 @@ impl Cut {
                 Some(Change::Inputs(calls)) => calls.push((k, arguments)),
                 slot => *slot = Some(Change::Inputs(vec![(k, arguments)])),
             }
+        }
+        if memo.resets == resets {
+            memo.last_inputs = order;
         }
         Some(freed)
     }
