@@ -15,6 +15,7 @@ mod functions;
 mod handoff;
 mod memory;
 mod surgery;
+mod trimmer;
 
 #[pyo3::pymodule(gil_used = false)]
 mod _core {
@@ -37,6 +38,8 @@ mod _core {
     use super::handoff::PyHandoffScan;
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
+    #[pymodule_export]
+    use super::trimmer::PyTrimmer;
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -16,12 +16,12 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_, is_not, not_
-from typing import Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.observe.compaction import observed_fit
+from agentcontext.observe.compaction import fits_observed, observed_fit
 from agentcontext.types import Encoding
 
 #: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
@@ -206,8 +206,65 @@ def fit(
     rather than the call failing.
     """
     dicts, owners, where = _marked(objects, to_dicts, cache)
+    if cache is not None and cache.prints is not None and format == "openai" and not fits_observed():
+        kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
+        if kept is not None:
+            return kept
     out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
     return _map_back(objects, dicts, owners, out, rebuild, where, cache)
+
+
+def _trimmed(
+    objects: Sequence[T],
+    dicts: list[dict[str, Any]],
+    budget: Budget,
+    beside: int,
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    cache: Converted,
+) -> list[T] | None:
+    """:func:`fit` of one-dict ``objects`` through the cache's :class:`~agentcontext._core._Trimmer`
+    (what the last call read is not read again; the kept objects come back mapped); None when it
+    does not apply (the general path then fits, cuts an oversized last round or raises)."""
+    _checks.count("beside", beside)
+    trimmer = cache.trimmer(budget.encoding)
+    try:
+        got = trimmer.trim(
+            dicts,
+            objects if type(objects) is list else list(objects),
+            budget.max_tokens,
+            clear=budget.clear,
+            recent_messages=budget.recent_messages,
+            recent_tools=budget.recent_tools,
+            clear_at_least=budget.clear_at_least,
+            reserved_output=budget.reserved_output + beside,
+            safety_margin=budget.safety_margin,
+            clear_tool_inputs=budget.clear_tool_inputs,
+        )
+    except BudgetError:
+        return None
+    if got is None:
+        return None
+    out, todo = got
+    cache._last_out = None
+    if not todo:
+        return cast("list[T]", out)
+    # Changed copies seen for the first time (a result cleared, the request cut): mapped as
+    # :func:`_map_back_one` maps them, and what each became told to the trimmer.
+    dropped = False
+    for pos, i in todo:
+        d = out[pos]
+        obj = objects[i]
+        if d == dicts[i]:
+            new: T | None = obj
+        else:
+            parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in d.items() if k != MARK})]
+            new = cache.rebuilt(obj, parts, rebuild)
+        if new is None:
+            dropped = True
+        else:
+            trimmer.remember(i, d, new)
+        out[pos] = new
+    return [o for o in out if o is not None] if dropped else cast("list[T]", out)
 
 
 def _from_scratch() -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
@@ -251,7 +308,7 @@ def _marked(
             dicts += marked
     if cache is not None:
         cache.settle(objects)
-        cache.remember(objects, keys, dicts, owners, where)
+        cache.remember(objects, keys, dicts, owners, where, start)
     return dicts, owners, where
 
 
@@ -340,6 +397,17 @@ def _map_back_one(
     return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
 
 
+class Prints(Protocol):
+    """An adapter's fingerprints of the last call's objects: what its conversion reads, kept so
+    that "none changed" is told by a few passes over the list rather than a key per object."""
+
+    def same(self, objects: Sequence[Any]) -> bool:
+        """Whether ``objects`` (the kept ones, by identity) read as they did when kept."""
+
+    def keep(self, objects: Sequence[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        """Keep the prints of ``objects`` (their keys ``keys``); those before ``start`` are kept already."""
+
+
 class Converted:
     """An adapter's memo of its conversions across calls: the dicts each object stands for, marked,
     so that a message seen by an earlier call is not converted again (an agent's next call sees the
@@ -348,8 +416,14 @@ class Converted:
     first (the fields the conversion reads: a field set anew misses). At most ``capacity``
     objects (or twice the longest list seen) are held: past that, only the last call's stay."""
 
-    def __init__(self, key: Callable[[Any], tuple[Any, ...]], capacity: int = 4096) -> None:
+    def __init__(
+        self, key: Callable[[Any], tuple[Any, ...]], capacity: int = 4096, prints: Callable[[], Prints] | None = None
+    ) -> None:
         self.key = key
+        #: With ``prints``: the last call's objects told unchanged by their :class:`Prints` (not
+        #: by each key), and one-dict objects fitted by a kept :class:`~agentcontext._core._Trimmer`.
+        self.prints = prints() if prints is not None else None
+        self._trimmer: Any = None
         self.capacity = capacity
         self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
         self._serials = itertools.count()
@@ -404,7 +478,11 @@ class Converted:
         if last is not None:
             prev, keys, dicts, owners, where = last
             n = len(prev)
-            if 0 < n <= len(objects) and all(map(is_, prev, objects)) and list(map(self.key, prev)) == keys:
+            if (
+                0 < n <= len(objects)
+                and all(map(is_, prev, objects))
+                and (self.prints.same(prev) if self.prints is not None else list(map(self.key, prev)) == keys)
+            ):
                 self.resumed += 1
                 return n, list(dicts), list(owners), dict(where), list(keys)
         return _from_scratch()
@@ -416,9 +494,22 @@ class Converted:
         dicts: list[dict[str, Any]],
         owners: list[list[int]],
         where: dict[int, int],
+        start: int = 0,
     ) -> None:
-        """Keep this call's work over ``objects`` for the next call (see :meth:`resume`)."""
+        """Keep this call's work over ``objects`` for the next call (see :meth:`resume`); ``start``:
+        where this call's new objects begin (the ones before are the last call's)."""
+        if self.prints is not None:
+            self.prints.keep(objects, keys, start)
         self._last = (list(objects), keys, dicts, owners, where)
+
+    def trimmer(self, encoding: Encoding) -> Any:
+        """The trimmer kept for ``encoding`` (a new one for another encoding)."""
+        from agentcontext._core import _Trimmer
+
+        held = self._trimmer
+        if held is None or held[0] != encoding:
+            held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
+        return held[1]
 
     def settle(self, objects: Sequence[Any]) -> None:
         """Bound the memo after a call over ``objects``."""

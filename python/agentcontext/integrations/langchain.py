@@ -38,6 +38,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
@@ -211,9 +212,53 @@ def _key(message: Any) -> tuple[Any, ...]:
     return (cls, content, size, value, len(value) if type(value) is list else -1)
 
 
+_content = attrgetter("content")
+
+
+class _Prints:
+    """What :func:`_key` read of the last call's messages, by kind (:class:`~agentcontext.integrations._fit.Prints`):
+    their classes and contents, the field read beside the content (of the messages that have
+    one) and the lengths of the lists among them (a list changed in place is the same object)."""
+
+    def __init__(self) -> None:
+        self.types: list[type] = []
+        self.contents: list[Any] = []
+        self.fielded: list[Any] = []
+        self.names: list[str] = []
+        self.values: list[Any] = []
+        self.lists: list[list[Any]] = []
+        self.sizes: list[int] = []
+
+    def same(self, messages: Sequence[Any]) -> bool:
+        return (
+            list(map(type, messages)) == self.types
+            and list(map(_content, messages)) == self.contents
+            and list(map(getattr, self.fielded, self.names)) == self.values
+            and list(map(len, self.lists)) == self.sizes
+        )
+
+    def keep(self, messages: Sequence[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        if start == 0:
+            self.__init__()  # type: ignore[misc]
+        for message, key in zip(messages[start:], keys[start:], strict=True):
+            self.types.append(key[0])
+            self.contents.append(key[1])
+            if key[2] >= 0:
+                self.lists.append(key[1])
+                self.sizes.append(key[2])
+            if len(key) > 3:
+                self.fielded.append(message)
+                self.names.append(_FIELDS[key[0]][0])
+                self.values.append(key[3])
+                if key[4] >= 0:
+                    self.lists.append(key[3])
+                    self.sizes.append(key[4])
+
+
 def converted() -> Converted:
-    """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
-    return Converted(_key)
+    """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`),
+    fitting through a kept trimmer."""
+    return Converted(_key, prints=_Prints)
 
 
 def _convert(message: BaseMessage, index: int) -> list[dict[str, Any]]:
