@@ -150,8 +150,7 @@ impl Checked for Skeleton<'_> {
     }
 
     fn result_id(&self, (m, _): (usize, usize)) -> Option<String> {
-        let id = self.ids[self.messages[m].result_id?].to_str().ok()?;
-        Some(id.to_owned())
+        Some(self.id(self.messages[m].result_id?).to_owned())
     }
 }
 
@@ -170,6 +169,10 @@ pub(super) struct Skeleton<'py> {
     tools: Vec<Tool>,
     /// Call ids and tool names.
     ids: Vec<Bound<'py, PyString>>,
+    /// Their texts (read once: a kept skeleton does not read its strings again), one after the
+    /// other, and where each ends.
+    id_text: String,
+    id_ends: Vec<usize>,
     /// Arguments texts, read only for the calls whose results are cleared; one per call, in
     /// call order.
     args: Vec<Bound<'py, PyString>>,
@@ -185,6 +188,8 @@ pub(super) struct Held {
     objects: Vec<Py<PyDict>>,
     tools: Vec<Tool>,
     ids: Vec<Py<PyString>>,
+    id_text: String,
+    id_ends: Vec<usize>,
     args: Vec<Py<PyString>>,
     calls: Vec<usize>,
     starts: Vec<[usize; 4]>,
@@ -199,6 +204,8 @@ impl Held {
             objects: self.objects.into_iter().map(|o| o.into_bound(py)).collect(),
             tools: self.tools,
             ids: self.ids.into_iter().map(|o| o.into_bound(py)).collect(),
+            id_text: self.id_text,
+            id_ends: self.id_ends,
             args: self.args.into_iter().map(|o| o.into_bound(py)).collect(),
             calls: self.calls,
             starts: self.starts,
@@ -215,6 +222,8 @@ impl<'py> Skeleton<'py> {
             objects: Vec::with_capacity(n),
             tools: Vec::with_capacity(n),
             ids: Vec::with_capacity(n + n / 2),
+            id_text: String::new(),
+            id_ends: Vec::with_capacity(n + n / 2),
             args: Vec::with_capacity(n / 2),
             calls: Vec::with_capacity(n / 2),
             starts: Vec::with_capacity(n),
@@ -228,6 +237,8 @@ impl<'py> Skeleton<'py> {
             objects: self.objects.into_iter().map(Bound::unbind).collect(),
             tools: self.tools,
             ids: self.ids.into_iter().map(Bound::unbind).collect(),
+            id_text: self.id_text,
+            id_ends: self.id_ends,
             args: self.args.into_iter().map(Bound::unbind).collect(),
             calls: self.calls,
             starts: self.starts,
@@ -249,12 +260,28 @@ impl<'py> Skeleton<'py> {
         self.starts.truncate(k);
         self.tools.truncate(tools);
         self.ids.truncate(ids);
+        self.id_ends.truncate(ids);
+        self.id_text.truncate(self.id_ends.last().copied().unwrap_or(0));
         self.args.truncate(args);
         self.calls.truncate(calls);
     }
 
     pub(super) fn py(&self) -> Python<'py> {
         self.py
+    }
+
+    /// The text of id (or name) `k`.
+    fn id(&self, k: usize) -> &str {
+        let start = if k == 0 { 0 } else { self.id_ends[k - 1] };
+        &self.id_text[start..self.id_ends[k]]
+    }
+
+    /// Add an id (or name); `None` when its text cannot be read.
+    fn push_id(&mut self, id: Bound<'py, PyString>) -> Option<()> {
+        self.id_text.push_str(id.to_str().ok()?);
+        self.id_ends.push(self.id_text.len());
+        self.ids.push(id);
+        Some(())
     }
 
     /// The tool name, arguments and id of call `call` (in call order: the pairing's).
@@ -340,7 +367,7 @@ impl<'py> Skeleton<'py> {
                     id: sk.ids.len(),
                     call: None,
                 });
-                sk.ids.push(id);
+                sk.push_id(id)?;
             } else if let Some(calls) = d.get_item(k_calls).ok()? {
                 if !calls.is_none() {
                     read_calls(&calls, native, mi, &mut m, sk, &mut pending)?;
@@ -407,8 +434,8 @@ fn read_calls<'py>(
             id: sk.ids.len(),
             call: Some((sk.ids.len() + 1, sk.args.len())),
         });
-        sk.ids.push(id);
-        sk.ids.push(name);
+        sk.push_id(id)?;
+        sk.push_id(name)?;
         sk.args.push(args);
     }
     Some(())
@@ -490,13 +517,10 @@ pub(super) fn pick<'py>(
     reserve: usize,
     clear: Option<Cut>,
 ) -> PyResult<Pick<'py>> {
-    let Ok(ids) = sk.ids.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>() else {
-        return Ok(Pick::General);
-    };
     let pairing = Pairing::from_blocks(sk.tools.iter().map(|t| ToolBlock {
         at: t.at,
-        id: ids[t.id],
-        name: t.call.map(|(name, _)| ids[name]),
+        id: sk.id(t.id),
+        name: t.call.map(|(name, _)| sk.id(name)),
     }));
     if !is_valid(sk, &pairing) {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.

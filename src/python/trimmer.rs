@@ -58,6 +58,8 @@ impl Made {
 #[derive(Default)]
 struct State {
     held: Option<Held>,
+    /// The list the last call read (the caller's promise: given again, it only grew).
+    list: Option<Py<PyList>>,
     /// Per message held: the caller's object for it.
     objects: Vec<Py<PyAny>>,
     /// Per message held: the copy made for its last change.
@@ -81,7 +83,8 @@ impl PyTrimmer {
         })
     }
 
-    /// `trim_messages(dicts, max_tokens, format="openai", ...)`, each kept dict given back as
+    /// `trim_messages(dicts, max_tokens, format="openai", ...)` (the dicts never changed in
+    /// place; the list given again only grown, if at all), each kept dict given back as
     /// the object at its place in `objects` when unchanged, or as the object :meth:`remember`
     /// was told for the same change; the rest as the changed copies, their places and the
     /// places of their messages listed beside (`(out, [(position, index), ...])`). None when
@@ -123,12 +126,18 @@ impl PyTrimmer {
             Some(held) => held.bind(py),
             None => Skeleton::empty(py, dicts.len()),
         };
-        // The messages the last call read that begin this list (the same dicts).
-        let same = dicts
-            .iter()
-            .zip(sk.objects())
-            .take_while(|(d, held)| d.is(*held))
-            .count();
+        // The messages the last call read that begin this list (the same dicts): all of them
+        // when it is the same list, grown.
+        let read = sk.objects().len();
+        let same = if state.list.as_ref().is_some_and(|l| l.is(dicts)) && dicts.len() >= read {
+            read
+        } else {
+            dicts
+                .iter()
+                .zip(sk.objects())
+                .take_while(|(d, held)| d.is(*held))
+                .count()
+        };
         sk.truncate(same);
         state.objects.truncate(same);
         state.made.truncate(same);
@@ -136,6 +145,7 @@ impl PyTrimmer {
             *state = State::default();
             return Ok(None);
         }
+        state.list = Some(dicts.clone().unbind());
         state.objects.extend(objects.iter().skip(same).map(Bound::unbind));
         state.made.resize_with(dicts.len(), || None);
         let cut = clear.then_some(Cut {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_, is_not, not_
@@ -424,6 +425,7 @@ class Converted:
         #: by each key), and one-dict objects fitted by a kept :class:`~agentcontext._core._Trimmer`.
         self.prints = prints() if prints is not None else None
         self._trimmer: Any = None
+        self._lock = threading.Lock()
         self.capacity = capacity
         self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
         self._serials = itertools.count()
@@ -484,7 +486,15 @@ class Converted:
                 and (self.prints.same(prev) if self.prints is not None else list(map(self.key, prev)) == keys)
             ):
                 self.resumed += 1
-                return n, list(dicts), list(owners), dict(where), list(keys)
+                if self.prints is None:
+                    return n, list(dicts), list(owners), dict(where), list(keys)
+                # Grown in place (the trimmer reads a list given again only from where it was):
+                # taken, so that no other thread grows the same lists meanwhile.
+                with self._lock:
+                    if self._last is not last:
+                        return _from_scratch()
+                    self._last = None
+                return n, dicts, owners, where, keys
         return _from_scratch()
 
     def remember(
