@@ -23,7 +23,7 @@ use crate::compact::{
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
-use super::fast_clear::{Change, Cut, with_inputs};
+use super::fast_clear::{Change, Cut, KnownResults, with_inputs};
 
 /// The texts whose counts the skeleton needs, counted together with the GIL released (through
 /// the count memo: a list that grew by one message costs one count); `Approximate` needs only a
@@ -516,6 +516,7 @@ pub(super) fn pick<'py>(
     max_tokens: usize,
     reserve: usize,
     clear: Option<Cut>,
+    known: Option<&mut KnownResults>,
 ) -> PyResult<Pick<'py>> {
     let pairing = Pairing::from_blocks(sk.tools.iter().map(|t| ToolBlock {
         at: t.at,
@@ -534,7 +535,7 @@ pub(super) fn pick<'py>(
     let mut tokens = original;
     let changes = match clear {
         Some(cut) => {
-            let Some(changes) = cut.clear(sk, &pairing, &mut tokens) else {
+            let Some(changes) = cut.clear(sk, &pairing, &mut tokens, known) else {
                 return Ok(Pick::General);
             };
             changes
@@ -600,7 +601,7 @@ pub(crate) fn trim<'py>(
         return Ok(None);
     };
     let py = list.py();
-    let picked = match pick(&sk, max_tokens, reserve, clear)? {
+    let picked = match pick(&sk, max_tokens, reserve, clear, None)? {
         Pick::General => return Ok(None),
         Pick::Whole => return Ok(Some(PyList::new(py, &sk.objects)?)),
         Pick::Some(picked) => picked,

@@ -16,14 +16,19 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::fast::{Held, Pick, Picked, Skeleton, changed, pick, shrunk};
-use super::fast_clear::{Change, Cut};
+use super::fast_clear::{Change, Cut, KnownResults};
 use crate::compact::Protection;
 use crate::tokens::Encoding;
 
-/// The copy made for a message's change: the change (per changed part, `usize::MAX` for the
-/// result, else the call's position, with the new text), the copy, and the caller's object for it.
+/// A change made to a message (see `Change`), its texts held.
+enum Changed {
+    Result(Py<PyString>),
+    Inputs(Vec<(usize, Py<PyString>)>),
+}
+
+/// The copy made for a message's change: the change, the copy, and the caller's object for it.
 struct Made {
-    change: Vec<(usize, Py<PyString>)>,
+    change: Changed,
     copy: Py<PyDict>,
     object: Option<Py<PyAny>>,
 }
@@ -31,21 +36,19 @@ struct Made {
 impl Made {
     /// Whether `change` is this one's (its texts the same strings).
     fn is(&self, change: &Change<'_>) -> bool {
-        match change {
-            Change::Result(text) => {
-                self.change.len() == 1 && self.change[0].0 == usize::MAX && self.change[0].1.is(text)
+        match (&self.change, change) {
+            (Changed::Result(a), Change::Result(b)) => a.is(b),
+            (Changed::Inputs(a), Change::Inputs(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|((i, x), (j, y))| i == j && x.is(y))
             }
-            Change::Inputs(calls) => {
-                self.change.len() == calls.len()
-                    && self.change.iter().zip(calls).all(|((a, x), (b, y))| a == b && x.is(y))
-            }
+            _ => false,
         }
     }
 
     fn new(change: &Change<'_>, copy: Py<PyDict>) -> Self {
         let change = match change {
-            Change::Result(text) => vec![(usize::MAX, text.clone().unbind())],
-            Change::Inputs(calls) => calls.iter().map(|(k, t)| (*k, t.clone().unbind())).collect(),
+            Change::Result(text) => Changed::Result(text.clone().unbind()),
+            Change::Inputs(calls) => Changed::Inputs(calls.iter().map(|(k, t)| (*k, t.clone().unbind())).collect()),
         };
         Made {
             change,
@@ -64,6 +67,8 @@ struct State {
     objects: Vec<Py<PyAny>>,
     /// Per message held: the copy made for its last change.
     made: Vec<Option<Made>>,
+    /// Per message held: what clearing did to its result.
+    known: KnownResults,
 }
 
 #[pyclass(name = "_Trimmer", module = "agentcontext", frozen)]
@@ -141,6 +146,7 @@ impl PyTrimmer {
         sk.truncate(same);
         state.objects.truncate(same);
         state.made.truncate(same);
+        state.known.truncate(same);
         if sk.extend(dicts, same, enc, false).is_none() {
             *state = State::default();
             return Ok(None);
@@ -148,6 +154,7 @@ impl PyTrimmer {
         state.list = Some(dicts.clone().unbind());
         state.objects.extend(objects.iter().skip(same).map(Bound::unbind));
         state.made.resize_with(dicts.len(), || None);
+        state.known.resize_with(dicts.len(), || None);
         let cut = clear.then_some(Cut {
             protection: Protection {
                 recent_messages,
@@ -158,7 +165,7 @@ impl PyTrimmer {
             inputs: clear_tool_inputs,
         });
         let reserve = reserved_output.saturating_add(safety_margin);
-        let picked = pick(&sk, max_tokens, reserve, cut);
+        let picked = pick(&sk, max_tokens, reserve, cut, Some(&mut state.known));
         let out = match picked {
             Err(e) => Err(e),
             Ok(Pick::General) => Ok(None),
