@@ -245,6 +245,11 @@ impl<'py> Skeleton<'py> {
         }
     }
 
+    /// The tokens of the messages read.
+    pub(super) fn tokens(&self) -> usize {
+        self.messages.iter().map(|m| m.tokens).sum()
+    }
+
     /// The message objects read, in order.
     pub(super) fn objects(&self) -> &[Bound<'py, PyDict>] {
         &self.objects

@@ -39,7 +39,7 @@ mod _core {
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
     #[pymodule_export]
-    use super::trimmer::PyTrimmer;
+    use super::trimmer::{_chat_tokens, PyTrimmer};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -178,6 +178,7 @@ impl PyTrimmer {
 
     /// That `object` stands for `copy`, the changed copy of message `index` the last call gave
     /// back (ignored when that message has no such copy now).
+    #[pyo3(signature = (index, copy, object, /))]
     fn remember(&self, index: usize, copy: &Bound<'_, PyAny>, object: &Bound<'_, PyAny>) {
         let Ok(mut state) = self.state.try_lock() else {
             return;
@@ -231,4 +232,19 @@ impl PyTrimmer {
         }
         Ok((PyList::new(py, out)?, todo))
     }
+}
+
+/// The tokens of `dicts` (OpenAI Chat messages) as a `Conversation` of them counts them, read as
+/// the fast path reads a list (no conversion; texts through the count memo); None when one is
+/// not a plain Chat message with a string content (count it as a `Conversation`).
+#[pyfunction]
+#[pyo3(signature = (dicts, /, *, encoding = "o200k_base"))]
+pub fn _chat_tokens(
+    py: Python<'_>,
+    dicts: &Bound<'_, PyList>,
+    #[pyo3(from_py_with = super::args::string::encoding)] encoding: &str,
+) -> PyResult<Option<usize>> {
+    let enc = Encoding::parse(encoding)?;
+    let mut sk = Skeleton::empty(py, dicts.len());
+    Ok(sk.extend(dicts, 0, enc, false).map(|()| sk.tokens()))
 }

@@ -204,3 +204,25 @@ def test_a_cleared_result_is_the_same_object_on_every_call() -> None:
     assert cleared
     later = {m.id: m for m in lc.fit_messages(h, BUDGET, cache=cache)}
     assert all(later[i] is first[i] for i in cleared if i in later)
+
+
+def test_the_carried_count_is_a_conversations_count() -> None:
+    from agentcontext._core import Conversation, _chat_tokens
+
+    calls = [{"id": "a", "type": "function", "function": {"name": "read", "arguments": '{"p": "é"}'}}]
+    extra: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "a", "content": ""},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "a", "content": "ünïcode 🎉 " * 30},
+        {"role": "user", "content": "", "compaction": True},
+        {"role": "developer", "content": "be brief"},
+        {"role": "system", "content": "sys"},
+    ]
+    for encoding in ("o200k_base", "cl100k_base", "approximate"):
+        dicts = [lc.to_openai(m) for m in history(6)] + extra
+        for k in range(len(dicts)):
+            expected = Conversation(dicts[k : k + 1], format="openai", encoding=encoding).tokens
+            assert _chat_tokens(dicts[k : k + 1], encoding=encoding) == expected, dicts[k]
+        assert _chat_tokens(dicts, encoding=encoding) == Conversation(dicts, format="openai", encoding=encoding).tokens
+    assert _chat_tokens([{"role": "user", "content": [{"type": "text", "text": "x"}]}]) is None
