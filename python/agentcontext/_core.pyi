@@ -52,6 +52,7 @@ __all__ = [
     "MemoryIndex",
     "Page",
     "Truncation",
+    "_Prints",
     "_Trimmer",
     "__version__",
     "_chat_tokens",
@@ -459,6 +460,21 @@ def convert(
     """Convert a whole list from ``source`` (``"auto"`` detects it) to the format ``to``. The shape
     follows ``to`` alone: the request fields ``{"system", "messages"}`` for ``"anthropic"``
     (``system`` present only when there is one), a list for the others."""
+
+@final
+class _Prints:
+    """Internal. Fingerprints of a list of objects (each object, its class and some of its
+    attributes, by identity), to tell in one pass that a list still begins with the same objects,
+    none changed in place."""
+
+    def __new__(cls) -> _Prints: ...
+    def __len__(self) -> int: ...
+    def same(self, objects: list[Any], /) -> bool:
+        """Whether ``objects`` begins with the kept objects (by identity), each of the same class,
+        each kept attribute the same object or an equal one, each kept list as long as it was."""
+    def keep(self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]], /) -> None:
+        """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
+        each one's class and the attributes ``names[class]`` names."""
 
 @final
 class _Trimmer:

@@ -14,6 +14,7 @@ mod fast_clear;
 mod functions;
 mod handoff;
 mod memory;
+mod prints;
 mod surgery;
 mod trimmer;
 
@@ -38,6 +39,8 @@ mod _core {
     use super::handoff::PyHandoffScan;
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
+    #[pymodule_export]
+    use super::prints::PyPrints;
     #[pymodule_export]
     use super::trimmer::{_chat_tokens, PyTrimmer};
 

@@ -27,10 +27,10 @@ class Prints(Protocol):
     """An adapter's fingerprints of the last call's objects: what its conversion reads, kept so
     that "none changed" is told by a few passes over the list rather than a key per object."""
 
-    def same(self, objects: Sequence[Any]) -> bool:
-        """Whether ``objects`` (the kept ones, by identity) read as they did when kept."""
+    def same(self, objects: list[Any]) -> bool:
+        """Whether ``objects`` begins with the kept objects (by identity), each read as when kept."""
 
-    def keep(self, objects: Sequence[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+    def keep(self, objects: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
         """Keep the prints of ``objects`` (their keys ``keys``); those before ``start`` are kept already."""
 
 
@@ -105,10 +105,10 @@ class Converted:
         if last is not None:
             prev, keys, dicts, owners, where = last
             n = len(prev)
-            if (
-                0 < n <= len(objects)
-                and all(map(is_, prev, objects))
-                and (self.prints.same(prev) if self.prints is not None else list(map(self.key, prev)) == keys)
+            if 0 < n <= len(objects) and (
+                self.prints.same(objects if type(objects) is list else list(objects))
+                if self.prints is not None
+                else all(map(is_, prev, objects)) and list(map(self.key, prev)) == keys
             ):
                 self.resumed += 1
                 if self.prints is None:
@@ -134,7 +134,10 @@ class Converted:
         """Keep this call's work over ``objects`` for the next call (see :meth:`resume`); ``start``:
         where this call's new objects begin (the ones before are the last call's)."""
         if self.prints is not None:
-            self.prints.keep(objects, keys, start)
+            kept = list(objects)
+            self.prints.keep(kept, keys, start)
+            self._last = (kept, keys, dicts, owners, where)
+            return
         self._last = (list(objects), keys, dicts, owners, where)
 
     def trimmer(self, encoding: Encoding) -> Any:

@@ -38,7 +38,6 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
@@ -238,47 +237,27 @@ def _key(message: Any) -> tuple[Any, ...]:
     return (cls, content, size, value, len(value) if type(value) is list else -1)
 
 
-_content = attrgetter("content")
-
-
 class _Prints:
-    """What :func:`_key` read of the last call's messages, by kind (:class:`~agentcontext.integrations._fit.Prints`):
-    their classes and contents, the field read beside the content (of the messages that have
-    one) and the lengths of the lists among them (a list changed in place is the same object)."""
+    """What :func:`_key` reads of the last call's messages (:class:`~agentcontext.integrations._converted.Prints`),
+    kept by the core (``_core._Prints``): each message, its class, its content and the field read
+    beside it, told unchanged in one pass (a list changed in place: by its length)."""
 
     def __init__(self) -> None:
-        self.types: list[type] = []
-        self.contents: list[Any] = []
-        self.fielded: list[Any] = []
-        self.names: list[str] = []
-        self.values: list[Any] = []
-        self.lists: list[list[Any]] = []
-        self.sizes: list[int] = []
+        from agentcontext._core import _Prints
 
-    def same(self, messages: Sequence[Any]) -> bool:
-        return (
-            list(map(type, messages)) == self.types
-            and list(map(_content, messages)) == self.contents
-            and list(map(getattr, self.fielded, self.names)) == self.values
-            and list(map(len, self.lists)) == self.sizes
-        )
+        self._held = _Prints()
 
-    def keep(self, messages: Sequence[Any], keys: list[tuple[Any, ...]], start: int) -> None:
-        if start == 0:
-            self.__init__()  # type: ignore[misc]
-        for message, key in zip(messages[start:], keys[start:], strict=True):
-            self.types.append(key[0])
-            self.contents.append(key[1])
-            if key[2] >= 0:
-                self.lists.append(key[1])
-                self.sizes.append(key[2])
-            if len(key) > 3:
-                self.fielded.append(message)
-                self.names.append(_FIELDS[key[0]][0])
-                self.values.append(key[3])
-                if key[4] >= 0:
-                    self.lists.append(key[3])
-                    self.sizes.append(key[4])
+    def same(self, messages: list[Any]) -> bool:
+        return self._held.same(messages)
+
+    def keep(self, messages: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        for cls in {type(m) for m in messages[start:]} - _ATTRS.keys():
+            _ATTRS[cls] = ("content", *_FIELDS.get(cls, _fields(cls)))
+        self._held.keep(messages, start, _ATTRS)
+
+
+#: Per message class, the attributes :func:`_key` reads.
+_ATTRS: dict[type, tuple[str, ...]] = {}
 
 
 def converted() -> Converted:
@@ -322,7 +301,15 @@ def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[
     return _beside.tool_tokens(tools, encoding, _schema_text, memo=memo, key=_tool_key)
 
 
+#: The classes known to be LangChain tools (``isinstance`` through ``ABCMeta``: asked once per class).
+_TOOL_CLASSES: set[type] = set()
+
+
 def _tool_key(tool: Any) -> tuple[str, str] | None:
+    if type(tool) in _TOOL_CLASSES:
+        return (tool.name, tool.description)
+    if isinstance(tool, BaseTool) and tool.__class__ is type(tool):
+        _TOOL_CLASSES.add(type(tool))
     return (tool.name, tool.description) if isinstance(tool, BaseTool) else None
 
 
