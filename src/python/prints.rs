@@ -76,12 +76,20 @@ impl PyPrints {
         true
     }
 
-    /// Keep the prints of `objects`, the first `start` of them kept already (the others dropped):
-    /// each one's class and the attributes `names[class]` names (a tuple of names).
+    /// Keep the prints of `objects`, the first `start` of them kept already if they are the kept
+    /// ones (the others dropped): each one's class and the attributes `names[class]` names (a
+    /// tuple of names).
     #[pyo3(signature = (objects, start, names, /))]
     fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyDict>) -> PyResult<()> {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let start = start.min(held.objects.len());
+        // (Only the kept objects that begin `objects`: the prints always describe its prefix.)
+        let same = held
+            .objects
+            .iter()
+            .zip(objects.iter())
+            .take_while(|(h, o)| o.is(*h))
+            .count();
+        let start = start.min(same);
         let attrs_end = if start == 0 { 0 } else { held.ends[start - 1] };
         held.objects.truncate(start);
         held.types.truncate(start);

@@ -226,3 +226,15 @@ def test_the_carried_count_is_a_conversations_count() -> None:
             assert _chat_tokens(dicts[k : k + 1], encoding=encoding) == expected, dicts[k]
         assert _chat_tokens(dicts, encoding=encoding) == Conversation(dicts, format="openai", encoding=encoding).tokens
     assert _chat_tokens([{"role": "user", "content": [{"type": "text", "text": "x"}]}]) is None
+
+
+def test_the_prints_describe_exactly_the_list_last_kept() -> None:
+    # Two threads finishing calls out of order must not leave prints of one list under another's.
+    a, b, c, d, x = (HumanMessage(t) for t in "abcdx")
+    prints = lc._Prints()
+    prints.keep([a, b, c], [], 0)
+    prints.keep([x, b, c, d], [], 3)  # told the first 3 are kept already: only b, c are
+    assert prints.same([x, b, c, d, a])
+    assert not prints.same([a, b, c, d])
+    c.content = "changed"
+    assert not prints.same([x, b, c, d])

@@ -135,8 +135,9 @@ class Converted:
         where this call's new objects begin (the ones before are the last call's)."""
         if self.prints is not None:
             kept = list(objects)
-            self.prints.keep(kept, keys, start)
-            self._last = (kept, keys, dicts, owners, where)
+            with self._lock:  # (the prints and the last call's work describe the same list)
+                self.prints.keep(kept, keys, start)
+                self._last = (kept, keys, dicts, owners, where)
             return
         self._last = (list(objects), keys, dicts, owners, where)
 
