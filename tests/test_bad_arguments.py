@@ -398,7 +398,7 @@ def numeric_parameters() -> Iterator[str]:
     stub = Path(ac.__file__).with_name("_core.pyi")
     for node in ast.parse(stub.read_text(encoding="utf-8")).body:
         functions = [("", node)] if isinstance(node, ast.FunctionDef) else []
-        if isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):  # (internal classes: not public)
             functions = [(f"{node.name}.", f) for f in node.body if isinstance(f, ast.FunctionDef)]
         for owner, fn in functions:
             if fn.name.startswith("_") and fn.name != "__new__":

@@ -13,7 +13,7 @@ for a wrong type) whose message starts with the argument's name; ``split(parts)`
 from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
-from typing import Literal, final, overload
+from typing import Any, Literal, final, overload
 
 from agentcontext.types import (
     AnthropicRequest,
@@ -52,7 +52,10 @@ __all__ = [
     "MemoryIndex",
     "Page",
     "Truncation",
+    "_Prints",
+    "_Trimmer",
     "__version__",
+    "_chat_tokens",
     "_equal_shares",
     "_give_way",
     "_heuristic_features",
@@ -457,6 +460,60 @@ def convert(
     """Convert a whole list from ``source`` (``"auto"`` detects it) to the format ``to``. The shape
     follows ``to`` alone: the request fields ``{"system", "messages"}`` for ``"anthropic"``
     (``system`` present only when there is one), a list for the others."""
+
+@final
+class _Prints:
+    """Internal. Fingerprints of a list of objects (each object, its class and some of its
+    attributes, by identity), to tell in one pass that a list still begins with the same objects,
+    none changed in place."""
+
+    def __new__(cls) -> _Prints: ...
+    def __len__(self) -> int: ...
+    def same(self, objects: list[Any], /) -> bool:
+        """Whether ``objects`` begins with the kept objects (by identity), each of the same class,
+        each kept attribute the same object or an equal one, each kept list as long as it was."""
+    def keep(self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]], /) -> None:
+        """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
+        each one's class and the attributes ``names[class]`` names."""
+
+@final
+class _Trimmer:
+    """Internal. :func:`trim_messages`' fast path kept across calls, for an adapter whose list grows
+    call by call: it holds what the last call read (each message's role, counts and call ids, found
+    again by the identity of the dicts: they must not change in place, and a list given again must
+    only have grown) and reads only the rest. Beside each dict it holds the caller's object for it,
+    and for each changed copy it made, the object :meth:`remember` was told for it."""
+
+    def __new__(cls, *, encoding: Encoding = "o200k_base") -> _Trimmer: ...
+    def trim(
+        self,
+        dicts: list[JsonDict],
+        objects: list[Any],
+        max_tokens: int,
+        /,
+        *,
+        clear: bool = True,
+        recent_messages: int = 12,
+        recent_tools: int = 3,
+        clear_at_least: int = 0,
+        reserved_output: int = 0,
+        safety_margin: int = 0,
+        clear_tool_inputs: bool = False,
+    ) -> tuple[list[Any], list[tuple[int, int]]] | None:
+        """``trim_messages(dicts, max_tokens, format="openai", ...)`` with each kept dict given back
+        as the object at its place in ``objects`` (unchanged) or the one :meth:`remember` was told
+        for the same change; the other changed copies as they are, listed beside as ``(position,
+        index)``. None when the fast path does not apply (call :func:`trim_messages`).
+
+        Raises:
+            BudgetError: the system messages, the request and the last round do not fit."""
+    def remember(self, index: int, copy: JsonDict, object: Any, /) -> None:
+        """That ``object`` stands for ``copy``, the changed copy of message ``index`` the last
+        :meth:`trim` gave back."""
+
+def _chat_tokens(dicts: list[JsonDict], /, *, encoding: Encoding = "o200k_base") -> int | None:
+    """Internal. The tokens of ``dicts`` as a :class:`Conversation` of them counts them, read as the
+    fast path reads a list; None when one is not a plain OpenAI Chat message with a string content."""
 
 def _heuristic_features(texts: list[str], /) -> list[list[float]]:
     """The heuristic's regressors per text (used by ``benches/calibrate_heuristic.py``)."""

@@ -23,7 +23,7 @@ use crate::compact::{
 use crate::model::{Format, Role};
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD};
 
-use super::fast_clear::{Change, Cut, with_inputs};
+use super::fast_clear::{Change, Cut, KnownResults, with_inputs};
 
 /// The texts whose counts the skeleton needs, counted together with the GIL released (through
 /// the count memo: a list that grew by one message costs one count); `Approximate` needs only a
@@ -150,8 +150,7 @@ impl Checked for Skeleton<'_> {
     }
 
     fn result_id(&self, (m, _): (usize, usize)) -> Option<String> {
-        let id = self.ids[self.messages[m].result_id?].to_str().ok()?;
-        Some(id.to_owned())
+        Some(self.id(self.messages[m].result_id?).to_owned())
     }
 }
 
@@ -170,16 +169,124 @@ pub(super) struct Skeleton<'py> {
     tools: Vec<Tool>,
     /// Call ids and tool names.
     ids: Vec<Bound<'py, PyString>>,
+    /// Their texts (read once: a kept skeleton does not read its strings again), one after the
+    /// other, and where each ends.
+    id_text: String,
+    id_ends: Vec<usize>,
     /// Arguments texts, read only for the calls whose results are cleared; one per call, in
     /// call order.
     args: Vec<Bound<'py, PyString>>,
     /// Each call's place in `tools`, in call order.
     calls: Vec<usize>,
+    /// Per message, the lengths of `tools`, `ids`, `args` and `calls` before it (to truncate).
+    starts: Vec<[usize; 4]>,
+}
+
+/// A [`Skeleton`] kept between calls (its Python objects owned; see `super::trimmer`).
+pub(super) struct Held {
+    messages: Vec<Skel>,
+    objects: Vec<Py<PyDict>>,
+    tools: Vec<Tool>,
+    ids: Vec<Py<PyString>>,
+    id_text: String,
+    id_ends: Vec<usize>,
+    args: Vec<Py<PyString>>,
+    calls: Vec<usize>,
+    starts: Vec<[usize; 4]>,
+}
+
+impl Held {
+    /// The skeleton again, bound to `py`.
+    pub(super) fn bind(self, py: Python<'_>) -> Skeleton<'_> {
+        Skeleton {
+            py,
+            messages: self.messages,
+            objects: self.objects.into_iter().map(|o| o.into_bound(py)).collect(),
+            tools: self.tools,
+            ids: self.ids.into_iter().map(|o| o.into_bound(py)).collect(),
+            id_text: self.id_text,
+            id_ends: self.id_ends,
+            args: self.args.into_iter().map(|o| o.into_bound(py)).collect(),
+            calls: self.calls,
+            starts: self.starts,
+        }
+    }
 }
 
 impl<'py> Skeleton<'py> {
+    /// An empty skeleton (room for `n` messages).
+    pub(super) fn empty(py: Python<'py>, n: usize) -> Self {
+        Skeleton {
+            py,
+            messages: Vec::with_capacity(n),
+            objects: Vec::with_capacity(n),
+            tools: Vec::with_capacity(n),
+            ids: Vec::with_capacity(n + n / 2),
+            id_text: String::new(),
+            id_ends: Vec::with_capacity(n + n / 2),
+            args: Vec::with_capacity(n / 2),
+            calls: Vec::with_capacity(n / 2),
+            starts: Vec::with_capacity(n),
+        }
+    }
+
+    /// The skeleton to keep between calls.
+    pub(super) fn unbind(self) -> Held {
+        Held {
+            messages: self.messages,
+            objects: self.objects.into_iter().map(Bound::unbind).collect(),
+            tools: self.tools,
+            ids: self.ids.into_iter().map(Bound::unbind).collect(),
+            id_text: self.id_text,
+            id_ends: self.id_ends,
+            args: self.args.into_iter().map(Bound::unbind).collect(),
+            calls: self.calls,
+            starts: self.starts,
+        }
+    }
+
+    /// The tokens of the messages read.
+    pub(super) fn tokens(&self) -> usize {
+        self.messages.iter().map(|m| m.tokens).sum()
+    }
+
+    /// The message objects read, in order.
+    pub(super) fn objects(&self) -> &[Bound<'py, PyDict>] {
+        &self.objects
+    }
+
+    /// Only the first `k` messages kept.
+    pub(super) fn truncate(&mut self, k: usize) {
+        let Some(&[tools, ids, args, calls]) = self.starts.get(k) else {
+            return;
+        };
+        self.messages.truncate(k);
+        self.objects.truncate(k);
+        self.starts.truncate(k);
+        self.tools.truncate(tools);
+        self.ids.truncate(ids);
+        self.id_ends.truncate(ids);
+        self.id_text.truncate(self.id_ends.last().copied().unwrap_or(0));
+        self.args.truncate(args);
+        self.calls.truncate(calls);
+    }
+
     pub(super) fn py(&self) -> Python<'py> {
         self.py
+    }
+
+    /// The text of id (or name) `k`.
+    fn id(&self, k: usize) -> &str {
+        let start = if k == 0 { 0 } else { self.id_ends[k - 1] };
+        &self.id_text[start..self.id_ends[k]]
+    }
+
+    /// Add an id (or name); `None` when its text cannot be read.
+    fn push_id(&mut self, id: Bound<'py, PyString>) -> Option<()> {
+        self.id_text.push_str(id.to_str().ok()?);
+        self.id_ends.push(self.id_text.len());
+        self.ids.push(id);
+        Some(())
     }
 
     /// The tool name, arguments and id of call `call` (in call order: the pairing's).
@@ -195,82 +302,88 @@ impl<'py> Skeleton<'py> {
 
 /// Read the skeleton, or `None` when the list is not plain Chat/native with string contents.
 fn skeleton<'py>(list: &Bound<'py, PyList>, enc: Encoding, native: bool) -> Option<Skeleton<'py>> {
-    let py = list.py();
-    let (k_role, k_content, k_calls, k_call_id) = (
-        intern!(py, "role"),
-        intern!(py, "content"),
-        intern!(py, "tool_calls"),
-        intern!(py, "tool_call_id"),
-    );
-    let n = list.len();
-    let mut sk = Skeleton {
-        py,
-        messages: Vec::with_capacity(n),
-        objects: Vec::with_capacity(n),
-        tools: Vec::with_capacity(n),
-        ids: Vec::with_capacity(n + n / 2),
-        args: Vec::with_capacity(n / 2),
-        calls: Vec::with_capacity(n / 2),
-    };
-    let mut pending = Pending {
-        enc,
-        texts: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
-        slots: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
-    };
-    for (mi, item) in list.iter().enumerate() {
-        let d = item.cast_into::<PyDict>().ok()?;
-        let role = role_of(&d.get_item(k_role).ok()??)?;
-        let content = d.get_item(k_content).ok()?;
-        let mut ask = AskKind::Not;
-        let mut placeholder = false;
-        let (text_tokens, empty) = match &content {
-            None => (0, true),
-            Some(c) if c.is_none() => (0, true),
-            Some(c) => {
-                let s = c.cast::<PyString>().ok()?;
-                if role == Role::User {
-                    let marked = d.contains(intern!(py, "compaction")).ok()?;
-                    ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
-                } else if role == Role::Tool {
-                    // Placeholders of an earlier trim stay as they are, as on the general path.
-                    placeholder = s.to_str().is_ok_and(is_placeholder_text);
-                }
-                let len = s.len().ok()?;
-                (pending.add(s, len, mi, true), len == 0)
-            }
-        };
-        let mut m = Skel {
-            role,
-            tokens: MESSAGE_OVERHEAD + text_tokens,
-            result_tokens: 0,
-            text_tokens,
-            empty,
-            ask,
-            result_id: None,
-            placeholder,
-        };
-        if role == Role::Tool {
-            let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
-            m.tokens += TOOL_BLOCK_OVERHEAD;
-            m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
-            m.empty = false;
-            m.result_id = Some(sk.ids.len());
-            sk.tools.push(Tool {
-                at: (mi, 0),
-                id: sk.ids.len(),
-                call: None,
-            });
-            sk.ids.push(id);
-        } else if let Some(calls) = d.get_item(k_calls).ok()? {
-            if !calls.is_none() {
-                read_calls(&calls, native, mi, &mut m, &mut sk, &mut pending)?;
-            }
-        }
-        sk.messages.push(m);
-        sk.objects.push(d);
-    }
-    pending.count(py, &mut sk.messages)?;
+    let mut sk = Skeleton::empty(list.py(), list.len());
+    sk.extend(list, 0, enc, native)?;
     Some(sk)
+}
+
+impl<'py> Skeleton<'py> {
+    /// Read the messages of `list` from `from` on onto the skeleton (which holds the ones before);
+    /// `None` when one is not plain Chat/native with a string content (the skeleton then holds
+    /// some of them: truncate it).
+    pub(super) fn extend(&mut self, list: &Bound<'py, PyList>, from: usize, enc: Encoding, native: bool) -> Option<()> {
+        let py = list.py();
+        let (k_role, k_content, k_calls, k_call_id) = (
+            intern!(py, "role"),
+            intern!(py, "content"),
+            intern!(py, "tool_calls"),
+            intern!(py, "tool_call_id"),
+        );
+        let n = list.len().saturating_sub(from);
+        let sk = self;
+        let mut pending = Pending {
+            enc,
+            texts: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
+            slots: Vec::with_capacity(if enc == Encoding::Approximate { 0 } else { 2 * n }),
+        };
+        for mi in from..list.len() {
+            let item = list.get_item(mi).ok()?;
+            sk.starts
+                .push([sk.tools.len(), sk.ids.len(), sk.args.len(), sk.calls.len()]);
+            let d = item.cast_into::<PyDict>().ok()?;
+            let role = role_of(&d.get_item(k_role).ok()??)?;
+            let content = d.get_item(k_content).ok()?;
+            let mut ask = AskKind::Not;
+            let mut placeholder = false;
+            let (text_tokens, empty) = match &content {
+                None => (0, true),
+                Some(c) if c.is_none() => (0, true),
+                Some(c) => {
+                    let s = c.cast::<PyString>().ok()?;
+                    if role == Role::User {
+                        let marked = d.contains(intern!(py, "compaction")).ok()?;
+                        ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
+                    } else if role == Role::Tool {
+                        // Placeholders of an earlier trim stay as they are, as on the general path.
+                        placeholder = s.to_str().is_ok_and(is_placeholder_text);
+                    }
+                    let len = s.len().ok()?;
+                    (pending.add(s, len, mi, true), len == 0)
+                }
+            };
+            let mut m = Skel {
+                role,
+                tokens: MESSAGE_OVERHEAD + text_tokens,
+                result_tokens: 0,
+                text_tokens,
+                empty,
+                ask,
+                result_id: None,
+                placeholder,
+            };
+            if role == Role::Tool {
+                let id = d.get_item(k_call_id).ok()??.cast_into::<PyString>().ok()?;
+                m.tokens += TOOL_BLOCK_OVERHEAD;
+                m.result_tokens = TOOL_BLOCK_OVERHEAD + text_tokens;
+                m.empty = false;
+                m.result_id = Some(sk.ids.len());
+                sk.tools.push(Tool {
+                    at: (mi, 0),
+                    id: sk.ids.len(),
+                    call: None,
+                });
+                sk.push_id(id)?;
+            } else if let Some(calls) = d.get_item(k_calls).ok()? {
+                if !calls.is_none() {
+                    read_calls(&calls, native, mi, &mut m, sk, &mut pending)?;
+                }
+            }
+            sk.messages.push(m);
+            sk.objects.push(d);
+        }
+        pending.count(py, &mut sk.messages)?;
+        Some(())
+    }
 }
 
 /// The role of a message from its `role` value: by identity when it is the interned name (as
@@ -326,8 +439,8 @@ fn read_calls<'py>(
             id: sk.ids.len(),
             call: Some((sk.ids.len() + 1, sk.args.len())),
         });
-        sk.ids.push(id);
-        sk.ids.push(name);
+        sk.push_id(id)?;
+        sk.push_id(name)?;
         sk.args.push(args);
     }
     Some(())
@@ -384,6 +497,96 @@ impl<'a> ClearSource<'a> for Source<'a, '_> {
     }
 }
 
+/// What the selection keeps of a list that does not fit whole: the kept messages in order, what
+/// clearing changed in each message, and the request cut to fit (its index and the tokens the
+/// whole message may take).
+pub(super) struct Picked<'py> {
+    pub(super) keep: Vec<usize>,
+    pub(super) shrink: Option<(usize, usize)>,
+    pub(super) changes: Vec<Option<Change<'py>>>,
+}
+
+/// What the selection makes of a skeleton.
+pub(super) enum Pick<'py> {
+    /// Not for the fast path: the general path decides (and reports errors).
+    General,
+    /// All of it, unchanged: it fits.
+    Whole,
+    Some(Picked<'py>),
+}
+
+/// The selection over the skeleton, clearing as `clear` says (none when `None`).
+pub(super) fn pick<'py>(
+    sk: &Skeleton<'py>,
+    max_tokens: usize,
+    reserve: usize,
+    clear: Option<Cut>,
+    known: Option<&mut KnownResults>,
+) -> PyResult<Pick<'py>> {
+    let pairing = Pairing::from_blocks(sk.tools.iter().map(|t| ToolBlock {
+        at: t.at,
+        id: sk.id(t.id),
+        name: t.call.map(|(name, _)| sk.id(name)),
+    }));
+    if !is_valid(sk, &pairing) {
+        // Invalid input is repaired by nobody here: the general path reports it faithfully.
+        return Ok(Pick::General);
+    }
+    let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
+    let total: usize = original.iter().sum();
+    if total.saturating_add(reserve) <= max_tokens {
+        return Ok(Pick::Whole);
+    }
+    let mut tokens = original;
+    let changes = match clear {
+        Some(cut) => {
+            let Some(changes) = cut.clear(sk, &pairing, &mut tokens, known) else {
+                return Ok(Pick::General);
+            };
+            changes
+        }
+        None => (0..sk.messages.len()).map(|_| None).collect(),
+    };
+    let plan = compact::trim::plan(&sk.messages[..], &tokens, &pairing, max_tokens, reserve, |i| {
+        overhead(sk, i)
+    })?;
+    Ok(Pick::Some(Picked {
+        keep: plan.keep,
+        shrink: plan.shrink,
+        changes,
+    }))
+}
+
+/// A request's tokens other than its text (it is a string content: the message overhead).
+fn overhead(sk: &Skeleton<'_>, i: usize) -> usize {
+    sk.messages[i].tokens - sk.messages[i].text_tokens
+}
+
+/// A copy of message `d` with `change` made.
+pub(super) fn changed<'py>(d: &Bound<'py, PyDict>, change: &Change<'py>, native: bool) -> PyResult<Bound<'py, PyDict>> {
+    match change {
+        Change::Result(text) => {
+            let copy = d.copy()?;
+            copy.set_item(intern!(d.py(), "content"), text)?;
+            Ok(copy)
+        }
+        Change::Inputs(calls) => with_inputs(d, calls, native),
+    }
+}
+
+/// A copy of the request `u` cut to take at most `room` tokens with its overhead.
+pub(super) fn shrunk<'py>(sk: &Skeleton<'py>, u: usize, room: usize, enc: Encoding) -> PyResult<Bound<'py, PyDict>> {
+    let py = sk.py();
+    let content = sk.objects[u]
+        .get_item(intern!(py, "content"))?
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("content"))?;
+    let text = content.cast::<PyString>()?.to_str()?;
+    let cut = compact::trim::cut_request(text, room - overhead(sk, u), enc)?;
+    let copy = sk.objects[u].copy()?;
+    copy.set_item(intern!(py, "content"), cut)?;
+    Ok(copy)
+}
+
 /// `trim_messages` over the skeleton, clearing as `clear` says (none when `None`); `None` means
 /// "use the general path".
 pub(crate) fn trim<'py>(
@@ -402,64 +605,19 @@ pub(crate) fn trim<'py>(
     let Some(sk) = skeleton(list, enc, native) else {
         return Ok(None);
     };
-    let Ok(ids) = sk.ids.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>() else {
-        return Ok(None);
-    };
-    let pairing = Pairing::from_blocks(sk.tools.iter().map(|t| ToolBlock {
-        at: t.at,
-        id: ids[t.id],
-        name: t.call.map(|(name, _)| ids[name]),
-    }));
-    if !is_valid(&sk, &pairing) {
-        // Invalid input is repaired by nobody here: the general path reports it faithfully.
-        return Ok(None);
-    }
     let py = list.py();
-    let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
-    let total: usize = original.iter().sum();
-    if total.saturating_add(reserve) <= max_tokens {
-        return Ok(Some(PyList::new(py, &sk.objects)?));
-    }
-    let mut tokens = original;
-    let changes = match clear {
-        Some(cut) => {
-            let Some(changes) = cut.clear(&sk, &pairing, &mut tokens) else {
-                return Ok(None);
-            };
-            changes
-        }
-        None => (0..sk.messages.len()).map(|_| None).collect(),
+    let picked = match pick(&sk, max_tokens, reserve, clear, None)? {
+        Pick::General => return Ok(None),
+        Pick::Whole => return Ok(Some(PyList::new(py, &sk.objects)?)),
+        Pick::Some(picked) => picked,
     };
-    let render = |i: usize| -> PyResult<Bound<'py, PyAny>> {
-        let d = &sk.objects[i];
-        Ok(match &changes[i] {
-            None => d.clone().into_any(),
-            Some(Change::Result(text)) => {
-                let copy = d.copy()?;
-                copy.set_item(intern!(py, "content"), text)?;
-                copy.into_any()
-            }
-            Some(Change::Inputs(calls)) => with_inputs(d, calls, native)?.into_any(),
-        })
-    };
-    // The request's tokens other than its text (it is a string content: the message overhead).
-    let overhead = |i: usize| sk.messages[i].tokens - sk.messages[i].text_tokens;
-    let plan = compact::trim::plan(&sk.messages[..], &tokens, &pairing, max_tokens, reserve, overhead)?;
-    let mut out = Vec::with_capacity(plan.keep.len());
-    for &i in &plan.keep {
-        match plan.shrink {
-            Some((u, room)) if u == i => {
-                let content = sk.objects[u]
-                    .get_item(intern!(py, "content"))?
-                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("content"))?;
-                let text = content.cast::<PyString>()?.to_str()?;
-                let cut = compact::trim::cut_request(text, room - overhead(u), enc)?;
-                let copy = sk.objects[u].copy()?;
-                copy.set_item(intern!(py, "content"), cut)?;
-                out.push(copy.into_any());
-            }
-            _ => out.push(render(i)?),
-        }
+    let mut out = Vec::with_capacity(picked.keep.len());
+    for &i in &picked.keep {
+        out.push(match (picked.shrink, &picked.changes[i]) {
+            (Some((u, room)), _) if u == i => shrunk(&sk, u, room, enc)?.into_any(),
+            (_, None) => sk.objects[i].clone().into_any(),
+            (_, Some(change)) => changed(&sk.objects[i], change, native)?.into_any(),
+        });
     }
     Ok(Some(PyList::new(py, out)?))
 }

@@ -128,6 +128,20 @@ pub(crate) fn forget() {
     *MEMO.lock().unwrap_or_else(PoisonError::into_inner) = None;
 }
 
+/// A text of the list could not be read (the general path then reports it).
+struct Unreadable;
+
+/// What clearing did to one tool result on a kept trimmer's last call (`super::trimmer`): its
+/// key, and its placeholder with the tokens after (`None`: the result stayed). A later call finds
+/// it by the message's place, without the process-wide memo.
+pub(super) struct Known {
+    key: Key,
+    made: Option<(Py<PyString>, usize)>,
+}
+
+/// Per message, what clearing did to its result on a kept trimmer's last call.
+pub(super) type KnownResults = Vec<Option<Known>>;
+
 /// What clearing changes in one message: a result's new content, or the new arguments of some of
 /// its calls (by position in `tool_calls`).
 pub(super) enum Change<'py> {
@@ -151,6 +165,7 @@ impl Cut {
         sk: &'a Skeleton<'py>,
         pairing: &Pairing<'a>,
         tokens: &mut [usize],
+        known: Option<&mut KnownResults>,
     ) -> Option<Vec<Option<Change<'py>>>> {
         let n = sk.messages.len();
         let (recent_messages, recent_tools) = (self.protection.recent_messages, self.protection.recent_tools);
@@ -166,7 +181,7 @@ impl Cut {
             .iter()
             .collect();
         let mut changes: Vec<Option<Change<'py>>> = (0..n).map(|_| None).collect();
-        let mut freed = self.results(sk, pairing, &options, &candidates, tokens, &mut changes)?;
+        let mut freed = self.results(sk, pairing, &options, &candidates, tokens, &mut changes, known)?;
         if self.inputs {
             freed += self.call_inputs(sk, pairing, &options, &candidates, tokens, &mut changes)?;
         }
@@ -180,8 +195,9 @@ impl Cut {
         Some(changes)
     }
 
-    /// The results of `candidates` cleared (each as [`clear_result`] plans it, through the
-    /// memo); the tokens freed.
+    /// The results of `candidates` cleared (each as [`clear_result`] plans it, through `known`
+    /// and the memo); the tokens freed.
+    #[allow(clippy::too_many_arguments)]
     fn results<'a, 'py>(
         &self,
         sk: &'a Skeleton<'py>,
@@ -190,14 +206,20 @@ impl Cut {
         candidates: &[(usize, (usize, usize))],
         tokens: &mut [usize],
         changes: &mut [Option<Change<'py>>],
+        mut known: Option<&mut KnownResults>,
     ) -> Option<usize> {
         let source = Source::new(sk);
         let mut placeholders = Placeholders::default();
         let mut guard = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
         let memo = guard.get_or_insert_with(Memo::default);
-        let (last, resets) = (std::mem::take(&mut memo.last), memo.resets);
-        let mut order = Vec::with_capacity(last.len().max(candidates.len() / 2));
+        // A stateless call reads the last stateless call's lookups in order (a trimmer keeps each
+        // result's own in `known`, and leaves them be).
+        let ordered = known.is_none();
+        let last = if ordered { std::mem::take(&mut memo.last) } else { Vec::new() };
+        let resets = memo.resets;
+        let mut order = Vec::with_capacity(if ordered { last.len().max(candidates.len() / 2) } else { 0 });
         let mut freed = 0;
+        let py = sk.py();
         for &(ci, at) in candidates {
             let m = &sk.messages[at.0];
             if m.placeholder {
@@ -211,60 +233,84 @@ impl Cut {
                 id: id.as_ptr() as usize,
                 before: m.result_tokens,
             };
-            // (Not after the memo started again: the strings of those keys are no longer held.)
-            let hint = last
-                .get(order.len())
-                .filter(|(k, _, _)| *k == key && memo.resets == resets);
-            let found = match hint {
-                Some((_, text, after)) => Some((text.as_ref(), *after)),
-                None => memo.made.get(&key).map(|made| (made.text.as_ref(), made.after)),
-            };
-            let (text, after) = if let Some((text, after)) = found {
-                order.push((key, text.map(|t| t.clone_ref(sk.py())), after));
-                let Some(text) = text else {
-                    continue;
-                };
-                (text.bind(sk.py()).clone(), after)
-            } else {
-                let Some((c, _, p)) = clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) else {
-                    if source.unreadable() {
-                        return None;
+            let slot = known.as_deref_mut().and_then(|k| k.get_mut(at.0));
+            let made = match slot {
+                Some(Some(k)) if k.key == key => k.made.as_ref().map(|(text, after)| (text.bind(py).clone(), *after)),
+                slot => {
+                    // (Not after the memo started again: the strings of those keys are no longer held.)
+                    let hint = last
+                        .get(order.len())
+                        .filter(|(k, _, _)| *k == key && memo.resets == resets);
+                    let made = match hint {
+                        Some((_, text, after)) => text.as_ref().map(|text| (text.bind(py).clone(), *after)),
+                        None => Self::placeholder(memo, key, (name, args, id), || {
+                            match clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) {
+                                Some((c, _, p)) => Ok(Some((
+                                    p.into_text(&placeholders, c.tokens_before, &c.tool_use_id),
+                                    c.tokens_after,
+                                ))),
+                                None if source.unreadable() => Err(Unreadable),
+                                None => Ok(None),
+                            }
+                        })
+                        .ok()?,
+                    };
+                    if ordered {
+                        let (text, after) = made.as_ref().map_or((None, 0), |(text, after)| (Some(text), *after));
+                        order.push((key, text.map(|t| t.clone().unbind()), after));
                     }
-                    // Its placeholder is not smaller (a function of the key alone): remembered too,
-                    // so that the next call does not describe the call again.
-                    memo.room(args.len().unwrap_or(0));
-                    let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
-                    memo.made.insert(
-                        key,
-                        Made {
-                            _held: held,
-                            text: None,
-                            after: 0,
-                        },
-                    );
-                    order.push((key, None, 0));
-                    continue;
-                };
-                let text = PyString::new(sk.py(), &p.into_text(&placeholders, c.tokens_before, &c.tool_use_id));
-                memo.room(args.len().unwrap_or(0));
-                let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
-                let made = Made {
-                    _held: held,
-                    text: Some(text.clone().unbind()),
-                    after: c.tokens_after,
-                };
-                memo.made.insert(key, made);
-                order.push((key, Some(text.clone().unbind()), c.tokens_after));
-                (text, c.tokens_after)
+                    if let Some(slot) = slot {
+                        let held = made.as_ref().map(|(text, after)| (text.clone().unbind(), *after));
+                        *slot = Some(Known { key, made: held });
+                    }
+                    made
+                }
+            };
+            let Some((text, after)) = made else {
+                continue;
             };
             freed += m.result_tokens - after;
             tokens[at.0] -= m.result_tokens - after;
             changes[at.0] = Some(Change::Result(text));
         }
-        if memo.resets == resets {
+        if ordered && memo.resets == resets {
             memo.last = order;
         }
         Some(freed)
+    }
+
+    /// The placeholder of the result whose key is `key` (its call's strings `strings`) and its
+    /// tokens, from the memo or made by `make` (the text and tokens after; `None` when the result
+    /// stays) and remembered; `Ok(None)` when the result stays, [`Unreadable`] when `make` could
+    /// not read a text (nothing remembered: the general path reports it).
+    fn placeholder<'py>(
+        memo: &mut Memo,
+        key: Key,
+        (name, args, id): (&Bound<'py, PyString>, &Bound<'py, PyString>, &Bound<'py, PyString>),
+        make: impl FnOnce() -> Result<Option<(String, usize)>, Unreadable>,
+    ) -> Result<Option<(Bound<'py, PyString>, usize)>, Unreadable> {
+        let py = name.py();
+        if let Some(made) = memo.made.get(&key) {
+            return Ok(made.text.as_ref().map(|text| (text.bind(py).clone(), made.after)));
+        }
+        // A result whose placeholder is not smaller (a function of the key alone) is remembered
+        // too, so that the next call does not describe the call again.
+        let made = make()?.map(|(text, after)| (PyString::new(py, &text), after));
+        memo.room(args.len().unwrap_or(0));
+        let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];
+        let (text, after) = match &made {
+            Some((text, after)) => (Some(text.clone().unbind()), *after),
+            None => (None, 0),
+        };
+        memo.made.insert(
+            key,
+            Made {
+                _held: held,
+                text,
+                after,
+            },
+        );
+        Ok(made)
     }
 
     /// The arguments of `candidates` cleared, as the general path's `clear_tool_inputs` does

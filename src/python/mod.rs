@@ -14,7 +14,9 @@ mod fast_clear;
 mod functions;
 mod handoff;
 mod memory;
+mod prints;
 mod surgery;
+mod trimmer;
 
 #[pyo3::pymodule(gil_used = false)]
 mod _core {
@@ -37,6 +39,10 @@ mod _core {
     use super::handoff::PyHandoffScan;
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
+    #[pymodule_export]
+    use super::prints::PyPrints;
+    #[pymodule_export]
+    use super::trimmer::{_chat_tokens, PyTrimmer};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from agentcontext.integrations._fit import MARK, Budget, RecallIds, fit_or_cut
+from agentcontext.integrations._converted import MARK
+from agentcontext.integrations._fit import Budget, RecallIds, fit_or_cut
 
 T = TypeVar("T")
 

@@ -15,13 +15,14 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import eq, is_, is_not, not_
+from operator import eq, is_not, not_
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
+from agentcontext.integrations._converted import MARK, Converted, _from_scratch
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.observe.compaction import observed_fit
+from agentcontext.observe.compaction import fits_observed, observed_fit
 from agentcontext.types import Encoding
 
 #: The formats the adapters fit their dicts in (never Anthropic: its system is apart).
@@ -29,8 +30,6 @@ ListFormat: TypeAlias = Literal["openai", "responses", "jsonl", "auto"]
 
 T = TypeVar("T")
 
-#: The key each dict carries back to its source (the library keeps keys it does not know).
-MARK = "_agentcontext_source"
 
 #: From this many messages on, the async adapters fit off the event loop (in a worker thread; the
 #: token counting there releases the GIL), so other tasks keep running meanwhile.
@@ -206,13 +205,65 @@ def fit(
     rather than the call failing.
     """
     dicts, owners, where = _marked(objects, to_dicts, cache)
+    if cache is not None and cache.prints is not None and format == "openai" and not fits_observed():
+        kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
+        if kept is not None:
+            return kept
     out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
     return _map_back(objects, dicts, owners, out, rebuild, where, cache)
 
 
-def _from_scratch() -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
-    """Where a fit with nothing to resume from starts: at 0, no dicts, owners, marks or keys."""
-    return 0, [], [], {}, []
+def _trimmed(
+    objects: Sequence[T],
+    dicts: list[dict[str, Any]],
+    budget: Budget,
+    beside: int,
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    cache: Converted,
+) -> list[T] | None:
+    """:func:`fit` of one-dict ``objects`` through the cache's :class:`~agentcontext._core._Trimmer`
+    (what the last call read is not read again; the kept objects come back mapped); None when it
+    does not apply (the general path then fits, cuts an oversized last round or raises)."""
+    _checks.count("beside", beside)
+    trimmer = cache.trimmer(budget.encoding)
+    try:
+        got = trimmer.trim(
+            dicts,
+            objects if type(objects) is list else list(objects),
+            budget.max_tokens,
+            clear=budget.clear,
+            recent_messages=budget.recent_messages,
+            recent_tools=budget.recent_tools,
+            clear_at_least=budget.clear_at_least,
+            reserved_output=budget.reserved_output + beside,
+            safety_margin=budget.safety_margin,
+            clear_tool_inputs=budget.clear_tool_inputs,
+        )
+    except BudgetError:
+        return None
+    if got is None:
+        return None
+    out, todo = got
+    cache._last_out = None
+    if not todo:
+        return cast("list[T]", out)
+    # Changed copies seen for the first time (a result cleared, the request cut): mapped as
+    # :func:`_map_back_one` maps them, and what each became told to the trimmer.
+    dropped = False
+    for pos, i in todo:
+        d = out[pos]
+        obj = objects[i]
+        if d == dicts[i]:
+            new: T | None = obj
+        else:
+            parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in d.items() if k != MARK})]
+            new = cache.rebuilt(obj, parts, rebuild)
+        if new is None:
+            dropped = True
+        else:
+            trimmer.remember(i, d, new)
+        out[pos] = new
+    return [o for o in out if o is not None] if dropped else cast("list[T]", out)
 
 
 def _marked(
@@ -251,7 +302,7 @@ def _marked(
             dicts += marked
     if cache is not None:
         cache.settle(objects)
-        cache.remember(objects, keys, dicts, owners, where)
+        cache.remember(objects, keys, dicts, owners, where, start)
     return dicts, owners, where
 
 
@@ -338,103 +389,6 @@ def _map_back_one(
     if cache is not None:
         cache._last_out = (out, per)
     return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
-
-
-class Converted:
-    """An adapter's memo of its conversions across calls: the dicts each object stands for, marked,
-    so that a message seen by an earlier call is not converted again (an agent's next call sees the
-    same objects plus a few new ones). Keyed by the object's identity, held with the object (so
-    the identity is not reused) and checked by ``key(obj)``, a cheap tuple compared by identity
-    first (the fields the conversion reads: a field set anew misses). At most ``capacity``
-    objects (or twice the longest list seen) are held: past that, only the last call's stay."""
-
-    def __init__(self, key: Callable[[Any], tuple[Any, ...]], capacity: int = 4096) -> None:
-        self.key = key
-        self.capacity = capacity
-        self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
-        self._serials = itertools.count()
-        # The object each changed one was rebuilt as, with the changes it was rebuilt from.
-        self._rebuilt: dict[int, tuple[Any, Any, Any]] = {}
-        # The last call's objects, their keys, dicts, owners and marks (see resume), and how many
-        # calls began from it.
-        self._last: tuple[list[Any], list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = None
-        self.resumed = 0
-        # Per object, the dict it last came back changed as and what it was rebuilt as (one-dict objects).
-        self._rebuilt_from: dict[int, tuple[Any, dict[str, Any], Any]] = {}
-        # The last call's output (one-dict objects) and what each of its dicts was mapped to.
-        self._last_out: tuple[list[dict[str, Any]], list[Any]] | None = None
-
-    def entry(
-        self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """The serial and marked dicts of ``obj`` (at ``i``), converted only when not held."""
-        held = self._entries.get(id(obj))
-        key = self.key(obj)
-        if held is not None and held[0] is obj and held[1] == key:
-            return held[2], held[3]
-        return self._convert(obj, i, key, to_dicts)
-
-    def _convert(
-        self, obj: T, i: int, key: tuple[Any, ...], to_dicts: Callable[[T, int], list[dict[str, Any]]]
-    ) -> tuple[int, list[dict[str, Any]]]:
-        serial = next(self._serials)
-        marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
-        self._entries[id(obj)] = (obj, key, serial, marked)
-        return serial, marked
-
-    def rebuilt(
-        self, obj: T, parts: list[tuple[int, dict[str, Any] | None]], rebuild: Callable[[T, Any], T | None]
-    ) -> T | None:
-        """``rebuild(obj, parts)``, the object made the last time for the same changes when there is one
-        (a result cleared on one call is cleared the same way on the next)."""
-        held = self._rebuilt.get(id(obj))
-        if held is not None and held[0] is obj and held[1] == parts:
-            return cast("T | None", held[2])
-        new = rebuild(obj, parts)
-        self._rebuilt[id(obj)] = (obj, parts, new)
-        return new
-
-    def resume(
-        self, objects: Sequence[Any]
-    ) -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
-        """Where the last call's work over ``objects`` ends, and copies of its dicts, owners, marks
-        and keys: all of it when that call's objects begin ``objects`` (the same objects by
-        identity, each key unchanged), else nothing (0 and empty)."""
-        last = self._last
-        if last is not None:
-            prev, keys, dicts, owners, where = last
-            n = len(prev)
-            if 0 < n <= len(objects) and all(map(is_, prev, objects)) and list(map(self.key, prev)) == keys:
-                self.resumed += 1
-                return n, list(dicts), list(owners), dict(where), list(keys)
-        return _from_scratch()
-
-    def remember(
-        self,
-        objects: Sequence[Any],
-        keys: list[tuple[Any, ...]],
-        dicts: list[dict[str, Any]],
-        owners: list[list[int]],
-        where: dict[int, int],
-    ) -> None:
-        """Keep this call's work over ``objects`` for the next call (see :meth:`resume`)."""
-        self._last = (list(objects), keys, dicts, owners, where)
-
-    def settle(self, objects: Sequence[Any]) -> None:
-        """Bound the memo after a call over ``objects``."""
-        bound = max(self.capacity, 2 * len(objects))
-        if len(self._entries) > bound:
-            entries = self._entries
-            self._entries = {id(o): entries[id(o)] for o in objects if id(o) in entries}
-        if len(self._rebuilt) > bound:
-            rebuilt = self._rebuilt
-            self._rebuilt = {id(o): rebuilt[id(o)] for o in objects if id(o) in rebuilt}
-        if len(self._rebuilt_from) > bound:
-            held = self._rebuilt_from
-            self._rebuilt_from = {id(o): held[id(o)] for o in objects if id(o) in held}
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 def fit_or_cut(

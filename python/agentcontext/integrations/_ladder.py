@@ -13,7 +13,8 @@ from typing import Any
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.integrations._fit import Budget, Converted
+from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._fit import Budget
 from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
 
@@ -78,11 +79,15 @@ class Carry:
         self._lock = threading.Lock()
 
     def tokens(self, objects: Sequence[Any], convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
-        """The tokens of ``objects`` (their conversions memoized)."""
-        from agentcontext._core import Conversation
+        """The tokens of ``objects`` (their conversions memoized; plain Chat messages counted as
+        the core's fast path reads them, the same count as a ``Conversation`` of them)."""
+        from agentcontext._core import Conversation, _chat_tokens
 
         dicts = [d for i, m in enumerate(objects) for d in self.converted.entry(m, i, convert)[1]]
-        return Conversation(dicts, format="openai", encoding=self.encoding).tokens if dicts else 0
+        if not dicts:
+            return 0
+        n = _chat_tokens(dicts, encoding=self.encoding)
+        return n if n is not None else Conversation(dicts, format="openai", encoding=self.encoding).tokens
 
     def resume(self, view: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> None:
         """Start ``view`` (its ``messages``, ``system``) from the carried working set when it holds."""

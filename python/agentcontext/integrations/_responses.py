@@ -19,9 +19,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, Converted, RecallIds
+from agentcontext.integrations._fit import Budget, RecallIds
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096

@@ -44,7 +44,8 @@ from agentcontext._checks import number
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
-from agentcontext.integrations._fit import MARK, Budget, Converted, RecallIds, as_budget, fit, off_loop
+from agentcontext.integrations._converted import MARK, Converted
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -62,6 +63,7 @@ try:
         SystemMessage,
         ToolMessage,
     )
+    from langchain_core.tools import BaseTool
     from langgraph.types import Command
     from typing_extensions import NotRequired  # langchain-core's dependency (typing's from Python 3.11)
 except ImportError as exc:  # pragma: no cover - depends on what is installed
@@ -116,8 +118,28 @@ def _not_a_message(message: object, index: int) -> InvalidMessageError:
     )
 
 
+#: ``json.dumps(args, ensure_ascii=False)``, its encoder made once.
+_arguments = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _tool_use(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") in ("tool_use", "tool_call", "function_call")
+
+
+#: Per message class, the first of the classes :func:`to_openai` tells apart that it is (the
+#: classes' ``isinstance`` goes through ``ABCMeta``: asked once per class, not per message).
+_KINDS: dict[type, type] = {}
+_OTHER = object
+_ORDER = (HumanMessage, ToolMessage, AIMessage, SystemMessage, BaseMessage)
+
+
+def _kind(message: object) -> type:
+    """The class of :data:`_ORDER` ``message`` is first an instance of (``object`` for none), kept
+    per class when the class says it (not an object posing as another class)."""
+    kind = next((k for k in _ORDER if isinstance(message, k)), _OTHER)
+    if kind is not _OTHER and message.__class__ is type(message):
+        _KINDS[type(message)] = kind
+    return kind
 
 
 def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
@@ -129,30 +151,34 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         InvalidMessageError: ``message`` is not a LangChain message (naming what to use for it),
             or one with no OpenAI Chat form.
     """
-    if not isinstance(message, BaseMessage):
+    kind = _KINDS.get(type(message))
+    if kind is None:
+        kind = _kind(message)
+    if kind is _OTHER:
         raise _not_a_message(message, index)
     content: Any = message.content
-    if isinstance(message, HumanMessage):
+    if kind is HumanMessage:
         return {"role": "user", "content": content}
-    if isinstance(message, ToolMessage):
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
-    if isinstance(message, AIMessage):
-        if message.tool_calls and isinstance(content, list):
+    if kind is ToolMessage:
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}  # type: ignore[attr-defined]
+    if kind is AIMessage:
+        ai = cast("AIMessage", message)
+        if ai.tool_calls and isinstance(content, list):
             content = [block for block in content if not _tool_use(block)]
         out: dict[str, Any] = {"role": "assistant", "content": content if content else None}
-        if message.tool_calls:
+        if ai.tool_calls:
             out["tool_calls"] = [
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": json.dumps(call["args"], ensure_ascii=False)},
+                    "function": {"name": call["name"], "arguments": _arguments(call["args"])},
                 }
-                for call in message.tool_calls
+                for call in ai.tool_calls
             ]
         elif out["content"] is None:
             out["content"] = ""
         return out
-    if isinstance(message, SystemMessage):
+    if kind is SystemMessage:
         return {"role": "system", "content": content}
     if isinstance(message, ChatMessage) and message.role in ("user", "assistant", "system", "developer"):
         return {"role": message.role, "content": content}
@@ -211,9 +237,33 @@ def _key(message: Any) -> tuple[Any, ...]:
     return (cls, content, size, value, len(value) if type(value) is list else -1)
 
 
+class _Prints:
+    """What :func:`_key` reads of the last call's messages (:class:`~agentcontext.integrations._converted.Prints`),
+    kept by the core (``_core._Prints``): each message, its class, its content and the field read
+    beside it, told unchanged in one pass (a list changed in place: by its length)."""
+
+    def __init__(self) -> None:
+        from agentcontext._core import _Prints
+
+        self._held = _Prints()
+
+    def same(self, messages: list[Any]) -> bool:
+        return self._held.same(messages)
+
+    def keep(self, messages: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        for cls in {type(m) for m in messages[start:]} - _ATTRS.keys():
+            _ATTRS[cls] = ("content", *_FIELDS.get(cls, _fields(cls)))
+        self._held.keep(messages, start, _ATTRS)
+
+
+#: Per message class, the attributes :func:`_key` reads.
+_ATTRS: dict[type, tuple[str, ...]] = {}
+
+
 def converted() -> Converted:
-    """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
-    return Converted(_key)
+    """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`),
+    fitting through a kept trimmer."""
+    return Converted(_key, prints=_Prints)
 
 
 def _convert(message: BaseMessage, index: int) -> list[dict[str, Any]]:
@@ -251,9 +301,15 @@ def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[
     return _beside.tool_tokens(tools, encoding, _schema_text, memo=memo, key=_tool_key)
 
 
-def _tool_key(tool: Any) -> tuple[str, str] | None:
-    from langchain_core.tools import BaseTool
+#: The classes known to be LangChain tools (``isinstance`` through ``ABCMeta``: asked once per class).
+_TOOL_CLASSES: set[type] = set()
 
+
+def _tool_key(tool: Any) -> tuple[str, str] | None:
+    if type(tool) in _TOOL_CLASSES:
+        return (tool.name, tool.description)
+    if isinstance(tool, BaseTool) and tool.__class__ is type(tool):
+        _TOOL_CLASSES.add(type(tool))
     return (tool.name, tool.description) if isinstance(tool, BaseTool) else None
 
 

@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcontext.errors import ArgumentTypeError, MissingExtraError, OptionError
-from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, off_loop
+from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, off_loop
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 

@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, Converted, as_budget, as_dict, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, as_dict, off_loop
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 

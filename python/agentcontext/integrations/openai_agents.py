@@ -36,7 +36,8 @@ from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._fit import Budget, Converted, RecallIds, as_budget, as_dict, fit, off_loop
+from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items
 from agentcontext.observe.compaction import reporting_fits

@@ -30,7 +30,8 @@ from typing import Any
 
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._fit import Budget, Converted, as_budget, fit
+from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._fit import Budget, as_budget, fit
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompactionWatch",
     "cache_impact",
+    "fits_observed",
     "observed_fit",
     "reporting_fits",
     "stage_attributes",
@@ -217,6 +218,11 @@ def reporting_fits(on_event: EventCallback | None, adapter: str, work: Callable[
         return work()
     finally:
         _FIT_EVENTS.reset(token)
+
+
+def fits_observed() -> bool:
+    """Whether a fit made now is observed (:func:`observed_fit` reports it, or a span records)."""
+    return _FIT_EVENTS.get() is not None or recording_tracer() is not None
 
 
 def observed_fit(

@@ -1,0 +1,119 @@
+//! `agentcontext._core._Prints`: fingerprints of a list of Python objects (each object, its class
+//! and some of its attributes, by identity), to tell in one pass that a list still begins with the
+//! same objects, none of them changed in place — what an adapter checks before reusing the
+//! conversions of the last call's messages.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+/// An attribute as kept: its name, its value and, for a list, its length then.
+struct Attr {
+    name: Py<PyString>,
+    value: Py<PyAny>,
+    len: Option<usize>,
+}
+
+#[derive(Default)]
+struct Held {
+    objects: Vec<Py<PyAny>>,
+    types: Vec<Py<PyAny>>,
+    attrs: Vec<Attr>,
+    /// Per object, where its attributes end in `attrs`.
+    ends: Vec<usize>,
+}
+
+#[pyclass(name = "_Prints", module = "agentcontext", frozen)]
+pub struct PyPrints {
+    held: Mutex<Held>,
+}
+
+#[pymethods]
+impl PyPrints {
+    #[new]
+    fn new() -> Self {
+        PyPrints {
+            held: Mutex::new(Held::default()),
+        }
+    }
+
+    /// How many objects are kept.
+    fn __len__(&self) -> usize {
+        self.held.lock().map_or(0, |h| h.objects.len())
+    }
+
+    /// Whether `objects` begins with the kept objects (by identity), each of the same class, each
+    /// kept attribute the same object or an equal one, each kept list as long as it was.
+    #[pyo3(signature = (objects, /))]
+    fn same(&self, objects: &Bound<'_, PyList>) -> bool {
+        let Ok(held) = self.held.try_lock() else {
+            return false;
+        };
+        if objects.len() < held.objects.len() {
+            return false;
+        }
+        let mut start = 0;
+        for (((obj, kept), kind), &end) in objects.iter().zip(&held.objects).zip(&held.types).zip(&held.ends) {
+            if !obj.is(kept) || !obj.get_type().is(kind) {
+                return false;
+            }
+            for attr in &held.attrs[start..end] {
+                let Ok(value) = obj.getattr(&attr.name) else {
+                    return false;
+                };
+                if !value.is(&attr.value) && !value.eq(&attr.value).unwrap_or(false) {
+                    return false;
+                }
+                if let Some(n) = attr.len {
+                    if value.cast_exact::<PyList>().map_or(true, |l| l.len() != n) {
+                        return false;
+                    }
+                }
+            }
+            start = end;
+        }
+        true
+    }
+
+    /// Keep the prints of `objects`, the first `start` of them kept already if they are the kept
+    /// ones (the others dropped): each one's class and the attributes `names[class]` names (a
+    /// tuple of names).
+    #[pyo3(signature = (objects, start, names, /))]
+    fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyDict>) -> PyResult<()> {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // (Only the kept objects that begin `objects`: the prints always describe its prefix.)
+        let same = held
+            .objects
+            .iter()
+            .zip(objects.iter())
+            .take_while(|(h, o)| o.is(*h))
+            .count();
+        let start = start.min(same);
+        let attrs_end = if start == 0 { 0 } else { held.ends[start - 1] };
+        held.objects.truncate(start);
+        held.types.truncate(start);
+        held.ends.truncate(start);
+        held.attrs.truncate(attrs_end);
+        for obj in objects.iter().skip(start) {
+            let kind = obj.get_type();
+            if let Some(names) = names.get_item(&kind)? {
+                for name in names.cast::<PyTuple>()?.iter() {
+                    let name = name.cast_into::<PyString>()?;
+                    let value = obj.getattr(&name)?;
+                    let len = value.cast_exact::<PyList>().ok().map(PyListMethods::len);
+                    held.attrs.push(Attr {
+                        name: name.unbind(),
+                        value: value.unbind(),
+                        len,
+                    });
+                }
+            }
+            let end = held.attrs.len();
+            held.ends.push(end);
+            held.types.push(kind.into_any().unbind());
+            held.objects.push(obj.unbind());
+        }
+        Ok(())
+    }
+}
