@@ -18,7 +18,10 @@ fn has_word(lower: &str, needles: &[&str]) -> bool {
     for (at, c) in lower.char_indices() {
         if !after_word && c.is_ascii_alphabetic() {
             let rest = &b[at..];
-            if needles.iter().any(|n| rest.starts_with(n.as_bytes())) {
+            if needles
+                .iter()
+                .any(|n| n.as_bytes()[0] == rest[0] && rest.starts_with(n.as_bytes()))
+            {
                 return true;
             }
         }

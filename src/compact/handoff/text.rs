@@ -192,6 +192,22 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `word` without the ASCII characters of `start` at its start and those of `end` at its end
+/// (`trim_start_matches` and `trim_end_matches` with them, byte by byte: an ASCII byte is never
+/// part of another character in UTF-8).
+fn trim_ascii_of<'w>(word: &'w str, start: &[u8], end: &[u8]) -> &'w str {
+    let b = word.as_bytes();
+    let mut to = b.len();
+    while to > 0 && end.contains(&b[to - 1]) {
+        to -= 1;
+    }
+    let mut from = 0;
+    while from < to && start.contains(&b[from]) {
+        from += 1;
+    }
+    &word[from..to]
+}
+
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
 pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
     identifiers_of(words(text), out);
@@ -200,7 +216,7 @@ pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
 /// [`identifiers_in`] over the [`words`] of a text, split once.
 pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
     for word in words {
-        let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
+        let w = trim_ascii_of(word, b".:!?", b".:!?");
         if w.len() < 4 || w.len() > 120 {
             continue;
         }
@@ -282,9 +298,7 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
         if memchr::memchr2(b'/', b'.', word.as_bytes()).is_none() {
             continue;
         }
-        let w = word
-            .trim_end_matches(['.', ':', '!', '?', '='])
-            .trim_start_matches([':', '!', '?', '=']);
+        let w = trim_ascii_of(word, b":!?=", b".:!?=");
         if w.len() < 3 || w.len() > 200 || has(w, "://") {
             continue;
         }
@@ -449,8 +463,7 @@ fn status(w: &str) -> Option<&'static str> {
 fn node_id_line<'t>(line: &'t str, found: &mut Found<'t>) {
     let is_test = |w: &str| has(w, "::") && (has(w, ".py") || has(w, "test"));
     let line = line.trim();
-    let mut parts = line.split_whitespace();
-    let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+    let Some((a, b)) = two_words(line) else {
         return;
     };
     let hit = if let (Some(st), true) = (status(a), is_test(b)) {
@@ -465,6 +478,34 @@ fn node_id_line<'t>(line: &'t str, found: &mut Found<'t>) {
     if let Some((name, st)) = hit {
         found.note(name, st);
     }
+}
+
+/// The first two words of `line` as `split_whitespace` gives them: read byte by byte while they
+/// and the space between them are ASCII (a pytest line), by `split_whitespace` otherwise.
+fn two_words(line: &str) -> Option<(&str, &str)> {
+    let b = line.as_bytes();
+    // Unicode's white space among ASCII characters (`u8::is_ascii_whitespace` lacks `\x0b`).
+    let space = |x: u8| matches!(x, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    let mut at = [(0, 0); 2];
+    let mut i = 0;
+    for word in &mut at {
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !space(b[i]) {
+            if !b[i].is_ascii() {
+                let mut parts = line.split_whitespace();
+                return parts.next().zip(parts.next());
+            }
+            i += 1;
+        }
+        if start == i {
+            return None;
+        }
+        *word = (start, i);
+    }
+    Some((&line[at[0].0..at[0].1], &line[at[1].0..at[1].1]))
 }
 
 /// Tests found in one output, each once (where first found) with the last status it got: looked
@@ -794,6 +835,41 @@ mod tests {
             test_statuses(&text, &mut tests);
             let got: Vec<(String, &str)> = tests.iter().map(|(n, st)| (n.to_owned(), st)).collect();
             assert_eq!(got, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn two_words_and_ascii_trims_are_the_plain_definitions() {
+        for line in [
+            "",
+            " ",
+            "a",
+            "a b",
+            "  a\tb c ",
+            "a\u{b}b",
+            "a\u{a0}b c",
+            "ü b",
+            "a ü",
+            "a\u{3000}b",
+            "tests/a.py::test_x PASSED",
+            "\u{2003}x y",
+            "x\u{85}y z",
+        ] {
+            let mut parts = line.split_whitespace();
+            assert_eq!(two_words(line), parts.next().zip(parts.next()), "{line:?}");
+        }
+        for word in ["", ".", "..:", "a.", ".a.", "?!x.py:", "==a=", "ü.:", ".ü", "=:!?"] {
+            assert_eq!(
+                trim_ascii_of(word, b".:!?", b".:!?"),
+                word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?'),
+                "{word:?}"
+            );
+            assert_eq!(
+                trim_ascii_of(word, b":!?=", b".:!?="),
+                word.trim_end_matches(['.', ':', '!', '?', '='])
+                    .trim_start_matches([':', '!', '?', '=']),
+                "{word:?}"
+            );
         }
     }
 }
