@@ -115,23 +115,22 @@ pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
 }
 
 /// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
-/// "exit status", "returncode" or "error": one pass, each position checked only against the
-/// words that start with its letter.
+/// "exit status", "returncode" or "error": each has an `e`, so only the positions of `e` and `E`
+/// are looked at, each against the words whose first `e` it can be.
 pub(super) fn names_an_outcome(line: &str) -> bool {
     let b = line.as_bytes();
-    let at = |i: usize, word: &[u8]| {
-        b.len() - i >= word.len()
-            && b[i..i + word.len()]
-                .iter()
-                .zip(word)
-                .all(|(x, y)| x.to_ascii_lowercase() == *y)
+    // `word` at `i` positions before `p` (ASCII case folded).
+    let at = |p: usize, i: usize, word: &[u8]| {
+        p >= i && b.len() - (p - i) >= word.len() && b[p - i..p - i + word.len()].eq_ignore_ascii_case(word)
     };
-    (0..b.len()).any(|i| match b[i].to_ascii_lowercase() {
-        b' ' => at(i, b" passed") || at(i, b" failed"),
-        b't' => at(i, b"test result:"),
-        b'e' => at(i, b"exit code") || at(i, b"exit status") || at(i, b"error"),
-        b'r' => at(i, b"returncode"),
-        _ => false,
+    memchr::memchr2_iter(b'e', b'E', b).any(|p| {
+        at(p, 5, b" passed")
+            || at(p, 5, b" failed")
+            || at(p, 1, b"test result:")
+            || at(p, 0, b"exit code")
+            || at(p, 0, b"exit status")
+            || at(p, 0, b"error")
+            || at(p, 1, b"returncode")
     })
 }
 
@@ -164,24 +163,25 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
     let mut done = false;
     std::iter::from_fn(move || {
         while i < bytes.len() {
-            let b = bytes[i];
-            let (width, separator) = if b.is_ascii() {
-                (
-                    1,
-                    matches!(
-                        b,
-                        b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b',' | b';'
-                    ) || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '),
-                )
-            } else {
-                let c = text[i..].chars().next().expect("a character starts here");
-                (c.len_utf8(), c.is_whitespace())
-            };
-            i += width;
-            if separator {
-                let word = &text[start..i - width];
-                start = i;
-                return Some(word);
+            // Word bytes (most) in a tight loop; a separator or a character to decode stops it.
+            match BYTE_CLASS[usize::from(bytes[i])] {
+                WORD => i += 1,
+                SEPARATOR => {
+                    let word = &text[start..i];
+                    i += 1;
+                    start = i;
+                    return Some(word);
+                }
+                _ => {
+                    let c = text[i..].chars().next().expect("a character starts here");
+                    if c.is_whitespace() {
+                        let word = &text[start..i];
+                        i += c.len_utf8();
+                        start = i;
+                        return Some(word);
+                    }
+                    i += c.len_utf8();
+                }
             }
         }
         if done {
@@ -191,6 +191,30 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
         Some(&text[start..])
     })
 }
+
+const WORD: u8 = 0;
+const SEPARATOR: u8 = 1;
+/// The first byte of a character past ASCII, which may be white space.
+const LEAD: u8 = 2;
+
+/// What each byte is to [`words`]: an ASCII separator, the first byte of a longer character, or
+/// part of a word (other ASCII bytes, and the continuation bytes of a character, never looked
+/// at alone since a character is stepped over whole).
+static BYTE_CLASS: [u8; 256] = {
+    let mut class = [WORD; 256];
+    let separators = b"\"'`()[]{}<>,;\t\n\x0b\x0c\r ";
+    let mut k = 0;
+    while k < separators.len() {
+        class[separators[k] as usize] = SEPARATOR;
+        k += 1;
+    }
+    let mut b = 0xC0;
+    while b < 256 {
+        class[b] = LEAD;
+        b += 1;
+    }
+    class
+};
 
 /// `word` without the ASCII characters of `start` at its start and those of `end` at its end
 /// (`trim_start_matches` and `trim_end_matches` with them, byte by byte: an ASCII byte is never
@@ -222,7 +246,7 @@ pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: 
         }
         // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
         // `...Exception`.
-        if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && memchr::memchr2(b'/', b':', w.as_bytes()).is_none() {
+        if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
             continue;
         }
         let looks_like_path = w.contains('/')
@@ -295,7 +319,7 @@ fn known_extension(ext: &str) -> bool {
 pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
     for word in words {
         // A path has a `/` or (a bare file name) a `.`: most words have neither.
-        if memchr::memchr2(b'/', b'.', word.as_bytes()).is_none() {
+        if !word.bytes().any(|b| b == b'/' || b == b'.') {
             continue;
         }
         let w = trim_ascii_of(word, b":!?=", b".:!?=");
@@ -683,6 +707,15 @@ mod tests {
             "",
             "e",
             "exit statu",
+            " PASSED",
+            "a FAILED b",
+            "Test Result: ok",
+            "RETURNCODE",
+            "éerror",
+            "eexit code",
+            "xreturncodE",
+            "Eerror",
+            "ee",
         ] {
             let lower = line.to_ascii_lowercase();
             assert_eq!(
