@@ -216,17 +216,17 @@ static BYTE_CLASS: [u8; 256] = {
     class
 };
 
-/// `word` without the ASCII characters of `start` at its start and those of `end` at its end
+/// `word` without the ASCII characters `start` accepts at its start and those `end` accepts at its end
 /// (`trim_start_matches` and `trim_end_matches` with them, byte by byte: an ASCII byte is never
 /// part of another character in UTF-8).
-fn trim_ascii_of<'w>(word: &'w str, start: &[u8], end: &[u8]) -> &'w str {
+fn trim_ascii_of<'w>(word: &'w str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> bool) -> &'w str {
     let b = word.as_bytes();
     let mut to = b.len();
-    while to > 0 && end.contains(&b[to - 1]) {
+    while to > 0 && end(b[to - 1]) {
         to -= 1;
     }
     let mut from = 0;
-    while from < to && start.contains(&b[from]) {
+    while from < to && start(b[from]) {
         from += 1;
     }
     &word[from..to]
@@ -240,7 +240,8 @@ pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
 /// [`identifiers_in`] over the [`words`] of a text, split once.
 pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
     for word in words {
-        let w = trim_ascii_of(word, b".:!?", b".:!?");
+        let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
+        let w = trim_ascii_of(word, edge, edge);
         if w.len() < 4 || w.len() > 120 {
             continue;
         }
@@ -322,7 +323,11 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
         if !word.bytes().any(|b| b == b'/' || b == b'.') {
             continue;
         }
-        let w = trim_ascii_of(word, b":!?=", b".:!?=");
+        let w = trim_ascii_of(
+            word,
+            |b| matches!(b, b':' | b'!' | b'?' | b'='),
+            |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
+        );
         if w.len() < 3 || w.len() > 200 || has(w, "://") {
             continue;
         }
@@ -893,12 +898,12 @@ mod tests {
         }
         for word in ["", ".", "..:", "a.", ".a.", "?!x.py:", "==a=", "ü.:", ".ü", "=:!?"] {
             assert_eq!(
-                trim_ascii_of(word, b".:!?", b".:!?"),
+                trim_ascii_of(word, |b| b".:!?".contains(&b), |b| b".:!?".contains(&b)),
                 word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?'),
                 "{word:?}"
             );
             assert_eq!(
-                trim_ascii_of(word, b":!?=", b".:!?="),
+                trim_ascii_of(word, |b| b":!?=".contains(&b), |b| b".:!?=".contains(&b)),
                 word.trim_end_matches(['.', ':', '!', '?', '='])
                     .trim_start_matches([':', '!', '?', '=']),
                 "{word:?}"
