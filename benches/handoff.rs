@@ -266,13 +266,22 @@ fn main() {
     g.bench_function("scan and ledger of the long span, one thread", |b| {
         b.iter(|| one.install(|| Scan::default().ledger_handoff(black_box(&span[..long]))));
     });
-    let mut scan = Scan::default();
-    scan.ledger_handoff(&span[..long]);
-    g.bench_function("ledger of a shorter span, scanned", |b| {
-        b.iter(|| scan.ledger_handoff(black_box(&span[..short])));
+    // The ladder's three asks: the ledger of the long span, then of a shorter one, then the whole
+    // handoff of the shorter one.
+    let ladder = |scan: &mut Scan| {
+        (
+            scan.ledger_handoff(black_box(&span[..long])),
+            scan.ledger_handoff(black_box(&span[..short])),
+            scan.handoff(black_box(&span[..short])),
+        )
+    };
+    g.bench_function("the ladder's three asks, a new scan", |b| {
+        b.iter(|| ladder(&mut Scan::default()));
     });
-    g.bench_function("handoff (all fields) of a shorter span, scanned", |b| {
-        b.iter(|| scan.handoff(black_box(&span[..short])));
+    let mut scan = Scan::default();
+    ladder(&mut scan);
+    g.bench_function("the ladder's three asks, scanned (the merges)", |b| {
+        b.iter(|| ladder(&mut scan));
     });
     g.bench_function("handoff (all fields) of the long span, scanned", |b| {
         b.iter(|| scan.handoff(black_box(&span[..long])));

@@ -438,6 +438,4 @@ mod ledger_tests;
 mod scan_tests;
 
 #[cfg(test)]
-mod prof_tmp;
-#[cfg(test)]
 mod spans_tests;

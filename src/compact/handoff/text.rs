@@ -76,15 +76,15 @@ pub(super) fn clip(s: &str, max: usize) -> String {
 
 /// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
 pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
-    // `text.rsplit('\n')`, the line ends found by one backward search rather than one per line.
-    let mut out: Vec<&str> = Vec::with_capacity(n.min(64));
-    let mut end = text.len();
     fn keep<'t>(piece: &'t str, out: &mut Vec<&'t str>) {
         let line = piece.trim();
         if !line.is_empty() {
             out.push(line);
         }
     }
+    // `text.rsplit('\n')`, the line ends found by one backward search rather than one per line.
+    let mut out: Vec<&str> = Vec::with_capacity(n.min(64));
+    let mut end = text.len();
     for nl in memchr::memrchr_iter(b'\n', text.as_bytes()) {
         if out.len() == n {
             break;
@@ -219,7 +219,7 @@ static BYTE_CLASS: [u8; 256] = {
 /// `word` without the ASCII characters `start` accepts at its start and those `end` accepts at its end
 /// (`trim_start_matches` and `trim_end_matches` with them, byte by byte: an ASCII byte is never
 /// part of another character in UTF-8).
-fn trim_ascii_of<'w>(word: &'w str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> bool) -> &'w str {
+fn trim_ascii_of(word: &str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> bool) -> &str {
     let b = word.as_bytes();
     let mut to = b.len();
     while to > 0 && end(b[to - 1]) {
@@ -435,22 +435,7 @@ pub(super) fn test_statuses(text: &str, out: &mut Tests) {
         return; // no node id and no unittest line, nothing to read (most outputs)
     }
     let mut found = Found::default();
-    if !unittest {
-        // Only lines with a node id can hold a status: found by searching the text for `::`.
-        let bytes = text.as_bytes();
-        let mut from = 0;
-        while let Some(hit) = NODE_ID.find(&bytes[from..]).map(|h| from + h) {
-            let start = memchr::memrchr(b'\n', &bytes[from..hit]).map_or(from, |p| from + p + 1);
-            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |p| hit + p);
-            // As `str::lines` gives it: without the `\r` of a `\r\n`.
-            let line = &text[start..end];
-            node_id_line(line.strip_suffix('\r').unwrap_or(line), &mut found);
-            if end == bytes.len() {
-                break;
-            }
-            from = end + 1;
-        }
-    } else {
+    if unittest {
         for line in text.lines() {
             if line.starts_with("test") && has(line, " ... ") {
                 // unittest and Django: `test_name (module.Class) ... ok`.
@@ -468,6 +453,21 @@ pub(super) fn test_statuses(text: &str, out: &mut Tests) {
             if has(line, "::") {
                 node_id_line(line, &mut found);
             }
+        }
+    } else {
+        // Only lines with a node id can hold a status: found by searching the text for `::`.
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        while let Some(hit) = NODE_ID.find(&bytes[from..]).map(|h| from + h) {
+            let start = memchr::memrchr(b'\n', &bytes[from..hit]).map_or(from, |p| from + p + 1);
+            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |p| hit + p);
+            // As `str::lines` gives it: without the `\r` of a `\r\n`.
+            let line = &text[start..end];
+            node_id_line(line.strip_suffix('\r').unwrap_or(line), &mut found);
+            if end == bytes.len() {
+                break;
+            }
+            from = end + 1;
         }
     }
     let found = found.list;
@@ -752,9 +752,10 @@ mod tests {
         .iter()
         .map(|t| (*t).to_owned())
         .collect();
-        let many: String = (0..40)
+        let many: Vec<String> = (0..40)
             .map(|k| format!("tests/t.py::test_{} {}\n", k % 23, ["PASSED", "FAILED"][k % 2]))
             .collect();
+        let many = many.concat();
         texts.push(many.clone());
         texts.push(many.replace('\n', "\r\n"));
         texts.push("x\n".repeat(100) + "tail ValueError");
