@@ -10,7 +10,7 @@ mod text;
 mod trail;
 
 use super::request::text_of;
-use super::structure::{FastMap, FastSet, Pairing};
+use super::structure::{FastMap, FastSet};
 use crate::model::Message;
 use scan::{CallFacts, MessageFacts};
 pub use spans::Scan;
@@ -107,17 +107,17 @@ enum Fields {
 }
 
 /// The merge of scanned facts into a handoff of `messages`: `scanned` the facts of each message,
-/// `facts` those of each call of `pairing`, in call order.
+/// `facts` those of each call of the span, in call order, `at` the message of each call.
 fn merge(
     messages: &[Message],
-    pairing: &Pairing<'_>,
+    at: &[usize],
     scanned: &[MessageFacts],
     facts: &[&CallFacts],
     fields: Fields,
 ) -> Handoff {
     let mut h = Handoff {
         messages: messages.len(),
-        tool_calls: pairing.calls.len(),
+        tool_calls: at.len(),
         ..Handoff::default()
     };
     for (i, f) in scanned.iter().enumerate() {
@@ -128,9 +128,9 @@ fn merge(
         }
     }
     if fields == Fields::All {
-        merge_texts(&mut h, messages, pairing, scanned, facts);
+        merge_texts(&mut h, messages, at, scanned, facts);
     }
-    h.artifacts = artifact_trail(&pairing.calls, facts);
+    h.artifacts = artifact_trail(at, facts);
     h.plan = facts.iter().rev().find_map(|f| f.plan.clone()).unwrap_or_default();
     merge_calls(&mut h, facts);
     h.user_requests.reverse();
@@ -140,13 +140,7 @@ fn merge(
 
 /// Merge into `h` what the messages' and calls' texts name: earlier summaries, identifiers,
 /// paths, references, open work, decisions, tests and the last assistant text.
-fn merge_texts(
-    h: &mut Handoff,
-    messages: &[Message],
-    pairing: &Pairing<'_>,
-    scanned: &[MessageFacts],
-    facts: &[&CallFacts],
-) {
+fn merge_texts(h: &mut Handoff, messages: &[Message], at: &[usize], scanned: &[MessageFacts], facts: &[&CallFacts]) {
     let mut last_text = None;
     // Paths and references of messages and of calls, by message index, merged below.
     let mut paths: Vec<(usize, &str)> = Vec::new();
@@ -165,10 +159,10 @@ fn merge_texts(
         }
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
-    for (c, f) in pairing.calls.iter().zip(facts) {
+    for (&i, f) in at.iter().zip(facts) {
         identifiers.extend(f.identifiers.iter().map(String::as_str));
-        paths.extend(f.paths.iter().map(|p| (c.at.0, p.as_str())));
-        references.extend(f.references.iter().map(|r| (c.at.0, r.as_str())));
+        paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
+        references.extend(f.references.iter().map(|r| (i, r.as_str())));
     }
     // Stable: within one message, in the order found. Each is then kept at its last mention.
     paths.sort_by_key(|(i, _)| *i);
@@ -211,14 +205,14 @@ struct Draft<'f> {
 /// The artifact trail of the calls, in call order: each file once with what was done to it (a
 /// whole write is a creation the first time the file is seen, an edit after), the last call that
 /// touched it and its message; most recently touched last.
-fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallFacts]) -> Vec<Artifact> {
+fn artifact_trail(calls_at: &[usize], facts: &[&CallFacts]) -> Vec<Artifact> {
     let mut trail: Vec<Draft<'_>> = Vec::new();
     let mut at: FastMap<&str, usize> = FastMap::default();
     let mut opened: Option<&str> = None;
     // The order of each file's last touch (calls of one message share its index).
     let mut touched: Vec<usize> = Vec::new();
     let mut seq = 0;
-    for (c, f) in calls.iter().zip(facts) {
+    for (&call_at, f) in calls_at.iter().zip(facts) {
         let open_edit = f.edits_open_file.then_some(opened).flatten().map(|p| (p, Op::Edited));
         let touches = f.touches.iter().map(|(p, op)| (p.as_str(), *op));
         for (written, op) in touches.chain(open_edit) {
@@ -253,7 +247,7 @@ fn artifact_trail(calls: &[crate::compact::structure::Call<'_>], facts: &[&CallF
                 a.ops.push(name);
             }
             a.last = &f.described;
-            a.index = c.at.0;
+            a.index = call_at;
         }
     }
     let mut order: Vec<(usize, Draft<'_>)> = touched.into_iter().zip(trail).collect();

@@ -2,19 +2,32 @@
 //! ("never ...", "don't ...", "use X not Y", "must", "always", "avoid", "only ...", "stop ..."),
 //! kept verbatim for the task ledger.
 
+use super::text::has;
+
 /// Sentences longer than this are pasted text more often than rules: not taken.
 const MAX_SENTENCE_CHARS: usize = 400;
 /// At most this many rules are taken from one message (a pasted style guide is not the task's).
 const MAX_PER_MESSAGE: usize = 12;
 
-/// Whether `needle` occurs in `lower` at the start of a word.
-fn has_word(lower: &str, needle: &str) -> bool {
-    lower.match_indices(needle).any(|(at, _)| {
-        lower[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric() && c != '_')
-    })
+/// Whether one of `needles` (each starting with an ASCII letter) occurs in `lower` at the start
+/// of a word (not after a letter, digit or `_`, in Unicode's sense): one pass over the text for
+/// all of them.
+fn has_word(lower: &str, needles: &[&str]) -> bool {
+    let b = lower.as_bytes();
+    let mut after_word = false;
+    for (at, c) in lower.char_indices() {
+        if !after_word && c.is_ascii_alphabetic() {
+            let rest = &b[at..];
+            if needles
+                .iter()
+                .any(|n| n.as_bytes()[0] == rest[0] && rest.starts_with(n.as_bytes()))
+            {
+                return true;
+            }
+        }
+        after_word = c.is_alphanumeric() || c == '_';
+    }
+    false
 }
 
 /// Words that may open a sentence before its rule ("please", "and", "also", "you").
@@ -50,7 +63,7 @@ fn states_a_rule(lower: &str) -> bool {
         "not allowed",
         "under no circumstances",
     ];
-    if ANYWHERE.iter().any(|n| has_word(lower, n)) {
+    if has_word(lower, ANYWHERE) {
         return true;
     }
     let mut rest = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
@@ -64,7 +77,7 @@ fn states_a_rule(lower: &str) -> bool {
         return true;
     }
     // "use X, not Y" / "use X instead".
-    rest.starts_with("use ") && (has_word(rest, "not ") || rest.contains(" instead") || rest.contains(", not"))
+    rest.starts_with("use ") && (has_word(rest, &["not "]) || has(rest, " instead") || has(rest, ", not"))
 }
 
 /// The sentences of `text` that state a rule, verbatim (trimmed), in order: lines outside code
@@ -179,4 +192,54 @@ mod tests {
             .collect();
         assert_eq!(rules(&many).len(), MAX_PER_MESSAGE);
     }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::*;
+
+    /// The plain definition: an occurrence of `needle` that no letter, digit or `_` precedes.
+    fn has_word_plain(lower: &str, needle: &str) -> bool {
+        lower.match_indices(needle).any(|(at, _)| {
+            lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+        })
+    }
+
+    #[test]
+    fn one_pass_finds_what_a_search_per_needle_finds() {
+        let texts = [
+            "",
+            "never ",
+            "xnever never ",
+            "ünever do it ",
+            "énot allowed here ",
+            "—never again ",
+            "漢never ",
+            "_never ",
+            "9never ",
+            "(never) ",
+            "you must\u{a0}never ",
+            "it's not allowedx",
+            "under no circumstance ",
+            "we should not do this ",
+            "the neverending story ",
+            "ça ne va pas: do not push ",
+        ];
+        let singles: Vec<[&str; 1]> = ANYWHERE_FOR_TESTS.iter().map(|n| [*n]).collect();
+        for text in texts {
+            assert_eq!(
+                has_word(text, ANYWHERE_FOR_TESTS),
+                ANYWHERE_FOR_TESTS.iter().any(|n| has_word_plain(text, n)),
+                "{text:?}"
+            );
+            for n in &singles {
+                assert_eq!(has_word(text, n), has_word_plain(text, n[0]), "{text:?} {n:?}");
+            }
+        }
+    }
+
+    const ANYWHERE_FOR_TESTS: &[&str] = &["never ", "do not ", "not allowed", "not ", "must "];
 }

@@ -3,7 +3,7 @@
 
 use super::rules::constraints_in;
 use super::text::{
-    Tests, clip, error_lines, exception_types, first_line, identifiers_in, identifiers_of, last_lines, lowered,
+    Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines, lowered,
     nonempty, outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
@@ -108,12 +108,12 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             let mut buf = String::new();
             for line in text.lines().map(str::trim) {
                 let lower = lowered(&mut buf, line);
-                if lower.contains("todo")
+                if has(lower, "todo")
                     || lower.starts_with("next")
-                    || lower.contains("next:")
-                    || lower.contains("next step")
-                    || lower.contains("still need")
-                    || lower.contains("remaining:")
+                    || has(lower, "next:")
+                    || has(lower, "next step")
+                    || has(lower, "still need")
+                    || has(lower, "remaining:")
                 {
                     f.todos.push(clip(line, 200));
                 }
@@ -285,7 +285,7 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         paths_of(all.iter().copied(), &mut f.paths);
         references_of(&nonempty(&all), &mut f.references);
         for &word in &all {
-            if word.contains("::test_") || (word.starts_with("test_") && word.len() > 5) {
+            if has(word, "::test_") || (word.starts_with("test_") && word.len() > 5) {
                 f.tests.push(word, "ran");
             }
         }
@@ -304,7 +304,7 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         references_of(&nonempty(&all), &mut f.references);
         for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
-            if w.contains("::test_") || (w.starts_with("test_") && w.len() > 8) {
+            if has(w, "::test_") || (w.starts_with("test_") && w.len() > 8) {
                 f.tests.push(w, "named");
             }
         }

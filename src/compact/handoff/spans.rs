@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
-use super::{Fields, Handoff, merge};
+use super::{Fields, Handoff, merge, merge_texts};
 use crate::compact::structure::{Call, FastMap, Pairing};
 use crate::model::Message;
 
@@ -19,6 +19,17 @@ type CallKey = ((usize, usize), Option<(usize, usize)>);
 pub struct Scan {
     messages: Vec<MessageFacts>,
     calls: FastMap<CallKey, CallFacts>,
+    /// The span merged last: its calls, and its ledger fields once merged (a compaction asks for
+    /// the ledger of a span and then for its whole handoff).
+    last: Option<Span>,
+}
+
+/// The calls of a span of `len` messages (as [`Pairing::of`] gives them) and its handoff with
+/// the ledger fields only, once merged.
+struct Span {
+    len: usize,
+    calls: Vec<CallKey>,
+    ledger: Option<Handoff>,
 }
 
 impl Scan {
@@ -52,10 +63,40 @@ impl Scan {
                     .extend(new.iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
             }
         }
-        let pairing = Pairing::of(messages);
-        self.scan_calls(messages, &pairing);
-        let facts: Vec<&CallFacts> = pairing.calls.iter().map(|c| &self.calls[&(c.at, c.result)]).collect();
-        merge(messages, &pairing, &self.messages[..messages.len()], &facts, fields)
+        // The same span again (the spans start at one message): its calls are known.
+        let mut span = match self.last.take() {
+            Some(span) if span.len == messages.len() => span,
+            _ => {
+                let pairing = Pairing::of(messages);
+                self.scan_calls(messages, &pairing);
+                Span {
+                    len: messages.len(),
+                    calls: pairing.calls.iter().map(|c| (c.at, c.result)).collect(),
+                    ledger: None,
+                }
+            }
+        };
+        let facts: Vec<&CallFacts> = span.calls.iter().map(|k| &self.calls[k]).collect();
+        let at: Vec<usize> = span.calls.iter().map(|((m, _), _)| *m).collect();
+        let scanned = &self.messages[..messages.len()];
+        let h = match (&span.ledger, fields) {
+            (Some(ledger), Fields::Ledger) => ledger.clone(),
+            // The whole handoff is the ledger's fields and those of the texts.
+            (Some(ledger), Fields::All) => {
+                let mut h = ledger.clone();
+                merge_texts(&mut h, messages, &at, scanned, &facts);
+                h
+            }
+            (None, _) => {
+                let h = merge(messages, &at, scanned, &facts, fields);
+                if fields == Fields::Ledger {
+                    span.ledger = Some(h.clone());
+                }
+                h
+            }
+        };
+        self.last = Some(span);
+        h
     }
 
     /// Scan the calls of `pairing` not scanned yet with their result (on all cores for many).

@@ -118,3 +118,29 @@ fn a_ledger_handoff_is_the_handoff_with_only_the_ledger_fields() {
         assert_eq!(scan.handoff(&m), Scan::default().handoff(&m));
     }
 }
+
+#[test]
+fn the_same_span_asked_again_in_either_form_gives_what_a_fresh_scan_gives() {
+    // A compaction asks for the ledger of a span and then for its whole handoff: the second ask
+    // reuses the span's calls and ledger fields. Stops from a few, so that spans repeat, in
+    // every order of the two forms.
+    let mut next = xorshift(0x0a5c_a9a1);
+    for _ in 0..40 {
+        let m = generated(&mut next);
+        let stops = [m.len(), m.len() * 2 / 3, m.len() / 3];
+        let mut scan = Scan::default();
+        for _ in 0..10 {
+            let stop = stops[usize::try_from(next() % 3).unwrap()];
+            let span = &m[..stop];
+            if next() % 2 == 0 {
+                assert_eq!(
+                    scan.ledger_handoff(span),
+                    Scan::default().ledger_handoff(span),
+                    "ledger, stop {stop}"
+                );
+            } else {
+                assert_eq!(scan.handoff(span), Scan::default().handoff(span), "whole, stop {stop}");
+            }
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! types and outcome lines, found in free text and tool outputs by plain scans.
 
 use std::hash::BuildHasherDefault;
+use std::sync::LazyLock;
 
 use memchr::memmem;
 
@@ -39,6 +40,18 @@ pub(super) fn last_owned(list: Vec<&str>) -> Vec<String> {
     kept.into_iter().map(str::to_owned).collect()
 }
 
+/// Whether `needle` occurs in `hay`: `str::contains`, which builds a two-way searcher for a
+/// haystack too short for its vector search (a word, a short line), where `memmem::find` compares
+/// rolling hashes instead (and for a longer one builds a searcher of its own, slower to build).
+#[inline]
+pub(super) fn has(hay: &str, needle: &str) -> bool {
+    if hay.len() < 64 {
+        memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
+    } else {
+        hay.contains(needle)
+    }
+}
+
 /// `line` in ASCII lower case, in `buf` (reused between lines).
 pub(super) fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
     buf.clear();
@@ -61,20 +74,33 @@ pub(super) fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// The outcome line of a tool result: a test summary or exit status line if there is one,
-/// else the last non-empty line.
 /// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
 pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
-    let mut out: Vec<&str> = text
-        .rsplit('\n')
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .take(n)
-        .collect();
+    fn keep<'t>(piece: &'t str, out: &mut Vec<&'t str>) {
+        let line = piece.trim();
+        if !line.is_empty() {
+            out.push(line);
+        }
+    }
+    // `text.rsplit('\n')`, the line ends found by one backward search rather than one per line.
+    let mut out: Vec<&str> = Vec::with_capacity(n.min(64));
+    let mut end = text.len();
+    for nl in memchr::memrchr_iter(b'\n', text.as_bytes()) {
+        if out.len() == n {
+            break;
+        }
+        keep(&text[nl + 1..end], &mut out);
+        end = nl;
+    }
+    if out.len() < n {
+        keep(&text[..end], &mut out);
+    }
     out.reverse();
     out
 }
 
+/// The outcome line of a tool result: a test summary or exit status line if there is one,
+/// else the last non-empty line.
 pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
     let summary = lines.iter().rev().find(|l| names_an_outcome(l));
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
@@ -89,23 +115,22 @@ pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
 }
 
 /// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
-/// "exit status", "returncode" or "error": one pass, each position checked only against the
-/// words that start with its letter.
+/// "exit status", "returncode" or "error": each has an `e`, so only the positions of `e` and `E`
+/// are looked at, each against the words whose first `e` it can be.
 pub(super) fn names_an_outcome(line: &str) -> bool {
     let b = line.as_bytes();
-    let at = |i: usize, word: &[u8]| {
-        b.len() - i >= word.len()
-            && b[i..i + word.len()]
-                .iter()
-                .zip(word)
-                .all(|(x, y)| x.to_ascii_lowercase() == *y)
+    // `word` at `i` positions before `p` (ASCII case folded).
+    let at = |p: usize, i: usize, word: &[u8]| {
+        p >= i && b.len() - (p - i) >= word.len() && b[p - i..p - i + word.len()].eq_ignore_ascii_case(word)
     };
-    (0..b.len()).any(|i| match b[i].to_ascii_lowercase() {
-        b' ' => at(i, b" passed") || at(i, b" failed"),
-        b't' => at(i, b"test result:"),
-        b'e' => at(i, b"exit code") || at(i, b"exit status") || at(i, b"error"),
-        b'r' => at(i, b"returncode"),
-        _ => false,
+    memchr::memchr2_iter(b'e', b'E', b).any(|p| {
+        at(p, 5, b" passed")
+            || at(p, 5, b" failed")
+            || at(p, 1, b"test result:")
+            || at(p, 0, b"exit code")
+            || at(p, 0, b"exit status")
+            || at(p, 0, b"error")
+            || at(p, 1, b"returncode")
     })
 }
 
@@ -115,9 +140,12 @@ pub(super) fn error_lines(lines: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let starts = |l: &str, p: &str| l.get(..p.len()).is_some_and(|x| x.eq_ignore_ascii_case(p));
     for &l in lines {
+        // `Error:` and `Exception:` need an `E`, `error[` a `[`: most lines have neither.
+        let capital = memchr::memchr(b'E', l.as_bytes()).is_some();
         let is_root_cause =
-            (l.contains("Error:") || l.contains("Exception:") || l.ends_with("Error")) && !l.starts_with("File ");
-        if is_root_cause || starts(l, "error") || starts(l, "failed ") || l.contains("error[") {
+            (capital && (has(l, "Error:") || has(l, "Exception:")) || l.ends_with("Error")) && !l.starts_with("File ");
+        let bracket = || memchr::memchr(b'[', l.as_bytes()).is_some() && has(l, "error[");
+        if is_root_cause || starts(l, "error") || starts(l, "failed ") || bracket() {
             out.push(clip(l, 200));
         }
     }
@@ -135,24 +163,25 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
     let mut done = false;
     std::iter::from_fn(move || {
         while i < bytes.len() {
-            let b = bytes[i];
-            let (width, separator) = if b.is_ascii() {
-                (
-                    1,
-                    matches!(
-                        b,
-                        b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b',' | b';'
-                    ) || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '),
-                )
-            } else {
-                let c = text[i..].chars().next().expect("a character starts here");
-                (c.len_utf8(), c.is_whitespace())
-            };
-            i += width;
-            if separator {
-                let word = &text[start..i - width];
-                start = i;
-                return Some(word);
+            // Word bytes (most) in a tight loop; a separator or a character to decode stops it.
+            match BYTE_CLASS[usize::from(bytes[i])] {
+                WORD => i += 1,
+                SEPARATOR => {
+                    let word = &text[start..i];
+                    i += 1;
+                    start = i;
+                    return Some(word);
+                }
+                _ => {
+                    let c = text[i..].chars().next().expect("a character starts here");
+                    if c.is_whitespace() {
+                        let word = &text[start..i];
+                        i += c.len_utf8();
+                        start = i;
+                        return Some(word);
+                    }
+                    i += c.len_utf8();
+                }
             }
         }
         if done {
@@ -163,6 +192,46 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+const WORD: u8 = 0;
+const SEPARATOR: u8 = 1;
+/// The first byte of a character past ASCII, which may be white space.
+const LEAD: u8 = 2;
+
+/// What each byte is to [`words`]: an ASCII separator, the first byte of a longer character, or
+/// part of a word (other ASCII bytes, and the continuation bytes of a character, never looked
+/// at alone since a character is stepped over whole).
+static BYTE_CLASS: [u8; 256] = {
+    let mut class = [WORD; 256];
+    let separators = b"\"'`()[]{}<>,;\t\n\x0b\x0c\r ";
+    let mut k = 0;
+    while k < separators.len() {
+        class[separators[k] as usize] = SEPARATOR;
+        k += 1;
+    }
+    let mut b = 0xC0;
+    while b < 256 {
+        class[b] = LEAD;
+        b += 1;
+    }
+    class
+};
+
+/// `word` without the ASCII characters `start` accepts at its start and those `end` accepts at its end
+/// (`trim_start_matches` and `trim_end_matches` with them, byte by byte: an ASCII byte is never
+/// part of another character in UTF-8).
+fn trim_ascii_of(word: &str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> bool) -> &str {
+    let b = word.as_bytes();
+    let mut to = b.len();
+    while to > 0 && end(b[to - 1]) {
+        to -= 1;
+    }
+    let mut from = 0;
+    while from < to && start(b[from]) {
+        from += 1;
+    }
+    &word[from..to]
+}
+
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
 pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
     identifiers_of(words(text), out);
@@ -171,8 +240,14 @@ pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
 /// [`identifiers_in`] over the [`words`] of a text, split once.
 pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
     for word in words {
-        let w = word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?');
+        let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
+        let w = trim_ascii_of(word, edge, edge);
         if w.len() < 4 || w.len() > 120 {
+            continue;
+        }
+        // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
+        // `...Exception`.
+        if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
             continue;
         }
         let looks_like_path = w.contains('/')
@@ -180,7 +255,7 @@ pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: 
                 .next()
                 .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
             && !w.starts_with("http");
-        let test_name = w.starts_with("test_") || w.contains("::test_");
+        let test_name = w.starts_with("test_") || has(w, "::test_");
         let error_type =
             (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
         if looks_like_path || test_name || error_type {
@@ -194,29 +269,73 @@ pub(super) fn nonempty<'t>(words: &[&'t str]) -> Vec<&'t str> {
     words.iter().copied().filter(|w| !w.is_empty()).collect()
 }
 
-/// Extensions that make a bare word a file name.
-const KNOWN_EXTENSIONS: &[&str] = &[
-    "py", "pyi", "rs", "ts", "tsx", "js", "jsx", "mjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb", "php",
-    "cs", "swift", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini", "sh", "sql", "html",
-    "css", "lock", "ex", "exs", "scala", "vue",
-];
+/// Extensions that make a bare word a file name: common source and config ones.
+fn known_extension(ext: &str) -> bool {
+    matches!(
+        ext,
+        "py" | "pyi"
+            | "rs"
+            | "ts"
+            | "tsx"
+            | "js"
+            | "jsx"
+            | "mjs"
+            | "go"
+            | "java"
+            | "kt"
+            | "c"
+            | "h"
+            | "cc"
+            | "cpp"
+            | "hpp"
+            | "rb"
+            | "php"
+            | "cs"
+            | "swift"
+            | "md"
+            | "rst"
+            | "txt"
+            | "toml"
+            | "yaml"
+            | "yml"
+            | "json"
+            | "jsonl"
+            | "cfg"
+            | "ini"
+            | "sh"
+            | "sql"
+            | "html"
+            | "css"
+            | "lock"
+            | "ex"
+            | "exs"
+            | "scala"
+            | "vue"
+    )
+}
 
 /// File paths in free text or a command, given as its [`words`] (split once for several scans):
 /// words with a slash whose last part has an extension, or that start with `/`, `./`, `../` or
-/// `~/` and have two parts, and bare file names with a [`KNOWN_EXTENSIONS`] extension; not URLs.
+/// `~/` and have two parts, and bare file names with a [`known_extension`]; not URLs.
 pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
     for word in words {
-        let w = word
-            .trim_end_matches(['.', ':', '!', '?', '='])
-            .trim_start_matches([':', '!', '?', '=']);
-        if w.len() < 3 || w.len() > 200 || w.contains("://") {
+        // A path has a `/` or (a bare file name) a `.`: most words have neither.
+        if !word.bytes().any(|b| b == b'/' || b == b'.') {
+            continue;
+        }
+        let w = trim_ascii_of(
+            word,
+            |b| matches!(b, b':' | b'!' | b'?' | b'='),
+            |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
+        );
+        if w.len() < 3 || w.len() > 200 || has(w, "://") {
             continue;
         }
         if !w.contains('/') {
             // A bare file name counts when its extension is a common source or config one.
             let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
                 !stem.is_empty()
-                    && KNOWN_EXTENSIONS.contains(&ext)
+                    && known_extension(ext)
                     && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
             });
             if known {
@@ -309,98 +428,178 @@ impl Tests {
 /// either order, as `-v` and the short summary print them) and cargo's `test NAME ... ok|FAILED`.
 /// Each test once per output, with the last status it got there.
 pub(super) fn test_statuses(text: &str, out: &mut Tests) {
-    let unittest = memmem::find(text.as_bytes(), b" ... ").is_some();
-    if !unittest && memmem::find(text.as_bytes(), b"::").is_none() {
+    static UNITTEST: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b" ... "));
+    static NODE_ID: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"::"));
+    let unittest = UNITTEST.find(text.as_bytes()).is_some();
+    if !unittest && NODE_ID.find(text.as_bytes()).is_none() {
         return; // no node id and no unittest line, nothing to read (most outputs)
     }
-    let status = |w: &str| match w {
-        "PASSED" | "ok" => Some("passed"),
-        "FAILED" | "FAIL" => Some("failed"),
-        "ERROR" => Some("error"),
-        "skipped" | "SKIPPED" => Some("skipped"),
-        _ => None,
-    };
-    let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
-    let mut found: Vec<(&str, &'static str)> = Vec::new();
-    let mut at: FastMap<&str, usize> = FastMap::default();
-    for line in text.lines() {
-        if unittest && line.starts_with("test") && line.contains(" ... ") {
-            // unittest and Django: `test_name (module.Class) ... ok`.
-            let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
-            let first = rest.split_whitespace().next().unwrap_or("");
-            if let (Some(st), Some((method, _))) = (status(first.trim_end_matches(['.', ','])), name.split_once(" (")) {
-                if method.starts_with("test") && name.ends_with(')') {
-                    let name = name.trim();
-                    if let Some(&k) = at.get(name) {
-                        found[k].1 = st;
-                    } else {
-                        at.insert(name, found.len());
-                        found.push((name, st));
+    let mut found = Found::default();
+    if unittest {
+        for line in text.lines() {
+            if line.starts_with("test") && has(line, " ... ") {
+                // unittest and Django: `test_name (module.Class) ... ok`.
+                let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
+                let first = rest.split_whitespace().next().unwrap_or("");
+                if let (Some(st), Some((method, _))) =
+                    (status(first.trim_end_matches(['.', ','])), name.split_once(" ("))
+                {
+                    if method.starts_with("test") && name.ends_with(')') {
+                        found.note(name.trim(), st);
                     }
                 }
+                continue;
             }
-            continue;
-        }
-        if !line.contains("::") {
-            continue;
-        }
-        let line = line.trim();
-        let mut parts = line.split_whitespace();
-        let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let hit = if let (Some(st), true) = (status(a), is_test(b)) {
-            Some((b, st))
-        } else if let (true, Some(st)) = (is_test(a), status(b)) {
-            Some((a, st))
-        } else if a == "test" && is_test(b) {
-            line.rsplit(' ').next().and_then(status).map(|st| (b, st))
-        } else {
-            None
-        };
-        if let Some((name, st)) = hit {
-            if let Some(&k) = at.get(name) {
-                found[k].1 = st;
-            } else {
-                at.insert(name, found.len());
-                found.push((name, st));
+            if has(line, "::") {
+                node_id_line(line, &mut found);
             }
+        }
+    } else {
+        // Only lines with a node id can hold a status: found by searching the text for `::`.
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        while let Some(hit) = NODE_ID.find(&bytes[from..]).map(|h| from + h) {
+            let start = memchr::memrchr(b'\n', &bytes[from..hit]).map_or(from, |p| from + p + 1);
+            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |p| hit + p);
+            // As `str::lines` gives it: without the `\r` of a `\r\n`.
+            let line = &text[start..end];
+            node_id_line(line.strip_suffix('\r').unwrap_or(line), &mut found);
+            if end == bytes.len() {
+                break;
+            }
+            from = end + 1;
         }
     }
+    let found = found.list;
     out.reserve(found.len(), found.iter().map(|(n, _)| n.len()).sum());
     for (name, st) in found {
         out.push(name, st);
     }
 }
 
+/// The status a test runner printed as a word.
+fn status(w: &str) -> Option<&'static str> {
+    match w {
+        "PASSED" | "ok" => Some("passed"),
+        "FAILED" | "FAIL" => Some("failed"),
+        "ERROR" => Some("error"),
+        "skipped" | "SKIPPED" => Some("skipped"),
+        _ => None,
+    }
+}
+
+/// A pytest line with a node id (`NODE STATUS`, `STATUS NODE`, `test NODE ... STATUS`).
+fn node_id_line<'t>(line: &'t str, found: &mut Found<'t>) {
+    let is_test = |w: &str| has(w, "::") && (has(w, ".py") || has(w, "test"));
+    let line = line.trim();
+    let Some((a, b)) = two_words(line) else {
+        return;
+    };
+    let hit = if let (Some(st), true) = (status(a), is_test(b)) {
+        Some((b, st))
+    } else if let (true, Some(st)) = (is_test(a), status(b)) {
+        Some((a, st))
+    } else if a == "test" && is_test(b) {
+        line.rsplit(' ').next().and_then(status).map(|st| (b, st))
+    } else {
+        None
+    };
+    if let Some((name, st)) = hit {
+        found.note(name, st);
+    }
+}
+
+/// The first two words of `line` as `split_whitespace` gives them: read byte by byte while they
+/// and the space between them are ASCII (a pytest line), by `split_whitespace` otherwise.
+fn two_words(line: &str) -> Option<(&str, &str)> {
+    let b = line.as_bytes();
+    // Unicode's white space among ASCII characters (`u8::is_ascii_whitespace` lacks `\x0b`).
+    let space = |x: u8| matches!(x, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    let mut at = [(0, 0); 2];
+    let mut i = 0;
+    for word in &mut at {
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !space(b[i]) {
+            if !b[i].is_ascii() {
+                let mut parts = line.split_whitespace();
+                return parts.next().zip(parts.next());
+            }
+            i += 1;
+        }
+        if start == i {
+            return None;
+        }
+        *word = (start, i);
+    }
+    Some((&line[at[0].0..at[0].1], &line[at[1].0..at[1].1]))
+}
+
+/// Tests found in one output, each once (where first found) with the last status it got: looked
+/// up by a linear search while few, by a map past [`Found::FEW`].
+#[derive(Default)]
+struct Found<'t> {
+    list: Vec<(&'t str, &'static str)>,
+    at: FastMap<&'t str, usize>,
+}
+
+impl<'t> Found<'t> {
+    const FEW: usize = 16;
+
+    fn note(&mut self, name: &'t str, st: &'static str) {
+        let k = if self.list.len() <= Self::FEW {
+            self.list.iter().position(|(n, _)| *n == name)
+        } else {
+            if self.at.is_empty() {
+                self.at.extend(self.list.iter().enumerate().map(|(k, (n, _))| (*n, k)));
+            }
+            self.at.get(name).copied()
+        };
+        if let Some(k) = k {
+            self.list[k].1 = st;
+        } else {
+            if self.list.len() > Self::FEW {
+                self.at.insert(name, self.list.len());
+            }
+            self.list.push((name, st));
+        }
+    }
+}
+
 /// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
 /// `text`: found by the suffix, then read back to the start of the word.
 pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
+    // One pass over the text for both suffixes (each starts with an `E`, rare in most outputs):
+    // the names ending in `Error` first, then those ending in `Exception`, each in text order.
+    let b = text.as_bytes();
     // Tracebacks repeat the same names: each is pushed once per text.
     let mut seen: FastSet<&str> = FastSet::default();
-    for suffix in ["Error", "Exception"] {
-        for at in memmem::find_iter(text.as_bytes(), suffix.as_bytes()) {
-            let end = at + suffix.len();
-            if text
-                .as_bytes()
-                .get(end)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            {
-                continue;
-            }
-            let start = text[..at]
-                .bytes()
-                .rposition(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
-                .map_or(0, |p| p + 1);
-            let word = &text[start..end];
-            if word.len() > suffix.len()
-                && word.len() <= 80
-                && word.as_bytes()[0].is_ascii_uppercase()
-                && seen.insert(word)
-            {
-                push_unique(out, word);
-            }
+    let mut take = |at: usize, len: usize| {
+        let end = at + len;
+        if b.get(end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+            return;
         }
+        let start = b[..at]
+            .iter()
+            .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+            .map_or(0, |p| p + 1);
+        let word = &text[start..end];
+        if word.len() > len && word.len() <= 80 && word.as_bytes()[0].is_ascii_uppercase() && seen.insert(word) {
+            push_unique(out, word);
+        }
+    };
+    let mut exceptions: Vec<usize> = Vec::new();
+    for at in memchr::memchr_iter(b'E', b) {
+        if b[at..].starts_with(b"Error") {
+            take(at, "Error".len());
+        } else if b[at..].starts_with(b"Exception") {
+            exceptions.push(at);
+        }
+    }
+    for at in exceptions {
+        take(at, "Exception".len());
     }
 }
 
@@ -513,12 +712,202 @@ mod tests {
             "",
             "e",
             "exit statu",
+            " PASSED",
+            "a FAILED b",
+            "Test Result: ok",
+            "RETURNCODE",
+            "éerror",
+            "eexit code",
+            "xreturncodE",
+            "Eerror",
+            "ee",
         ] {
             let lower = line.to_ascii_lowercase();
             assert_eq!(
                 names_an_outcome(line),
                 needles.iter().any(|n| lower.contains(n)),
                 "{line:?}"
+            );
+        }
+    }
+
+    /// Texts at the edges of the fast paths: CRLF line ends, a last line without an end, blank
+    /// and whitespace-only lines, non-ASCII letters and whitespace, names at the very start and
+    /// end of a text, repeated names past the linear lookup.
+    fn edge_texts() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "",
+            "\n",
+            "\r\n\r\n",
+            "KeyError",
+            "xKeyError: a\nValueError",
+            "Error Exception _Error ÉError ÄnError KeyErrorX Key_Error",
+            "raise ConfigException(\"x\")\r\nIOException\r\n",
+            "tests/a.py::test_x PASSED\r\ntests/a.py::test_y FAILED",
+            "PASSED tests/a.py::test_x\n\u{a0}tests/b.py::test_z\u{a0}ERROR\u{a0}\nFAILED tests/a.py::test_x - KeyError",
+            "test tests/t.rs::it_works ... ok\ntest_one (m.C) ... ok\ntest_two (m.C) ... FAIL\n",
+            "  line one  \n\n\t\n\u{3000}full width\u{3000}\nlast",
+            "ünïcødé ::\n::test_ü ok\ntests/ü.py::test_ä SKIPPED",
+        ]
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
+        let many: Vec<String> = (0..40)
+            .map(|k| format!("tests/t.py::test_{} {}\n", k % 23, ["PASSED", "FAILED"][k % 2]))
+            .collect();
+        let many = many.concat();
+        texts.push(many.clone());
+        texts.push(many.replace('\n', "\r\n"));
+        texts.push("x\n".repeat(100) + "tail ValueError");
+        texts
+    }
+
+    #[test]
+    fn last_lines_are_the_plain_definition() {
+        fn plain(text: &str, n: usize) -> Vec<&str> {
+            let mut out: Vec<&str> = text
+                .rsplit('\n')
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(n)
+                .collect();
+            out.reverse();
+            out
+        }
+        for text in edge_texts() {
+            for n in [0, 1, 2, 3, 60] {
+                assert_eq!(last_lines(&text, n), plain(&text, n), "{text:?} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn exception_types_are_the_plain_definition() {
+        let plain = |text: &str| {
+            let mut out = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for suffix in ["Error", "Exception"] {
+                for (at, _) in text.match_indices(suffix) {
+                    let end = at + suffix.len();
+                    if text
+                        .as_bytes()
+                        .get(end)
+                        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                    {
+                        continue;
+                    }
+                    let start = text[..at]
+                        .bytes()
+                        .rposition(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                        .map_or(0, |p| p + 1);
+                    let word = &text[start..end];
+                    if word.len() > suffix.len()
+                        && word.len() <= 80
+                        && word.as_bytes()[0].is_ascii_uppercase()
+                        && seen.insert(word)
+                    {
+                        out.push(word.to_owned());
+                    }
+                }
+            }
+            out
+        };
+        for text in edge_texts() {
+            let mut out = Vec::new();
+            exception_types(&text, &mut out);
+            assert_eq!(out, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn test_statuses_read_every_line_with_a_node_id() {
+        // The plain definition: every line, a map of the names found.
+        let plain = |text: &str| -> Vec<(String, &'static str)> {
+            let unittest = text.contains(" ... ");
+            if !unittest && !text.contains("::") {
+                return Vec::new();
+            }
+            let is_test = |w: &str| w.contains("::") && (w.contains(".py") || w.contains("test"));
+            let mut found: Vec<(&str, &'static str)> = Vec::new();
+            let mut note = |name, st| match found.iter().position(|(n, _)| *n == name) {
+                Some(k) => found[k].1 = st,
+                None => found.push((name, st)),
+            };
+            for line in text.lines() {
+                if unittest && line.starts_with("test") && line.contains(" ... ") {
+                    let (name, rest) = line.split_once(" ... ").unwrap_or((line, ""));
+                    let first = rest.split_whitespace().next().unwrap_or("");
+                    if let (Some(st), Some((method, _))) =
+                        (status(first.trim_end_matches(['.', ','])), name.split_once(" ("))
+                    {
+                        if method.starts_with("test") && name.ends_with(')') {
+                            note(name.trim(), st);
+                        }
+                    }
+                    continue;
+                }
+                if !line.contains("::") {
+                    continue;
+                }
+                let line = line.trim();
+                let mut parts = line.split_whitespace();
+                let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+                    continue;
+                };
+                let hit = if let (Some(st), true) = (status(a), is_test(b)) {
+                    Some((b, st))
+                } else if let (true, Some(st)) = (is_test(a), status(b)) {
+                    Some((a, st))
+                } else if a == "test" && is_test(b) {
+                    line.rsplit(' ').next().and_then(status).map(|st| (b, st))
+                } else {
+                    None
+                };
+                if let Some((name, st)) = hit {
+                    note(name, st);
+                }
+            }
+            found.into_iter().map(|(n, st)| (n.to_owned(), st)).collect()
+        };
+        for text in edge_texts() {
+            let mut tests = Tests::default();
+            test_statuses(&text, &mut tests);
+            let got: Vec<(String, &str)> = tests.iter().map(|(n, st)| (n.to_owned(), st)).collect();
+            assert_eq!(got, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn two_words_and_ascii_trims_are_the_plain_definitions() {
+        for line in [
+            "",
+            " ",
+            "a",
+            "a b",
+            "  a\tb c ",
+            "a\u{b}b",
+            "a\u{a0}b c",
+            "ü b",
+            "a ü",
+            "a\u{3000}b",
+            "tests/a.py::test_x PASSED",
+            "\u{2003}x y",
+            "x\u{85}y z",
+        ] {
+            let mut parts = line.split_whitespace();
+            assert_eq!(two_words(line), parts.next().zip(parts.next()), "{line:?}");
+        }
+        for word in ["", ".", "..:", "a.", ".a.", "?!x.py:", "==a=", "ü.:", ".ü", "=:!?"] {
+            assert_eq!(
+                trim_ascii_of(word, |b| b".:!?".contains(&b), |b| b".:!?".contains(&b)),
+                word.trim_matches(|c: char| c == '.' || c == ':' || c == '!' || c == '?'),
+                "{word:?}"
+            );
+            assert_eq!(
+                trim_ascii_of(word, |b| b":!?=".contains(&b), |b| b".:!?=".contains(&b)),
+                word.trim_end_matches(['.', ':', '!', '?', '='])
+                    .trim_start_matches([':', '!', '?', '=']),
+                "{word:?}"
             );
         }
     }

@@ -48,14 +48,19 @@ pub(super) fn tool_op(name: &str, subcommand: Option<&str>, reads: bool, writes:
     if let Some(op) = subcommand.and_then(editor_op) {
         return Some(op);
     }
-    let n = name.to_ascii_lowercase();
+    // `name` in ASCII lower case contains `k` (no lower-case copy of the name per call).
+    let named = |k: &str| {
+        name.as_bytes()
+            .windows(k.len())
+            .any(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+    };
     if writes {
-        if n.contains("write") || n.contains("create") {
+        if named("write") || named("create") {
             return Some(Op::Written);
         }
         return Some(Op::Edited);
     }
-    let file_read = ["read", "view", "cat", "open"].iter().any(|k| n.contains(k));
+    let file_read = ["read", "view", "cat", "open"].iter().any(|k| named(k));
     (reads && file_read).then_some(Op::Read)
 }
 
