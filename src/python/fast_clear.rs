@@ -215,9 +215,17 @@ impl Cut {
         // A stateless call reads the last stateless call's lookups in order (a trimmer keeps each
         // result's own in `known`, and leaves them be).
         let ordered = known.is_none();
-        let last = if ordered { std::mem::take(&mut memo.last) } else { Vec::new() };
+        let last = if ordered {
+            std::mem::take(&mut memo.last)
+        } else {
+            Vec::new()
+        };
         let resets = memo.resets;
-        let mut order = Vec::with_capacity(if ordered { last.len().max(candidates.len() / 2) } else { 0 });
+        let mut order = Vec::with_capacity(if ordered {
+            last.len().max(candidates.len() / 2)
+        } else {
+            0
+        });
         let mut freed = 0;
         let py = sk.py();
         for &(ci, at) in candidates {
