@@ -153,19 +153,24 @@ class Budget:
 
         _checks.count("beside", beside)
 
-        return trim_messages(
-            dicts,
-            self.max_tokens,
-            format=format,
-            encoding=self.encoding,
-            clear=self.clear,
-            recent_messages=self.recent_messages,
-            recent_tools=self.recent_tools,
-            clear_at_least=self.clear_at_least,
-            reserved_output=self.reserved_output + beside,
-            safety_margin=self.safety_margin,
-            clear_tool_inputs=self.clear_tool_inputs,
+        options = self._trim_options(beside)
+        fitted: list[dict[str, Any]] = trim_messages(
+            dicts, self.max_tokens, format=format, encoding=self.encoding, **options
         )
+        return fitted
+
+    def _trim_options(self, beside: int = 0) -> dict[str, Any]:
+        """The keyword options of a trim with this budget (``trim_messages`` and the adapters'
+        kept trimmer take the same), ``beside`` more tokens kept free."""
+        return {
+            "clear": self.clear,
+            "recent_messages": self.recent_messages,
+            "recent_tools": self.recent_tools,
+            "clear_at_least": self.clear_at_least,
+            "reserved_output": self.reserved_output + beside,
+            "safety_margin": self.safety_margin,
+            "clear_tool_inputs": self.clear_tool_inputs,
+        }
 
 
 def as_budget(budget: int | Budget) -> Budget:
@@ -231,13 +236,7 @@ def _trimmed(
             dicts,
             objects if type(objects) is list else list(objects),
             budget.max_tokens,
-            clear=budget.clear,
-            recent_messages=budget.recent_messages,
-            recent_tools=budget.recent_tools,
-            clear_at_least=budget.clear_at_least,
-            reserved_output=budget.reserved_output + beside,
-            safety_margin=budget.safety_margin,
-            clear_tool_inputs=budget.clear_tool_inputs,
+            **budget._trim_options(beside),
         )
     except BudgetError:
         return None
