@@ -240,7 +240,8 @@ def _key(message: Any) -> tuple[Any, ...]:
 class _Prints:
     """What :func:`_key` reads of the last call's messages (:class:`~agentcontext.integrations._converted.Prints`),
     kept by the core (``_core._Prints``): each message, its class, its content and the field read
-    beside it, told unchanged in one pass (a list changed in place: by its length)."""
+    beside it, told unchanged in one pass (a list changed in place: by its length only; an edit
+    inside a list that keeps its length is not seen, as the docs say)."""
 
     def __init__(self) -> None:
         from agentcontext._core import _Prints
