@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from operator import is_
+from operator import is_, is_not
 from typing import Any, TypeVar
 
-from agentcontext.integrations._converted import MARK
+from agentcontext.integrations._converted import MARK, source
 from agentcontext.integrations._fit import Budget, RecallIds, fit_or_cut
 
 T = TypeVar("T")
@@ -71,11 +71,11 @@ def fit_each(
         if d is None:
             dicts.append(obj)  # type: ignore[arg-type]  # a plain dict, read as it is
             continue
-        serial = d[MARK][0]
+        serial = source(d[MARK])[0]
         if serial in owner:
             # The same object twice in the list: its second place gets its own mark.
             serial = -1 - i
-            d = {**d, MARK: [serial, 0]}
+            d = {**d, MARK: serial}
         owner[serial] = (obj, d)
         converted.append(obj)
         dicts.append(d)
@@ -87,9 +87,9 @@ def fit_each(
     marks = list(map(dict.get, out, itertools.repeat(MARK)))
     result: list[Any] = list(out)
     dropped = False
-    for j in itertools.compress(range(len(out)), marks):
+    for j in itertools.compress(range(len(out)), map(is_not, marks, itertools.repeat(None))):
         d = out[j]
-        obj, original = owner[marks[j][0]]  # type: ignore[index]  # (compressed: marked ones only)
+        obj, original = owner[source(marks[j])[0]]
         if d is original or d == original:
             result[j] = obj
         else:
