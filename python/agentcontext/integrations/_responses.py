@@ -117,12 +117,19 @@ def _fields(item: Any) -> tuple[Any, ...]:
     return (getattr(item, "content", None), getattr(item, "output", None), getattr(item, "arguments", None))
 
 
-def _prints(items: Sequence[Any]) -> list[Any]:
+def _prints(items: Sequence[Any]) -> tuple[bool, list[Any]]:
     """What the Chat forms of ``items`` read that could be set anew in place (their
-    :func:`_fields`), read at C speed when every item is a dict."""
+    :func:`_fields`): per field, a list over the items when every item is a dict (read at C
+    speed), else per item."""
     if set(map(type, items)) <= {dict}:
-        return [list(map(dict.get, items, itertools.repeat(k))) for k in ("content", "output", "arguments")]
-    return list(map(_fields, items))
+        return True, [list(map(dict.get, items, itertools.repeat(k))) for k in ("content", "output", "arguments")]
+    return False, list(map(_fields, items))
+
+
+def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
+    """``prints`` of the first ``n`` items."""
+    by_field, values = prints
+    return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
 
 
 class _TurnPrints:
@@ -157,7 +164,7 @@ class Turns:
         self._lock = threading.Lock()
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).
-        self._last: tuple[tuple[Any, ...], list[Any], list[Turn], list[int]] = ((), [], [], [])
+        self._last: tuple[tuple[Any, ...], Any, list[Turn], list[int]] = ((), None, [], [])
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
@@ -184,21 +191,22 @@ class Turns:
         reused: list[Turn] = []
         start = 0
         n = len(last_items)
+        prints = _prints(items)
         if (
             1 < len(last_turns)
             and n <= len(items)
             and all(map(operator.is_, items[:n], last_items))
-            and _prints(last_items) == last_fields  # (none changed in place)
+            and _head(prints, n) == last_fields  # (none changed in place)
         ):
             reused = last_turns[:-1]
             start = last_starts[-1]
         grouped = self._group(items, start, len(reused))
         if grouped is None:
-            self._last = ((), [], [], [])
+            self._last = ((), None, [], [])
             return None
         turns, starts = grouped
         out = [*reused, *turns]
-        self._last = (tuple(items), _prints(items), out, [*last_starts[: len(reused)], *starts])
+        self._last = (tuple(items), prints, out, [*last_starts[: len(reused)], *starts])
         self._settle(out, len(items))
         return out
 
