@@ -14,8 +14,22 @@ from agentcontext.types import Encoding
 
 T = TypeVar("T")
 
-#: The key each dict carries back to its source (the library keeps keys it does not know).
+#: The key each dict carries back to its source (the library keeps keys it does not know): the
+#: object's serial alone when it stands for one dict (an int is the cheapest for the core to carry
+#: through), else ``[serial, k]`` for its ``k``-th dict (see :func:`marks` and :func:`source`).
 MARK = "_agentcontext_source"
+
+
+def marks(serial: int, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``dicts`` (an object's, with serial ``serial``), each marked with where it came from."""
+    if len(dicts) == 1:
+        return [{**dicts[0], MARK: serial}]
+    return [{**d, MARK: [serial, k]} for k, d in enumerate(dicts)]
+
+
+def source(mark: Any) -> tuple[int, int]:
+    """The serial and the place among its object's dicts that a mark names."""
+    return (mark, 0) if type(mark) is int else (mark[0], mark[1])
 
 
 def _from_scratch() -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
@@ -79,7 +93,7 @@ class Converted:
         self, obj: T, i: int, key: tuple[Any, ...], to_dicts: Callable[[T, int], list[dict[str, Any]]]
     ) -> tuple[int, list[dict[str, Any]]]:
         serial = next(self._serials)
-        marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
+        marked = marks(serial, to_dicts(obj, i))
         self._entries[id(obj)] = (obj, key, serial, marked)
         return serial, marked
 

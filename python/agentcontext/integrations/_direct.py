@@ -8,13 +8,40 @@ the oversized newest results cut (:func:`~agentcontext.integrations._fit.fit_or_
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
+from operator import is_, is_not
 from typing import Any, TypeVar
 
-from agentcontext.integrations._converted import MARK
+from agentcontext.integrations._converted import MARK, source
 from agentcontext.integrations._fit import Budget, RecallIds, fit_or_cut
 
 T = TypeVar("T")
+
+
+class Kept:
+    """The last call's dicts over its list, so that a call over the same objects plus new ones
+    looks at the new ones only: ``keys(objects)`` fingerprints the objects that are not plain
+    dicts (what their conversion reads; a plain dict is read by the core itself on every call)."""
+
+    def __init__(self, keys: Callable[[list[Any]], list[Any]]) -> None:
+        self.keys = keys
+        self.last: tuple[list[Any], list[dict[str, Any]], dict[int, Any], list[Any], list[Any]] | None = None
+        #: How many calls began from the last one's work.
+        self.resumed = 0
+
+    def resume(self, objects: list[Any]) -> tuple[int, list[dict[str, Any]], dict[int, Any], list[Any]]:
+        """Where the last call's work ends in ``objects`` and copies of its dicts, owners and
+        converted objects: all of it when its objects begin ``objects`` (by identity), the
+        converted ones read as then; else nothing."""
+        last = self.last
+        if last is not None:
+            prev, dicts, owner, converted, keys = last
+            n = len(prev)
+            if 0 < n <= len(objects) and all(map(is_, prev, objects)) and self.keys(converted) == keys:
+                self.resumed += 1
+                return n, list(dicts), dict(owner), list(converted)
+        return 0, [], {}, []
 
 
 def fit_each(
@@ -25,36 +52,47 @@ def fit_each(
     *,
     beside: int = 0,
     recall: RecallIds = "call_id",
+    kept: Kept | None = None,
 ) -> list[T]:
     """``objects`` fitted into ``budget``: ``dict_of(obj, i)`` is ``obj``'s marked Chat dict (held
     across calls), or None for a plain dict fitted as it is; ``rebuild(obj, changed)`` the object
-    to send for a changed dict (None: leave it out). Unchanged objects come back as they are."""
+    to send for a changed dict (None: leave it out). Unchanged objects come back as they are.
+    With ``kept``, the last call's dicts are taken for the objects it ended with (see :class:`Kept`)."""
+    start = 0
     dicts: list[dict[str, Any]] = []
-    owner: dict[int, tuple[T, dict[str, Any]]] = {}
-    for i, obj in enumerate(objects):
+    owner: dict[int, Any] = {}
+    converted: list[Any] = []
+    if kept is not None:
+        objects = objects if type(objects) is list else list(objects)
+        start, dicts, owner, converted = kept.resume(objects)
+    for i in range(start, len(objects)):
+        obj = objects[i]
         d = dict_of(obj, i)
         if d is None:
             dicts.append(obj)  # type: ignore[arg-type]  # a plain dict, read as it is
             continue
-        serial = d[MARK][0]
+        serial = source(d[MARK])[0]
         if serial in owner:
             # The same object twice in the list: its second place gets its own mark.
             serial = -1 - i
-            d = {**d, MARK: [serial, 0]}
+            d = {**d, MARK: serial}
         owner[serial] = (obj, d)
+        converted.append(obj)
         dicts.append(d)
+    if kept is not None:
+        kept.last = (list(objects), dicts, owner, converted, kept.keys(converted))
+        dicts = list(dicts)  # (the kept list stays as it is)
     out = fit_or_cut(dicts, budget, "openai", beside=beside, recall=recall)
-    result: list[Any] = []
-    for d in out:
-        mark = d.get(MARK)
-        if mark is None:
-            result.append(d)
-            continue
-        obj, original = owner[mark[0]]
+    # Plain dicts come back as they are; only the marked ones are mapped (found at C speed).
+    marks = list(map(dict.get, out, itertools.repeat(MARK)))
+    result: list[Any] = list(out)
+    dropped = False
+    for j in itertools.compress(range(len(out)), map(is_not, marks, itertools.repeat(None))):
+        d = out[j]
+        obj, original = owner[source(marks[j])[0]]
         if d is original or d == original:
-            result.append(obj)
+            result[j] = obj
         else:
-            new = rebuild(obj, d)
-            if new is not None:
-                result.append(new)
-    return result
+            result[j] = new = rebuild(obj, d)
+            dropped = dropped or new is None
+    return [x for x in result if x is not None] if dropped else result

@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
-from agentcontext.integrations._converted import MARK, Converted, _from_scratch
+from agentcontext.integrations._converted import MARK, Converted, _from_scratch, marks, source
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.observe.compaction import fits_observed, observed_fit
 from agentcontext.types import Encoding
@@ -291,7 +291,7 @@ def _marked(
         if marked is None or serial in where:
             # Not cached, or the same object twice in the list: fresh dicts, marked by position.
             serial = -1 - i
-            marked = [{**d, MARK: [serial, k]} for k, d in enumerate(to_dicts(obj, i))]
+            marked = marks(serial, to_dicts(obj, i))
         where[serial] = i
         if len(marked) == 1:
             owners.append([len(dicts)])
@@ -321,7 +321,7 @@ def _map_back(
     # Per object: its kept dicts, with the new content where changed.
     kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
     for d in out:
-        serial, k = d[MARK]
+        serial, k = source(d[MARK])
         i = where[serial]
         original = dicts[owners[i][k]]
         changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
@@ -371,7 +371,7 @@ def _map_back_one(
     last = cache._rebuilt_from if cache is not None else {}
     for j in changed:
         d = out[j]
-        i = where[d[MARK][0]]
+        i = where[source(d[MARK])[0]]
         obj = objects[i]
         original = dicts[i]
         if d is original or d == original:

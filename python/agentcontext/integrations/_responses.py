@@ -21,8 +21,7 @@ from typing import Any
 
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._direct import fit_each
-from agentcontext.integrations._fit import Budget, RecallIds
+from agentcontext.integrations._fit import Budget, RecallIds, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -118,6 +117,41 @@ def _fields(item: Any) -> tuple[Any, ...]:
     return (getattr(item, "content", None), getattr(item, "output", None), getattr(item, "arguments", None))
 
 
+def _prints(items: Sequence[Any]) -> tuple[bool, list[Any]]:
+    """What the Chat forms of ``items`` read that could be set anew in place (their
+    :func:`_fields`): per field, a list over the items when every item is a dict (read at C
+    speed), else per item."""
+    if set(map(type, items)) <= {dict}:
+        return True, [list(map(dict.get, items, itertools.repeat(k))) for k in ("content", "output", "arguments")]
+    return False, list(map(_fields, items))
+
+
+def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
+    """``prints`` of the first ``n`` items."""
+    by_field, values = prints
+    return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
+
+
+class _TurnPrints:
+    """The last call's turns, told unchanged by identity and class alone (``_core._Prints``): a
+    :class:`Turn` is never changed (an item changed in place makes another turn)."""
+
+    def __init__(self) -> None:
+        from agentcontext._core import _Prints
+
+        self._held = _Prints()
+
+    def same(self, turns: list[Any]) -> bool:
+        return self._held.same(turns)
+
+    def keep(self, turns: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        self._held.keep(turns, start, {})
+
+
+def _chat(turn: Turn, index: int) -> list[dict[str, Any]]:
+    return [turn.chat]
+
+
 class Turns:
     """A memo of the items' Chat forms and turns across calls (by identity, bounded by the list
     in use); :meth:`fit` fits a list on the Chat path, or says it cannot."""
@@ -126,10 +160,11 @@ class Turns:
         self._as_dict = as_dict
         self._pieces: dict[int, tuple[Any, tuple[Any, ...], tuple[str, Any] | None]] = {}
         self._turns: dict[tuple[int, ...], Turn] = {}
-        self._converted = Converted(_key)
+        self._converted = Converted(_key, prints=_TurnPrints)
         self._lock = threading.Lock()
-        #: The last call's list, its turns and where each starts (reused by the next call).
-        self._last: tuple[tuple[Any, ...], list[Turn], list[int]] = ((), [], [])
+        #: The last call's list, the fields each item's Chat form read, its turns and where each
+        #: starts (reused by the next call).
+        self._last: tuple[tuple[Any, ...], Any, list[Turn], list[int]] = ((), None, [], [])
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
@@ -143,7 +178,7 @@ class Turns:
     def _turn(self, items: list[Any], chat: dict[str, Any]) -> Turn:
         key = tuple(map(id, items))
         held = self._turns.get(key)
-        if held is not None and all(a is b for a, b in zip(held.items, items, strict=True)):
+        if held is not None and all(a is b for a, b in zip(held.items, items, strict=True)) and held.chat == chat:
             return held
         turn = self._turns[key] = Turn(tuple(items), chat)
         return turn
@@ -152,20 +187,26 @@ class Turns:
         """``items`` as Chat turns (each held across calls), or None when one has no Chat form.
         A list that starts with the last call's list (the same objects) is grouped from the
         start of that list's last turn on: an agent's next call costs its new items only."""
-        last_items, last_turns, last_starts = self._last
+        last_items, last_fields, last_turns, last_starts = self._last
         reused: list[Turn] = []
         start = 0
         n = len(last_items)
-        if 1 < len(last_turns) and n <= len(items) and all(map(operator.is_, items[:n], last_items)):
+        prints = _prints(items)
+        if (
+            1 < len(last_turns)
+            and n <= len(items)
+            and all(map(operator.is_, items[:n], last_items))
+            and _head(prints, n) == last_fields  # (none changed in place)
+        ):
             reused = last_turns[:-1]
             start = last_starts[-1]
         grouped = self._group(items, start, len(reused))
         if grouped is None:
-            self._last = ((), [], [])
+            self._last = ((), None, [], [])
             return None
         turns, starts = grouped
         out = [*reused, *turns]
-        self._last = (tuple(items), out, [*last_starts[: len(reused)], *starts])
+        self._last = (tuple(items), prints, out, [*last_starts[: len(reused)], *starts])
         self._settle(out, len(items))
         return out
 
@@ -222,20 +263,9 @@ class Turns:
         turns = self.turns(items)
         if turns is None:
             return None
-        converted = self._converted
-
-        def chat(t: Turn, i: int) -> list[dict[str, Any]]:
-            return [t.chat]
-
-        fitted = fit_each(
-            turns,
-            budget,
-            lambda t, i: converted.entry(t, i, chat)[1][0],
-            lambda t, changed: _rebuild(t, [(0, changed)]),
-            beside=beside,
-            recall=recall,
+        fitted = fit(
+            turns, budget, _chat, _rebuild, format="openai", beside=beside, cache=self._converted, recall=recall
         )
-        converted.settle(turns)
         return [x for t in fitted for x in t.items]
 
 

@@ -23,12 +23,13 @@ Nothing here imports LiteLLM; tested with litellm 1.110.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._direct import fit_each
+from agentcontext.integrations._direct import Kept, fit_each
 from agentcontext.integrations._fit import Budget, as_budget, as_dict, off_loop
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -47,6 +48,20 @@ def _key(message: Any) -> tuple[Any, ...]:
 
 #: The messages converted by earlier calls (by identity; see ``Converted``).
 _CONVERTED = Converted(_key)
+
+_ATTRS = attrgetter("content", "tool_calls")
+
+
+def _keys(objects: list[Any]) -> list[Any]:
+    """What the conversion reads of each of ``objects`` (at C speed for message objects)."""
+    try:
+        return list(map(_ATTRS, objects))
+    except AttributeError:
+        return list(map(_key, objects))
+
+
+#: The last call's dicts (see ``Kept``).
+_KEPT = Kept(_keys)
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
@@ -117,7 +132,7 @@ def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
 
 def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:
     fitted = reporting_fits(
-        on_event, "litellm", lambda: fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside)
+        on_event, "litellm", lambda: fit_each(messages, budget, _dict_of, _rebuild_one, beside=beside, kept=_KEPT)
     )
     _CONVERTED.settle(messages)
     return fitted
