@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 import agentcontext as ac
 
 #: The budget the adapters fit into: far below what the runs below accumulate.
@@ -49,3 +51,25 @@ def check_sent(dicts: list[dict[str, Any]], request: str, budget: int, beside: i
     assert conv.validate() == [], conv.validate()
     assert any(request in str(d.get("content")) for d in dicts), f"the request {request!r} is missing"
     return sent
+
+
+# LiteLLM's reply message, as ``response.choices[0].message`` gives it (pydantic, not a dict).
+
+
+class Function(BaseModel):
+    name: str
+    arguments: str
+
+
+class ToolCall(BaseModel):
+    id: str
+    type: str = "function"
+    function: Function
+
+
+class Message(BaseModel):
+    """What LiteLLM's ``completion`` answers with (``response.choices[0].message``)."""
+
+    role: str = "assistant"
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None

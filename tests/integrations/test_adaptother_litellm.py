@@ -12,12 +12,19 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 import agentcontext as ac
 from agentcontext.integrations import litellm as adapter
 from agentcontext.integrations.litellm import fit_messages
-from tests.integration_support import BIG_RESULT, LONG_SYSTEM, check_sent, tool_schema_tokens
+from tests.integration_support import (
+    BIG_RESULT,
+    LONG_SYSTEM,
+    Function,
+    Message,
+    ToolCall,
+    check_sent,
+    tool_schema_tokens,
+)
 
 BUDGET = 6_000
 
@@ -31,25 +38,6 @@ TOOLS = [
         },
     }
 ]
-
-
-class Function(BaseModel):
-    name: str
-    arguments: str
-
-
-class ToolCall(BaseModel):
-    id: str
-    type: str = "function"
-    function: Function
-
-
-class Message(BaseModel):
-    """What LiteLLM's ``completion`` answers with (``response.choices[0].message``)."""
-
-    role: str = "assistant"
-    content: str | None = None
-    tool_calls: list[ToolCall] | None = None
 
 
 class FakeCompletion:

@@ -10,29 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from agentcontext.integrations import litellm
 from agentcontext.integrations.litellm import fit_messages
+from tests.integration_support import Function, Message, ToolCall
 
 BUDGET = 3_000
-
-
-class Function(BaseModel):
-    name: str
-    arguments: str
-
-
-class ToolCall(BaseModel):
-    id: str
-    type: str = "function"
-    function: Function
-
-
-class Message(BaseModel):
-    role: str = "assistant"
-    content: str | None = None
-    tool_calls: list[ToolCall] | None = None
 
 
 def result(i: int, lines: int = 40) -> str:
