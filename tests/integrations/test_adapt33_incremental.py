@@ -231,7 +231,8 @@ def test_the_carried_count_is_a_conversations_count() -> None:
 def test_the_prints_describe_exactly_the_list_last_kept() -> None:
     # Two threads finishing calls out of order must not leave prints of one list under another's.
     a, b, c, d, x = (HumanMessage(t) for t in "abcdx")
-    prints = lc._Prints()
+    prints = lc.converted().prints
+    assert prints is not None
     prints.keep([a, b, c], [], 0)
     prints.keep([x, b, c, d], [], 3)  # told the first 3 are kept already: only b, c are
     assert prints.same([x, b, c, d, a])

@@ -48,6 +48,30 @@ class Prints(Protocol):
         """Keep the prints of ``objects`` (their keys ``keys``); those before ``start`` are kept already."""
 
 
+class CorePrints:
+    """:class:`Prints` kept by the core (``_core._Prints``): each object by identity and class and,
+    with ``attrs``, the attributes ``attrs(cls)`` names for its class (each the same object or an
+    equal one; a list: of the same length), told unchanged in one pass."""
+
+    def __init__(self, attrs: Callable[[type], tuple[str, ...]] | None = None) -> None:
+        from agentcontext._core import _Prints
+
+        self._held = _Prints()
+        self._attrs = attrs
+        #: Per class seen, the attributes kept (none without ``attrs``).
+        self._names: dict[type, tuple[str, ...]] = {}
+
+    def same(self, objects: list[Any]) -> bool:
+        return self._held.same(objects)
+
+    def keep(self, objects: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        attrs = self._attrs
+        if attrs is not None:
+            for cls in {type(o) for o in objects[start:]} - self._names.keys():
+                self._names[cls] = attrs(cls)
+        self._held.keep(objects, start, self._names)
+
+
 class Converted:
     """An adapter's memo of its conversions across calls: the dicts each object stands for, marked,
     so that a message seen by an earlier call is not converted again (an agent's next call sees the

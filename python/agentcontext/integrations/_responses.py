@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._converted import Converted, CorePrints
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._fit import Budget, RecallIds, fit
 
@@ -132,22 +132,6 @@ def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
     return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
 
 
-class _TurnPrints:
-    """The last call's turns, told unchanged by identity and class alone (``_core._Prints``): a
-    :class:`Turn` is never changed (an item changed in place makes another turn)."""
-
-    def __init__(self) -> None:
-        from agentcontext._core import _Prints
-
-        self._held = _Prints()
-
-    def same(self, turns: list[Any]) -> bool:
-        return self._held.same(turns)
-
-    def keep(self, turns: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
-        self._held.keep(turns, start, {})
-
-
 def _chat(turn: Turn, index: int) -> list[dict[str, Any]]:
     return [turn.chat]
 
@@ -160,7 +144,9 @@ class Turns:
         self._as_dict = as_dict
         self._pieces: dict[int, tuple[Any, tuple[Any, ...], tuple[str, Any] | None]] = {}
         self._turns: dict[tuple[int, ...], Turn] = {}
-        self._converted = Converted(_key, prints=_TurnPrints)
+        # A Turn is never changed (an item changed in place makes another turn): told unchanged by
+        # identity and class alone.
+        self._converted = Converted(_key, prints=CorePrints)
         self._lock = threading.Lock()
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).

@@ -44,7 +44,7 @@ from agentcontext._checks import number
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
-from agentcontext.integrations._converted import MARK, Converted
+from agentcontext.integrations._converted import MARK, Converted, CorePrints
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
 from agentcontext.observe.compaction import reporting_fits
@@ -237,34 +237,17 @@ def _key(message: Any) -> tuple[Any, ...]:
     return (cls, content, size, value, len(value) if type(value) is list else -1)
 
 
-class _Prints:
-    """What :func:`_key` reads of the last call's messages (:class:`~agentcontext.integrations._converted.Prints`),
-    kept by the core (``_core._Prints``): each message, its class, its content and the field read
-    beside it, told unchanged in one pass (a list changed in place: by its length only; an edit
-    inside a list that keeps its length is not seen, as the docs say)."""
-
-    def __init__(self) -> None:
-        from agentcontext._core import _Prints
-
-        self._held = _Prints()
-
-    def same(self, messages: list[Any]) -> bool:
-        return self._held.same(messages)
-
-    def keep(self, messages: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
-        for cls in {type(m) for m in messages[start:]} - _ATTRS.keys():
-            _ATTRS[cls] = ("content", *_FIELDS.get(cls, _fields(cls)))
-        self._held.keep(messages, start, _ATTRS)
-
-
-#: Per message class, the attributes :func:`_key` reads.
-_ATTRS: dict[type, tuple[str, ...]] = {}
+def _attrs(cls: type) -> tuple[str, ...]:
+    """What :func:`_key` reads of a message of class ``cls``, as the core's prints keep it: its
+    content and the field read beside it (a list changed in place is told by its length only; an
+    edit inside a list that keeps its length is not seen, as the docs say)."""
+    return ("content", *_FIELDS.get(cls, _fields(cls)))
 
 
 def converted() -> Converted:
     """A memo of :func:`to_openai` across calls (see :class:`~agentcontext.integrations._fit.Converted`),
     fitting through a kept trimmer."""
-    return Converted(_key, prints=_Prints)
+    return Converted(_key, prints=lambda: CorePrints(_attrs))
 
 
 def _convert(message: BaseMessage, index: int) -> list[dict[str, Any]]:
