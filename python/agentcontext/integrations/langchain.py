@@ -290,11 +290,13 @@ _TOOL_CLASSES: set[type] = set()
 
 
 def _tool_key(tool: Any) -> tuple[str, str] | None:
-    if type(tool) in _TOOL_CLASSES:
-        return (tool.name, tool.description)
-    if isinstance(tool, BaseTool) and tool.__class__ is type(tool):
-        _TOOL_CLASSES.add(type(tool))
-    return (tool.name, tool.description) if isinstance(tool, BaseTool) else None
+    cls = type(tool)
+    if cls not in _TOOL_CLASSES:
+        if not isinstance(tool, BaseTool):
+            return None
+        if tool.__class__ is cls:  # (not an object posing as another class)
+            _TOOL_CLASSES.add(cls)
+    return (tool.name, tool.description)
 
 
 def _schema_text(tool: Any) -> str:
