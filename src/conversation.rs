@@ -47,6 +47,9 @@ pub struct Tally {
     tool_names: Vec<Box<str>>,
     /// Tool name → its index in `tool_names`.
     tool_index: HashMap<Box<str>, usize>,
+    /// A message was taken off ([`Tally::remove`]): its calls' ids stay in `names`, so this
+    /// tally may attribute a later result where a tally of the same messages anew would not.
+    removed: bool,
 }
 
 impl PartialEq for Tally {
@@ -78,6 +81,7 @@ impl Tally {
     }
 
     pub fn remove(&mut self, m: &Message, c: &MessageTokens) {
+        self.removed = true;
         self.apply(m, c, false);
     }
 
@@ -242,7 +246,13 @@ impl Conversation {
     pub fn from_counted(other: &Conversation, start: usize, stop: usize) -> Conversation {
         let messages = other.messages[start..stop].to_vec();
         let counts = other.counts[start..stop].to_vec();
-        let tally = Tally::of(&messages, &counts);
+        // A copy of the whole (the ladder's snapshot) has the same tally: cloned, not tallied anew
+        // (unless a message was taken off it: a tally anew forgets that message's call ids).
+        let tally = if start == 0 && stop == other.len() && !other.tally.removed {
+            other.tally.clone()
+        } else {
+            Tally::of(&messages, &counts)
+        };
         Conversation {
             format: other.format,
             encoding: other.encoding,
@@ -451,6 +461,37 @@ mod tests {
         assert_eq!(t.by_tool["bash"].results, 1);
         assert_eq!(t.by_role.iter().sum::<usize>(), t.total);
         assert_eq!(t.total, full.counts().iter().map(|c| c.total).sum::<usize>());
+    }
+
+    #[test]
+    fn a_whole_slice_has_the_tally_of_its_messages() {
+        let msgs = vec![
+            json!({"role": "user", "content": "List the files."}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "a.py"}),
+            json!({"role": "tool", "tool_call_id": "c9", "content": "orphan"}),
+        ];
+        let whole = chat(msgs);
+        for (start, stop) in [(0, 4), (0, 3), (1, 4), (2, 4)] {
+            let part = Conversation::from_counted(&whole, start, stop);
+            let anew = Tally::of(part.messages(), part.counts());
+            assert_eq!(part.tally(), &anew, "{start}..{stop}");
+            assert_eq!(part.tally().by_tool, anew.by_tool);
+        }
+        // Items merged into the last message (its tally taken off and added again): a whole
+        // slice is tallied anew, as before.
+        let mut merged = Conversation::new(Format::Responses, Encoding::O200k);
+        for it in [
+            json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call", "call_id": "c2", "name": "g", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        ] {
+            merged.extend_values(vec![it]).unwrap();
+        }
+        assert!(merged.tally.removed);
+        let part = Conversation::from_counted(&merged, 0, merged.len());
+        assert!(!part.tally.removed);
+        assert_eq!(part.tally(), &Tally::of(merged.messages(), merged.counts()));
     }
 
     #[test]
