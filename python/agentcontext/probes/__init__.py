@@ -131,6 +131,9 @@ _CONSTRAINT = re.compile(
 #: How every match of :data:`_CONSTRAINT` starts (a word of it at a word start, whatever the
 #: whitespace between its words): a line without one states no constraint.
 _CONSTRAINT_HINT = re.compile(r"\b(?:never|do|must|always|avoid|only|instead|rather|should|no|use)", re.IGNORECASE)
+#: The two patterns above as they match ASCII text lowercased (:func:`_matches`).
+_CONSTRAINT_LOWER = re.compile(_CONSTRAINT.pattern)
+_CONSTRAINT_HINT_LOWER = re.compile(_CONSTRAINT_HINT.pattern)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~).*?^\s*(?:```|~~~)[^\n]*$", re.MULTILINE | re.DOTALL)
 _CODE_LINE = re.compile(r"(?: {4}|\t)|\s*(?:File \"|Traceback |[\w.]*(?:Error|Exception)\b:)")
@@ -256,11 +259,21 @@ def _is_ask(message: Mapping[str, Any]) -> str | None:
     return text
 
 
+def _matches(pattern: re.Pattern[str], lower: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern`` (lowercase and ``re.IGNORECASE``) matches in ``text``: on ASCII text,
+    ``lower`` (the same pattern without the flag) in the text lowercased, which finds the same
+    matches (an ASCII letter matches a pattern's letter ignoring case exactly when its lowercase
+    is it; ``\\b`` sees the same word characters) several times faster in ``re``."""
+    if text.isascii():
+        return lower.search(text.lower()) is not None
+    return pattern.search(text) is not None
+
+
 def _constraints(text: str) -> Iterator[str]:
     """The sentences of a user message that state a constraint or a correction, whitespace folded
     and cut to :data:`CONSTRAINT_CHARS`: outside fenced and indented code, tracebacks and error
     lines, not harness command lines."""
-    if _CONSTRAINT_HINT.search(text) is None:
+    if not _matches(_CONSTRAINT_HINT, _CONSTRAINT_HINT_LOWER, text):
         return  # the lines and sentences are cut from it: none holds a constraint word either
     for line in _FENCE.sub("\n", text).splitlines():
         if _CODE_LINE.match(line):
@@ -270,11 +283,11 @@ def _constraints(text: str) -> Iterator[str]:
             continue  # a harness command (/add x, /undo): the rest is a path or nothing
         if command is not None:
             line = line[command.end() :]
-        if _CONSTRAINT_HINT.search(line) is None:
+        if not _matches(_CONSTRAINT_HINT, _CONSTRAINT_HINT_LOWER, line):
             continue
         for sentence in _SENTENCE_END.split(line):
             sentence = fold(_BULLET.sub("", sentence))
-            if len(sentence.split()) >= 3 and _CONSTRAINT.search(sentence):
+            if len(sentence.split()) >= 3 and _matches(_CONSTRAINT, _CONSTRAINT_LOWER, sentence):
                 yield sentence[:CONSTRAINT_CHARS]
 
 
