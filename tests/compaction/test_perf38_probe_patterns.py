@@ -14,7 +14,7 @@ from agentcontext import probes
 
 WORDS = ["never", "Don't", "DON\u2019T", "do not", "MUST", "mustn't", "Always", "avoiding", "only", "Instead",
          "rather than", "shouldn't", "should not", "No need to", "not allowed", "use", "NOT", "donut", "nevermind",
-         "ſhould", "\u212aeep", "İnstead", "x", "_only", "only_", "9use"]  # fmt: skip
+         "\u017fhould", "\u212aeep", "İnstead", "x", "_only", "only_", "9use"]  # fmt: skip
 
 PAIRS = [
     (probes._CONSTRAINT, probes._CONSTRAINT_LOWER),
@@ -23,9 +23,9 @@ PAIRS = [
 
 texts = st.one_of(
     st.text(alphabet=st.characters(max_codepoint=127), max_size=120),
-    st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from([" ", "\n", ".", "-", "'", "é", "\t"])), max_size=30).map(
-        "".join
-    ),
+    st.lists(
+        st.one_of(st.sampled_from(WORDS), st.sampled_from([" ", "\n", ".", "-", "'", "é", "\t"])), max_size=30
+    ).map("".join),
 )
 
 
@@ -39,7 +39,7 @@ def test_the_fast_path_matches_like_the_pattern(text: str) -> None:
 
 def test_characters_that_fold_into_ascii_take_the_plain_path() -> None:
     # The long s and the Kelvin sign match "s" and "k" ignoring case; the text is not ASCII.
-    assert probes._matches(probes._CONSTRAINT, probes._CONSTRAINT_LOWER, "you ſhould not do that")
-    assert probes._matches(probes._CONSTRAINT_HINT, probes._CONSTRAINT_HINT_LOWER, "ALWAYS ſhould")
+    assert probes._matches(probes._CONSTRAINT, probes._CONSTRAINT_LOWER, "you \u017fhould not do that")
+    assert probes._matches(probes._CONSTRAINT_HINT, probes._CONSTRAINT_HINT_LOWER, "ALWAYS \u017fhould")
     assert not probes._matches(probes._CONSTRAINT_HINT, probes._CONSTRAINT_HINT_LOWER, "the cat sat on a mat")
     assert list(probes._constraints("Please NEVER push to main. Thanks")) == ["Please NEVER push to main."]
