@@ -78,6 +78,24 @@ CASES = {
         ac.count_tokens("main thread")
         ac.Conversation([{"role": "user", "content": "and a conversation"}]).tokens
     """,
+    # A handoff scan is freed on the core's thread pool: from threads that exit, and pending
+    # while the interpreter exits.
+    "handoff scans freed from threads that exit, and at exit": """
+        import threading
+        from agentcontext._core import HandoffScan
+        messages = [{"role": "user", "content": f"fix src/m{i}.py"} for i in range(400)]
+        conv = ac.Conversation(messages)
+        def work():
+            for _ in range(20):
+                scan = HandoffScan(conv, 0)
+                assert scan.handoff()["messages"] == 400
+                del scan
+        for _ in range(6):
+            t = threading.Thread(target=work); t.start(); t.join()
+        leftover = [HandoffScan(conv, 0) for _ in range(50)]
+        for s in leftover: s.ledger_handoff()
+        del leftover
+    """,
 }
 
 

@@ -56,6 +56,15 @@ impl PyHandoffScan {
     }
 }
 
+impl Drop for PyHandoffScan {
+    /// The scan of a long span holds a few small allocations per message and per call: they are
+    /// freed on the thread pool, after the compaction that used them has returned.
+    fn drop(&mut self) {
+        let scan = std::mem::take(self.scan.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+        rayon::spawn(move || drop(scan));
+    }
+}
+
 impl PyHandoffScan {
     /// `merge` of the scan over the conversation's messages `start:stop`, without the GIL.
     fn merged(&self, py: Python<'_>, stop: Option<usize>, merge: fn(&mut Scan, &[Message]) -> Handoff) -> Handoff {
