@@ -11,10 +11,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from operator import is_, is_not
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from agentcontext import _checks
+from agentcontext.errors import BudgetError
 from agentcontext.integrations._converted import MARK, source
 from agentcontext.integrations._fit import Budget, RecallIds, fit_or_cut
+from agentcontext.observe.compaction import fits_observed
+from agentcontext.types import Encoding
 
 T = TypeVar("T")
 
@@ -29,19 +33,32 @@ class Kept:
         self.last: tuple[list[Any], list[dict[str, Any]], dict[int, Any], list[Any], list[Any]] | None = None
         #: How many calls began from the last one's work.
         self.resumed = 0
+        self._trimmer: tuple[Encoding, Any] | None = None
 
-    def resume(self, objects: list[Any]) -> tuple[int, list[dict[str, Any]], dict[int, Any], list[Any]]:
-        """Where the last call's work ends in ``objects`` and copies of its dicts, owners and
-        converted objects: all of it when its objects begin ``objects`` (by identity), the
-        converted ones read as then; else nothing."""
+    def trimmer(self, encoding: Encoding) -> Any:
+        """The core's trimmer kept for ``encoding`` (a new one for another encoding): used with
+        ``fresh`` (the caller's plain dicts are read on every call), it gives each dict that comes
+        back unchanged as its object, at C speed."""
+        from agentcontext._core import _Trimmer
+
+        held = self._trimmer
+        if held is None or held[0] != encoding:
+            held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
+        return held[1]
+
+    def resume(self, objects: list[Any]) -> tuple[int, list[dict[str, Any]], dict[int, Any], list[Any], list[Any]]:
+        """Where the last call's work ends in ``objects`` and copies of its dicts, owners,
+        converted objects and their keys: all of it when its objects begin ``objects`` (by
+        identity), the converted ones read as then; else nothing. (``keys`` of a list is each
+        one's key: the keys of the objects a call adds are added to the kept ones.)"""
         last = self.last
         if last is not None:
             prev, dicts, owner, converted, keys = last
             n = len(prev)
             if 0 < n <= len(objects) and all(map(is_, prev, objects)) and self.keys(converted) == keys:
                 self.resumed += 1
-                return n, list(dicts), dict(owner), list(converted)
-        return 0, [], {}, []
+                return n, list(dicts), dict(owner), list(converted), list(keys)
+        return 0, [], {}, [], []
 
 
 def fit_each(
@@ -62,9 +79,11 @@ def fit_each(
     dicts: list[dict[str, Any]] = []
     owner: dict[int, Any] = {}
     converted: list[Any] = []
+    keys: list[Any] = []
     if kept is not None:
         objects = objects if type(objects) is list else list(objects)
-        start, dicts, owner, converted = kept.resume(objects)
+        start, dicts, owner, converted, keys = kept.resume(objects)
+    held = len(converted)
     for i in range(start, len(objects)):
         obj = objects[i]
         d = dict_of(obj, i)
@@ -80,8 +99,13 @@ def fit_each(
         converted.append(obj)
         dicts.append(d)
     if kept is not None:
-        kept.last = (list(objects), dicts, owner, converted, kept.keys(converted))
+        keys += kept.keys(converted[held:])
+        kept.last = (list(objects), dicts, owner, converted, keys)
         dicts = list(dicts)  # (the kept list stays as it is)
+    if kept is not None and not fits_observed():
+        fitted = _trimmed(objects, dicts, budget, beside, rebuild, kept)  # type: ignore[arg-type]
+        if fitted is not None:
+            return fitted
     out = fit_or_cut(dicts, budget, "openai", beside=beside, recall=recall)
     # Plain dicts come back as they are; only the marked ones are mapped (found at C speed).
     marks = list(map(dict.get, out, itertools.repeat(MARK)))
@@ -96,3 +120,40 @@ def fit_each(
             result[j] = new = rebuild(obj, d)
             dropped = dropped or new is None
     return [x for x in result if x is not None] if dropped else result
+
+
+def _trimmed(
+    objects: list[T],
+    dicts: list[dict[str, Any]],
+    budget: Budget,
+    beside: int,
+    rebuild: Callable[[T, dict[str, Any]], T | None],
+    kept: Kept,
+) -> list[T] | None:
+    """:func:`fit_each` through the kept trimmer (every dict read again, as
+    :func:`agentcontext.trim_messages` reads them), each dict that comes back unchanged given as
+    its object by the core; None when the fast path does not apply (the general path then fits,
+    cuts an oversized last round or raises)."""
+    _checks.count("beside", beside)
+    try:
+        got = kept.trimmer(budget.encoding).trim(
+            dicts, objects, budget.max_tokens, fresh=True, **budget._trim_options(beside)
+        )
+    except BudgetError:
+        return None
+    if got is None:
+        return None
+    out, todo = got
+    dropped = False
+    for pos, i in todo:
+        obj = objects[i]
+        original = dicts[i]
+        if obj is original:
+            continue  # a plain dict: the core's changed copy is what goes
+        d = out[pos]
+        if d == original:
+            out[pos] = obj
+        else:
+            out[pos] = new = rebuild(obj, d)
+            dropped = dropped or new is None
+    return [x for x in out if x is not None] if dropped else cast("list[T]", out)

@@ -53,11 +53,14 @@ _ATTRS = attrgetter("content", "tool_calls")
 
 
 def _keys(objects: list[Any]) -> list[Any]:
-    """What the conversion reads of each of ``objects`` (at C speed for message objects)."""
-    try:
-        return list(map(_ATTRS, objects))
-    except AttributeError:
-        return list(map(_key, objects))
+    """What the conversion reads of each of ``objects`` (at C speed for message objects): each
+    one's :func:`_key`, whatever else the list holds (the keys of a list are kept as they come)."""
+    if not any(issubclass(cls, Mapping) for cls in set(map(type, objects))):
+        try:
+            return list(map(_ATTRS, objects))  # (the same as _key for an object that is no Mapping)
+        except AttributeError:
+            pass
+    return list(map(_key, objects))
 
 
 #: The last call's dicts (see ``Kept``).
