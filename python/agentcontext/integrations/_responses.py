@@ -106,6 +106,9 @@ def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
     return Turn(({**d, "content": new},), changed)
 
 
+_ITEMS = operator.attrgetter("items")
+
+
 def _key(turn: Turn) -> tuple[Any, ...]:
     return turn.items
 
@@ -252,7 +255,7 @@ class Turns:
         fitted = fit(
             turns, budget, _chat, _rebuild, format="openai", beside=beside, cache=self._converted, recall=recall
         )
-        return [x for t in fitted for x in t.items]
+        return list(itertools.chain.from_iterable(map(_ITEMS, fitted)))  # (each turn's items, at C speed)
 
 
 def _calls(message: dict[str, Any]) -> bool:
