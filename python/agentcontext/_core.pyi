@@ -474,7 +474,8 @@ class _Prints:
         each kept attribute the same object or an equal one, each kept list as long as it was."""
     def keep(self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]], /) -> None:
         """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
-        each one's class and the attributes ``names[class]`` names."""
+        each one's class and the attributes ``names[class]`` names (of a dict: its items of those
+        keys, None for a missing one)."""
 
 @final
 class _Trimmer:

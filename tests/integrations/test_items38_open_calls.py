@@ -202,3 +202,26 @@ def test_litellm_reads_a_plain_dict_changed_in_place_again() -> None:
     reply = next(m for m in reversed(messages) if not isinstance(m, dict))
     reply.content = "Changed. " * 300
     assert shown(litellm.fit_messages(messages, budget)) == shown(litellm.fit_messages(copy.deepcopy(messages), budget))
+
+
+def test_prints_read_a_dicts_items_as_its_attributes() -> None:
+    held = _core._Prints()
+    items: list[Any] = [
+        {"content": "a", "output": None},
+        {"arguments": "{}", "content": ["x"]},
+        Function(name="f", arguments="{}"),
+    ]
+    names = {dict: ("content", "output", "arguments"), Function: ("arguments",)}
+    held.keep(items, 0, names)
+    assert held.same(items) and held.same([*items, {"content": "new"}])
+    items[0]["output"] = "set"  # a missing key set: no longer None
+    assert not held.same(items)
+    held.keep(items, 0, names)
+    items[1]["content"].append("y")  # a list grown in place
+    assert not held.same(items)
+    held.keep(items, 0, names)
+    items[0]["content"] = "abcd"[:3]  # an equal value, another string: the same
+    assert items[0]["content"] == "abc"
+    assert held.same(items)
+    items[2].arguments = '{"p": 1}'
+    assert not held.same(items)
