@@ -207,7 +207,7 @@ def test_litellm_reads_a_plain_dict_changed_in_place_again() -> None:
 def test_prints_read_a_dicts_items_as_its_attributes() -> None:
     held = _core._Prints()
     items: list[Any] = [
-        {"content": "a", "output": None},
+        {"content": "abc", "output": None},
         {"arguments": "{}", "content": ["x"]},
         Function(name="f", arguments="{}"),
     ]
