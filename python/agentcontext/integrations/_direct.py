@@ -9,6 +9,7 @@ the oversized newest results cut (:func:`~agentcontext.integrations._fit.fit_or_
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from operator import is_, is_not
 from typing import Any, TypeVar, cast
@@ -26,14 +27,28 @@ T = TypeVar("T")
 class Kept:
     """The last call's dicts over its list, so that a call over the same objects plus new ones
     looks at the new ones only: ``keys(objects)`` fingerprints the objects that are not plain
-    dicts (what their conversion reads; a plain dict is read by the core itself on every call)."""
+    dicts (what their conversion reads; a plain dict is read by the core itself on every call;
+    the keys of a list are each one's key). With ``attrs``, the attributes of a class that hold
+    what ``keys`` reads of its objects (None when they do not say it all): while every object's
+    class has them, the core's ``_Prints`` tells the objects unchanged in one pass instead."""
 
-    def __init__(self, keys: Callable[[list[Any]], list[Any]]) -> None:
+    def __init__(
+        self,
+        keys: Callable[[list[Any]], list[Any]],
+        attrs: Callable[[type], tuple[str, ...] | None] | None = None,
+    ) -> None:
         self.keys = keys
-        self.last: tuple[list[Any], list[dict[str, Any]], dict[int, Any], list[Any], list[Any]] | None = None
+        self.attrs = attrs
+        #: The last call's objects, dicts, owners, converted objects, and their keys or the
+        #: ``_Prints`` of the objects (each state its own, taken by the call that resumes from it).
+        self.last: tuple[list[Any], list[dict[str, Any]], dict[int, Any], list[Any], Any] | None = None
         #: How many calls began from the last one's work.
         self.resumed = 0
         self._trimmer: tuple[Encoding, Any] | None = None
+        #: Per class seen, its attributes (None: not told by them); those that have them.
+        self._names: dict[type, tuple[str, ...] | None] = {dict: ()}
+        self._usable: dict[type, tuple[str, ...]] = {dict: ()}
+        self._lock = threading.Lock()
 
     def trimmer(self, encoding: Encoding) -> Any:
         """The core's trimmer kept for ``encoding`` (a new one for another encoding): used with
@@ -46,19 +61,60 @@ class Kept:
             held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
         return held[1]
 
-    def resume(self, objects: list[Any]) -> tuple[int, list[dict[str, Any]], dict[int, Any], list[Any], list[Any]]:
+    def resume(self, objects: list[Any]) -> tuple[int, list[dict[str, Any]], dict[int, Any], list[Any], Any]:
         """Where the last call's work ends in ``objects`` and copies of its dicts, owners,
-        converted objects and their keys: all of it when its objects begin ``objects`` (by
-        identity), the converted ones read as then; else nothing. (``keys`` of a list is each
-        one's key: the keys of the objects a call adds are added to the kept ones.)"""
+        converted objects and their keys (or its prints): all of it when its objects begin
+        ``objects`` (by identity), the converted ones read as then; else nothing."""
         last = self.last
         if last is not None:
             prev, dicts, owner, converted, keys = last
             n = len(prev)
-            if 0 < n <= len(objects) and all(map(is_, prev, objects)) and self.keys(converted) == keys:
-                self.resumed += 1
-                return n, list(dicts), dict(owner), list(converted), list(keys)
-        return 0, [], {}, [], []
+            if 0 < n <= len(objects):
+                if type(keys) is list:
+                    if all(map(is_, prev, objects)) and self.keys(converted) == keys:
+                        self.resumed += 1
+                        return n, list(dicts), dict(owner), list(converted), list(keys)
+                else:
+                    with self._lock:
+                        # Taken, prints and all: no other call grows the same prints meanwhile.
+                        if self.last is not last or not keys.same(objects):
+                            return 0, [], {}, [], None
+                        self.last = None
+                    self.resumed += 1
+                    return n, dicts, owner, converted, keys
+        return 0, [], {}, [], None
+
+    def keep(
+        self,
+        objects: list[Any],
+        dicts: list[dict[str, Any]],
+        owner: dict[int, Any],
+        converted: list[Any],
+        keys: Any,
+        start: int,
+        held: int,
+    ) -> None:
+        """Keep this call's work for the next call: ``keys`` as :meth:`resume` gave them, the
+        objects from ``start`` and the converted ones from ``held`` new."""
+        if self.attrs is not None:
+            for cls in set(map(type, converted[held:])) - self._names.keys():
+                names = self._names[cls] = self.attrs(cls)
+                if names is not None:
+                    self._usable[cls] = names
+            if all(self._names.get(type(o)) is not None for o in converted[held:]) and (
+                type(keys) is not list or all(self._names.get(type(o)) is not None for o in converted[:held])
+            ):
+                from agentcontext._core import _Prints
+
+                prints = keys if keys is not None and type(keys) is not list else _Prints()
+                prints.keep(objects, start if prints is keys else 0, self._usable)
+                self.last = (list(objects), dicts, owner, converted, prints)
+                return
+        if type(keys) is list:
+            keys += self.keys(converted[held:])
+        else:
+            keys = self.keys(converted)
+        self.last = (list(objects), dicts, owner, converted, keys)
 
 
 def fit_each(
@@ -79,7 +135,7 @@ def fit_each(
     dicts: list[dict[str, Any]] = []
     owner: dict[int, Any] = {}
     converted: list[Any] = []
-    keys: list[Any] = []
+    keys: Any = None
     if kept is not None:
         objects = objects if type(objects) is list else list(objects)
         start, dicts, owner, converted, keys = kept.resume(objects)
@@ -99,8 +155,7 @@ def fit_each(
         converted.append(obj)
         dicts.append(d)
     if kept is not None:
-        keys += kept.keys(converted[held:])
-        kept.last = (list(objects), dicts, owner, converted, keys)
+        kept.keep(objects, dicts, owner, converted, keys, start, held)  # type: ignore[arg-type]
         dicts = list(dicts)  # (the kept list stays as it is)
     if kept is not None and not fits_observed():
         fitted = _trimmed(objects, dicts, budget, beside, rebuild, kept)  # type: ignore[arg-type]

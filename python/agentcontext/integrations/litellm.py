@@ -63,8 +63,18 @@ def _keys(objects: list[Any]) -> list[Any]:
     return list(map(_key, objects))
 
 
+def _attrs(cls: type) -> tuple[str, ...] | None:
+    """The attributes that hold :func:`_key` of every object of ``cls``: ``content`` and
+    ``tool_calls`` of a pydantic message model that declares both; None for anything else (a
+    ``Mapping`` is keyed by its items and size, another object by attributes it may lack)."""
+    fields = getattr(cls, "model_fields", None)
+    if issubclass(cls, Mapping) or not isinstance(fields, dict) or not {"content", "tool_calls"} <= fields.keys():
+        return None
+    return ("content", "tool_calls")
+
+
 #: The last call's dicts (see ``Kept``).
-_KEPT = Kept(_keys)
+_KEPT = Kept(_keys, _attrs)
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
