@@ -474,7 +474,8 @@ class _Prints:
         each kept attribute the same object or an equal one, each kept list as long as it was."""
     def keep(self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]], /) -> None:
         """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
-        each one's class and the attributes ``names[class]`` names."""
+        each one's class and the attributes ``names[class]`` names (of a dict: its items of those
+        keys, None for a missing one)."""
 
 @final
 class _Trimmer:
@@ -499,11 +500,15 @@ class _Trimmer:
         reserved_output: int = 0,
         safety_margin: int = 0,
         clear_tool_inputs: bool = False,
+        fresh: bool = False,
     ) -> tuple[list[Any], list[tuple[int, int]]] | None:
         """``trim_messages(dicts, max_tokens, format="openai", ...)`` with each kept dict given back
         as the object at its place in ``objects`` (unchanged) or the one :meth:`remember` was told
         for the same change; the other changed copies as they are, listed beside as ``(position,
-        index)``. None when the fast path does not apply (call :func:`trim_messages`).
+        index)`` (but for a dict that is its own object in ``objects``: its copy is its object).
+        None when the fast path does not apply (call :func:`trim_messages`). With
+        ``fresh``, every dict is read again (dicts that may have changed in place since the last
+        call: only the mapping to ``objects`` is this trimmer's, nothing of the last call is kept).
 
         Raises:
             BudgetError: the system messages, the request and the last round do not fit."""

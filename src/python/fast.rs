@@ -449,11 +449,16 @@ fn read_calls<'py>(
 /// What the selection can work on without conversion: a list the core's validation finds
 /// nothing wrong with (every call answered once, in the tool messages right after it, no orphan
 /// or duplicate result, no empty message) but reused ids, which are allowed: each result pairs
-/// with the latest call of its id, as on the general path.
+/// with the latest call of its id, as on the general path; and but calls of the last message
+/// that is not a tool result left unanswered (an agent's list as it stands between the model's
+/// calls and their results: the general path keeps them and selects by the same pairing).
 fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
-    compact::validate_with(sk, pairing)
-        .iter()
-        .all(|v| v.kind == compact::ViolationKind::DuplicateId)
+    let open = sk.messages.iter().rposition(|m| m.role != Role::Tool);
+    compact::validate_with(sk, pairing).iter().all(|v| match v.kind {
+        compact::ViolationKind::DuplicateId => true,
+        compact::ViolationKind::MissingResult => Some(v.index) == open,
+        _ => false,
+    })
 }
 
 /// The skeleton as the core's clearing plan reads it (`compact::clear::plan`): results and

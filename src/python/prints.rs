@@ -1,7 +1,7 @@
 //! `agentcontext._core._Prints`: fingerprints of a list of Python objects (each object, its class
 //! and some of its attributes, by identity), to tell in one pass that a list still begins with the
 //! same objects, none of them changed in place — what an adapter checks before reusing the
-//! conversions of the last call's messages.
+//! conversions of the last call's messages. A dict's "attributes" are its items.
 
 use std::sync::Mutex;
 
@@ -59,7 +59,7 @@ impl PyPrints {
                 return false;
             }
             for attr in &held.attrs[start..end] {
-                let Ok(value) = obj.getattr(&attr.name) else {
+                let Ok(value) = read(&obj, attr.name.bind(objects.py())) else {
                     return false;
                 };
                 if !value.is(&attr.value) && !value.eq(&attr.value).unwrap_or(false) {
@@ -78,7 +78,7 @@ impl PyPrints {
 
     /// Keep the prints of `objects`, the first `start` of them kept already if they are the kept
     /// ones (the others dropped): each one's class and the attributes `names[class]` names (a
-    /// tuple of names).
+    /// tuple of names; of a dict, its items of those keys, None for a missing one).
     #[pyo3(signature = (objects, start, names, /))]
     fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyDict>) -> PyResult<()> {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -100,7 +100,7 @@ impl PyPrints {
             if let Some(names) = names.get_item(&kind)? {
                 for name in names.cast::<PyTuple>()?.iter() {
                     let name = name.cast_into::<PyString>()?;
-                    let value = obj.getattr(&name)?;
+                    let value = read(&obj, &name)?;
                     let len = value.cast_exact::<PyList>().ok().map(PyListMethods::len);
                     held.attrs.push(Attr {
                         name: name.unbind(),
@@ -115,5 +115,15 @@ impl PyPrints {
             held.objects.push(obj.unbind());
         }
         Ok(())
+    }
+}
+
+/// Attribute `name` of `obj`; of a dict, its item `name` (None when it has none).
+fn read<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    match obj.cast_exact::<PyDict>() {
+        Ok(d) => Ok(d
+            .get_item(name)?
+            .unwrap_or_else(|| obj.py().None().into_bound(obj.py()))),
+        Err(_) => obj.getattr(name),
     }
 }

@@ -92,12 +92,14 @@ impl PyTrimmer {
     /// place; the list given again only grown, if at all), each kept dict given back as
     /// the object at its place in `objects` when unchanged, or as the object :meth:`remember`
     /// was told for the same change; the rest as the changed copies, their places and the
-    /// places of their messages listed beside (`(out, [(position, index), ...])`). None when
+    /// places of their messages listed beside (`(out, [(position, index), ...])`), but for a dict
+    /// that is its own object (its copy is its object: not listed). None when
     /// the fast path does not apply (the caller then calls `trim_messages`), or when another
-    /// thread is using this trimmer.
+    /// thread is using this trimmer. With `fresh`, every dict is read again (the caller's dicts
+    /// may have changed in place: only the objects are mapped, nothing of the last call is kept).
     #[pyo3(signature = (
         dicts, objects, max_tokens, /, *, clear = true, recent_messages = 12, recent_tools = 3,
-        clear_at_least = 0, reserved_output = 0, safety_margin = 0, clear_tool_inputs = false
+        clear_at_least = 0, reserved_output = 0, safety_margin = 0, clear_tool_inputs = false, fresh = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn trim<'py>(
@@ -113,6 +115,7 @@ impl PyTrimmer {
         #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
         #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
         #[pyo3(from_py_with = super::args::flag::clear_tool_inputs)] clear_tool_inputs: bool,
+        fresh: bool,
     ) -> PyResult<Option<(Bound<'py, PyList>, Bound<'py, PyList>)>> {
         if dicts.len() != objects.len() {
             return Ok(None);
@@ -134,7 +137,9 @@ impl PyTrimmer {
         // The messages the last call read that begin this list (the same dicts): all of them
         // when it is the same list, grown.
         let read = sk.objects().len();
-        let same = if state.list.as_ref().is_some_and(|l| l.is(dicts)) && dicts.len() >= read {
+        let same = if fresh {
+            0
+        } else if state.list.as_ref().is_some_and(|l| l.is(dicts)) && dicts.len() >= read {
             read
         } else {
             dicts
@@ -206,9 +211,13 @@ impl PyTrimmer {
         };
         let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(picked.keep.len());
         for (pos, &i) in picked.keep.iter().enumerate() {
+            // A dict that is its own object (a caller's plain dict): its copy is its object too.
+            let mapped = !state.objects[i].is(&sk.objects()[i]);
             let item = match (picked.shrink, &picked.changes[i]) {
                 (Some((u, room)), _) if u == i => {
-                    todo.append(PyTuple::new(py, [pos, i])?)?;
+                    if mapped {
+                        todo.append(PyTuple::new(py, [pos, i])?)?;
+                    }
                     shrunk(sk, u, room, self.encoding)?.into_any()
                 }
                 (_, None) => state.objects[i].bind(py).clone(),
@@ -217,13 +226,17 @@ impl PyTrimmer {
                         object: Some(object), ..
                     }) => object.bind(py).clone(),
                     Some(made) => {
-                        todo.append(PyTuple::new(py, [pos, i])?)?;
+                        if mapped {
+                            todo.append(PyTuple::new(py, [pos, i])?)?;
+                        }
                         made.copy.bind(py).clone().into_any()
                     }
                     None => {
                         let copy = changed(&sk.objects()[i], change, false)?;
                         state.made[i] = Some(Made::new(change, copy.clone().unbind()));
-                        todo.append(PyTuple::new(py, [pos, i])?)?;
+                        if mapped {
+                            todo.append(PyTuple::new(py, [pos, i])?)?;
+                        }
                         copy.into_any()
                     }
                 },

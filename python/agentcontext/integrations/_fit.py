@@ -182,7 +182,18 @@ def as_budget(budget: int | Budget) -> Budget:
     """
     if isinstance(budget, Budget):
         return budget
-    return Budget(_checks.count("budget", budget))
+    held = _INT_BUDGETS.get(budget) if type(budget) is int else None
+    if held is not None:
+        return held
+    made = Budget(_checks.count("budget", budget))
+    if len(_INT_BUDGETS) >= 64:
+        _INT_BUDGETS.clear()
+    _INT_BUDGETS[made.max_tokens] = made
+    return made
+
+
+#: The budgets made for ints (a Budget is frozen: one per int serves every call given that int).
+_INT_BUDGETS: dict[int, Budget] = {}
 
 
 def fit(

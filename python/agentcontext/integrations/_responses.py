@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentcontext._core import _Prints
 from agentcontext.integrations._converted import Converted, CorePrints
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._fit import Budget, RecallIds, fit
@@ -106,6 +107,9 @@ def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
     return Turn(({**d, "content": new},), changed)
 
 
+_ITEMS = operator.attrgetter("items")
+
+
 def _key(turn: Turn) -> tuple[Any, ...]:
     return turn.items
 
@@ -132,6 +136,13 @@ def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
     return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
 
 
+#: What ``_Prints`` reads of a dict item: its :func:`_fields`.
+_DICT_FIELDS: dict[type, tuple[str, ...]] = {dict: ("content", "output", "arguments")}
+
+#: The last call's fields when ``_Prints`` holds them.
+_IN_CORE: Any = object()
+
+
 def _chat(turn: Turn, index: int) -> list[dict[str, Any]]:
     return [turn.chat]
 
@@ -151,6 +162,9 @@ class Turns:
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).
         self._last: tuple[tuple[Any, ...], Any, list[Turn], list[int]] = ((), None, [], [])
+        #: The last call's items and their :func:`_fields` when all are dicts (its fields then
+        #: ``_IN_CORE``).
+        self._dict_prints = _Prints()
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
@@ -172,28 +186,50 @@ class Turns:
     def turns(self, items: Sequence[Any]) -> list[Turn] | None:
         """``items`` as Chat turns (each held across calls), or None when one has no Chat form.
         A list that starts with the last call's list (the same objects) is grouped from the
-        start of that list's last turn on: an agent's next call costs its new items only."""
-        last_items, last_fields, last_turns, last_starts = self._last
+        start of that list's last turn on: an agent's next call costs its new items only. A list
+        of dicts is told unchanged by the core (``_Prints``: each item and its :func:`_fields`,
+        in one pass); a list holding other items by :func:`_prints`."""
+        objects = items if type(items) is list else list(items)
         reused: list[Turn] = []
         start = 0
-        n = len(last_items)
-        prints = _prints(items)
-        if (
-            1 < len(last_turns)
-            and n <= len(items)
-            and all(map(operator.is_, items[:n], last_items))
-            and _head(prints, n) == last_fields  # (none changed in place)
-        ):
-            reused = last_turns[:-1]
-            start = last_starts[-1]
-        grouped = self._group(items, start, len(reused))
+        prints: Any = _IN_CORE
+        with self._lock:
+            last = self._last
+            last_items, last_fields, last_turns, last_starts = last
+            n = len(last_items)
+            if (
+                last_fields is _IN_CORE
+                and 1 < len(last_turns)
+                and n <= len(objects)
+                and self._dict_prints.same(objects)
+            ):
+                # (taken: no other thread resumes from the same work meanwhile)
+                self._last = ((), None, [], [])
+                reused = last_turns[:-1]
+                start = last_starts[-1]
+        if not reused and not set(map(type, objects)) <= {dict}:
+            prints = _prints(objects)
+            if (
+                1 < len(last_turns)
+                and n <= len(objects)
+                and all(map(operator.is_, objects[:n], last_items))
+                and _head(prints, n) == last_fields  # (none changed in place)
+            ):
+                reused = last_turns[:-1]
+                start = last_starts[-1]
+        elif reused and not set(map(type, objects[n:])) <= {dict}:
+            prints = _prints(objects)
+        grouped = self._group(objects, start, len(reused))
         if grouped is None:
             self._last = ((), None, [], [])
             return None
         turns, starts = grouped
         out = [*reused, *turns]
-        self._last = (tuple(items), prints, out, [*last_starts[: len(reused)], *starts])
-        self._settle(out, len(items))
+        with self._lock:
+            if prints is _IN_CORE:
+                self._dict_prints.keep(objects, n if reused else 0, _DICT_FIELDS)
+            self._last = (tuple(objects), prints, out, [*last_starts[: len(reused)], *starts])
+        self._settle(out, len(objects))
         return out
 
     def _group(self, items: Sequence[Any], start: int, before: int) -> tuple[list[Turn], list[int]] | None:
@@ -252,7 +288,7 @@ class Turns:
         fitted = fit(
             turns, budget, _chat, _rebuild, format="openai", beside=beside, cache=self._converted, recall=recall
         )
-        return [x for t in fitted for x in t.items]
+        return list(itertools.chain.from_iterable(map(_ITEMS, fitted)))  # (each turn's items, at C speed)
 
 
 def _calls(message: dict[str, Any]) -> bool:

@@ -53,15 +53,28 @@ _ATTRS = attrgetter("content", "tool_calls")
 
 
 def _keys(objects: list[Any]) -> list[Any]:
-    """What the conversion reads of each of ``objects`` (at C speed for message objects)."""
-    try:
-        return list(map(_ATTRS, objects))
-    except AttributeError:
-        return list(map(_key, objects))
+    """What the conversion reads of each of ``objects`` (at C speed for message objects): each
+    one's :func:`_key`, whatever else the list holds (the keys of a list are kept as they come)."""
+    if not any(issubclass(cls, Mapping) for cls in set(map(type, objects))):
+        try:
+            return list(map(_ATTRS, objects))  # (the same as _key for an object that is no Mapping)
+        except AttributeError:
+            pass
+    return list(map(_key, objects))
+
+
+def _attrs(cls: type) -> tuple[str, ...] | None:
+    """The attributes that hold :func:`_key` of every object of ``cls``: ``content`` and
+    ``tool_calls`` of a pydantic message model that declares both; None for anything else (a
+    ``Mapping`` is keyed by its items and size, another object by attributes it may lack)."""
+    fields = getattr(cls, "model_fields", None)
+    if issubclass(cls, Mapping) or not isinstance(fields, dict) or not {"content", "tool_calls"} <= fields.keys():
+        return None
+    return ("content", "tool_calls")
 
 
 #: The last call's dicts (see ``Kept``).
-_KEPT = Kept(_keys)
+_KEPT = Kept(_keys, _attrs)
 
 
 def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
