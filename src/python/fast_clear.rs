@@ -55,6 +55,16 @@ struct Made {
 /// and the tokens after it (results) or freed by it (arguments).
 type Hint = (Key, Option<Py<PyString>>, usize);
 
+/// Write `hint` at place `at` of `order` (over the last call's lookup there, or after them all)
+/// and move past it.
+fn put(order: &mut Vec<Hint>, at: &mut usize, hint: Hint) {
+    match order.get_mut(*at) {
+        Some(slot) => *slot = hint,
+        None => order.push(hint),
+    }
+    *at += 1;
+}
+
 /// What clearing does to a call's arguments: the placeholder (the new `arguments` text) and the
 /// tokens it frees, or `None` when they stay (already a placeholder, or not made smaller).
 type InputPlan = Option<(Py<PyString>, usize)>;
@@ -215,17 +225,15 @@ impl Cut {
         // A stateless call reads the last stateless call's lookups in order (a trimmer keeps each
         // result's own in `known`, and leaves them be).
         let ordered = known.is_none();
-        let last = if ordered {
+        // This call's lookups are written over the last call's as they come (`put`): a call over
+        // the same list as the last one finds each at its place and writes nothing.
+        let mut order = if ordered {
             std::mem::take(&mut memo.last)
         } else {
             Vec::new()
         };
+        let mut at_order = 0;
         let resets = memo.resets;
-        let mut order = Vec::with_capacity(if ordered {
-            last.len().max(candidates.len() / 2)
-        } else {
-            0
-        });
         let mut freed = 0;
         let py = sk.py();
         for &(ci, at) in candidates {
@@ -246,11 +254,14 @@ impl Cut {
                 Some(Some(k)) if k.key == key => k.made.as_ref().map(|(text, after)| (text.bind(py).clone(), *after)),
                 slot => {
                     // (Not after the memo started again: the strings of those keys are no longer held.)
-                    let hint = last
-                        .get(order.len())
-                        .filter(|(k, _, _)| *k == key && memo.resets == resets);
+                    let hint = order
+                        .get(at_order)
+                        .filter(|(k, _, _)| ordered && *k == key && memo.resets == resets);
                     let made = match hint {
-                        Some((_, text, after)) => text.as_ref().map(|text| (text.bind(py).clone(), *after)),
+                        Some((_, text, after)) => {
+                            at_order += 1;
+                            text.as_ref().map(|text| (text.bind(py).clone(), *after))
+                        }
                         None => Self::placeholder(memo, key, (name, args, id), || {
                             match clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) {
                                 Some((c, _, p)) => Ok(Some((
@@ -261,12 +272,14 @@ impl Cut {
                                 None => Ok(None),
                             }
                         })
-                        .ok()?,
+                        .ok()
+                        .inspect(|made| {
+                            if ordered {
+                                let text = made.as_ref().map(|(text, _)| text.clone().unbind());
+                                put(&mut order, &mut at_order, (key, text, made.as_ref().map_or(0, |m| m.1)));
+                            }
+                        })?,
                     };
-                    if ordered {
-                        let (text, after) = made.as_ref().map_or((None, 0), |(text, after)| (Some(text), *after));
-                        order.push((key, text.map(|t| t.clone().unbind()), after));
-                    }
                     if let Some(slot) = slot {
                         let held = made.as_ref().map(|(text, after)| (text.clone().unbind(), *after));
                         *slot = Some(Known { key, made: held });
@@ -282,6 +295,7 @@ impl Cut {
             changes[at.0] = Some(Change::Result(text));
         }
         if ordered && memo.resets == resets {
+            order.truncate(at_order);
             memo.last = order;
         }
         Some(freed)

@@ -343,6 +343,13 @@ class _View:
         head = [m for m in (self.system, self.summary) if m is not None]
         return [*head, *self.messages[self.start :]]
 
+    def sent(self) -> list[BaseMessage]:
+        """What a call that fits as it is sends: :attr:`objects` without the system message (a
+        list of the view's own: the body, made for this call, or a new one)."""
+        if self.body is not None:
+            return self.body
+        return [*(() if self.summary is None else (self.summary,)), *self.messages[self.start :]]
+
 
 def _locate(view: _View) -> None:
     """Set ``view``'s kept summary, where the messages after it start and the message carrying
@@ -437,20 +444,20 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
-        objects = view.objects
-        beside = view.beside if view.beside is not None else self._beside(request)
-        if over:
-            objects, update = self._compact(view)
-        # With compaction, a view that is not over the budget is sent as it is (it fits).
         if self.compactor is None or over:
+            objects = view.objects
+            beside = view.beside if view.beside is not None else self._beside(request)
+            if over:
+                objects, update = self._compact(view)
             fitted = reporting_fits(
                 self._on_event,
                 "langchain",
                 lambda: fit_messages(objects, self.budget, beside=beside, cache=self._converted),
             )
+            fitted = _without(view.system, fitted)
         else:
-            fitted = objects
-        fitted = _without(view.system, fitted)
+            # With compaction, a view that is not over the budget is sent as it is (it fits).
+            fitted = view.sent()
         if self.compactor is not None:
             system = self._carry.system_tokens(view.system, _convert)
             self._carry.keep(view, fitted, None if over else view.tokens, system)
@@ -485,7 +492,10 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     # -- compaction ------------------------------------------------------------------------
 
     def _view(self, request: ModelRequest) -> _View:
-        view = _View(request.system_message, list(request.messages), None, 0, None)
+        messages = request.messages
+        # (Only read: the request's own list, not a copy.)
+        own: list[BaseMessage] = cast("list[BaseMessage]", messages) if type(messages) is list else [*messages]
+        view = _View(request.system_message, own, None, 0, None)
         if self.compactor is None:
             return view
         view.beside = self._beside(request)
