@@ -192,11 +192,13 @@ pub(super) struct Scanned {
     pub(super) skipped: usize,
 }
 
-/// A worker's buffers for a record: its text, or its pieces' places.
+/// A worker's buffers: a record's text, or its pieces' places; a task's lines' places and marks.
 #[derive(Default)]
 struct Buffers {
     text: String,
     pieces: Pieces,
+    ranges: Vec<(usize, usize)>,
+    marks: Vec<Marks>,
 }
 
 thread_local! {
@@ -215,34 +217,37 @@ const LINES_PER_TASK: usize = 128;
 /// search of a task's bytes for the raw filter's literals marks the lines that need a closer look,
 /// and the others are ruled out unread (a search per line cost more than the search itself on
 /// short lines).
-fn classify_lines(query: &Query, batch: &[u8], spans: &[Span]) -> Vec<Line> {
-    spans
-        .par_chunks(LINES_PER_TASK)
-        .flat_map_iter(|lines| {
-            let ranges: Vec<(usize, usize)> = lines.iter().map(|s| (s.start, s.end)).collect();
-            let mut marks = vec![Marks::default(); lines.len()];
-            let searched = query
-                .raw_needs_look(batch, &ranges, |i, mark| match mark {
-                    Mark::Literal => marks[i].literal = true,
-                    Mark::Escape => marks[i].escape = true,
-                })
-                .is_some();
+fn classify_lines(query: &Query, batch: &[u8], spans: &[Span], out: &mut Vec<Line>) {
+    out.clear();
+    out.resize_with(spans.len(), || Line::Other);
+    out.par_chunks_mut(LINES_PER_TASK)
+        .zip(spans.par_chunks(LINES_PER_TASK))
+        .for_each(|(out, lines)| {
             BUFFERS.with_borrow_mut(|buf| {
-                let classified = lines
-                    .iter()
-                    .zip(marks)
-                    .map(|(span, marks)| classify(query, &batch[span.start..span.end], searched.then_some(marks), buf))
-                    .collect::<Vec<_>>();
+                let mut ranges = std::mem::take(&mut buf.ranges);
+                let mut marks = std::mem::take(&mut buf.marks);
+                ranges.clear();
+                ranges.extend(lines.iter().map(|s| (s.start, s.end)));
+                marks.clear();
+                marks.resize(lines.len(), Marks::default());
+                let searched = query
+                    .raw_needs_look(batch, &ranges, |i, mark| match mark {
+                        Mark::Literal => marks[i].literal = true,
+                        Mark::Escape => marks[i].escape = true,
+                    })
+                    .is_some();
+                for ((slot, span), &marks) in out.iter_mut().zip(lines).zip(&marks) {
+                    *slot = classify(query, &batch[span.start..span.end], searched.then_some(marks), buf);
+                }
+                (buf.ranges, buf.marks) = (ranges, marks);
                 if buf.text.capacity() > TEXT_KEPT {
                     buf.text = String::new();
                 }
                 if buf.pieces.spans.capacity() > TEXT_KEPT / 16 {
                     buf.pieces = Pieces::default();
                 }
-                classified
-            })
-        })
-        .collect()
+            });
+        });
 }
 
 /// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
@@ -255,20 +260,22 @@ pub(super) fn scan(reader: impl std::io::Read + Send, query: &Query, offset: u64
     let mut skipped = 0usize;
     let mut blocks = Blocks::new(reader, 2, offset, BATCH_BYTES);
     let mut spans: Vec<Span> = Vec::new();
+    // The lines of a batch classified (kept from batch to batch: no allocation per batch).
+    let mut classified: Vec<Line> = Vec::new();
     let mut more = true;
     while more {
         more = blocks.next_batch(&mut spans)?;
         let (batch, ahead) = blocks.read_ahead();
         // The next buffer is read while this one's lines are examined.
-        let ((), classified) = rayon::join(
+        rayon::join(
             || {
                 if more {
                     ahead.run();
                 }
             },
-            || classify_lines(query, batch, &spans),
+            || classify_lines(query, batch, &spans, &mut classified),
         );
-        for (span, kind) in spans.iter().zip(classified) {
+        for (span, kind) in spans.iter().zip(classified.drain(..)) {
             match kind {
                 Line::Other => {}
                 Line::Unreadable => skipped += 1,
