@@ -31,8 +31,7 @@ fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers)
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
     let verdict = match (message, marks) {
-        (false, _) => None,
-        (true, Some(Marks { escape: true, .. })) => None,
+        (false, _) | (true, Some(Marks { escape: true, .. })) => None,
         (true, Some(Marks { literal: false, .. })) => Some(false),
         (true, Some(Marks { literal: true, .. })) if query.raw_marks_are_exact() => Some(true),
         (true, _) => query.may_match_raw_bytes(raw),
