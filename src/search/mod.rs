@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
+pub(crate) use raw::Mark;
 use raw::RawFilter;
 
 /// The most terms a words query may have.
@@ -25,6 +26,10 @@ pub struct Query {
     units: Vec<Regex>,
     /// What a raw JSON text must hold to hold a document the units match (None: not known).
     raw: Option<RawFilter>,
+    /// The units as they match the bytes of a raw JSON record, when every one of them is a plain
+    /// word (written in raw JSON as it is: see `raw`), so that its matches in a record's text are
+    /// its matches in the record's strings (`log` counts them there).
+    raw_units: Option<Vec<regex::bytes::Regex>>,
     /// Whether a search over a log counts every message record into the collection's statistics
     /// (a regular expression: a record the raw filter rules out is still parsed for its length and
     /// checked to be readable), or only the ones the raw filter lets through (words).
@@ -82,9 +87,21 @@ impl Query {
             .collect::<Result<Vec<_>>>()?;
         // A term JSON would write differently (escaped) cannot be looked for in raw JSON.
         let raw = RawFilter::words(&terms);
+        let raw_units = raw.as_ref().and_then(|_| {
+            terms
+                .iter()
+                .map(|t| {
+                    regex::bytes::RegexBuilder::new(&regex::escape(t))
+                        .case_insensitive(true)
+                        .build()
+                        .ok()
+                })
+                .collect()
+        });
         Ok(Query {
             units,
             raw,
+            raw_units,
             every_record: false,
         })
     }
@@ -112,6 +129,7 @@ impl Query {
         Ok(Query {
             units: vec![re],
             raw: RawFilter::regex(pattern),
+            raw_units: None,
             every_record: true,
         })
     }
@@ -126,6 +144,11 @@ impl Query {
 
     pub fn units(&self) -> usize {
         self.units.len()
+    }
+
+    /// The units as they match raw JSON bytes, when they are all plain words (see `raw_units`).
+    pub(crate) fn raw_units(&self) -> Option<&[regex::bytes::Regex]> {
+        self.raw_units.as_deref()
     }
 
     /// Matches of each unit in `text`.
@@ -153,8 +176,19 @@ impl Query {
     /// The lines of `buf` (byte ranges, in order) whose bytes may not be ruled out raw: see
     /// [`RawFilter::needs_look`]. None when this query has no raw filter for undecoded bytes (every
     /// line needs a look).
-    pub(crate) fn raw_needs_look(&self, buf: &[u8], lines: &[(usize, usize)], marked: impl FnMut(usize)) -> Option<()> {
+    pub(crate) fn raw_needs_look(
+        &self,
+        buf: &[u8],
+        lines: &[(usize, usize)],
+        marked: impl FnMut(usize, Mark),
+    ) -> Option<()> {
         self.raw.as_ref()?.needs_look(buf, lines, marked)
+    }
+
+    /// Whether a line [`raw_needs_look`](Self::raw_needs_look) marks with a literal (and no
+    /// escape) is one [`may_match_raw_bytes`](Self::may_match_raw_bytes) answers `Some(true)` for.
+    pub(crate) fn raw_marks_are_exact(&self) -> bool {
+        self.raw.as_ref().is_some_and(RawFilter::marks_are_exact)
     }
 
     /// Whether a log search counts every message record in the statistics (see `every_record`).

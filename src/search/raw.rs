@@ -36,6 +36,15 @@ pub struct RawFilter {
     decoded_only: bool,
 }
 
+/// Why [`RawFilter::needs_look`] marked a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// The line holds one of the literals (or, with [`RawFilter::caseless`], one of its runs).
+    Literal,
+    /// The line holds a `\u` escape.
+    Escape,
+}
+
 impl RawFilter {
     /// The filter of a words query: any of `terms`, case-insensitive as the match is. None when a
     /// term is not written as it is in raw JSON.
@@ -99,11 +108,18 @@ impl RawFilter {
     /// The lines of `buf` that need a closer look, found by searching the whole buffer at once
     /// instead of each line: `lines` are the lines' places (in order, as byte ranges of `buf`
     /// without their line break), and `marked` is called with the index of each line that holds
-    /// one of the literals or a `\u` escape (once or twice). A line that is not marked is one
-    /// [`may_match_bytes`](Self::may_match_bytes) answers `Some(false)` for (neither a literal nor
-    /// a `\u` escape holds a line break, so none spans two lines). None (nothing marked) when
-    /// only the decoded lines can tell.
-    pub fn needs_look(&self, buf: &[u8], lines: &[(usize, usize)], mut marked: impl FnMut(usize)) -> Option<()> {
+    /// one of the literals ([`Mark::Literal`]) or a `\u` escape ([`Mark::Escape`]), at most once
+    /// for each. A line that is not marked is one [`may_match_bytes`](Self::may_match_bytes)
+    /// answers `Some(false)` for (neither a literal nor a `\u` escape holds a line break, so none
+    /// spans two lines); one marked with an escape, one it answers None for; one marked with a
+    /// literal only, one it answers `Some(true)` for when [`marks_are_exact`](Self::marks_are_exact).
+    /// None (nothing marked) when only the decoded lines can tell.
+    pub(crate) fn needs_look(
+        &self,
+        buf: &[u8],
+        lines: &[(usize, usize)],
+        mut marked: impl FnMut(usize, Mark),
+    ) -> Option<()> {
         if self.decoded_only {
             return None;
         }
@@ -118,15 +134,21 @@ impl RawFilter {
             lines,
             start,
             |at| filter.shortest_match_at(haystack, at).map(|end| end - 1),
-            &mut marked,
+            &mut |i| marked(i, Mark::Literal),
         );
         mark_lines(
             lines,
             start,
             |at| self.escape.find(&haystack[at..]).map(|i| at + i),
-            &mut marked,
+            &mut |i| marked(i, Mark::Escape),
         );
         Some(())
+    }
+
+    /// Whether a line [`needs_look`](Self::needs_look) marks with a literal holds a match of the
+    /// literals themselves (not only of the runs [`RawFilter::caseless`] looks for first).
+    pub(crate) fn marks_are_exact(&self) -> bool {
+        self.caseless.is_none()
     }
 
     /// [`may_match`](Self::may_match) on a line's bytes before they are decoded; None also when
@@ -243,11 +265,20 @@ mod tests {
                 "{terms:?}"
             );
             let mut marked = vec![false; lines.len()];
-            f.needs_look(&buf, &ranges, |i| marked[i] = true).unwrap();
+            let mut literal = vec![false; lines.len()];
+            f.needs_look(&buf, &ranges, |i, mark| {
+                marked[i] = true;
+                literal[i] |= mark == Mark::Literal;
+            })
+            .unwrap();
             for (i, line) in lines.iter().enumerate() {
                 // A line the filter may match is marked; one not marked is ruled out line by line.
                 if f.may_match_bytes(line) != Some(false) {
                     assert!(marked[i], "{terms:?} {}", String::from_utf8_lossy(line));
+                }
+                // Marked with a literal and no escape: the filter matches, when the marks are exact.
+                if f.marks_are_exact() && literal[i] && !line.windows(2).any(|w| w == br"\u") {
+                    assert_eq!(f.may_match_bytes(line), Some(true), "{terms:?}");
                 }
             }
             if terms == ["needle"] {

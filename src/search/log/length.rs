@@ -46,16 +46,71 @@ fn scan(raw: &str, out: &mut impl Out) -> bool {
 /// Where the text goes: pieces (strings, numbers) joined by line breaks, as `text::Sink` joins
 /// them.
 trait Out {
+    /// Whether pieces are given as their places in the raw bytes ([`raw`](Self::raw)), not
+    /// decoded.
+    const RAW: bool = false;
     /// A piece starts (after a line break if anything came before).
     fn start(&mut self);
     fn run(&mut self, text: &str);
     fn char(&mut self, c: char);
+    /// (With [`RAW`](Self::RAW).) The piece is the raw bytes `from..to`, its escapes decoded:
+    /// `less` bytes fewer.
+    fn raw(&mut self, from: usize, to: usize, less: usize) {
+        let _ = (from, to, less);
+    }
+    /// (With [`RAW`](Self::RAW).) The next piece given holds a `\u` escape.
+    fn decoded(&mut self) {}
+}
+
+/// The text as its length and the places of its pieces in the raw bytes, for counting a query's
+/// plain words there: exact only where no piece holds a `\u` escape (which can write any
+/// character).
+#[derive(Default)]
+pub(super) struct Pieces {
+    pub(super) len: usize,
+    /// Byte ranges of the raw record, in order: the characters of a string (between its quotes),
+    /// the digits of a number.
+    pub(super) spans: Vec<(usize, usize)>,
+    exact: bool,
+}
+
+impl Out for Pieces {
+    const RAW: bool = true;
+    fn start(&mut self) {
+        if self.len > 0 {
+            self.len += 1;
+        }
+    }
+    fn run(&mut self, text: &str) {
+        self.len += text.len();
+    }
+    fn char(&mut self, c: char) {
+        self.len += c.len_utf8();
+    }
+    fn raw(&mut self, from: usize, to: usize, less: usize) {
+        self.len += to - from - less;
+        self.spans.push((from, to));
+    }
+    fn decoded(&mut self) {
+        self.exact = false;
+    }
+}
+
+/// The length of `record_text(raw)` and its pieces' places in `raw` (see [`Pieces`]) when this
+/// scanner is certain of them and no piece holds a `\u` escape; false: not known (`out` holds a
+/// part).
+pub(super) fn quick_pieces(raw: &str, out: &mut Pieces) -> bool {
+    out.len = 0;
+    out.spans.clear();
+    out.exact = true;
+    scan(raw, out) && out.exact
 }
 
 /// Only the text's length.
 struct Length(usize);
 
 impl Out for Length {
+    const RAW: bool = true;
     fn start(&mut self) {
         if self.0 > 0 {
             self.0 += 1;
@@ -66,6 +121,9 @@ impl Out for Length {
     }
     fn char(&mut self, c: char) {
         self.0 += c.len_utf8();
+    }
+    fn raw(&mut self, from: usize, to: usize, less: usize) {
+        self.0 += to - from - less;
     }
 }
 
@@ -212,7 +270,11 @@ impl<O: Out> Scanner<'_, O> {
                 self.integer()?;
                 if mode == Mode::Text {
                     self.out.start();
-                    self.out.run(&self.s[start..self.i]);
+                    if O::RAW {
+                        self.out.raw(start, self.i, 0);
+                    } else {
+                        self.out.run(&self.s[start..self.i]);
+                    }
                 }
             }
         }
@@ -265,6 +327,9 @@ impl<O: Out> Scanner<'_, O> {
     /// `Text` mode.
     fn string(&mut self, mode: Mode) -> Option<()> {
         let text = mode == Mode::Text;
+        if O::RAW {
+            return self.string_in_place(text);
+        }
         if text {
             self.out.start();
         }
@@ -301,6 +366,44 @@ impl<O: Out> Scanner<'_, O> {
             self.i += 1;
             if text {
                 self.out.char(c);
+            }
+        }
+    }
+
+    /// [`string`](Self::string) for an out that takes pieces as their places
+    /// ([`Out::RAW`]): the string's characters are not copied or decoded, only its escapes
+    /// counted (and a `\u` escape read for its character's length).
+    fn string_in_place(&mut self, text: bool) -> Option<()> {
+        let from = self.i;
+        let mut less = 0;
+        loop {
+            let at = next_special(self.b, self.i)?;
+            self.i = at + 1;
+            match self.b[at] {
+                b'"' => {
+                    if text {
+                        self.out.start();
+                        self.out.raw(from, at, less);
+                    }
+                    return Some(());
+                }
+                b'\\' => {}
+                _ => return None,
+            }
+            match *self.b.get(self.i)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                    self.i += 1;
+                    less += 1;
+                }
+                b'u' => {
+                    let escape = self.i - 1;
+                    let c = self.unicode_escape()?;
+                    less += self.i - escape - c.len_utf8();
+                    if text {
+                        self.out.decoded();
+                    }
+                }
+                _ => return None,
             }
         }
     }

@@ -5,9 +5,10 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::BATCH_BYTES;
+use super::length::{Pieces, quick_pieces};
 use super::lines::{Blocks, Span};
 use super::text::{record_text_into, record_text_len};
-use crate::search::{Counted, Query, Stats};
+use crate::search::{Counted, Mark, Query, Stats};
 
 enum Line {
     Other,
@@ -23,16 +24,17 @@ enum Line {
 /// of a message record first: only a line that may match is decoded (lossily) and parsed (or,
 /// where every record counts in the statistics, one that cannot match is parsed for its length).
 ///
-/// `ruled_out`: the raw prefilter already found (searching the whole buffer) that these bytes hold
-/// none of its literals and no `\u` escape. `buf` is a buffer for the text (reused from line to
-/// line: no allocation per line).
-fn classify(query: &Query, line: &[u8], ruled_out: bool, buf: &mut String) -> Line {
+/// `marks`: what the raw prefilter found searching the whole buffer (see [`Marks`]), None when it
+/// did not search it. `buf` is a buffer for the text (reused from line to line: no allocation per
+/// line).
+fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
-    let verdict = match (message, ruled_out) {
-        (false, _) => None,
-        (true, true) => Some(false),
-        (true, false) => query.may_match_raw_bytes(raw),
+    let verdict = match (message, marks) {
+        (false, _) | (true, Some(Marks { escape: true, .. })) => None,
+        (true, Some(Marks { literal: false, .. })) => Some(false),
+        (true, Some(Marks { literal: true, .. })) if query.raw_marks_are_exact() => Some(true),
+        (true, _) => query.may_match_raw_bytes(raw),
     };
     if verdict == Some(false) && !query.counts_every_record() {
         return cannot_match(raw);
@@ -71,7 +73,7 @@ fn ends_an_object(raw: &[u8]) -> bool {
 }
 
 /// [`classify`] of the decoded line; `verdict`: the raw prefilter's on its bytes, if it gave one.
-fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut String) -> Line {
+fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut Buffers) -> Line {
     let raw = raw.strip_suffix('\r').unwrap_or(raw);
     let is_message = if raw.starts_with(r#"{"type":"message""#) {
         true
@@ -103,11 +105,62 @@ fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut Stri
             None => Line::Unreadable,
         };
     }
-    if record_text_into(raw, buf) {
-        Line::Message(count(query, buf))
+    if let Some(units) = query.raw_units()
+        && quick_pieces(raw, &mut buf.pieces)
+    {
+        return Line::Message(count_raw(units, raw.as_bytes(), &buf.pieces));
+    }
+    if record_text_into(raw, &mut buf.text) {
+        Line::Message(count(query, &buf.text))
     } else {
         Line::Unreadable
     }
+}
+
+/// [`count`] of a record's text, counted in the raw record: each unit's matches in its bytes
+/// that lie in a piece of the text (`pieces`), not starting at an escape's letter. A plain word
+/// holds no character JSON escapes, so none of its matches in the text crosses an escape or a
+/// piece's end, and each is one in the raw bytes; a match in the raw bytes that is not one (in a
+/// key, a skipped value, after a `\`) is passed over from its second byte on, so it hides no
+/// match that overlaps it (as the search of the text finds them, leftmost first).
+fn count_raw(units: &[regex::bytes::Regex], raw: &[u8], pieces: &Pieces) -> Counted {
+    let spans = &pieces.spans;
+    let tf: Vec<usize> = units
+        .iter()
+        .map(|re| {
+            let (mut n, mut at, mut piece) = (0, 0, 0);
+            while let Some(m) = re.find_at(raw, at) {
+                while piece < spans.len() && spans[piece].1 <= m.start() {
+                    piece += 1;
+                }
+                let inside = spans.get(piece).is_some_and(|&(from, to)| {
+                    from <= m.start()
+                        && m.end() <= to
+                        && raw[from..m.start()].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0
+                });
+                if inside {
+                    n += 1;
+                    at = m.end();
+                } else {
+                    at = m.start() + 1;
+                }
+            }
+            n
+        })
+        .collect();
+    Counted {
+        matches: tf.iter().sum(),
+        tf: tf.into_iter().map(|c| c as f64).collect(),
+        len: pieces.len,
+    }
+}
+
+/// What the raw prefilter's search of a whole buffer found in a line: one of its literals (with
+/// [`Query::raw_marks_are_exact`], a match of the prefilter itself), a `\u` escape.
+#[derive(Clone, Copy, Debug, Default)]
+struct Marks {
+    literal: bool,
+    escape: bool,
 }
 
 pub(super) fn count(query: &Query, text: &str) -> Counted {
@@ -138,10 +191,19 @@ pub(super) struct Scanned {
     pub(super) skipped: usize,
 }
 
+/// A worker's buffers: a record's text, or its pieces' places; a task's lines' places and marks.
+#[derive(Default)]
+struct Buffers {
+    text: String,
+    pieces: Pieces,
+    ranges: Vec<(usize, usize)>,
+    marks: Vec<Marks>,
+}
+
 thread_local! {
-    /// A worker's buffer for a record's text, kept from task to task and search to search (a
-    /// fresh one grown for every task was 5% of a common word's search, in page faults).
-    static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// A worker's buffers, kept from task to task and search to search (a fresh text grown for
+    /// every task was 5% of a common word's search, in page faults).
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
 
 /// The largest text buffer a worker keeps after a task (a huge record's is let go).
@@ -154,28 +216,37 @@ const LINES_PER_TASK: usize = 128;
 /// search of a task's bytes for the raw filter's literals marks the lines that need a closer look,
 /// and the others are ruled out unread (a search per line cost more than the search itself on
 /// short lines).
-fn classify_lines(query: &Query, batch: &[u8], spans: &[Span]) -> Vec<Line> {
-    spans
-        .par_chunks(LINES_PER_TASK)
-        .flat_map_iter(|lines| {
-            let ranges: Vec<(usize, usize)> = lines.iter().map(|s| (s.start, s.end)).collect();
-            let mut look = vec![false; lines.len()];
-            if query.raw_needs_look(batch, &ranges, |i| look[i] = true).is_none() {
-                look.fill(true);
-            }
-            TEXT.with_borrow_mut(|buf| {
-                let classified = lines
-                    .iter()
-                    .zip(look)
-                    .map(|(span, look)| classify(query, &batch[span.start..span.end], !look, buf))
-                    .collect::<Vec<_>>();
-                if buf.capacity() > TEXT_KEPT {
-                    *buf = String::new();
+fn classify_lines(query: &Query, batch: &[u8], spans: &[Span], out: &mut Vec<Line>) {
+    out.clear();
+    out.resize_with(spans.len(), || Line::Other);
+    out.par_chunks_mut(LINES_PER_TASK)
+        .zip(spans.par_chunks(LINES_PER_TASK))
+        .for_each(|(out, lines)| {
+            BUFFERS.with_borrow_mut(|buf| {
+                let mut ranges = std::mem::take(&mut buf.ranges);
+                let mut marks = std::mem::take(&mut buf.marks);
+                ranges.clear();
+                ranges.extend(lines.iter().map(|s| (s.start, s.end)));
+                marks.clear();
+                marks.resize(lines.len(), Marks::default());
+                let searched = query
+                    .raw_needs_look(batch, &ranges, |i, mark| match mark {
+                        Mark::Literal => marks[i].literal = true,
+                        Mark::Escape => marks[i].escape = true,
+                    })
+                    .is_some();
+                for ((slot, span), &marks) in out.iter_mut().zip(lines).zip(&marks) {
+                    *slot = classify(query, &batch[span.start..span.end], searched.then_some(marks), buf);
                 }
-                classified
-            })
-        })
-        .collect()
+                (buf.ranges, buf.marks) = (ranges, marks);
+                if buf.text.capacity() > TEXT_KEPT {
+                    buf.text = String::new();
+                }
+                if buf.pieces.spans.capacity() > TEXT_KEPT / 16 {
+                    buf.pieces = Pieces::default();
+                }
+            });
+        });
 }
 
 /// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
@@ -188,20 +259,22 @@ pub(super) fn scan(reader: impl std::io::Read + Send, query: &Query, offset: u64
     let mut skipped = 0usize;
     let mut blocks = Blocks::new(reader, 2, offset, BATCH_BYTES);
     let mut spans: Vec<Span> = Vec::new();
+    // The lines of a batch classified (kept from batch to batch: no allocation per batch).
+    let mut classified: Vec<Line> = Vec::new();
     let mut more = true;
     while more {
         more = blocks.next_batch(&mut spans)?;
         let (batch, ahead) = blocks.read_ahead();
         // The next buffer is read while this one's lines are examined.
-        let ((), classified) = rayon::join(
+        rayon::join(
             || {
                 if more {
                     ahead.run();
                 }
             },
-            || classify_lines(query, batch, &spans),
+            || classify_lines(query, batch, &spans, &mut classified),
         );
-        for (span, kind) in spans.iter().zip(classified) {
+        for (span, kind) in spans.iter().zip(classified.drain(..)) {
             match kind {
                 Line::Other => {}
                 Line::Unreadable => skipped += 1,
@@ -271,14 +344,18 @@ mod tests {
         ]
     }
 
-    /// Whether the search of a buffer holding only `line` rules it out; it does so only where the
-    /// search of the line rules it out (a line it marks may still be ruled out line by line).
-    fn ruled_out_by_the_buffer_search(query: &Query, line: &[u8]) -> bool {
-        let mut marked = false;
-        let ruled_out = query
-            .raw_needs_look(line, &[(0, line.len())], |_| marked = true)
-            .is_some()
-            && !marked;
+    /// What the search of a buffer holding only `line` marks in it; it rules the line out only
+    /// where the search of the line rules it out (a line it marks may still be ruled out line by
+    /// line).
+    fn marked_by_the_buffer_search(query: &Query, line: &[u8]) -> Option<Marks> {
+        let mut marks = Marks::default();
+        let searched = query
+            .raw_needs_look(line, &[(0, line.len())], |_, mark| match mark {
+                Mark::Literal => marks.literal = true,
+                Mark::Escape => marks.escape = true,
+            })
+            .is_some();
+        let ruled_out = searched && !marks.literal && !marks.escape;
         if ruled_out {
             let stripped = line.strip_suffix(b"\r").unwrap_or(line);
             assert_eq!(
@@ -288,7 +365,7 @@ mod tests {
                 String::from_utf8_lossy(line)
             );
         }
-        ruled_out
+        searched.then_some(marks)
     }
 
     /// What a message's content is made of: words, escapes (some in words), bytes that are not
@@ -348,7 +425,7 @@ mod tests {
         let mut next = move |n: usize| (rng() % n as u64) as usize;
         let (mut skipped, mut matched, mut ruled_out) = (0, 0, 0);
         // One buffer for every line, as a worker reuses it.
-        let mut buf = String::new();
+        let mut buf = Buffers::default();
         for _ in 0..3000 {
             let mut line = br#"{"type":"message","index":0,"data":[{"role":"user","content":""#.to_vec();
             for _ in 0..next(6) {
@@ -362,8 +439,8 @@ mod tests {
             for query in &queries {
                 let reference = parsed(query, &line);
                 ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
-                let ruled_out = ruled_out_by_the_buffer_search(query, &line);
-                match classify(query, &line, ruled_out, &mut buf) {
+                let marks = marked_by_the_buffer_search(query, &line);
+                match classify(query, &line, marks, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
                         // Never a record that matches (one that does not parse may be taken for a
@@ -397,7 +474,7 @@ mod tests {
         let record = |content: &str| {
             format!(r#"{{"type":"message","index":0,"data":[{{"role":"user","content":"{content}"}}]}}"#)
         };
-        let mut buf = String::new();
+        let mut buf = Buffers::default();
         for (query, content, matches) in [
             // The `n` of `\n` is not a letter of the text; the `\\` before `needle` is one backslash.
             (Query::words("nneedle").unwrap(), r"\nneedle", 0),
@@ -425,12 +502,67 @@ mod tests {
                 Some(matches).filter(|_| !content.ends_with("00e")),
                 "{content}"
             );
-            match classify(&query, line.as_bytes(), false, &mut buf) {
+            match classify(&query, line.as_bytes(), None, &mut buf) {
                 Line::Message(c) => assert_eq!(Some(c.matches), expected, "{content}"),
                 Line::Unreadable => assert_eq!(expected, None, "{content}"),
                 _ => panic!("{content}"),
             }
         }
+    }
+
+    #[test]
+    fn words_counted_in_the_raw_record_are_the_texts_counts() {
+        // Matches the raw bytes hold but the text does not: in keys, in skipped values, over an
+        // escape's letter (`\bbb` is a backspace and `bb`), next to a number, overlapping true ones.
+        let pieces: [&str; 16] = [
+            r#""bb""#,
+            r#""\bbb""#,
+            r#""\\bbb""#,
+            r#""x\nneedle needle""#,
+            r#""needle\\\nneedle""#,
+            r#""\u006eeedle""#,
+            r#"{"needle":"bb needle"}"#,
+            r#"{"id":"needle","type":"bb"}"#,
+            r#"{"content":"nEEdle","n":12}"#,
+            "12",
+            "1212",
+            r#""12,12""#,
+            "1.5",
+            "[12,12]",
+            "\"caf\u{e9} \u{212A}elvin\"",
+            r#""a\"needle\"b""#,
+        ];
+        let queries = [
+            Query::words("bb").unwrap(),
+            Query::words("needle").unwrap(),
+            Query::words("nneedle bb").unwrap(),
+            Query::words("12").unwrap(),
+            Query::words("12,12").unwrap(),
+            Query::words("kelvin caf\u{e9}").unwrap(),
+        ];
+        let mut rng = xorshift(0x5eed_0038_0000_0031);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
+        let (mut pieces_buf, mut counted) = (Pieces::default(), 0);
+        for _ in 0..3000 {
+            let items: Vec<&str> = (0..next(6)).map(|_| pieces[next(pieces.len())]).collect();
+            let raw = format!(
+                r#"{{"type":"message","index":12,"data":[{}],"needle":"bb"}}"#,
+                items.join(",")
+            );
+            let Some(text) = parsed_text(&raw) else { continue };
+            for query in &queries {
+                let units = query.raw_units().unwrap();
+                if quick_pieces(&raw, &mut pieces_buf) {
+                    counted += 1;
+                    let c = count_raw(units, raw.as_bytes(), &pieces_buf);
+                    let expected = count(query, &text);
+                    assert_eq!((c.tf, c.len), (expected.tf, expected.len), "{raw}");
+                }
+            }
+        }
+        assert!(counted > 5000, "{counted}");
+        assert!(Query::words("a/b").unwrap().raw_units().is_none());
+        assert!(Query::regex("needle").unwrap().raw_units().is_none());
     }
 
     #[test]
