@@ -13,19 +13,30 @@ const MAX_PER_MESSAGE: usize = 12;
 /// of a word (not after a letter, digit or `_`, in Unicode's sense): one pass over the text for
 /// all of them.
 fn has_word(lower: &str, needles: &[&str]) -> bool {
+    // Byte by byte while ASCII (an ASCII byte is never part of another character in UTF-8); a
+    // longer character is decoded for Unicode's letters and digits.
     let b = lower.as_bytes();
     let mut after_word = false;
-    for (at, c) in lower.char_indices() {
-        if !after_word && c.is_ascii_alphabetic() {
-            let rest = &b[at..];
-            if needles
-                .iter()
-                .any(|n| n.as_bytes()[0] == rest[0] && rest.starts_with(n.as_bytes()))
-            {
-                return true;
+    let mut at = 0;
+    while at < b.len() {
+        let x = b[at];
+        if x.is_ascii() {
+            if !after_word && x.is_ascii_alphabetic() {
+                let rest = &b[at..];
+                if needles
+                    .iter()
+                    .any(|n| n.as_bytes()[0] == x && rest.starts_with(n.as_bytes()))
+                {
+                    return true;
+                }
             }
+            after_word = x.is_ascii_alphanumeric() || x == b'_';
+            at += 1;
+        } else {
+            let c = lower[at..].chars().next().expect("a character starts here");
+            after_word = c.is_alphanumeric();
+            at += c.len_utf8();
         }
-        after_word = c.is_alphanumeric() || c == '_';
     }
     false
 }

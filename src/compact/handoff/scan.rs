@@ -4,7 +4,7 @@
 use super::rules::constraints_in;
 use super::text::{
     Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines, lowered,
-    nonempty, outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
+    nonempty_words, outcome_of, patch_paths, paths_of, references_of, test_statuses,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -78,11 +78,12 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
                 f.summary = Some(text.into_owned());
                 return f;
             }
-            // The text's words, split once for the three scans.
-            let all: Vec<&str> = words(&text).collect();
+            // The text's words, split once for the three scans (an empty one is none of the
+            // three, so only the others are kept).
+            let all = nonempty_words(&text);
             identifiers_of(all.iter().copied(), &mut f.identifiers);
             paths_of(all.iter().copied(), &mut f.paths);
-            references_of(&nonempty(&all), &mut f.references);
+            references_of(&all, &mut f.references);
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
                 // Only the user's own blocks (not a reminder a harness put before them) state rules.
@@ -102,7 +103,7 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             if text.trim().is_empty() {
                 return f;
             }
-            let all: Vec<&str> = words(&text).collect();
+            let all = nonempty_words(&text);
             identifiers_of(all.iter().copied(), &mut f.identifiers);
             paths_of(all, &mut f.paths);
             let mut buf = String::new();
@@ -281,9 +282,10 @@ fn trail(
 fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
     let full_command = args.str_field(COMMAND_KEYS);
     if let Some(cmd) = full_command {
-        let all: Vec<&str> = words(cmd).collect();
+        // An empty word is no path, reference or test name.
+        let all = nonempty_words(cmd);
         paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&nonempty(&all), &mut f.references);
+        references_of(&all, &mut f.references);
         for &word in &all {
             if has(word, "::test_") || (word.starts_with("test_") && word.len() > 5) {
                 f.tests.push(word, "ran");
@@ -299,9 +301,9 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
             .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
     ];
     for_other_strings(args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
-        let all: Vec<&str> = words(text).collect();
+        let all = nonempty_words(text);
         paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&nonempty(&all), &mut f.references);
+        references_of(&all, &mut f.references);
         for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
             if has(w, "::test_") || (w.starts_with("test_") && w.len() > 8) {
