@@ -252,5 +252,47 @@ mod word_tests {
         }
     }
 
+    #[test]
+    fn the_byte_scan_finds_what_the_plain_definition_finds_in_generated_texts() {
+        // Pieces that make word starts and word insides of every kind: ASCII and Unicode letters
+        // and digits, `_`, punctuation, spaces of both kinds, and the needles themselves.
+        let pieces = [
+            "never ",
+            "not ",
+            "must ",
+            "do not ",
+            "not allowed",
+            "x",
+            "é",
+            "漢",
+            "_",
+            "9",
+            "٣",
+            " ",
+            "\u{a0}",
+            "(",
+            "—",
+            "'",
+            "n",
+            "ever ",
+        ];
+        let mut state = 11u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).unwrap()
+        };
+        for _ in 0..3000 {
+            let len = next() % 9;
+            let text: String = (0..len).map(|_| pieces[next() % pieces.len()]).collect();
+            assert_eq!(
+                has_word(&text, ANYWHERE_FOR_TESTS),
+                ANYWHERE_FOR_TESTS.iter().any(|n| has_word_plain(&text, n)),
+                "{text:?}"
+            );
+        }
+    }
+
     const ANYWHERE_FOR_TESTS: &[&str] = &["never ", "do not ", "not allowed", "not ", "must "];
 }

@@ -167,7 +167,8 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
         return f;
     };
     let args = Args::of(input);
-    let path = args.str_field(PATH_KEYS);
+    let path_key = str_member(&args, PATH_KEYS);
+    let path = path_key.map(|(_, p)| p);
     if let Some(p) = path {
         identifiers_in(p, &mut f.identifiers);
         if writes {
@@ -183,7 +184,7 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     }
     f.paths.extend(path.map(str::to_owned));
     f.paths.extend(f.modified.iter().cloned());
-    let full_command = scan_input(&args, &mut f);
+    let full_command = scan_input(&args, path_key.map(|(k, _)| k), &mut f);
     trail(c.name, input, &args, path, full_command, (reads, writes), &mut f);
     let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
@@ -279,8 +280,9 @@ fn trail(
 
 /// The command, paths, references and test names a tool input names (past its path, which
 /// [`scan_call`] reads): the full command, when there is one.
-fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
-    let full_command = args.str_field(COMMAND_KEYS);
+fn scan_input<'s>(args: &'s Args<'_>, path_key: Option<&str>, f: &mut CallFacts) -> Option<&'s str> {
+    let command = str_member(args, COMMAND_KEYS);
+    let full_command = command.map(|(_, c)| c);
     if let Some(cmd) = full_command {
         // An empty word is no path, reference or test name.
         let all = nonempty_words(cmd);
@@ -294,13 +296,8 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
     }
     // Other inputs (contents written, edits, patches, queries, URLs to fetch) name paths, test
     // names, URLs and commits too.
-    let used = [
-        PATH_KEYS.iter().find(|k| args.get(k).and_then(Arg::as_str).is_some()),
-        COMMAND_KEYS
-            .iter()
-            .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
-    ];
-    for_other_strings(args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
+    let used = [path_key, command.map(|(k, _)| k)];
+    for_other_strings(args, |k| used.iter().flatten().any(|u| *u == k), &mut |text| {
         let all = nonempty_words(text);
         paths_of(all.iter().copied(), &mut f.paths);
         references_of(&all, &mut f.references);
@@ -312,6 +309,12 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         }
     });
     full_command
+}
+
+/// The first of `keys` whose member is a string: the key and the string.
+fn str_member<'s>(args: &'s Args<'_>, keys: &[&'static str]) -> Option<(&'static str, &'s str)> {
+    keys.iter()
+        .find_map(|k| args.get(k).and_then(Arg::as_str).map(|v| (*k, v)))
 }
 
 /// Call `each` with every string value of a tool input (nested ones included) except the

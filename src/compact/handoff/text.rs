@@ -66,7 +66,8 @@ pub(super) fn first_line(s: &str, max: usize) -> String {
 }
 
 pub(super) fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    // No more bytes than `max` is no more characters (most texts): not counted.
+    if s.len() <= max || s.chars().count() <= max {
         s.to_owned()
     } else {
         let cut: String = s.chars().take(max.saturating_sub(1)).collect();
