@@ -83,11 +83,6 @@ impl<'a> Args<'a> {
             Args::Other(_) => None,
         }
     }
-
-    /// The first of `keys` whose value is a string.
-    pub(crate) fn str_field(&self, keys: &[&str]) -> Option<&str> {
-        keys.iter().find_map(|k| self.get(k).and_then(Arg::as_str))
-    }
 }
 
 /// The members of the commonest `arguments` text, an object whose keys and values are all

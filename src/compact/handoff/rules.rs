@@ -13,19 +13,30 @@ const MAX_PER_MESSAGE: usize = 12;
 /// of a word (not after a letter, digit or `_`, in Unicode's sense): one pass over the text for
 /// all of them.
 fn has_word(lower: &str, needles: &[&str]) -> bool {
+    // Byte by byte while ASCII (an ASCII byte is never part of another character in UTF-8); a
+    // longer character is decoded for Unicode's letters and digits.
     let b = lower.as_bytes();
     let mut after_word = false;
-    for (at, c) in lower.char_indices() {
-        if !after_word && c.is_ascii_alphabetic() {
-            let rest = &b[at..];
-            if needles
-                .iter()
-                .any(|n| n.as_bytes()[0] == rest[0] && rest.starts_with(n.as_bytes()))
-            {
-                return true;
+    let mut at = 0;
+    while at < b.len() {
+        let x = b[at];
+        if x.is_ascii() {
+            if !after_word && x.is_ascii_alphabetic() {
+                let rest = &b[at..];
+                if needles
+                    .iter()
+                    .any(|n| n.as_bytes()[0] == x && rest.starts_with(n.as_bytes()))
+                {
+                    return true;
+                }
             }
+            after_word = x.is_ascii_alphanumeric() || x == b'_';
+            at += 1;
+        } else {
+            let c = lower[at..].chars().next().expect("a character starts here");
+            after_word = c.is_alphanumeric();
+            at += c.len_utf8();
         }
-        after_word = c.is_alphanumeric() || c == '_';
     }
     false
 }
@@ -238,6 +249,48 @@ mod word_tests {
             for n in &singles {
                 assert_eq!(has_word(text, n), has_word_plain(text, n[0]), "{text:?} {n:?}");
             }
+        }
+    }
+
+    #[test]
+    fn the_byte_scan_finds_what_the_plain_definition_finds_in_generated_texts() {
+        // Pieces that make word starts and word insides of every kind: ASCII and Unicode letters
+        // and digits, `_`, punctuation, spaces of both kinds, and the needles themselves.
+        let pieces = [
+            "never ",
+            "not ",
+            "must ",
+            "do not ",
+            "not allowed",
+            "x",
+            "é",
+            "漢",
+            "_",
+            "9",
+            "٣",
+            " ",
+            "\u{a0}",
+            "(",
+            "—",
+            "'",
+            "n",
+            "ever ",
+        ];
+        let mut state = 11u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).unwrap()
+        };
+        for _ in 0..3000 {
+            let len = next() % 9;
+            let text: String = (0..len).map(|_| pieces[next() % pieces.len()]).collect();
+            assert_eq!(
+                has_word(&text, ANYWHERE_FOR_TESTS),
+                ANYWHERE_FOR_TESTS.iter().any(|n| has_word_plain(&text, n)),
+                "{text:?}"
+            );
         }
     }
 

@@ -4,7 +4,7 @@
 use super::rules::constraints_in;
 use super::text::{
     Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines, lowered,
-    nonempty, outcome_of, patch_paths, paths_of, references_of, test_statuses, words,
+    nonempty_words, outcome_of, patch_paths, paths_of, references_of, test_statuses,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -78,11 +78,12 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
                 f.summary = Some(text.into_owned());
                 return f;
             }
-            // The text's words, split once for the three scans.
-            let all: Vec<&str> = words(&text).collect();
+            // The text's words, split once for the three scans (an empty one is none of the
+            // three, so only the others are kept).
+            let all = nonempty_words(&text);
             identifiers_of(all.iter().copied(), &mut f.identifiers);
             paths_of(all.iter().copied(), &mut f.paths);
-            references_of(&nonempty(&all), &mut f.references);
+            references_of(&all, &mut f.references);
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
                 // Only the user's own blocks (not a reminder a harness put before them) state rules.
@@ -102,7 +103,7 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             if text.trim().is_empty() {
                 return f;
             }
-            let all: Vec<&str> = words(&text).collect();
+            let all = nonempty_words(&text);
             identifiers_of(all.iter().copied(), &mut f.identifiers);
             paths_of(all, &mut f.paths);
             let mut buf = String::new();
@@ -166,7 +167,8 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
         return f;
     };
     let args = Args::of(input);
-    let path = args.str_field(PATH_KEYS);
+    let path_key = str_member(&args, PATH_KEYS);
+    let path = path_key.map(|(_, p)| p);
     if let Some(p) = path {
         identifiers_in(p, &mut f.identifiers);
         if writes {
@@ -182,7 +184,7 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     }
     f.paths.extend(path.map(str::to_owned));
     f.paths.extend(f.modified.iter().cloned());
-    let full_command = scan_input(&args, &mut f);
+    let full_command = scan_input(&args, path_key.map(|(k, _)| k), &mut f);
     trail(c.name, input, &args, path, full_command, (reads, writes), &mut f);
     let command = full_command.map(|s| first_line(s, 160));
     let Some(at) = c.result else { return f };
@@ -278,12 +280,14 @@ fn trail(
 
 /// The command, paths, references and test names a tool input names (past its path, which
 /// [`scan_call`] reads): the full command, when there is one.
-fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
-    let full_command = args.str_field(COMMAND_KEYS);
+fn scan_input<'s>(args: &'s Args<'_>, path_key: Option<&str>, f: &mut CallFacts) -> Option<&'s str> {
+    let command = str_member(args, COMMAND_KEYS);
+    let full_command = command.map(|(_, c)| c);
     if let Some(cmd) = full_command {
-        let all: Vec<&str> = words(cmd).collect();
+        // An empty word is no path, reference or test name.
+        let all = nonempty_words(cmd);
         paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&nonempty(&all), &mut f.references);
+        references_of(&all, &mut f.references);
         for &word in &all {
             if has(word, "::test_") || (word.starts_with("test_") && word.len() > 5) {
                 f.tests.push(word, "ran");
@@ -292,16 +296,11 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
     }
     // Other inputs (contents written, edits, patches, queries, URLs to fetch) name paths, test
     // names, URLs and commits too.
-    let used = [
-        PATH_KEYS.iter().find(|k| args.get(k).and_then(Arg::as_str).is_some()),
-        COMMAND_KEYS
-            .iter()
-            .find(|k| args.get(k).and_then(Arg::as_str).is_some()),
-    ];
-    for_other_strings(args, |k| used.iter().flatten().any(|u| **u == k), &mut |text| {
-        let all: Vec<&str> = words(text).collect();
+    let used = [path_key, command.map(|(k, _)| k)];
+    for_other_strings(args, |k| used.iter().flatten().any(|u| *u == k), &mut |text| {
+        let all = nonempty_words(text);
         paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&nonempty(&all), &mut f.references);
+        references_of(&all, &mut f.references);
         for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
             if has(w, "::test_") || (w.starts_with("test_") && w.len() > 8) {
@@ -310,6 +309,12 @@ fn scan_input<'s>(args: &'s Args<'_>, f: &mut CallFacts) -> Option<&'s str> {
         }
     });
     full_command
+}
+
+/// The first of `keys` whose member is a string: the key and the string.
+fn str_member<'s>(args: &'s Args<'_>, keys: &[&'static str]) -> Option<(&'static str, &'s str)> {
+    keys.iter()
+        .find_map(|k| args.get(k).and_then(Arg::as_str).map(|v| (*k, v)))
 }
 
 /// Call `each` with every string value of a tool input (nested ones included) except the

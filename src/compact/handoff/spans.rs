@@ -18,7 +18,9 @@ type CallKey = ((usize, usize), Option<(usize, usize)>);
 #[derive(Default)]
 pub struct Scan {
     messages: Vec<MessageFacts>,
-    calls: FastMap<CallKey, CallFacts>,
+    /// The facts of each call scanned, in the order scanned, and where each call's are.
+    calls: Vec<CallFacts>,
+    at: FastMap<CallKey, usize>,
     /// The span merged last: its calls, and its ledger fields once merged (a compaction asks for
     /// the ledger of a span and then for its whole handoff).
     last: Option<Span>,
@@ -28,7 +30,8 @@ pub struct Scan {
 /// the ledger fields only, once merged.
 struct Span {
     len: usize,
-    calls: Vec<CallKey>,
+    /// The message of each call, and where its facts are in [`Scan::calls`].
+    calls: Vec<(usize, usize)>,
     ledger: Option<Handoff>,
 }
 
@@ -49,35 +52,43 @@ impl Scan {
 
     fn merged(&mut self, messages: &[Message], fields: Fields) -> Handoff {
         let seen = self.messages.len();
-        if messages.len() > seen {
-            let new = &messages[seen..];
-            if new.len() >= PARALLEL_CALLS {
-                let scanned: Vec<MessageFacts> = new
-                    .par_iter()
-                    .enumerate()
-                    .map(|(i, m)| scan_message(seen + i, m))
-                    .collect();
-                self.messages.extend(scanned);
-            } else {
-                self.messages
-                    .extend(new.iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
-            }
-        }
+        let new = messages.get(seen..).unwrap_or_default();
         // The same span again (the spans start at one message): its calls are known.
-        let mut span = match self.last.take() {
-            Some(span) if span.len == messages.len() => span,
-            _ => {
-                let pairing = Pairing::of(messages);
-                self.scan_calls(messages, &pairing);
-                Span {
-                    len: messages.len(),
-                    calls: pairing.calls.iter().map(|c| (c.at, c.result)).collect(),
-                    ledger: None,
-                }
+        let known = self.last.take().filter(|span| span.len == messages.len());
+        let Scan {
+            messages: scanned,
+            calls,
+            at,
+            ..
+        } = self;
+        // The new messages and the span's new calls, scanned side by side on all cores when many.
+        let mut scan_messages = || {
+            // Scanned into place (no list of facts made and then moved).
+            if new.len() >= PARALLEL_CALLS {
+                scanned.par_extend(new.par_iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
+            } else {
+                scanned.extend(new.iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
             }
         };
-        let facts: Vec<&CallFacts> = span.calls.iter().map(|k| &self.calls[k]).collect();
-        let at: Vec<usize> = span.calls.iter().map(|((m, _), _)| *m).collect();
+        let scan_span = || {
+            known.unwrap_or_else(|| {
+                let pairing = Pairing::of(messages);
+                scan_calls(calls, at, messages, &pairing);
+                Span {
+                    len: messages.len(),
+                    calls: pairing.calls.iter().map(|c| (c.at.0, at[&(c.at, c.result)])).collect(),
+                    ledger: None,
+                }
+            })
+        };
+        let mut span = if new.len() >= PARALLEL_CALLS {
+            rayon::join(scan_messages, scan_span).1
+        } else {
+            scan_messages();
+            scan_span()
+        };
+        let facts: Vec<&CallFacts> = span.calls.iter().map(|&(_, k)| &self.calls[k]).collect();
+        let at: Vec<usize> = span.calls.iter().map(|&(m, _)| m).collect();
         let scanned = &self.messages[..messages.len()];
         let h = match (&span.ledger, fields) {
             (Some(ledger), Fields::Ledger) => ledger.clone(),
@@ -98,28 +109,33 @@ impl Scan {
         self.last = Some(span);
         h
     }
+}
 
-    /// Scan the calls of `pairing` not scanned yet with their result (on all cores for many).
-    fn scan_calls(&mut self, messages: &[Message], pairing: &Pairing<'_>) {
-        let missing: Vec<&Call<'_>> = pairing
-            .calls
-            .iter()
-            .filter(|c| !self.calls.contains_key(&(c.at, c.result)))
-            .collect();
-        let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
-        for c in &missing {
-            kinds
-                .entry(c.name)
-                .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
-        }
-        let scanned: Vec<CallFacts> = if missing.len() >= PARALLEL_CALLS {
-            missing
-                .par_iter()
-                .map(|c| scan_call(messages, c, kinds[c.name]))
-                .collect()
-        } else {
-            missing.iter().map(|c| scan_call(messages, c, kinds[c.name])).collect()
-        };
-        self.calls.extend(missing.iter().map(|c| (c.at, c.result)).zip(scanned));
+/// Scan the calls of `pairing` not scanned yet with their result (on all cores for many) into
+/// `calls`, noting where each call's facts are in `at`.
+fn scan_calls(
+    calls: &mut Vec<CallFacts>,
+    at: &mut FastMap<CallKey, usize>,
+    messages: &[Message],
+    pairing: &Pairing<'_>,
+) {
+    let missing: Vec<&Call<'_>> = pairing
+        .calls
+        .iter()
+        .filter(|c| !at.contains_key(&(c.at, c.result)))
+        .collect();
+    let mut kinds: FastMap<&str, (bool, bool)> = FastMap::default();
+    for c in &missing {
+        kinds
+            .entry(c.name)
+            .or_insert_with(|| (is_read_tool(c.name), is_write_tool(c.name)));
+    }
+    let first = calls.len();
+    at.extend(missing.iter().enumerate().map(|(k, c)| ((c.at, c.result), first + k)));
+    // Scanned into place, as the messages are.
+    if missing.len() >= PARALLEL_CALLS {
+        calls.par_extend(missing.par_iter().map(|c| scan_call(messages, c, kinds[c.name])));
+    } else {
+        calls.extend(missing.iter().map(|c| scan_call(messages, c, kinds[c.name])));
     }
 }

@@ -66,7 +66,8 @@ pub(super) fn first_line(s: &str, max: usize) -> String {
 }
 
 pub(super) fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    // No more bytes than `max` is no more characters (most texts): not counted.
+    if s.len() <= max || s.chars().count() <= max {
         s.to_owned()
     } else {
         let cut: String = s.chars().take(max.saturating_sub(1)).collect();
@@ -264,9 +265,9 @@ pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: 
     }
 }
 
-/// The non-empty ones of `words`.
-pub(super) fn nonempty<'t>(words: &[&'t str]) -> Vec<&'t str> {
-    words.iter().copied().filter(|w| !w.is_empty()).collect()
+/// The non-empty [`words`] of `text`.
+pub(super) fn nonempty_words(text: &str) -> Vec<&str> {
+    words(text).filter(|w| !w.is_empty()).collect()
 }
 
 /// Extensions that make a bare word a file name: common source and config ones.
@@ -364,7 +365,7 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
 
 /// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
 /// commit hashes (7 to 40 hex digits with at least one digit and one letter) in a text, given as
-/// its non-empty [`words`] ([`nonempty`]).
+/// its non-empty [`words`] ([`nonempty_words`]).
 pub(super) fn references_of(all: &[&str], out: &mut Vec<String>) {
     for (k, &w) in all.iter().enumerate() {
         if w.starts_with("http://") || w.starts_with("https://") {
