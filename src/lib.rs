@@ -10,6 +10,7 @@ pub mod files;
 pub mod formats;
 pub mod memory;
 pub mod model;
+pub(crate) mod parallel;
 pub mod search;
 pub mod tokens;
 

@@ -105,3 +105,47 @@ def test_first_use_from_threads_does_not_crash(name: str) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{proc.stderr[-2000:]}"
     assert proc.stdout.strip().endswith("done")
+
+
+FORKED = """
+import multiprocessing as mp
+import agentcontext as ac
+from agentcontext._core import HandoffScan
+
+messages = []
+for i in range(300):
+    messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "pytest"}'}}]})
+    messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"FAILED test_{i} AssertionError"})
+conv = ac.Conversation(messages)
+texts = ["x" * 100_000] * 8
+
+def work(q):
+    HandoffScan(conv, 0).handoff()
+    conv.handoff(0, None)
+    ac.count_tokens_batch(texts)
+    q.put("ok")
+
+# The parent uses the pool first: its threads do not exist in a forked child.
+work(mp.Queue())
+ctx = mp.get_context("fork")
+for _ in range(2):
+    q = ctx.Queue()
+    p = ctx.Process(target=work, args=(q,), daemon=True)
+    p.start()
+    p.join(60)
+    if p.is_alive():
+        p.kill()
+        raise SystemExit("the forked child hung")
+    assert p.exitcode == 0 and q.get(timeout=5) == "ok"
+print("done")
+"""
+
+
+def test_parallel_work_in_a_forked_child_does_not_hang() -> None:
+    """A child forked after the core's thread pool was used (``multiprocessing``'s default start
+    method on Linux before Python 3.14) builds a pool of its own: the parent's threads are not in
+    it, and work handed to them waited for ever."""
+    proc = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-2000:]}"
+    assert proc.stdout.strip().endswith("done")

@@ -122,7 +122,7 @@ impl Conversation {
         let fresh: Vec<ClassCounts> = if missing.len() < PARALLEL_MIN_MESSAGES {
             missing.iter().map(count).collect()
         } else {
-            missing.par_iter().map(count).collect()
+            crate::parallel::install(|| missing.par_iter().map(count).collect())
         };
         for (&i, c) in missing.iter().zip(fresh) {
             cache.per[i] = Some(c);

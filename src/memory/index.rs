@@ -231,11 +231,13 @@ impl MemoryIndex {
             listed.push((name, entry));
         }
         let old = &self.entries;
-        let scanned: Vec<Scan> = listed
-            .par_iter()
-            .with_min_len(64)
-            .map(|(name, entry)| scan(entry, name, old.get(name)))
-            .collect();
+        let scanned: Vec<Scan> = crate::parallel::install(|| {
+            listed
+                .par_iter()
+                .with_min_len(64)
+                .map(|(name, entry)| scan(entry, name, old.get(name)))
+                .collect()
+        });
         let mut stats = Refresh::default();
         let mut present: std::collections::HashSet<&str> = std::collections::HashSet::with_capacity(listed.len());
         let mut changed = Vec::new();
@@ -263,7 +265,7 @@ impl MemoryIndex {
             .values()
             .filter_map(|(_, r)| r.as_ref().ok().map(|r| (r.kind, r.name.as_str(), r.file.as_str())))
             .collect();
-        order.par_sort_unstable();
+        crate::parallel::install(|| order.par_sort_unstable());
         self.order = order.into_iter().map(|(_, _, f)| f.to_owned()).collect();
         Ok(stats)
     }

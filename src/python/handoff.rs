@@ -61,7 +61,7 @@ impl Drop for PyHandoffScan {
     /// freed on the thread pool, after the compaction that used them has returned.
     fn drop(&mut self) {
         let scan = std::mem::take(self.scan.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
-        rayon::spawn(move || drop(scan));
+        crate::parallel::spawn(move || drop(scan));
     }
 }
 

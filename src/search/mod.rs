@@ -221,25 +221,26 @@ impl Query {
         weights: &[f64],
         limit: usize,
     ) -> Vec<(usize, Scored)> {
-        let counted: Vec<Counted> = docs
-            .par_iter()
-            .map(|d| {
-                let fields = d.as_ref();
-                let mut tf = vec![0.0; self.units.len()];
-                let mut matches = 0;
-                for (f, w) in fields.iter().zip(weights) {
-                    for (u, c) in self.count(f).into_iter().enumerate() {
-                        tf[u] += w * c as f64;
-                        matches += c;
+        let counted: Vec<Counted> = crate::parallel::install(|| {
+            docs.par_iter()
+                .map(|d| {
+                    let fields = d.as_ref();
+                    let mut tf = vec![0.0; self.units.len()];
+                    let mut matches = 0;
+                    for (f, w) in fields.iter().zip(weights) {
+                        for (u, c) in self.count(f).into_iter().enumerate() {
+                            tf[u] += w * c as f64;
+                            matches += c;
+                        }
                     }
-                }
-                Counted {
-                    tf,
-                    len: fields.iter().map(|f| f.len()).sum(),
-                    matches,
-                }
-            })
-            .collect();
+                    Counted {
+                        tf,
+                        len: fields.iter().map(|f| f.len()).sum(),
+                        matches,
+                    }
+                })
+                .collect()
+        });
         let ranked = bm25(&counted, docs.len());
         best(ranked, limit)
     }

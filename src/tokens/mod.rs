@@ -100,7 +100,7 @@ impl Encoding {
         if total < PARALLEL_MIN_BYTES || texts.len() < 2 {
             texts.iter().map(|t| self.count(t)).collect()
         } else {
-            texts.par_iter().map(|t| self.count(t)).collect()
+            crate::parallel::install(|| texts.par_iter().map(|t| self.count(t)).collect())
         }
     }
 }
@@ -247,7 +247,7 @@ fn count_batch<T: Sync>(items: &[T], count: impl Fn(&T) -> MessageTokens + Sync 
     if items.len() < 16 {
         items.iter().map(&count).collect()
     } else {
-        items.par_iter().map(&count).collect()
+        crate::parallel::install(|| items.par_iter().map(&count).collect())
     }
 }
 

@@ -328,18 +328,20 @@ impl<'m> Planner<'m, '_> {
         // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
         let parallel = enc.is_bpe() && source.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
         let results: Vec<Planned<'m>> = if parallel {
-            candidates
-                .par_iter()
-                .with_min_len(PARALLEL_RESULTS / 2)
-                .map_init(Placeholders::default, |placeholders, &ci| {
-                    // Written here: a description lives in this thread's `Placeholders`.
-                    let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci)?;
-                    let id = recall_id(options, &cleared.tool_use_id);
-                    let text = p.into_text(placeholders, cleared.tokens_before, id);
-                    Some((cleared, at, Placeholder::Text(text)))
-                })
-                .flatten_iter()
-                .collect()
+            crate::parallel::install(|| {
+                candidates
+                    .par_iter()
+                    .with_min_len(PARALLEL_RESULTS / 2)
+                    .map_init(Placeholders::default, |placeholders, &ci| {
+                        // Written here: a description lives in this thread's `Placeholders`.
+                        let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci)?;
+                        let id = recall_id(options, &cleared.tool_use_id);
+                        let text = p.into_text(placeholders, cleared.tokens_before, id);
+                        Some((cleared, at, Placeholder::Text(text)))
+                    })
+                    .flatten_iter()
+                    .collect()
+            })
         } else {
             Vec::new()
         };

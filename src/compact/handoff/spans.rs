@@ -65,7 +65,9 @@ impl Scan {
         let mut scan_messages = || {
             // Scanned into place (no list of facts made and then moved).
             if new.len() >= PARALLEL_CALLS {
-                scanned.par_extend(new.par_iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
+                crate::parallel::install(|| {
+                    scanned.par_extend(new.par_iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
+                });
             } else {
                 scanned.extend(new.iter().enumerate().map(|(i, m)| scan_message(seen + i, m)));
             }
@@ -82,7 +84,7 @@ impl Scan {
             })
         };
         let mut span = if new.len() >= PARALLEL_CALLS {
-            rayon::join(scan_messages, scan_span).1
+            crate::parallel::install(|| rayon::join(scan_messages, scan_span).1)
         } else {
             scan_messages();
             scan_span()
@@ -134,7 +136,9 @@ fn scan_calls(
     at.extend(missing.iter().enumerate().map(|(k, c)| ((c.at, c.result), first + k)));
     // Scanned into place, as the messages are.
     if missing.len() >= PARALLEL_CALLS {
-        calls.par_extend(missing.par_iter().map(|c| scan_call(messages, c, kinds[c.name])));
+        crate::parallel::install(|| {
+            calls.par_extend(missing.par_iter().map(|c| scan_call(messages, c, kinds[c.name])));
+        });
     } else {
         calls.extend(missing.iter().map(|c| scan_call(messages, c, kinds[c.name])));
     }

@@ -276,7 +276,8 @@ fn hit(
 /// Search `messages` (each a JSON value, as [`search_log`] reads a record's `data`) as the
 /// messages of a session: hits name their position in `messages`, with no line.
 pub fn search_messages(messages: &[Value], query: &Query, options: SearchOptions) -> LogSearch {
-    let counted: Vec<Counted> = messages.par_iter().map(|m| count(query, &message_text(m))).collect();
+    let counted: Vec<Counted> =
+        crate::parallel::install(|| messages.par_iter().map(|m| count(query, &message_text(m))).collect());
     let ranked = bm25(&counted, messages.len());
     let matched = ranked.len();
     let hits = best(ranked, options.limit)

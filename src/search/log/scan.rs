@@ -219,34 +219,36 @@ const LINES_PER_TASK: usize = 128;
 fn classify_lines(query: &Query, batch: &[u8], spans: &[Span], out: &mut Vec<Line>) {
     out.clear();
     out.resize_with(spans.len(), || Line::Other);
-    out.par_chunks_mut(LINES_PER_TASK)
-        .zip(spans.par_chunks(LINES_PER_TASK))
-        .for_each(|(out, lines)| {
-            BUFFERS.with_borrow_mut(|buf| {
-                let mut ranges = std::mem::take(&mut buf.ranges);
-                let mut marks = std::mem::take(&mut buf.marks);
-                ranges.clear();
-                ranges.extend(lines.iter().map(|s| (s.start, s.end)));
-                marks.clear();
-                marks.resize(lines.len(), Marks::default());
-                let searched = query
-                    .raw_needs_look(batch, &ranges, |i, mark| match mark {
-                        Mark::Literal => marks[i].literal = true,
-                        Mark::Escape => marks[i].escape = true,
-                    })
-                    .is_some();
-                for ((slot, span), &marks) in out.iter_mut().zip(lines).zip(&marks) {
-                    *slot = classify(query, &batch[span.start..span.end], searched.then_some(marks), buf);
-                }
-                (buf.ranges, buf.marks) = (ranges, marks);
-                if buf.text.capacity() > TEXT_KEPT {
-                    buf.text = String::new();
-                }
-                if buf.pieces.spans.capacity() > TEXT_KEPT / 16 {
-                    buf.pieces = Pieces::default();
-                }
+    crate::parallel::install(|| {
+        out.par_chunks_mut(LINES_PER_TASK)
+            .zip(spans.par_chunks(LINES_PER_TASK))
+            .for_each(|(out, lines)| {
+                BUFFERS.with_borrow_mut(|buf| {
+                    let mut ranges = std::mem::take(&mut buf.ranges);
+                    let mut marks = std::mem::take(&mut buf.marks);
+                    ranges.clear();
+                    ranges.extend(lines.iter().map(|s| (s.start, s.end)));
+                    marks.clear();
+                    marks.resize(lines.len(), Marks::default());
+                    let searched = query
+                        .raw_needs_look(batch, &ranges, |i, mark| match mark {
+                            Mark::Literal => marks[i].literal = true,
+                            Mark::Escape => marks[i].escape = true,
+                        })
+                        .is_some();
+                    for ((slot, span), &marks) in out.iter_mut().zip(lines).zip(&marks) {
+                        *slot = classify(query, &batch[span.start..span.end], searched.then_some(marks), buf);
+                    }
+                    (buf.ranges, buf.marks) = (ranges, marks);
+                    if buf.text.capacity() > TEXT_KEPT {
+                        buf.text = String::new();
+                    }
+                    if buf.pieces.spans.capacity() > TEXT_KEPT / 16 {
+                        buf.pieces = Pieces::default();
+                    }
+                });
             });
-        });
+    });
 }
 
 /// Read the records after the header (`offset` bytes, line 1) a buffer at a time, examining each
@@ -266,14 +268,16 @@ pub(super) fn scan(reader: impl std::io::Read + Send, query: &Query, offset: u64
         more = blocks.next_batch(&mut spans)?;
         let (batch, ahead) = blocks.read_ahead();
         // The next buffer is read while this one's lines are examined.
-        rayon::join(
-            || {
-                if more {
-                    ahead.run();
-                }
-            },
-            || classify_lines(query, batch, &spans, &mut classified),
-        );
+        crate::parallel::install(|| {
+            rayon::join(
+                || {
+                    if more {
+                        ahead.run();
+                    }
+                },
+                || classify_lines(query, batch, &spans, &mut classified),
+            )
+        });
         for (span, kind) in spans.iter().zip(classified.drain(..)) {
             match kind {
                 Line::Other => {}

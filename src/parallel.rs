@@ -1,0 +1,71 @@
+//! The core's thread pool: rayon's, built anew in a process forked from one that used it. A child
+//! of `fork` has only the thread that forked: work handed to the parent's pool would wait for
+//! workers that do not exist (Python's `multiprocessing` forks by default on Linux before 3.14).
+//! Every parallel section of the core runs through [`install`] (or [`spawn`]).
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rayon::ThreadPool;
+
+/// The pool and the process it was built in.
+static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
+
+/// This process's pool: built at first use, and again in a forked child (the parent's is left
+/// alone there: its threads are not the child's).
+fn pool() -> Arc<ThreadPool> {
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((owner, pool)) = slot.as_ref() {
+        if *owner == pid {
+            return Arc::clone(pool);
+        }
+    }
+    if let Some((_, parents)) = slot.take() {
+        // Dropping it would signal threads that are not in this process.
+        std::mem::forget(parents);
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("agentcontext-{i}"))
+            .build()
+            .expect("the core's thread pool could not be built"),
+    );
+    *slot = Some((pid, Arc::clone(&pool)));
+    pool
+}
+
+/// Run `op` in this process's pool (rayon's parallel iterators and `join` inside it use its
+/// threads); directly when called from one of them.
+pub fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return op(); // on a worker: a nested section uses the pool it runs in
+    }
+    pool().install(op)
+}
+
+/// Run `op` on this process's pool, without waiting for it.
+pub fn spawn(op: impl FnOnce() + Send + 'static) {
+    pool().spawn(op);
+}
+
+#[cfg(test)]
+mod tests {
+    use rayon::prelude::*;
+
+    #[test]
+    fn sections_run_on_the_pool_and_nest() {
+        let sums: Vec<usize> = super::install(|| {
+            (0..64usize)
+                .into_par_iter()
+                .map(|i| super::install(|| (0..i).into_par_iter().sum::<usize>()))
+                .collect()
+        });
+        assert_eq!(
+            sums,
+            (0..64usize).map(|i| i * i.saturating_sub(1) / 2).collect::<Vec<_>>()
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        super::spawn(move || tx.send(rayon::current_thread_index().is_some()).unwrap());
+        assert!(rx.recv().unwrap());
+    }
+}
