@@ -118,11 +118,11 @@ pub fn plan_keep<S: Shape + ?Sized>(
 ) -> Result<TrimPlan, Error> {
     let n = messages.message_count();
     let total: usize = tokens.iter().sum();
-    if total + reserve <= max_tokens {
+    if total.saturating_add(reserve) <= max_tokens {
         return Ok(TrimPlan::all(n));
     }
     let pre = preamble_len_of(messages);
-    let fixed = tokens[..pre].iter().sum::<usize>() + reserve;
+    let fixed = tokens[..pre].iter().sum::<usize>().saturating_add(reserve);
     let available = max_tokens.saturating_sub(fixed);
     let suffix = recent_suffix_of(messages, tokens, pairing, available);
     let Some(u) = request.at.filter(|u| (pre..n).contains(u)) else {
@@ -131,7 +131,7 @@ pub fn plan_keep<S: Shape + ?Sized>(
             let round = tokens[overflow].iter().sum::<usize>();
             return Err(refuse(
                 max_tokens,
-                fixed + round,
+                fixed.saturating_add(round),
                 format!("the system messages and reserved output ({fixed}) and the last round, never split ({round})"),
             ));
         }
@@ -147,7 +147,7 @@ pub fn plan_keep<S: Shape + ?Sized>(
         let rest = tokens[u..].iter().sum::<usize>();
         return Err(refuse(
             max_tokens,
-            fixed + rest,
+            fixed.saturating_add(rest),
             format!(
                 "the system messages and reserved output ({fixed}) and everything from the latest user request on ({rest})"
             ),
@@ -203,7 +203,11 @@ fn shrink_request(
             "the system messages and reserved output ({fixed}), the latest user request ({request}: {least}) and the \
              last round after it ({tail_tokens})"
         );
-        return Err(refuse(max_tokens, fixed + tail_tokens + least, what));
+        return Err(refuse(
+            max_tokens,
+            fixed.saturating_add(tail_tokens).saturating_add(least),
+            what,
+        ));
     }
     let room = available - tail_tokens;
     let keep = (0..pre).chain(std::iter::once(u)).chain(tail..tokens.len()).collect();
@@ -248,14 +252,14 @@ pub fn trim(
     reserve: usize,
     clear: Option<(Protection, &ClearOptions)>,
 ) -> Result<Vec<Message>, Error> {
-    if conv.total_tokens() + reserve <= max_tokens {
+    if conv.total_tokens().saturating_add(reserve) <= max_tokens {
         return Ok(conv.messages().to_vec());
     }
     let cleared;
     let conv = match clear {
         Some((protection, options)) => {
             cleared = surgery::clear(conv, protection, options).0;
-            if cleared.total_tokens() + reserve <= max_tokens {
+            if cleared.total_tokens().saturating_add(reserve) <= max_tokens {
                 return Ok(cleared.messages().to_vec());
             }
             &cleared

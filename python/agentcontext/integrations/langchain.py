@@ -461,6 +461,9 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         if self.compactor is not None:
             system = self._carry.system_tokens(view.system, _convert)
             self._carry.keep(view, fitted, None if over else view.tokens, system)
+            # The list kept for the next call is not the one sent: a handler (another middleware)
+            # may change the request's list in place.
+            fitted = [*fitted]
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
     def wrap_model_call(
