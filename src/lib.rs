@@ -7,6 +7,7 @@ pub mod compact;
 pub mod conversation;
 pub mod error;
 pub mod files;
+pub(crate) mod fork;
 pub mod formats;
 pub mod memory;
 pub mod model;

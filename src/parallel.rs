@@ -3,7 +3,7 @@
 //! workers that do not exist (Python's `multiprocessing` forks by default on Linux before 3.14).
 //! Every parallel section of the core runs through [`install`] (or [`spawn`]).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::ThreadPool;
 
@@ -11,27 +11,48 @@ use rayon::ThreadPool;
 static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
 
 /// This process's pool: built at first use, and again in a forked child (the parent's is left
-/// alone there: its threads are not the child's).
+/// alone there: its threads are not the child's). The lock is held only to read or set the slot,
+/// never while a pool is built (spawning its threads): a child forked meanwhile would inherit the
+/// lock held by a thread it does not have, and wait for it at its first parallel section.
 fn pool() -> Arc<ThreadPool> {
     let pid = std::process::id();
-    let mut slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((owner, pool)) = slot.as_ref() {
-        if *owner == pid {
-            return Arc::clone(pool);
-        }
+    if let Some(pool) = held(pid) {
+        return pool;
     }
-    if let Some((_, parents)) = slot.take() {
-        // Dropping it would signal threads that are not in this process.
-        std::mem::forget(parents);
-    }
-    let pool = Arc::new(
+    let built = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("agentcontext-{i}"))
             .build()
             .expect("the core's thread pool could not be built"),
     );
-    *slot = Some((pid, Arc::clone(&pool)));
-    pool
+    let mut slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    match slot.as_ref() {
+        // Another thread's pool was set meanwhile: that one is used, this one dropped (its
+        // threads end) once the lock is let go.
+        Some((owner, pool)) if *owner == pid => Arc::clone(pool),
+        _ => {
+            if let Some((_, parents)) = slot.take() {
+                // Dropping it would signal threads that are not in this process.
+                std::mem::forget(parents);
+            }
+            *slot = Some((pid, Arc::clone(&built)));
+            built
+        }
+    }
+}
+
+/// The pool's slot, locked (see [`crate::fork`]).
+pub(crate) fn hold() -> MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>> {
+    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The pool set for process `pid`, if there is one.
+fn held(pid: u32) -> Option<Arc<ThreadPool>> {
+    let slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    match slot.as_ref() {
+        Some((owner, pool)) if *owner == pid => Some(Arc::clone(pool)),
+        _ => None,
+    }
 }
 
 /// Run `op` in this process's pool (rayon's parallel iterators and `join` inside it use its

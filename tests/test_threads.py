@@ -149,3 +149,42 @@ def test_parallel_work_in_a_forked_child_does_not_hang() -> None:
     proc = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-2000:]}"
     assert proc.stdout.strip().endswith("done")
+
+
+FORK_DURING_FIRST_USE = """
+import os, signal, sys, threading
+from agentcontext import count_tokens_batch
+
+texts = ["x" * 1000] * 64
+hung = 0
+for _ in range(12):
+    pid = os.fork()
+    if pid == 0:
+        # A fresh process: no encoding built, no pool. One thread starts counting (building
+        # o200k_base and the pool) while this one forks at once.
+        t = threading.Thread(target=count_tokens_batch, args=(texts,))
+        t.start()
+        child = os.fork()
+        if child == 0:
+            signal.alarm(20)  # a child that waits for ever is killed: counted as hung
+            count_tokens_batch(texts)
+            os._exit(0)
+        _, status = os.waitpid(child, 0)
+        t.join()
+        os._exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)
+    _, status = os.waitpid(pid, 0)
+    hung += os.WEXITSTATUS(status) != 0
+print("hung", hung)
+"""
+
+
+def test_a_fork_while_another_thread_builds_the_encoding_does_not_hang_the_child() -> None:
+    """``os.fork`` while another thread is building an encoding (or the core's pool) gave a
+    child whose first count waited for ever on a build no thread of its own was doing (38 of 40
+    such forks hung). The core now holds its shared locks across each fork
+    (``os.register_at_fork``): the fork waits for the build, and the child finds it done."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FORK_DURING_FIRST_USE], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "hung 0"

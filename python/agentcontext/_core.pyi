@@ -520,6 +520,14 @@ def _chat_tokens(dicts: list[JsonDict], /, *, encoding: Encoding = "o200k_base")
     """Internal. The tokens of ``dicts`` as a :class:`Conversation` of them counts them, read as the
     fast path reads a list; None when one is not a plain OpenAI Chat message with a string content."""
 
+def _fork_prepare() -> None:
+    """Internal (registered with ``os.register_at_fork(before=...)`` when the module loads): wait
+    until no other thread is building an encoding or inside the core's shared memos, and hold them
+    until :func:`_fork_release`, so that a forked child finds none of them held."""
+
+def _fork_release() -> None:
+    """Internal (``after_in_parent`` and ``after_in_child``): let go what :func:`_fork_prepare` took."""
+
 def _heuristic_features(texts: list[str], /) -> list[list[float]]:
     """The heuristic's regressors per text (used by ``benches/calibrate_heuristic.py``)."""
 

@@ -38,14 +38,16 @@ struct Pending<'py> {
 
 impl<'py> Pending<'py> {
     /// The tokens of `s` (of `len` characters) now (`Approximate`), or 0 and remembered for
-    /// [`Pending::count`].
-    fn add(&mut self, s: &Bound<'py, PyString>, len: usize, message: usize, content: bool) -> usize {
+    /// [`Pending::count`]; `None` when `s` is not valid text (a lone surrogate: the general
+    /// path refuses it, as every other path does, though an approximate count never reads it).
+    fn add(&mut self, s: &Bound<'py, PyString>, len: usize, message: usize, content: bool) -> Option<usize> {
         if self.enc == Encoding::Approximate {
-            return Encoding::approximate(len);
+            s.to_str().ok()?;
+            return Some(Encoding::approximate(len));
         }
         self.texts.push(s.clone());
         self.slots.push((message, content));
-        0
+        Some(0)
     }
 
     /// Count the remembered texts into `messages`.
@@ -348,7 +350,7 @@ impl<'py> Skeleton<'py> {
                         placeholder = s.to_str().is_ok_and(is_placeholder_text);
                     }
                     let len = s.len().ok()?;
-                    (pending.add(s, len, mi, true), len == 0)
+                    (pending.add(s, len, mi, true)?, len == 0)
                 }
             };
             let mut m = Skel {
@@ -431,7 +433,7 @@ fn read_calls<'py>(
         let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
         let (name_len, args_len) = (name.len().ok()?, args.len().ok()?);
         m.tokens +=
-            TOOL_BLOCK_OVERHEAD + pending.add(&name, name_len, mi, false) + pending.add(&args, args_len, mi, false);
+            TOOL_BLOCK_OVERHEAD + pending.add(&name, name_len, mi, false)? + pending.add(&args, args_len, mi, false)?;
         m.empty = false;
         sk.calls.push(sk.tools.len());
         sk.tools.push(Tool {

@@ -16,7 +16,7 @@
 //! looks in the table (a lookup at a random place, cold after the caller's own work).
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -70,7 +70,7 @@ fn put(order: &mut Vec<Hint>, at: &mut usize, hint: Hint) {
 type InputPlan = Option<(Py<PyString>, usize)>;
 
 #[derive(Default)]
-struct Memo {
+pub(crate) struct Memo {
     made: FastMap<Key, Made>,
     /// The placeholders of the last call's cleared results, in the order it looked them up (the
     /// same as `made`'s, whose entries hold their keys' strings): the next call over the same
@@ -132,6 +132,11 @@ const MEMO_ENTRIES: usize = 16_384;
 const MEMO_BYTES: usize = 16 << 20;
 
 static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
+
+/// The placeholder memo, locked (before a fork: `super::fork`).
+pub(crate) fn hold() -> MutexGuard<'static, Option<Memo>> {
+    MEMO.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Empty the placeholder memo (with the token-count memo: `token_cache_clear`).
 pub(crate) fn forget() {

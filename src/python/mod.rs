@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod fast;
 mod fast_clear;
+mod fork;
 mod functions;
 mod handoff;
 mod memory;
@@ -30,6 +31,8 @@ mod _core {
     use super::compact::{_equal_shares, _give_way};
     #[pymodule_export]
     use super::conversation::PyConversation;
+    #[pymodule_export]
+    use super::fork::{_fork_prepare, _fork_release};
     #[pymodule_export]
     use super::functions::{
         _heuristic_features, convert, count_tokens, count_tokens_batch, detect_format, estimate_tokens,
@@ -52,6 +55,7 @@ mod _core {
         m.add("TOOL_BLOCK_OVERHEAD", crate::tokens::TOOL_BLOCK_OVERHEAD)?;
         m.add("MAX_IMAGE_TOKENS", crate::tokens::image::MAX_IMAGE_TOKENS)?;
         m.add("MEMORY_MAX_RECORD_BYTES", crate::memory::MAX_RECORD_BYTES)?;
+        super::fork::register(m)?;
         Ok(())
     }
 }

@@ -35,7 +35,7 @@ struct Key {
 type Table = HashMap<Key, u32, foldhash::fast::FixedState>;
 
 #[derive(Default)]
-struct Shard {
+pub(crate) struct Shard {
     current: Table,
     older: Table,
 }
@@ -102,6 +102,11 @@ impl CountCache {
         #[allow(clippy::cast_possible_truncation)]
         let shard = (key.h2 >> 32) as usize % SHARDS;
         shard
+    }
+
+    /// Every shard, locked (see [`crate::fork`]).
+    pub(crate) fn hold(&self) -> Vec<MutexGuard<'_, Shard>> {
+        (0..SHARDS).map(|shard| self.lock(shard)).collect()
     }
 
     /// The remembered count of `key`, if any.

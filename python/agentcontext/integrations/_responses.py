@@ -114,7 +114,7 @@ def _key(turn: Turn) -> tuple[Any, ...]:
     return turn.items
 
 
-def _fields(item: Any) -> tuple[Any, ...]:
+def item_fields(item: Any) -> tuple[Any, ...]:
     """What the Chat form reads of ``item`` that could be set anew in place (compared by identity)."""
     if isinstance(item, dict):
         return (item.get("content"), item.get("output"), item.get("arguments"))
@@ -123,11 +123,11 @@ def _fields(item: Any) -> tuple[Any, ...]:
 
 def _prints(items: Sequence[Any]) -> tuple[bool, list[Any]]:
     """What the Chat forms of ``items`` read that could be set anew in place (their
-    :func:`_fields`): per field, a list over the items when every item is a dict (read at C
+    :func:`item_fields`): per field, a list over the items when every item is a dict (read at C
     speed), else per item."""
     if set(map(type, items)) <= {dict}:
         return True, [list(map(dict.get, items, itertools.repeat(k))) for k in ("content", "output", "arguments")]
-    return False, list(map(_fields, items))
+    return False, list(map(item_fields, items))
 
 
 def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
@@ -136,7 +136,7 @@ def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
     return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
 
 
-#: What ``_Prints`` reads of a dict item: its :func:`_fields`.
+#: What ``_Prints`` reads of a dict item: its :func:`item_fields`.
 _DICT_FIELDS: dict[type, tuple[str, ...]] = {dict: ("content", "output", "arguments")}
 
 #: The last call's fields when ``_Prints`` holds them.
@@ -162,13 +162,13 @@ class Turns:
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).
         self._last: tuple[tuple[Any, ...], Any, list[Turn], list[int]] = ((), None, [], [])
-        #: The last call's items and their :func:`_fields` when all are dicts (its fields then
+        #: The last call's items and their :func:`item_fields` when all are dicts (its fields then
         #: ``_IN_CORE``).
         self._dict_prints = _Prints()
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
-        fields = _fields(item)
+        fields = item_fields(item)
         if held is not None and held[0] is item and all(a is b for a, b in zip(held[1], fields, strict=True)):
             return held[2]
         found = piece(self._as_dict(item, index))
@@ -187,7 +187,7 @@ class Turns:
         """``items`` as Chat turns (each held across calls), or None when one has no Chat form.
         A list that starts with the last call's list (the same objects) is grouped from the
         start of that list's last turn on: an agent's next call costs its new items only. A list
-        of dicts is told unchanged by the core (``_Prints``: each item and its :func:`_fields`,
+        of dicts is told unchanged by the core (``_Prints``: each item and its :func:`item_fields`,
         in one pass); a list holding other items by :func:`_prints`."""
         objects = items if type(items) is list else list(items)
         reused: list[Turn] = []

@@ -39,7 +39,7 @@ from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.integrations._responses import Turns, cut_items
+from agentcontext.integrations._responses import Turns, cut_items, item_fields
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -77,7 +77,8 @@ class _Fitter:
 
     def __init__(self, recall: RecallIds = "call_id") -> None:
         self.turns = Turns(_item)
-        self.converted = Converted(lambda x: (x,))
+        # Keyed by the fields an item may have set anew in place (as the Chat path's turns are).
+        self.converted = Converted(lambda x: (x, *item_fields(x)))
         self.recall: RecallIds = recall
 
     def fit(

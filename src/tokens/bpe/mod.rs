@@ -23,8 +23,8 @@ mod pretokenize;
 mod queue;
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pretokenize::Pretokenizer;
 use queue::{Index, MAX_RANKS, RankQueue};
@@ -51,7 +51,7 @@ const NO_RANK: u32 = u32::MAX;
 /// Each encoding built gets the next number ([`Bpe::id`]).
 static BPE_IDS: AtomicU64 = AtomicU64::new(0);
 
-static O200K: LazyLock<Bpe> = LazyLock::new(|| {
+fn build_o200k() -> Bpe {
     let letters = [
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -62,23 +62,43 @@ static O200K: LazyLock<Bpe> = LazyLock::new(|| {
     ]
     .join("|");
     Bpe::new(include_bytes!("../data/o200k_base.tokens"), &letters)
-});
+}
 
-static CL100K: LazyLock<Bpe> = LazyLock::new(|| {
+fn build_cl100k() -> Bpe {
     Bpe::new(
         include_bytes!("../data/cl100k_base.tokens"),
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
     )
-});
+}
 
 /// `o200k_base`, built on first use.
 pub fn o200k_base() -> &'static Bpe {
-    &O200K
+    static O200K: OnceLock<Bpe> = OnceLock::new();
+    built(&O200K, build_o200k)
 }
 
 /// `cl100k_base`, built on first use.
 pub fn cl100k_base() -> &'static Bpe {
-    &CL100K
+    static CL100K: OnceLock<Bpe> = OnceLock::new();
+    built(&CL100K, build_cl100k)
+}
+
+/// Held while an encoding is built (a tenth of a second or more): [`building`] waits for it.
+static BUILDING: Mutex<()> = Mutex::new(());
+
+/// `cell`'s encoding, built by `build` on first use with [`BUILDING`] held: its build starts
+/// only with the lock taken, so a thread holding it (see [`crate::fork`]) knows none is under way.
+fn built(cell: &'static OnceLock<Bpe>, build: fn() -> Bpe) -> &'static Bpe {
+    if let Some(bpe) = cell.get() {
+        return bpe;
+    }
+    let _building = BUILDING.lock().unwrap_or_else(PoisonError::into_inner);
+    cell.get_or_init(build)
+}
+
+/// Wait for any encoding under construction, and hold off new ones while the guard lives.
+pub(crate) fn building() -> MutexGuard<'static, ()> {
+    BUILDING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Bpe {

@@ -1,0 +1,54 @@
+//! What a `fork` must not interrupt. A child of `fork` has only the thread that forked: a lock
+//! another thread held at that moment stays held in the child for ever, and so does a lazy
+//! initialisation under way (the child's first count waited for an encoding another thread was
+//! building). [`quiesce`] takes the core's locks that are held for long (an encoding's build) or
+//! often (the count memo's shards, the thread pool's slot), in one order, so that a fork made
+//! while its guard lives finds every one of them free in the child, where the guard is dropped
+//! too. Python's `os.register_at_fork` calls it before each `os.fork` (`src/python/mod.rs`).
+//!
+//! Locks held only for an instant inside dependencies (the regex crate's cache pool) are not
+//! covered: a fork from a process whose other threads are counting stays a small risk, as it is
+//! for any library that uses threads (Python warns of it from 3.12 on).
+
+use std::sync::{Arc, MutexGuard};
+
+use rayon::ThreadPool;
+
+use crate::tokens::cache::{self, Shard};
+
+/// The locks taken by [`quiesce`], let go when dropped.
+pub struct Quiet {
+    // Field order is drop order: the reverse of the order taken.
+    _shards: Vec<MutexGuard<'static, Shard>>,
+    _pool: MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>>,
+    _building: MutexGuard<'static, ()>,
+}
+
+/// Wait until no encoding is being built and take the core's shared locks (an encoding's build,
+/// the thread pool's slot, the count memo's shards, in that order: a thread holding one of them
+/// takes none that comes before it). Call without the GIL: a thread waiting for it may hold one.
+pub fn quiesce() -> Quiet {
+    let building = crate::tokens::bpe::building();
+    let pool = crate::parallel::hold();
+    let shards = cache::global().hold();
+    Quiet {
+        _shards: shards,
+        _pool: pool,
+        _building: building,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quiesce_then_release_leaves_everything_usable() {
+        let quiet = super::quiesce();
+        drop(quiet);
+        let texts = vec!["a text long enough to be remembered by the memo"; 64];
+        let n = crate::tokens::Encoding::O200k.count_many_cached(&texts);
+        assert_eq!(n.len(), 64);
+        let again = super::quiesce();
+        drop(again);
+        assert_eq!(crate::parallel::install(|| 1 + 1), 2);
+    }
+}

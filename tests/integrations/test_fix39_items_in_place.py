@@ -1,0 +1,75 @@
+"""``fit_items`` on the Responses path (a list with no Chat form: an unanswered call mid-list)
+sees an item's field set anew in place, even to a string of the same length: its memo of
+conversions was keyed by the item alone, so the old conversion's count was kept (472 tokens
+where a fresh copy of the same list needs 471)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agentcontext.errors import BudgetError  # noqa: E402
+from agentcontext.integrations.openai_agents import _Fitter  # noqa: E402
+from agentcontext.integrations._fit import as_budget  # noqa: E402
+
+
+def _call(c: str, n: int) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": c, "name": "read", "arguments": json.dumps({"p": "x" * n})}
+
+
+def _out(c: str, text: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": c, "output": text}
+
+
+def _said() -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "said " * 10}]}
+
+
+def _items() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "task " * 30},
+        _call("c0", 2),
+        _said(),
+        {"role": "user", "content": "more " * 6},
+        _call("c5", 46),
+        _out("c5", "o " * 94),
+        {"role": "user", "content": "more " * 18},
+        _call("c7", 26),
+        _said(),
+        _call("c9", 25),
+        _call("c10", 8),
+        _out("c10", "o " * 180),
+    ]
+
+
+def _run(fitter: _Fitter, items: list[Any], budget: int) -> tuple[str, Any]:
+    try:
+        return "ok", json.loads(json.dumps(fitter.fit(items, as_budget(budget), None, ())))
+    except BudgetError as exc:
+        return "BudgetError", str(exc)
+
+
+def _change(items: list[dict[str, Any]], where: int, field: str) -> None:
+    old = items[where][field]
+    if isinstance(old, str):
+        items[where][field] = "".join("Z" if ch in "ox" else ch for ch in old)
+    else:
+        items[where][field] = [{**p, "text": p["text"].replace("said", "SAID")} for p in old]
+
+
+@pytest.mark.parametrize(
+    ("where", "field"), [(11, "output"), (5, "output"), (10, "arguments"), (4, "arguments"), (8, "content")]
+)
+@pytest.mark.parametrize("budget", [300, 500, 2_000])
+def test_a_field_set_anew_in_place_is_counted_again(where: int, field: str, budget: int) -> None:
+    fitter = _Fitter()
+    items = _items()
+    _run(fitter, items, budget)
+    _change(items, where, field)
+    items += [_call("c12", 45), _out("c12", "o " * 183)]
+    assert _run(fitter, items, budget) == _run(_Fitter(), copy.deepcopy(items), budget)
