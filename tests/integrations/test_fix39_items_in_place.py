@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agentcontext.errors import BudgetError  # noqa: E402
-from agentcontext.integrations.openai_agents import _Fitter  # noqa: E402
-from agentcontext.integrations._fit import as_budget  # noqa: E402
+from agentcontext.errors import BudgetError
+from agentcontext.integrations._fit import as_budget
+from agentcontext.integrations.openai_agents import _Fitter
 
 
 def _call(c: str, n: int) -> dict[str, Any]:
