@@ -11,6 +11,7 @@ pub mod repair;
 pub mod request;
 pub mod select;
 pub mod structure;
+pub mod summary;
 pub mod surgery;
 pub mod trim;
 pub mod validate;
