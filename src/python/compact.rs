@@ -47,7 +47,10 @@ pub fn _fit_summary(
     let enc = Encoding::parse(encoding)?;
     let input = FitInput {
         latest: latest.as_deref(),
-        sections: sections.iter().map(|lines| lines.iter().map(|l| &**l).collect()).collect(),
+        sections: sections
+            .iter()
+            .map(|lines| lines.iter().map(|l| &**l).collect())
+            .collect(),
         constraints,
         request_room,
         recall_id: recall_id.as_deref(),

@@ -107,7 +107,9 @@ pub fn fit(input: &FitInput<'_>, cap: i64, enc: Encoding) -> Result<Fitted> {
     used += f.take(STATE, 0.max(cap - used));
     used += f.take_files(0.max(files_room(cap).min(cap - used)), false);
     used += f.take(NEXT, 0.max(cap - used));
-    let rest: Vec<usize> = (1..SECTIONS.len()).filter(|&n| n != STATE && n != NEXT && n != CARRIED).collect();
+    let rest: Vec<usize> = (1..SECTIONS.len())
+        .filter(|&n| n != STATE && n != NEXT && n != CARRIED)
+        .collect();
     f.take_in_turns(&rest, used, cap);
     // The older constraints were taken before later lines of their section: newest first again.
     let mut users: Vec<(usize, String)> = f.keys[USERS].iter().copied().zip(f.chosen[USERS].drain(..)).collect();
@@ -168,7 +170,10 @@ fn latest_kept(
         return Ok(latest.to_owned());
     }
     let room = share(cap, LATEST_SHARE).max(LATEST_MIN_TOKENS.min(cap - files));
-    let lines: Vec<&str> = py_splitlines(latest).into_iter().filter(|l| !py_strip(l).is_empty()).collect();
+    let lines: Vec<&str> = py_splitlines(latest)
+        .into_iter()
+        .filter(|l| !py_strip(l).is_empty())
+        .collect();
     let options = Options {
         retrieval: Retrieval {
             recall_id: recall_id.map(str::to_owned),
@@ -241,7 +246,16 @@ impl<'a, 'i> Fitter<'a, 'i> {
         let raw = self.lines(name)[k];
         self.rendered[name]
             .entry(k)
-            .or_insert_with(|| head_tail(raw, if name == USERS || name == CARRIED { USER_LINE_CHARS } else { 600 }))
+            .or_insert_with(|| {
+                head_tail(
+                    raw,
+                    if name == USERS || name == CARRIED {
+                        USER_LINE_CHARS
+                    } else {
+                        600
+                    },
+                )
+            })
             .clone()
     }
 
@@ -356,7 +370,10 @@ impl<'a, 'i> Fitter<'a, 'i> {
             if taken.contains(&k) {
                 continue;
             }
-            let text = format!("- {}", one_line(raw.strip_prefix("- ").unwrap_or(raw), USER_OPENING_CHARS));
+            let text = format!(
+                "- {}",
+                one_line(raw.strip_prefix("- ").unwrap_or(raw), USER_OPENING_CHARS)
+            );
             let extra = self.count_text(&text) + 1 + self.header(USERS);
             if spent + extra > limit {
                 break;
@@ -398,11 +415,19 @@ impl<'a, 'i> Fitter<'a, 'i> {
     }
 
     fn take_in_turns(&mut self, rest: &[usize], mut used: i64, cap: i64) -> i64 {
-        let mut position: HashMap<usize, usize> =
-            rest.iter().map(|&n| (n, self.next[n].unwrap_or(self.chosen[n].len()))).collect();
-        let taken: HashMap<usize, HashSet<usize>> =
-            rest.iter().map(|&n| (n, self.keys[n].iter().copied().collect())).collect();
-        let mut live: Vec<usize> = rest.iter().copied().filter(|&n| position[&n] < self.lines(n).len()).collect();
+        let mut position: HashMap<usize, usize> = rest
+            .iter()
+            .map(|&n| (n, self.next[n].unwrap_or(self.chosen[n].len())))
+            .collect();
+        let taken: HashMap<usize, HashSet<usize>> = rest
+            .iter()
+            .map(|&n| (n, self.keys[n].iter().copied().collect()))
+            .collect();
+        let mut live: Vec<usize> = rest
+            .iter()
+            .copied()
+            .filter(|&n| position[&n] < self.lines(n).len())
+            .collect();
         while !live.is_empty() && used < cap {
             for &name in &live {
                 if used >= cap {

@@ -32,7 +32,10 @@ fn an_empty_summary_says_so() {
 #[test]
 fn sections_render_in_order_and_within_the_cap() {
     let lines = vec!["- a.py", "- b.py"];
-    let i = input(Some("Fix the tests."), &[(2, vec!["- 3 messages"]), (4, lines.clone()), (1, vec!["- hello"])]);
+    let i = input(
+        Some("Fix the tests."),
+        &[(2, vec!["- 3 messages"]), (4, lines.clone()), (1, vec!["- hello"])],
+    );
     let (text, tokens) = fits(fit(&i, 200, ENC).unwrap());
     assert_eq!(
         text,
@@ -55,7 +58,10 @@ fn a_small_cap_drops_later_lines_and_the_result_fits() {
 
 #[test]
 fn a_path_named_already_takes_no_second_line() {
-    let i = input(None, &[(4, vec!["- a.py"]), (5, vec!["- a.py", "- b.py"]), (6, vec!["- a.py"])]);
+    let i = input(
+        None,
+        &[(4, vec!["- a.py"]), (5, vec!["- a.py", "- b.py"]), (6, vec!["- a.py"])],
+    );
     let (text, _) = fits(fit(&i, 500, ENC).unwrap());
     assert_eq!(text.matches("- a.py").count(), 1, "{text}");
     assert!(text.contains("## Files read\n- b.py"));
@@ -76,7 +82,9 @@ fn what_the_ledger_holds_is_left_out_when_far_over_the_cap() {
 
 #[test]
 fn constraints_are_taken_beyond_the_users_share_and_put_back_in_order() {
-    let asks: Vec<String> = (0..40).map(|k| format!("- request number {k} {}", "please ".repeat(20))).collect();
+    let asks: Vec<String> = (0..40)
+        .map(|k| format!("- request number {k} {}", "please ".repeat(20)))
+        .collect();
     let mut refs: Vec<&str> = asks.iter().map(String::as_str).collect();
     refs.push("- never touch the database");
     let mut i = input(None, &[(1, refs.clone())]);
@@ -131,7 +139,9 @@ fn says_by_search(said: &[&str], fact: &str) -> bool {
 
 #[test]
 fn a_fact_is_said_exactly_when_the_search_finds_it_between_breaks() {
-    let alphabet = ["a", "b", "é", "1", ".", ":", ";", "!", "?", " ", "\n", "\u{a0}", "\"", "(", ")", ",", "-", "/", "\x1c"];
+    let alphabet = [
+        "a", "b", "é", "1", ".", ":", ";", "!", "?", " ", "\n", "\u{a0}", "\"", "(", ")", ",", "-", "/", "\x1c",
+    ];
     let mut next = crate::compact::testing::xorshift(27);
     for _ in 0..3000 {
         let i = FitInput::default();

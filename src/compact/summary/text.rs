@@ -101,19 +101,31 @@ pub fn head_tail(text: &str, chars: i64) -> String {
         let first = fold(py_slice(text, None, Some(chars + FOLD_SLACK)));
         let last = fold(py_slice(text, Some(-(chars + FOLD_SLACK)), None));
         if first.chars().count() as i64 > chars && last.chars().count() as i64 >= tail {
-            return format!("{} [...] {}", py_slice(&first, None, Some(head)), py_slice(&last, Some(-tail), None));
+            return format!(
+                "{} [...] {}",
+                py_slice(&first, None, Some(head)),
+                py_slice(&last, Some(-tail), None)
+            );
         }
     }
     let line = fold(text);
     if line.chars().count() as i64 <= chars {
         return line;
     }
-    format!("{} [...] {}", py_slice(&line, None, Some(head)), py_slice(&line, Some(-tail), None))
+    format!(
+        "{} [...] {}",
+        py_slice(&line, None, Some(head)),
+        py_slice(&line, Some(-tail), None)
+    )
 }
 
 /// Whether `c` is one of the characters between words of a summary's facts (`_WORD_BREAK`).
 pub fn word_break(c: char) -> bool {
-    py_space(c) || matches!(c, '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';')
+    py_space(c)
+        || matches!(
+            c,
+            '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';'
+        )
 }
 
 /// `_WORD_BREAK.split(text)`: the pieces between runs of break characters (an empty first or
