@@ -260,8 +260,8 @@ def shrink_summary(
     again section by section — the latest request first (head and tail, see
     :class:`OfflineSummarizer`), then the other sections' most recent lines — so the request
     survives (whole when it takes at most ``request_room`` tokens and fits); any other text is
-    cut to head (70%) + marker + tail. Unchanged when it fits. ``counts``: the tokens of lines
-    counted already in ``encoding`` (see :data:`LINE_TOKENS`), grown by this fit."""
+    cut to head (70%) + marker + tail. Unchanged when it fits. ``counts``: the tokens of texts
+    counted already in ``encoding`` (see :data:`LINE_TOKENS`), given the summary this fit returns."""
     tokens = counts.get(summary) if counts is not None else None
     if tokens is None:
         tokens = count_tokens(summary, encoding=encoding)
@@ -279,14 +279,15 @@ def shrink_summary(
 
 
 #: Characters a token holds at most in prose and paths: sections of more characters than this
-#: many per token of the cap surely do not fit it.
+#: many per token of the cap surely do not fit it (the core's fit holds the same constants).
 _CHARS_PER_TOKEN = 6
 #: Tokens of a section's heading ("## Name" and the blank line before it).
 _HEADER_TOKENS = 6
 #: The key of :attr:`SummaryRequest.context` under which the ladder gives the offline summarizer a
-#: dict of line tokens (text -> tokens in the request's encoding) that its fit fills; the check's
-#: repair (:meth:`~agentcontext.compaction.check.SpanCheck.repair`) fits the summary again with
-#: it, so the lines the first fit counted are not counted a second time.
+#: dict of texts counted (text -> tokens in the request's encoding) that its fit fills with the
+#: summary it returns; the acceptance and the check's repair
+#: (:meth:`~agentcontext.compaction.check.SpanCheck.repair`) read the summary's count from it
+#: rather than counting it again.
 LINE_TOKENS = "line_tokens"
 
 
