@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::text::{head_tail, one_line, py_splitlines, py_strip, split_words, strip_stops, word_break};
+use super::text::{chars_of, head_tail, one_line, py_splitlines, py_strip, split_words, strip_stops, wide, word_break};
 use crate::budget::{self, Options, Retrieval, Strategy, Unit};
 use crate::error::Result;
 use crate::tokens::Encoding;
@@ -86,7 +86,7 @@ pub enum Fitted {
 pub fn fit(input: &FitInput<'_>, cap: i64, enc: Encoding) -> Result<Fitted> {
     let mut f = Fitter::new(input, enc);
     if input.held.is_some_and(|h| !h.is_empty()) {
-        let chars: i64 = input.sections.iter().flatten().map(|l| l.chars().count() as i64).sum();
+        let chars: i64 = input.sections.iter().flatten().map(|l| chars_of(l)).sum();
         if chars > cap * CHARS_PER_TOKEN {
             f.hold(input.held.unwrap_or_default());
         }
@@ -118,13 +118,13 @@ pub fn fit(input: &FitInput<'_>, cap: i64, enc: Encoding) -> Result<Fitted> {
     let mut text = render(&f.chosen);
     let mut tokens = enc.count(&text);
     for name in (2..SECTIONS.len()).rev() {
-        while tokens as i64 > cap && !f.chosen[name].is_empty() {
+        while wide(tokens) > cap && !f.chosen[name].is_empty() {
             f.chosen[name].pop();
             text = render(&f.chosen);
             tokens = enc.count(&text);
         }
     }
-    Ok(if tokens as i64 > cap {
+    Ok(if wide(tokens) > cap {
         Fitted::Over(text)
     } else {
         Fitted::Fits(text, tokens)
@@ -165,7 +165,7 @@ fn latest_kept(
     recall_id: Option<&str>,
     files: i64,
 ) -> Result<String> {
-    let tokens = enc.count(latest) as i64;
+    let tokens = wide(enc.count(latest));
     if tokens <= request_room && tokens + REQUEST_SLACK <= cap {
         return Ok(latest.to_owned());
     }
@@ -237,7 +237,7 @@ impl<'a, 'i> Fitter<'a, 'i> {
         if let Some(&c) = self.counts.get(text) {
             return c;
         }
-        let c = self.enc.count(text) as i64;
+        let c = wide(self.enc.count(text));
         self.counts.insert(text.to_owned(), c);
         c
     }

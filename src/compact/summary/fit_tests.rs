@@ -115,7 +115,7 @@ fn render_joins_sections() {
 /// a set of words), over texts said one after another.
 fn says_by_search(said: &[&str], fact: &str) -> bool {
     use super::text::word_break;
-    let whole: String = said.iter().map(|t| format!("\n{t}")).collect();
+    let whole: String = said.iter().flat_map(|t| ["\n", t]).collect();
     if fact.is_empty() || fact.chars().any(word_break) {
         return false;
     }
@@ -147,7 +147,7 @@ fn a_fact_is_said_exactly_when_the_search_finds_it_between_breaks() {
         let i = FitInput::default();
         let mut f = super::fit::Fitter::new(&i, ENC);
         let mut said: Vec<String> = Vec::new();
-        for _ in 0..(1 + next() % 4) {
+        for _ in 0..=(next() % 4) {
             let text: String = (0..next() % 10).map(|_| alphabet[(next() % 19) as usize]).collect();
             f.say(&text);
             said.push(text);

@@ -52,6 +52,16 @@ pub fn py_splitlines(text: &str) -> Vec<&str> {
     lines
 }
 
+/// `n` as a signed count (counts of characters and tokens never come near `i64::MAX`).
+pub fn wide(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Python's `len(text)`: its characters (code points).
+pub fn chars_of(text: &str) -> i64 {
+    wide(text.chars().count())
+}
+
 /// The byte offset of character `n` of `text` (its length when it has fewer).
 fn byte_at(text: &str, n: usize) -> usize {
     text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
@@ -60,7 +70,7 @@ fn byte_at(text: &str, n: usize) -> usize {
 /// Python's `text[start:end]` over characters, `None` for an open end; negative bounds count from
 /// the end, as in Python.
 pub fn py_slice(text: &str, start: Option<i64>, end: Option<i64>) -> &str {
-    let n = text.chars().count() as i64;
+    let n = chars_of(text);
     let bound = |b: i64| if b < 0 { (n + b).max(0) } else { b.min(n) };
     let lo = start.map_or(0, bound);
     let hi = end.map_or(n, bound);
@@ -77,15 +87,15 @@ const FOLD_SLACK: i64 = 64;
 
 /// `summary_text.one_line`: `text` on one line, cut to `limit` characters (the last an ellipsis).
 pub fn one_line(text: &str, limit: i64) -> String {
-    let len = text.chars().count() as i64;
+    let len = chars_of(text);
     if limit >= 1 && len > 2 * limit + FOLD_SLACK {
         let head = fold(py_slice(text, None, Some(2 * limit + FOLD_SLACK)));
-        if head.chars().count() as i64 > limit {
+        if chars_of(&head) > limit {
             return format!("{}…", py_slice(&head, None, Some(limit - 1)));
         }
     }
     let line = fold(text);
-    if line.chars().count() as i64 <= limit {
+    if chars_of(&line) <= limit {
         line
     } else {
         format!("{}…", py_slice(&line, None, Some(limit - 1)))
@@ -96,11 +106,11 @@ pub fn one_line(text: &str, limit: i64) -> String {
 pub fn head_tail(text: &str, chars: i64) -> String {
     let head = (chars * 2).div_euclid(3);
     let tail = chars - head - 5;
-    let len = text.chars().count() as i64;
+    let len = chars_of(text);
     if tail >= 1 && len > 2 * chars + FOLD_SLACK {
         let first = fold(py_slice(text, None, Some(chars + FOLD_SLACK)));
         let last = fold(py_slice(text, Some(-(chars + FOLD_SLACK)), None));
-        if first.chars().count() as i64 > chars && last.chars().count() as i64 >= tail {
+        if chars_of(&first) > chars && chars_of(&last) >= tail {
             return format!(
                 "{} [...] {}",
                 py_slice(&first, None, Some(head)),
@@ -109,7 +119,7 @@ pub fn head_tail(text: &str, chars: i64) -> String {
         }
     }
     let line = fold(text);
-    if line.chars().count() as i64 <= chars {
+    if chars_of(&line) <= chars {
         return line;
     }
     format!(
