@@ -169,6 +169,9 @@ pub struct Conversation {
     pinned: BTreeSet<usize>,
     /// Tokens per content class of each message, once asked for ([`Self::class_tokens`]).
     classes: Option<ClassCache>,
+    /// Where history may be cut, once asked for ([`Self::cut_points`]); forgotten when messages
+    /// are appended.
+    cuts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl Conversation {
@@ -181,6 +184,7 @@ impl Conversation {
             tally: Tally::default(),
             pinned: BTreeSet::new(),
             classes: None,
+            cuts: std::sync::OnceLock::new(),
         }
     }
 
@@ -238,6 +242,7 @@ impl Conversation {
             tally,
             pinned,
             classes,
+            cuts: std::sync::OnceLock::new(),
         }
     }
 
@@ -266,6 +271,7 @@ impl Conversation {
                 .map(|i| i - start)
                 .collect(),
             classes: ClassCache::slice(other.classes.as_ref(), start, stop),
+            cuts: std::sync::OnceLock::new(),
         }
     }
 
@@ -321,6 +327,15 @@ impl Conversation {
         self.encoding
     }
 
+    /// Where history may be cut (`compact::select::cut_points_of`: starts of groups and rounds
+    /// that do not separate a tool call from its result, ascending), computed once.
+    pub fn cut_points(&self) -> &[usize] {
+        self.cuts.get_or_init(|| {
+            let m = self.messages.as_slice();
+            crate::compact::select::cut_points_of(m, &crate::compact::Pairing::of(m))
+        })
+    }
+
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -365,6 +380,7 @@ impl Conversation {
         if messages.is_empty() {
             return;
         }
+        self.cuts = std::sync::OnceLock::new();
         let merge = matches!(
             (self.messages.last(), messages.first()),
             (Some(last), Some(first)) if formats::responses::is_open_group(last)
@@ -438,6 +454,29 @@ mod tests {
         let mut c = Conversation::new(Format::OpenAiChat, Encoding::O200k);
         c.extend_values(values).unwrap();
         c
+    }
+
+    #[test]
+    fn cut_points_are_kept_until_messages_are_appended() {
+        let mut c = chat(vec![
+            json!({"role": "system", "content": "rules"}),
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}),
+        ]);
+        let fresh = |c: &Conversation| {
+            crate::compact::select::cut_points_of(c.messages(), &crate::compact::Pairing::of(c.messages()))
+        };
+        assert_eq!(c.cut_points(), fresh(&c).as_slice());
+        // The call's result arrives, then a new request: a cut point after the pair.
+        c.extend_values(vec![
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok"}),
+            json!({"role": "user", "content": "next"}),
+        ])
+        .unwrap();
+        assert_eq!(c.cut_points(), fresh(&c).as_slice());
+        assert!(c.cut_points().contains(&4));
+        let part = Conversation::from_counted(&c, 0, 3);
+        assert_eq!(part.cut_points(), fresh(&part).as_slice());
     }
 
     #[test]

@@ -57,6 +57,7 @@ __all__ = [
     "__version__",
     "_chat_tokens",
     "_equal_shares",
+    "_fit_summary",
     "_give_way",
     "_heuristic_features",
     "check_memory_record",
@@ -534,6 +535,23 @@ def _heuristic_features(texts: list[str], /) -> list[list[float]]:
 def _equal_shares(sizes: list[int], total: int, /) -> list[int]:
     """Internal. Equal shares of ``total`` tokens over texts of ``sizes`` tokens, smallest first: a text
     under its share stays whole (the compaction ladder's cut of a round)."""
+
+def _fit_summary(
+    latest: str | None,
+    sections: list[list[str]],
+    cap: int,
+    /,
+    *,
+    encoding: str,
+    request_room: int,
+    recall_id: str | None,
+    held: str | None,
+    constraints: list[bool],
+) -> tuple[str, int | None]:
+    """Internal. The offline summary's fit within ``cap`` tokens (``summarize._fit``): ``sections``
+    holds the lines of each of its sections in their order, ``constraints`` which user message
+    lines constrain the work. The summary and its tokens, or the text still over the cap with
+    its first sections only and None (the caller cuts it)."""
 
 def _give_way(shares: list[int], sizes: list[int], over: int, /) -> list[int] | None:
     """Internal. ``shares`` with the largest cut text (share under its size, the first of equals) giving up

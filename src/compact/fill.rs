@@ -26,9 +26,18 @@ pub enum RawStart {
 /// Where the raw recent tail of `s` (each message's `tokens`) starts, as `how` asks. Only
 /// [`RawStart::Steps`] can find nothing (`None`).
 pub fn raw_start<S: Shape + ?Sized>(s: &S, tokens: &[usize], pairing: &Pairing, how: RawStart) -> Option<usize> {
-    let n = s.message_count();
-    let pre = preamble_len_of(s);
-    let cuts = cut_points_of(s, pairing);
+    raw_start_at(
+        &cut_points_of(s, pairing),
+        preamble_len_of(s),
+        s.message_count(),
+        tokens,
+        how,
+    )
+}
+
+/// [`raw_start`] of `n` messages whose cut points (ascending, as [`cut_points_of`] gives them)
+/// and preamble length are known already (a conversation keeps its cut points once asked for).
+pub fn raw_start_at(cuts: &[usize], pre: usize, n: usize, tokens: &[usize], how: RawStart) -> Option<usize> {
     let mut tail = vec![0usize; n + 1];
     for i in (0..n).rev() {
         tail[i] = tail[i + 1] + tokens[i];

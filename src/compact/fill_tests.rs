@@ -313,3 +313,33 @@ fn keeping_the_request_never_splits_a_call_fits_and_matches_the_drop() {
         }
     }
 }
+
+#[test]
+fn a_conversations_kept_cut_points_give_the_raw_starts_of_a_fresh_search() {
+    use crate::conversation::Conversation;
+    use crate::model::Format;
+    use crate::tokens::Encoding;
+    let mut next = xorshift(0x0dd_c0ffee);
+    for _ in 0..200 {
+        let (m, tokens) = generated(&mut next);
+        let pairing = Pairing::of(&m);
+        let conv = Conversation::from_messages(Format::OpenAiChat, Encoding::Approximate, m.clone());
+        let pre = crate::compact::structure::preamble_len(&m);
+        let room = i64::try_from(next() % 600).unwrap();
+        for how in [
+            RawStart::Fits { room },
+            RawStart::AtLeast {
+                messages: usize::try_from(next() % 6).unwrap(),
+                tokens: usize::try_from(next() % 300).unwrap(),
+            },
+            RawStart::Steps {
+                first: 0.25,
+                step: 0.25,
+                room,
+            },
+        ] {
+            let kept = raw_start_at(conv.cut_points(), pre, m.len(), &tokens, how);
+            assert_eq!(kept, raw_start(&m[..], &tokens, &pairing, how));
+        }
+    }
+}

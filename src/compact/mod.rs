@@ -11,12 +11,13 @@ pub mod repair;
 pub mod request;
 pub mod select;
 pub mod structure;
+pub mod summary;
 pub mod surgery;
 pub mod trim;
 pub mod validate;
 
 pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear, plan_clear_counted};
-pub use fill::{RawStart, equal_shares, give_way, raw_start};
+pub use fill::{RawStart, equal_shares, give_way, raw_start, raw_start_at};
 pub use repair::{Change, ChangeKind, repair};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};

@@ -455,7 +455,7 @@ impl PyConversation {
     /// separate a tool call from its result.
     #[pyo3(name = "_cut_points")]
     fn cut_points(&self, py: Python<'_>) -> Vec<usize> {
-        py.detach(|| self.with(|c| compact::select::cut_points(c.messages(), &Pairing::of(c.messages()))))
+        py.detach(|| self.with(|c| c.cut_points().to_vec()))
     }
 
     /// Each message in the conversation's format, as the list of dicts it is written as (one

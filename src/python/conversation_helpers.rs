@@ -48,7 +48,13 @@ impl PyConversation {
         py.detach(|| {
             self.with(|c| {
                 let m = c.messages();
-                compact::raw_start(m, &c.totals(), &Pairing::of(m), how)
+                compact::raw_start_at(
+                    c.cut_points(),
+                    compact::structure::preamble_len(m),
+                    m.len(),
+                    &c.totals(),
+                    how,
+                )
             })
         })
     }

@@ -28,7 +28,7 @@ mod _core {
     #[pymodule_export]
     use super::cache::{token_cache_clear, token_cache_info};
     #[pymodule_export]
-    use super::compact::{_equal_shares, _give_way};
+    use super::compact::{_equal_shares, _fit_summary, _give_way};
     #[pymodule_export]
     use super::conversation::PyConversation;
     #[pymodule_export]

@@ -1,12 +1,14 @@
-"""The summary fit's faster paths give what the plain ones give (issue #27: ladder time)."""
+"""The summary fit's faster paths give what the plain ones give (issue #27: ladder time). The fit
+itself is the core's now (``tests/compaction/test_fit_core.py``); these hold its Python reference."""
 
 from __future__ import annotations
 
 import random
 
-from agentcontext.compaction.summarize import _WORD_BREAK, _Fitter
+from agentcontext.compaction.summarize import _WORD_BREAK
 from agentcontext.compaction.summary_text import head_tail, one_line
 from agentcontext.probes import _PATH, _path_matches
+from tests.compaction.reference_fit import _Fitter
 
 _ALPHABET = ["a", "b", "é", "1", ".", ":", ";", "!", "?", " ", "\n", "\u00a0", '"', "'", "`", "(", ")", "[", "]", "{", "}", "<", ">", ",", "-", "/"]  # fmt: skip
 
@@ -69,22 +71,3 @@ def test_paths_are_found_word_by_word_as_in_the_whole_text() -> None:
     for _ in range(1000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         assert [m.group(0) for m in _path_matches(text)] == [m.group(0) for m in _PATH.finditer(text)]
-
-
-def test_the_fit_counts_no_line_it_skips_as_taken_or_redundant() -> None:
-    """Ladder time (#27): a user message whose opening was taken is passed over in the later
-    turns without counting its whole line."""
-    from agentcontext.compaction.summarize import _fit
-    from agentcontext.compaction.summary_text import USERS
-
-    users = [f"- request {k}: " + "please change the parser so that it reads every record " * 12 for k in range(40)]
-    counts: dict[str, int] = {}
-    text = _fit(None, {USERS: users}, 900, "o200k_base", counts=counts)
-    whole = [head_tail(line, 1_200) for line in users]
-    taken = [line for line in whole if line in text]
-    lines = text.splitlines()
-    by_opening = [k for k, line in enumerate(users) if f"- {one_line(line[2:], 80)}" in lines]
-    assert taken and by_opening  # some whole, others by their openings
-    # A line whose opening was taken is not counted whole (before, each was, in the later turns):
-    # but for the first, where the take of whole lines stopped (it did not fit).
-    assert [k for k in by_opening if whole[k] in counts] == by_opening[:1]

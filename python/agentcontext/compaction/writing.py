@@ -109,5 +109,11 @@ def latest_request(request: SummaryRequest) -> str | None:
 def _holds_request(summary: str, ask: str) -> bool:
     """Whether ``summary`` holds the user request ``ask``: its opening (up to 40 characters,
     whitespace folded), as a handoff quotes it."""
-    opening = " ".join(ask.split())[:40]
-    return opening in " ".join(summary.split())
+    # Folding a prefix of a text gives a prefix of the folded text: the first 40 characters
+    # folded of a long request come from its first few hundred.
+    opening = " ".join(ask[:400].split())[:40]
+    if len(opening) < 40:
+        opening = " ".join(ask.split())[:40]
+    # Folding keeps every single space between words: an opening found in the text as written is
+    # in the folded text too (folding it, the long part of the check, only when it is not).
+    return opening in summary or opening in " ".join(summary.split())

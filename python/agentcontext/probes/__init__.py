@@ -372,7 +372,10 @@ def extract(
 def _add_ask(add: Callable[[ProbeKind, str, int], None], ask: str, i: int, kinds: frozenset[str]) -> None:
     """The probes of a real user request (of ``kinds``)."""
     if "user_message" in kinds:
-        add("user_message", fold(ask)[:OPENING], i)
+        # Folding a prefix of a text gives a prefix of the folded text: a long request's opening
+        # comes from its first few hundred characters.
+        opening = fold(ask[: 8 * OPENING])[:OPENING]
+        add("user_message", opening if len(opening) == OPENING else fold(ask)[:OPENING], i)
     if "user_path" in kinds:
         for path in _paths(ask):
             add("user_path", path, i)
