@@ -3,7 +3,7 @@
 
 use super::rules::constraints_in;
 use super::text::{
-    Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines, lowered,
+    Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines,
     nonempty_words, outcome_of, patch_paths, paths_of, references_of, test_statuses,
 };
 use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
@@ -106,26 +106,11 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             let all = nonempty_words(&text);
             identifiers_of(all.iter().copied(), &mut f.identifiers);
             paths_of(all, &mut f.paths);
-            let mut buf = String::new();
             for line in text.lines().map(str::trim) {
-                let lower = lowered(&mut buf, line);
-                if has(lower, "todo")
-                    || lower.starts_with("next")
-                    || has(lower, "next:")
-                    || has(lower, "next step")
-                    || has(lower, "still need")
-                    || has(lower, "remaining:")
-                {
+                if names_open_work(line) {
                     f.todos.push(clip(line, 200));
                 }
-                if lower.starts_with("i'll ")
-                    || lower.starts_with("i will ")
-                    || lower.starts_with("let's ")
-                    || lower.starts_with("decided")
-                    || lower.starts_with("the fix is")
-                    || lower.starts_with("the cause is")
-                    || lower.starts_with("root cause")
-                {
+                if states_a_decision(line) {
                     f.decisions.push(clip(line, 200));
                 }
             }
@@ -134,6 +119,47 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
         _ => {}
     }
     f
+}
+
+/// Whether `a` starts with `lower` (ASCII lower case) in any ASCII case.
+fn starts_folded(a: &[u8], lower: &[u8]) -> bool {
+    a.len() >= lower.len() && a[..lower.len()].eq_ignore_ascii_case(lower)
+}
+
+/// Whether a line of assistant text names open work: it starts with `next` or contains `todo`,
+/// `next:`, `next step`, `still need` or `remaining:`, in any ASCII case (one pass over the line,
+/// no lower-case copy: each needle is compared where a byte can start it).
+pub(super) fn names_open_work(line: &str) -> bool {
+    let b = line.as_bytes();
+    starts_folded(b, b"next")
+        || (0..b.len()).any(|i| {
+            let rest = &b[i..];
+            // `| 0x20` folds an ASCII capital onto its small letter (and no other byte onto one).
+            match b[i] | 0x20 {
+                b't' => starts_folded(rest, b"todo"),
+                b'n' => starts_folded(rest, b"next:") || starts_folded(rest, b"next step"),
+                b's' => starts_folded(rest, b"still need"),
+                b'r' => starts_folded(rest, b"remaining:"),
+                _ => false,
+            }
+        })
+}
+
+/// Whether a line of assistant text states an intent or a decision: it starts with `i'll `, `i
+/// will `, `let's `, `decided`, `the fix is`, `the cause is` or `root cause`, in any ASCII case.
+pub(super) fn states_a_decision(line: &str) -> bool {
+    let b = line.as_bytes();
+    [
+        &b"i'll "[..],
+        b"i will ",
+        b"let's ",
+        b"decided",
+        b"the fix is",
+        b"the cause is",
+        b"root cause",
+    ]
+    .iter()
+    .any(|p| starts_folded(b, p))
 }
 
 /// Calls from which on extraction runs on all cores.

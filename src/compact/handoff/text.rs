@@ -43,21 +43,20 @@ pub(super) fn last_owned(list: Vec<&str>) -> Vec<String> {
 /// Whether `needle` occurs in `hay`: `str::contains`, which builds a two-way searcher for a
 /// haystack too short for its vector search (a word, a short line), where `memmem::find` compares
 /// rolling hashes instead (and for a longer one builds a searcher of its own, slower to build).
+///
+/// In a short haystack the needle's first byte is looked for and the rest compared there (a
+/// rolling hash reads every byte of the haystack whatever it holds).
 #[inline]
 pub(super) fn has(hay: &str, needle: &str) -> bool {
     if hay.len() < 64 {
-        memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        let Some((&first, rest)) = n.split_first() else {
+            return true;
+        };
+        h.len() >= n.len() && memchr::memchr_iter(first, &h[..=h.len() - n.len()]).any(|p| h[p + 1..].starts_with(rest))
     } else {
         hay.contains(needle)
     }
-}
-
-/// `line` in ASCII lower case, in `buf` (reused between lines).
-pub(super) fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
-    buf.clear();
-    buf.push_str(line);
-    buf.make_ascii_lowercase();
-    buf
 }
 
 pub(super) fn first_line(s: &str, max: usize) -> String {
@@ -875,6 +874,44 @@ mod tests {
             test_statuses(&text, &mut tests);
             let got: Vec<(String, &str)> = tests.iter().map(|(n, st)| (n.to_owned(), st)).collect();
             assert_eq!(got, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn has_is_str_contains() {
+        let long = "x".repeat(70) + "::test_a";
+        let hays = [
+            "",
+            ":",
+            "::",
+            "a::b",
+            "test_x",
+            "tests/a.py::test_b",
+            "ü::ü",
+            "todo",
+            "tod",
+            "xxtodo",
+            "next step",
+            "ext",
+            long.as_str(),
+            "https://x",
+        ];
+        for hay in hays {
+            for needle in [
+                "",
+                ":",
+                "::",
+                "::test_",
+                "todo",
+                ".py",
+                "test",
+                "://",
+                "ü",
+                "x",
+                "next step",
+            ] {
+                assert_eq!(has(hay, needle), hay.contains(needle), "{hay:?} {needle:?}");
+            }
         }
     }
 
