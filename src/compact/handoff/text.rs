@@ -1,17 +1,19 @@
 //! Text mining for the handoff: words, identifiers, paths, references, test statuses, exception
 //! types and outcome lines, found in free text and tool outputs by plain scans.
 
+use std::borrow::Cow;
 use std::hash::BuildHasherDefault;
 use std::sync::LazyLock;
 
 use memchr::memmem;
 
+use super::pieces::Put;
 use crate::compact::structure::{FastMap, FastSet};
 
 /// Record an occurrence; lists are deduplicated once at the end by [`last_owned`].
-pub(super) fn push_unique(list: &mut Vec<String>, item: &str) {
+pub(super) fn push_unique(list: &mut impl Put, item: &str) {
     if !item.is_empty() {
-        list.push(item.to_owned());
+        list.put(item);
     }
 }
 
@@ -65,12 +67,17 @@ pub(super) fn first_line(s: &str, max: usize) -> String {
 }
 
 pub(super) fn clip(s: &str, max: usize) -> String {
+    clipped(s, max).into_owned()
+}
+
+/// [`clip`], borrowed when it is `s` whole.
+pub(super) fn clipped(s: &str, max: usize) -> Cow<'_, str> {
     // No more bytes than `max` is no more characters (most texts): not counted.
     if s.len() <= max || s.chars().count() <= max {
-        s.to_owned()
+        Cow::Borrowed(s)
     } else {
         let cut: String = s.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+        Cow::Owned(format!("{cut}…"))
     }
 }
 
@@ -233,12 +240,12 @@ fn trim_ascii_of(word: &str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> boo
 }
 
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
-pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
+pub(super) fn identifiers_in(text: &str, out: &mut impl Put) {
     identifiers_of(words(text), out);
 }
 
 /// [`identifiers_in`] over the [`words`] of a text, split once.
-pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
         let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
         let w = trim_ascii_of(word, edge, edge);
@@ -317,7 +324,7 @@ fn known_extension(ext: &str) -> bool {
 /// File paths in free text or a command, given as its [`words`] (split once for several scans):
 /// words with a slash whose last part has an extension, or that start with `/`, `./`, `../` or
 /// `~/` and have two parts, and bare file names with a [`known_extension`]; not URLs.
-pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
         // A path has a `/` or (a bare file name) a `.`: most words have neither.
         if !word.bytes().any(|b| b == b'/' || b == b'.') {
@@ -365,7 +372,7 @@ pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut V
 /// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
 /// commit hashes (7 to 40 hex digits with at least one digit and one letter) in a text, given as
 /// its non-empty [`words`] ([`nonempty_words`]).
-pub(super) fn references_of(all: &[&str], out: &mut Vec<String>) {
+pub(super) fn references_of(all: &[&str], out: &mut impl Put) {
     for (k, &w) in all.iter().enumerate() {
         if w.starts_with("http://") || w.starts_with("https://") {
             push_unique(out, w.trim_end_matches(['.', ':', '!', '?']));
@@ -570,7 +577,7 @@ impl<'t> Found<'t> {
 
 /// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
 /// `text`: found by the suffix, then read back to the start of the word.
-pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
+pub(super) fn exception_types(text: &str, out: &mut impl Put) {
     // One pass over the text for both suffixes (each starts with an `E`, rare in most outputs):
     // the names ending in `Error` first, then those ending in `Exception`, each in text order.
     let b = text.as_bytes();
@@ -604,7 +611,7 @@ pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
 }
 
 /// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
-pub(super) fn patch_paths(text: &str) -> Vec<String> {
+pub(super) fn patch_paths(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
         .filter_map(|l| {
             l.strip_prefix("*** Update File: ")
@@ -612,8 +619,7 @@ pub(super) fn patch_paths(text: &str) -> Vec<String> {
                 .or_else(|| l.strip_prefix("*** Delete File: "))
                 .or_else(|| l.strip_prefix("+++ b/"))
         })
-        .map(|p| p.trim().to_owned())
-        .collect()
+        .map(str::trim)
 }
 
 #[cfg(test)]
