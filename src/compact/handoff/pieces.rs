@@ -62,7 +62,7 @@ pub(super) struct Pieces {
 }
 
 /// Bytes a buffer starts with: most calls' pieces fit, so it is allocated once.
-const FIRST_BYTES: usize = 128;
+const FIRST_BYTES: usize = 64;
 
 impl Pieces {
     /// Add `item` as a `kind`. A text equal to the last one pushed (a path named as read, as a

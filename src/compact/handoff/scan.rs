@@ -4,8 +4,8 @@
 use super::pieces::{Kind, Pieces, Touches};
 use super::rules::constraints_in;
 use super::text::{
-    Tests, clip, clipped, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines,
-    nonempty_words, outcome_of, patch_paths, paths_of, references_of, test_statuses,
+    Tests, clip, clipped, error_lines, exception_types, first_line, has, identifier, identifiers_in, last_lines,
+    nonempty_words, outcome_of, patch_paths, path, paths_of, references_of, test_statuses, words,
 };
 use super::trail::{argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -79,8 +79,7 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             // The text's words, split once for the three scans (an empty one is none of the
             // three, so only the others are kept).
             let all = nonempty_words(&text);
-            identifiers_of(all.iter().copied(), &mut f.pieces.to(Kind::Identifier));
-            paths_of(all.iter().copied(), &mut f.pieces.to(Kind::Path));
+            identifiers_and_paths(all.iter().copied(), &mut f.pieces);
             references_of(&all, &mut f.pieces.to(Kind::Reference));
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
@@ -101,9 +100,7 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             if text.trim().is_empty() {
                 return f;
             }
-            let all = nonempty_words(&text);
-            identifiers_of(all.iter().copied(), &mut f.pieces.to(Kind::Identifier));
-            paths_of(all, &mut f.pieces.to(Kind::Path));
+            identifiers_and_paths(words(&text).filter(|w| !w.is_empty()), &mut f.pieces);
             for line in text.lines().map(str::trim) {
                 if names_open_work(line) {
                     f.pieces.push(Kind::Todo, &clipped(line, 200));
@@ -119,28 +116,36 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
     f
 }
 
+/// The identifiers and paths of a text's non-empty words (what [`super::text::identifiers_of`] and
+/// [`paths_of`] find), in one pass over them.
+fn identifiers_and_paths<'t>(words: impl Iterator<Item = &'t str>, pieces: &mut Pieces) {
+    for word in words {
+        if let Some(w) = identifier(word) {
+            pieces.push(Kind::Identifier, w);
+        }
+        if let Some(p) = path(word) {
+            pieces.push(Kind::Path, p);
+        }
+    }
+}
+
 /// Whether `a` starts with `lower` (ASCII lower case) in any ASCII case.
 fn starts_folded(a: &[u8], lower: &[u8]) -> bool {
     a.len() >= lower.len() && a[..lower.len()].eq_ignore_ascii_case(lower)
 }
 
 /// Whether a line of assistant text names open work: it starts with `next` or contains `todo`,
-/// `next:`, `next step`, `still need` or `remaining:`, in any ASCII case (one pass over the line,
-/// no lower-case copy: each needle is compared where a byte can start it).
+/// `next:`, `next step`, `still need` or `remaining:`, in any ASCII case (no lower-case copy:
+/// each needle is compared where a byte of it that prose has few of is: the `x` of `next`, the
+/// `d` of `todo` and of `still need`, the `:` of `remaining:`).
 pub(super) fn names_open_work(line: &str) -> bool {
     let b = line.as_bytes();
+    // `needle` starts `back` bytes before `p`.
+    let at = |p: usize, back: usize, needle: &[u8]| p >= back && starts_folded(&b[p - back..], needle);
     starts_folded(b, b"next")
-        || (0..b.len()).any(|i| {
-            let rest = &b[i..];
-            // `| 0x20` folds an ASCII capital onto its small letter (and no other byte onto one).
-            match b[i] | 0x20 {
-                b't' => starts_folded(rest, b"todo"),
-                b'n' => starts_folded(rest, b"next:") || starts_folded(rest, b"next step"),
-                b's' => starts_folded(rest, b"still need"),
-                b'r' => starts_folded(rest, b"remaining:"),
-                _ => false,
-            }
-        })
+        || memchr::memchr2_iter(b'x', b'X', b).any(|p| at(p, 2, b"next:") || at(p, 2, b"next step"))
+        || memchr::memchr2_iter(b'd', b'D', b).any(|p| at(p, 2, b"todo") || at(p, 9, b"still need"))
+        || memchr::memchr_iter(b':', b).any(|p| at(p, 9, b"remaining:"))
 }
 
 /// Whether a line of assistant text states an intent or a decision: it starts with `i'll `, `i

@@ -150,6 +150,21 @@ fn open_work_and_decisions_are_the_lowered_line_definitions() {
         "résumé: remaining: x",
         "x t",
         "s",
+        "dtodo",
+        "tododo",
+        "ddd xx ::",
+        "x",
+        "d",
+        ":",
+        "TODO:",
+        "still needs",
+        "STILL NEED",
+        "items remaining: 2, next step: x",
+        "ünd todo",
+        "next:",
+        "nexT StEp",
+        "Remaining:",
+        "emaining:",
     ];
     for line in lines {
         assert_eq!(names_open_work(line), plain_todo(line), "{line:?}");

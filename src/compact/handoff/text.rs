@@ -247,28 +247,33 @@ pub(super) fn identifiers_in(text: &str, out: &mut impl Put) {
 /// [`identifiers_in`] over the [`words`] of a text, split once.
 pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
-        let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
-        let w = trim_ascii_of(word, edge, edge);
-        if w.len() < 4 || w.len() > 120 {
-            continue;
-        }
-        // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
-        // `...Exception`.
-        if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
-            continue;
-        }
-        let looks_like_path = w.contains('/')
-            && w.rsplit('/')
-                .next()
-                .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
-            && !w.starts_with("http");
-        let test_name = w.starts_with("test_") || has(w, "::test_");
-        let error_type =
-            (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
-        if looks_like_path || test_name || error_type {
+        if let Some(w) = identifier(word) {
             push_unique(out, w);
         }
     }
+}
+
+/// The identifier a word is ([`identifiers_of`]), if any.
+pub(super) fn identifier(word: &str) -> Option<&str> {
+    let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
+    let w = trim_ascii_of(word, edge, edge);
+    if w.len() < 4 || w.len() > 120 {
+        return None;
+    }
+    // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
+    // `...Exception`.
+    if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
+        return None;
+    }
+    let looks_like_path = w.contains('/')
+        && w.rsplit('/')
+            .next()
+            .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
+        && !w.starts_with("http");
+    let test_name = w.starts_with("test_") || has(w, "::test_");
+    let error_type =
+        (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
+    (looks_like_path || test_name || error_type).then_some(w)
 }
 
 /// The non-empty [`words`] of `text`.
@@ -326,47 +331,51 @@ fn known_extension(ext: &str) -> bool {
 /// `~/` and have two parts, and bare file names with a [`known_extension`]; not URLs.
 pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
-        // A path has a `/` or (a bare file name) a `.`: most words have neither.
-        if !word.bytes().any(|b| b == b'/' || b == b'.') {
-            continue;
-        }
-        let w = trim_ascii_of(
-            word,
-            |b| matches!(b, b':' | b'!' | b'?' | b'='),
-            |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
-        );
-        if w.len() < 3 || w.len() > 200 || has(w, "://") {
-            continue;
-        }
-        if !w.contains('/') {
-            // A bare file name counts when its extension is a common source or config one.
-            let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && known_extension(ext)
-                    && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-            });
-            if known {
-                push_unique(out, w);
-            }
-            continue;
-        }
-        let last = w.rsplit('/').next().unwrap_or("");
-        let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
-        let rooted = |p: &str| {
-            (p.starts_with('/') || p.starts_with("./") || p.starts_with("../") || p.starts_with("~/"))
-                && p.matches('/').count() >= 2
-        };
-        let plain = |p: &str| p.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
-        if plain(w) && (has_extension || rooted(w)) {
+        if let Some(w) = path(word) {
             push_unique(out, w);
-        } else if let Some((dir, pattern)) = w.rsplit_once('/').filter(|(d, p)| p.contains('*') && !d.contains('*')) {
-            // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names
-            // the files it matches there: kept as written.
-            if rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', "")) {
-                push_unique(out, w);
-            }
         }
     }
+}
+
+/// The file path a word is ([`paths_of`]), if any.
+pub(super) fn path(word: &str) -> Option<&str> {
+    // A path has a `/` or (a bare file name) a `.`: most words have neither.
+    if !word.bytes().any(|b| b == b'/' || b == b'.') {
+        return None;
+    }
+    let w = trim_ascii_of(
+        word,
+        |b| matches!(b, b':' | b'!' | b'?' | b'='),
+        |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
+    );
+    if w.len() < 3 || w.len() > 200 || has(w, "://") {
+        return None;
+    }
+    if !w.contains('/') {
+        // A bare file name counts when its extension is a common source or config one.
+        let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && known_extension(ext)
+                && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        });
+        return known.then_some(w);
+    }
+    let last = w.rsplit('/').next().unwrap_or("");
+    let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
+    let rooted = |p: &str| {
+        (p.starts_with('/') || p.starts_with("./") || p.starts_with("../") || p.starts_with("~/"))
+            && p.matches('/').count() >= 2
+    };
+    let plain = |p: &str| p.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
+    if plain(w) && (has_extension || rooted(w)) {
+        return Some(w);
+    }
+    let (dir, pattern) = w
+        .rsplit_once('/')
+        .filter(|(d, p)| p.contains('*') && !d.contains('*'))?;
+    // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names the files
+    // it matches there: kept as written.
+    (rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', ""))).then_some(w)
 }
 
 /// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
