@@ -5,7 +5,7 @@ use super::pieces::{Kind, Pieces, Touches};
 use super::rules::constraints_in;
 use super::text::{
     Tests, clip, clipped, error_lines, exception_types, first_line, has, identifier, identifiers_in, last_lines,
-    nonempty_words, outcome_of, patch_paths, path, paths_of, references_of, test_statuses, words,
+    nonempty_words, outcome_of, patch_paths, path, paths_of, references_of, test_statuses, trimmed, words,
 };
 use super::trail::{argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
@@ -101,7 +101,7 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
                 return f;
             }
             identifiers_and_paths(words(&text).filter(|w| !w.is_empty()), &mut f.pieces);
-            for line in text.lines().map(str::trim) {
+            for line in text.lines().map(trimmed) {
                 if names_open_work(line) {
                     f.pieces.push(Kind::Todo, &clipped(line, 200));
                 }

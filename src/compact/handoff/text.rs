@@ -61,6 +61,20 @@ pub(super) fn has(hay: &str, needle: &str) -> bool {
     }
 }
 
+/// `s.trim()`: the ASCII white space at its ends trimmed byte by byte, and `str::trim` only
+/// when an end is then a longer character or `\x0b` (white space `u8::is_ascii_whitespace`
+/// does not count).
+#[inline]
+pub(super) fn trimmed(s: &str) -> &str {
+    let t = s.trim_ascii();
+    let plain = |b: Option<&u8>| b.is_none_or(|&b| b.is_ascii() && b != 0x0b);
+    if plain(t.as_bytes().first()) && plain(t.as_bytes().last()) {
+        t
+    } else {
+        s.trim()
+    }
+}
+
 pub(super) fn first_line(s: &str, max: usize) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
     clip(line, max)
@@ -84,7 +98,7 @@ pub(super) fn clipped(s: &str, max: usize) -> Cow<'_, str> {
 /// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
 pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
     fn keep<'t>(piece: &'t str, out: &mut Vec<&'t str>) {
-        let line = piece.trim();
+        let line = trimmed(piece);
         if !line.is_empty() {
             out.push(line);
         }
@@ -507,7 +521,7 @@ fn status(w: &str) -> Option<&'static str> {
 /// A pytest line with a node id (`NODE STATUS`, `STATUS NODE`, `test NODE ... STATUS`).
 fn node_id_line<'t>(line: &'t str, found: &mut Found<'t>) {
     let is_test = |w: &str| has(w, "::") && (has(w, ".py") || has(w, "test"));
-    let line = line.trim();
+    let line = trimmed(line);
     let Some((a, b)) = two_words(line) else {
         return;
     };
@@ -889,6 +903,30 @@ mod tests {
             test_statuses(&text, &mut tests);
             let got: Vec<(String, &str)> = tests.iter().map(|(n, st)| (n.to_owned(), st)).collect();
             assert_eq!(got, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn trimmed_is_str_trim() {
+        let texts = [
+            "",
+            " ",
+            "\x0b",
+            "\x0bx",
+            "x\x0b",
+            " \x0b x \x0b ",
+            "\u{a0}x",
+            "x\u{85}",
+            "\u{3000} a b \u{3000}",
+            "\t\r\n\x0c a \x0c",
+            "ü",
+            " ü ",
+            "a",
+            "  a b  ",
+            "\u{2003}",
+        ];
+        for t in texts {
+            assert_eq!(trimmed(t), t.trim(), "{t:?}");
         }
     }
 
