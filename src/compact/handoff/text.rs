@@ -125,14 +125,26 @@ pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
 pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
     let summary = lines.iter().rev().find(|l| names_an_outcome(l));
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
-    let l = line.to_ascii_lowercase();
-    let failed = l.contains("failed") && !l.contains(" 0 failed")
-        || l.contains("error")
-        || l.contains("exit code: 1")
-        || l.contains("exit code 1")
-        || l.contains("<returncode>1")
-        || l.contains("traceback");
+    let has = |needle: &str| has_folded(line, needle);
+    let failed = has("failed") && !has(" 0 failed")
+        || has("error")
+        || has("exit code: 1")
+        || has("exit code 1")
+        || has("<returncode>1")
+        || has("traceback");
     (clip(line, 200), !failed)
+}
+
+/// Whether `lower` (ASCII lower case) occurs in `hay` in any ASCII case: what
+/// `hay.to_ascii_lowercase().contains(lower)` says, with no copy made.
+pub(super) fn has_folded(hay: &str, lower: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), lower.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    h.len() >= n.len()
+        && memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=h.len() - n.len()])
+            .any(|p| h[p..p + n.len()].eq_ignore_ascii_case(n))
 }
 
 /// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
@@ -927,6 +939,43 @@ mod tests {
         ];
         for t in texts {
             assert_eq!(trimmed(t), t.trim(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn has_folded_is_a_search_of_the_lowered_text() {
+        for hay in [
+            "",
+            "E",
+            "1 FAILED, 2 passed",
+            "0 failed",
+            " 0 Failed",
+            "Exit Code: 1",
+            "EXIT CODE 10",
+            "<ReturnCode>1",
+            "Traceback",
+            "tracebac",
+            "ÉRROR error",
+            "\u{212a}failed",
+            "xx<returncode>",
+        ] {
+            for needle in [
+                "",
+                "failed",
+                " 0 failed",
+                "error",
+                "exit code: 1",
+                "exit code 1",
+                "<returncode>1",
+                "traceback",
+                "e",
+            ] {
+                assert_eq!(
+                    has_folded(hay, needle),
+                    hay.to_ascii_lowercase().contains(needle),
+                    "{hay:?} {needle:?}"
+                );
+            }
         }
     }
 
