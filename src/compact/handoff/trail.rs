@@ -179,7 +179,9 @@ fn segment_ops(segment: &str, out: &mut impl Touches) {
             let all: Vec<&str> = files(true).collect();
             if let Some((target, sources)) = all.split_last() {
                 if verb == "mv" {
-                    sources.iter().for_each(|f| out.touch(f, Op::Renamed));
+                    for f in sources {
+                        out.touch(f, Op::Renamed);
+                    }
                 }
                 if !sources.is_empty() {
                     out.touch(target, Op::Created);
