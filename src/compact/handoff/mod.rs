@@ -3,6 +3,7 @@
 //! whether they were resolved, identifiers, open work and the last thing the assistant said —
 //! found by scanning messages and tool calls, with no model involved.
 
+mod pieces;
 mod rules;
 mod scan;
 mod spans;
@@ -12,6 +13,7 @@ mod trail;
 use super::request::text_of;
 use super::structure::{FastMap, FastSet};
 use crate::model::Message;
+use pieces::Kind;
 use scan::{CallFacts, MessageFacts};
 pub use spans::Scan;
 use text::{clip, last_owned};
@@ -149,20 +151,20 @@ fn merge_texts(h: &mut Handoff, messages: &[Message], at: &[usize], scanned: &[M
     let (mut identifiers, mut todos, mut decisions): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
     for (i, f) in scanned.iter().enumerate() {
         h.previous_summaries.extend(f.summary.iter().cloned());
-        identifiers.extend(f.identifiers.iter().map(String::as_str));
-        paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
-        references.extend(f.references.iter().map(|r| (i, r.as_str())));
-        todos.extend(f.todos.iter().map(String::as_str));
-        decisions.extend(f.decisions.iter().map(String::as_str));
+        identifiers.extend(f.pieces.of(Kind::Identifier));
+        paths.extend(f.pieces.of(Kind::Path).map(|p| (i, p)));
+        references.extend(f.pieces.of(Kind::Reference).map(|r| (i, r)));
+        todos.extend(f.pieces.of(Kind::Todo));
+        decisions.extend(f.pieces.of(Kind::Decision));
         if f.has_text {
             last_text = Some(i);
         }
     }
     h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
     for (&i, f) in at.iter().zip(facts) {
-        identifiers.extend(f.identifiers.iter().map(String::as_str));
-        paths.extend(f.paths.iter().map(|p| (i, p.as_str())));
-        references.extend(f.references.iter().map(|r| (i, r.as_str())));
+        identifiers.extend(f.pieces.of(Kind::Identifier));
+        paths.extend(f.pieces.of(Kind::Path).map(|p| (i, p)));
+        references.extend(f.pieces.of(Kind::Reference).map(|r| (i, r)));
     }
     // Stable: within one message, in the order found. Each is then kept at its last mention.
     paths.sort_by_key(|(i, _)| *i);
@@ -214,7 +216,7 @@ fn artifact_trail(calls_at: &[usize], facts: &[&CallFacts]) -> Vec<Artifact> {
     let mut seq = 0;
     for (&call_at, f) in calls_at.iter().zip(facts) {
         let open_edit = f.edits_open_file.then_some(opened).flatten().map(|p| (p, Op::Edited));
-        let touches = f.touches.iter().map(|(p, op)| (p.as_str(), *op));
+        let touches = f.pieces.touches();
         for (written, op) in touches.chain(open_edit) {
             // One entry per file however it is written; shown as `./x` when a call wrote it so
             // (the path as the agent wrote it, which names `x` too).
@@ -246,7 +248,7 @@ fn artifact_trail(calls_at: &[usize], facts: &[&CallFacts]) -> Vec<Artifact> {
             if !a.ops.contains(&name) {
                 a.ops.push(name);
             }
-            a.last = &f.described;
+            a.last = f.pieces.first(Kind::Described).unwrap_or("");
             a.index = call_at;
         }
     }
@@ -308,8 +310,8 @@ fn merge_calls(h: &mut Handoff, facts: &[&CallFacts]) {
     let mut errors: Vec<&(ErrorNote, String)> = Vec::new();
     let mut commands: Vec<&Command> = Vec::new();
     for f in facts {
-        read.extend(f.read.as_deref());
-        modified.extend(f.modified.iter().map(String::as_str));
+        read.extend(f.pieces.first(Kind::Read));
+        modified.extend(f.pieces.of(Kind::Modified));
         errors.extend(&f.errors);
         if let Some((key, index)) = &f.ok {
             last_ok.insert(key.as_str(), *index);

@@ -108,14 +108,11 @@ pub(super) fn constraints_in(text: &str, out: &mut Vec<String>) {
         }
         for sentence in sentences(trimmed) {
             let s = sentence.trim();
-            if s.len() < 8 || s.chars().count() > MAX_SENTENCE_CHARS {
+            // No more bytes than the limit is no more characters (most sentences): not counted.
+            if s.len() < 8 || (s.len() > MAX_SENTENCE_CHARS && s.chars().count() > MAX_SENTENCE_CHARS) {
                 continue;
             }
-            lower.clear();
-            lower.extend(s.chars().map(|c| match c {
-                '\u{2019}' | '\u{2018}' => '\'',
-                c => c.to_ascii_lowercase(),
-            }));
+            lowered_sentence(s, &mut lower);
             lower.push(' ');
             if states_a_rule(&lower) {
                 out.push(s.to_owned());
@@ -125,6 +122,21 @@ pub(super) fn constraints_in(text: &str, out: &mut Vec<String>) {
                 }
             }
         }
+    }
+}
+
+/// `s` in ASCII lower case with its curly apostrophes straightened, in `lower` (reused).
+fn lowered_sentence(s: &str, lower: &mut String) {
+    lower.clear();
+    if s.is_ascii() {
+        // No curly apostrophe to straighten: lowered as bytes.
+        lower.push_str(s);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.extend(s.chars().map(|c| match c {
+            '\u{2019}' | '\u{2018}' => '\'',
+            c => c.to_ascii_lowercase(),
+        }));
     }
 }
 
@@ -202,6 +214,27 @@ mod tests {
             .map(|(i, s)| s.replace("now", &i.to_string()))
             .collect();
         assert_eq!(rules(&many).len(), MAX_PER_MESSAGE);
+    }
+
+    #[test]
+    fn sentences_are_lowered_and_limited_by_characters() {
+        for s in ["", "Never DO it", "Don’t ‘x’ Ü É", "MUST\u{212a}", "A'b"] {
+            let plain: String = s
+                .chars()
+                .map(|c| match c {
+                    '\u{2019}' | '\u{2018}' => '\'',
+                    c => c.to_ascii_lowercase(),
+                })
+                .collect();
+            let mut lower = "stale".to_owned();
+            lowered_sentence(s, &mut lower);
+            assert_eq!(lower, plain, "{s:?}");
+        }
+        // The limit counts characters: 400 two-byte characters are within it, 401 are not.
+        let within = format!("Never {}", "é".repeat(MAX_SENTENCE_CHARS - 6));
+        let over = format!("{within}é");
+        assert_eq!(rules(&within), vec![within.clone()]);
+        assert!(rules(&over).is_empty());
     }
 }
 

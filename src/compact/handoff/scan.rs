@@ -1,12 +1,13 @@
 //! What one message or one tool call contributes to a handoff, scanned independently (so the
 //! scans can run in parallel) and merged in order by [`super::extract`].
 
+use super::pieces::{Kind, Pieces, Touches};
 use super::rules::constraints_in;
 use super::text::{
-    Tests, clip, error_lines, exception_types, first_line, has, identifiers_in, identifiers_of, last_lines, lowered,
-    nonempty_words, outcome_of, patch_paths, paths_of, references_of, test_statuses,
+    Tests, clip, clipped, error_lines, exception_types, first_line, has, identifier, identifiers_in, last_lines,
+    nonempty_words, outcome_of, patch_paths, path, paths_of, references_of, test_statuses, trimmed, words,
 };
-use super::trail::{Op, argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
+use super::trail::{argv_command, describe, patch_ops, plan_of, shell_ops, tool_op};
 use super::{Command, ErrorNote};
 use crate::compact::args::{Arg, Args};
 use crate::compact::request::{AskKind, LEDGER_PREFIX, ask_kind, ask_kind_of_text, text_of};
@@ -55,11 +56,8 @@ pub(super) fn is_write_tool(name: &str) -> bool {
 pub(super) struct MessageFacts {
     pub(super) summary: Option<String>,
     pub(super) request: Option<(usize, String)>,
-    pub(super) identifiers: Vec<String>,
-    pub(super) paths: Vec<String>,
-    pub(super) references: Vec<String>,
-    pub(super) todos: Vec<String>,
-    pub(super) decisions: Vec<String>,
+    /// Its identifiers, paths, references, lines of open work and decisions, in one buffer.
+    pub(super) pieces: Pieces,
     /// Rules the user stated in this message, verbatim.
     pub(super) constraints: Vec<String>,
     /// The text of a task ledger an earlier compaction wrote.
@@ -81,9 +79,8 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             // The text's words, split once for the three scans (an empty one is none of the
             // three, so only the others are kept).
             let all = nonempty_words(&text);
-            identifiers_of(all.iter().copied(), &mut f.identifiers);
-            paths_of(all.iter().copied(), &mut f.paths);
-            references_of(&all, &mut f.references);
+            identifiers_and_paths(all.iter().copied(), &mut f.pieces);
+            references_of(&all, &mut f.pieces.to(Kind::Reference));
             if kind == AskKind::Request {
                 f.request = Some((i, text.trim().to_owned()));
                 // Only the user's own blocks (not a reminder a harness put before them) state rules.
@@ -103,30 +100,13 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
             if text.trim().is_empty() {
                 return f;
             }
-            let all = nonempty_words(&text);
-            identifiers_of(all.iter().copied(), &mut f.identifiers);
-            paths_of(all, &mut f.paths);
-            let mut buf = String::new();
-            for line in text.lines().map(str::trim) {
-                let lower = lowered(&mut buf, line);
-                if has(lower, "todo")
-                    || lower.starts_with("next")
-                    || has(lower, "next:")
-                    || has(lower, "next step")
-                    || has(lower, "still need")
-                    || has(lower, "remaining:")
-                {
-                    f.todos.push(clip(line, 200));
+            identifiers_and_paths(words(&text).filter(|w| !w.is_empty()), &mut f.pieces);
+            for line in text.lines().map(trimmed) {
+                if names_open_work(line) {
+                    f.pieces.push(Kind::Todo, &clipped(line, 200));
                 }
-                if lower.starts_with("i'll ")
-                    || lower.starts_with("i will ")
-                    || lower.starts_with("let's ")
-                    || lower.starts_with("decided")
-                    || lower.starts_with("the fix is")
-                    || lower.starts_with("the cause is")
-                    || lower.starts_with("root cause")
-                {
-                    f.decisions.push(clip(line, 200));
+                if states_a_decision(line) {
+                    f.pieces.push(Kind::Decision, &clipped(line, 200));
                 }
             }
             f.has_text = true;
@@ -136,25 +116,69 @@ pub(super) fn scan_message(i: usize, m: &Message) -> MessageFacts {
     f
 }
 
+/// The identifiers and paths of a text's non-empty words (what [`super::text::identifiers_of`] and
+/// [`paths_of`] find), in one pass over them.
+fn identifiers_and_paths<'t>(words: impl Iterator<Item = &'t str>, pieces: &mut Pieces) {
+    for word in words {
+        if let Some(w) = identifier(word) {
+            pieces.push(Kind::Identifier, w);
+        }
+        if let Some(p) = path(word) {
+            pieces.push(Kind::Path, p);
+        }
+    }
+}
+
+/// Whether `a` starts with `lower` (ASCII lower case) in any ASCII case.
+fn starts_folded(a: &[u8], lower: &[u8]) -> bool {
+    a.len() >= lower.len() && a[..lower.len()].eq_ignore_ascii_case(lower)
+}
+
+/// Whether a line of assistant text names open work: it starts with `next` or contains `todo`,
+/// `next:`, `next step`, `still need` or `remaining:`, in any ASCII case (no lower-case copy:
+/// each needle is compared where a byte of it that prose has few of is: the `x` of `next`, the
+/// `d` of `todo` and of `still need`, the `:` of `remaining:`).
+pub(super) fn names_open_work(line: &str) -> bool {
+    let b = line.as_bytes();
+    // `needle` starts `back` bytes before `p`.
+    let at = |p: usize, back: usize, needle: &[u8]| p >= back && starts_folded(&b[p - back..], needle);
+    starts_folded(b, b"next")
+        || memchr::memchr2_iter(b'x', b'X', b).any(|p| at(p, 2, b"next:") || at(p, 2, b"next step"))
+        || memchr::memchr2_iter(b'd', b'D', b).any(|p| at(p, 2, b"todo") || at(p, 9, b"still need"))
+        || memchr::memchr_iter(b':', b).any(|p| at(p, 9, b"remaining:"))
+}
+
+/// Whether a line of assistant text states an intent or a decision: it starts with `i'll `, `i
+/// will `, `let's `, `decided`, `the fix is`, `the cause is` or `root cause`, in any ASCII case.
+pub(super) fn states_a_decision(line: &str) -> bool {
+    let b = line.as_bytes();
+    [
+        &b"i'll "[..],
+        b"i will ",
+        b"let's ",
+        b"decided",
+        b"the fix is",
+        b"the cause is",
+        b"root cause",
+    ]
+    .iter()
+    .any(|p| starts_folded(b, p))
+}
+
 /// Calls from which on extraction runs on all cores.
 pub(super) const PARALLEL_CALLS: usize = 256;
 
 /// What one tool call contributes to a handoff.
 #[derive(Default)]
 pub(super) struct CallFacts {
-    pub(super) identifiers: Vec<String>,
-    pub(super) paths: Vec<String>,
-    pub(super) references: Vec<String>,
+    /// Its identifiers, paths, references, the file read, the files modified, the files touched
+    /// with what it did to each (the artifact trail) and the call in one line, in one buffer.
+    pub(super) pieces: Pieces,
     pub(super) tests: Tests,
-    pub(super) read: Option<String>,
-    pub(super) modified: Vec<String>,
     pub(super) command: Option<Command>,
     pub(super) errors: Vec<(ErrorNote, String)>,
     /// The call's key and the message of its result, when it succeeded.
     pub(super) ok: Option<(String, usize)>,
-    /// What the call did to which files, in order, and the call in one line.
-    pub(super) touches: Vec<(String, Op)>,
-    pub(super) described: String,
     /// An edit that names no file (SWE-agent's `edit`): it edits the file opened last.
     pub(super) edits_open_file: bool,
     /// The TODO list or plan the call set.
@@ -170,20 +194,22 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     let path_key = str_member(&args, PATH_KEYS);
     let path = path_key.map(|(_, p)| p);
     if let Some(p) = path {
-        identifiers_in(p, &mut f.identifiers);
+        identifiers_in(p, &mut f.pieces.to(Kind::Identifier));
         if writes {
-            f.modified.push(p.to_owned());
+            f.pieces.push(Kind::Modified, p);
         } else if reads {
-            f.read = Some(p.to_owned());
+            f.pieces.push(Kind::Read, p);
         }
     }
     if let ToolInput::Freeform(text) = input {
-        f.modified.extend(patch_paths(text));
+        patch_paths(text).for_each(|p| f.pieces.push(Kind::Modified, p));
     } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
-        f.modified.extend(patch_paths(patch));
+        patch_paths(patch).for_each(|p| f.pieces.push(Kind::Modified, p));
     }
-    f.paths.extend(path.map(str::to_owned));
-    f.paths.extend(f.modified.iter().cloned());
+    if let Some(p) = path {
+        f.pieces.push(Kind::Path, p);
+    }
+    f.pieces.also(Kind::Modified, Kind::Path);
     let full_command = scan_input(&args, path_key.map(|(k, _)| k), &mut f);
     trail(c.name, input, &args, path, full_command, (reads, writes), &mut f);
     let command = full_command.map(|s| first_line(s, 160));
@@ -196,7 +222,7 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
     }
     // Exception types are named anywhere in an output (a traceback, a class in a file read).
     let text = content.text();
-    exception_types(&text, &mut f.identifiers);
+    exception_types(&text, &mut f.pieces.to(Kind::Identifier));
     // File contents are evidence of code, not of failures or outcomes: a read that the tool
     // did not mark as an error has nothing more to give.
     if crate::compact::clear::is_placeholder(content)
@@ -219,7 +245,7 @@ pub(super) fn scan_call(messages: &[Message], c: &Call<'_>, (reads, writes): (bo
         .any(|l| l.starts_with("Traceback (most recent call last)"));
     if !ok || traceback {
         for line in error_lines(&tail_lines) {
-            identifiers_in(&line, &mut f.identifiers);
+            identifiers_in(&line, &mut f.pieces.to(Kind::Identifier));
             let note = ErrorNote {
                 text: format!("{line} (from {})", clip(&key, 100)),
                 index: at.0,
@@ -256,22 +282,24 @@ fn trail(
     let subcommand = args.get("command").and_then(Arg::as_str).filter(|s| !s.contains(' '));
     if let Some(p) = path {
         if let Some(op) = tool_op(name, subcommand, reads, writes) {
-            f.touches.push((p.to_owned(), op));
+            f.pieces.touch(p, op);
         }
     }
     if let ToolInput::Freeform(text) = input {
-        patch_ops(text, &mut f.touches);
+        patch_ops(text, &mut f.pieces);
     } else if let Some(patch) = args.get("input").and_then(Arg::as_str) {
-        patch_ops(patch, &mut f.touches);
+        patch_ops(patch, &mut f.pieces);
     }
     let argv = if command.is_none() { argv_command(args) } else { None };
     let shell = command.or(argv.as_deref());
     if let (Some(cmd), None) = (shell, subcommand.filter(|_| path.is_some())) {
-        shell_ops(cmd, &mut f.touches);
+        shell_ops(cmd, &mut f.pieces);
     }
-    f.edits_open_file = f.touches.is_empty() && writes && path.is_none() && name.eq_ignore_ascii_case("edit");
-    if !f.touches.is_empty() || f.edits_open_file {
-        f.described = describe(name, path, subcommand.filter(|_| path.is_some()).or(shell));
+    let touched = f.pieces.touches().next().is_some();
+    f.edits_open_file = !touched && writes && path.is_none() && name.eq_ignore_ascii_case("edit");
+    if touched || f.edits_open_file {
+        let described = describe(name, path, subcommand.filter(|_| path.is_some()).or(shell));
+        f.pieces.push(Kind::Described, &described);
     }
     if args.get("todos").is_some() || args.get("plan").is_some() {
         f.plan = plan_of(args);
@@ -286,8 +314,8 @@ fn scan_input<'s>(args: &'s Args<'_>, path_key: Option<&str>, f: &mut CallFacts)
     if let Some(cmd) = full_command {
         // An empty word is no path, reference or test name.
         let all = nonempty_words(cmd);
-        paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&all, &mut f.references);
+        paths_of(all.iter().copied(), &mut f.pieces.to(Kind::Path));
+        references_of(&all, &mut f.pieces.to(Kind::Reference));
         for &word in &all {
             if has(word, "::test_") || (word.starts_with("test_") && word.len() > 5) {
                 f.tests.push(word, "ran");
@@ -299,8 +327,8 @@ fn scan_input<'s>(args: &'s Args<'_>, path_key: Option<&str>, f: &mut CallFacts)
     let used = [path_key, command.map(|(k, _)| k)];
     for_other_strings(args, |k| used.iter().flatten().any(|u| *u == k), &mut |text| {
         let all = nonempty_words(text);
-        paths_of(all.iter().copied(), &mut f.paths);
-        references_of(&all, &mut f.references);
+        paths_of(all.iter().copied(), &mut f.pieces.to(Kind::Path));
+        references_of(&all, &mut f.pieces.to(Kind::Reference));
         for &word in &all {
             let w = word.trim_end_matches([':', '.', ',']);
             if has(w, "::test_") || (w.starts_with("test_") && w.len() > 8) {

@@ -95,3 +95,79 @@ fn test_runner_lines_are_read_only_where_a_marker_is() {
         ]
     );
 }
+
+#[test]
+fn open_work_and_decisions_are_the_lowered_line_definitions() {
+    use super::scan::{names_open_work, states_a_decision};
+    let plain_todo = |line: &str| {
+        let lower = line.to_ascii_lowercase();
+        ["todo", "next:", "next step", "still need", "remaining:"]
+            .iter()
+            .any(|n| lower.contains(n))
+            || lower.starts_with("next")
+    };
+    let plain_decision = |line: &str| {
+        let lower = line.to_ascii_lowercase();
+        [
+            "i'll ",
+            "i will ",
+            "let's ",
+            "decided",
+            "the fix is",
+            "the cause is",
+            "root cause",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+    };
+    let lines = [
+        "",
+        "n",
+        "next",
+        "NEXT",
+        "Nex",
+        "xnext: a",
+        "the NEXT STEP is",
+        "next  step",
+        "TODO",
+        "tOdO: x",
+        "tod",
+        "I still need to",
+        "still nee",
+        "Remaining: 3",
+        "remaining",
+        "I'll run it",
+        "i'll",
+        "I WILL do",
+        "Let's go",
+        "Decided: x",
+        "The fix is here",
+        "the cause is",
+        "Root cause: x",
+        "ünext: é",
+        "Ţodo tödo todö",
+        "\u{212a}next step", // the Kelvin sign is not ASCII
+        "résumé: remaining: x",
+        "x t",
+        "s",
+        "dtodo",
+        "tododo",
+        "ddd xx ::",
+        "x",
+        "d",
+        ":",
+        "TODO:",
+        "still needs",
+        "STILL NEED",
+        "items remaining: 2, next step: x",
+        "ünd todo",
+        "next:",
+        "nexT StEp",
+        "Remaining:",
+        "emaining:",
+    ];
+    for line in lines {
+        assert_eq!(names_open_work(line), plain_todo(line), "{line:?}");
+        assert_eq!(states_a_decision(line), plain_decision(line), "{line:?}");
+    }
+}

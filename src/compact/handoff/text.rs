@@ -1,17 +1,19 @@
 //! Text mining for the handoff: words, identifiers, paths, references, test statuses, exception
 //! types and outcome lines, found in free text and tool outputs by plain scans.
 
+use std::borrow::Cow;
 use std::hash::BuildHasherDefault;
 use std::sync::LazyLock;
 
 use memchr::memmem;
 
+use super::pieces::Put;
 use crate::compact::structure::{FastMap, FastSet};
 
 /// Record an occurrence; lists are deduplicated once at the end by [`last_owned`].
-pub(super) fn push_unique(list: &mut Vec<String>, item: &str) {
+pub(super) fn push_unique(list: &mut impl Put, item: &str) {
     if !item.is_empty() {
-        list.push(item.to_owned());
+        list.put(item);
     }
 }
 
@@ -43,21 +45,34 @@ pub(super) fn last_owned(list: Vec<&str>) -> Vec<String> {
 /// Whether `needle` occurs in `hay`: `str::contains`, which builds a two-way searcher for a
 /// haystack too short for its vector search (a word, a short line), where `memmem::find` compares
 /// rolling hashes instead (and for a longer one builds a searcher of its own, slower to build).
+///
+/// In a short haystack the needle's first byte is looked for and the rest compared there (a
+/// rolling hash reads every byte of the haystack whatever it holds).
 #[inline]
 pub(super) fn has(hay: &str, needle: &str) -> bool {
     if hay.len() < 64 {
-        memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        let Some((&first, rest)) = n.split_first() else {
+            return true;
+        };
+        h.len() >= n.len() && memchr::memchr_iter(first, &h[..=h.len() - n.len()]).any(|p| h[p + 1..].starts_with(rest))
     } else {
         hay.contains(needle)
     }
 }
 
-/// `line` in ASCII lower case, in `buf` (reused between lines).
-pub(super) fn lowered<'b>(buf: &'b mut String, line: &str) -> &'b str {
-    buf.clear();
-    buf.push_str(line);
-    buf.make_ascii_lowercase();
-    buf
+/// `s.trim()`: the ASCII white space at its ends trimmed byte by byte, and `str::trim` only
+/// when an end is then a longer character or `\x0b` (white space `u8::is_ascii_whitespace`
+/// does not count).
+#[inline]
+pub(super) fn trimmed(s: &str) -> &str {
+    let t = s.trim_ascii();
+    let plain = |b: Option<&u8>| b.is_none_or(|&b| b.is_ascii() && b != 0x0b);
+    if plain(t.as_bytes().first()) && plain(t.as_bytes().last()) {
+        t
+    } else {
+        s.trim()
+    }
 }
 
 pub(super) fn first_line(s: &str, max: usize) -> String {
@@ -66,19 +81,24 @@ pub(super) fn first_line(s: &str, max: usize) -> String {
 }
 
 pub(super) fn clip(s: &str, max: usize) -> String {
+    clipped(s, max).into_owned()
+}
+
+/// [`clip`], borrowed when it is `s` whole.
+pub(super) fn clipped(s: &str, max: usize) -> Cow<'_, str> {
     // No more bytes than `max` is no more characters (most texts): not counted.
     if s.len() <= max || s.chars().count() <= max {
-        s.to_owned()
+        Cow::Borrowed(s)
     } else {
         let cut: String = s.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+        Cow::Owned(format!("{cut}…"))
     }
 }
 
 /// The last `n` non-empty lines of `text`, trimmed, in order; only the end of the text is read.
 pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
     fn keep<'t>(piece: &'t str, out: &mut Vec<&'t str>) {
-        let line = piece.trim();
+        let line = trimmed(piece);
         if !line.is_empty() {
             out.push(line);
         }
@@ -105,14 +125,26 @@ pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
 pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
     let summary = lines.iter().rev().find(|l| names_an_outcome(l));
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
-    let l = line.to_ascii_lowercase();
-    let failed = l.contains("failed") && !l.contains(" 0 failed")
-        || l.contains("error")
-        || l.contains("exit code: 1")
-        || l.contains("exit code 1")
-        || l.contains("<returncode>1")
-        || l.contains("traceback");
+    let has = |needle: &str| has_folded(line, needle);
+    let failed = has("failed") && !has(" 0 failed")
+        || has("error")
+        || has("exit code: 1")
+        || has("exit code 1")
+        || has("<returncode>1")
+        || has("traceback");
     (clip(line, 200), !failed)
+}
+
+/// Whether `lower` (ASCII lower case) occurs in `hay` in any ASCII case: what
+/// `hay.to_ascii_lowercase().contains(lower)` says, with no copy made.
+pub(super) fn has_folded(hay: &str, lower: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), lower.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    h.len() >= n.len()
+        && memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=h.len() - n.len()])
+            .any(|p| h[p..p + n.len()].eq_ignore_ascii_case(n))
 }
 
 /// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
@@ -234,35 +266,40 @@ fn trim_ascii_of(word: &str, start: impl Fn(u8) -> bool, end: impl Fn(u8) -> boo
 }
 
 /// Identifiers worth keeping verbatim: paths with an extension, test names, error types.
-pub(super) fn identifiers_in(text: &str, out: &mut Vec<String>) {
+pub(super) fn identifiers_in(text: &str, out: &mut impl Put) {
     identifiers_of(words(text), out);
 }
 
 /// [`identifiers_in`] over the [`words`] of a text, split once.
-pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+pub(super) fn identifiers_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
-        let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
-        let w = trim_ascii_of(word, edge, edge);
-        if w.len() < 4 || w.len() > 120 {
-            continue;
-        }
-        // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
-        // `...Exception`.
-        if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
-            continue;
-        }
-        let looks_like_path = w.contains('/')
-            && w.rsplit('/')
-                .next()
-                .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
-            && !w.starts_with("http");
-        let test_name = w.starts_with("test_") || has(w, "::test_");
-        let error_type =
-            (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
-        if looks_like_path || test_name || error_type {
+        if let Some(w) = identifier(word) {
             push_unique(out, w);
         }
     }
+}
+
+/// The identifier a word is ([`identifiers_of`]), if any.
+pub(super) fn identifier(word: &str) -> Option<&str> {
+    let edge = |b: u8| matches!(b, b'.' | b':' | b'!' | b'?');
+    let w = trim_ascii_of(word, edge, edge);
+    if w.len() < 4 || w.len() > 120 {
+        return None;
+    }
+    // Most words are none of the three: no `/`, no `:`, not `test_...`, not `...Error` or
+    // `...Exception`.
+    if !w.ends_with(['r', 'n']) && !w.starts_with("test_") && !w.bytes().any(|b| b == b'/' || b == b':') {
+        return None;
+    }
+    let looks_like_path = w.contains('/')
+        && w.rsplit('/')
+            .next()
+            .is_some_and(|f| f.contains('.') && !f.ends_with('.'))
+        && !w.starts_with("http");
+    let test_name = w.starts_with("test_") || has(w, "::test_");
+    let error_type =
+        (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_uppercase);
+    (looks_like_path || test_name || error_type).then_some(w)
 }
 
 /// The non-empty [`words`] of `text`.
@@ -318,55 +355,59 @@ fn known_extension(ext: &str) -> bool {
 /// File paths in free text or a command, given as its [`words`] (split once for several scans):
 /// words with a slash whose last part has an extension, or that start with `/`, `./`, `../` or
 /// `~/` and have two parts, and bare file names with a [`known_extension`]; not URLs.
-pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut Vec<String>) {
+pub(super) fn paths_of<'t>(words: impl IntoIterator<Item = &'t str>, out: &mut impl Put) {
     for word in words {
-        // A path has a `/` or (a bare file name) a `.`: most words have neither.
-        if !word.bytes().any(|b| b == b'/' || b == b'.') {
-            continue;
-        }
-        let w = trim_ascii_of(
-            word,
-            |b| matches!(b, b':' | b'!' | b'?' | b'='),
-            |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
-        );
-        if w.len() < 3 || w.len() > 200 || has(w, "://") {
-            continue;
-        }
-        if !w.contains('/') {
-            // A bare file name counts when its extension is a common source or config one.
-            let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && known_extension(ext)
-                    && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-            });
-            if known {
-                push_unique(out, w);
-            }
-            continue;
-        }
-        let last = w.rsplit('/').next().unwrap_or("");
-        let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
-        let rooted = |p: &str| {
-            (p.starts_with('/') || p.starts_with("./") || p.starts_with("../") || p.starts_with("~/"))
-                && p.matches('/').count() >= 2
-        };
-        let plain = |p: &str| p.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
-        if plain(w) && (has_extension || rooted(w)) {
+        if let Some(w) = path(word) {
             push_unique(out, w);
-        } else if let Some((dir, pattern)) = w.rsplit_once('/').filter(|(d, p)| p.contains('*') && !d.contains('*')) {
-            // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names
-            // the files it matches there: kept as written.
-            if rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', "")) {
-                push_unique(out, w);
-            }
         }
     }
+}
+
+/// The file path a word is ([`paths_of`]), if any.
+pub(super) fn path(word: &str) -> Option<&str> {
+    // A path has a `/` or (a bare file name) a `.`: most words have neither.
+    if !word.bytes().any(|b| b == b'/' || b == b'.') {
+        return None;
+    }
+    let w = trim_ascii_of(
+        word,
+        |b| matches!(b, b':' | b'!' | b'?' | b'='),
+        |b| matches!(b, b'.' | b':' | b'!' | b'?' | b'='),
+    );
+    if w.len() < 3 || w.len() > 200 || has(w, "://") {
+        return None;
+    }
+    if !w.contains('/') {
+        // A bare file name counts when its extension is a common source or config one.
+        let known = w.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && known_extension(ext)
+                && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        });
+        return known.then_some(w);
+    }
+    let last = w.rsplit('/').next().unwrap_or("");
+    let has_extension = last.contains('.') && !last.ends_with('.') && !last.starts_with('.');
+    let rooted = |p: &str| {
+        (p.starts_with('/') || p.starts_with("./") || p.starts_with("../") || p.starts_with("~/"))
+            && p.matches('/').count() >= 2
+    };
+    let plain = |p: &str| p.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-~@+".contains(&b));
+    if plain(w) && (has_extension || rooted(w)) {
+        return Some(w);
+    }
+    let (dir, pattern) = w
+        .rsplit_once('/')
+        .filter(|(d, p)| p.contains('*') && !d.contains('*'))?;
+    // A glob in its last part under a rooted directory (`~/logs/run-42*.jsonl`) names the files
+    // it matches there: kept as written.
+    (rooted(&w[..=dir.len()]) && plain(dir) && plain(&pattern.replace('*', ""))).then_some(w)
 }
 
 /// URLs, branch names (`git checkout -b NAME`, `git switch NAME`, `git push origin NAME`) and
 /// commit hashes (7 to 40 hex digits with at least one digit and one letter) in a text, given as
 /// its non-empty [`words`] ([`nonempty_words`]).
-pub(super) fn references_of(all: &[&str], out: &mut Vec<String>) {
+pub(super) fn references_of(all: &[&str], out: &mut impl Put) {
     for (k, &w) in all.iter().enumerate() {
         if w.starts_with("http://") || w.starts_with("https://") {
             push_unique(out, w.trim_end_matches(['.', ':', '!', '?']));
@@ -492,7 +533,7 @@ fn status(w: &str) -> Option<&'static str> {
 /// A pytest line with a node id (`NODE STATUS`, `STATUS NODE`, `test NODE ... STATUS`).
 fn node_id_line<'t>(line: &'t str, found: &mut Found<'t>) {
     let is_test = |w: &str| has(w, "::") && (has(w, ".py") || has(w, "test"));
-    let line = line.trim();
+    let line = trimmed(line);
     let Some((a, b)) = two_words(line) else {
         return;
     };
@@ -571,7 +612,7 @@ impl<'t> Found<'t> {
 
 /// Exception and error type names (`KeyError`, `ConfigurationError`, `IOException`) anywhere in
 /// `text`: found by the suffix, then read back to the start of the word.
-pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
+pub(super) fn exception_types(text: &str, out: &mut impl Put) {
     // One pass over the text for both suffixes (each starts with an `E`, rare in most outputs):
     // the names ending in `Error` first, then those ending in `Exception`, each in text order.
     let b = text.as_bytes();
@@ -605,7 +646,7 @@ pub(super) fn exception_types(text: &str, out: &mut Vec<String>) {
 }
 
 /// Paths named in a free-form patch (`*** Update File: x`, `+++ b/x`).
-pub(super) fn patch_paths(text: &str) -> Vec<String> {
+pub(super) fn patch_paths(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
         .filter_map(|l| {
             l.strip_prefix("*** Update File: ")
@@ -613,8 +654,7 @@ pub(super) fn patch_paths(text: &str) -> Vec<String> {
                 .or_else(|| l.strip_prefix("*** Delete File: "))
                 .or_else(|| l.strip_prefix("+++ b/"))
         })
-        .map(|p| p.trim().to_owned())
-        .collect()
+        .map(str::trim)
 }
 
 #[cfg(test)]
@@ -875,6 +915,105 @@ mod tests {
             test_statuses(&text, &mut tests);
             let got: Vec<(String, &str)> = tests.iter().map(|(n, st)| (n.to_owned(), st)).collect();
             assert_eq!(got, plain(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn trimmed_is_str_trim() {
+        let texts = [
+            "",
+            " ",
+            "\x0b",
+            "\x0bx",
+            "x\x0b",
+            " \x0b x \x0b ",
+            "\u{a0}x",
+            "x\u{85}",
+            "\u{3000} a b \u{3000}",
+            "\t\r\n\x0c a \x0c",
+            "ü",
+            " ü ",
+            "a",
+            "  a b  ",
+            "\u{2003}",
+        ];
+        for t in texts {
+            assert_eq!(trimmed(t), t.trim(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn has_folded_is_a_search_of_the_lowered_text() {
+        for hay in [
+            "",
+            "E",
+            "1 FAILED, 2 passed",
+            "0 failed",
+            " 0 Failed",
+            "Exit Code: 1",
+            "EXIT CODE 10",
+            "<ReturnCode>1",
+            "Traceback",
+            "tracebac",
+            "ÉRROR error",
+            "\u{212a}failed",
+            "xx<returncode>",
+        ] {
+            for needle in [
+                "",
+                "failed",
+                " 0 failed",
+                "error",
+                "exit code: 1",
+                "exit code 1",
+                "<returncode>1",
+                "traceback",
+                "e",
+            ] {
+                assert_eq!(
+                    has_folded(hay, needle),
+                    hay.to_ascii_lowercase().contains(needle),
+                    "{hay:?} {needle:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn has_is_str_contains() {
+        let long = "x".repeat(70) + "::test_a";
+        let hays = [
+            "",
+            ":",
+            "::",
+            "a::b",
+            "test_x",
+            "tests/a.py::test_b",
+            "ü::ü",
+            "todo",
+            "tod",
+            "xxtodo",
+            "next step",
+            "ext",
+            long.as_str(),
+            "https://x",
+        ];
+        for hay in hays {
+            for needle in [
+                "",
+                ":",
+                "::",
+                "::test_",
+                "todo",
+                ".py",
+                "test",
+                "://",
+                "ü",
+                "x",
+                "next step",
+            ] {
+                assert_eq!(has(hay, needle), hay.contains(needle), "{hay:?} {needle:?}");
+            }
         }
     }
 

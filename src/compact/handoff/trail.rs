@@ -2,6 +2,7 @@
 //! created, written, edited, deleted, renamed) — from file tools' names and inputs, patches, and
 //! the verbs of shell commands — and the latest TODO list or plan a tool call set.
 
+use super::pieces::Touches;
 use super::text::first_line;
 use crate::compact::args::{Arg, Args};
 
@@ -67,25 +68,23 @@ pub(super) fn tool_op(name: &str, subcommand: Option<&str>, reads: bool, writes:
 /// Files a patch touches with what it does to each: `*** Add File` creates, `*** Update File`
 /// edits (`*** Move to` renames it), `*** Delete File` deletes; a unified diff's `+++ b/x` edits
 /// (created when its `---` side is `/dev/null`).
-pub(super) fn patch_ops(text: &str, out: &mut Vec<(String, Op)>) {
+pub(super) fn patch_ops(text: &str, out: &mut impl Touches) {
     let mut from_null = false;
     for l in text.lines() {
         let l = l.trim_end();
         if let Some(p) = l.strip_prefix("*** Add File: ") {
-            out.push((p.trim().to_owned(), Op::Created));
+            out.touch(p.trim(), Op::Created);
         } else if let Some(p) = l.strip_prefix("*** Update File: ") {
-            out.push((p.trim().to_owned(), Op::Edited));
+            out.touch(p.trim(), Op::Edited);
         } else if let Some(p) = l.strip_prefix("*** Delete File: ") {
-            out.push((p.trim().to_owned(), Op::Deleted));
+            out.touch(p.trim(), Op::Deleted);
         } else if let Some(p) = l.strip_prefix("*** Move to: ") {
-            if let Some(last) = out.last_mut() {
-                last.1 = Op::Renamed;
-            }
-            out.push((p.trim().to_owned(), Op::Created));
+            out.renamed_last();
+            out.touch(p.trim(), Op::Created);
         } else if l.starts_with("--- ") {
             from_null = l == "--- /dev/null";
         } else if let Some(p) = l.strip_prefix("+++ b/") {
-            out.push((p.trim().to_owned(), if from_null { Op::Created } else { Op::Edited }));
+            out.touch(p.trim(), if from_null { Op::Created } else { Op::Edited });
         }
     }
 }
@@ -112,7 +111,7 @@ const PREFIXES: &[&str] = &["sudo", "env", "command", "time", "nohup", "exec", "
 /// `bat`, `sed -n` and SWE-agent's `open <path> [<line>]` read; `sed -i` and `perl -i` edit; `rm`, `unlink`, `git rm` delete; `mv`
 /// and `git mv` rename (the target created); `cp` creates its target; `touch` and SWE-agent's
 /// `create` create; a `>` or `>>` redirect writes its target.
-fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
+fn segment_ops(segment: &str, out: &mut impl Touches) {
     let all: Vec<&str> = segment.split_whitespace().collect();
     // Redirects first: `> file`, `>> file`, `>file` (not `2>&1`, not /dev/null); the words of a
     // redirect are not the command's arguments.
@@ -132,7 +131,7 @@ fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
                 .and_then(|t| file_arg(t, true))
                 .filter(|t| !t.starts_with("/dev/"))
             {
-                out.push((t.to_owned(), if w.starts_with(">>") { Op::Edited } else { Op::Written }));
+                out.touch(t, if w.starts_with(">>") { Op::Edited } else { Op::Written });
             }
         } else if target.is_none() && !w.contains('>') && !w.contains('<') {
             words.push(w);
@@ -167,23 +166,25 @@ fn segment_ops(segment: &str, out: &mut Vec<(String, Op)>) {
     };
     match verb {
         "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" | "open" => {
-            out.extend(files(false).map(|f| (f.to_owned(), Op::Read)));
+            files(false).for_each(|f| out.touch(f, Op::Read));
         }
         "sed" | "perl" if has_flag("-i") || has_flag("-pi") => {
-            out.extend(files(false).map(|f| (f.to_owned(), Op::Edited)));
+            files(false).for_each(|f| out.touch(f, Op::Edited));
         }
-        "sed" if has_flag("-n") => out.extend(files(false).map(|f| (f.to_owned(), Op::Read))),
-        "grep" | "egrep" | "fgrep" => out.extend(grep_files(args).into_iter().map(|f| (f.to_owned(), Op::Read))),
-        "rm" | "unlink" => out.extend(files(true).map(|f| (f.to_owned(), Op::Deleted))),
-        "touch" | "create" => out.extend(files(true).map(|f| (f.to_owned(), Op::Created))),
+        "sed" if has_flag("-n") => files(false).for_each(|f| out.touch(f, Op::Read)),
+        "grep" | "egrep" | "fgrep" => grep_files(args).into_iter().for_each(|f| out.touch(f, Op::Read)),
+        "rm" | "unlink" => files(true).for_each(|f| out.touch(f, Op::Deleted)),
+        "touch" | "create" => files(true).for_each(|f| out.touch(f, Op::Created)),
         "mv" | "cp" => {
             let all: Vec<&str> = files(true).collect();
             if let Some((target, sources)) = all.split_last() {
                 if verb == "mv" {
-                    out.extend(sources.iter().map(|f| ((*f).to_owned(), Op::Renamed)));
+                    for f in sources {
+                        out.touch(f, Op::Renamed);
+                    }
                 }
                 if !sources.is_empty() {
-                    out.push(((*target).to_owned(), Op::Created));
+                    out.touch(target, Op::Created);
                 }
             }
         }
@@ -248,7 +249,7 @@ fn grep_files<'a>(args: &[&'a str]) -> Vec<&'a str> {
 /// The files a shell command touches ([`segment_ops`] per command of its lists and pipelines;
 /// the bodies of here-documents are data, and a patch given to `apply_patch` in one is read as a
 /// patch).
-pub(super) fn shell_ops(command: &str, out: &mut Vec<(String, Op)>) {
+pub(super) fn shell_ops(command: &str, out: &mut impl Touches) {
     if command.contains("*** Begin Patch") {
         patch_ops(command, out);
     }
