@@ -174,15 +174,16 @@ impl Query {
     }
 
     /// The lines of `buf` (byte ranges, in order) whose bytes may not be ruled out raw: see
-    /// [`RawFilter::needs_look`]. None when this query has no raw filter for undecoded bytes (every
-    /// line needs a look).
+    /// [`RawFilter::needs_look`] (`\u` escapes searched for only with `escapes`). None when this
+    /// query has no raw filter for undecoded bytes (every line needs a look).
     pub(crate) fn raw_needs_look(
         &self,
         buf: &[u8],
         lines: &[(usize, usize)],
+        escapes: bool,
         marked: impl FnMut(usize, Mark),
     ) -> Option<()> {
-        self.raw.as_ref()?.needs_look(buf, lines, marked)
+        self.raw.as_ref()?.needs_look(buf, lines, escapes, marked)
     }
 
     /// Whether a line [`raw_needs_look`](Self::raw_needs_look) marks with a literal (and no

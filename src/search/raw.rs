@@ -113,11 +113,14 @@ impl RawFilter {
     /// answers `Some(false)` for (neither a literal nor a `\u` escape holds a line break, so none
     /// spans two lines); one marked with an escape, one it answers None for; one marked with a
     /// literal only, one it answers `Some(true)` for when [`marks_are_exact`](Self::marks_are_exact).
-    /// None (nothing marked) when only the decoded lines can tell.
+    /// With `escapes` false, `\u` escapes are not searched for (nothing is marked
+    /// [`Mark::Escape`]: the caller tells them another way). None (nothing marked) when only the
+    /// decoded lines can tell.
     pub(crate) fn needs_look(
         &self,
         buf: &[u8],
         lines: &[(usize, usize)],
+        escapes: bool,
         mut marked: impl FnMut(usize, Mark),
     ) -> Option<()> {
         if self.decoded_only {
@@ -136,12 +139,14 @@ impl RawFilter {
             |at| filter.shortest_match_at(haystack, at).map(|end| end - 1),
             &mut |i| marked(i, Mark::Literal),
         );
-        mark_lines(
-            lines,
-            start,
-            |at| self.escape.find(&haystack[at..]).map(|i| at + i),
-            &mut |i| marked(i, Mark::Escape),
-        );
+        if escapes {
+            mark_lines(
+                lines,
+                start,
+                |at| self.escape.find(&haystack[at..]).map(|i| at + i),
+                &mut |i| marked(i, Mark::Escape),
+            );
+        }
         Some(())
     }
 
@@ -266,7 +271,7 @@ mod tests {
             );
             let mut marked = vec![false; lines.len()];
             let mut literal = vec![false; lines.len()];
-            f.needs_look(&buf, &ranges, |i, mark| {
+            f.needs_look(&buf, &ranges, true, |i, mark| {
                 marked[i] = true;
                 literal[i] |= mark == Mark::Literal;
             })
