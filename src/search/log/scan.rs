@@ -52,27 +52,38 @@ fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers)
 
 /// [`classify`] for a query that counts every record (a regular expression), whose buffer search
 /// looks for its literals only (`\u` escapes are not searched for: a line holds one in a string
-/// or is not read by `length`'s scanner). A message none of the literals was found in is only
-/// measured, by the scanner, where it holds no `\u` escape (with none, its text holds a literal
-/// only where its bytes do: it cannot match); every other line is classified as before (the
-/// decoded line searched for the literals and escapes, a line a literal was found in read whole).
+/// or is not read by `length`'s scanner). A message none of the literals was found in, or whose
+/// bytes the expression does not match where it can tell from them (`Query::raw_regex`), is only
+/// measured, by the scanner, where it is UTF-8 and holds no `\u` escape (with none, its text
+/// holds a literal, or a match, only where its bytes do: it cannot match); every other line is
+/// classified as before (the decoded line searched for the literals and escapes, read whole
+/// where it may match).
 fn classify_every(query: &Query, raw: &[u8], message: bool, marks: Option<Marks>, buf: &mut Buffers) -> Line {
-    let verdict = match (message, marks) {
-        (false, _) | (true, None) => None,
-        (true, Some(Marks { literal: true, .. })) => Some(true),
-        (true, Some(Marks { literal: false, .. })) => {
-            if let Ok(text) = std::str::from_utf8(raw)
-                && let Some(len) = quick_len_plain(text)
-            {
-                return Line::Message(Counted {
-                    tf: vec![0.0; query.units()],
-                    len,
-                    matches: 0,
-                });
-            }
-            None
-        }
+    // Whether the line cannot match once it is known to be UTF-8 with no `\u` escape: none of the
+    // literals was found in it, or the expression itself does not match its bytes.
+    let ruled_out = |raw: &[u8]| match marks {
+        Some(Marks { literal: false, .. }) => true,
+        _ => query.raw_regex().is_some_and(|re| !re.is_match(raw)),
     };
+    let verdict = match (message, marks) {
+        (false, _) => None,
+        (true, Some(Marks { literal: true, .. })) => Some(true),
+        (true, _) => None,
+    };
+    // (Without literals, the expression is not searched for in the bytes first: the search of
+    // the text follows wherever it matches them, and `\d{4,}` matches most records' bytes.)
+    if message
+        && marks.is_some()
+        && let Ok(text) = std::str::from_utf8(raw)
+        && let Some(len) = quick_len_plain(text)
+        && ruled_out(raw)
+    {
+        return Line::Message(Counted {
+            tf: vec![0.0; query.units()],
+            len,
+            matches: 0,
+        });
+    }
     match std::str::from_utf8(raw) {
         Ok(text) => classify_text(query, text, verdict, buf),
         Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
@@ -359,7 +370,7 @@ mod tests {
 
     /// Words queries and regular expressions, with and without a raw prefilter, some of them
     /// matching characters JSON escapes, or across an escape.
-    fn queries() -> [Query; 18] {
+    fn queries() -> [Query; 19] {
         [
             Query::words("needle").unwrap(),
             Query::words("NEEDLE hay").unwrap(),
@@ -379,6 +390,9 @@ mod tests {
             Query::regex(r"\t\S|\u{1F600}").unwrap(),
             Query::words("\"needle hay\"").unwrap(),
             Query::words("quokka-7731").unwrap(),
+            // An assertion on the character before the match: `\n` is a line break before it in
+            // the text, a word character in the bytes.
+            Query::regex(r"\bneedle").unwrap(),
         ]
     }
 
