@@ -65,11 +65,7 @@ fn classify_every(query: &Query, raw: &[u8], message: bool, marks: Option<Marks>
         Some(Marks { literal: false, .. }) => true,
         _ => query.raw_regex().is_some_and(|re| !re.is_match(raw)),
     };
-    let verdict = match (message, marks) {
-        (false, _) => None,
-        (true, Some(Marks { literal: true, .. })) => Some(true),
-        (true, _) => None,
-    };
+    let verdict = (message && matches!(marks, Some(Marks { literal: true, .. }))).then_some(true);
     // (Without literals, the expression is not searched for in the bytes first: the search of
     // the text follows wherever it matches them, and `\d{4,}` matches most records' bytes.)
     if message
