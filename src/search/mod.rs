@@ -30,6 +30,9 @@ pub struct Query {
     /// word (written in raw JSON as it is: see `raw`), so that its matches in a record's text are
     /// its matches in the record's strings (`log` counts them there).
     raw_units: Option<Vec<regex::bytes::Regex>>,
+    /// A regular expression as it matches raw JSON bytes, when its matches in a record's text are
+    /// matches in the record's bytes (see `raw::plain_regex`).
+    raw_regex: Option<regex::bytes::Regex>,
     /// Whether a search over a log counts every message record into the collection's statistics
     /// (a regular expression: a record the raw filter rules out is still parsed for its length and
     /// checked to be readable), or only the ones the raw filter lets through (words).
@@ -102,6 +105,7 @@ impl Query {
             units,
             raw,
             raw_units,
+            raw_regex: None,
             every_record: false,
         })
     }
@@ -130,6 +134,7 @@ impl Query {
             units: vec![re],
             raw: RawFilter::regex(pattern),
             raw_units: None,
+            raw_regex: raw::plain_regex(pattern, REGEX_SIZE_LIMIT),
             every_record: true,
         })
     }
@@ -149,6 +154,13 @@ impl Query {
     /// The units as they match raw JSON bytes, when they are all plain words (see `raw_units`).
     pub(crate) fn raw_units(&self) -> Option<&[regex::bytes::Regex]> {
         self.raw_units.as_deref()
+    }
+
+    /// The regular expression as it matches raw JSON bytes, when a record whose bytes are UTF-8,
+    /// that holds no `\u` escape and whose bytes it does not match cannot match (see
+    /// `raw::plain_regex`).
+    pub(crate) fn raw_regex(&self) -> Option<&regex::bytes::Regex> {
+        self.raw_regex.as_ref()
     }
 
     /// Matches of each unit in `text`.
@@ -174,15 +186,16 @@ impl Query {
     }
 
     /// The lines of `buf` (byte ranges, in order) whose bytes may not be ruled out raw: see
-    /// [`RawFilter::needs_look`]. None when this query has no raw filter for undecoded bytes (every
-    /// line needs a look).
+    /// [`RawFilter::needs_look`] (`\u` escapes searched for only with `escapes`). None when this
+    /// query has no raw filter for undecoded bytes (every line needs a look).
     pub(crate) fn raw_needs_look(
         &self,
         buf: &[u8],
         lines: &[(usize, usize)],
+        escapes: bool,
         marked: impl FnMut(usize, Mark),
     ) -> Option<()> {
-        self.raw.as_ref()?.needs_look(buf, lines, marked)
+        self.raw.as_ref()?.needs_look(buf, lines, escapes, marked)
     }
 
     /// Whether a line [`raw_needs_look`](Self::raw_needs_look) marks with a literal (and no

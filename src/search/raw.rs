@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use memchr::memmem::Finder;
 use regex::bytes::{Regex as BytesRegex, RegexBuilder as BytesRegexBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
+use regex_syntax::hir::{Class, Hir, HirKind, Literal};
 
 /// Any of a words query's words, to be found in raw JSON.
 #[derive(Clone, Debug)]
@@ -113,11 +114,14 @@ impl RawFilter {
     /// answers `Some(false)` for (neither a literal nor a `\u` escape holds a line break, so none
     /// spans two lines); one marked with an escape, one it answers None for; one marked with a
     /// literal only, one it answers `Some(true)` for when [`marks_are_exact`](Self::marks_are_exact).
-    /// None (nothing marked) when only the decoded lines can tell.
+    /// With `escapes` false, `\u` escapes are not searched for (nothing is marked
+    /// [`Mark::Escape`]: the caller tells them another way). None (nothing marked) when only the
+    /// decoded lines can tell.
     pub(crate) fn needs_look(
         &self,
         buf: &[u8],
         lines: &[(usize, usize)],
+        escapes: bool,
         mut marked: impl FnMut(usize, Mark),
     ) -> Option<()> {
         if self.decoded_only {
@@ -136,12 +140,14 @@ impl RawFilter {
             |at| filter.shortest_match_at(haystack, at).map(|end| end - 1),
             &mut |i| marked(i, Mark::Literal),
         );
-        mark_lines(
-            lines,
-            start,
-            |at| self.escape.find(&haystack[at..]).map(|i| at + i),
-            &mut |i| marked(i, Mark::Escape),
-        );
+        if escapes {
+            mark_lines(
+                lines,
+                start,
+                |at| self.escape.find(&haystack[at..]).map(|i| at + i),
+                &mut |i| marked(i, Mark::Escape),
+            );
+        }
         Some(())
     }
 
@@ -158,6 +164,49 @@ impl RawFilter {
             return None;
         }
         self.may_match(raw)
+    }
+}
+
+/// A regular expression (as `regex` reads it, with its size limit) as it matches the raw bytes of
+/// a JSON record, when whatever it matches is written in raw JSON as it is: every character it can
+/// match is one JSON does not escape (not `"`, `\\`, `/` or a control character) and it asserts
+/// nothing about what is around a match (no `\b`, `^`, `$`: the raw bytes around a match are
+/// not the text's). Then, in a record whose bytes are UTF-8 and that holds no `\u` escape, each
+/// match in the record's text is one in its raw bytes (within one string: the pieces of the text
+/// are joined by a line break, which it cannot match), so a record whose raw bytes it does not
+/// match holds no match. None for any other expression.
+pub fn plain_regex(pattern: &str, size_limit: usize) -> Option<BytesRegex> {
+    let hir = regex_syntax::parse(pattern).ok()?;
+    if !plain_hir(&hir) {
+        return None;
+    }
+    BytesRegexBuilder::new(pattern).size_limit(size_limit).build().ok()
+}
+
+/// Whether `hir` matches only characters JSON writes as they are, and asserts nothing.
+fn plain_hir(hir: &Hir) -> bool {
+    let escaped = |c: u32| c < 0x20 || c == u32::from(b'"') || c == u32::from(b'\\') || c == u32::from(b'/');
+    let overlaps = |start: u32, end: u32| {
+        start < 0x20
+            || [b'"', b'\\', b'/']
+                .iter()
+                .any(|&b| (start..=end).contains(&u32::from(b)))
+    };
+    match hir.kind() {
+        HirKind::Empty => true,
+        HirKind::Literal(Literal(bytes)) => !bytes.iter().any(|&b| escaped(u32::from(b))),
+        HirKind::Class(Class::Unicode(class)) => !class
+            .ranges()
+            .iter()
+            .any(|r| overlaps(u32::from(r.start()), u32::from(r.end()))),
+        HirKind::Class(Class::Bytes(class)) => !class
+            .ranges()
+            .iter()
+            .any(|r| overlaps(u32::from(r.start()), u32::from(r.end()))),
+        HirKind::Look(_) => false,
+        HirKind::Repetition(rep) => plain_hir(&rep.sub),
+        HirKind::Capture(cap) => plain_hir(&cap.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().all(plain_hir),
     }
 }
 
@@ -266,7 +315,7 @@ mod tests {
             );
             let mut marked = vec![false; lines.len()];
             let mut literal = vec![false; lines.len()];
-            f.needs_look(&buf, &ranges, |i, mark| {
+            f.needs_look(&buf, &ranges, true, |i, mark| {
                 marked[i] = true;
                 literal[i] |= mark == Mark::Literal;
             })
@@ -307,5 +356,38 @@ mod tests {
             assert!(RawFilter::regex(pattern).is_none(), "{pattern}");
         }
         assert!(RawFilter::regex("caf\u{e9}").unwrap().may_match_bytes(b"x").is_none());
+    }
+
+    #[test]
+    fn plain_regexes_match_only_what_json_writes_as_it_is() {
+        for pattern in [
+            r"m\d+\.py",
+            r"\d{4,}",
+            r"\w+",
+            "caf\u{e9}|x",
+            r"(?i)needle",
+            r"[a-z]+",
+            "a*",
+            r"\p{Greek}",
+        ] {
+            assert!(plain_regex(pattern, 1 << 20).is_some(), "{pattern}");
+        }
+        for pattern in [
+            r"[A-Z]\w+Error\b",
+            r"(?i)needle\W+\w+",
+            r"^x",
+            r"x$",
+            r"a.b",
+            r"a\sb",
+            r"a/b",
+            "a\"b",
+            r"a\\b",
+            r"[^a]",
+            r"[\x00-a]",
+            r"(?-u:\xff)|\t",
+            "\u{1F}",
+        ] {
+            assert!(plain_regex(pattern, 1 << 20).is_none(), "{pattern}");
+        }
     }
 }

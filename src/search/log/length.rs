@@ -19,8 +19,18 @@ const MAX_DEPTH: usize = 64;
 /// The length of `record_text(raw)` when this scanner is certain of it (see the module); None:
 /// not known, the caller parses the record.
 pub(super) fn quick_len(raw: &str) -> Option<usize> {
-    let mut len = Length(0);
-    scan(raw, &mut len).then_some(len.0)
+    let mut len = Length::default();
+    scan(raw, &mut len).then_some(len.len)
+}
+
+/// [`quick_len`] of a record that holds no `\u` escape (in any string, text or not); None also
+/// when it holds one. A record without one holds a literal of plain characters in its text only
+/// where its raw bytes hold it (see `raw`): what a regular expression's search of a whole buffer
+/// needs to know of a line its literals were not found in (instead of a search for `\u` of
+/// every line's bytes).
+pub(super) fn quick_len_plain(raw: &str) -> Option<usize> {
+    let mut len = Length::default();
+    (scan(raw, &mut len) && !len.unicode).then_some(len.len)
 }
 
 /// `record_text(raw)` into `out` (cleared first) when this scanner is certain of it (see the
@@ -60,6 +70,8 @@ trait Out {
     }
     /// (With [`RAW`](Self::RAW).) The next piece given holds a `\u` escape.
     fn decoded(&mut self) {}
+    /// (With [`RAW`](Self::RAW).) A string holds a `\u` escape (a piece of the text or not).
+    fn unicode(&mut self) {}
 }
 
 /// The text as its length and the places of its pieces in the raw bytes, for counting a query's
@@ -106,24 +118,31 @@ pub(super) fn quick_pieces(raw: &str, out: &mut Pieces) -> bool {
     scan(raw, out) && out.exact
 }
 
-/// Only the text's length.
-struct Length(usize);
+/// Only the text's length, and whether a string held a `\u` escape.
+#[derive(Default)]
+struct Length {
+    len: usize,
+    unicode: bool,
+}
 
 impl Out for Length {
     const RAW: bool = true;
     fn start(&mut self) {
-        if self.0 > 0 {
-            self.0 += 1;
+        if self.len > 0 {
+            self.len += 1;
         }
     }
     fn run(&mut self, text: &str) {
-        self.0 += text.len();
+        self.len += text.len();
     }
     fn char(&mut self, c: char) {
-        self.0 += c.len_utf8();
+        self.len += c.len_utf8();
     }
     fn raw(&mut self, from: usize, to: usize, less: usize) {
-        self.0 += to - from - less;
+        self.len += to - from - less;
+    }
+    fn unicode(&mut self) {
+        self.unicode = true;
     }
 }
 
@@ -180,6 +199,48 @@ fn specials(chunk: &[u8]) -> u64 {
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let zero = |x: u64, below: u64| x.wrapping_sub(ONES * below) & !x;
     (zero(quote, 1) | zero(backslash, 1) | zero(w, 0x20)) & HIGH
+}
+
+/// Bytes of a string's characters [`plain_block`] crosses at once.
+const BLOCK: usize = 32;
+
+/// The `BLOCK` bytes of a string's characters at `i` (a place outside an escape), crossed at once
+/// when they are plain: no quote that ends the string, no control character, and only escapes of
+/// one character other than `\\` and `\u` (`\"`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, each
+/// checked): the number of escapes (each one byte longer than its character) and the place after
+/// the block (after the escaped character when the block ends with a backslash). None: not plain
+/// (the caller goes a special byte at a time), or fewer than `BLOCK + 1` bytes left.
+///
+/// Written as one pass over fixed-size arrays that the compiler turns into vector instructions
+/// (SSE2: every byte compared at once): the string scanner's time went to finding the next
+/// special byte one at a time (a tool's output has an escape every few dozen bytes).
+#[allow(clippy::needless_bitwise_bool)] // no branch per byte: what lets it compile to vector compares
+fn plain_block(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    let block: &[u8; BLOCK + 1] = bytes.get(at..=at + BLOCK)?.try_into().ok()?;
+    let (mut quotes, mut escaped_quotes, mut backslashes, mut bad) = (0u8, 0u8, 0u8, 0u8);
+    for k in 0..BLOCK {
+        let (byte, after) = (block[k], block[k + 1]);
+        let backslash = byte == b'\\';
+        let simple = (after == b'"')
+            | (after == b'/')
+            | (after == b'b')
+            | (after == b'f')
+            | (after == b'n')
+            | (after == b'r')
+            | (after == b't');
+        quotes += u8::from(byte == b'"');
+        escaped_quotes += u8::from(backslash & (after == b'"'));
+        backslashes += u8::from(backslash);
+        bad |= u8::from((byte < 0x20) | (backslash & !simple));
+    }
+    // With no `\\` in the block every backslash starts an escape (and `at`, outside one, does
+    // not follow one): a quote is escaped exactly when a backslash precedes it. The last byte's
+    // escape may be of the quote after the block, which is not one of the block's quotes.
+    let last_escapes = block[BLOCK - 1] == b'\\';
+    if bad != 0 || quotes + u8::from(last_escapes && block[BLOCK] == b'"') != escaped_quotes {
+        return None;
+    }
+    Some((usize::from(backslashes), at + BLOCK + usize::from(last_escapes)))
 }
 
 /// What a value's strings and numbers count for: the text, or nothing (a skipped key's value,
@@ -376,7 +437,19 @@ impl<O: Out> Scanner<'_, O> {
     fn string_in_place(&mut self, text: bool) -> Option<()> {
         let from = self.i;
         let mut less = 0;
+        // Blocks are tried once the string has shown an escape (a string without one ends at the
+        // first special byte: a key, a short value), and again past a block that was not plain.
+        let mut blocks_from = None;
         loop {
+            if let Some(start) = blocks_from
+                && self.i >= start
+            {
+                while let Some((escapes, next)) = plain_block(self.b, self.i) {
+                    less += escapes;
+                    self.i = next;
+                }
+                blocks_from = Some(self.i + BLOCK);
+            }
             let at = next_special(self.b, self.i)?;
             self.i = at + 1;
             match self.b[at] {
@@ -394,11 +467,13 @@ impl<O: Out> Scanner<'_, O> {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
                     self.i += 1;
                     less += 1;
+                    blocks_from.get_or_insert(self.i);
                 }
                 b'u' => {
                     let escape = self.i - 1;
                     let c = self.unicode_escape()?;
                     less += self.i - escape - c.len_utf8();
+                    self.out.unicode();
                     if text {
                         self.out.decoded();
                     }
@@ -558,5 +633,137 @@ mod tests {
         }
         // Both sides: most generated records answered, some left to the parser.
         assert!(answered > 400 && answered < 3900, "{answered}");
+    }
+
+    /// What [`plain_block`] answers, a byte at a time: the escapes of the block at `i` and the
+    /// place after it, when it is plain.
+    fn plain_block_reference(b: &[u8], i: usize) -> Option<(usize, usize)> {
+        if b.len() < i + BLOCK + 1 {
+            return None;
+        }
+        let (mut at, mut escapes) = (i, 0);
+        while at < i + BLOCK {
+            match b[at] {
+                b'"' => return None,
+                c if c < 0x20 => return None,
+                b'\\' => {
+                    if !matches!(b[at + 1], b'"' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+                        return None;
+                    }
+                    escapes += 1;
+                    at += 2;
+                }
+                _ => at += 1,
+            }
+        }
+        Some((escapes, at))
+    }
+
+    /// Records of long strings (escapes every few bytes, as a tool's output has them, with every
+    /// kind of escape, quote and control character at every place of a block and across its end).
+    fn long_string_records() -> Vec<Vec<u8>> {
+        let pieces: [&[u8]; 22] = [
+            b"plain text ",
+            b"x",
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\t\\r\\b\\f",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\q",
+            b"\\\\\\\"",
+            b"\\\\n",
+            "caf\u{e9} \u{1F600}".as_bytes(),
+            b"\t",
+            b"\x01",
+            b"\"",
+            b"0123456789abcdef0123456789abcdef",
+            b"\\n\\n\\n\\n",
+            b"\\\"\\\"",
+            b"  ",
+            b"\\",
+        ];
+        let mut rng = xorshift(0x5eed_0039_0000_0005);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
+        let mut records = Vec::new();
+        for _ in 0..3000 {
+            let mut content = Vec::new();
+            // Mostly escapes that keep a block plain, now and then anything.
+            while content.len() < 40 + next(300) {
+                let piece = if next(4) == 0 {
+                    pieces[next(pieces.len())]
+                } else {
+                    pieces[next(7)]
+                };
+                content.extend_from_slice(piece);
+            }
+            let line = [
+                &br#"{"type":"message","index":3,"data":[{"role":"tool","content":""#[..],
+                &content,
+                br#""},{"id":""#,
+                &content[..content.len() / 2],
+                br#""}]}"#,
+            ]
+            .concat();
+            records.push(line);
+        }
+        records
+    }
+
+    /// A block's answer is the byte-at-a-time one, at every place of every record.
+    #[test]
+    fn blocks_of_long_strings_read_as_a_byte_at_a_time() {
+        let mut plain = 0;
+        for line in long_string_records() {
+            for i in 0..line.len() {
+                let block = plain_block(&line, i);
+                assert_eq!(
+                    block,
+                    plain_block_reference(&line, i),
+                    "{i} {:?}",
+                    String::from_utf8_lossy(&line)
+                );
+                plain += usize::from(block.is_some());
+            }
+        }
+        assert!(plain > 20_000, "{plain}");
+    }
+
+    /// Where the scanner reads a record of long strings (blocks crossed), its lengths and
+    /// pieces are the parser's.
+    #[test]
+    fn long_strings_read_in_blocks_are_the_parsers() {
+        let (mut answered, mut pieces_read) = (0, 0);
+        let mut found = Pieces::default();
+        for line in long_string_records() {
+            let Ok(raw) = std::str::from_utf8(&line) else { continue };
+            let parsed = record_text(raw);
+            if let Some(len) = quick_len(raw) {
+                answered += 1;
+                assert_eq!(parsed.as_ref().map(String::len), Some(len), "{raw}");
+            }
+            // A `\u` escape, not a `u` after an escaped backslash (`\\u`).
+            let (mut unicode, mut at) = (false, 0);
+            while let Some(k) = raw[at..].find('\\') {
+                unicode |= raw.as_bytes().get(at + k + 1) == Some(&b'u');
+                at += k + 2;
+            }
+            assert_eq!(quick_len_plain(raw), quick_len(raw).filter(|_| !unicode), "{raw}");
+            if quick_pieces(raw, &mut found) {
+                pieces_read += 1;
+                let text = parsed.unwrap();
+                assert_eq!(found.len, text.len(), "{raw}");
+                let decoded: Vec<String> = found
+                    .spans
+                    .iter()
+                    .map(|&(from, to)| serde_json::from_str(&format!("\"{}\"", &raw[from..to])).unwrap())
+                    .collect();
+                assert_eq!(decoded.join("\n"), text, "{raw}");
+            }
+        }
+        assert!(answered > 300 && pieces_read > 300, "{answered} {pieces_read}");
     }
 }

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::BATCH_BYTES;
-use super::length::{Pieces, quick_pieces};
+use super::length::{Pieces, quick_len_plain, quick_pieces};
 use super::lines::{Blocks, Span};
 use super::text::{record_text_into, record_text_len};
 use crate::search::{Counted, Mark, Query, Stats};
@@ -30,6 +30,9 @@ enum Line {
 fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
     let message = raw.starts_with(br#"{"type":"message""#);
+    if query.counts_every_record() {
+        return classify_every(query, raw, message, marks, buf);
+    }
     let verdict = match (message, marks) {
         (false, _) | (true, Some(Marks { escape: true, .. })) => None,
         (true, Some(Marks { literal: false, .. })) => Some(false),
@@ -41,6 +44,42 @@ fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers)
     }
     // Valid UTF-8 (the rule) is checked by the fast validator; only a line that is not is
     // decoded with replacement characters.
+    match std::str::from_utf8(raw) {
+        Ok(text) => classify_text(query, text, verdict, buf),
+        Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
+    }
+}
+
+/// [`classify`] for a query that counts every record (a regular expression), whose buffer search
+/// looks for its literals only (`\u` escapes are not searched for: a line holds one in a string
+/// or is not read by `length`'s scanner). A message none of the literals was found in, or whose
+/// bytes the expression does not match where it can tell from them (`Query::raw_regex`), is only
+/// measured, by the scanner, where it is UTF-8 and holds no `\u` escape (with none, its text
+/// holds a literal, or a match, only where its bytes do: it cannot match); every other line is
+/// classified as before (the decoded line searched for the literals and escapes, read whole
+/// where it may match).
+fn classify_every(query: &Query, raw: &[u8], message: bool, marks: Option<Marks>, buf: &mut Buffers) -> Line {
+    // Whether the line cannot match once it is known to be UTF-8 with no `\u` escape: none of the
+    // literals was found in it, or the expression itself does not match its bytes.
+    let ruled_out = |raw: &[u8]| match marks {
+        Some(Marks { literal: false, .. }) => true,
+        _ => query.raw_regex().is_some_and(|re| !re.is_match(raw)),
+    };
+    let verdict = (message && matches!(marks, Some(Marks { literal: true, .. }))).then_some(true);
+    // (Without literals, the expression is not searched for in the bytes first: the search of
+    // the text follows wherever it matches them, and `\d{4,}` matches most records' bytes.)
+    if message
+        && marks.is_some()
+        && let Ok(text) = std::str::from_utf8(raw)
+        && let Some(len) = quick_len_plain(text)
+        && ruled_out(raw)
+    {
+        return Line::Message(Counted {
+            tf: vec![0.0; query.units()],
+            len,
+            matches: 0,
+        });
+    }
     match std::str::from_utf8(raw) {
         Ok(text) => classify_text(query, text, verdict, buf),
         Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
@@ -230,8 +269,10 @@ fn classify_lines(query: &Query, batch: &[u8], spans: &[Span], out: &mut Vec<Lin
                     ranges.extend(lines.iter().map(|s| (s.start, s.end)));
                     marks.clear();
                     marks.resize(lines.len(), Marks::default());
+                    // A regular expression's lines are told to hold a `\u` escape by the scanner.
+                    let escapes = !query.counts_every_record();
                     let searched = query
-                        .raw_needs_look(batch, &ranges, |i, mark| match mark {
+                        .raw_needs_look(batch, &ranges, escapes, |i, mark| match mark {
                             Mark::Literal => marks[i].literal = true,
                             Mark::Escape => marks[i].escape = true,
                         })
@@ -325,7 +366,7 @@ mod tests {
 
     /// Words queries and regular expressions, with and without a raw prefilter, some of them
     /// matching characters JSON escapes, or across an escape.
-    fn queries() -> [Query; 18] {
+    fn queries() -> [Query; 19] {
         [
             Query::words("needle").unwrap(),
             Query::words("NEEDLE hay").unwrap(),
@@ -345,21 +386,26 @@ mod tests {
             Query::regex(r"\t\S|\u{1F600}").unwrap(),
             Query::words("\"needle hay\"").unwrap(),
             Query::words("quokka-7731").unwrap(),
+            // An assertion on the character before the match: `\n` is a line break before it in
+            // the text, a word character in the bytes.
+            Query::regex(r"\bneedle").unwrap(),
         ]
     }
 
     /// What the search of a buffer holding only `line` marks in it; it rules the line out only
     /// where the search of the line rules it out (a line it marks may still be ruled out line by
     /// line).
-    fn marked_by_the_buffer_search(query: &Query, line: &[u8]) -> Option<Marks> {
+    /// `escapes`: whether `\u` escapes are searched for too (as for a words query; a regular
+    /// expression's search of a buffer leaves them to `length`'s scanner).
+    fn marked_by_the_buffer_search(query: &Query, line: &[u8], escapes: bool) -> Option<Marks> {
         let mut marks = Marks::default();
         let searched = query
-            .raw_needs_look(line, &[(0, line.len())], |_, mark| match mark {
+            .raw_needs_look(line, &[(0, line.len())], escapes, |_, mark| match mark {
                 Mark::Literal => marks.literal = true,
                 Mark::Escape => marks.escape = true,
             })
             .is_some();
-        let ruled_out = searched && !marks.literal && !marks.escape;
+        let ruled_out = escapes && searched && !marks.literal && !marks.escape;
         if ruled_out {
             let stripped = line.strip_suffix(b"\r").unwrap_or(line);
             assert_eq!(
@@ -443,7 +489,10 @@ mod tests {
             for query in &queries {
                 let reference = parsed(query, &line);
                 ruled_out += usize::from(query.counts_every_record() && query.may_match_raw(&line) == Some(false));
-                let marks = marked_by_the_buffer_search(query, &line);
+                // Both searches of the buffer, as production runs them and with escapes marked
+                // for every query (a regular expression's classification ignores those marks).
+                let escapes = next(2) == 0 || !query.counts_every_record();
+                let marks = marked_by_the_buffer_search(query, &line, escapes);
                 match classify(query, &line, marks, &mut buf) {
                     Line::Skipped => {
                         skipped += 1;
