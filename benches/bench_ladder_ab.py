@@ -3,7 +3,8 @@
 Each build is a PYTHONPATH holding the ``agentcontext`` package with its compiled core. One
 long-lived worker process per build loads the inputs once and warms the ladder; then every round
 asks each worker in turn (the order rotates each round) for one timed ``Compactor.compact`` per
-input, so that the builds see the same load on a shared machine. The table gives, in wall-clock time,
+input (on a new conversation, counted before it is timed: nothing a compaction keeps on its
+conversation for the next is reused), so that the builds see the same load on a shared machine. The table gives, in wall-clock time,
 per input the minimum and the median over the rounds for each build and their ratio to the first
 build; and the same for CPU time (``time.process_time``, all threads of the worker: steadier than
 wall-clock time on a loaded machine). Give the same path twice under two labels to see the noise floor::
@@ -54,13 +55,17 @@ def worker(preset: str) -> None:
         compactor = Compactor(preset)
         budget = conv.tokens // 10
         compactor.compact(conv, budget=budget)  # warm
-        calls[name] = lambda c=compactor, v=conv, b=budget: c.compact(v, budget=b)
+        calls[name] = (compactor, messages, fmt, budget)
     print(json.dumps({"ready": ac.__file__}), flush=True)
     for _ in sys.stdin:
         out = {}
-        for name, call in calls.items():
+        for name, (compactor, messages, fmt, budget) in calls.items():
+            # A new conversation each round, counted before it is timed: nothing a compaction
+            # keeps on its conversation for the next one is reused.
+            conv = ac.Conversation(messages, format=fmt)  # type: ignore[arg-type]
+            conv.tokens  # noqa: B018
             t, cpu = time.perf_counter(), time.process_time()
-            call()
+            compactor.compact(conv, budget=budget)
             out[name] = time.perf_counter() - t
             out[f"{name}, CPU"] = time.process_time() - cpu
         print(json.dumps(out), flush=True)
