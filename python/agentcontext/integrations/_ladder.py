@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from agentcontext._core import Conversation, _chat_tokens
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
@@ -64,47 +65,51 @@ def make_compactor(
 
 class Carry:
     """The working set a compacting adapter carried from its last call, per thread (keyed by the
-    id of the history's first message): the messages it sent (the system message aside), how
-    many of the history's messages they stand for, the id of the last one and their tokens. A
-    call whose history still ends that prefix starts from them plus the new messages, as
-    :class:`agentcontext.Session` does: only the new part is converted and counted, and the
-    ladder runs over the working set, not the whole history. At most ``threads`` are held."""
+    id of the history's first message): the messages it sends (the system message aside) as the
+    messages a compaction left (``base``, held as a tuple: never the list a call sent) plus the
+    history's messages from ``since``; how many of the history's messages they stand for, the id
+    of the last one and their tokens. A call whose history still ends that prefix starts from
+    them plus the new messages, as :class:`agentcontext.Session` does: only the new part is
+    converted and counted, the list sent is made once, and the ladder runs over the working set,
+    not the whole history. At most ``threads`` are held."""
 
     def __init__(self, converted: Converted, encoding: Encoding, threads: int = 256) -> None:
         self.converted = converted
         self.encoding = encoding
         self.threads = threads
-        self._held: dict[str, tuple[int, str, list[Any], int | None]] = {}
+        self._held: dict[str, tuple[int, str, tuple[Any, ...], int, int | None]] = {}
         self._system: tuple[Any, Any, int] | None = None
         self._lock = threading.Lock()
 
     def tokens(self, objects: Sequence[Any], convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
         """The tokens of ``objects`` (their conversions memoized; plain Chat messages counted as
         the core's fast path reads them, the same count as a ``Conversation`` of them)."""
-        from agentcontext._core import Conversation, _chat_tokens
-
-        dicts = [d for i, m in enumerate(objects) for d in self.converted.entry(m, i, convert)[1]]
+        entry = self.converted.entry
+        dicts = [d for i, m in enumerate(objects) for d in entry(m, i, convert)[1]]
         if not dicts:
             return 0
         n = _chat_tokens(dicts, encoding=self.encoding)
         return n if n is not None else Conversation(dicts, format="openai", encoding=self.encoding).tokens
 
     def resume(self, view: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> None:
-        """Start ``view`` (its ``messages``, ``system``) from the carried working set when it holds."""
+        """Start ``view`` (its ``messages``, ``system``) from the carried working set when it holds
+        (its ``body``, a new list, the ``carried`` messages and where the history's after them
+        begin, and its ``tokens`` with ``system_tokens``)."""
         messages = view.messages
         key = messages[0].id if messages else None
         held = self._held.get(key) if key else None
         if held is None:
             return
-        count, last, sent, tokens = held
+        count, last, base, since, tokens = held
         if count > len(messages) or messages[count - 1].id != last:
             with self._lock:
                 self._held.pop(key, None)  # type: ignore[arg-type]
             return
-        new = messages[count:]
-        view.body = [*sent, *new]
+        view.body = [*base, *messages[since:]]
+        view.carried = (base, since)
         if tokens is not None:
-            view.tokens = tokens + self.system_tokens(view.system, convert) + self.tokens(new, convert)
+            system = view.system_tokens = self.system_tokens(view.system, convert)
+            view.tokens = tokens + system + (self.tokens(messages[count:], convert) if count < len(messages) else 0)
 
     def system_tokens(self, system: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
         """The tokens of the system message ``system`` (None: 0), kept for the last one counted."""
@@ -117,15 +122,17 @@ class Carry:
         self._system = (system, system.content, n)
         return n
 
-    def keep(self, view: Any, sent: list[Any], tokens: int | None, system_tokens: int) -> None:
-        """Carry ``sent`` (the messages a call sent, the system message aside; ``tokens``: those of
-        the whole call when known) for the thread of ``view``."""
+    def keep(self, view: Any, base: Sequence[Any], since: int, tokens: int | None, system_tokens: int) -> None:
+        """Carry what a call sent, the system message aside: ``base`` (a tuple, or copied into one)
+        then the history's messages from ``since`` (``tokens``: those of the whole call when
+        known), for the thread of ``view``."""
         messages = view.messages
         key = messages[0].id if messages else None
         if not key or not messages[-1].id:
             return
+        held = base if type(base) is tuple else tuple(base)
         with self._lock:
             if key not in self._held and len(self._held) >= self.threads:
                 self._held.pop(next(iter(self._held)))
             body = None if tokens is None else tokens - system_tokens
-            self._held[key] = (len(messages), messages[-1].id, sent, body)
+            self._held[key] = (len(messages), messages[-1].id, held, since, body)

@@ -317,7 +317,7 @@ def summary_content(kept: KeptSummary) -> str:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _View:
     """What one call starts from: the system message, the kept summary (as a message) and the
     state's messages after what it covers (from ``start``)."""
@@ -335,6 +335,11 @@ class _View:
     tokens: int | None = None
     #: The state's summary field as it was read (see :func:`_locate`).
     stored: Any = None
+    #: The messages the carried working set holds before the history's, and where the history's
+    #: after them begin (see :class:`~agentcontext.integrations._ladder.Carry`).
+    carried: tuple[tuple[BaseMessage, ...], int] | None = None
+    #: The tokens of :attr:`system`, when counted.
+    system_tokens: int | None = None
 
     @property
     def objects(self) -> list[BaseMessage]:
@@ -455,16 +460,30 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 lambda: fit_messages(objects, self.budget, beside=beside, cache=self._converted),
             )
             fitted = _without(view.system, fitted)
+            if self.compactor is not None:
+                # Counted now (its conversions are fresh), not by the next call: after a
+                # compaction the next call too only adds its new messages.
+                system = self._system_tokens(view)
+                self._carry.keep(
+                    view, fitted, len(view.messages), system + self._carry.tokens(fitted, _convert), system
+                )
         else:
-            # With compaction, a view that is not over the budget is sent as it is (it fits).
-            fitted = view.sent()
-        if self.compactor is not None:
-            system = self._carry.system_tokens(view.system, _convert)
-            self._carry.keep(view, fitted, None if over else view.tokens, system)
-            # The list kept for the next call is not the one sent: a handler (another middleware)
-            # may change the request's list in place.
-            fitted = [*fitted]
+            # With compaction, a view that is not over the budget is sent as it is (it fits): a
+            # list made for this call, while the carry keeps its own tuple of what comes before
+            # the history's messages (a handler, another middleware, may change the list sent).
+            if view.body is not None and view.carried is not None:
+                fitted = view.body
+                base, since = view.carried
+            else:
+                fitted = view.sent()
+                base, since = ((), view.start) if view.summary is None else ((view.summary,), view.start)
+            self._carry.keep(view, base, since, view.tokens, self._system_tokens(view))
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
+
+    def _system_tokens(self, view: _View) -> int:
+        if view.system_tokens is None:
+            view.system_tokens = self._carry.system_tokens(view.system, _convert)
+        return view.system_tokens
 
     def wrap_model_call(
         self,
