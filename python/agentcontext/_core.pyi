@@ -58,6 +58,8 @@ __all__ = [
     "_chat_tokens",
     "_equal_shares",
     "_fit_summary",
+    "_fork_prepare",
+    "_fork_release",
     "_give_way",
     "_heuristic_features",
     "check_memory_record",
