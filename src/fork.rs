@@ -1,10 +1,10 @@
 //! What a `fork` must not interrupt. A child of `fork` has only the thread that forked: a lock
 //! another thread held at that moment stays held in the child for ever, and so does a lazy
 //! initialisation under way (the child's first count waited for an encoding another thread was
-//! building). [`quiesce`] takes the core's locks that are held for long (an encoding's build) or
-//! often (the count memo's shards, the thread pool's slot), in one order, so that a fork made
+//! building). [`try_quiesce`] takes the core's locks that are held for long (an encoding's build) or
+//! often (the count memo's shards, the thread pool's slot), so that a fork made
 //! while its guard lives finds every one of them free in the child, where the guard is dropped
-//! too. Python's `os.register_at_fork` calls it before each `os.fork` (`src/python/mod.rs`).
+//! too. Python's `os.register_at_fork` tries it before each `os.fork` until it succeeds (`src/python/fork.rs`).
 //!
 //! Locks held only for an instant inside dependencies (the regex crate's cache pool) are not
 //! covered: a fork from a process whose other threads are counting stays a small risk, as it is
@@ -16,7 +16,7 @@ use rayon::ThreadPool;
 
 use crate::tokens::cache::{self, Shard};
 
-/// The locks taken by [`quiesce`], let go when dropped.
+/// The locks taken by [`try_quiesce`], let go when dropped.
 pub struct Quiet {
     // Field order is drop order: the reverse of the order taken.
     _shards: Vec<MutexGuard<'static, Shard>>,
@@ -24,31 +24,32 @@ pub struct Quiet {
     _building: MutexGuard<'static, ()>,
 }
 
-/// Wait until no encoding is being built and take the core's shared locks (an encoding's build,
-/// the thread pool's slot, the count memo's shards, in that order: a thread holding one of them
-/// takes none that comes before it). Call without the GIL: a thread waiting for it may hold one.
-pub fn quiesce() -> Quiet {
-    let building = crate::tokens::bpe::building();
-    let pool = crate::parallel::hold();
-    let shards = cache::global().hold();
-    Quiet {
+/// The core's shared locks (an encoding's build, the thread pool's slot, the count memo's
+/// shards), when every one is free now; None when one is held (nothing is kept then). Nothing
+/// waits: a caller holding the GIL must not wait for a lock whose holder may be waiting for the
+/// GIL (`src/python/fork.rs` lets the GIL go between tries).
+pub fn try_quiesce() -> Option<Quiet> {
+    let building = crate::tokens::bpe::try_building()?;
+    let pool = crate::parallel::try_hold()?;
+    let shards = cache::global().try_hold()?;
+    Some(Quiet {
         _shards: shards,
         _pool: pool,
         _building: building,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn quiesce_then_release_leaves_everything_usable() {
-        let quiet = super::quiesce();
+        let quiet = super::try_quiesce().expect("nothing else holds the locks");
+        assert!(super::try_quiesce().is_none(), "held while the guard lives");
         drop(quiet);
         let texts = vec!["a text long enough to be remembered by the memo"; 64];
         let n = crate::tokens::Encoding::O200k.count_many_cached(&texts);
         assert_eq!(n.len(), 64);
-        let again = super::quiesce();
-        drop(again);
+        drop(super::try_quiesce().expect("let go when dropped"));
         assert_eq!(crate::parallel::install(|| 1 + 1), 2);
     }
 }

@@ -41,9 +41,9 @@ fn pool() -> Arc<ThreadPool> {
     }
 }
 
-/// The pool's slot, locked (see [`crate::fork`]).
-pub(crate) fn hold() -> MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>> {
-    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+/// The pool's slot, locked, when free now (see [`crate::fork`]).
+pub(crate) fn try_hold() -> Option<MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>>> {
+    crate::tokens::bpe::try_lock(&POOL)
 }
 
 /// The pool set for process `pid`, if there is one.

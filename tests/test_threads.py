@@ -188,3 +188,49 @@ def test_a_fork_while_another_thread_builds_the_encoding_does_not_hang_the_child
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "hung 0"
+
+
+FORK_WHILE_OTHERS_HOLD_THE_GIL = """
+import os, threading, time
+import agentcontext as ac
+from agentcontext import _core
+
+msgs = [
+    {"role": "user", "content": "hello " * 20},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "x " * 400},
+    {"role": "user", "content": "next"},
+] * 3
+stop = False
+
+def work(f):
+    while not stop:
+        f()
+
+for f in (_core.token_cache_info, _core.token_cache_clear, lambda: ac.trim_messages(msgs, 200)):
+    threading.Thread(target=work, args=(f,), daemon=True).start()
+t0 = time.time()
+while time.time() - t0 < 3:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+stop = True
+print("done")
+"""
+
+
+def test_a_fork_while_other_threads_call_the_core_does_not_hang_the_parent() -> None:
+    """The fork hook takes the core's locks without the GIL, then waits for the GIL: a thread
+    that took the GIL meanwhile and waits for one of those locks with it held (the fast path's
+    placeholder memo, ``token_cache_info``, ``token_cache_clear``) deadlocked the forking process."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", FORK_WHILE_OTHERS_HOLD_THE_GIL],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("os.fork hung while other threads called the core")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "done"

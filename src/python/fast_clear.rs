@@ -133,9 +133,9 @@ const MEMO_BYTES: usize = 16 << 20;
 
 static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
 
-/// The placeholder memo, locked (before a fork: `super::fork`).
-pub(crate) fn hold() -> MutexGuard<'static, Option<Memo>> {
-    MEMO.lock().unwrap_or_else(PoisonError::into_inner)
+/// The placeholder memo, locked, when free now (before a fork: `super::fork`).
+pub(crate) fn try_hold() -> Option<MutexGuard<'static, Option<Memo>>> {
+    crate::tokens::bpe::try_lock(&MEMO)
 }
 
 /// Empty the placeholder memo (with the token-count memo: `token_cache_clear`).

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::sync::MutexGuard;
+use std::time::Duration;
 
 use pyo3::prelude::*;
 
@@ -14,15 +15,23 @@ thread_local! {
 }
 
 /// Internal (`os.register_at_fork(before=...)`): wait until no other thread is inside the core's
-/// shared state and hold it until [`_fork_release`].
+/// shared state and hold it until [`_fork_release`]. Each lock is only tried, with the GIL held;
+/// when one is busy, all are let go and so is the GIL for a moment, then all are tried again: a
+/// thread holding one of them may be waiting for the GIL (the placeholder memo and the count
+/// memo's report are taken with it), and one waiting for the GIL may hold one.
 #[pyfunction]
 pub fn _fork_prepare(py: Python<'_>) {
-    py.detach(|| {
-        // The memo first: a thread holding it counts (and so takes the others).
-        let memo = fast_clear::hold();
-        let quiet = crate::fork::quiesce();
-        HELD.with(|held| *held.borrow_mut() = Some((quiet, memo)));
-    });
+    let mut pause = Duration::from_micros(20);
+    loop {
+        if let Some(memo) = fast_clear::try_hold() {
+            if let Some(quiet) = crate::fork::try_quiesce() {
+                HELD.with(|held| *held.borrow_mut() = Some((quiet, memo)));
+                return;
+            }
+        }
+        py.detach(|| std::thread::sleep(pause));
+        pause = (pause * 2).min(Duration::from_millis(2));
+    }
 }
 
 /// Internal (`after_in_parent` and `after_in_child`): let go what [`_fork_prepare`] took.

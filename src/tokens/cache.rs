@@ -104,9 +104,16 @@ impl CountCache {
         shard
     }
 
-    /// Every shard, locked (see [`crate::fork`]).
-    pub(crate) fn hold(&self) -> Vec<MutexGuard<'_, Shard>> {
-        (0..SHARDS).map(|shard| self.lock(shard)).collect()
+    /// Every shard, locked, when all are free now (see [`crate::fork`]).
+    pub(crate) fn try_hold(&self) -> Option<Vec<MutexGuard<'_, Shard>>> {
+        self.shards
+            .iter()
+            .map(|shard| match shard.try_lock() {
+                Ok(guard) => Some(guard),
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            })
+            .collect()
     }
 
     /// The remembered count of `key`, if any.

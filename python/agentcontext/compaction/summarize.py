@@ -27,6 +27,7 @@ from agentcontext.compaction.summary_text import (
     summary_message,
 )
 from agentcontext.compaction.summary_text import one_line as _one_line
+from agentcontext.errors import ArgumentTypeError, OptionError
 from agentcontext.types import Encoding, Handoff
 
 __all__ = [
@@ -312,6 +313,11 @@ def _constraints(lines: list[str]) -> list[bool]:
     return out
 
 
+#: A cap the core takes for any larger one (no text has this many tokens): past 63 bits an int
+#: does not cross into the core.
+_NO_CAP = 2**62
+
+
 def _fit(
     latest: str | None,
     sections: dict[str, list[str]],
@@ -343,11 +349,18 @@ def _fit(
                 kept, int(cap * LATEST_SHARE), unit="tokens", strategy="head_tail", encoding=enc, recall_id=recall_id
             )
         truncate("", cap, unit="tokens", encoding=enc)
+    for name, value in (("cap", cap), ("request_room", request_room)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ArgumentTypeError(f"the summary's {name} must be an int of tokens, not {type(value).__name__}")
     users = sections.get(USERS, [])
-    text, tokens = _fit_summary(
-        latest, [sections.get(name, []) for name in _SECTIONS], cap, encoding=enc, request_room=request_room,
-        recall_id=recall_id, held=held, constraints=_constraints(users),
-    )  # fmt: skip
+    try:
+        text, tokens = _fit_summary(
+            latest, [sections.get(name, []) for name in _SECTIONS], min(cap, _NO_CAP), encoding=enc,
+            request_room=min(request_room, _NO_CAP), recall_id=recall_id, held=held,
+            constraints=_constraints(users),
+        )  # fmt: skip
+    except UnicodeEncodeError as exc:
+        raise OptionError(f"a text of the summary is not valid Unicode ({exc.reason})") from exc
     if tokens is None:
         # Still over with the first sections only: cut the text itself, with a marker.
         return truncate(text, cap, unit="tokens", strategy="head_tail", head_share=0.8, encoding=enc).text
