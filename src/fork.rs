@@ -10,9 +10,7 @@
 //! covered: a fork from a process whose other threads are counting stays a small risk, as it is
 //! for any library that uses threads (Python warns of it from 3.12 on).
 
-use std::sync::{Arc, MutexGuard};
-
-use rayon::ThreadPool;
+use std::sync::MutexGuard;
 
 use crate::tokens::cache::{self, Shard};
 
@@ -20,7 +18,7 @@ use crate::tokens::cache::{self, Shard};
 pub struct Quiet {
     // Field order is drop order: the reverse of the order taken.
     _shards: Vec<MutexGuard<'static, Shard>>,
-    _pool: MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>>,
+    _pool: MutexGuard<'static, crate::parallel::Slot>,
     _building: MutexGuard<'static, ()>,
 }
 

@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rayon::ThreadPool;
 
 /// The pool and the process it was built in.
-static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
+static POOL: Mutex<Slot> = Mutex::new(None);
+
+/// The pool and the process it was built in, once built.
+pub(crate) type Slot = Option<(u32, Arc<ThreadPool>)>;
 
 /// This process's pool: built at first use, and again in a forked child (the parent's is left
 /// alone there: its threads are not the child's). The lock is held only to read or set the slot,
@@ -42,7 +45,7 @@ fn pool() -> Arc<ThreadPool> {
 }
 
 /// The pool's slot, locked, when free now (see [`crate::fork`]).
-pub(crate) fn try_hold() -> Option<MutexGuard<'static, Option<(u32, Arc<ThreadPool>)>>> {
+pub(crate) fn try_hold() -> Option<MutexGuard<'static, Slot>> {
     crate::tokens::bpe::try_lock(&POOL)
 }
 
