@@ -10,7 +10,7 @@
 //! covered: a fork from a process whose other threads are counting stays a small risk, as it is
 //! for any library that uses threads (Python warns of it from 3.12 on).
 
-use std::sync::MutexGuard;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::tokens::cache::{self, Shard};
 
@@ -35,6 +35,16 @@ pub fn try_quiesce() -> Option<Quiet> {
         _pool: pool,
         _building: building,
     })
+}
+
+/// `lock` taken when free now (a poisoned lock is taken as it is: the locks [`try_quiesce`]
+/// takes guard nothing a panic could leave half-changed).
+pub(crate) fn try_lock<T>(lock: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match lock.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 #[cfg(test)]

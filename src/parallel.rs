@@ -46,7 +46,7 @@ fn pool() -> Arc<ThreadPool> {
 
 /// The pool's slot, locked, when free now (see [`crate::fork`]).
 pub(crate) fn try_hold() -> Option<MutexGuard<'static, Slot>> {
-    crate::tokens::bpe::try_lock(&POOL)
+    crate::fork::try_lock(&POOL)
 }
 
 /// The pool set for process `pid`, if there is one.

@@ -47,6 +47,7 @@ __all__ = [
     "MEMORY_MAX_RECORD_BYTES",
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
+    "_SUMMARY_SECTIONS",
     "Conversation",
     "HandoffScan",
     "MemoryIndex",
@@ -94,6 +95,8 @@ TOOL_BLOCK_OVERHEAD: int
 MAX_IMAGE_TOKENS: int
 #: The largest memory record file (bytes) the index reads and the store writes.
 MEMORY_MAX_RECORD_BYTES: int
+#: Internal. The offline summary's sections, in the order its fit (``_fit_summary``) writes them.
+_SUMMARY_SECTIONS: tuple[str, ...]
 
 @final
 class Conversation:

@@ -135,7 +135,7 @@ static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
 
 /// The placeholder memo, locked, when free now (before a fork: `super::fork`).
 pub(crate) fn try_hold() -> Option<MutexGuard<'static, Option<Memo>>> {
-    crate::tokens::bpe::try_lock(&MEMO)
+    crate::fork::try_lock(&MEMO)
 }
 
 /// Empty the placeholder memo (with the token-count memo: `token_cache_clear`).

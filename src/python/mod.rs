@@ -55,6 +55,10 @@ mod _core {
         m.add("TOOL_BLOCK_OVERHEAD", crate::tokens::TOOL_BLOCK_OVERHEAD)?;
         m.add("MAX_IMAGE_TOKENS", crate::tokens::image::MAX_IMAGE_TOKENS)?;
         m.add("MEMORY_MAX_RECORD_BYTES", crate::memory::MAX_RECORD_BYTES)?;
+        m.add(
+            "_SUMMARY_SECTIONS",
+            pyo3::types::PyTuple::new(m.py(), crate::compact::summary::SECTIONS)?,
+        )?;
         super::fork::register(m)?;
         Ok(())
     }

@@ -106,14 +106,7 @@ impl CountCache {
 
     /// Every shard, locked, when all are free now (see [`crate::fork`]).
     pub(crate) fn try_hold(&self) -> Option<Vec<MutexGuard<'_, Shard>>> {
-        self.shards
-            .iter()
-            .map(|shard| match shard.try_lock() {
-                Ok(guard) => Some(guard),
-                Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => None,
-            })
-            .collect()
+        self.shards.iter().map(crate::fork::try_lock).collect()
     }
 
     /// The remembered count of `key`, if any.

@@ -153,3 +153,26 @@ def test_a_probe_opening_is_the_folded_requests_opening(ask: str) -> None:
     added: list[str] = []
     _add_ask(lambda kind, text, i: added.append(text), ask, 0, frozenset({"user_message"}))
     assert added == [fold(ask)[:OPENING]]
+
+
+def test_the_sections_are_the_summarys_headings_in_order() -> None:
+    """The section list has one home (the core's fit writes them); its names and order are the
+    summary's format, read back by ``previous_summary_of`` and by older logs."""
+    assert _SECTIONS == (
+        "Latest request (verbatim)",
+        "User requests and constraints (latest first)",
+        "Current state",
+        "Earlier summaries (carried forward)",
+        "Files modified",
+        "Files read",
+        "Paths named",
+        "Commands and their last outcome",
+        "Errors",
+        "Tests (last status)",
+        "Identifiers",
+        "Decisions",
+        "Open work",
+        "Next step",
+        "Also in the replaced history (checked)",
+    )
+    assert (USERS, CARRIED) == (_SECTIONS[1], _SECTIONS[3])

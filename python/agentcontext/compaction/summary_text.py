@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentcontext._core import count_tokens
+from agentcontext._core import _SUMMARY_SECTIONS, count_tokens
 
 if TYPE_CHECKING:
     from agentcontext.types import Encoding
@@ -139,30 +139,15 @@ def head_tail(text: str, chars: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # The offline summary's sections.
 
-LATEST = "Latest request (verbatim)"
-USERS = "User requests and constraints (latest first)"
-CARRIED = "Earlier summaries (carried forward)"
+#: The sections in the order the summary writes them: the core's fit writes them (its list,
+#: ``SECTIONS`` in ``src/compact/summary/fit.rs``, is the one list).
+_SECTIONS: tuple[str, ...] = _SUMMARY_SECTIONS
+LATEST = _SECTIONS[0]  # "Latest request (verbatim)"
+USERS = _SECTIONS[1]  # "User requests and constraints (latest first)"
+CARRIED = _SECTIONS[3]  # "Earlier summaries (carried forward)"
 #: The section the check before commit appends facts a summary missed to
 #: (:mod:`agentcontext.compaction.check`); merged forward like the others.
-CHECKED = "Also in the replaced history (checked)"
-
-_SECTIONS = (
-    LATEST,
-    USERS,
-    "Current state",
-    CARRIED,
-    "Files modified",
-    "Files read",
-    "Paths named",
-    "Commands and their last outcome",
-    "Errors",
-    "Tests (last status)",
-    "Identifiers",
-    "Decisions",
-    "Open work",
-    "Next step",
-    CHECKED,
-)
+CHECKED = _SECTIONS[-1]  # "Also in the replaced history (checked)"
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:

@@ -99,18 +99,9 @@ fn built(cell: &'static OnceLock<Bpe>, build: fn() -> Bpe) -> &'static Bpe {
 /// The lock held while an encoding is built, when free now (no build under way); new builds
 /// wait while the guard lives.
 pub(crate) fn try_building() -> Option<MutexGuard<'static, ()>> {
-    try_lock(&BUILDING)
+    crate::fork::try_lock(&BUILDING)
 }
 
-/// `lock` taken when free now (a poisoned lock is taken as it is: the data it guards has no
-/// invariant a panic could break).
-pub(crate) fn try_lock<T>(lock: &'static Mutex<T>) -> Option<MutexGuard<'static, T>> {
-    match lock.try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
-    }
-}
 impl Bpe {
     /// The encoding of the packed token list `tokens` (see the module docs), split by `main`
     /// and then tiktoken's `\s+(?!\S)|\s+` for whitespace.
