@@ -4,10 +4,9 @@
 //! sections one line from each in turn; the last lines taken give way while the rendered text is
 //! over the cap (per-line counts miss merges at line starts).
 
-use std::collections::{HashMap, HashSet};
-
 use super::text::{chars_of, head_tail, one_line, py_splitlines, py_strip, split_words, strip_stops, wide, word_break};
 use crate::budget::{self, Options, Retrieval, Strategy, Unit};
+use crate::compact::structure::{FastMap, FastSet};
 use crate::error::Result;
 use crate::tokens::Encoding;
 
@@ -199,13 +198,13 @@ fn latest_kept(
 pub(super) struct Fitter<'a, 'i> {
     input: &'i FitInput<'a>,
     enc: Encoding,
-    counts: HashMap<String, i64>,
+    counts: FastMap<String, i64>,
     chosen: Vec<Vec<String>>,
-    rendered: Vec<HashMap<usize, String>>,
+    rendered: Vec<FastMap<usize, String>>,
     texts: Vec<String>,
     /// The words of every text said, and each less its trailing ".:;!?" (what [`Self::says`] finds).
-    said: HashSet<String>,
-    held: HashSet<String>,
+    said: FastSet<String>,
+    held: FastSet<String>,
     stopped: usize,
     keys: Vec<Vec<usize>>,
     next: Vec<Option<usize>>,
@@ -217,12 +216,12 @@ impl<'a, 'i> Fitter<'a, 'i> {
         Fitter {
             input,
             enc,
-            counts: HashMap::new(),
+            counts: FastMap::default(),
             chosen: vec![Vec::new(); n],
-            rendered: vec![HashMap::new(); n],
+            rendered: vec![FastMap::default(); n],
             texts: Vec::new(),
-            said: HashSet::new(),
-            held: HashSet::new(),
+            said: FastSet::default(),
+            held: FastSet::default(),
             stopped: 0,
             keys: vec![Vec::new(); n],
             next: vec![None; n],
@@ -365,7 +364,7 @@ impl<'a, 'i> Fitter<'a, 'i> {
 
     fn take_openings(&mut self, limit: i64) -> i64 {
         let mut spent = 0;
-        let taken: HashSet<usize> = self.keys[USERS].iter().copied().collect();
+        let taken: FastSet<usize> = self.keys[USERS].iter().copied().collect();
         for (k, raw) in self.lines(USERS).iter().enumerate() {
             if taken.contains(&k) {
                 continue;
@@ -415,11 +414,11 @@ impl<'a, 'i> Fitter<'a, 'i> {
     }
 
     fn take_in_turns(&mut self, rest: &[usize], mut used: i64, cap: i64) -> i64 {
-        let mut position: HashMap<usize, usize> = rest
+        let mut position: FastMap<usize, usize> = rest
             .iter()
             .map(|&n| (n, self.next[n].unwrap_or(self.chosen[n].len())))
             .collect();
-        let taken: HashMap<usize, HashSet<usize>> = rest
+        let taken: FastMap<usize, FastSet<usize>> = rest
             .iter()
             .map(|&n| (n, self.keys[n].iter().copied().collect()))
             .collect();

@@ -1,7 +1,13 @@
 //! Pre-tokenization: a text split into the pieces that BPE merges.
 
-use regex_automata::meta::Regex;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+
+use regex_automata::meta::{Cache, Regex};
+use regex_automata::util::pool::{Pool, PoolGuard};
 use regex_automata::{Anchored, Input};
+
+/// Makes a search cache of the pattern.
+type MakeCache = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
 
 /// Splits a text into pieces with several patterns tried at once, anchored at the end of the
 /// previous piece. From bpe-openai (github.com/github/rust-gems, MIT): tiktoken's patterns use the
@@ -10,6 +16,10 @@ use regex_automata::{Anchored, Input};
 /// than a capture group, bpe-openai measured).
 pub(super) struct Pretokenizer {
     pattern: Regex,
+    /// Search caches, one taken per text split (the regex's own pool is asked once per piece,
+    /// and from any thread but the first to search it that takes a lock: ~20% of counting the
+    /// offline summary's lines one by one on the interpreter's thread).
+    caches: Pool<Cache, MakeCache>,
     /// Per pattern: whether its match ends with one look-ahead character to give back.
     lookahead: Vec<bool>,
 }
@@ -18,16 +28,29 @@ impl Pretokenizer {
     pub(super) fn new(patterns: &[(&str, bool)]) -> Pretokenizer {
         let (patterns, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
         let pattern = Regex::new_many(&patterns).expect("the encodings' patterns compile");
-        Pretokenizer { pattern, lookahead }
+        let made = pattern.clone();
+        let caches: Pool<Cache, MakeCache> = Pool::new(Box::new(move || made.create_cache()));
+        Pretokenizer {
+            pattern,
+            caches,
+            lookahead,
+        }
     }
 
     pub(super) fn split<'a>(&'a self, text: &'a str) -> Splits<'a> {
-        Splits { pre: self, text, at: 0 }
+        Splits {
+            pre: self,
+            cache: self.caches.get(),
+            text,
+            at: 0,
+        }
     }
 }
 
 pub(super) struct Splits<'a> {
     pre: &'a Pretokenizer,
+    /// The search cache of this split, back in the pool when it is dropped.
+    cache: PoolGuard<'a, Cache, MakeCache>,
     text: &'a str,
     at: usize,
 }
@@ -37,7 +60,8 @@ impl<'a> Iterator for Splits<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         let rest = &self.text[self.at..];
-        let m = self.pre.pattern.find(Input::new(rest).anchored(Anchored::Yes))?;
+        let input = Input::new(rest).anchored(Anchored::Yes);
+        let m = self.pre.pattern.search_with(&mut self.cache, &input)?;
         let mut end = m.end();
         if self.pre.lookahead[m.pattern().as_usize()] {
             // `\s+\s` matches at least two characters: giving the last back leaves one or more.
