@@ -144,3 +144,36 @@ fn the_same_span_asked_again_in_either_form_gives_what_a_fresh_scan_gives() {
         }
     }
 }
+
+/// `f` run on a pool of one thread: every parallel section of the scan runs serially.
+fn serial<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn small_and_large_spans_scan_the_same_on_one_thread_and_on_the_pool() {
+    // From `PARALLEL_CALLS` new messages or calls on, a scan runs on all cores, merged in order.
+    let mut next = xorshift(0x5ca1_ab1e);
+    for size in [0, 1, 5, 40, 3 * super::scan::PARALLEL_CALLS] {
+        let mut m = Vec::new();
+        while m.len() < size {
+            m.extend(generated(&mut next));
+        }
+        let (long, short) = (m.len(), m.len() * 9 / 10);
+        let asks = |scan: &mut Scan| {
+            (
+                scan.ledger_handoff(&m[..long]),
+                scan.ledger_handoff(&m[..short]),
+                scan.handoff(&m[..short]),
+                scan.handoff(&m[..long]),
+            )
+        };
+        let pooled = asks(&mut Scan::default());
+        assert_eq!(pooled, serial(|| asks(&mut Scan::default())), "{} messages", m.len());
+        assert_eq!(pooled.3, serial(|| extract(&m)), "{} messages", m.len());
+    }
+}
