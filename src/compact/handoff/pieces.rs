@@ -92,6 +92,16 @@ impl Pieces {
         }
     }
 
+    /// Add as a `kind` the text `write` appends to a string (written in place: no copy made).
+    pub(super) fn push_with(&mut self, kind: Kind, write: impl FnOnce(&mut String)) {
+        if self.text.capacity() == 0 {
+            self.text.reserve(FIRST_BYTES);
+        }
+        let start = self.text.len();
+        write(&mut self.text);
+        self.items.push((kind, start, self.text.len()));
+    }
+
     /// The pieces of `kind`, in the order pushed.
     pub(super) fn of(&self, kind: Kind) -> impl Iterator<Item = &str> + '_ {
         self.items

@@ -298,8 +298,9 @@ fn trail(
     let touched = f.pieces.touches().next().is_some();
     f.edits_open_file = !touched && writes && path.is_none() && name.eq_ignore_ascii_case("edit");
     if touched || f.edits_open_file {
-        let described = describe(name, path, subcommand.filter(|_| path.is_some()).or(shell));
-        f.pieces.push(Kind::Described, &described);
+        let command = subcommand.filter(|_| path.is_some()).or(shell);
+        f.pieces
+            .push_with(Kind::Described, |out| describe(name, path, command, out));
     }
     if args.get("todos").is_some() || args.get("plan").is_some() {
         f.plan = plan_of(args);

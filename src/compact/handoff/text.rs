@@ -76,8 +76,12 @@ pub(super) fn trimmed(s: &str) -> &str {
 }
 
 pub(super) fn first_line(s: &str, max: usize) -> String {
-    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    clip(line, max)
+    clip(first_line_of(s), max)
+}
+
+/// The first line of `s` that is not blank, trimmed ("" when none is).
+pub(super) fn first_line_of(s: &str) -> &str {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
 }
 
 pub(super) fn clip(s: &str, max: usize) -> String {

@@ -3,7 +3,7 @@
 //! the verbs of shell commands — and the latest TODO list or plan a tool call set.
 
 use super::pieces::Touches;
-use super::text::first_line;
+use super::text::{clipped, first_line, first_line_of};
 use crate::compact::args::{Arg, Args};
 
 /// What a call did to a file.
@@ -294,14 +294,22 @@ pub(super) fn argv_command(args: &Args<'_>) -> Option<String> {
     }
 }
 
-/// A call's one-line description for the trail: `name subcommand path` for file tools, else the
-/// command's first line, else the tool's name.
-pub(super) fn describe(name: &str, path: Option<&str>, command: Option<&str>) -> String {
+/// A call's one-line description for the trail, written at the end of `out`: `name subcommand
+/// path` for file tools, else the command's first line, else the tool's name.
+pub(super) fn describe(name: &str, path: Option<&str>, command: Option<&str>, out: &mut String) {
     match (path, command) {
-        (Some(p), Some(sub)) if !sub.trim().contains(char::is_whitespace) => format!("{name} {} {p}", sub.trim()),
-        (Some(p), _) => format!("{name} {p}"),
-        (None, Some(cmd)) => first_line(cmd, 160),
-        (None, None) => name.to_owned(),
+        (Some(p), Some(sub)) if !sub.trim().contains(char::is_whitespace) => {
+            for part in [name, " ", sub.trim(), " ", p] {
+                out.push_str(part);
+            }
+        }
+        (Some(p), _) => {
+            for part in [name, " ", p] {
+                out.push_str(part);
+            }
+        }
+        (None, Some(cmd)) => out.push_str(&clipped(first_line_of(cmd), 160)),
+        (None, None) => out.push_str(name),
     }
 }
 
@@ -439,6 +447,11 @@ mod tests {
             None,
             "a search is not a read of a file"
         );
+        let describe = |name, path, command| {
+            let mut out = String::from("kept ");
+            super::describe(name, path, command, &mut out);
+            out.strip_prefix("kept ").unwrap().to_owned()
+        };
         assert_eq!(describe("Edit", Some("a.py"), None), "Edit a.py");
         assert_eq!(
             describe("str_replace_editor", Some("a.py"), Some("view")),
