@@ -53,6 +53,7 @@ __all__ = [
     "MemoryIndex",
     "Page",
     "Truncation",
+    "_HandoffFacts",
     "_Prints",
     "_Trimmer",
     "__version__",
@@ -431,6 +432,18 @@ class HandoffScan:
         ``constraints``, ``previous_ledger``, ``files_read``, ``files_modified``, ``commands``,
         ``errors``, ``artifacts``, ``plan``, ``messages``, ``tool_calls``); the others empty. The
         messages are scanned whole all the same, for a later :meth:`handoff`."""
+    def _facts(self, stop: int | None = None, /) -> _HandoffFacts:
+        """:meth:`handoff` kept in the core, for the offline summary's fit."""
+
+@final
+class _HandoffFacts:
+    """Internal. A handoff held in the core (``HandoffScan._facts``): the offline summary's fit
+    (``_fit_summary(..., facts=)``) writes its tests' and decisions' lines there, so only the
+    lines the summary keeps become Python strings."""
+
+    def handoff(self, *, texts: bool = True) -> Handoff:
+        """The handoff as :meth:`HandoffScan.handoff` gives it; ``texts=False``: with its
+        ``tests`` and ``decisions`` empty."""
 
 def count_tokens(text: str, /, *, encoding: Encoding = "o200k_base") -> int:
     """Tokens in ``text``, exact for OpenAI's encodings (special-token text counts as text)."""
@@ -552,11 +565,14 @@ def _fit_summary(
     recall_id: str | None,
     held: str | None,
     constraints: list[bool],
+    facts: _HandoffFacts | None = None,
 ) -> tuple[str, int | None]:
     """Internal. The offline summary's fit within ``cap`` tokens (``summarize._fit``): ``sections``
     holds the lines of each of its sections in their order, ``constraints`` which user message
-    lines constrain the work. The summary and its tokens, or the text still over the cap with
-    its first sections only and None (the caller cuts it)."""
+    lines constrain the work; ``facts``: a handoff whose tests and decisions (``- name: status``,
+    ``- text``, most recent first) come before the lines given of those sections, each line once.
+    The summary and its tokens, or the text still over the cap with its first sections only and
+    None (the caller cuts it)."""
 
 def _give_way(shares: list[int], sizes: list[int], over: int, /) -> list[int] | None:
     """Internal. ``shares`` with the largest cut text (share under its size, the first of equals) giving up

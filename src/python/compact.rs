@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
+use super::handoff::PyHandoffFacts;
 use crate::compact;
 use crate::compact::summary::{FitInput, Fitted};
 use crate::tokens::Encoding;
@@ -29,9 +30,10 @@ pub fn _give_way(mut shares: Vec<usize>, sizes: Vec<usize>, over: usize) -> Opti
 /// The offline summary's fit (`compact::summary::fit`): the summary and its tokens, or, when it
 /// is still over `cap` with its first sections only, the text and None (the caller cuts it).
 /// `sections`: the lines of each section in `SECTIONS` order; `constraints`: which user message
-/// lines constrain the work.
+/// lines constrain the work; `facts`: the handoff whose tests and decisions come before the
+/// lines given of those sections (`summary::facts`).
 #[pyfunction]
-#[pyo3(signature = (latest, sections, cap, /, *, encoding, request_room, recall_id, held, constraints))]
+#[pyo3(signature = (latest, sections, cap, /, *, encoding, request_room, recall_id, held, constraints, facts = None))]
 #[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)] // pyo3 extracts arguments as owned values
 pub fn _fit_summary(
     py: Python<'_>,
@@ -43,14 +45,25 @@ pub fn _fit_summary(
     recall_id: Option<PyBackedStr>,
     held: Option<PyBackedStr>,
     constraints: Vec<bool>,
+    facts: Option<PyRef<'_, PyHandoffFacts>>,
 ) -> PyResult<(String, Option<usize>)> {
     let enc = Encoding::parse(encoding)?;
+    let mut lines: Vec<Vec<&str>> = sections
+        .iter()
+        .map(|lines| lines.iter().map(|l| &**l).collect())
+        .collect();
+    // The handoff's long sections, written here and merged before the lines given (the previous
+    // summary's).
+    let written = facts.as_deref().map(|f| compact::summary::handoff_lines(&f.handoff));
+    for (section, new) in written.iter().flatten() {
+        if let Some(given) = lines.get_mut(*section) {
+            let old = std::mem::take(given);
+            *given = compact::summary::merged(new, &old);
+        }
+    }
     let input = FitInput {
         latest: latest.as_deref(),
-        sections: sections
-            .iter()
-            .map(|lines| lines.iter().map(|l| &**l).collect())
-            .collect(),
+        sections: lines,
         constraints,
         request_room,
         recall_id: recall_id.as_deref(),

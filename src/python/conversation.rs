@@ -492,7 +492,7 @@ impl PyConversation {
                 compact::handoff::extract(&c.messages()[start.min(stop)..stop])
             })
         });
-        handoff_dict(py, h)
+        handoff_dict(py, &h, true)
     }
 
     /// The latest real user request of messages `start:stop`: `(index, text)`, or None.

@@ -294,54 +294,63 @@ pub(super) fn by_tool_dict<'py>(py: Python<'py>, t: &Tally) -> PyResult<Bound<'p
     Ok(by_tool)
 }
 
-/// The handoff's findings as a dict (see `Conversation.handoff`).
-pub(super) fn handoff_dict(py: Python<'_>, h: Handoff) -> PyResult<Bound<'_, PyDict>> {
+/// The handoff's findings as a dict (see `Conversation.handoff`); `texts` false: its tests and
+/// decisions empty (the summary's fit reads them from the core, `_HandoffFacts`).
+pub(super) fn handoff_dict<'py>(py: Python<'py>, h: &Handoff, texts: bool) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("user_requests", h.user_requests)?;
-    d.set_item("previous_summaries", h.previous_summaries)?;
-    d.set_item("files_read", h.files_read)?;
-    d.set_item("files_modified", h.files_modified)?;
+    d.set_item("user_requests", &h.user_requests)?;
+    d.set_item("previous_summaries", &h.previous_summaries)?;
+    d.set_item("files_read", &h.files_read)?;
+    d.set_item("files_modified", &h.files_modified)?;
     let commands = PyList::empty(py);
-    for c in h.commands {
+    for c in &h.commands {
         let e = PyDict::new(py);
-        e.set_item("command", c.command)?;
-        e.set_item("outcome", c.outcome)?;
+        e.set_item("command", &c.command)?;
+        e.set_item("outcome", &c.outcome)?;
         e.set_item("ok", c.ok)?;
         e.set_item("index", c.index)?;
         commands.append(e)?;
     }
     d.set_item("commands", commands)?;
     let errors = PyList::empty(py);
-    for e in h.errors {
+    for e in &h.errors {
         let x = PyDict::new(py);
-        x.set_item("text", e.text)?;
+        x.set_item("text", &e.text)?;
         x.set_item("index", e.index)?;
         x.set_item("resolved", e.resolved)?;
         errors.append(x)?;
     }
     d.set_item("errors", errors)?;
-    d.set_item("identifiers", h.identifiers)?;
-    d.set_item("paths", h.paths)?;
-    d.set_item("tests", h.tests)?;
-    d.set_item("references", h.references)?;
-    d.set_item("todos", h.todos)?;
-    d.set_item("decisions", h.decisions)?;
-    d.set_item("last_assistant", h.last_assistant)?;
+    d.set_item("identifiers", &h.identifiers)?;
+    d.set_item("paths", &h.paths)?;
+    if texts {
+        d.set_item("tests", &h.tests)?;
+    } else {
+        d.set_item("tests", PyList::empty(py))?;
+    }
+    d.set_item("references", &h.references)?;
+    d.set_item("todos", &h.todos)?;
+    if texts {
+        d.set_item("decisions", &h.decisions)?;
+    } else {
+        d.set_item("decisions", PyList::empty(py))?;
+    }
+    d.set_item("last_assistant", &h.last_assistant)?;
     d.set_item("messages", h.messages)?;
     d.set_item("tool_calls", h.tool_calls)?;
     let artifacts = PyList::empty(py);
-    for a in h.artifacts {
+    for a in &h.artifacts {
         let x = PyDict::new(py);
-        x.set_item("path", a.path)?;
-        x.set_item("ops", a.ops)?;
-        x.set_item("last", a.last)?;
+        x.set_item("path", &a.path)?;
+        x.set_item("ops", &a.ops)?;
+        x.set_item("last", &a.last)?;
         x.set_item("index", a.index)?;
         artifacts.append(x)?;
     }
     d.set_item("artifacts", artifacts)?;
-    d.set_item("constraints", h.constraints)?;
-    d.set_item("plan", h.plan)?;
-    d.set_item("previous_ledger", h.previous_ledger)?;
+    d.set_item("constraints", &h.constraints)?;
+    d.set_item("plan", &h.plan)?;
+    d.set_item("previous_ledger", &h.previous_ledger)?;
     Ok(d)
 }
 

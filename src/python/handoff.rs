@@ -38,7 +38,20 @@ impl PyHandoffScan {
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let h = self.merged(py, stop, Scan::handoff);
-        handoff_dict(py, h)
+        handoff_dict(py, &h, true)
+    }
+
+    /// :meth:`handoff` kept in the core (`_HandoffFacts`), for the offline summary, which reads
+    /// its long lists (tests, decisions) in the core's fit and the rest as a dict.
+    #[pyo3(signature = (stop = None, /))]
+    fn _facts(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) -> PyHandoffFacts {
+        PyHandoffFacts {
+            handoff: self.merged(py, stop, Scan::handoff),
+        }
     }
 
     /// :meth:`handoff` with only the fields a task ledger reads (the others empty): the user
@@ -52,7 +65,33 @@ impl PyHandoffScan {
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let h = self.merged(py, stop, Scan::ledger_handoff);
-        handoff_dict(py, h)
+        handoff_dict(py, &h, true)
+    }
+}
+
+/// Internal. A handoff (`HandoffScan._facts`) held in the core: the offline summary's fit
+/// (`_fit_summary(..., facts=)`) writes its tests' and decisions' lines there, and only the lines
+/// the summary keeps become Python strings.
+#[pyclass(name = "_HandoffFacts", module = "agentcontext._core", frozen)]
+pub struct PyHandoffFacts {
+    pub(super) handoff: Handoff,
+}
+
+#[pymethods]
+impl PyHandoffFacts {
+    /// The handoff as `HandoffScan.handoff` gives it; `texts=False`: with its tests and
+    /// decisions empty (the summary's fit reads them from here).
+    #[pyo3(signature = (*, texts = true))]
+    fn handoff<'py>(&self, py: Python<'py>, texts: bool) -> PyResult<Bound<'py, PyDict>> {
+        handoff_dict(py, &self.handoff, texts)
+    }
+}
+
+impl Drop for PyHandoffFacts {
+    /// A long span's handoff holds thousands of small strings: freed on the thread pool.
+    fn drop(&mut self) {
+        let h = std::mem::take(&mut self.handoff);
+        crate::parallel::spawn(move || drop(h));
     }
 }
 

@@ -39,7 +39,7 @@ mod _core {
         repair_messages, trim_messages, validate_messages,
     };
     #[pymodule_export]
-    use super::handoff::PyHandoffScan;
+    use super::handoff::{PyHandoffFacts, PyHandoffScan};
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
     #[pymodule_export]

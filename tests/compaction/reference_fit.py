@@ -5,7 +5,7 @@
 # mypy: ignore-errors
 from __future__ import annotations
 
-from agentcontext._core import count_tokens, truncate
+from agentcontext._core import _HandoffFacts, count_tokens, truncate
 from agentcontext.compaction.summarize import (
     _CHARS_PER_TOKEN,
     _CONSTRAINT,
@@ -27,7 +27,7 @@ from agentcontext.compaction.summarize import (
     USER_OPENING_CHARS,
     USERS_SHARE,
 )
-from agentcontext.compaction.summary_text import _SECTIONS, CARRIED, LATEST, USERS, _render, counted
+from agentcontext.compaction.summary_text import _SECTIONS, CARRIED, LATEST, USERS, _merge, _render, counted
 from agentcontext.compaction.summary_text import head_tail as _head_tail
 from agentcontext.compaction.summary_text import one_line as _one_line
 
@@ -277,11 +277,24 @@ def _fit(
     recall_id: str | None = None,
     held: str | None = None,
     counts: dict[str, int] | None = None,
+    facts: _HandoffFacts | None = None,
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares);
     ``held``: what the working set holds beside the summary (the task ledger), whose paths and
     identifiers take no line when the sections are over the cap (with room, a summary names
-    them too); ``counts``: line tokens counted already (:data:`LINE_TOKENS`)."""
+    them too); ``counts``: line tokens counted already (:data:`LINE_TOKENS`); ``facts``: the
+    handoff in the core whose tests and decisions come before those sections' lines (written
+    here in Python, as the summarizer wrote them before the core did)."""
+    if facts is not None:
+        h = facts.handoff()
+        sections = {
+            **sections,
+            "Tests (last status)": _merge(
+                [f"- {name}: {status}" for name, status in reversed(h["tests"])],
+                sections.get("Tests (last status)", []),
+            ),
+            "Decisions": _merge([f"- {d}" for d in reversed(h["decisions"])], sections.get("Decisions", [])),
+        }
     fit = _Fitter(sections, enc, counts)
     if held and sum(sum(map(len, lines)) for lines in sections.values()) > cap * _CHARS_PER_TOKEN:
         fit.hold(held)

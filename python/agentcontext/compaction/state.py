@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcontext._core import Conversation, HandoffScan
+from agentcontext._core import Conversation, HandoffScan, _HandoffFacts
 from agentcontext.budgets import result_text
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
@@ -131,8 +131,9 @@ class LadderState:
         #: The task ledger beside a summary that ends at each stop, and ledger messages in what stays raw.
         self._ledgers: dict[int, list[dict[str, str]]] = {}
         self._raw_ledgers: dict[int, set[int]] = {}
-        #: ``original.handoff(preamble, stop)`` by stop, made for a summary whose span has a ledger.
-        self._handoffs: dict[int, Any] = {}
+        #: ``original.handoff(preamble, stop)`` by stop, kept in the core (``HandoffScan._facts``),
+        #: made for a summary whose span has a ledger.
+        self._handoffs: dict[int, _HandoffFacts] = {}
         #: The one scan of the original from ``preamble`` those handoffs come from (made when first asked).
         self._scan: HandoffScan | None = None
         #: The oversized rung runs: the last round and the latest request take all the room (no ledger).

@@ -8,7 +8,7 @@ import dataclasses
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from agentcontext._core import Conversation, HandoffScan, count_tokens
+from agentcontext._core import Conversation, HandoffScan, _HandoffFacts, count_tokens
 from agentcontext.compaction import fill
 from agentcontext.compaction.check import SpanCheck
 from agentcontext.compaction.flush import FlushingRun
@@ -239,7 +239,7 @@ class SummaryRun(FlushingRun):
         if stop not in self._ledgers:
             o = self.original
             later = [o[i]["content"] for i in sorted(self._stale_ledgers(stop))]
-            h = self._handoff(stop, ledger=True)
+            h = self._ledger_handoff(stop)
             message = ledger_message(
                 o, self.preamble, stop, cap=ledger_limit(p.ledger_max_tokens, self.target), encoding=p.encoding,
                 later=later[-1] if later else None, handoff=h,
@@ -247,18 +247,24 @@ class SummaryRun(FlushingRun):
             self._ledgers[stop] = [message] if message is not None else []
         return self._ledgers[stop]
 
-    def _handoff(self, stop: int, *, ledger: bool = False) -> Handoff:
-        """``original.handoff(preamble, stop)``: every span a compaction asks for (the ledger's
-        room at the policy's raw start, then the summary's span) from one scan of the original;
-        ``ledger``: only the fields the task ledger reads (``HandoffScan.ledger_handoff``)."""
+    def _ledger_handoff(self, stop: int) -> Handoff:
+        """``original.handoff(preamble, stop)`` with only the fields the task ledger reads
+        (``HandoffScan.ledger_handoff``), from the one scan of the original every span a
+        compaction asks for reads (the ledger's room at the policy's raw start, then the
+        summary's span)."""
+        return self._handoff_scan().ledger_handoff(stop)
+
+    def _handoff(self, stop: int) -> _HandoffFacts:
+        """``original.handoff(preamble, stop)`` kept in the core (``HandoffScan._facts``), from
+        the same scan: the offline summary reads its long lists in the core's fit."""
+        if stop not in self._handoffs:
+            self._handoffs[stop] = self._handoff_scan()._facts(stop)
+        return self._handoffs[stop]
+
+    def _handoff_scan(self) -> HandoffScan:
         if self._scan is None:
             self._scan = HandoffScan(self.original, self.preamble)
-        if ledger:
-            return self._scan.ledger_handoff(stop)
-        if stop not in self._handoffs:
-            self._handoffs[stop] = self._scan.handoff(stop)
-        made: Handoff = self._handoffs[stop]
-        return made
+        return self._scan
 
     def ledger_room(self) -> int:
         """The most tokens the task ledger takes (0 when the policy has it off)."""

@@ -10,7 +10,7 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Protocol, runtime_checkable
 
-from agentcontext._core import Conversation, _fit_summary, count_tokens, truncate
+from agentcontext._core import Conversation, _fit_summary, _HandoffFacts, count_tokens, truncate
 from agentcontext.compaction.summary_text import (
     _SECTIONS,
     CARRIED,
@@ -171,9 +171,18 @@ class OfflineSummarizer:
     window_bound = False
 
     def summarize(self, request: SummaryRequest) -> str:
-        made = request.context.get("handoff")  # the ladder's extraction of this span, when it has one
-        if made is not None and made[:2] == (request.start, request.stop) and request.original is not None:
-            h = made[2]
+        # The ladder's extraction of this span, when it has one, kept in the core: its tests and
+        # decisions (thousands of lines in a long history) go to the fit without leaving it.
+        made = request.context.get("handoff")
+        facts: _HandoffFacts | None = None
+        if (
+            made is not None
+            and made[:2] == (request.start, request.stop)
+            and request.original is not None
+            and isinstance(made[2], _HandoffFacts)
+        ):
+            facts = made[2]
+            h = facts.handoff(texts=False)
         else:
             h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
@@ -234,7 +243,7 @@ class OfflineSummarizer:
         return _fit(
             latest, sections, request.max_tokens, request.encoding,
             request_room=request.request_room, recall_id=request.request_recall_id,
-            held=request.context.get("held"), counts=request.context.get(LINE_TOKENS),
+            held=request.context.get("held"), counts=request.context.get(LINE_TOKENS), facts=facts,
         )  # fmt: skip
 
 
@@ -328,6 +337,7 @@ def _fit(
     recall_id: str | None = None,
     held: str | None = None,
     counts: dict[str, int] | None = None,
+    facts: _HandoffFacts | None = None,
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares), fitted
     by the core (``_core._fit_summary``): the latest request first (whole when it takes at most
@@ -339,7 +349,9 @@ def _fit(
     a bare fact the summary already names takes no line, nor, when the sections are over the cap,
     one that ``held`` (the task ledger beside the summary) names. Per-line counts miss a few merges
     at line starts: the last lines taken give way, and the text is cut (head and tail) when still
-    over. ``counts`` (:data:`LINE_TOKENS`) receives the tokens of the summary returned."""
+    over. ``counts`` (:data:`LINE_TOKENS`) receives the tokens of the summary returned. ``facts``:
+    the handoff (in the core) whose tests and decisions, written there, come before the lines of
+    those sections in ``sections`` (the previous summary's)."""
     if cap < 0:
         # The core fits no negative cap: refused by the cuts that refused it (the latest request's
         # in its room, a third of the cap, then the text's).
@@ -357,7 +369,7 @@ def _fit(
         text, tokens = _fit_summary(
             latest, [sections.get(name, []) for name in _SECTIONS], min(cap, _NO_CAP), encoding=enc,
             request_room=min(request_room, _NO_CAP), recall_id=recall_id, held=held,
-            constraints=_constraints(users),
+            constraints=_constraints(users), facts=facts,
         )  # fmt: skip
     except UnicodeEncodeError as exc:
         raise OptionError(f"a text of the summary is not valid Unicode ({exc.reason})") from exc
