@@ -16,6 +16,10 @@ use super::text::SKIP_KEYS;
 /// Deeper nesting is left to the parser (which refuses nesting over 128).
 const MAX_DEPTH: usize = 64;
 
+/// The most keys of text values open at once (in the objects being read, outer ones included); a
+/// record with more is left to the parser.
+const MAX_KEYS: usize = 24;
+
 /// The length of `record_text(raw)` when this scanner is certain of it (see the module); None:
 /// not known, the caller parses the record.
 pub(super) fn quick_len(raw: &str) -> Option<usize> {
@@ -46,6 +50,8 @@ fn scan(raw: &str, out: &mut impl Out) -> bool {
         b: raw.as_bytes(),
         i: 0,
         out,
+        keys: [(0, 0); MAX_KEYS],
+        open_keys: 0,
     };
     s.record().is_some() && {
         s.skip_spaces();
@@ -256,6 +262,11 @@ struct Scanner<'a, O> {
     b: &'a [u8],
     i: usize,
     out: &'a mut O,
+    /// The keys (places in `b`) read so far in the objects being read, whose values are text:
+    /// a key met twice in one object is left to the parser (the last value is the one that
+    /// counts, as serde_json's and Python's `json.loads` read it).
+    keys: [(u32, u32); MAX_KEYS],
+    open_keys: usize,
 }
 
 impl<O: Out> Scanner<'_, O> {
@@ -288,6 +299,7 @@ impl<O: Out> Scanner<'_, O> {
             self.i += 1;
             return Some(());
         }
+        let base = self.open_keys;
         loop {
             self.eat(b'"')?;
             let end = next_special(self.b, self.i)?;
@@ -295,6 +307,9 @@ impl<O: Out> Scanner<'_, O> {
                 return None;
             }
             let mode = mode_of(&self.b[self.i..end]);
+            if mode == Mode::Text {
+                self.new_key(base, self.i, end)?;
+            }
             self.i = end + 1;
             self.eat(b':')?;
             self.value(mode, depth + 1)?;
@@ -302,11 +317,27 @@ impl<O: Out> Scanner<'_, O> {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
+                    self.open_keys = base;
                     return Some(());
                 }
                 _ => return None,
             }
         }
+    }
+
+    /// Note the key `from..to` of the object whose keys start at `base` in `keys`; None when the
+    /// object has it already (or too many keys are open).
+    fn new_key(&mut self, base: usize, from: usize, to: usize) -> Option<()> {
+        let key = &self.b[from..to];
+        let seen = self.keys[base..self.open_keys]
+            .iter()
+            .any(|&(f, t)| self.b[f as usize..t as usize] == *key);
+        if seen || self.open_keys == MAX_KEYS {
+            return None;
+        }
+        self.keys[self.open_keys] = (u32::try_from(from).ok()?, u32::try_from(to).ok()?);
+        self.open_keys += 1;
+        Some(())
     }
 
     fn value(&mut self, mode: Mode, depth: usize) -> Option<()> {
@@ -530,7 +561,14 @@ mod tests {
             ),
             (r#"{"data":"\u00e9\ud83d\ude00\u4e2d\/"}"#, Some(10)),
             (r#"{"data":"say \"hi\" C:\\x\nnext"}"#, Some(18)),
-            (r#"{"data":"one","data":"two","other":["not", "text"]}"#, Some(7)),
+            // A duplicated key is left to the parser (its last value counts).
+            (r#"{"data":"one","data":"two","other":["not", "text"]}"#, None),
+            (r#"{"data":[{"content":"one","id":"x","content":"two"}]}"#, None),
+            (
+                r#"{"data":[{"content":"one","id":"x","id":"y"}],"type":"a","type":"b"}"#,
+                Some(3),
+            ),
+            (r#"{"data":[{"a":"one","b":{"a":"two"}},{"a":"three"}]}"#, Some(13)),
             (r#"{"data":[]}  "#, Some(0)),
             (r#"{"data":1.5}"#, None),
             (r#"{"data":-0}"#, None),
