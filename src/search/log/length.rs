@@ -249,6 +249,134 @@ fn plain_block(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     Some((usize::from(backslashes), at + BLOCK + usize::from(last_escapes)))
 }
 
+/// Bytes of a string [`string_end`] looks at a step.
+const CHUNK: usize = 64;
+
+/// Where a string ends, as [`string_end`] finds it.
+#[derive(Debug, PartialEq)]
+enum End {
+    /// At the quote `quote`, its escapes (none of them `\u`) `less` bytes longer than their
+    /// characters.
+    Closed { quote: usize, less: usize },
+    /// It holds a `\u` escape (before its end): read it another way.
+    Unicode,
+}
+
+/// What an escape's letter is: 1 for a letter of an escape of one character (`\"`, `\\\\`,
+/// `\/`, `\b`, `\f`, `\n`, `\r`, `\t`), 2 for the `u` of a `\u` escape, 0 for one that makes
+/// no escape.
+const ESCAPE_LETTER: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let letters = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < letters.len() {
+        table[letters[k] as usize] = 1;
+        k += 1;
+    }
+    table[b'u' as usize] = 2;
+    table
+};
+
+/// The end of the string whose characters start at `from` (after its opening quote), crossing
+/// [`CHUNK`] bytes a step: the places of a chunk's backslashes, quotes and control characters
+/// are bit masks ([`masks`]), the characters escaped are told from the backslashes by the
+/// parity of their runs (simdjson's `find_escaped_branchless`, carried from chunk to chunk), and
+/// the first quote not escaped ends the string; only the escapes' letters are looked at one by
+/// one. None where the parser must tell: a control character, an escape that is not one, no end
+/// on the line.
+///
+/// A tool's output has an escape or a quote every dozen bytes: the scanner stopped at each one
+/// outside 32-byte plain blocks (and a block was not plain past a `\\\\` or a quote).
+fn string_end(b: &[u8], from: usize) -> Option<End> {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let (mut at, mut less, mut carry) = (from, 0usize, 0u64);
+    let mut padded = [0u8; CHUNK];
+    loop {
+        // The last bytes of the line are padded with control characters: a string that does not
+        // end before them is left to the parser, as one that does not end on the line.
+        let chunk: &[u8; CHUNK] = if let Some(chunk) = b.get(at..at + CHUNK) {
+            chunk.try_into().ok()?
+        } else {
+            let rest = b.get(at..)?;
+            padded[..rest.len()].copy_from_slice(rest);
+            &padded
+        };
+        let (backslashes, quotes, controls) = masks(chunk);
+        // The characters escaped: after an odd run of backslashes (a run that starts on an odd
+        // place overflows the add into its end when it is even...: simdjson's arithmetic).
+        let backslashes = backslashes & !carry;
+        let follows = (backslashes << 1) | carry;
+        let odd_starts = backslashes & !EVEN & !follows;
+        let (even_starts, overflow) = odd_starts.overflowing_add(backslashes);
+        carry = u64::from(overflow);
+        let escaped = (EVEN ^ (even_starts << 1)) & follows;
+        let ends = quotes & !escaped;
+        // The bytes before the first quote that ends the string (all of them if none does).
+        let inside = if ends == 0 {
+            u64::MAX
+        } else {
+            (ends & ends.wrapping_neg()) - 1
+        };
+        if controls & inside != 0 {
+            return None;
+        }
+        let mut letters = escaped & inside;
+        less += letters.count_ones() as usize;
+        while letters != 0 {
+            match ESCAPE_LETTER[usize::from(chunk[letters.trailing_zeros() as usize])] {
+                1 => {}
+                2 => return Some(End::Unicode),
+                _ => return None,
+            }
+            letters &= letters - 1;
+        }
+        if ends != 0 {
+            return Some(End::Closed {
+                quote: at + ends.trailing_zeros() as usize,
+                less,
+            });
+        }
+        at += CHUNK;
+    }
+}
+
+/// The masks of a chunk's backslashes, quotes and control characters (bit k: byte k): SSE2
+/// compares of sixteen bytes at once and their movemask, through `safe_arch` (no `unsafe`).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
+    use safe_arch::{cmp_eq_mask_i8_m128i, load_unaligned_m128i, max_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i};
+    let backslash = set_splat_i8_m128i(b'\\' as i8);
+    let quote = set_splat_i8_m128i(b'"' as i8);
+    let control = set_splat_i8_m128i(0x1f);
+    let (mut backslashes, mut quotes, mut controls) = (0u64, 0u64, 0u64);
+    for (k, lane) in chunk.as_chunks::<16>().0.iter().enumerate() {
+        let v = load_unaligned_m128i(lane);
+        let bits = |m| u64::from(move_mask_i8_m128i(m) as u16) << (16 * k);
+        backslashes |= bits(cmp_eq_mask_i8_m128i(v, backslash));
+        quotes |= bits(cmp_eq_mask_i8_m128i(v, quote));
+        // A byte below 0x20: the larger of it and 0x1f is 0x1f.
+        controls |= bits(cmp_eq_mask_i8_m128i(max_u8_m128i(v, control), control));
+    }
+    (backslashes, quotes, controls)
+}
+
+/// [`masks`] a byte at a time: elsewhere, and the reference of the tests.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), cfg(test))]
+fn masks_by_bytes(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
+    let (mut backslashes, mut quotes, mut controls) = (0u64, 0u64, 0u64);
+    for (k, &c) in chunk.iter().enumerate() {
+        backslashes |= u64::from(c == b'\\') << k;
+        quotes |= u64::from(c == b'"') << k;
+        controls |= u64::from(c < 0x20) << k;
+    }
+    (backslashes, quotes, controls)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
+    masks_by_bytes(chunk)
+}
+
 /// What a value's strings and numbers count for: the text, or nothing (a skipped key's value,
 /// a record's field other than `data`).
 #[derive(Clone, Copy, PartialEq)]
@@ -464,8 +592,26 @@ impl<O: Out> Scanner<'_, O> {
 
     /// [`string`](Self::string) for an out that takes pieces as their places
     /// ([`Out::RAW`]): the string's characters are not copied or decoded, only its escapes
-    /// counted (and a `\u` escape read for its character's length).
+    /// counted. Crossed [`CHUNK`] bytes a step by [`string_end`]; a string with a `\u` escape
+    /// is read again by [`string_by_specials`](Self::string_by_specials).
     fn string_in_place(&mut self, text: bool) -> Option<()> {
+        let from = self.i;
+        match string_end(self.b, from)? {
+            End::Closed { quote, less } => {
+                self.i = quote + 1;
+                if text {
+                    self.out.start();
+                    self.out.raw(from, quote, less);
+                }
+                Some(())
+            }
+            End::Unicode => self.string_by_specials(text),
+        }
+    }
+
+    /// [`string_in_place`](Self::string_in_place) a special byte at a time (crossing plain
+    /// blocks), reading each `\u` escape for its character's length.
+    fn string_by_specials(&mut self, text: bool) -> Option<()> {
         let from = self.i;
         let mut less = 0;
         // Blocks are tried once the string has shown an escape (a string without one ends at the
@@ -749,6 +895,68 @@ mod tests {
             records.push(line);
         }
         records
+    }
+
+    #[test]
+    fn masks_are_the_bytes_ones() {
+        let mut rng = xorshift(0x5eed_0040_0000_0005);
+        let specials = [b'"', b'\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0x9f, 0xff, b'u'];
+        for _ in 0..20_000 {
+            let mut chunk = [0u8; CHUNK];
+            for c in &mut chunk {
+                let r = rng();
+                *c = if r % 3 == 0 {
+                    specials[(r >> 8) as usize % specials.len()]
+                } else {
+                    (r >> 16) as u8
+                };
+            }
+            assert_eq!(masks(&chunk), masks_by_bytes(&chunk), "{chunk:?}");
+        }
+    }
+
+    /// A string crossed a chunk at a time is read as it was a special byte at a time, from every
+    /// place of every record (escapes, runs of backslashes, quotes and control characters at
+    /// every place of a chunk and across its end, and at the end of the line).
+    #[test]
+    fn strings_crossed_in_chunks_read_as_a_special_byte_at_a_time() {
+        let (mut closed, mut unicode) = (0, 0);
+        for line in long_string_records() {
+            for cut in [line.len(), line.len() - 7, line.len() / 2 + 3] {
+                let b = &line[..cut];
+                for from in 0..b.len() {
+                    let run = |fast: bool| {
+                        let mut out = Length::default();
+                        let mut s = Scanner {
+                            s: "",
+                            b,
+                            i: from,
+                            out: &mut out,
+                            keys: [(0, 0); MAX_KEYS],
+                            open_keys: 0,
+                        };
+                        let r = if fast {
+                            s.string_in_place(true)
+                        } else {
+                            s.string_by_specials(true)
+                        };
+                        let i = s.i;
+                        (r.map(|()| i), out.len, out.unicode)
+                    };
+                    // (Where neither answers, what was noted on the way does not count.)
+                    let (fast, slow) = (run(true), run(false));
+                    if fast.0.is_some() || slow.0.is_some() {
+                        assert_eq!(fast, slow, "{from} {:?}", String::from_utf8_lossy(b));
+                    }
+                    match string_end(b, from) {
+                        Some(End::Closed { .. }) => closed += 1,
+                        Some(End::Unicode) => unicode += 1,
+                        None => {}
+                    }
+                }
+            }
+        }
+        assert!(closed > 100_000 && unicode > 10_000, "{closed} {unicode}");
     }
 
     /// A block's answer is the byte-at-a-time one, at every place of every record.
