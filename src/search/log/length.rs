@@ -32,9 +32,12 @@ pub(super) fn quick_len(raw: &str) -> Option<usize> {
 /// where its raw bytes hold it (see `raw`): what a regular expression's search of a whole buffer
 /// needs to know of a line its literals were not found in (instead of a search for `\u` of
 /// every line's bytes).
-pub(super) fn quick_len_plain(raw: &str) -> Option<usize> {
+///
+/// Read from the line's bytes: None also when they are not UTF-8 (checked here, string by
+/// string, only where a string holds a byte that is not ASCII; no check of the whole line first).
+pub(super) fn quick_len_plain(raw: &[u8]) -> Option<usize> {
     let mut len = Length::default();
-    (scan(raw, &mut len) && !len.unicode).then_some(len.len)
+    (scan_bytes(raw, &mut len) && !len.unicode).then_some(len.len)
 }
 
 /// `record_text(raw)` into `out` (cleared first) when this scanner is certain of it (see the
@@ -45,9 +48,22 @@ pub(super) fn quick_text(raw: &str, out: &mut String) -> bool {
 }
 
 fn scan(raw: &str, out: &mut impl Out) -> bool {
+    run(raw, raw.as_bytes(), true, out)
+}
+
+/// [`scan`] of a line's bytes, for an out that takes pieces as their places ([`Out::RAW`]): false
+/// also when they are not UTF-8. A record the scanner reads has no byte that is not ASCII outside
+/// its strings (keys included), so it is UTF-8 when each of its strings is: only a string that
+/// holds such a byte is checked (the whole line was checked before, a tenth of a search).
+fn scan_bytes<O: Out>(raw: &[u8], out: &mut O) -> bool {
+    O::RAW && run("", raw, false, out)
+}
+
+fn run(s: &str, b: &[u8], utf8: bool, out: &mut impl Out) -> bool {
     let mut s = Scanner {
-        s: raw,
-        b: raw.as_bytes(),
+        s,
+        b,
+        utf8,
         i: 0,
         out,
         keys: [(0, 0); MAX_KEYS],
@@ -117,11 +133,13 @@ impl Out for Pieces {
 /// The length of `record_text(raw)` and its pieces' places in `raw` (see [`Pieces`]) when this
 /// scanner is certain of them and no piece holds a `\u` escape; false: not known (`out` holds a
 /// part).
-pub(super) fn quick_pieces(raw: &str, out: &mut Pieces) -> bool {
+///
+/// Read from the line's bytes: false also when they are not UTF-8 (see [`quick_len_plain`]).
+pub(super) fn quick_pieces(raw: &[u8], out: &mut Pieces) -> bool {
     out.len = 0;
     out.spans.clear();
     out.exact = true;
-    scan(raw, out) && out.exact
+    scan_bytes(raw, out) && out.exact
 }
 
 /// Only the text's length, and whether a string held a `\u` escape.
@@ -256,8 +274,12 @@ const CHUNK: usize = 64;
 #[derive(Debug, PartialEq)]
 enum End {
     /// At the quote `quote`, its escapes (none of them `\u`) `less` bytes longer than their
-    /// characters.
-    Closed { quote: usize, less: usize },
+    /// characters; `not_ascii`: from its first byte that is not ASCII to its last, if it has one.
+    Closed {
+        quote: usize,
+        less: usize,
+        not_ascii: Option<std::ops::Range<usize>>,
+    },
     /// It holds a `\u` escape (before its end): read it another way.
     Unicode,
 }
@@ -290,6 +312,8 @@ const ESCAPE_LETTER: [u8; 256] = {
 fn string_end(b: &[u8], from: usize) -> Option<End> {
     const EVEN: u64 = 0x5555_5555_5555_5555;
     let (mut at, mut less, mut carry) = (from, 0usize, 0u64);
+    // The first and the last byte that is not ASCII, if any.
+    let mut high: Option<(usize, usize)> = None;
     let mut padded = [0u8; CHUNK];
     loop {
         // The last bytes of the line are padded with control characters: a string that does not
@@ -301,7 +325,7 @@ fn string_end(b: &[u8], from: usize) -> Option<End> {
             padded[..rest.len()].copy_from_slice(rest);
             &padded
         };
-        let (backslashes, quotes, controls) = masks(chunk);
+        let (backslashes, quotes, controls, not_ascii) = masks(chunk);
         // The characters escaped: after an odd run of backslashes (a run that starts on an odd
         // place overflows the add into its end when it is even...: simdjson's arithmetic).
         let backslashes = backslashes & !carry;
@@ -320,6 +344,12 @@ fn string_end(b: &[u8], from: usize) -> Option<End> {
         if controls & inside != 0 {
             return None;
         }
+        let not_ascii = not_ascii & inside;
+        if not_ascii != 0 {
+            let last = at + 63 - not_ascii.leading_zeros() as usize;
+            let first = high.map_or(at + not_ascii.trailing_zeros() as usize, |h| h.0);
+            high = Some((first, last));
+        }
         let mut letters = escaped & inside;
         less += letters.count_ones() as usize;
         while letters != 0 {
@@ -334,21 +364,23 @@ fn string_end(b: &[u8], from: usize) -> Option<End> {
             return Some(End::Closed {
                 quote: at + ends.trailing_zeros() as usize,
                 less,
+                not_ascii: high.map(|(first, last)| first..last + 1),
             });
         }
         at += CHUNK;
     }
 }
 
-/// The masks of a chunk's backslashes, quotes and control characters (bit k: byte k): SSE2
-/// compares of sixteen bytes at once and their movemask, through `safe_arch` (no `unsafe`).
+/// The masks of a chunk's backslashes, quotes, control characters and bytes that are not ASCII
+/// (bit k: byte k): SSE2 compares of sixteen bytes at once and their movemask, through
+/// `safe_arch` (no `unsafe`).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
     use safe_arch::{cmp_eq_mask_i8_m128i, load_unaligned_m128i, max_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i};
     let backslash = set_splat_i8_m128i(b'\\' as i8);
     let quote = set_splat_i8_m128i(b'"' as i8);
     let control = set_splat_i8_m128i(0x1f);
-    let (mut backslashes, mut quotes, mut controls) = (0u64, 0u64, 0u64);
+    let (mut backslashes, mut quotes, mut controls, mut high) = (0u64, 0u64, 0u64, 0u64);
     for (k, lane) in chunk.as_chunks::<16>().0.iter().enumerate() {
         let v = load_unaligned_m128i(lane);
         let bits = |m| u64::from(move_mask_i8_m128i(m) as u16) << (16 * k);
@@ -356,24 +388,26 @@ fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
         quotes |= bits(cmp_eq_mask_i8_m128i(v, quote));
         // A byte below 0x20: the larger of it and 0x1f is 0x1f.
         controls |= bits(cmp_eq_mask_i8_m128i(max_u8_m128i(v, control), control));
+        high |= bits(v);
     }
-    (backslashes, quotes, controls)
+    (backslashes, quotes, controls, high)
 }
 
 /// [`masks`] a byte at a time: elsewhere, and the reference of the tests.
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), cfg(test))]
-fn masks_by_bytes(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
-    let (mut backslashes, mut quotes, mut controls) = (0u64, 0u64, 0u64);
+fn masks_by_bytes(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
+    let (mut backslashes, mut quotes, mut controls, mut high) = (0u64, 0u64, 0u64, 0u64);
     for (k, &c) in chunk.iter().enumerate() {
         backslashes |= u64::from(c == b'\\') << k;
         quotes |= u64::from(c == b'"') << k;
         controls |= u64::from(c < 0x20) << k;
+        high |= u64::from(c >= 0x80) << k;
     }
-    (backslashes, quotes, controls)
+    (backslashes, quotes, controls, high)
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64) {
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
     masks_by_bytes(chunk)
 }
 
@@ -386,8 +420,12 @@ enum Mode {
 }
 
 struct Scanner<'a, O> {
+    /// The record as text (for an out that is not [`Out::RAW`]; empty for one that is).
     s: &'a str,
     b: &'a [u8],
+    /// Whether `b` is known to be UTF-8 (else each string that holds a byte that is not ASCII is
+    /// checked, and one that is not UTF-8 ends the scan: not known).
+    utf8: bool,
     i: usize,
     out: &'a mut O,
     /// The keys (places in `b`) read so far in the objects being read, whose values are text:
@@ -431,7 +469,7 @@ impl<O: Out> Scanner<'_, O> {
         loop {
             self.eat(b'"')?;
             let end = next_special(self.b, self.i)?;
-            if self.b[end] != b'"' {
+            if self.b[end] != b'"' || !self.utf8_at(self.i, end) {
                 return None;
             }
             let mode = mode_of(&self.b[self.i..end]);
@@ -597,7 +635,14 @@ impl<O: Out> Scanner<'_, O> {
     fn string_in_place(&mut self, text: bool) -> Option<()> {
         let from = self.i;
         match string_end(self.b, from)? {
-            End::Closed { quote, less } => {
+            End::Closed { quote, less, not_ascii } => {
+                // The string is UTF-8 when the bytes from its first that is not ASCII to its last
+                // are (around them it is ASCII).
+                if let Some(range) = not_ascii
+                    && !self.utf8_at(range.start, range.end)
+                {
+                    return None;
+                }
                 self.i = quote + 1;
                 if text {
                     self.out.start();
@@ -605,8 +650,17 @@ impl<O: Out> Scanner<'_, O> {
                 }
                 Some(())
             }
-            End::Unicode => self.string_by_specials(text),
+            End::Unicode => {
+                self.string_by_specials(text)?;
+                self.utf8_at(from, self.i - 1).then_some(())
+            }
         }
+    }
+
+    /// Whether the bytes `from..to` are UTF-8, where the record is not known to be.
+    fn utf8_at(&self, from: usize, to: usize) -> bool {
+        let bytes = &self.b[from..to];
+        self.utf8 || bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()
     }
 
     /// [`string_in_place`](Self::string_in_place) a special byte at a time (crossing plain
@@ -930,6 +984,7 @@ mod tests {
                         let mut s = Scanner {
                             s: "",
                             b,
+                            utf8: true,
                             i: from,
                             out: &mut out,
                             keys: [(0, 0); MAX_KEYS],
@@ -957,6 +1012,54 @@ mod tests {
             }
         }
         assert!(closed > 100_000 && unicode > 10_000, "{closed} {unicode}");
+    }
+
+    /// Read from its bytes, a record is answered for exactly when it is read as text and its
+    /// bytes are UTF-8 (whichever string, key or value, text or not, holds the bytes that are not).
+    #[test]
+    fn bytes_that_are_not_utf8_are_left_to_the_parser() {
+        let (mut answered, mut refused) = (0, 0);
+        let mut rng = xorshift(0x5eed_0040_0000_0007);
+        for line in long_string_records() {
+            let mut line = line;
+            // A byte put anywhere (in a string, a key, between two values), or a character cut.
+            match rng() % 4 {
+                0 => {}
+                1 => {
+                    let at = (rng() as usize) % line.len();
+                    line.insert(at, [0xff, 0xc3, 0x80, 0xe2][(rng() % 4) as usize]);
+                }
+                2 => {
+                    let key = line.windows(4).position(|w| w == b"role").unwrap_or(0);
+                    line.splice(key..key, "r\u{e9}".bytes());
+                }
+                _ => line.splice(10..10, [0xc3]).for_each(drop),
+            }
+            let text = std::str::from_utf8(&line).ok();
+            let shown = String::from_utf8_lossy(&line).into_owned();
+            let expected = text.and_then(quick_len_plain_of_text);
+            assert_eq!(quick_len_plain(&line), expected, "{shown}");
+            let mut found = Pieces::default();
+            let read = quick_pieces(&line, &mut found);
+            let mut of_text = Pieces::default();
+            let expected = text.is_some_and(|t| {
+                of_text.exact = true;
+                scan(t, &mut of_text) && of_text.exact
+            });
+            assert_eq!(read, expected, "{shown}");
+            if read {
+                assert_eq!((found.len, &found.spans), (of_text.len, &of_text.spans), "{shown}");
+                answered += 1;
+            }
+            refused += usize::from(text.is_none());
+        }
+        assert!(answered > 150 && refused > 500, "{answered} {refused}");
+    }
+
+    /// [`quick_len_plain`] of a record known to be UTF-8.
+    fn quick_len_plain_of_text(raw: &str) -> Option<usize> {
+        let mut len = Length::default();
+        (scan(raw, &mut len) && !len.unicode).then_some(len.len)
     }
 
     /// A block's answer is the byte-at-a-time one, at every place of every record.
@@ -997,8 +1100,12 @@ mod tests {
                 unicode |= raw.as_bytes().get(at + k + 1) == Some(&b'u');
                 at += k + 2;
             }
-            assert_eq!(quick_len_plain(raw), quick_len(raw).filter(|_| !unicode), "{raw}");
-            if quick_pieces(raw, &mut found) {
+            assert_eq!(
+                quick_len_plain(raw.as_bytes()),
+                quick_len(raw).filter(|_| !unicode),
+                "{raw}"
+            );
+            if quick_pieces(raw.as_bytes(), &mut found) {
                 pieces_read += 1;
                 let text = parsed.unwrap();
                 assert_eq!(found.len, text.len(), "{raw}");
