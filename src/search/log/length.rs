@@ -377,12 +377,13 @@ fn string_end(b: &[u8], from: usize) -> Option<End> {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
     use safe_arch::{cmp_eq_mask_i8_m128i, load_unaligned_m128i, max_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i};
-    let backslash = set_splat_i8_m128i(b'\\' as i8);
-    let quote = set_splat_i8_m128i(b'"' as i8);
+    // `\`, `"` and the last control character (all below 0x80: the same as an i8).
+    let backslash = set_splat_i8_m128i(0x5c);
+    let quote = set_splat_i8_m128i(0x22);
     let control = set_splat_i8_m128i(0x1f);
     let (mut backslashes, mut quotes, mut controls, mut high) = (0u64, 0u64, 0u64, 0u64);
-    for (k, lane) in chunk.as_chunks::<16>().0.iter().enumerate() {
-        let v = load_unaligned_m128i(lane);
+    for k in 0..CHUNK / 16 {
+        let v = load_unaligned_m128i(chunk[16 * k..16 * (k + 1)].try_into().unwrap_or(&[0; 16]));
         let bits = |m| u64::from(move_mask_i8_m128i(m) as u16) << (16 * k);
         backslashes |= bits(cmp_eq_mask_i8_m128i(v, backslash));
         quotes |= bits(cmp_eq_mask_i8_m128i(v, quote));
