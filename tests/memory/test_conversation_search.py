@@ -214,3 +214,25 @@ def test_records_that_cannot_be_read_are_reported_not_silently_left_out(tmp_path
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps([{"role": "user", "content": "a needle"}]))
     assert conversation_search(chat, "needle")["skipped"] == 0
+
+
+def test_a_duplicated_key_counts_with_its_last_value_as_json_loads_reads_it(tmp_path: Path) -> None:
+    # D6: both values of a key written twice in a record were searched (and counted in the
+    # message's length); `json.loads` (and the log's own reader) keep only the last one.
+    log = SessionLog(tmp_path / "session.jsonl", format="openai")
+    log.append(Conversation([{"role": "user", "content": "plain hay"}], format="openai"))
+    records = [
+        '{"type":"message","index":1,"data":[{"role":"tool","tool_call_id":"c1","content":"old needle","content":"new hay"}]}',
+        '{"type":"message","index":2,"data":[{"role":"user","content":"first needle"}],"data":[{"role":"user","content":"hay"}]}',
+        '{"type":"message","index":3,"data":[{"role":"user","content":"hay","content":"needle at last"}]}',
+    ]
+    with log.path.open("a", encoding="utf-8") as f:
+        f.writelines(r + "\n" for r in records)
+    assert [json.loads(r)["data"][0]["content"] for r in records] == ["new hay", "hay", "needle at last"]
+    for regex in (False, True):
+        found = conversation_search(log.path, "needle", regex=regex)
+        assert (found["messages"], found["matched"]) == (4, 1), regex
+        hit = found["hits"][0]
+        assert (hit["message"], hit["snippets"]) == (3, ["needle at last"])
+    hit = conversation_search(log.path, "new")["hits"][0]
+    assert (hit["message"], hit["recall_id"], hit["snippets"]) == (1, "c1", ["new hay"])

@@ -16,6 +16,10 @@ use super::text::SKIP_KEYS;
 /// Deeper nesting is left to the parser (which refuses nesting over 128).
 const MAX_DEPTH: usize = 64;
 
+/// The most keys of text values open at once (in the objects being read, outer ones included); a
+/// record with more is left to the parser.
+const MAX_KEYS: usize = 24;
+
 /// The length of `record_text(raw)` when this scanner is certain of it (see the module); None:
 /// not known, the caller parses the record.
 pub(super) fn quick_len(raw: &str) -> Option<usize> {
@@ -28,9 +32,12 @@ pub(super) fn quick_len(raw: &str) -> Option<usize> {
 /// where its raw bytes hold it (see `raw`): what a regular expression's search of a whole buffer
 /// needs to know of a line its literals were not found in (instead of a search for `\u` of
 /// every line's bytes).
-pub(super) fn quick_len_plain(raw: &str) -> Option<usize> {
+///
+/// Read from the line's bytes: None also when they are not UTF-8 (checked here, string by
+/// string, only where a string holds a byte that is not ASCII; no check of the whole line first).
+pub(super) fn quick_len_plain(raw: &[u8]) -> Option<usize> {
     let mut len = Length::default();
-    (scan(raw, &mut len) && !len.unicode).then_some(len.len)
+    (scan_bytes(raw, &mut len) && !len.unicode).then_some(len.len)
 }
 
 /// `record_text(raw)` into `out` (cleared first) when this scanner is certain of it (see the
@@ -41,11 +48,26 @@ pub(super) fn quick_text(raw: &str, out: &mut String) -> bool {
 }
 
 fn scan(raw: &str, out: &mut impl Out) -> bool {
+    run(raw, raw.as_bytes(), true, out)
+}
+
+/// [`scan`] of a line's bytes, for an out that takes pieces as their places ([`Out::RAW`]): false
+/// also when they are not UTF-8. A record the scanner reads has no byte that is not ASCII outside
+/// its strings (keys included), so it is UTF-8 when each of its strings is: only a string that
+/// holds such a byte is checked (the whole line was checked before, a tenth of a search).
+fn scan_bytes<O: Out>(raw: &[u8], out: &mut O) -> bool {
+    O::RAW && run("", raw, false, out)
+}
+
+fn run(s: &str, b: &[u8], utf8: bool, out: &mut impl Out) -> bool {
     let mut s = Scanner {
-        s: raw,
-        b: raw.as_bytes(),
+        s,
+        b,
+        utf8,
         i: 0,
         out,
+        keys: [(0, 0); MAX_KEYS],
+        open_keys: 0,
     };
     s.record().is_some() && {
         s.skip_spaces();
@@ -111,11 +133,13 @@ impl Out for Pieces {
 /// The length of `record_text(raw)` and its pieces' places in `raw` (see [`Pieces`]) when this
 /// scanner is certain of them and no piece holds a `\u` escape; false: not known (`out` holds a
 /// part).
-pub(super) fn quick_pieces(raw: &str, out: &mut Pieces) -> bool {
+///
+/// Read from the line's bytes: false also when they are not UTF-8 (see [`quick_len_plain`]).
+pub(super) fn quick_pieces(raw: &[u8], out: &mut Pieces) -> bool {
     out.len = 0;
     out.spans.clear();
     out.exact = true;
-    scan(raw, out) && out.exact
+    scan_bytes(raw, out) && out.exact
 }
 
 /// Only the text's length, and whether a string held a `\u` escape.
@@ -243,6 +267,151 @@ fn plain_block(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     Some((usize::from(backslashes), at + BLOCK + usize::from(last_escapes)))
 }
 
+/// Bytes of a string [`string_end`] looks at a step.
+const CHUNK: usize = 64;
+
+/// Where a string ends, as [`string_end`] finds it.
+#[derive(Debug, PartialEq)]
+enum End {
+    /// At the quote `quote`, its escapes (none of them `\u`) `less` bytes longer than their
+    /// characters; `not_ascii`: from its first byte that is not ASCII to its last, if it has one.
+    Closed {
+        quote: usize,
+        less: usize,
+        not_ascii: Option<std::ops::Range<usize>>,
+    },
+    /// It holds a `\u` escape (before its end): read it another way.
+    Unicode,
+}
+
+/// What an escape's letter is: 1 for a letter of an escape of one character (`\"`, `\\\\`,
+/// `\/`, `\b`, `\f`, `\n`, `\r`, `\t`), 2 for the `u` of a `\u` escape, 0 for one that makes
+/// no escape.
+const ESCAPE_LETTER: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let letters = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < letters.len() {
+        table[letters[k] as usize] = 1;
+        k += 1;
+    }
+    table[b'u' as usize] = 2;
+    table
+};
+
+/// The end of the string whose characters start at `from` (after its opening quote), crossing
+/// [`CHUNK`] bytes a step: the places of a chunk's backslashes, quotes and control characters
+/// are bit masks ([`masks`]), the characters escaped are told from the backslashes by the
+/// parity of their runs (simdjson's `find_escaped_branchless`, carried from chunk to chunk), and
+/// the first quote not escaped ends the string; only the escapes' letters are looked at one by
+/// one. None where the parser must tell: a control character, an escape that is not one, no end
+/// on the line.
+///
+/// A tool's output has an escape or a quote every dozen bytes: the scanner stopped at each one
+/// outside 32-byte plain blocks (and a block was not plain past a `\\\\` or a quote).
+fn string_end(b: &[u8], from: usize) -> Option<End> {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let (mut at, mut less, mut carry) = (from, 0usize, 0u64);
+    // The first and the last byte that is not ASCII, if any.
+    let mut high: Option<(usize, usize)> = None;
+    let mut padded = [0u8; CHUNK];
+    loop {
+        // The last bytes of the line are padded with control characters: a string that does not
+        // end before them is left to the parser, as one that does not end on the line.
+        let chunk: &[u8; CHUNK] = if let Some(chunk) = b.get(at..at + CHUNK) {
+            chunk.try_into().ok()?
+        } else {
+            let rest = b.get(at..)?;
+            padded[..rest.len()].copy_from_slice(rest);
+            &padded
+        };
+        let (backslashes, quotes, controls, not_ascii) = masks(chunk);
+        // The characters escaped: after an odd run of backslashes (a run that starts on an odd
+        // place overflows the add into its end when it is even...: simdjson's arithmetic).
+        let backslashes = backslashes & !carry;
+        let follows = (backslashes << 1) | carry;
+        let odd_starts = backslashes & !EVEN & !follows;
+        let (even_starts, overflow) = odd_starts.overflowing_add(backslashes);
+        carry = u64::from(overflow);
+        let escaped = (EVEN ^ (even_starts << 1)) & follows;
+        let ends = quotes & !escaped;
+        // The bytes before the first quote that ends the string (all of them if none does).
+        let inside = if ends == 0 {
+            u64::MAX
+        } else {
+            (ends & ends.wrapping_neg()) - 1
+        };
+        if controls & inside != 0 {
+            return None;
+        }
+        let not_ascii = not_ascii & inside;
+        if not_ascii != 0 {
+            let last = at + 63 - not_ascii.leading_zeros() as usize;
+            let first = high.map_or(at + not_ascii.trailing_zeros() as usize, |h| h.0);
+            high = Some((first, last));
+        }
+        let mut letters = escaped & inside;
+        less += letters.count_ones() as usize;
+        while letters != 0 {
+            match ESCAPE_LETTER[usize::from(chunk[letters.trailing_zeros() as usize])] {
+                1 => {}
+                2 => return Some(End::Unicode),
+                _ => return None,
+            }
+            letters &= letters - 1;
+        }
+        if ends != 0 {
+            return Some(End::Closed {
+                quote: at + ends.trailing_zeros() as usize,
+                less,
+                not_ascii: high.map(|(first, last)| first..last + 1),
+            });
+        }
+        at += CHUNK;
+    }
+}
+
+/// The masks of a chunk's backslashes, quotes, control characters and bytes that are not ASCII
+/// (bit k: byte k): SSE2 compares of sixteen bytes at once and their movemask, through
+/// `safe_arch` (no `unsafe`).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
+    use safe_arch::{cmp_eq_mask_i8_m128i, load_unaligned_m128i, max_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i};
+    // `\`, `"` and the last control character (all below 0x80: the same as an i8).
+    let backslash = set_splat_i8_m128i(0x5c);
+    let quote = set_splat_i8_m128i(0x22);
+    let control = set_splat_i8_m128i(0x1f);
+    let (mut backslashes, mut quotes, mut controls, mut high) = (0u64, 0u64, 0u64, 0u64);
+    for k in 0..CHUNK / 16 {
+        let v = load_unaligned_m128i(chunk[16 * k..16 * (k + 1)].try_into().unwrap_or(&[0; 16]));
+        let bits = |m| u64::from(move_mask_i8_m128i(m) as u16) << (16 * k);
+        backslashes |= bits(cmp_eq_mask_i8_m128i(v, backslash));
+        quotes |= bits(cmp_eq_mask_i8_m128i(v, quote));
+        // A byte below 0x20: the larger of it and 0x1f is 0x1f.
+        controls |= bits(cmp_eq_mask_i8_m128i(max_u8_m128i(v, control), control));
+        high |= bits(v);
+    }
+    (backslashes, quotes, controls, high)
+}
+
+/// [`masks`] a byte at a time: elsewhere, and the reference of the tests.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), cfg(test))]
+fn masks_by_bytes(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
+    let (mut backslashes, mut quotes, mut controls, mut high) = (0u64, 0u64, 0u64, 0u64);
+    for (k, &c) in chunk.iter().enumerate() {
+        backslashes |= u64::from(c == b'\\') << k;
+        quotes |= u64::from(c == b'"') << k;
+        controls |= u64::from(c < 0x20) << k;
+        high |= u64::from(c >= 0x80) << k;
+    }
+    (backslashes, quotes, controls, high)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn masks(chunk: &[u8; CHUNK]) -> (u64, u64, u64, u64) {
+    masks_by_bytes(chunk)
+}
+
 /// What a value's strings and numbers count for: the text, or nothing (a skipped key's value,
 /// a record's field other than `data`).
 #[derive(Clone, Copy, PartialEq)]
@@ -252,10 +421,19 @@ enum Mode {
 }
 
 struct Scanner<'a, O> {
+    /// The record as text (for an out that is not [`Out::RAW`]; empty for one that is).
     s: &'a str,
     b: &'a [u8],
+    /// Whether `b` is known to be UTF-8 (else each string that holds a byte that is not ASCII is
+    /// checked, and one that is not UTF-8 ends the scan: not known).
+    utf8: bool,
     i: usize,
     out: &'a mut O,
+    /// The keys (places in `b`) read so far in the objects being read, whose values are text:
+    /// a key met twice in one object is left to the parser (the last value is the one that
+    /// counts, as serde_json's and Python's `json.loads` read it).
+    keys: [(u32, u32); MAX_KEYS],
+    open_keys: usize,
 }
 
 impl<O: Out> Scanner<'_, O> {
@@ -288,13 +466,17 @@ impl<O: Out> Scanner<'_, O> {
             self.i += 1;
             return Some(());
         }
+        let base = self.open_keys;
         loop {
             self.eat(b'"')?;
             let end = next_special(self.b, self.i)?;
-            if self.b[end] != b'"' {
+            if self.b[end] != b'"' || !self.utf8_at(self.i, end) {
                 return None;
             }
             let mode = mode_of(&self.b[self.i..end]);
+            if mode == Mode::Text {
+                self.new_key(base, self.i, end)?;
+            }
             self.i = end + 1;
             self.eat(b':')?;
             self.value(mode, depth + 1)?;
@@ -302,11 +484,27 @@ impl<O: Out> Scanner<'_, O> {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
+                    self.open_keys = base;
                     return Some(());
                 }
                 _ => return None,
             }
         }
+    }
+
+    /// Note the key `from..to` of the object whose keys start at `base` in `keys`; None when the
+    /// object has it already (or too many keys are open).
+    fn new_key(&mut self, base: usize, from: usize, to: usize) -> Option<()> {
+        let key = &self.b[from..to];
+        let seen = self.keys[base..self.open_keys]
+            .iter()
+            .any(|&(f, t)| self.b[f as usize..t as usize] == *key);
+        if seen || self.open_keys == MAX_KEYS {
+            return None;
+        }
+        self.keys[self.open_keys] = (u32::try_from(from).ok()?, u32::try_from(to).ok()?);
+        self.open_keys += 1;
+        Some(())
     }
 
     fn value(&mut self, mode: Mode, depth: usize) -> Option<()> {
@@ -433,8 +631,42 @@ impl<O: Out> Scanner<'_, O> {
 
     /// [`string`](Self::string) for an out that takes pieces as their places
     /// ([`Out::RAW`]): the string's characters are not copied or decoded, only its escapes
-    /// counted (and a `\u` escape read for its character's length).
+    /// counted. Crossed [`CHUNK`] bytes a step by [`string_end`]; a string with a `\u` escape
+    /// is read again by [`string_by_specials`](Self::string_by_specials).
     fn string_in_place(&mut self, text: bool) -> Option<()> {
+        let from = self.i;
+        match string_end(self.b, from)? {
+            End::Closed { quote, less, not_ascii } => {
+                // The string is UTF-8 when the bytes from its first that is not ASCII to its last
+                // are (around them it is ASCII).
+                if let Some(range) = not_ascii
+                    && !self.utf8_at(range.start, range.end)
+                {
+                    return None;
+                }
+                self.i = quote + 1;
+                if text {
+                    self.out.start();
+                    self.out.raw(from, quote, less);
+                }
+                Some(())
+            }
+            End::Unicode => {
+                self.string_by_specials(text)?;
+                self.utf8_at(from, self.i - 1).then_some(())
+            }
+        }
+    }
+
+    /// Whether the bytes `from..to` are UTF-8, where the record is not known to be.
+    fn utf8_at(&self, from: usize, to: usize) -> bool {
+        let bytes = &self.b[from..to];
+        self.utf8 || bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()
+    }
+
+    /// [`string_in_place`](Self::string_in_place) a special byte at a time (crossing plain
+    /// blocks), reading each `\u` escape for its character's length.
+    fn string_by_specials(&mut self, text: bool) -> Option<()> {
         let from = self.i;
         let mut less = 0;
         // Blocks are tried once the string has shown an escape (a string without one ends at the
@@ -530,7 +762,14 @@ mod tests {
             ),
             (r#"{"data":"\u00e9\ud83d\ude00\u4e2d\/"}"#, Some(10)),
             (r#"{"data":"say \"hi\" C:\\x\nnext"}"#, Some(18)),
-            (r#"{"data":"one","data":"two","other":["not", "text"]}"#, Some(7)),
+            // A duplicated key is left to the parser (its last value counts).
+            (r#"{"data":"one","data":"two","other":["not", "text"]}"#, None),
+            (r#"{"data":[{"content":"one","id":"x","content":"two"}]}"#, None),
+            (
+                r#"{"data":[{"content":"one","id":"x","id":"y"}],"type":"a","type":"b"}"#,
+                Some(3),
+            ),
+            (r#"{"data":[{"a":"one","b":{"a":"two"}},{"a":"three"}]}"#, Some(13)),
             (r#"{"data":[]}  "#, Some(0)),
             (r#"{"data":1.5}"#, None),
             (r#"{"data":-0}"#, None),
@@ -713,6 +952,117 @@ mod tests {
         records
     }
 
+    #[test]
+    fn masks_are_the_bytes_ones() {
+        let mut rng = xorshift(0x5eed_0040_0000_0005);
+        let specials = [b'"', b'\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0x9f, 0xff, b'u'];
+        for _ in 0..20_000 {
+            let mut chunk = [0u8; CHUNK];
+            for c in &mut chunk {
+                let r = rng();
+                *c = if r % 3 == 0 {
+                    specials[(r >> 8) as usize % specials.len()]
+                } else {
+                    (r >> 16) as u8
+                };
+            }
+            assert_eq!(masks(&chunk), masks_by_bytes(&chunk), "{chunk:?}");
+        }
+    }
+
+    /// A string crossed a chunk at a time is read as it was a special byte at a time, from every
+    /// place of every record (escapes, runs of backslashes, quotes and control characters at
+    /// every place of a chunk and across its end, and at the end of the line).
+    #[test]
+    fn strings_crossed_in_chunks_read_as_a_special_byte_at_a_time() {
+        let (mut closed, mut unicode) = (0, 0);
+        for line in long_string_records() {
+            for cut in [line.len(), line.len() - 7, line.len() / 2 + 3] {
+                let b = &line[..cut];
+                for from in 0..b.len() {
+                    let run = |fast: bool| {
+                        let mut out = Length::default();
+                        let mut s = Scanner {
+                            s: "",
+                            b,
+                            utf8: true,
+                            i: from,
+                            out: &mut out,
+                            keys: [(0, 0); MAX_KEYS],
+                            open_keys: 0,
+                        };
+                        let r = if fast {
+                            s.string_in_place(true)
+                        } else {
+                            s.string_by_specials(true)
+                        };
+                        let i = s.i;
+                        (r.map(|()| i), out.len, out.unicode)
+                    };
+                    // (Where neither answers, what was noted on the way does not count.)
+                    let (fast, slow) = (run(true), run(false));
+                    if fast.0.is_some() || slow.0.is_some() {
+                        assert_eq!(fast, slow, "{from} {:?}", String::from_utf8_lossy(b));
+                    }
+                    match string_end(b, from) {
+                        Some(End::Closed { .. }) => closed += 1,
+                        Some(End::Unicode) => unicode += 1,
+                        None => {}
+                    }
+                }
+            }
+        }
+        assert!(closed > 100_000 && unicode > 10_000, "{closed} {unicode}");
+    }
+
+    /// Read from its bytes, a record is answered for exactly when it is read as text and its
+    /// bytes are UTF-8 (whichever string, key or value, text or not, holds the bytes that are not).
+    #[test]
+    fn bytes_that_are_not_utf8_are_left_to_the_parser() {
+        let (mut answered, mut refused) = (0, 0);
+        let mut rng = xorshift(0x5eed_0040_0000_0007);
+        for line in long_string_records() {
+            let mut line = line;
+            // A byte put anywhere (in a string, a key, between two values), or a character cut.
+            match rng() % 4 {
+                0 => {}
+                1 => {
+                    let at = (rng() as usize) % line.len();
+                    line.insert(at, [0xff, 0xc3, 0x80, 0xe2][(rng() % 4) as usize]);
+                }
+                2 => {
+                    let key = line.windows(4).position(|w| w == b"role").unwrap_or(0);
+                    line.splice(key..key, "r\u{e9}".bytes());
+                }
+                _ => line.splice(10..10, [0xc3]).for_each(drop),
+            }
+            let text = std::str::from_utf8(&line).ok();
+            let shown = String::from_utf8_lossy(&line).into_owned();
+            let expected = text.and_then(quick_len_plain_of_text);
+            assert_eq!(quick_len_plain(&line), expected, "{shown}");
+            let mut found = Pieces::default();
+            let read = quick_pieces(&line, &mut found);
+            let mut of_text = Pieces::default();
+            let expected = text.is_some_and(|t| {
+                of_text.exact = true;
+                scan(t, &mut of_text) && of_text.exact
+            });
+            assert_eq!(read, expected, "{shown}");
+            if read {
+                assert_eq!((found.len, &found.spans), (of_text.len, &of_text.spans), "{shown}");
+                answered += 1;
+            }
+            refused += usize::from(text.is_none());
+        }
+        assert!(answered > 150 && refused > 500, "{answered} {refused}");
+    }
+
+    /// [`quick_len_plain`] of a record known to be UTF-8.
+    fn quick_len_plain_of_text(raw: &str) -> Option<usize> {
+        let mut len = Length::default();
+        (scan(raw, &mut len) && !len.unicode).then_some(len.len)
+    }
+
     /// A block's answer is the byte-at-a-time one, at every place of every record.
     #[test]
     fn blocks_of_long_strings_read_as_a_byte_at_a_time() {
@@ -751,8 +1101,12 @@ mod tests {
                 unicode |= raw.as_bytes().get(at + k + 1) == Some(&b'u');
                 at += k + 2;
             }
-            assert_eq!(quick_len_plain(raw), quick_len(raw).filter(|_| !unicode), "{raw}");
-            if quick_pieces(raw, &mut found) {
+            assert_eq!(
+                quick_len_plain(raw.as_bytes()),
+                quick_len(raw).filter(|_| !unicode),
+                "{raw}"
+            );
+            if quick_pieces(raw.as_bytes(), &mut found) {
                 pieces_read += 1;
                 let text = parsed.unwrap();
                 assert_eq!(found.len, text.len(), "{raw}");

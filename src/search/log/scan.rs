@@ -42,6 +42,16 @@ fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers)
     if verdict == Some(false) && !query.counts_every_record() {
         return cannot_match(raw);
     }
+    // A line that holds one of the words, counted in its bytes where the scanner reads them
+    // (it checks that they are UTF-8 string by string): what `classify_text` does with it,
+    // without a check of the whole line first.
+    if message
+        && verdict == Some(true)
+        && let Some(units) = query.raw_units()
+        && quick_pieces(raw, &mut buf.pieces)
+    {
+        return Line::Message(count_raw(units, raw, &buf.pieces));
+    }
     // Valid UTF-8 (the rule) is checked by the fast validator; only a line that is not is
     // decoded with replacement characters.
     match std::str::from_utf8(raw) {
@@ -70,8 +80,7 @@ fn classify_every(query: &Query, raw: &[u8], message: bool, marks: Option<Marks>
     // the text follows wherever it matches them, and `\d{4,}` matches most records' bytes.)
     if message
         && marks.is_some()
-        && let Ok(text) = std::str::from_utf8(raw)
-        && let Some(len) = quick_len_plain(text)
+        && let Some(len) = quick_len_plain(raw)
         && ruled_out(raw)
     {
         return Line::Message(Counted {
@@ -145,7 +154,7 @@ fn classify_text(query: &Query, raw: &str, verdict: Option<bool>, buf: &mut Buff
         };
     }
     if let Some(units) = query.raw_units()
-        && quick_pieces(raw, &mut buf.pieces)
+        && quick_pieces(raw.as_bytes(), &mut buf.pieces)
     {
         return Line::Message(count_raw(units, raw.as_bytes(), &buf.pieces));
     }
@@ -605,7 +614,7 @@ mod tests {
             let Some(text) = parsed_text(&raw) else { continue };
             for query in &queries {
                 let units = query.raw_units().unwrap();
-                if quick_pieces(&raw, &mut pieces_buf) {
+                if quick_pieces(raw.as_bytes(), &mut pieces_buf) {
                     counted += 1;
                     let c = count_raw(units, raw.as_bytes(), &pieces_buf);
                     let expected = count(query, &text);

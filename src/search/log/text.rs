@@ -1,7 +1,10 @@
 //! The searchable text of a log record or a message: every string and number in it, taken while
 //! the JSON is parsed, without building a tree.
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::cell::Cell;
+use std::hash::BuildHasher as _;
+
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// Keys whose values are structure, not content.
@@ -24,6 +27,8 @@ trait Sink {
     /// Whether nothing has been taken yet (a piece after others is preceded by a line break).
     fn is_empty(&self) -> bool;
     fn take(&mut self, piece: &str);
+    /// Forget what was taken.
+    fn clear(&mut self);
 }
 
 impl Sink for String {
@@ -32,6 +37,9 @@ impl Sink for String {
     }
     fn take(&mut self, piece: &str) {
         self.push_str(piece);
+    }
+    fn clear(&mut self) {
+        String::clear(self);
     }
 }
 
@@ -45,12 +53,18 @@ impl Sink for Length {
     fn take(&mut self, piece: &str) {
         self.0 += piece.len();
     }
+    fn clear(&mut self) {
+        self.0 = 0;
+    }
 }
 
 /// Collects the searchable text of a JSON value (every string and number, tool names and
 /// arguments included; the values of [`SKIP_KEYS`] left out) while it is parsed, without
 /// building a tree.
-struct TextOf<'a, S: Sink>(&'a mut S);
+///
+/// An object that holds a key twice stops the parse, with the flag set: the text is then read
+/// again as [`Tree`] reads it (the last value counts, where the first was).
+struct TextOf<'a, S: Sink>(&'a mut S, &'a Cell<bool>);
 
 impl<'de, S: Sink> DeserializeSeed<'de> for TextOf<'_, S> {
     type Value = ();
@@ -96,43 +110,187 @@ impl<'de, S: Sink> Visitor<'de> for TextOf<'_, S> {
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while seq.next_element_seed(TextOf(&mut *self.0))?.is_some() {}
+        while seq.next_element_seed(TextOf(&mut *self.0, self.1))?.is_some() {}
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(skip) = map.next_key_seed(KeyIn(&SKIP_KEYS))? {
+        let mut seen = Seen::default();
+        while let Some((skip, key)) = map.next_key_seed(KeyIn(&SKIP_KEYS))? {
             if skip {
                 map.next_value::<IgnoredAny>()?;
+            } else if seen.insert(key) {
+                map.next_value_seed(TextOf(&mut *self.0, self.1))?;
             } else {
-                map.next_value_seed(TextOf(&mut *self.0))?;
+                self.1.set(true);
+                return Err(A::Error::custom("a duplicated key"));
             }
         }
         Ok(())
     }
 }
 
-/// A map key, as whether it is one of the given names.
+/// A map key, as whether it is one of the given names, and its hash (to tell a key met twice).
 struct KeyIn<'a>(&'a [&'a str]);
 
 impl<'de> DeserializeSeed<'de> for KeyIn<'_> {
-    type Value = bool;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+    type Value = (bool, u64);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(bool, u64), D::Error> {
         d.deserialize_str(self)
     }
 }
 
 impl Visitor<'_> for KeyIn<'_> {
-    type Value = bool;
+    type Value = (bool, u64);
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a key")
     }
-    fn visit_str<E>(self, v: &str) -> std::result::Result<bool, E> {
-        Ok(self.0.contains(&v))
+    fn visit_str<E>(self, v: &str) -> std::result::Result<(bool, u64), E> {
+        Ok((self.0.contains(&v), KEY_HASH.hash_one(v)))
     }
 }
 
-/// The text of a log record's `data` (the message), other fields skipped.
-struct RecordText<'a, S: Sink>(&'a mut S);
+const KEY_HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x5eed_0040_0000_0006);
+
+/// The hashes of an object's keys read so far (a few on the stack; a collision is taken for a
+/// duplicated key, which only sends the record to the slower [`Tree`], which reads it the same).
+#[derive(Default)]
+struct Seen {
+    first: [u64; 8],
+    len: usize,
+    more: Vec<u64>,
+}
+
+impl Seen {
+    /// Whether `key` is new (it is noted).
+    fn insert(&mut self, key: u64) -> bool {
+        let n = self.len.min(self.first.len());
+        if self.first[..n].contains(&key) || self.more.contains(&key) {
+            return false;
+        }
+        if n < self.first.len() {
+            self.first[n] = key;
+        } else {
+            self.more.push(key);
+        }
+        self.len += 1;
+        true
+    }
+}
+
+/// A value's text as a tree, for a record that holds a duplicated key: an object's members in the
+/// order of their keys' first places, each with its key's last value (what `json.loads` and
+/// serde_json's ordered map keep), the values of [`SKIP_KEYS`] left out.
+enum Tree {
+    Nothing,
+    Piece(String),
+    List(Vec<Tree>),
+    Members(Vec<(String, Tree)>),
+}
+
+impl Tree {
+    fn give(&self, out: &mut impl Sink) {
+        match self {
+            Tree::Nothing => {}
+            Tree::Piece(piece) => {
+                if !out.is_empty() {
+                    out.take("\n");
+                }
+                out.take(piece);
+            }
+            Tree::List(items) => items.iter().for_each(|t| t.give(out)),
+            Tree::Members(members) => members.iter().for_each(|(_, t)| t.give(out)),
+        }
+    }
+}
+
+struct TreeOf;
+
+impl<'de> DeserializeSeed<'de> for TreeOf {
+    type Value = Tree;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Tree, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TreeOf {
+    type Value = Tree;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Tree, E> {
+        Ok(Tree::Piece(v.to_owned()))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Tree, E> {
+        Ok(Tree::Piece(v.to_string()))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Tree, E> {
+        Ok(Tree::Piece(v.to_string()))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Tree, E> {
+        Ok(Tree::Piece(v.to_string()))
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Tree, E> {
+        Ok(Tree::Nothing)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Tree, E> {
+        Ok(Tree::Nothing)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Tree, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(TreeOf)? {
+            items.push(item);
+        }
+        Ok(Tree::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Tree, A::Error> {
+        let mut members: Vec<(String, Tree)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if SKIP_KEYS.contains(&key.as_str()) {
+                map.next_value::<IgnoredAny>()?;
+                Tree::Nothing
+            } else {
+                map.next_value_seed(TreeOf)?
+            };
+            match members.iter_mut().find(|(k, _)| *k == key) {
+                Some(member) => member.1 = value,
+                None => members.push((key, value)),
+            }
+        }
+        Ok(Tree::Members(members))
+    }
+}
+
+/// A log record's `data` as a [`Tree`] (the last one, if the record has two).
+struct RecordTree;
+
+impl<'de> DeserializeSeed<'de> for RecordTree {
+    type Value = Tree;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Tree, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordTree {
+    type Value = Tree;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a log record")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Tree, A::Error> {
+        let mut data = Tree::Nothing;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "data" {
+                data = map.next_value_seed(TreeOf)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(data)
+    }
+}
+
+/// The text of a log record's `data` (the message), other fields skipped (a record with two
+/// `data` stops the parse, as [`TextOf`] does for any key met twice).
+struct RecordText<'a, S: Sink>(&'a mut S, &'a Cell<bool>);
 
 impl<'de, S: Sink> DeserializeSeed<'de> for RecordText<'_, S> {
     type Value = ();
@@ -147,9 +305,15 @@ impl<'de, S: Sink> Visitor<'de> for RecordText<'_, S> {
         f.write_str("a log record")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(is_data) = map.next_key_seed(KeyIn(&["data"]))? {
+        let mut data_seen = false;
+        while let Some((is_data, _)) = map.next_key_seed(KeyIn(&["data"]))? {
+            if is_data && data_seen {
+                self.1.set(true);
+                return Err(A::Error::custom("a duplicated key"));
+            }
             if is_data {
-                map.next_value_seed(TextOf(&mut *self.0))?;
+                data_seen = true;
+                map.next_value_seed(TextOf(&mut *self.0, self.1))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -193,9 +357,26 @@ pub(super) fn record_text_len(raw: &str) -> Option<usize> {
 }
 
 /// Give the pieces of a raw log record's text to `out`; whether the record is valid JSON.
+///
+/// A key met twice in an object counts once, with its last value (where it was first met), as
+/// `json.loads` and serde_json's map read it: the parse stops there and the record is read again
+/// as a [`Tree`].
 fn record_pieces(raw: &str, out: &mut impl Sink) -> bool {
+    let duplicated = Cell::new(false);
     let mut de = serde_json::Deserializer::from_str(raw);
-    RecordText(out).deserialize(&mut de).is_ok() && de.end().is_ok()
+    let valid = RecordText(out, &duplicated).deserialize(&mut de).is_ok() && de.end().is_ok();
+    if !duplicated.get() {
+        return valid;
+    }
+    out.clear();
+    let mut de = serde_json::Deserializer::from_str(raw);
+    match RecordTree.deserialize(&mut de) {
+        Ok(tree) if de.end().is_ok() => {
+            tree.give(out);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The searchable text of a message (a JSON value in any format: a Chat or native message, a
@@ -203,7 +384,8 @@ fn record_pieces(raw: &str, out: &mut impl Sink) -> bool {
 pub(super) fn message_text(message: &Value) -> String {
     let mut out = String::new();
     // A Value always deserializes: TextOf accepts every JSON value.
-    let _ = TextOf(&mut out).deserialize(message);
+    let duplicated = Cell::new(false);
+    let _ = TextOf(&mut out, &duplicated).deserialize(message);
     out
 }
 
@@ -234,5 +416,33 @@ mod tests {
             record_text(r#"{"data":["", "x", 12, 1.5e3]}"#).as_deref(),
             Some("x\n12\n1500")
         );
+    }
+
+    #[test]
+    fn a_duplicated_key_counts_once_with_its_last_value_where_it_was_first() {
+        // As `json.loads` (and serde_json's ordered map) read them: both values were counted.
+        for (raw, text) in [
+            (r#"{"data":"one","data":"two"}"#, "two"),
+            (
+                r#"{"type":"message","data":[{"role":"tool","content":"needle","tool_call_id":"c","content":"hay"}]}"#,
+                "hay",
+            ),
+            (r#"{"data":[{"a":"one","b":"two","a":"three"}]}"#, "three\ntwo"),
+            (r#"{"data":[{"a":{"x":"1","x":"2"},"a":{"y":"3"}},"4"]}"#, "3\n4"),
+            (r#"{"data":[{"id":"x","id":"y","a":"z"}]}"#, "z"),
+            (
+                r#"{"data":[{"a":"one","a":"two"}],"data":"three","data":[1.5,2]}"#,
+                "1.5\n2",
+            ),
+            (r#"{"data":[{"a":1.5,"a":"x\u00e9","b":"\n"}]}"#, "x\u{e9}\n\n"),
+        ] {
+            assert_eq!(record_text(raw).as_deref(), Some(text), "{raw}");
+            assert_eq!(record_text_len(raw), Some(text.len()), "{raw}");
+            assert_eq!(parsed_text(raw).as_deref(), Some(text), "{raw}");
+        }
+        for torn in [r#"{"data":[{"a":"one","a":"two"}"#, r#"{"data":"one","data":"two"} x"#] {
+            assert_eq!(record_text(torn), None, "{torn}");
+            assert_eq!(record_text_len(torn), None, "{torn}");
+        }
     }
 }
