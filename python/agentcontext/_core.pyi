@@ -64,6 +64,7 @@ __all__ = [
     "_fork_release",
     "_give_way",
     "_heuristic_features",
+    "_plain_dicts",
     "check_memory_record",
     "convert",
     "count_tokens",
@@ -491,10 +492,19 @@ class _Prints:
     def same(self, objects: list[Any], /) -> bool:
         """Whether ``objects`` begins with the kept objects (by identity), each of the same class,
         each kept attribute the same object or an equal one, each kept list as long as it was."""
-    def keep(self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]], /) -> None:
+    def keep(
+        self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]] | list[tuple[str, ...]], /
+    ) -> None:
         """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
         each one's class and the attributes ``names[class]`` names (of a dict: its items of those
-        keys, None for a missing one)."""
+        keys, None for a missing one). ``names`` may instead be a list of such tuples, one per
+        object from ``start`` on (each object's own; the first ``start`` must be the kept ones).
+
+        Raises:
+            TypeError: ``names`` neither a dict nor a list.
+            ValueError: a list not one per object from ``start`` on, or the first ``start``
+                objects not the kept ones.
+        """
 
 @final
 class _Trimmer:
@@ -527,7 +537,8 @@ class _Trimmer:
         index)`` (but for a dict that is its own object in ``objects``: its copy is its object).
         None when the fast path does not apply (call :func:`trim_messages`). With
         ``fresh``, every dict is read again (dicts that may have changed in place since the last
-        call: only the mapping to ``objects`` is this trimmer's, nothing of the last call is kept).
+        call: only the mapping to ``objects`` is this trimmer's; nothing of the last call is read, and
+        nothing of this one is held for a later call).
 
         Raises:
             BudgetError: the system messages, the request and the last round do not fit."""
@@ -538,6 +549,9 @@ class _Trimmer:
 def _chat_tokens(dicts: list[JsonDict], /, *, encoding: Encoding = "o200k_base") -> int | None:
     """Internal. The tokens of ``dicts`` as a :class:`Conversation` of them counts them, read as the
     fast path reads a list; None when one is not a plain OpenAI Chat message with a string content."""
+
+def _plain_dicts(objects: list[Any], /) -> bool:
+    """Internal. Whether every one of ``objects`` is a plain dict (of the class ``dict`` itself)."""
 
 def _fork_prepare() -> None:
     """Internal (registered with ``os.register_at_fork(before=...)`` when the module loads): wait

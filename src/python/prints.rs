@@ -1,7 +1,9 @@
 //! `agentcontext._core._Prints`: fingerprints of a list of Python objects (each object, its class
 //! and some of its attributes, by identity), to tell in one pass that a list still begins with the
 //! same objects, none of them changed in place — what an adapter checks before reusing the
-//! conversions of the last call's messages. A dict's "attributes" are its items.
+//! conversions of the last call's messages. A dict's "attributes" are its items. The attributes
+//! kept are named per class, or per object (an adapter whose conversion reads some keys of one
+//! kind of dict and others of another names each dict's own).
 
 use std::sync::Mutex;
 
@@ -78,9 +80,17 @@ impl PyPrints {
 
     /// Keep the prints of `objects`, the first `start` of them kept already if they are the kept
     /// ones (the others dropped): each one's class and the attributes `names[class]` names (a
-    /// tuple of names; of a dict, its items of those keys, None for a missing one).
+    /// tuple of names; of a dict, its items of those keys, None for a missing one). `names` may
+    /// instead be a list of such tuples, one per object from `start` on (each object's own).
     #[pyo3(signature = (objects, start, names, /))]
-    fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyAny>) -> PyResult<()> {
+        let by_class = names.cast::<PyDict>().ok();
+        let by_object = names.cast::<PyList>().ok();
+        if by_class.is_none() && by_object.is_none() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "names must be a dict of classes to tuples of names, or a list of tuples of names",
+            ));
+        }
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // (Only the kept objects that begin `objects`: the prints always describe its prefix.)
         let same = held
@@ -89,15 +99,28 @@ impl PyPrints {
             .zip(objects.iter())
             .take_while(|(h, o)| o.is(*h))
             .count();
+        if let Some(list) = &by_object {
+            // (Each object's names are given from `start` on: the ones before must be kept.)
+            if start > same || start + list.len() != objects.len() {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "names must name the attributes of every object from start on, the ones before kept already",
+                ));
+            }
+        }
         let start = start.min(same);
         let attrs_end = if start == 0 { 0 } else { held.ends[start - 1] };
         held.objects.truncate(start);
         held.types.truncate(start);
         held.ends.truncate(start);
         held.attrs.truncate(attrs_end);
-        for obj in objects.iter().skip(start) {
+        for (k, obj) in objects.iter().enumerate().skip(start) {
             let kind = obj.get_type();
-            if let Some(names) = names.get_item(&kind)? {
+            let own = match (&by_class, &by_object) {
+                (Some(d), _) => d.get_item(&kind)?,
+                (None, Some(list)) => Some(list.get_item(k - start)?),
+                (None, None) => None,
+            };
+            if let Some(names) = own {
                 for name in names.cast::<PyTuple>()?.iter() {
                     let name = name.cast_into::<PyString>()?;
                     let value = read(&obj, &name)?;
@@ -116,6 +139,14 @@ impl PyPrints {
         }
         Ok(())
     }
+}
+
+/// Whether every one of `objects` is a plain dict (of the class `dict` itself): a list an adapter
+/// can give the core as it is.
+#[pyfunction]
+#[pyo3(signature = (objects, /))]
+pub fn _plain_dicts(objects: &Bound<'_, PyList>) -> bool {
+    objects.iter().all(|o| o.is_exact_instance_of::<PyDict>())
 }
 
 /// Attribute `name` of `obj`; of a dict, its item `name` (None when it has none).

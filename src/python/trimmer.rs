@@ -96,7 +96,8 @@ impl PyTrimmer {
     /// that is its own object (its copy is its object: not listed). None when
     /// the fast path does not apply (the caller then calls `trim_messages`), or when another
     /// thread is using this trimmer. With `fresh`, every dict is read again (the caller's dicts
-    /// may have changed in place: only the objects are mapped, nothing of the last call is kept).
+    /// may have changed in place: only the objects are mapped; nothing of the last call is read, nor
+    /// of this one kept, and nothing is held for a later call: as `trim_messages` costs).
     #[pyo3(signature = (
         dicts, objects, max_tokens, /, *, clear = true, recent_messages = 12, recent_tools = 3,
         clear_at_least = 0, reserved_output = 0, safety_margin = 0, clear_tool_inputs = false, fresh = false
@@ -130,6 +131,31 @@ impl PyTrimmer {
             }
         };
         let enc = self.encoding;
+        let cut = clear.then_some(Cut {
+            protection: Protection {
+                recent_messages,
+                recent_tools,
+            },
+            clear_at_least,
+            enc,
+            inputs: clear_tool_inputs,
+        });
+        let reserve = reserved_output.saturating_add(safety_margin);
+        if fresh {
+            // Nothing of the last call is read, and nothing of this one kept: `trim_messages`'
+            // fast path, each dict that comes back unchanged given as its object.
+            *state = State::default();
+            drop(state);
+            let mut sk = Skeleton::empty(py, dicts.len());
+            if sk.extend(dicts, 0, enc, false).is_none() {
+                return Ok(None);
+            }
+            return match pick(&sk, max_tokens, reserve, cut, None)? {
+                Pick::General => Ok(None),
+                Pick::Whole => Ok(Some((PyList::new(py, objects.iter())?, PyList::empty(py)))),
+                Pick::Some(picked) => render_fresh(&sk, objects, &picked, enc).map(Some),
+            };
+        }
         let mut sk = match state.held.take() {
             Some(held) => held.bind(py),
             None => Skeleton::empty(py, dicts.len()),
@@ -137,9 +163,7 @@ impl PyTrimmer {
         // The messages the last call read that begin this list (the same dicts): all of them
         // when it is the same list, grown.
         let read = sk.objects().len();
-        let same = if fresh {
-            0
-        } else if state.list.as_ref().is_some_and(|l| l.is(dicts)) && dicts.len() >= read {
+        let same = if state.list.as_ref().is_some_and(|l| l.is(dicts)) && dicts.len() >= read {
             read
         } else {
             dicts
@@ -160,16 +184,6 @@ impl PyTrimmer {
         state.objects.extend(objects.iter().skip(same).map(Bound::unbind));
         state.made.resize_with(dicts.len(), || None);
         state.known.resize_with(dicts.len(), || None);
-        let cut = clear.then_some(Cut {
-            protection: Protection {
-                recent_messages,
-                recent_tools,
-            },
-            clear_at_least,
-            enc,
-            inputs: clear_tool_inputs,
-        });
-        let reserve = reserved_output.saturating_add(safety_margin);
         let picked = pick(&sk, max_tokens, reserve, cut, Some(&mut state.known));
         let out = match picked {
             Err(e) => Err(e),
@@ -245,6 +259,37 @@ impl PyTrimmer {
         }
         Ok((PyList::new(py, out)?, todo))
     }
+}
+
+/// The output of `picked` over `sk` (read fresh from the caller's dicts) and what the caller maps:
+/// each kept dict that is unchanged given as its object, the changed copies listed (but for a dict
+/// that is its own object), as `PyTrimmer::render` gives them with nothing held.
+fn render_fresh<'py>(
+    sk: &Skeleton<'py>,
+    objects: &Bound<'py, PyList>,
+    picked: &Picked<'py>,
+    enc: Encoding,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let py = sk.py();
+    let todo = PyList::empty(py);
+    let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(picked.keep.len());
+    for (pos, &i) in picked.keep.iter().enumerate() {
+        let object = objects.get_item(i)?;
+        let d = &sk.objects()[i];
+        let item = match (picked.shrink, &picked.changes[i]) {
+            (Some((u, room)), _) if u == i => shrunk(sk, u, room, enc)?.into_any(),
+            (_, None) => {
+                out.push(object);
+                continue;
+            }
+            (_, Some(change)) => changed(d, change, false)?.into_any(),
+        };
+        if !object.is(d) {
+            todo.append(PyTuple::new(py, [pos, i])?)?;
+        }
+        out.push(item);
+    }
+    Ok((PyList::new(py, out)?, todo))
 }
 
 /// The tokens of `dicts` (OpenAI Chat messages) as a `Conversation` of them counts them, read as

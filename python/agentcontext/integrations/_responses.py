@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import operator
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcontext._core import _Prints
@@ -114,30 +114,47 @@ def _key(turn: Turn) -> tuple[Any, ...]:
     return turn.items
 
 
+#: The fields :func:`piece` reads of an item, by its ``type`` (any other type: all of them).
+_FIELDS = ("type", "role", "content", "call_id", "name", "arguments", "output")
+_READ: dict[Any, tuple[str, ...]] = {
+    "function_call": ("type", "call_id", "name", "arguments"),
+    "function_call_output": ("type", "call_id", "output"),
+    "message": ("type", "role", "content"),
+    None: ("type", "role", "content"),
+}
+
+
+def read_fields(item: Any) -> tuple[str, ...]:
+    """The names of the fields :func:`piece` reads of the dict ``item`` (by its ``type``)."""
+    kind = item.get("type")
+    return _READ.get(kind, _FIELDS) if type(kind) is str or kind is None else _FIELDS
+
+
 def item_fields(item: Any) -> tuple[Any, ...]:
-    """What the Chat form reads of ``item`` that could be set anew in place (compared by identity)."""
-    if isinstance(item, dict):
-        return (item.get("content"), item.get("output"), item.get("arguments"))
-    return (getattr(item, "content", None), getattr(item, "output", None), getattr(item, "arguments", None))
+    """What :func:`piece` reads of ``item`` that could be set anew in place (compared by identity):
+    of a dict or Mapping its :func:`read_fields` (and its ``type`` first), else all those fields."""
+    if isinstance(item, Mapping):
+        get = item.get
+        return tuple(map(get, read_fields(item)))
+    return tuple(getattr(item, k, None) for k in _FIELDS)
 
 
-def _prints(items: Sequence[Any]) -> tuple[bool, list[Any]]:
-    """What the Chat forms of ``items`` read that could be set anew in place (their
-    :func:`item_fields`): per field, a list over the items when every item is a dict (read at C
-    speed), else per item."""
-    if set(map(type, items)) <= {dict}:
-        return True, [list(map(dict.get, items, itertools.repeat(k))) for k in ("content", "output", "arguments")]
-    return False, list(map(item_fields, items))
+def whole_key(item: Any) -> tuple[Any, ...]:
+    """What converting ``item`` as it is (a Responses item: all of it) reads that could be set
+    anew in place, compared by identity: every key and value of a dict or Mapping, of another
+    object those of its ``__dict__`` (a pydantic item's fields), else :func:`item_fields`."""
+    if isinstance(item, Mapping):
+        return (item, *item.keys(), *item.values())
+    fields = getattr(item, "__dict__", None)
+    if isinstance(fields, dict):
+        return (item, *fields.keys(), *fields.values())
+    return (item, *item_fields(item))
 
 
-def _head(prints: tuple[bool, list[Any]], n: int) -> tuple[bool, list[Any]]:
-    """``prints`` of the first ``n`` items."""
-    by_field, values = prints
-    return (True, [v[:n] for v in values]) if by_field else (False, values[:n])
+def _alike(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two :func:`item_fields` are the same objects, one for one."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
-
-#: What ``_Prints`` reads of a dict item: its :func:`item_fields`.
-_DICT_FIELDS: dict[type, tuple[str, ...]] = {dict: ("content", "output", "arguments")}
 
 #: The last call's fields when ``_Prints`` holds them.
 _IN_CORE: Any = object()
@@ -169,7 +186,7 @@ class Turns:
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
         fields = item_fields(item)
-        if held is not None and held[0] is item and all(a is b for a, b in zip(held[1], fields, strict=True)):
+        if held is not None and held[0] is item and _alike(held[1], fields):
             return held[2]
         found = piece(self._as_dict(item, index))
         self._pieces[id(item)] = (item, fields, found)
@@ -188,7 +205,7 @@ class Turns:
         A list that starts with the last call's list (the same objects) is grouped from the
         start of that list's last turn on: an agent's next call costs its new items only. A list
         of dicts is told unchanged by the core (``_Prints``: each item and its :func:`item_fields`,
-        in one pass); a list holding other items by :func:`_prints`."""
+        in one pass); a list holding other items by each one's :func:`item_fields`."""
         objects = items if type(items) is list else list(items)
         reused: list[Turn] = []
         start = 0
@@ -208,17 +225,17 @@ class Turns:
                 reused = last_turns[:-1]
                 start = last_starts[-1]
         if not reused and not set(map(type, objects)) <= {dict}:
-            prints = _prints(objects)
+            prints = list(map(item_fields, objects))
             if (
                 1 < len(last_turns)
                 and n <= len(objects)
                 and all(map(operator.is_, objects[:n], last_items))
-                and _head(prints, n) == last_fields  # (none changed in place)
+                and prints[:n] == last_fields  # (none changed in place)
             ):
                 reused = last_turns[:-1]
                 start = last_starts[-1]
         elif reused and not set(map(type, objects[n:])) <= {dict}:
-            prints = _prints(objects)
+            prints = list(map(item_fields, objects))
         grouped = self._group(objects, start, len(reused))
         if grouped is None:
             self._last = ((), None, [], [])
@@ -227,7 +244,9 @@ class Turns:
         out = [*reused, *turns]
         with self._lock:
             if prints is _IN_CORE:
-                self._dict_prints.keep(objects, n if reused else 0, _DICT_FIELDS)
+                # Each dict's own fields (those its type makes the Chat form read), one per new dict.
+                at = n if reused else 0
+                self._dict_prints.keep(objects, at, list(map(read_fields, objects[at:])))
             self._last = (tuple(objects), prints, out, [*last_starts[: len(reused)], *starts])
         self._settle(out, len(objects))
         return out

@@ -39,7 +39,7 @@ from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, fit, off_loop
 from agentcontext.integrations._ladder import make_compactor
-from agentcontext.integrations._responses import Turns, cut_items, item_fields
+from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -77,8 +77,8 @@ class _Fitter:
 
     def __init__(self, recall: RecallIds = "call_id") -> None:
         self.turns = Turns(_item)
-        # Keyed by the fields an item may have set anew in place (as the Chat path's turns are).
-        self.converted = Converted(lambda x: (x, *item_fields(x)))
+        # Keyed by every field an item may have set anew in place (its conversion is all of it).
+        self.converted = Converted(whole_key)
         self.recall: RecallIds = recall
 
     def fit(
