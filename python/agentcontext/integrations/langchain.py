@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
+from agentcontext._json import dumps_text
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
@@ -118,8 +119,8 @@ def _not_a_message(message: object, index: int) -> InvalidMessageError:
     )
 
 
-#: ``json.dumps(args, ensure_ascii=False)``, its encoder made once.
-_arguments = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(args, ensure_ascii=False)``.
+_arguments = dumps_text
 
 
 def _tool_use(block: Any) -> bool:
