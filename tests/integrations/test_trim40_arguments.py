@@ -27,7 +27,7 @@ ARGS: list[Any] = [
 
 @pytest.mark.parametrize("args", ARGS)
 def test_the_arguments_are_what_json_dumps_writes(args: dict[str, Any]) -> None:
-    assert langchain._arguments(args) == json.dumps(args, ensure_ascii=False)
+    assert _json.dumps_text(args) == json.dumps(args, ensure_ascii=False)
     message = AIMessage("", tool_calls=[{"id": "c1", "name": "f", "args": args}])
     call = langchain.to_openai(message)["tool_calls"][0]
     assert call["function"]["arguments"] == json.dumps(message.tool_calls[0]["args"], ensure_ascii=False)
@@ -35,18 +35,18 @@ def test_the_arguments_are_what_json_dumps_writes(args: dict[str, Any]) -> None:
 
 def test_other_keys_and_values_are_encoded_as_json_dumps_does() -> None:
     for value in ({1: "int key", 2.5: "float key", False: "bool key", None: "none key"}, ["a", 1], "text", 3, None):
-        assert langchain._arguments(value) == json.dumps(value, ensure_ascii=False)
+        assert _json.dumps_text(value) == json.dumps(value, ensure_ascii=False)
 
 
 def test_unencodable_and_circular_arguments_fail_as_json_dumps_does() -> None:
     with pytest.raises(TypeError, match="not JSON serializable"):
-        langchain._arguments({"when": object()})
+        _json.dumps_text({"when": object()})
     circular: dict[str, Any] = {}
     circular["self"] = circular
     with pytest.raises(ValueError, match="Circular reference"):
-        langchain._arguments(circular)
+        _json.dumps_text(circular)
     # A failed call leaves nothing behind: the next one encodes as before.
-    assert langchain._arguments({"a": [1]}) == '{"a": [1]}'
+    assert _json.dumps_text({"a": [1]}) == '{"a": [1]}'
 
 
 def test_the_fast_encoder_is_on_in_cpython() -> None:

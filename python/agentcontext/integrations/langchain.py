@@ -119,10 +119,6 @@ def _not_a_message(message: object, index: int) -> InvalidMessageError:
     )
 
 
-#: ``json.dumps(args, ensure_ascii=False)``.
-_arguments = dumps_text
-
-
 def _tool_use(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") in ("tool_use", "tool_call", "function_call")
 
@@ -172,7 +168,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": _arguments(call["args"])},
+                    "function": {"name": call["name"], "arguments": dumps_text(call["args"])},
                 }
                 for call in ai.tool_calls
             ]
