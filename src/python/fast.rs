@@ -45,9 +45,17 @@ impl<'py> Pending<'py> {
             s.to_str().ok()?;
             return Some(Encoding::approximate(len));
         }
+        Some(self.add_read(s, len, message, content))
+    }
+
+    /// [`Pending::add`] of a text already read (valid): no second read to tell it is.
+    fn add_read(&mut self, s: &Bound<'py, PyString>, len: usize, message: usize, content: bool) -> usize {
+        if self.enc == Encoding::Approximate {
+            return Encoding::approximate(len);
+        }
         self.texts.push(s.clone());
         self.slots.push((message, content));
-        Some(0)
+        0
     }
 
     /// Count the remembered texts into `messages`.
@@ -342,15 +350,17 @@ impl<'py> Skeleton<'py> {
                 Some(c) if c.is_none() => (0, true),
                 Some(c) => {
                     let s = c.cast::<PyString>().ok()?;
+                    // Read once: whether it is valid text (see `Pending::add`) and what it begins with.
+                    let text = s.to_str().ok()?;
                     if role == Role::User {
                         let marked = d.contains(intern!(py, "compaction")).ok()?;
-                        ask = compact::request::ask_kind_of_text(s.to_str().ok()?, marked);
+                        ask = compact::request::ask_kind_of_text(text, marked);
                     } else if role == Role::Tool {
                         // Placeholders of an earlier trim stay as they are, as on the general path.
-                        placeholder = s.to_str().is_ok_and(is_placeholder_text);
+                        placeholder = is_placeholder_text(text);
                     }
                     let len = s.len().ok()?;
-                    (pending.add(s, len, mi, true)?, len == 0)
+                    (pending.add_read(s, len, mi, true), len == 0)
                 }
             };
             let mut m = Skel {
@@ -432,8 +442,10 @@ fn read_calls<'py>(
         let name = holder.get_item(k_name).ok()??.cast_into::<PyString>().ok()?;
         let args = holder.get_item(k_args).ok()??.cast_into::<PyString>().ok()?;
         let (name_len, args_len) = (name.len().ok()?, args.len().ok()?);
-        m.tokens +=
-            TOOL_BLOCK_OVERHEAD + pending.add(&name, name_len, mi, false)? + pending.add(&args, args_len, mi, false)?;
+        // (The name is read as an id below: an invalid one ends the fast path there.)
+        m.tokens += TOOL_BLOCK_OVERHEAD
+            + pending.add_read(&name, name_len, mi, false)
+            + pending.add(&args, args_len, mi, false)?;
         m.empty = false;
         sk.calls.push(sk.tools.len());
         sk.tools.push(Tool {

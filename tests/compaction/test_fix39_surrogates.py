@@ -37,6 +37,16 @@ def _cases() -> dict[str, list[dict[str, Any]]]:
             {"role": "assistant", "content": "", "tool_calls": [_call(args='{"p": "' + BAD + '"}')]},
             {"role": "tool", "tool_call_id": "c1", "content": "ok"},
         ],
+        "tool name": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "", "tool_calls": [_call(name=BAD)]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ],
+        "call id": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "", "tool_calls": [{**_call(), "id": BAD}]},
+            {"role": "tool", "tool_call_id": BAD, "content": "ok"},
+        ],
         "open call arguments": [
             {"role": "user", "content": "a"},
             {"role": "assistant", "content": None, "tool_calls": [_call(args=BAD)]},

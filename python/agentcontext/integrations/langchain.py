@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
 
 from agentcontext._checks import number
+from agentcontext._json import dumps_text
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
@@ -118,10 +119,6 @@ def _not_a_message(message: object, index: int) -> InvalidMessageError:
     )
 
 
-#: ``json.dumps(args, ensure_ascii=False)``, its encoder made once.
-_arguments = json.JSONEncoder(ensure_ascii=False).encode
-
-
 def _tool_use(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") in ("tool_use", "tool_call", "function_call")
 
@@ -171,7 +168,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": _arguments(call["args"])},
+                    "function": {"name": call["name"], "arguments": dumps_text(call["args"])},
                 }
                 for call in ai.tool_calls
             ]
