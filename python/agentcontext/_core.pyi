@@ -48,6 +48,8 @@ __all__ = [
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
     "_SUMMARY_SECTIONS",
+    "_SUMMARY_SHARES",
+    "_SUMMARY_SIZES",
     "Conversation",
     "HandoffScan",
     "MemoryIndex",
@@ -99,6 +101,12 @@ MAX_IMAGE_TOKENS: int
 MEMORY_MAX_RECORD_BYTES: int
 #: Internal. The offline summary's sections, in the order its fit (``_fit_summary``) writes them.
 _SUMMARY_SECTIONS: tuple[str, ...]
+#: Internal. The shares of the cap the offline summary's fit gives its parts (``LATEST_SHARE``,
+#: ``USERS_SHARE``, ``CARRIED_SHARE``, ``FILES_SHARE``); Python's names read them from here.
+_SUMMARY_SHARES: dict[str, float]
+#: Internal. The fit's sizes in tokens or characters (``LATEST_MIN_TOKENS``, ``FILES_MIN_TOKENS``,
+#: ``USER_LINE_CHARS``, ``USER_LINE_MIN_CHARS``, ``USER_OPENING_CHARS``, ``REQUEST_SLACK``).
+_SUMMARY_SIZES: dict[str, int]
 
 @final
 class Conversation:

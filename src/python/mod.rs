@@ -49,7 +49,7 @@ mod _core {
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
-        use pyo3::types::PyModuleMethods;
+        use pyo3::types::{PyDictMethods, PyModuleMethods};
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         m.add("MESSAGE_OVERHEAD", crate::tokens::MESSAGE_OVERHEAD)?;
         m.add("TOOL_BLOCK_OVERHEAD", crate::tokens::TOOL_BLOCK_OVERHEAD)?;
@@ -59,6 +59,32 @@ mod _core {
             "_SUMMARY_SECTIONS",
             pyo3::types::PyTuple::new(m.py(), crate::compact::summary::SECTIONS)?,
         )?;
+        {
+            use crate::compact::summary::fit as f;
+            let py = m.py();
+            let shares = pyo3::types::PyDict::new(py);
+            for (name, value) in [
+                ("LATEST_SHARE", f::LATEST_SHARE),
+                ("USERS_SHARE", f::USERS_SHARE),
+                ("CARRIED_SHARE", f::CARRIED_SHARE),
+                ("FILES_SHARE", f::FILES_SHARE),
+            ] {
+                shares.set_item(name, value)?;
+            }
+            m.add("_SUMMARY_SHARES", shares)?;
+            let sizes = pyo3::types::PyDict::new(py);
+            for (name, value) in [
+                ("LATEST_MIN_TOKENS", f::LATEST_MIN_TOKENS),
+                ("FILES_MIN_TOKENS", f::FILES_MIN_TOKENS),
+                ("USER_LINE_CHARS", f::USER_LINE_CHARS),
+                ("USER_LINE_MIN_CHARS", f::USER_LINE_MIN_CHARS),
+                ("USER_OPENING_CHARS", f::USER_OPENING_CHARS),
+                ("REQUEST_SLACK", f::REQUEST_SLACK),
+            ] {
+                sizes.set_item(name, value)?;
+            }
+            m.add("_SUMMARY_SIZES", sizes)?;
+        }
         super::fork::register(m)?;
         Ok(())
     }

@@ -176,3 +176,29 @@ def test_the_sections_are_the_summarys_headings_in_order() -> None:
         "Also in the replaced history (checked)",
     )
     assert (USERS, CARRIED) == (_SECTIONS[1], _SECTIONS[3])
+
+
+def test_the_fits_shares_have_one_home() -> None:
+    """The shares and sizes the core's fit uses are the ones Python's names (and the ladder's
+    room for the latest request) read: one list, in the core; the values are documented."""
+    from agentcontext import _core
+    from agentcontext.compaction import summaries, summarize
+
+    assert _core._SUMMARY_SHARES == {
+        "LATEST_SHARE": 1 / 3,
+        "USERS_SHARE": 0.35,
+        "CARRIED_SHARE": 0.2,
+        "FILES_SHARE": 0.15,
+    }
+    assert _core._SUMMARY_SIZES == {
+        "LATEST_MIN_TOKENS": 128,
+        "FILES_MIN_TOKENS": 24,
+        "USER_LINE_CHARS": 1_200,
+        "USER_LINE_MIN_CHARS": 90,
+        "USER_OPENING_CHARS": 80,
+        "REQUEST_SLACK": 16,
+    }
+    for name, value in {**_core._SUMMARY_SHARES, **_core._SUMMARY_SIZES}.items():
+        attr = "_REQUEST_SLACK" if name == "REQUEST_SLACK" else name
+        assert getattr(summarize, attr) == value, name
+    assert summaries.LATEST_SHARE is summarize.LATEST_SHARE

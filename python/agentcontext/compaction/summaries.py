@@ -17,6 +17,7 @@ from agentcontext.compaction.policy import MIN_SUMMARY_TOKENS, SUMMARY_HEADER_TO
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.state import _ANCHOR_HEADER, Summary, _runs
 from agentcontext.compaction.summarize import (
+    _REQUEST_SLACK,
     LATEST_SHARE,
     LINE_TOKENS,
     OPENING_TOKENS,
@@ -341,7 +342,7 @@ class SummaryRun(FlushingRun):
         tokens = count_tokens(ask, encoding=self.policy.encoding)
         if tokens > self.request_room or tokens <= int(cap * LATEST_SHARE):
             return cap
-        return cap - int(cap * LATEST_SHARE) + tokens + 16
+        return cap - int(cap * LATEST_SHARE) + tokens + _REQUEST_SLACK
 
     def _openings_room(self, cap: int, stop: int) -> int:
         """The tokens a summary of ``original[preamble:stop]`` needs beyond the users' share of

@@ -10,7 +10,15 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Protocol, runtime_checkable
 
-from agentcontext._core import Conversation, _fit_summary, _HandoffFacts, count_tokens, truncate
+from agentcontext._core import (
+    _SUMMARY_SHARES,
+    _SUMMARY_SIZES,
+    Conversation,
+    _fit_summary,
+    _HandoffFacts,
+    count_tokens,
+    truncate,
+)
 from agentcontext.compaction.summary_text import (
     _SECTIONS,
     CARRIED,
@@ -105,18 +113,18 @@ class Summarizer(Protocol):
 #: message (latest first, each head and tail when long), and earlier summaries written by other
 #: harnesses, carried forward. What is left goes to the other sections, one line from each in
 #: turn, most recent first.
-LATEST_SHARE = 1 / 3
+LATEST_SHARE: float = _SUMMARY_SHARES["LATEST_SHARE"]
 #: The latest request gets at least this many tokens of the cap (all of a smaller cap), so that
 #: its head and tail both say something.
-LATEST_MIN_TOKENS = 128
-USERS_SHARE = 0.35
-CARRIED_SHARE = 0.2
+LATEST_MIN_TOKENS: int = _SUMMARY_SIZES["LATEST_MIN_TOKENS"]
+USERS_SHARE: float = _SUMMARY_SHARES["USERS_SHARE"]
+CARRIED_SHARE: float = _SUMMARY_SHARES["CARRIED_SHARE"]
 #: The share of the cap the files modified and read take before the other facts (what a small
 #: budget loses first otherwise: the artifact trail).
-FILES_SHARE = 0.15
+FILES_SHARE: float = _SUMMARY_SHARES["FILES_SHARE"]
 #: ... and at least this many tokens (two short files and their heading) in a smaller cap, at
 #: most a third of it.
-FILES_MIN_TOKENS = 24
+FILES_MIN_TOKENS: int = _SUMMARY_SIZES["FILES_MIN_TOKENS"]
 FILES_MODIFIED = "Files modified"
 FILES_READ = "Files read"
 #: Sections of bare facts (a path, an identifier per line): a fact the summary already names
@@ -127,11 +135,11 @@ _HELD_ONCE = _NAMED_ONCE | {"Files modified"}
 _WORD_BREAK = re.compile(r"[\s\"'`()\[\]{}<>,;]+")
 #: A user message in the list is cut to this many characters (head and tail), and to fewer, down
 #: to USER_LINE_MIN_CHARS, when its share of the cap has less room left.
-USER_LINE_CHARS = 1_200
-USER_LINE_MIN_CHARS = 90
+USER_LINE_CHARS: int = _SUMMARY_SIZES["USER_LINE_CHARS"]
+USER_LINE_MIN_CHARS: int = _SUMMARY_SIZES["USER_LINE_MIN_CHARS"]
 #: An earlier user message with no room left for its head and tail keeps its opening, this many
 #: characters, before any other summary content (every request the user made, named).
-USER_OPENING_CHARS = 80
+USER_OPENING_CHARS: int = _SUMMARY_SIZES["USER_OPENING_CHARS"]
 #: The most tokens such an opening line takes (the ladder makes room for them).
 OPENING_TOKENS = 24
 #: An earlier user message that constrains or corrects the work ("never ...", "don't touch ...",
@@ -145,7 +153,7 @@ _CONSTRAINT_WORDS = ("never", "always", "not", "n't", "avoid", "instead", "rathe
 #: Whether a text holds one of :data:`_CONSTRAINT_WORDS` (one search instead of one per word).
 _CONSTRAINT_WORD = re.compile("|".join(re.escape(w) for w in _CONSTRAINT_WORDS))
 #: Tokens a request kept whole leaves at least for the rest of the summary.
-_REQUEST_SLACK = 16
+_REQUEST_SLACK: int = _SUMMARY_SIZES["REQUEST_SLACK"]
 
 
 class OfflineSummarizer:

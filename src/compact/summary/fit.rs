@@ -38,16 +38,26 @@ const PATHS: usize = 6;
 const IDENTIFIERS: usize = 10;
 const NEXT: usize = 13;
 
-const LATEST_SHARE: f64 = 1.0 / 3.0;
-const LATEST_MIN_TOKENS: i64 = 128;
-const USERS_SHARE: f64 = 0.35;
-const CARRIED_SHARE: f64 = 0.2;
-const FILES_SHARE: f64 = 0.15;
-const FILES_MIN_TOKENS: i64 = 24;
-const USER_LINE_CHARS: i64 = 1_200;
-const USER_LINE_MIN_CHARS: i64 = 90;
-const USER_OPENING_CHARS: i64 = 80;
-const REQUEST_SLACK: i64 = 16;
+/// The latest request's share of the cap (head and tail when long).
+pub const LATEST_SHARE: f64 = 1.0 / 3.0;
+/// The latest request gets at least this many tokens of the cap (all of a smaller cap).
+pub const LATEST_MIN_TOKENS: i64 = 128;
+/// Every earlier user message's share (latest first, each head and tail when long).
+pub const USERS_SHARE: f64 = 0.35;
+/// Earlier summaries written by other harnesses, carried forward.
+pub const CARRIED_SHARE: f64 = 0.2;
+/// The files modified and read, before the other facts.
+pub const FILES_SHARE: f64 = 0.15;
+/// ... and at least this many tokens in a smaller cap, at most a third of it.
+pub const FILES_MIN_TOKENS: i64 = 24;
+/// A user message in the list is cut to this many characters (head and tail) ...
+pub const USER_LINE_CHARS: i64 = 1_200;
+/// ... and to fewer, down to this many, when its share has less room left.
+pub const USER_LINE_MIN_CHARS: i64 = 90;
+/// The opening of an older user message named when the whole does not fit.
+pub const USER_OPENING_CHARS: i64 = 80;
+/// The tokens a whole latest request needs beyond its own count to fit beside its heading.
+pub const REQUEST_SLACK: i64 = 16;
 const CHARS_PER_TOKEN: i64 = 6;
 const HEADER_TOKENS: i64 = 6;
 
