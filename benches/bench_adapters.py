@@ -210,6 +210,9 @@ def compare(
     times: dict[str, list[float]] = {v: [] for v in variants}
     for _ in range(args.rounds):
         for v in variants:  # alternating rounds: every variant once per round
+            # Each run starts from a cold count memo, as a new process would: otherwise a variant
+            # would find the texts an earlier one counted (the same script) and look faster.
+            ac.token_cache_clear()
             times[v].append(run(v, args, counters))
     median = {v: statistics.median(ts) for v, ts in times.items()}
     print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -73,3 +74,18 @@ class Message(BaseModel):
     role: str = "assistant"
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
+
+
+def responses_call(call_id: str, n: int) -> dict[str, Any]:
+    """A Responses API function call item whose arguments hold ``n`` characters."""
+    return {"type": "function_call", "call_id": call_id, "name": "read", "arguments": json.dumps({"p": "x" * n})}
+
+
+def responses_output(call_id: str, text: str) -> dict[str, Any]:
+    """The Responses API output item answering ``call_id``."""
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def responses_said() -> dict[str, Any]:
+    """A Responses API assistant message of ten words."""
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "said " * 10}]}

@@ -16,18 +16,9 @@ pytest.importorskip("agents")
 from agentcontext.errors import BudgetError
 from agentcontext.integrations._fit import as_budget
 from agentcontext.integrations.openai_agents import _Fitter
-
-
-def _call(c: str, n: int) -> dict[str, Any]:
-    return {"type": "function_call", "call_id": c, "name": "read", "arguments": json.dumps({"p": "x" * n})}
-
-
-def _out(c: str, text: str) -> dict[str, Any]:
-    return {"type": "function_call_output", "call_id": c, "output": text}
-
-
-def _said() -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "said " * 10}]}
+from tests.integration_support import responses_call as _call
+from tests.integration_support import responses_output as _out
+from tests.integration_support import responses_said as _said
 
 
 def _items() -> list[dict[str, Any]]:

@@ -18,18 +18,9 @@ from agentcontext import _core
 from agentcontext.errors import BudgetError
 from agentcontext.integrations._fit import as_budget
 from agentcontext.integrations.openai_agents import _Fitter
-
-
-def _call(c: str, n: int) -> dict[str, Any]:
-    return {"type": "function_call", "call_id": c, "name": "read", "arguments": json.dumps({"p": "x" * n})}
-
-
-def _out(c: str, text: str) -> dict[str, Any]:
-    return {"type": "function_call_output", "call_id": c, "output": text}
-
-
-def _said() -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "said " * 10}]}
+from tests.integration_support import responses_call as _call
+from tests.integration_support import responses_output as _out
+from tests.integration_support import responses_said as _said
 
 
 def _run(fitter: _Fitter, items: list[Any], budget: int) -> tuple[str, Any]:
@@ -84,26 +75,19 @@ def _set(item: dict[str, Any], how: str) -> None:
         raise AssertionError(how)
 
 
-@pytest.mark.parametrize(
-    ("where", "how"), [(10, "name"), (4, "name"), (11, "call_id"), (3, "role"), (0, "role"), (0, "type")]
-)
-@pytest.mark.parametrize("budget", [300, 500, 2_000])
-def test_responses_path_sees_any_field_set_anew(where: int, how: str, budget: int) -> None:
-    fitter = _Fitter()
-    items = _responses_items()
-    _run(fitter, items, budget)
-    _set(items[where], how)
-    items += [_call("c12", 45), _out("c12", "o " * 183)]
-    assert _run(fitter, items, budget) == _run(_Fitter(), copy.deepcopy(items), budget)
+_RESPONSES_SETS = [(10, "name"), (4, "name"), (11, "call_id"), (3, "role"), (0, "role"), (0, "type")]
+_CHAT_SETS = [(4, "name"), (4, "long name"), (1, "long name"), (3, "role"), (0, "role"), (0, "type")]
 
 
 @pytest.mark.parametrize(
-    ("where", "how"), [(4, "name"), (4, "long name"), (1, "long name"), (3, "role"), (0, "role"), (0, "type")]
+    ("path", "where", "how"),
+    [("responses", w, h) for w, h in _RESPONSES_SETS] + [("chat", w, h) for w, h in _CHAT_SETS],
 )
 @pytest.mark.parametrize("budget", [200, 300, 500, 2_000])
-def test_chat_path_sees_any_field_set_anew(where: int, how: str, budget: int) -> None:
+def test_either_path_sees_any_field_set_anew(path: str, where: int, how: str, budget: int) -> None:
+    """The Responses path (a list with no Chat form) and the Chat path alike."""
     fitter = _Fitter()
-    items = _chat_items()
+    items = _responses_items() if path == "responses" else _chat_items()
     _run(fitter, items, budget)
     _set(items[where], how)
     items += [_call("c12", 45), _out("c12", "o " * 183)]
