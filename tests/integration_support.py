@@ -89,3 +89,34 @@ def responses_output(call_id: str, text: str) -> dict[str, Any]:
 def responses_said() -> dict[str, Any]:
     """A Responses API assistant message of ten words."""
     return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "said " * 10}]}
+
+
+def responses_unanswered_mid_list() -> list[dict[str, Any]]:
+    """Responses API items with no Chat form (the call ``c9`` unanswered mid-list): an adapter
+    fits them on its Responses path."""
+    return [
+        {"role": "user", "content": "task " * 30},
+        responses_call("c0", 2),
+        responses_said(),
+        {"role": "user", "content": "more " * 6},
+        responses_call("c5", 46),
+        responses_output("c5", "o " * 94),
+        {"role": "user", "content": "more " * 18},
+        responses_call("c7", 26),
+        responses_said(),
+        responses_call("c9", 25),
+        responses_call("c10", 8),
+        responses_output("c10", "o " * 180),
+    ]
+
+
+def fit_items_outcome(fitter: Any, items: list[Any], budget: int) -> tuple[str, Any]:
+    """What the Agents SDK adapter's fitter ``fitter`` gives for ``items`` within ``budget`` tokens:
+    ``("ok", the items as plain JSON)`` or ``("BudgetError", its message)``, to compare two fits."""
+    from agentcontext.errors import BudgetError
+    from agentcontext.integrations._fit import as_budget
+
+    try:
+        return "ok", json.loads(json.dumps(fitter.fit(items, as_budget(budget), None, ())))
+    except BudgetError as exc:
+        return "BudgetError", str(exc)

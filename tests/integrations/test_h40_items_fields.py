@@ -7,7 +7,6 @@ renamed call kept its old name and count). Each case compares with a fresh copy 
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import pytest
@@ -15,37 +14,11 @@ import pytest
 pytest.importorskip("agents")
 
 from agentcontext import _core
-from agentcontext.errors import BudgetError
-from agentcontext.integrations._fit import as_budget
 from agentcontext.integrations.openai_agents import _Fitter
+from tests.integration_support import fit_items_outcome as _run
 from tests.integration_support import responses_call as _call
 from tests.integration_support import responses_output as _out
-from tests.integration_support import responses_said as _said
-
-
-def _run(fitter: _Fitter, items: list[Any], budget: int) -> tuple[str, Any]:
-    try:
-        return "ok", json.loads(json.dumps(fitter.fit(items, as_budget(budget), None, ())))
-    except BudgetError as exc:
-        return "BudgetError", str(exc)
-
-
-def _responses_items() -> list[dict[str, Any]]:
-    """A list with no Chat form (the call ``c9`` unanswered mid-list): the Responses path."""
-    return [
-        {"role": "user", "content": "task " * 30},
-        _call("c0", 2),
-        _said(),
-        {"role": "user", "content": "more " * 6},
-        _call("c5", 46),
-        _out("c5", "o " * 94),
-        {"role": "user", "content": "more " * 18},
-        _call("c7", 26),
-        _said(),
-        _call("c9", 25),
-        _call("c10", 8),
-        _out("c10", "o " * 180),
-    ]
+from tests.integration_support import responses_unanswered_mid_list as _responses_items
 
 
 def _chat_items() -> list[dict[str, Any]]:
