@@ -23,7 +23,7 @@ Nothing here imports LiteLLM; tested with litellm 1.110.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, TypeVar, cast
 
 from agentcontext._core import _plain_dicts
@@ -41,16 +41,35 @@ M = TypeVar("M")
 
 
 def _key(message: Any) -> tuple[Any, ...]:
-    """What the conversion reads of ``message`` (a field set anew since converts it again)."""
+    """What tells ``message`` unchanged since its conversion (a field of these set anew converts
+    it again): of a Mapping its content, calls and size, of an object its ``content``,
+    ``tool_calls`` and ``role`` (not its other fields, such as LiteLLM's extra ``name``: read on
+    every call they would cost more than the fit; the docs say so)."""
     if isinstance(message, Mapping):
         return (message.get("content"), message.get("tool_calls"), len(message))
-    return (getattr(message, "content", None), getattr(message, "tool_calls", None))
+    return (getattr(message, "content", None), getattr(message, "tool_calls", None), getattr(message, "role", None))
+
+
+def _whole(message: Any) -> tuple[Any, ...]:
+    """Every field ``message`` holds, keys and values: of a Mapping its items, of a pydantic model
+    its fields, extra fields included (LiteLLM keeps ``name`` and ``tool_call_id`` there), else
+    :func:`_key`. What a copy made of it (its content cleared) was made from."""
+    if isinstance(message, Mapping):
+        return (*message.keys(), *message.values())
+    held = getattr(message, "__dict__", None)
+    if type(held) is dict:
+        extra = getattr(message, "__pydantic_extra__", None)
+        if type(extra) is dict and extra:
+            return (*held, *held.values(), None, *extra, *extra.values())
+        return (*held, *held.values())
+    return _key(message)
 
 
 #: The messages converted by earlier calls (by identity; see ``Converted``).
 _CONVERTED = Converted(_key)
 
-_ATTRS = attrgetter("content", "tool_calls")
+
+_ATTRS = attrgetter("content", "tool_calls", "role")
 
 
 def _keys(objects: list[Any]) -> list[Any]:
@@ -65,13 +84,14 @@ def _keys(objects: list[Any]) -> list[Any]:
 
 
 def _attrs(cls: type) -> tuple[str, ...] | None:
-    """The attributes that hold :func:`_key` of every object of ``cls``: ``content`` and
-    ``tool_calls`` of a pydantic message model that declares both; None for anything else (a
-    ``Mapping`` is keyed by its items and size, another object by attributes it may lack)."""
+    """The attributes that hold :func:`_key` of every object of ``cls``: ``content``,
+    ``tool_calls`` and ``role`` of a pydantic message model that declares them; None for anything
+    else (a ``Mapping`` is keyed by its items and size, another object by attributes it may lack)."""
     fields = getattr(cls, "model_fields", None)
-    if issubclass(cls, Mapping) or not isinstance(fields, dict) or not {"content", "tool_calls"} <= fields.keys():
+    names = ("content", "tool_calls", "role")
+    if issubclass(cls, Mapping) or not isinstance(fields, dict) or not set(names) <= fields.keys():
         return None
-    return ("content", "tool_calls")
+    return names
 
 
 #: The last call's dicts (see ``Kept``).
@@ -129,19 +149,25 @@ def _dict_of(message: Any, index: int) -> dict[str, Any] | None:
 
 
 #: The copy each object was rebuilt as last, with the content it was rebuilt for.
-_REBUILT: dict[int, tuple[Any, Any, Any]] = {}
+_REBUILT: dict[int, tuple[Any, Any, Any, tuple[Any, ...]]] = {}
 
 
 def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
     new = changed.get("content")
+    key = _whole(message)
     held = _REBUILT.get(id(message))
-    if held is not None and held[0] is message and held[1] == new:
+    if held is not None and held[0] is message and held[1] == new and _same(held[3], key):
         return held[2]
     made = _rebuild(message, [(0, changed)])
     if len(_REBUILT) > 4096:
         _REBUILT.clear()
-    _REBUILT[id(message)] = (message, new, made)
+    _REBUILT[id(message)] = (message, new, made, key)
     return made
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two keys hold the same objects (by identity: a field set anew differs)."""
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:
