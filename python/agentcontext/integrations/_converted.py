@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import is_
 from typing import Any, Protocol, TypeVar, cast
 
@@ -35,6 +35,28 @@ def source(mark: Any) -> tuple[int, int]:
 def _from_scratch() -> tuple[int, list[dict[str, Any]], list[list[int]], dict[int, int], list[tuple[Any, ...]]]:
     """Where a fit with nothing to resume from starts: at 0, no dicts, owners, marks or keys."""
     return 0, [], [], {}, []
+
+
+def held_fields(obj: Any, otherwise: Callable[[Any], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """``obj`` and every field it holds, keys and values (compared by identity with
+    :func:`same_objects`: a field set anew in place differs): of a Mapping its items, of another
+    object with a ``__dict__`` (a pydantic model) its fields and its extra fields
+    (``__pydantic_extra__``: LiteLLM keeps a message's ``name`` and ``tool_call_id`` there), else
+    the fields ``otherwise(obj)`` reads."""
+    if isinstance(obj, Mapping):
+        return (obj, *obj.keys(), *obj.values())
+    fields = getattr(obj, "__dict__", None)
+    if isinstance(fields, dict):
+        extra = getattr(obj, "__pydantic_extra__", None)
+        if isinstance(extra, dict) and extra:
+            return (obj, *fields.keys(), *fields.values(), *extra.keys(), *extra.values())
+        return (obj, *fields.keys(), *fields.values())
+    return (obj, *otherwise(obj))
+
+
+def same_objects(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two keys hold the same objects, one for one (by identity: a field set anew differs)."""
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 class Prints(Protocol):

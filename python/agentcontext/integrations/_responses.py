@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcontext._core import _Prints
-from agentcontext.integrations._converted import Converted, CorePrints
+from agentcontext.integrations._converted import Converted, CorePrints, held_fields, same_objects
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._fit import Budget, RecallIds, fit
 
@@ -141,19 +141,9 @@ def item_fields(item: Any) -> tuple[Any, ...]:
 
 def whole_key(item: Any) -> tuple[Any, ...]:
     """What converting ``item`` as it is (a Responses item: all of it) reads that could be set
-    anew in place, compared by identity: every key and value of a dict or Mapping, of another
-    object those of its ``__dict__`` (a pydantic item's fields), else :func:`item_fields`."""
-    if isinstance(item, Mapping):
-        return (item, *item.keys(), *item.values())
-    fields = getattr(item, "__dict__", None)
-    if isinstance(fields, dict):
-        return (item, *fields.keys(), *fields.values())
-    return (item, *item_fields(item))
-
-
-def _alike(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Whether two :func:`item_fields` are the same objects, one for one."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+    anew in place: :func:`~agentcontext.integrations._converted.held_fields`, of an object with no
+    ``__dict__`` its :func:`item_fields`."""
+    return held_fields(item, item_fields)
 
 
 #: The last call's fields when ``_Prints`` holds them.
@@ -186,7 +176,7 @@ class Turns:
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
         fields = item_fields(item)
-        if held is not None and held[0] is item and _alike(held[1], fields):
+        if held is not None and held[0] is item and same_objects(held[1], fields):
             return held[2]
         found = piece(self._as_dict(item, index))
         self._pieces[id(item)] = (item, fields, found)

@@ -23,13 +23,13 @@ Nothing here imports LiteLLM; tested with litellm 1.110.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter, is_
+from operator import attrgetter
 from typing import Any, TypeVar, cast
 
 from agentcontext._core import _plain_dicts
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._converted import Converted, held_fields, same_objects
 from agentcontext.integrations._direct import Kept, fit_each
 from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit_or_cut, off_loop
 from agentcontext.observe.compaction import reporting_fits
@@ -48,21 +48,6 @@ def _key(message: Any) -> tuple[Any, ...]:
     if isinstance(message, Mapping):
         return (message.get("content"), message.get("tool_calls"), len(message))
     return (getattr(message, "content", None), getattr(message, "tool_calls", None), getattr(message, "role", None))
-
-
-def _whole(message: Any) -> tuple[Any, ...]:
-    """Every field ``message`` holds, keys and values: of a Mapping its items, of a pydantic model
-    its fields, extra fields included (LiteLLM keeps ``name`` and ``tool_call_id`` there), else
-    :func:`_key`. What a copy made of it (its content cleared) was made from."""
-    if isinstance(message, Mapping):
-        return (*message.keys(), *message.values())
-    held = getattr(message, "__dict__", None)
-    if type(held) is dict:
-        extra = getattr(message, "__pydantic_extra__", None)
-        if type(extra) is dict and extra:
-            return (*held, *held.values(), None, *extra, *extra.values())
-        return (*held, *held.values())
-    return _key(message)
 
 
 #: The messages converted by earlier calls (by identity; see ``Converted``).
@@ -154,20 +139,16 @@ _REBUILT: dict[int, tuple[Any, Any, Any, tuple[Any, ...]]] = {}
 
 def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
     new = changed.get("content")
-    key = _whole(message)
+    # (Made again when any field the object holds was set anew: the copy is made of all of them.)
+    key = held_fields(message, _key)
     held = _REBUILT.get(id(message))
-    if held is not None and held[0] is message and held[1] == new and _same(held[3], key):
+    if held is not None and held[0] is message and held[1] == new and same_objects(held[3], key):
         return held[2]
     made = _rebuild(message, [(0, changed)])
     if len(_REBUILT) > 4096:
         _REBUILT.clear()
     _REBUILT[id(message)] = (message, new, made, key)
     return made
-
-
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Whether two keys hold the same objects (by identity: a field set anew differs)."""
-    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:
