@@ -153,7 +153,7 @@ impl PyTrimmer {
             return match pick(&sk, max_tokens, reserve, cut, None)? {
                 Pick::General => Ok(None),
                 Pick::Whole => Ok(Some((PyList::new(py, objects.iter())?, PyList::empty(py)))),
-                Pick::Some(picked) => render_fresh(&sk, objects, &picked, enc).map(Some),
+                Pick::Some(picked) => render_picked(&sk, |i| objects.get_item(i), None, &picked, enc).map(Some),
             };
         }
         let mut sk = match state.held.take() {
@@ -219,54 +219,32 @@ impl PyTrimmer {
         state: &mut State,
         picked: Option<Picked<'py>>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let todo = PyList::empty(py);
         let Some(picked) = picked else {
-            return Ok((PyList::new(py, state.objects.iter().map(|o| o.bind(py)))?, todo));
+            return Ok((
+                PyList::new(py, state.objects.iter().map(|o| o.bind(py)))?,
+                PyList::empty(py),
+            ));
         };
-        let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(picked.keep.len());
-        for (pos, &i) in picked.keep.iter().enumerate() {
-            // A dict that is its own object (a caller's plain dict): its copy is its object too.
-            let mapped = !state.objects[i].is(&sk.objects()[i]);
-            let item = match (picked.shrink, &picked.changes[i]) {
-                (Some((u, room)), _) if u == i => {
-                    if mapped {
-                        todo.append(PyTuple::new(py, [pos, i])?)?;
-                    }
-                    shrunk(sk, u, room, self.encoding)?.into_any()
-                }
-                (_, None) => state.objects[i].bind(py).clone(),
-                (_, Some(change)) => match state.made[i].as_ref().filter(|m| m.is(change)) {
-                    Some(Made {
-                        object: Some(object), ..
-                    }) => object.bind(py).clone(),
-                    Some(made) => {
-                        if mapped {
-                            todo.append(PyTuple::new(py, [pos, i])?)?;
-                        }
-                        made.copy.bind(py).clone().into_any()
-                    }
-                    None => {
-                        let copy = changed(&sk.objects()[i], change, false)?;
-                        state.made[i] = Some(Made::new(change, copy.clone().unbind()));
-                        if mapped {
-                            todo.append(PyTuple::new(py, [pos, i])?)?;
-                        }
-                        copy.into_any()
-                    }
-                },
-            };
-            out.push(item);
-        }
-        Ok((PyList::new(py, out)?, todo))
+        let State { objects, made, .. } = state;
+        render_picked(
+            sk,
+            |i| Ok(objects[i].bind(py).clone()),
+            Some(made),
+            &picked,
+            self.encoding,
+        )
     }
 }
 
-/// The output of `picked` over `sk` (read fresh from the caller's dicts) and what the caller maps:
-/// each kept dict that is unchanged given as its object, the changed copies listed (but for a dict
-/// that is its own object), as `PyTrimmer::render` gives them with nothing held.
-fn render_fresh<'py>(
+/// The output of `picked` over `sk` and what the caller maps (`[position, index]` of each copy
+/// given back for an object that is not its own dict): each kept message that is unchanged given
+/// as its object (`object(i)`), the changed ones as copies. With `made`, a copy made for the same
+/// change on an earlier call (or the object the caller mapped it to) is given again and a new one
+/// is held there; without, nothing is held (a fresh read, as `trim_messages` costs).
+fn render_picked<'py>(
     sk: &Skeleton<'py>,
-    objects: &Bound<'py, PyList>,
+    object: impl Fn(usize) -> PyResult<Bound<'py, PyAny>>,
+    mut made: Option<&mut Vec<Option<Made>>>,
     picked: &Picked<'py>,
     enc: Encoding,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
@@ -274,17 +252,36 @@ fn render_fresh<'py>(
     let todo = PyList::empty(py);
     let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(picked.keep.len());
     for (pos, &i) in picked.keep.iter().enumerate() {
-        let object = objects.get_item(i)?;
-        let d = &sk.objects()[i];
+        let object = object(i)?;
+        // A dict that is its own object (a caller's plain dict): its copy is its object too.
+        let mapped = !object.is(&sk.objects()[i]);
         let item = match (picked.shrink, &picked.changes[i]) {
             (Some((u, room)), _) if u == i => shrunk(sk, u, room, enc)?.into_any(),
             (_, None) => {
                 out.push(object);
                 continue;
             }
-            (_, Some(change)) => changed(d, change, false)?.into_any(),
+            (_, Some(change)) => {
+                let held = made.as_deref_mut();
+                match held.as_ref().and_then(|m| m[i].as_ref()).filter(|m| m.is(change)) {
+                    Some(Made {
+                        object: Some(object), ..
+                    }) => {
+                        out.push(object.bind(py).clone());
+                        continue;
+                    }
+                    Some(m) => m.copy.bind(py).clone().into_any(),
+                    None => {
+                        let copy = changed(&sk.objects()[i], change, false)?;
+                        if let Some(held) = held {
+                            held[i] = Some(Made::new(change, copy.clone().unbind()));
+                        }
+                        copy.into_any()
+                    }
+                }
+            }
         };
-        if !object.is(d) {
+        if mapped {
             todo.append(PyTuple::new(py, [pos, i])?)?;
         }
         out.push(item);
