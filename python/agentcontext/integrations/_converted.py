@@ -99,13 +99,25 @@ class Converted:
     so that a message seen by an earlier call is not converted again (an agent's next call sees the
     same objects plus a few new ones). Keyed by the object's identity, held with the object (so
     the identity is not reused) and checked by ``key(obj)``, a cheap tuple compared by identity
-    first (the fields the conversion reads: a field set anew misses). At most ``capacity``
-    objects (or twice the longest list seen) are held: past that, only the last call's stay."""
+    first (the fields the conversion reads: a field set anew misses). It holds too the copy each
+    changed object was made as (:meth:`rebuilt`), given again only while the object holds the
+    same fields (``fields(obj)``, every field by default: a copy is made of all of them). At most
+    ``capacity`` objects (or twice the longest list seen) are held: past that, only the last
+    call's stay."""
 
     def __init__(
-        self, key: Callable[[Any], tuple[Any, ...]], capacity: int = 4096, prints: Callable[[], Prints] | None = None
+        self,
+        key: Callable[[Any], tuple[Any, ...]],
+        capacity: int = 4096,
+        prints: Callable[[], Prints] | None = None,
+        fields: Callable[[Any], tuple[Any, ...]] | None = None,
     ) -> None:
         self.key = key
+        #: What a copy made of an object is made from beside its changes (compared by identity:
+        #: a field set anew makes the copy again): ``held_fields(obj, key)`` unless given.
+        self.fields: Callable[[Any], tuple[Any, ...]] = (
+            fields if fields is not None else lambda obj: held_fields(obj, key)
+        )
         #: With ``prints``: the last call's objects told unchanged by their :class:`Prints` (not
         #: by each key), and one-dict objects fitted by a kept :class:`~agentcontext._core._Trimmer`.
         self.prints = prints() if prints is not None else None
@@ -114,16 +126,18 @@ class Converted:
         self.capacity = capacity
         self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
         self._serials = itertools.count()
-        # The object each changed one was rebuilt as, with the changes it was rebuilt from.
-        self._rebuilt: dict[int, tuple[Any, Any, Any]] = {}
+        # The copy each changed object was made as: the object, the changes and the fields it was
+        # made from, the copy, and the marked dict it was made for (see rebuilt_one).
+        self._rebuilt: dict[int, tuple[Any, Any, tuple[Any, ...], Any, Any]] = {}
+        # The copies the kept trimmer gives back by itself, by place: the object and its fields then.
+        self._given: dict[int, tuple[Any, tuple[Any, ...]]] = {}
         # The last call's objects, their keys, dicts, owners and marks (see resume), and how many
         # calls began from it.
         self._last: tuple[list[Any], list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = None
         self.resumed = 0
-        # Per object, the dict it last came back changed as and what it was rebuilt as (one-dict objects).
-        self._rebuilt_from: dict[int, tuple[Any, dict[str, Any], Any]] = {}
-        # The last call's output (one-dict objects) and what each of its dicts was mapped to.
-        self._last_out: tuple[list[dict[str, Any]], list[Any]] | None = None
+        # The last call's output (one-dict objects), what each of its dicts was mapped to, and
+        # the places mapped to a copy, with the object each copy was made of.
+        self._last_out: tuple[list[dict[str, Any]], list[Any], list[tuple[int, Any]]] | None = None
 
     def entry(
         self, obj: T, i: int, to_dicts: Callable[[T, int], list[dict[str, Any]]]
@@ -143,17 +157,40 @@ class Converted:
         self._entries[id(obj)] = (obj, key, serial, marked)
         return serial, marked
 
-    def rebuilt(
-        self, obj: T, parts: list[tuple[int, dict[str, Any] | None]], rebuild: Callable[[T, Any], T | None]
-    ) -> T | None:
-        """``rebuild(obj, parts)``, the object made the last time for the same changes when there is one
-        (a result cleared on one call is cleared the same way on the next)."""
+    def rebuilt(self, obj: T, changes: Any, rebuild: Callable[[T, Any], T | None]) -> T | None:
+        """``rebuild(obj, changes)``, or the copy made the last time when it was made for equal
+        ``changes`` from the same fields of ``obj`` (:attr:`fields`, by identity: a result cleared
+        on one call is cleared the same way on the next, and a field set anew in place since is
+        in the copy)."""
+        fields = self.fields(obj)
         held = self._rebuilt.get(id(obj))
-        if held is not None and held[0] is obj and held[1] == parts:
-            return cast("T | None", held[2])
-        new = rebuild(obj, parts)
-        self._rebuilt[id(obj)] = (obj, parts, new)
+        if held is not None and held[0] is obj and held[1] == changes and same_objects(held[2], fields):
+            return cast("T | None", held[3])
+        new = rebuild(obj, changes)
+        self._rebuilt[id(obj)] = (obj, changes, fields, new, None)
         return new
+
+    def rebuilt_one(
+        self, obj: T, marked: dict[str, Any], rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None]
+    ) -> T | None:
+        """:meth:`rebuilt` of a one-dict object that came back as the changed ``marked`` dict: the
+        changes ``[(0, marked without its mark)]``, made only when ``marked`` is not the dict the
+        held copy was made for."""
+        fields = self.fields(obj)
+        held = self._rebuilt.get(id(obj))
+        if held is not None and (held[0] is not obj or not same_objects(held[2], fields)):
+            held = None  # (another object's, or made of fields set anew since)
+        if held is not None and held[4] is not None and held[4] == marked:
+            return cast("T | None", held[3])
+        parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in marked.items() if k != MARK})]
+        new = held[3] if held is not None and held[1] == parts else rebuild(obj, parts)
+        self._rebuilt[id(obj)] = (obj, parts, fields, new, marked)
+        return cast("T | None", new)
+
+    def current(self, obj: Any, copy: Any) -> bool:
+        """Whether ``copy`` is the copy held for ``obj`` and ``obj``'s fields are those it was made from."""
+        held = self._rebuilt.get(id(obj))
+        return held is not None and held[0] is obj and held[3] is copy and same_objects(held[2], self.fields(obj))
 
     def resume(
         self, objects: Sequence[Any]
@@ -201,14 +238,40 @@ class Converted:
             return
         self._last = (list(objects), keys, dicts, owners, where)
 
-    def trimmer(self, encoding: Encoding) -> Any:
-        """The trimmer kept for ``encoding`` (a new one for another encoding)."""
+    def trimmer(self, encoding: Encoding, objects: Sequence[Any] = ()) -> Any:
+        """The trimmer kept for ``encoding``: a new one for another encoding, or when a copy the
+        kept one gives back by itself (see :meth:`given`) was made of an object of ``objects``
+        whose fields have been set anew since (the new one's copies are all mapped again)."""
         from agentcontext._core import _Trimmer
 
         held = self._trimmer
+        if held is not None and self._given and not self._given_current(objects):
+            held = None
         if held is None or held[0] != encoding:
+            self._given.clear()
             held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
         return held[1]
+
+    def given(self, index: int, obj: Any) -> None:
+        """That the kept trimmer gives the copy held for ``obj`` (at ``index``) by itself from now on."""
+        held = self._rebuilt.get(id(obj))
+        if held is not None and held[0] is obj:
+            self._given[index] = (obj, held[2])
+
+    def _given_current(self, objects: Sequence[Any]) -> bool:
+        """Whether every copy the kept trimmer gives by itself for ``objects`` was made of its
+        object's fields as they are (those no longer at their place are forgotten)."""
+        fields = self.fields
+        n = len(objects)
+        gone = []
+        for i, (obj, was) in tuple(self._given.items()):  # (a copy: another thread may add to it)
+            if i >= n or objects[i] is not obj:
+                gone.append(i)
+            elif not same_objects(was, fields(obj)):
+                return False
+        for i in gone:
+            self._given.pop(i, None)
+        return True
 
     def settle(self, objects: Sequence[Any]) -> None:
         """Bound the memo after a call over ``objects``."""
@@ -219,9 +282,6 @@ class Converted:
         if len(self._rebuilt) > bound:
             rebuilt = self._rebuilt
             self._rebuilt = {id(o): rebuilt[id(o)] for o in objects if id(o) in rebuilt}
-        if len(self._rebuilt_from) > bound:
-            held = self._rebuilt_from
-            self._rebuilt_from = {id(o): held[id(o)] for o in objects if id(o) in held}
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -241,7 +241,7 @@ def _trimmed(
     (what the last call read is not read again; the kept objects come back mapped); None when it
     does not apply (the general path then fits, cuts an oversized last round or raises)."""
     _checks.count("beside", beside)
-    trimmer = cache.trimmer(budget.encoding)
+    trimmer = cache.trimmer(budget.encoding, objects)
     try:
         got = trimmer.trim(
             dicts,
@@ -263,15 +263,13 @@ def _trimmed(
     for pos, i in todo:
         d = out[pos]
         obj = objects[i]
-        if d == dicts[i]:
-            new: T | None = obj
-        else:
-            parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in d.items() if k != MARK})]
-            new = cache.rebuilt(obj, parts, rebuild)
+        new = obj if d == dicts[i] else cache.rebuilt_one(obj, d, rebuild)
         if new is None:
             dropped = True
         else:
             trimmer.remember(i, d, new)
+            if new is not obj:
+                cache.given(i, obj)
         out[pos] = new
     return [o for o in out if o is not None] if dropped else cast("list[T]", out)
 
@@ -371,15 +369,20 @@ def _map_back_one(
     conversion, so the same object) maps to what that one did: only the others are looked at."""
     same: list[bool] = []
     per: list[T | None] = []
+    copies: list[tuple[int, Any]] = []
     if cache is not None and cache._last_out is not None and min(where, default=0) >= 0:
-        last_out, last_per = cache._last_out
+        last_out, last_per, last_copies = cache._last_out
         same = list(map(eq, out, last_out))
         per = last_per[: len(same)]
+        # A copy is taken again only while its object's fields are those it was made from.
+        for j, obj in last_copies:
+            if j < len(same) and same[j]:
+                if cache.current(obj, per[j]):
+                    copies.append((j, obj))
+                else:
+                    same[j] = False
     per += [None] * (len(out) - len(per))
     changed = itertools.chain(itertools.compress(range(len(same)), map(not_, same)), range(len(same), len(out)))
-    # The dict each changed object came back as on an earlier call, with what it was rebuilt as:
-    # a result cleared on one call comes back equal on the next (its values the same objects).
-    last = cache._rebuilt_from if cache is not None else {}
     for j in changed:
         d = out[j]
         i = where[source(d[MARK])[0]]
@@ -388,16 +391,14 @@ def _map_back_one(
         if d is original or d == original:
             per[j] = obj
             continue
-        held = last.get(id(obj))
-        if held is not None and held[0] is obj and held[1] == d:
-            per[j] = held[2]
+        if cache is None:
+            per[j] = rebuild(obj, [(0, {key: v for key, v in d.items() if key != MARK})])
             continue
-        parts: list[tuple[int, dict[str, Any] | None]] = [(0, {key: v for key, v in d.items() if key != MARK})]
-        per[j] = new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
-        if cache is not None:
-            last[id(obj)] = (obj, d, new)
+        per[j] = new = cache.rebuilt_one(obj, d, rebuild)
+        if new is not obj:
+            copies.append((j, obj))
     if cache is not None:
-        cache._last_out = (out, per)
+        cache._last_out = (out, per, copies)
     return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
 
 

@@ -31,13 +31,11 @@ _SLACK = 4096
 class Turn:
     """The items one Chat message stands for, and that message."""
 
-    __slots__ = ("chat", "items", "rebuilt")
+    __slots__ = ("chat", "items")
 
     def __init__(self, items: tuple[Any, ...], chat: dict[str, Any]) -> None:
         self.items = items
         self.chat = chat
-        #: The content it came back with last, and the turn made for it (made once per change).
-        self.rebuilt: tuple[Any, Turn] | None = None
 
 
 def _text(content: Any) -> str | None:
@@ -88,12 +86,7 @@ def _rebuild(turn: Turn, parts: list[tuple[int, dict[str, Any] | None]]) -> Turn
     changed = parts[0][1]
     if changed is None or len(turn.items) != 1 or "tool_calls" in turn.chat:
         return turn
-    new = changed.get("content")
-    if turn.rebuilt is not None and turn.rebuilt[0] == new:
-        return turn.rebuilt[1]
-    made = _changed(turn, changed, new)
-    turn.rebuilt = (new, made)
-    return made
+    return _changed(turn, changed, changed.get("content"))
 
 
 def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
@@ -112,6 +105,12 @@ _ITEMS = operator.attrgetter("items")
 
 def _key(turn: Turn) -> tuple[Any, ...]:
     return turn.items
+
+
+def _turn_fields(turn: Turn) -> tuple[Any, ...]:
+    """What a turn's copy is made from: the turn and every field of its items (:func:`whole_key`;
+    a turn stays the same object while what its Chat message reads of its items is unchanged)."""
+    return (turn, *itertools.chain.from_iterable(map(whole_key, turn.items)))
 
 
 #: The fields :func:`piece` reads of an item, by its ``type`` (any other type: all of them).
@@ -164,7 +163,7 @@ class Turns:
         self._turns: dict[tuple[int, ...], Turn] = {}
         # A Turn is never changed (an item changed in place makes another turn): told unchanged by
         # identity and class alone.
-        self._converted = Converted(_key, prints=CorePrints)
+        self._converted = Converted(_key, prints=CorePrints, fields=_turn_fields)
         self._lock = threading.Lock()
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, cast
 from agentcontext._core import _plain_dicts
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._converted import Converted, held_fields, same_objects
+from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._direct import Kept, fit_each
 from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit_or_cut, off_loop
 from agentcontext.observe.compaction import reporting_fits
@@ -133,22 +133,14 @@ def _dict_of(message: Any, index: int) -> dict[str, Any] | None:
     return _CONVERTED.entry(message, index, _convert)[1][0]
 
 
-#: The copy each object was rebuilt as last, with the content it was rebuilt for.
-_REBUILT: dict[int, tuple[Any, Any, Any, tuple[Any, ...]]] = {}
+def _with_content(message: Any, new: Any) -> Any:
+    return _rebuild(message, [(0, {"content": new})])
 
 
 def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
-    new = changed.get("content")
-    # (Made again when any field the object holds was set anew: the copy is made of all of them.)
-    key = held_fields(message, _key)
-    held = _REBUILT.get(id(message))
-    if held is not None and held[0] is message and held[1] == new and same_objects(held[3], key):
-        return held[2]
-    made = _rebuild(message, [(0, changed)])
-    if len(_REBUILT) > 4096:
-        _REBUILT.clear()
-    _REBUILT[id(message)] = (message, new, made, key)
-    return made
+    # (The copy held for an object is made again when any field it holds was set anew: it is
+    # made of all of them. Bounded with the memo, by ``_CONVERTED.settle``.)
+    return _CONVERTED.rebuilt(message, changed.get("content"), _with_content)
 
 
 def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:

@@ -24,13 +24,14 @@ pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._converted import Converted, held_fields
 from agentcontext.integrations._fit import Budget, as_budget, fit
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -177,9 +178,23 @@ def _key(message: ModelMessage) -> tuple[Any, ...]:
     return (getattr(message, "parts", None), len(getattr(message, "parts", ())))
 
 
+def _fields(message: ModelMessage) -> tuple[Any, ...]:
+    """What a copy of ``message`` is made from: its fields and each of its parts' fields (see
+    :func:`~agentcontext.integrations._converted.held_fields`)."""
+    parts = getattr(message, "parts", None)
+    own = held_fields(message, _key)
+    if not isinstance(parts, list):
+        return own
+    return (*own, *itertools.chain.from_iterable(held_fields(p, _no_fields) for p in parts))
+
+
+def _no_fields(part: Any) -> tuple[Any, ...]:
+    return ()
+
+
 def converted() -> Converted:
     """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
-    return Converted(_key)
+    return Converted(_key, fields=_fields)
 
 
 def fit_messages(
