@@ -55,6 +55,7 @@ __all__ = [
     "MemoryIndex",
     "Page",
     "Truncation",
+    "_Fields",
     "_HandoffFacts",
     "_Prints",
     "_Trimmer",
@@ -513,6 +514,27 @@ class _Prints:
             ValueError: a list not one per object from ``start`` on, or the first ``start``
                 objects not the kept ones.
         """
+
+@final
+class _Fields:
+    """Internal. Every field of some objects (a dict's items, or an object's ``__dict__`` and
+    non-empty ``__pydantic_extra__``), by identity, each object at its place in a list, told
+    unchanged in one pass."""
+
+    def __new__(cls) -> _Fields: ...
+    def __len__(self) -> int: ...
+    def add(self, index: int, obj: Any, items: bool, /) -> bool:
+        """Keep the fields of ``obj`` at ``index`` (replacing what was kept there): with ``items``,
+        of a dict (of the class ``dict`` itself) its items, else of an object its attributes.
+        False, and nothing kept, when it has none to read that way."""
+    def discard(self, index: int, /) -> None:
+        """Forget what is kept at ``index``."""
+    def clear(self) -> None:
+        """Forget everything kept."""
+    def current(self, objects: list[Any], /) -> bool:
+        """Whether every kept object still at its place in ``objects`` holds the fields kept (the
+        same objects, in the same order); the ones no longer there are forgotten. False too when
+        another thread holds the fields meanwhile."""
 
 @final
 class _Trimmer:

@@ -5,6 +5,7 @@
 //! kept are named per class, or per object (an adapter whose conversion reads some keys of one
 //! kind of dict and others of another names each dict's own).
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
@@ -139,6 +140,149 @@ impl PyPrints {
         }
         Ok(())
     }
+}
+
+/// How a [`PyFields`] entry's fields are read: a dict's items, or an object's attributes (its
+/// `__dict__`'s items, then its `__pydantic_extra__`'s when that is a non-empty dict).
+struct Snapshot {
+    obj: Py<PyAny>,
+    items: bool,
+    /// Keys and values, one after the other.
+    fields: Vec<Py<PyAny>>,
+}
+
+/// `agentcontext._core._Fields`: every field of some objects, by identity, each object at its
+/// place in a list (the copies the kept trimmer gives back by itself were made from them), told
+/// unchanged in one pass (`integrations._converted.held_fields` read and compared per object cost
+/// about a microsecond each, on every call).
+#[pyclass(name = "_Fields", module = "agentcontext", frozen)]
+pub struct PyFields {
+    held: Mutex<HashMap<usize, Snapshot>>,
+}
+
+#[pymethods]
+impl PyFields {
+    #[new]
+    fn new() -> Self {
+        PyFields {
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.held.lock().map_or(0, |h| h.len())
+    }
+
+    /// Keep the fields of `obj` at `index` (replacing what was kept there): with `items`, of a
+    /// dict (of the class `dict` itself) its items, else of an object its attributes (`__dict__`
+    /// and a non-empty `__pydantic_extra__`). False, and nothing kept, when it has none to read
+    /// that way.
+    #[pyo3(signature = (index, obj, items, /))]
+    fn add(&self, index: usize, obj: &Bound<'_, PyAny>, items: bool) -> bool {
+        let fields = read_fields(obj, items);
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.remove(&index);
+        let Some(fields) = fields else { return false };
+        held.insert(
+            index,
+            Snapshot {
+                obj: obj.clone().unbind(),
+                items,
+                fields: fields.into_iter().map(Bound::unbind).collect(),
+            },
+        );
+        true
+    }
+
+    /// Forget what is kept at `index`.
+    #[pyo3(signature = (index, /))]
+    fn discard(&self, index: usize) {
+        if let Ok(mut held) = self.held.lock() {
+            held.remove(&index);
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut held) = self.held.lock() {
+            held.clear();
+        }
+    }
+
+    /// Whether every kept object still at its place in `objects` holds the fields kept (the
+    /// same objects, in the same order); the ones no longer there are forgotten. False too when
+    /// another thread holds the fields meanwhile (as for a change: the caller starts over).
+    #[pyo3(signature = (objects, /))]
+    fn current(&self, objects: &Bound<'_, PyList>) -> bool {
+        let Ok(mut held) = self.held.try_lock() else {
+            return false;
+        };
+        let n = objects.len();
+        held.retain(|&i, kept| i < n && objects.get_item(i).is_ok_and(|o| o.is(&kept.obj)));
+        held.values()
+            .all(|kept| holds_fields(kept.obj.bind(objects.py()), kept))
+    }
+}
+
+/// Whether `obj` holds the fields `kept` holds, as [`read_fields`] reads them (without reading
+/// them into a list).
+fn holds_fields(obj: &Bound<'_, PyAny>, kept: &Snapshot) -> bool {
+    let mut at = 0;
+    let mut same = |d: &Bound<'_, PyDict>| {
+        if at + 2 * d.len() > kept.fields.len() {
+            return false;
+        }
+        for (k, v) in d.iter() {
+            if !k.is(&kept.fields[at]) || !v.is(&kept.fields[at + 1]) {
+                return false;
+            }
+            at += 2;
+        }
+        true
+    };
+    if kept.items {
+        return obj.cast_exact::<PyDict>().is_ok_and(&mut same) && at == kept.fields.len();
+    }
+    let Ok(attrs) = obj.getattr(pyo3::intern!(obj.py(), "__dict__")) else {
+        return false;
+    };
+    let Ok(attrs) = attrs.cast_exact::<PyDict>() else {
+        return false;
+    };
+    if !same(attrs) {
+        return false;
+    }
+    if let Ok(extra) = obj.getattr(pyo3::intern!(obj.py(), "__pydantic_extra__"))
+        && let Ok(extra) = extra.cast_exact::<PyDict>()
+        && !same(extra)
+    {
+        return false;
+    }
+    at == kept.fields.len()
+}
+
+/// The fields [`PyFields`] keeps of `obj`, keys and values one after the other; None when it has
+/// none to read that way.
+fn read_fields<'py>(obj: &Bound<'py, PyAny>, items: bool) -> Option<Vec<Bound<'py, PyAny>>> {
+    let mut out = Vec::new();
+    let mut push = |d: &Bound<'py, PyDict>| {
+        for (k, v) in d.iter() {
+            out.push(k);
+            out.push(v);
+        }
+    };
+    if items {
+        push(obj.cast_exact::<PyDict>().ok()?);
+        return Some(out);
+    }
+    let attrs = obj.getattr(pyo3::intern!(obj.py(), "__dict__")).ok()?;
+    let attrs = attrs.cast_exact::<PyDict>().ok()?;
+    push(attrs);
+    if let Ok(extra) = obj.getattr(pyo3::intern!(obj.py(), "__pydantic_extra__"))
+        && let Ok(extra) = extra.cast_exact::<PyDict>()
+    {
+        push(extra);
+    }
+    Some(out)
 }
 
 /// Whether every one of `objects` is a plain dict (of the class `dict` itself): a list an adapter

@@ -118,6 +118,15 @@ class Converted:
         self.fields: Callable[[Any], tuple[Any, ...]] = (
             fields if fields is not None else lambda obj: held_fields(obj, key)
         )
+        #: With the default ``fields``, the copies the kept trimmer gives back by itself are
+        #: checked in one pass by the core (``_core._Fields``: a dict's items, an object's
+        #: attributes, as :func:`held_fields` reads them); the others (other fields, other
+        #: Mappings, objects without ``__dict__``) in :attr:`_given`.
+        self._given_fields: Any = None
+        if fields is None:
+            from agentcontext._core import _Fields
+
+            self._given_fields = _Fields()
         #: With ``prints``: the last call's objects told unchanged by their :class:`Prints` (not
         #: by each key), and one-dict objects fitted by a kept :class:`~agentcontext._core._Trimmer`.
         self.prints = prints() if prints is not None else None
@@ -245,10 +254,12 @@ class Converted:
         from agentcontext._core import _Trimmer
 
         held = self._trimmer
-        if held is not None and self._given and not self._given_current(objects):
+        if held is not None and not self._given_current(objects):
             held = None
         if held is None or held[0] != encoding:
             self._given.clear()
+            if self._given_fields is not None:
+                self._given_fields.clear()
             held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
         return held[1]
 
@@ -256,11 +267,23 @@ class Converted:
         """That the kept trimmer gives the copy held for ``obj`` (at ``index``) by itself from now on."""
         held = self._rebuilt.get(id(obj))
         if held is not None and held[0] is obj:
+            fast = self._given_fields
+            if fast is not None:
+                items = type(obj) is dict
+                if (items or not isinstance(obj, Mapping)) and fast.add(index, obj, items):
+                    self._given.pop(index, None)
+                    return
+                fast.discard(index)
             self._given[index] = (obj, held[2])
 
     def _given_current(self, objects: Sequence[Any]) -> bool:
         """Whether every copy the kept trimmer gives by itself for ``objects`` was made of its
         object's fields as they are (those no longer at their place are forgotten)."""
+        fast = self._given_fields
+        if fast is not None and len(fast) and not fast.current(objects if type(objects) is list else list(objects)):
+            return False
+        if not self._given:
+            return True
         fields = self.fields
         n = len(objects)
         gone = []
