@@ -57,6 +57,7 @@ __all__ = [
     "Truncation",
     "_Fields",
     "_HandoffFacts",
+    "_Held",
     "_Prints",
     "_Trimmer",
     "__version__",
@@ -523,10 +524,13 @@ class _Fields:
 
     def __new__(cls) -> _Fields: ...
     def __len__(self) -> int: ...
-    def add(self, index: int, obj: Any, items: bool, /) -> bool:
-        """Keep the fields of ``obj`` at ``index`` (replacing what was kept there): with ``items``,
-        of a dict (of the class ``dict`` itself) its items, else of an object its attributes.
-        False, and nothing kept, when it has none to read that way."""
+    def add(self, index: int, obj: Any, own: Literal["items", "attrs"] | None, group: str | None = None, /) -> bool:
+        """Keep the fields of ``obj`` at ``index`` (replacing what was kept there). ``own``: how
+        its own fields are read: ``"items"`` (a dict of the class ``dict`` itself), ``"attrs"`` (an
+        object's ``__dict__`` and non-empty ``__pydantic_extra__``), or None (only the object
+        itself). ``group``: an attribute holding a list or tuple whose members' fields are kept too
+        (each a plain dict's items or an object's attributes). False, and nothing kept, when a
+        field is not there to read that way."""
     def discard(self, index: int, /) -> None:
         """Forget what is kept at ``index``."""
     def clear(self) -> None:
@@ -535,6 +539,17 @@ class _Fields:
         """Whether every kept object still at its place in ``objects`` holds the fields kept (the
         same objects, in the same order); the ones no longer there are forgotten. False too when
         another thread holds the fields meanwhile."""
+
+@final
+class _Held:
+    """Internal. Every field of one object as :class:`_Fields` keeps them, told unchanged later."""
+
+    @staticmethod
+    def of(obj: Any, own: Literal["items", "attrs"] | None, group: str | None = None, /) -> _Held | None:
+        """The fields of ``obj`` as :meth:`_Fields.add` keeps them; None when a field is not there
+        to read that way."""
+    def same(self) -> bool:
+        """Whether the object holds the fields kept (the same objects, in the same order)."""
 
 @final
 class _Trimmer:

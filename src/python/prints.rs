@@ -142,13 +142,22 @@ impl PyPrints {
     }
 }
 
-/// How a [`PyFields`] entry's fields are read: a dict's items, or an object's attributes (its
-/// `__dict__`'s items, then its `__pydantic_extra__`'s when that is a non-empty dict).
-struct Snapshot {
+/// The fields of one object as a [`PyFields`] entry keeps them: a dict's items, or an object's
+/// attributes (its `__dict__`'s items, then its `__pydantic_extra__`'s when that is a non-empty
+/// dict), keys and values one after the other.
+struct Part {
     obj: Py<PyAny>,
     items: bool,
-    /// Keys and values, one after the other.
     fields: Vec<Py<PyAny>>,
+}
+
+/// A [`PyFields`] entry: the object at its place, its own fields if they are kept, and, when it
+/// holds a group (a list or tuple attribute: a turn's items, a request's parts), that group as it
+/// was and each member's fields.
+struct Snapshot {
+    obj: Py<PyAny>,
+    own: Option<Part>,
+    group: Option<(Py<PyString>, Py<PyAny>, Vec<Part>)>,
 }
 
 /// `agentcontext._core._Fields`: every field of some objects, by identity, each object at its
@@ -173,24 +182,25 @@ impl PyFields {
         self.held.lock().map_or(0, |h| h.len())
     }
 
-    /// Keep the fields of `obj` at `index` (replacing what was kept there): with `items`, of a
-    /// dict (of the class `dict` itself) its items, else of an object its attributes (`__dict__`
-    /// and a non-empty `__pydantic_extra__`). False, and nothing kept, when it has none to read
-    /// that way.
-    #[pyo3(signature = (index, obj, items, /))]
-    fn add(&self, index: usize, obj: &Bound<'_, PyAny>, items: bool) -> bool {
-        let fields = read_fields(obj, items);
+    /// Keep the fields of `obj` at `index` (replacing what was kept there). `own`: how its own
+    /// fields are read: `"items"` (a dict of the class `dict` itself), `"attrs"` (an object's
+    /// `__dict__` and non-empty `__pydantic_extra__`), or None (not kept: only the object itself).
+    /// `group`: the name of an attribute holding a list or tuple whose members' fields are kept
+    /// too (each a dict's items or an object's attributes, by its class). False, and nothing kept,
+    /// when a field is not there to read that way.
+    #[pyo3(signature = (index, obj, own, group=None, /))]
+    fn add(
+        &self,
+        index: usize,
+        obj: &Bound<'_, PyAny>,
+        own: Option<&str>,
+        group: Option<&Bound<'_, PyString>>,
+    ) -> bool {
+        let snapshot = snapshot(obj, own, group);
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         held.remove(&index);
-        let Some(fields) = fields else { return false };
-        held.insert(
-            index,
-            Snapshot {
-                obj: obj.clone().unbind(),
-                items,
-                fields: fields.into_iter().map(Bound::unbind).collect(),
-            },
-        );
+        let Some(snapshot) = snapshot else { return false };
+        held.insert(index, snapshot);
         true
     }
 
@@ -218,14 +228,97 @@ impl PyFields {
         };
         let n = objects.len();
         held.retain(|&i, kept| i < n && objects.get_item(i).is_ok_and(|o| o.is(&kept.obj)));
-        held.values()
-            .all(|kept| holds_fields(kept.obj.bind(objects.py()), kept))
+        held.values().all(|kept| holds(objects.py(), kept))
     }
+}
+
+/// `agentcontext._core._Held`: every field of one object as [`PyFields`] keeps them, told
+/// unchanged later (what a copy made of the object was made from).
+#[pyclass(name = "_Held", module = "agentcontext", frozen)]
+pub struct PyHeld {
+    kept: Snapshot,
+}
+
+#[pymethods]
+impl PyHeld {
+    /// The fields of `obj` as [`PyFields::add`] keeps them, None when a field is not there to read
+    /// that way.
+    #[staticmethod]
+    #[pyo3(signature = (obj, own, group=None, /))]
+    fn of(obj: &Bound<'_, PyAny>, own: Option<&str>, group: Option<&Bound<'_, PyString>>) -> Option<PyHeld> {
+        snapshot(obj, own, group).map(|kept| PyHeld { kept })
+    }
+
+    /// Whether the object holds the fields kept (the same objects, in the same order).
+    fn same(&self, py: Python<'_>) -> bool {
+        holds(py, &self.kept)
+    }
+}
+
+/// Whether the object of `kept` holds its fields as they were kept.
+fn holds(py: Python<'_>, kept: &Snapshot) -> bool {
+    let obj = kept.obj.bind(py);
+    kept.own.as_ref().is_none_or(|part| holds_fields(obj, part))
+        && kept.group.as_ref().is_none_or(|(name, was, parts)| {
+            obj.getattr(name.bind(py)).is_ok_and(|now| {
+                now.is(was)
+                    && members(&now).is_some_and(|m| {
+                        m.len() == parts.len()
+                            && m.iter()
+                                .zip(parts)
+                                .all(|(o, part)| o.is(&part.obj) && holds_fields(o, part))
+                    })
+            })
+        })
+}
+
+/// What [`PyFields::add`] keeps of `obj`; None when a field is not there to read as asked.
+fn snapshot(obj: &Bound<'_, PyAny>, own: Option<&str>, group: Option<&Bound<'_, PyString>>) -> Option<Snapshot> {
+    let own = match own {
+        None => None,
+        Some("items") => Some(part(obj, true)?),
+        Some("attrs") => Some(part(obj, false)?),
+        Some(_) => return None,
+    };
+    let group = match group {
+        None => None,
+        Some(name) => {
+            let held = obj.getattr(name).ok()?;
+            let parts = members(&held)?
+                .iter()
+                .map(|m| part(m, m.is_exact_instance_of::<PyDict>()))
+                .collect::<Option<Vec<Part>>>()?;
+            Some((name.clone().unbind(), held.unbind(), parts))
+        }
+    };
+    Some(Snapshot {
+        obj: obj.clone().unbind(),
+        own,
+        group,
+    })
+}
+
+/// The members of a group: a list's or a tuple's items (None for anything else).
+fn members<'py>(group: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(list) = group.cast_exact::<PyList>() {
+        return Some(list.iter().collect());
+    }
+    group.cast_exact::<PyTuple>().ok().map(|t| t.iter().collect())
+}
+
+/// The fields of `obj` as a [`Part`] (`items`: a dict's items, else an object's attributes).
+fn part(obj: &Bound<'_, PyAny>, items: bool) -> Option<Part> {
+    let fields = read_fields(obj, items)?;
+    Some(Part {
+        obj: obj.clone().unbind(),
+        items,
+        fields: fields.into_iter().map(Bound::unbind).collect(),
+    })
 }
 
 /// Whether `obj` holds the fields `kept` holds, as [`read_fields`] reads them (without reading
 /// them into a list).
-fn holds_fields(obj: &Bound<'_, PyAny>, kept: &Snapshot) -> bool {
+fn holds_fields(obj: &Bound<'_, PyAny>, kept: &Part) -> bool {
     let mut at = 0;
     let mut same = |d: &Bound<'_, PyDict>| {
         if at + 2 * d.len() > kept.fields.len() {

@@ -8,11 +8,15 @@ import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from operator import is_
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 from agentcontext.types import Encoding
 
 T = TypeVar("T")
+
+#: How ``_core._Fields`` and ``_core._Held`` read an object's fields: its own (a plain dict's
+#: items, an object's attributes, or not at all) and the attribute naming a group of members.
+InCore = tuple[Literal["items", "attrs"] | None, str | None]
 
 #: The key each dict carries back to its source (the library keeps keys it does not know): the
 #: object's serial alone when it stands for one dict (an int is the cheapest for the core to carry
@@ -52,6 +56,20 @@ def held_fields(obj: Any, otherwise: Callable[[Any], tuple[Any, ...]]) -> tuple[
             return (obj, *fields.keys(), *fields.values(), *extra.keys(), *extra.values())
         return (obj, *fields.keys(), *fields.values())
     return (obj, *otherwise(obj))
+
+
+def in_core_default(obj: Any) -> InCore | None:
+    """How ``_core._Fields`` reads what :func:`held_fields` reads of ``obj``: a plain dict's items,
+    another object's attributes; None for another Mapping (its items are read in Python)."""
+    if type(obj) is dict:
+        return ("items", None)
+    return None if isinstance(obj, Mapping) else ("attrs", None)
+
+
+def members_in_core(group: Any) -> bool:
+    """Whether ``_core._Fields`` reads each member of ``group`` (a list or tuple) as
+    :func:`held_fields` does: each a plain dict or not a Mapping."""
+    return type(group) in (list, tuple) and all(type(m) is dict or not isinstance(m, Mapping) for m in group)
 
 
 def same_objects(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -111,6 +129,7 @@ class Converted:
         capacity: int = 4096,
         prints: Callable[[], Prints] | None = None,
         fields: Callable[[Any], tuple[Any, ...]] | None = None,
+        in_core: Callable[[Any], InCore | None] | None = None,
     ) -> None:
         self.key = key
         #: What a copy made of an object is made from beside its changes (compared by identity:
@@ -118,12 +137,13 @@ class Converted:
         self.fields: Callable[[Any], tuple[Any, ...]] = (
             fields if fields is not None else lambda obj: held_fields(obj, key)
         )
-        #: With the default ``fields``, the copies the kept trimmer gives back by itself are
-        #: checked in one pass by the core (``_core._Fields``: a dict's items, an object's
-        #: attributes, as :func:`held_fields` reads them); the others (other fields, other
-        #: Mappings, objects without ``__dict__``) in :attr:`_given`.
+        #: How the core reads what ``fields`` reads of an object (``_core._Fields.add``'s ``own``
+        #: and ``group``), None where it cannot (the Python check then): the copies the kept
+        #: trimmer gives back by itself are checked in one pass by the core, not by ``fields``
+        #: per copy and call. Given with ``fields``; of the default, :func:`in_core`.
+        self.in_core = in_core if in_core is not None else (in_core_default if fields is None else None)
         self._given_fields: Any = None
-        if fields is None:
+        if self.in_core is not None:
             from agentcontext._core import _Fields
 
             self._given_fields = _Fields()
@@ -166,17 +186,34 @@ class Converted:
         self._entries[id(obj)] = (obj, key, serial, marked)
         return serial, marked
 
+    def _made_of(self, obj: Any) -> Any:
+        """What a copy of ``obj`` made now is made of (see :meth:`_still_made_of`): the core's
+        ``_Held`` of its fields where :attr:`in_core` says how to read them, else ``fields(obj)``."""
+        how = self.in_core(obj) if self.in_core is not None else None
+        if how is not None:
+            from agentcontext._core import _Held
+
+            held = _Held.of(obj, *how)
+            if held is not None:
+                return held
+        return self.fields(obj)
+
+    def _still_made_of(self, was: Any, obj: Any) -> bool:
+        """Whether ``obj`` holds the fields ``was`` (from :meth:`_made_of`) holds, by identity."""
+        if type(was) is tuple:
+            return same_objects(was, self.fields(obj))
+        return cast("bool", was.same())
+
     def rebuilt(self, obj: T, changes: Any, rebuild: Callable[[T, Any], T | None]) -> T | None:
         """``rebuild(obj, changes)``, or the copy made the last time when it was made for equal
         ``changes`` from the same fields of ``obj`` (:attr:`fields`, by identity: a result cleared
         on one call is cleared the same way on the next, and a field set anew in place since is
         in the copy)."""
-        fields = self.fields(obj)
         held = self._rebuilt.get(id(obj))
-        if held is not None and held[0] is obj and held[1] == changes and same_objects(held[2], fields):
+        if held is not None and held[0] is obj and held[1] == changes and self._still_made_of(held[2], obj):
             return cast("T | None", held[3])
         new = rebuild(obj, changes)
-        self._rebuilt[id(obj)] = (obj, changes, fields, new, None)
+        self._rebuilt[id(obj)] = (obj, changes, self._made_of(obj), new, None)
         return new
 
     def rebuilt_one(
@@ -185,21 +222,23 @@ class Converted:
         """:meth:`rebuilt` of a one-dict object that came back as the changed ``marked`` dict: the
         changes ``[(0, marked without its mark)]``, made only when ``marked`` is not the dict the
         held copy was made for."""
-        fields = self.fields(obj)
         held = self._rebuilt.get(id(obj))
-        if held is not None and (held[0] is not obj or not same_objects(held[2], fields)):
+        if held is not None and (held[0] is not obj or not self._still_made_of(held[2], obj)):
             held = None  # (another object's, or made of fields set anew since)
         if held is not None and held[4] is not None and held[4] == marked:
             return cast("T | None", held[3])
         parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in marked.items() if k != MARK})]
-        new = held[3] if held is not None and held[1] == parts else rebuild(obj, parts)
-        self._rebuilt[id(obj)] = (obj, parts, fields, new, marked)
+        if held is not None and held[1] == parts:
+            new, made_of = held[3], held[2]
+        else:
+            new, made_of = rebuild(obj, parts), self._made_of(obj)
+        self._rebuilt[id(obj)] = (obj, parts, made_of, new, marked)
         return cast("T | None", new)
 
     def current(self, obj: Any, copy: Any) -> bool:
         """Whether ``copy`` is the copy held for ``obj`` and ``obj``'s fields are those it was made from."""
         held = self._rebuilt.get(id(obj))
-        return held is not None and held[0] is obj and held[3] is copy and same_objects(held[2], self.fields(obj))
+        return held is not None and held[0] is obj and held[3] is copy and self._still_made_of(held[2], obj)
 
     def resume(
         self, objects: Sequence[Any]
@@ -269,8 +308,8 @@ class Converted:
         if held is not None and held[0] is obj:
             fast = self._given_fields
             if fast is not None:
-                items = type(obj) is dict
-                if (items or not isinstance(obj, Mapping)) and fast.add(index, obj, items):
+                how = self.in_core(obj) if self.in_core is not None else None
+                if how is not None and fast.add(index, obj, *how):
                     self._given.pop(index, None)
                     return
                 fast.discard(index)
@@ -284,13 +323,12 @@ class Converted:
             return False
         if not self._given:
             return True
-        fields = self.fields
         n = len(objects)
         gone = []
         for i, (obj, was) in tuple(self._given.items()):  # (a copy: another thread may add to it)
             if i >= n or objects[i] is not obj:
                 gone.append(i)
-            elif not same_objects(was, fields(obj)):
+            elif not self._still_made_of(was, obj):
                 return False
         for i in gone:
             self._given.pop(i, None)

@@ -20,7 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcontext._core import _Prints
-from agentcontext.integrations._converted import Converted, CorePrints, held_fields, same_objects
+from agentcontext.integrations._converted import (
+    Converted,
+    CorePrints,
+    InCore,
+    held_fields,
+    members_in_core,
+    same_objects,
+)
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.integrations._fit import Budget, RecallIds, fit
 
@@ -113,6 +120,12 @@ def _turn_fields(turn: Turn) -> tuple[Any, ...]:
     return (turn, *itertools.chain.from_iterable(map(whole_key, turn.items)))
 
 
+def _turn_in_core(turn: Turn) -> InCore | None:
+    """How ``_core._Fields`` reads what :func:`_turn_fields` reads (the turn, each of its items'
+    fields), None where it cannot."""
+    return (None, "items") if members_in_core(turn.items) else None
+
+
 #: The fields :func:`piece` reads of an item, by its ``type`` (any other type: all of them).
 _FIELDS = ("type", "role", "content", "call_id", "name", "arguments", "output")
 _READ: dict[Any, tuple[str, ...]] = {
@@ -163,7 +176,7 @@ class Turns:
         self._turns: dict[tuple[int, ...], Turn] = {}
         # A Turn is never changed (an item changed in place makes another turn): told unchanged by
         # identity and class alone.
-        self._converted = Converted(_key, prints=CorePrints, fields=_turn_fields)
+        self._converted = Converted(_key, prints=CorePrints, fields=_turn_fields, in_core=_turn_in_core)
         self._lock = threading.Lock()
         #: The last call's list, the fields each item's Chat form read, its turns and where each
         #: starts (reused by the next call).

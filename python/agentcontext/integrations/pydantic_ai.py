@@ -31,7 +31,7 @@ from typing import Any
 
 from agentcontext.errors import InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
-from agentcontext.integrations._converted import Converted, held_fields
+from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
 from agentcontext.integrations._fit import Budget, as_budget, fit
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -188,13 +188,24 @@ def _fields(message: ModelMessage) -> tuple[Any, ...]:
     return (*own, *itertools.chain.from_iterable(held_fields(p, _no_fields) for p in parts))
 
 
+def _in_core(message: ModelMessage) -> InCore | None:
+    """How ``_core._Fields`` reads what :func:`_fields` reads, None where it cannot."""
+    own = in_core_default(message)
+    if own is None:
+        return None
+    parts = getattr(message, "parts", None)
+    if not isinstance(parts, list):
+        return own
+    return (own[0], "parts") if members_in_core(parts) else None
+
+
 def _no_fields(part: Any) -> tuple[Any, ...]:
     return ()
 
 
 def converted() -> Converted:
     """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
-    return Converted(_key, fields=_fields)
+    return Converted(_key, fields=_fields, in_core=_in_core)
 
 
 def fit_messages(
