@@ -14,6 +14,8 @@ rounds (``--rounds``), the median of the rounds' medians reported. Peers:
 - ``trim_messages`` (approximate): a middleware (a ``pre_model_hook``) calling LangChain's
   ``trim_messages`` with ``count_tokens_approximately``, ``strategy="last"``, as its docs show;
 - ``trim_messages`` (tiktoken): the same with an o200k_base tiktoken counter;
+- the same hooks counting approximately (``Budget(encoding="approximate")``), as the
+  ``trim_messages`` peers count, beside their exact (o200k_base) default;
 - ``SummarizationMiddleware``: LangChain's own, triggered at the budget, keeping 20 messages,
   its summarizer a fake model answering instantly (its ``before_model`` hook timed); it counts
   approximately, so the compacting middleware is also run counting approximately
@@ -135,6 +137,11 @@ def langchain_variant(name: str, budget: int, counter: Any, timer: Timer) -> Any
         m = AgentContextMiddleware(budget)
         m.compile_request = timer.wrap(m.compile_request)  # type: ignore[method-assign]
         return m
+    if name == "agentcontext approximate":
+        # Counting as the trim_messages peer does (approximately), not exactly.
+        m = AgentContextMiddleware(ac.Budget(budget, encoding="approximate"))
+        m.compile_request = timer.wrap(m.compile_request)  # type: ignore[method-assign]
+        return m
     if name == "agentcontext compaction":
         m = AgentContextMiddleware(budget, compaction=True)
         m.compile_request = timer.wrap(m.compile_request)  # type: ignore[method-assign]
@@ -170,11 +177,12 @@ def run_langgraph(name: str, args: argparse.Namespace, counters: dict[str, Any])
     from agentcontext.integrations.langgraph import fit_hook
 
     timer = Timer()
-    if name == "agentcontext fit_hook":
+    if name.startswith("agentcontext fit_hook"):
+        budget: Any = ac.Budget(args.budget, encoding="approximate") if name.endswith("approximate") else args.budget
         try:
-            hook: Any = fit_hook(args.budget, prompt=SYSTEM, tools=[read_file])
+            hook: Any = fit_hook(budget, prompt=SYSTEM, tools=[read_file])
         except TypeError:  # an agentcontext before issue 30: no prompt= or tools=
-            hook = fit_hook(args.budget)
+            hook = fit_hook(budget)
         inner = hook.func
         hook.func = timer.wrap(inner)
     else:
@@ -242,6 +250,7 @@ def main() -> None:
             run_langchain,
             [
                 "agentcontext",
+                "agentcontext approximate",
                 approx,
                 tik,
                 "agentcontext compaction",
@@ -250,6 +259,7 @@ def main() -> None:
             ],
             [
                 ("agentcontext", approx),
+                ("agentcontext approximate", approx),
                 ("agentcontext", tik),
                 ("agentcontext compaction", "SummarizationMiddleware"),
                 ("agentcontext compaction approximate", "SummarizationMiddleware"),
@@ -261,8 +271,12 @@ def main() -> None:
         compare(
             "LangGraph create_react_agent pre_model_hook",
             run_langgraph,
-            ["agentcontext fit_hook", approx, tik],
-            [("agentcontext fit_hook", approx), ("agentcontext fit_hook", tik)],
+            ["agentcontext fit_hook", "agentcontext fit_hook approximate", approx, tik],
+            [
+                ("agentcontext fit_hook", approx),
+                ("agentcontext fit_hook approximate", approx),
+                ("agentcontext fit_hook", tik),
+            ],
             args,
         )
 
