@@ -258,16 +258,19 @@ impl PyHeld {
 /// Whether the object of `kept` holds its fields as they were kept.
 fn holds(py: Python<'_>, kept: &Snapshot) -> bool {
     let obj = kept.obj.bind(py);
+    // (The members read in place: no list of them made on every call.)
+    let member = |o: Bound<'_, PyAny>, part: &Part| o.is(&part.obj) && holds_fields(&o, part);
     kept.own.as_ref().is_none_or(|part| holds_fields(obj, part))
         && kept.group.as_ref().is_none_or(|(name, was, parts)| {
             obj.getattr(name.bind(py)).is_ok_and(|now| {
                 now.is(was)
-                    && members(&now).is_some_and(|m| {
-                        m.len() == parts.len()
-                            && m.iter()
-                                .zip(parts)
-                                .all(|(o, part)| o.is(&part.obj) && holds_fields(o, part))
-                    })
+                    && if let Ok(list) = now.cast_exact::<PyList>() {
+                        list.len() == parts.len() && list.iter().zip(parts).all(|(o, p)| member(o, p))
+                    } else if let Ok(tuple) = now.cast_exact::<PyTuple>() {
+                        tuple.len() == parts.len() && tuple.iter().zip(parts).all(|(o, p)| member(o, p))
+                    } else {
+                        false
+                    }
             })
         })
 }
