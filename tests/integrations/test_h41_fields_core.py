@@ -3,6 +3,7 @@ adapters' kept trimmer checks before it gives back a copy it made on an earlier 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pydantic
@@ -119,3 +120,54 @@ def test_one_objects_fields_held_and_told_unchanged_later() -> None:
     d["name"] = "n"
     assert not held.same()
     assert _Held.of(12, "attrs") is None and _Held.of(d, "attrs", "parts") is None
+
+
+class Slotted:
+    __slots__ = ("content", "name")
+
+    def __init__(self, content: str, name: str) -> None:
+        self.content = content
+        self.name = name
+
+
+class Items(Mapping[str, Any]):
+    """A Mapping that is not a dict, with a ``__dict__`` of its own (read as items, not attributes)."""
+
+    def __init__(self, **items: Any) -> None:
+        self.data = dict(items)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def test_the_memos_copies_follow_fields_the_core_cannot_read() -> None:
+    """Objects the core does not read (no ``__dict__``; a Mapping that is not a dict, whose own
+    ``__dict__`` holds the same dict throughout) are checked in Python, with the same outcome: a
+    copy made again once a field was set anew."""
+    from agentcontext.integrations._converted import Converted
+
+    made: list[Any] = []
+
+    def rebuild(obj: Any, changes: Any) -> Any:
+        made.append(obj)
+        return ("copy", len(made))
+
+    # (Of an object with no ``__dict__``, the fields its key reads, as held_fields reads them.)
+    memo = Converted(lambda o: (getattr(o, "content", None), getattr(o, "name", None)))
+    slotted, mapping = Slotted("c", "a"), Items(content="c", name="a")
+    for obj in (slotted, mapping):
+        first = memo.rebuilt(obj, [(0, {"content": "cleared"})], rebuild)
+        assert memo.rebuilt(obj, [(0, {"content": "cleared"})], rebuild) is first
+        if isinstance(obj, Items):
+            obj.data["name"] = "b".upper()
+        else:
+            obj.name = "b".upper()
+        again = memo.rebuilt(obj, [(0, {"content": "cleared"})], rebuild)
+        assert again is not first and again == ("copy", len(made))
+    assert len(made) == 4
