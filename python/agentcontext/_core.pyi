@@ -518,19 +518,13 @@ class _Prints:
 
 @final
 class _Fields:
-    """Internal. Every field of some objects (a dict's items, or an object's ``__dict__`` and
-    non-empty ``__pydantic_extra__``), by identity, each object at its place in a list, told
-    unchanged in one pass."""
+    """Internal. What the copies of some objects were made of (each a :class:`_Held`), each object
+    at its place in a list, told unchanged in one pass."""
 
     def __new__(cls) -> _Fields: ...
     def __len__(self) -> int: ...
-    def add(self, index: int, obj: Any, own: Literal["items", "attrs"] | None, group: str | None = None, /) -> bool:
-        """Keep the fields of ``obj`` at ``index`` (replacing what was kept there). ``own``: how
-        its own fields are read: ``"items"`` (a dict of the class ``dict`` itself), ``"attrs"`` (an
-        object's ``__dict__`` and non-empty ``__pydantic_extra__``), or None (only the object
-        itself). ``group``: an attribute holding a list or tuple whose members' fields are kept too
-        (each a plain dict's items or an object's attributes). False, and nothing kept, when a
-        field is not there to read that way."""
+    def add(self, index: int, held: _Held, /) -> None:
+        """Keep ``held`` for the object at ``index``, replacing what was kept there."""
     def discard(self, index: int, /) -> None:
         """Forget what is kept at ``index``."""
     def clear(self) -> None:
@@ -542,12 +536,15 @@ class _Fields:
 
 @final
 class _Held:
-    """Internal. Every field of one object as :class:`_Fields` keeps them, told unchanged later."""
+    """Internal. Every field of one object, by identity, told unchanged later."""
 
     @staticmethod
     def of(obj: Any, own: Literal["items", "attrs"] | None, group: str | None = None, /) -> _Held | None:
-        """The fields of ``obj`` as :meth:`_Fields.add` keeps them; None when a field is not there
-        to read that way."""
+        """The fields of ``obj``: ``own``, how its own fields are read (``"items"``: a dict of the
+        class ``dict`` itself; ``"attrs"``: an object's ``__dict__`` and non-empty
+        ``__pydantic_extra__``; None: only the object itself); ``group``, an attribute holding a
+        list or tuple whose members' fields are kept too (each a plain dict's items or an object's
+        attributes). None when a field is not there to read that way."""
     def same(self) -> bool:
         """Whether the object holds the fields kept (the same objects, in the same order)."""
 

@@ -142,7 +142,7 @@ impl PyPrints {
     }
 }
 
-/// The fields of one object as a [`PyFields`] entry keeps them: a dict's items, or an object's
+/// The fields of one object as a [`PyHeld`] keeps them: a dict's items, or an object's
 /// attributes (its `__dict__`'s items, then its `__pydantic_extra__`'s when that is a non-empty
 /// dict), keys and values one after the other.
 struct Part {
@@ -151,7 +151,7 @@ struct Part {
     fields: Vec<Py<PyAny>>,
 }
 
-/// A [`PyFields`] entry: the object at its place, its own fields if they are kept, and, when it
+/// What a [`PyHeld`] keeps: the object, its own fields if they are kept, and, when it
 /// holds a group (a list or tuple attribute: a turn's items, a request's parts), that group as it
 /// was and each member's fields.
 struct Snapshot {
@@ -160,13 +160,12 @@ struct Snapshot {
     group: Option<(Py<PyString>, Py<PyAny>, Vec<Part>)>,
 }
 
-/// `agentcontext._core._Fields`: every field of some objects, by identity, each object at its
-/// place in a list (the copies the kept trimmer gives back by itself were made from them), told
-/// unchanged in one pass (`integrations._converted.held_fields` read and compared per object cost
-/// about a microsecond each, on every call).
+/// `agentcontext._core._Fields`: what the copies of some objects were made of (each a
+/// [`PyHeld`]), each object at its place in a list (the copies the kept trimmer gives back by
+/// itself), told unchanged in one pass (a `_Held.same()` per copy from Python costs a call each).
 #[pyclass(name = "_Fields", module = "agentcontext", frozen)]
 pub struct PyFields {
-    held: Mutex<HashMap<usize, Snapshot>>,
+    held: Mutex<HashMap<usize, Py<PyHeld>>>,
 }
 
 #[pymethods]
@@ -182,26 +181,12 @@ impl PyFields {
         self.held.lock().map_or(0, |h| h.len())
     }
 
-    /// Keep the fields of `obj` at `index` (replacing what was kept there). `own`: how its own
-    /// fields are read: `"items"` (a dict of the class `dict` itself), `"attrs"` (an object's
-    /// `__dict__` and non-empty `__pydantic_extra__`), or None (not kept: only the object itself).
-    /// `group`: the name of an attribute holding a list or tuple whose members' fields are kept
-    /// too (each a dict's items or an object's attributes, by its class). False, and nothing kept,
-    /// when a field is not there to read that way.
-    #[pyo3(signature = (index, obj, own, group=None, /))]
-    fn add(
-        &self,
-        index: usize,
-        obj: &Bound<'_, PyAny>,
-        own: Option<&str>,
-        group: Option<&Bound<'_, PyString>>,
-    ) -> bool {
-        let snapshot = snapshot(obj, own, group);
-        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        held.remove(&index);
-        let Some(snapshot) = snapshot else { return false };
-        held.insert(index, snapshot);
-        true
+    /// Keep `held` (what a copy of its object was made of) for the object at `index`, replacing
+    /// what was kept there.
+    #[pyo3(signature = (index, held, /))]
+    fn add(&self, index: usize, held: Py<PyHeld>) {
+        let mut kept = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.insert(index, held);
     }
 
     /// Forget what is kept at `index`.
@@ -227,13 +212,13 @@ impl PyFields {
             return false;
         };
         let n = objects.len();
-        held.retain(|&i, kept| i < n && objects.get_item(i).is_ok_and(|o| o.is(&kept.obj)));
-        held.values().all(|kept| holds(objects.py(), kept))
+        held.retain(|&i, kept| i < n && objects.get_item(i).is_ok_and(|o| o.is(&kept.get().kept.obj)));
+        held.values().all(|kept| holds(objects.py(), &kept.get().kept))
     }
 }
 
-/// `agentcontext._core._Held`: every field of one object as [`PyFields`] keeps them, told
-/// unchanged later (what a copy made of the object was made from).
+/// `agentcontext._core._Held`: every field of one object, by identity, told unchanged later
+/// (what a copy made of the object was made from).
 #[pyclass(name = "_Held", module = "agentcontext", frozen)]
 pub struct PyHeld {
     kept: Snapshot,
@@ -241,8 +226,11 @@ pub struct PyHeld {
 
 #[pymethods]
 impl PyHeld {
-    /// The fields of `obj` as [`PyFields::add`] keeps them, None when a field is not there to read
-    /// that way.
+    /// The fields of `obj`: `own`, how its own fields are read (`"items"`: a dict of the class
+    /// `dict` itself; `"attrs"`: an object's `__dict__` and non-empty `__pydantic_extra__`; None:
+    /// not kept, only the object itself); `group`, the name of an attribute holding a list or tuple
+    /// whose members' fields are kept too (each a dict's items or an object's attributes, by its
+    /// class). None when a field is not there to read that way.
     #[staticmethod]
     #[pyo3(signature = (obj, own, group=None, /))]
     fn of(obj: &Bound<'_, PyAny>, own: Option<&str>, group: Option<&Bound<'_, PyString>>) -> Option<PyHeld> {
@@ -275,7 +263,7 @@ fn holds(py: Python<'_>, kept: &Snapshot) -> bool {
         })
 }
 
-/// What [`PyFields::add`] keeps of `obj`; None when a field is not there to read as asked.
+/// What [`PyHeld::of`] keeps of `obj`; None when a field is not there to read as asked.
 fn snapshot(obj: &Bound<'_, PyAny>, own: Option<&str>, group: Option<&Bound<'_, PyString>>) -> Option<Snapshot> {
     let own = match own {
         None => None,
@@ -356,7 +344,7 @@ fn holds_fields(obj: &Bound<'_, PyAny>, kept: &Part) -> bool {
     at == kept.fields.len()
 }
 
-/// The fields [`PyFields`] keeps of `obj`, keys and values one after the other; None when it has
+/// The fields a [`Part`] keeps of `obj`, keys and values one after the other; None when it has
 /// none to read that way.
 fn read_fields<'py>(obj: &Bound<'py, PyAny>, items: bool) -> Option<Vec<Bound<'py, PyAny>>> {
     let mut out = Vec::new();

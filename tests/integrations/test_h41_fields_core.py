@@ -1,5 +1,6 @@
-"""``_core._Fields``: the fields a copy was made from, told unchanged in one pass (what the
-adapters' kept trimmer checks before it gives back a copy it made on an earlier call)."""
+"""``_core._Held`` and ``_core._Fields``: the fields a copy was made from, told unchanged later,
+for many copies in one pass (what the adapters' kept trimmer checks before it gives back a copy
+it made on an earlier call)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ from typing import Any
 
 import pydantic
 
-from agentcontext._core import _Fields
+from agentcontext._core import _Fields, _Held
+
+
+def add(f: _Fields, index: int, obj: Any, own: Any, group: str | None = None) -> bool:
+    """Keep in ``f`` what ``obj``'s fields are (``_Held.of``); False when they cannot be read so."""
+    held = _Held.of(obj, own, group)
+    if held is None:
+        f.discard(index)
+        return False
+    f.add(index, held)
+    return True
 
 
 class Plain:
@@ -26,19 +37,19 @@ def test_a_dicts_items_and_an_objects_attributes_by_identity() -> None:
     o = Plain(name="a", content="y")
     objects: list[Any] = [d, o]
     f = _Fields()
-    assert f.add(0, d, "items") and f.add(1, o, "attrs") and len(f) == 2
+    assert add(f, 0, d, "items") and add(f, 1, o, "attrs") and len(f) == 2
     assert f.current(objects)
     # An equal value that is another object is a change (the copy holds the old one).
     d["content"] = "".join(["x"] * 10)  # (built at run time: another object)
     assert d["content"] == "x" * 10
     assert not f.current(objects)
-    assert f.add(0, d, "items") and f.current(objects)
+    assert add(f, 0, d, "items") and f.current(objects)
     o.name = "b"
     assert not f.current(objects)
-    assert f.add(1, o, "attrs") and f.current(objects)
+    assert add(f, 1, o, "attrs") and f.current(objects)
     o.extra = 1  # a field added
     assert not f.current(objects)
-    assert f.add(1, o, "attrs")
+    assert add(f, 1, o, "attrs")
     del d["role"]  # and one taken away
     assert not f.current(objects)
 
@@ -46,10 +57,10 @@ def test_a_dicts_items_and_an_objects_attributes_by_identity() -> None:
 def test_pydantic_extra_fields_are_fields() -> None:
     m = Extra(content="c", name="first")
     f = _Fields()
-    assert f.add(0, m, "attrs") and f.current([m])
+    assert add(f, 0, m, "attrs") and f.current([m])
     m.name = "second"  # kept in __pydantic_extra__, not __dict__
     assert not f.current([m])
-    assert f.add(0, m, "attrs") and f.current([m])
+    assert add(f, 0, m, "attrs") and f.current([m])
     m.content = "d"
     assert not f.current([m])
 
@@ -57,8 +68,8 @@ def test_pydantic_extra_fields_are_fields() -> None:
 def test_what_is_no_longer_at_its_place_is_forgotten_and_the_unreadable_not_kept() -> None:
     a, b = Plain(x=1), Plain(x=2)
     f = _Fields()
-    f.add(0, a, "attrs")
-    f.add(1, b, "attrs")
+    add(f, 0, a, "attrs")
+    add(f, 1, b, "attrs")
     b.x = 3
     # b left its place: forgotten, not a change.
     assert f.current([a]) and len(f) == 1
@@ -66,13 +77,13 @@ def test_what_is_no_longer_at_its_place_is_forgotten_and_the_unreadable_not_kept
     f.discard(0)
     assert len(f) == 0
     # Nothing to read that way: a dict subclass as items, an object without __dict__, a dict as attributes.
-    assert not f.add(0, type("D", (dict,), {})(), "items")
-    assert not f.add(0, 12, "attrs")
-    assert not f.add(0, (1, 2), "items")
-    assert not f.add(0, a, "neither")
-    assert not f.add(0, a, None, "no_such_group")
+    assert not add(f, 0, type("D", (dict,), {})(), "items")
+    assert not add(f, 0, 12, "attrs")
+    assert not add(f, 0, (1, 2), "items")
+    assert not add(f, 0, a, "neither")
+    assert not add(f, 0, a, None, "no_such_group")
     assert len(f) == 0
-    f.add(0, a, "attrs")
+    add(f, 0, a, "attrs")
     f.clear()
     assert len(f) == 0 and f.current([])
 
@@ -82,33 +93,31 @@ def test_a_groups_members_each_by_identity_and_the_group_itself() -> None:
     turn = Plain(items=items)
     request = Plain(parts=[Plain(content="p")], run_id="r")
     f = _Fields()
-    assert f.add(0, turn, None, "items") and f.add(1, request, "attrs", "parts")
+    assert add(f, 0, turn, None, "items") and add(f, 1, request, "attrs", "parts")
     objects: list[Any] = [turn, request]
     assert f.current(objects)
     items[0]["content"] = str(len(items))  # a member's field
     assert not f.current(objects)
-    assert f.add(0, turn, None, "items") and f.current(objects)
+    assert add(f, 0, turn, None, "items") and f.current(objects)
     turn.other = 1  # the turn's own fields are not kept
     assert f.current(objects)
     request.parts.append(Plain(content="q"))  # a member added to the list in place
     assert not f.current(objects)
-    assert f.add(1, request, "attrs", "parts") and f.current(objects)
+    assert add(f, 1, request, "attrs", "parts") and f.current(objects)
     request.parts[1].content = "r"
     assert not f.current(objects)
-    assert f.add(1, request, "attrs", "parts")
+    assert add(f, 1, request, "attrs", "parts")
     request.parts = list(request.parts)  # the group set anew, equal
     assert not f.current(objects)
-    assert f.add(1, request, "attrs", "parts")
+    assert add(f, 1, request, "attrs", "parts")
     request.run_id = "s"  # its own field
     assert not f.current(objects)
     # A group that is not a list or tuple, or a member with no fields to read, is not kept.
-    assert not f.add(2, Plain(items={"a": 1}), None, "items")
-    assert not f.add(2, Plain(items=(1,)), None, "items")
+    assert not add(f, 2, Plain(items={"a": 1}), None, "items")
+    assert not add(f, 2, Plain(items=(1,)), None, "items")
 
 
 def test_one_objects_fields_held_and_told_unchanged_later() -> None:
-    from agentcontext._core import _Held
-
     request = Plain(parts=[Plain(content="p")], run_id="r")
     held = _Held.of(request, "attrs", "parts")
     assert held is not None and held.same()

@@ -14,7 +14,7 @@ from agentcontext.types import Encoding
 
 T = TypeVar("T")
 
-#: How ``_core._Fields`` and ``_core._Held`` read an object's fields: its own (a plain dict's
+#: How ``_core._Held`` reads an object's fields: its own (a plain dict's
 #: items, an object's attributes, or not at all) and the attribute naming a group of members.
 InCore = tuple[Literal["items", "attrs"] | None, str | None]
 
@@ -59,7 +59,7 @@ def held_fields(obj: Any, otherwise: Callable[[Any], tuple[Any, ...]]) -> tuple[
 
 
 def in_core_default(obj: Any) -> InCore | None:
-    """How ``_core._Fields`` reads what :func:`held_fields` reads of ``obj``: a plain dict's items,
+    """How ``_core._Held`` reads what :func:`held_fields` reads of ``obj``: a plain dict's items,
     another object's attributes; None for another Mapping (its items are read in Python)."""
     if type(obj) is dict:
         return ("items", None)
@@ -67,7 +67,7 @@ def in_core_default(obj: Any) -> InCore | None:
 
 
 def members_in_core(group: Any) -> bool:
-    """Whether ``_core._Fields`` reads each member of ``group`` (a list or tuple) as
+    """Whether ``_core._Held`` reads each member of ``group`` (a list or tuple) as
     :func:`held_fields` does: each a plain dict or not a Mapping."""
     return type(group) in (list, tuple) and all(type(m) is dict or not isinstance(m, Mapping) for m in group)
 
@@ -137,10 +137,11 @@ class Converted:
         self.fields: Callable[[Any], tuple[Any, ...]] = (
             fields if fields is not None else lambda obj: held_fields(obj, key)
         )
-        #: How the core reads what ``fields`` reads of an object (``_core._Fields.add``'s ``own``
-        #: and ``group``), None where it cannot (the Python check then): the copies the kept
-        #: trimmer gives back by itself are checked in one pass by the core, not by ``fields``
-        #: per copy and call. Given with ``fields``; of the default, :func:`in_core`.
+        #: How the core reads what ``fields`` reads of an object (``_core._Held.of``'s ``own``
+        #: and ``group``), None where it cannot (the Python check then): what each copy was made
+        #: of is held by the core, and the copies the kept trimmer gives back by itself are
+        #: checked in one pass (``_core._Fields``), not by ``fields`` per copy and call. Given
+        #: with ``fields``; of the default, :func:`in_core_default`.
         self.in_core = in_core if in_core is not None else (in_core_default if fields is None else None)
         self._given_fields: Any = None
         if self.in_core is not None:
@@ -306,14 +307,16 @@ class Converted:
         """That the kept trimmer gives the copy held for ``obj`` (at ``index``) by itself from now on."""
         held = self._rebuilt.get(id(obj))
         if held is not None and held[0] is obj:
-            fast = self._given_fields
+            # (What the copy was made of, as :meth:`_made_of` held it: the core's, checked with
+            # the others in one pass, or fields read in Python.)
+            was, fast = held[2], self._given_fields
+            if fast is not None and type(was) is not tuple:
+                fast.add(index, was)
+                self._given.pop(index, None)
+                return
             if fast is not None:
-                how = self.in_core(obj) if self.in_core is not None else None
-                if how is not None and fast.add(index, obj, *how):
-                    self._given.pop(index, None)
-                    return
                 fast.discard(index)
-            self._given[index] = (obj, held[2])
+            self._given[index] = (obj, was)
 
     def _given_current(self, objects: Sequence[Any]) -> bool:
         """Whether every copy the kept trimmer gives by itself for ``objects`` was made of its

@@ -121,7 +121,7 @@ def _turn_fields(turn: Turn) -> tuple[Any, ...]:
 
 
 def _turn_in_core(turn: Turn) -> InCore | None:
-    """How ``_core._Fields`` reads what :func:`_turn_fields` reads (the turn, each of its items'
+    """How ``_core._Held`` reads what :func:`_turn_fields` reads (the turn, each of its items'
     fields), None where it cannot."""
     return (None, "items") if members_in_core(turn.items) else None
 

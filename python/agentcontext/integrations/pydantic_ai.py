@@ -189,7 +189,7 @@ def _fields(message: ModelMessage) -> tuple[Any, ...]:
 
 
 def _in_core(message: ModelMessage) -> InCore | None:
-    """How ``_core._Fields`` reads what :func:`_fields` reads, None where it cannot."""
+    """How ``_core._Held`` reads what :func:`_fields` reads, None where it cannot."""
     own = in_core_default(message)
     if own is None:
         return None
