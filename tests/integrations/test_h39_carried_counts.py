@@ -38,7 +38,7 @@ def test_the_tokens_carried_are_those_of_the_messages_carried(encoding: str) -> 
         fitted, update = mw.compile_request(req)
         if update is not None:
             stored = update
-        count, last, base, since, tokens = mw._carry._held["h0"]
+        count, last, base, since, tokens, _ = mw._carry._held["h0"]
         assert (count, last) == (len(msgs), msgs[-1].id)
         carried = [*base, *msgs[since:]]
         assert carried == fitted.messages and carried is not fitted.messages

@@ -5,6 +5,7 @@ working set they carry from one call to the next (:class:`Carry`)."""
 from __future__ import annotations
 
 import copy
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -63,6 +64,44 @@ def make_compactor(
     return Compactor(policy, summarizer=summarizer, on_event=on_event)
 
 
+class _Sources:
+    """The history's messages a carried working set stands for: the place of each and the object
+    there when the working set was made, told still there in one pass (:meth:`hold`)."""
+
+    __slots__ = ("_at", "_objects", "_one")
+
+    def __init__(self, places: list[int], objects: tuple[Any, ...]) -> None:
+        self._at = operator.itemgetter(*places) if places else None
+        # (``itemgetter`` of one place gives the object itself, of several a tuple.)
+        self._one = len(places) == 1
+        self._objects: Any = objects[0] if self._one else objects
+
+    @classmethod
+    def of(cls, carried: tuple[Any, ...], messages: Sequence[Any], start: int, since: int) -> _Sources:
+        """The history's messages ``start:since`` that ``carried`` holds or copies (by id; a
+        carried message whose id is not among them stands for none: a summary, a note)."""
+        wanted = {m.id for m in carried if m.id}
+        places: list[int] = []
+        for i in range(min(since, len(messages)) - 1, max(start, 0) - 1, -1):
+            if not wanted:
+                break
+            mid = messages[i].id
+            if mid in wanted:
+                wanted.discard(mid)
+                places.append(i)
+        return cls(places, tuple(messages[i] for i in places))
+
+    def hold(self, messages: Sequence[Any]) -> bool:
+        """Whether each of those places of ``messages`` holds the object it held (the carry
+        checked that ``messages`` is long enough)."""
+        at = self._at
+        if at is None:
+            return True
+        if self._one:
+            return at(messages) is self._objects
+        return all(map(operator.is_, at(messages), self._objects))
+
+
 class Carry:
     """The working set a compacting adapter carried from its last call, per thread (keyed by the
     id of the history's first message): the messages it sends (the system message aside) as the
@@ -71,13 +110,17 @@ class Carry:
     of the last one and their tokens. A call whose history still ends that prefix starts from
     them plus the new messages, as :class:`agentcontext.Session` does: only the new part is
     converted and counted, the list sent is made once, and the ladder runs over the working set,
-    not the whole history. At most ``threads`` are held."""
+    not the whole history. The carried messages that stand for the history's (the ones a
+    compaction kept, or copies of them it cleared or cut) are held with the history's place of
+    each and the object there: a history whose message at one of those places is another object
+    (replaced by id, as LangGraph's ``add_messages`` edits a message, or removed) is read anew, as
+    on a first call. At most ``threads`` are held."""
 
     def __init__(self, converted: Converted, encoding: Encoding, threads: int = 256) -> None:
         self.converted = converted
         self.encoding = encoding
         self.threads = threads
-        self._held: dict[str, tuple[int, str, tuple[Any, ...], int, int | None]] = {}
+        self._held: dict[str, tuple[int, str, tuple[Any, ...], int, int | None, _Sources]] = {}
         self._system: tuple[Any, Any, int] | None = None
         self._lock = threading.Lock()
 
@@ -100,8 +143,8 @@ class Carry:
         held = self._held.get(key) if key else None
         if held is None:
             return
-        count, last, base, since, tokens = held
-        if count > len(messages) or messages[count - 1].id != last:
+        count, last, base, since, tokens, sources = held
+        if count > len(messages) or messages[count - 1].id != last or not sources.hold(messages):
             with self._lock:
                 self._held.pop(key, None)  # type: ignore[arg-type]
             return
@@ -131,8 +174,16 @@ class Carry:
         if not key or not messages[-1].id:
             return
         held = base if type(base) is tuple else tuple(base)
+        was = self._held.get(key)
+        # (The same carried messages, after the same place: the history's objects they stand for
+        # are those a call just resumed from.)
+        sources = (
+            was[5]
+            if was is not None and was[2] is held and was[3] == since
+            else _Sources.of(held, messages, getattr(view, "start", 0), since)
+        )
         with self._lock:
             if key not in self._held and len(self._held) >= self.threads:
                 self._held.pop(next(iter(self._held)))
             body = None if tokens is None else tokens - system_tokens
-            self._held[key] = (len(messages), messages[-1].id, held, since, body)
+            self._held[key] = (len(messages), messages[-1].id, held, since, body, sources)
