@@ -5,7 +5,6 @@ working set they carry from one call to the next (:class:`Carry`)."""
 from __future__ import annotations
 
 import copy
-import operator
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -15,7 +14,7 @@ from agentcontext._core import Conversation, _chat_tokens
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.integrations._converted import Converted
+from agentcontext.integrations._converted import Converted, Prints
 from agentcontext.integrations._fit import Budget
 from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
@@ -65,41 +64,30 @@ def make_compactor(
 
 
 class _Sources:
-    """The history's messages a carried working set stands for: the place of each and the object
-    there when the working set was made, told still there in one pass (:meth:`hold`)."""
+    """The history's messages a carried working set stands for, ``start:count`` (the ones it holds
+    by reference, the ones a compaction kept or copied, the ones it dropped): each object at its
+    place, its class and the fields its conversion reads, as the fit's memo keeps them
+    (:class:`~agentcontext.integrations._converted.Prints`), told unchanged in one pass
+    (:meth:`hold`). A message replaced by id or removed (another object at its place), or edited
+    in place (``msg.content = ...``), no longer holds: the tokens carried for it are not its."""
 
-    __slots__ = ("_at", "_objects", "_one")
+    __slots__ = ("prints", "start")
 
-    def __init__(self, places: list[int], objects: tuple[Any, ...]) -> None:
-        self._at = operator.itemgetter(*places) if places else None
-        # (``itemgetter`` of one place gives the object itself, of several a tuple.)
-        self._one = len(places) == 1
-        self._objects: Any = objects[0] if self._one else objects
+    def __init__(self, prints: Prints, start: int) -> None:
+        self.prints = prints
+        self.start = start
 
-    @classmethod
-    def of(cls, carried: tuple[Any, ...], messages: Sequence[Any], start: int, since: int) -> _Sources:
-        """The history's messages ``start:since`` that ``carried`` holds or copies (by id; a
-        carried message whose id is not among them stands for none: a summary, a note)."""
-        wanted = {m.id for m in carried if m.id}
-        places: list[int] = []
-        for i in range(min(since, len(messages)) - 1, max(start, 0) - 1, -1):
-            if not wanted:
-                break
-            mid = messages[i].id
-            if mid in wanted:
-                wanted.discard(mid)
-                places.append(i)
-        return cls(places, tuple(messages[i] for i in places))
+    def keep(self, messages: Sequence[Any], kept: int = 0) -> None:
+        """Hold ``messages[start:]``, the first ``kept`` of them held already (and unchanged)."""
+        self.prints.keep(self._part(messages), [], kept)
 
     def hold(self, messages: Sequence[Any]) -> bool:
-        """Whether each of those places of ``messages`` holds the object it held (the carry
-        checked that ``messages`` is long enough)."""
-        at = self._at
-        if at is None:
-            return True
-        if self._one:
-            return at(messages) is self._objects
-        return all(map(operator.is_, at(messages), self._objects))
+        """Whether ``messages`` holds each of those messages at its place, unchanged."""
+        return self.prints.same(self._part(messages))
+
+    def _part(self, messages: Sequence[Any]) -> list[Any]:
+        part = messages[self.start :]
+        return part if type(part) is list else list(part)
 
 
 class Carry:
@@ -110,15 +98,19 @@ class Carry:
     of the last one and their tokens. A call whose history still ends that prefix starts from
     them plus the new messages, as :class:`agentcontext.Session` does: only the new part is
     converted and counted, the list sent is made once, and the ladder runs over the working set,
-    not the whole history. The carried messages that stand for the history's (the ones a
-    compaction kept, or copies of them it cleared or cut) are held with the history's place of
-    each and the object there: a history whose message at one of those places is another object
-    (replaced by id, as LangGraph's ``add_messages`` edits a message, or removed) is read anew, as
-    on a first call. At most ``threads`` are held."""
+    not the whole history. The history's messages the working set stands for (from where the
+    kept summary ends) are held as :class:`_Sources`: a history holding another object at one of
+    their places (a message replaced by id, as LangGraph's ``add_messages`` edits one, or removed;
+    another conversation whose first message has the same id) or one of them edited in place is
+    read anew, as on a first call. ``prints`` makes the fingerprints that hold them (what the
+    adapter's conversion reads). At most ``threads`` are held."""
 
-    def __init__(self, converted: Converted, encoding: Encoding, threads: int = 256) -> None:
+    def __init__(
+        self, converted: Converted, encoding: Encoding, prints: Callable[[], Prints], threads: int = 256
+    ) -> None:
         self.converted = converted
         self.encoding = encoding
+        self.prints = prints
         self.threads = threads
         self._held: dict[str, tuple[int, str, tuple[Any, ...], int, int | None, _Sources]] = {}
         self._system: tuple[Any, Any, int] | None = None
@@ -175,13 +167,14 @@ class Carry:
             return
         held = base if type(base) is tuple else tuple(base)
         was = self._held.get(key)
-        # (The same carried messages, after the same place: the history's objects they stand for
-        # are those a call just resumed from.)
-        sources = (
-            was[5]
-            if was is not None and was[2] is held and was[3] == since
-            else _Sources.of(held, messages, getattr(view, "start", 0), since)
-        )
+        if was is not None and was[2] is held and was[3] == since:
+            # (The same carried messages, after the same place: the call resumed from them, its
+            # history's messages up to the carried count told unchanged.)
+            sources = was[5]
+            sources.keep(messages, was[0] - sources.start)
+        else:
+            sources = _Sources(self.prints(), getattr(view, "start", 0))
+            sources.keep(messages)
         with self._lock:
             if key not in self._held and len(self._held) >= self.threads:
                 self._held.pop(next(iter(self._held)))

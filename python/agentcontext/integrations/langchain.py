@@ -418,7 +418,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         # and, with compaction, each thread's working set after its last call.
         self._converted = converted()
         self._tools: dict[Any, tuple[Any, int]] = {}
-        self._carry = Carry(self._converted, self.budget.encoding)
+        self._carry = Carry(self._converted, self.budget.encoding, lambda: CorePrints(_attrs))
 
     @property
     def limit(self) -> int:
