@@ -19,7 +19,7 @@ from operator import eq, is_not, not_
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
-from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError
+from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError, OptionError
 from agentcontext.integrations._converted import MARK, Converted, _from_scratch, marks, source
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.observe.compaction import fits_observed, observed_fit
@@ -219,7 +219,20 @@ def fit(
     newest round alone is over the budget its long tool results are cut head + marker + tail
     (:func:`cut_oversized`, ``recall`` naming how the marker says to get the original back)
     rather than the call failing.
+
+    Raises:
+        OptionError: ``beside`` not a non-negative int, ``recall`` neither ``"call_id"`` nor
+            ``"none"``.
+        ArgumentTypeError: ``cache`` not a :class:`Converted`.
     """
+    _checks.count("beside", beside)
+    if recall not in ("call_id", "none"):
+        raise OptionError(f'recall must be "call_id" or "none", got {recall!r}')
+    if cache is not None and not isinstance(cache, Converted):
+        raise ArgumentTypeError(
+            f"cache must be a memo made by the adapter's converted() (e.g. "
+            f"agentcontext.integrations.langchain.converted()), got {type(cache).__name__}"
+        )
     dicts, owners, where = _marked(objects, to_dicts, cache)
     if cache is not None and cache.prints is not None and format == "openai" and not fits_observed():
         kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
@@ -240,7 +253,6 @@ def _trimmed(
     """:func:`fit` of one-dict ``objects`` through the cache's :class:`~agentcontext._core._Trimmer`
     (what the last call read is not read again; the kept objects come back mapped); None when it
     does not apply (the general path then fits, cuts an oversized last round or raises)."""
-    _checks.count("beside", beside)
     trimmer = cache.trimmer(budget.encoding, objects)
     try:
         got = trimmer.trim(

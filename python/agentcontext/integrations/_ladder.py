@@ -131,7 +131,7 @@ class Carry:
         (its ``body``, a new list, the ``carried`` messages and where the history's after them
         begin, and its ``tokens`` with ``system_tokens``)."""
         messages = view.messages
-        key = messages[0].id if messages else None
+        key = getattr(messages[0], "id", None) if messages else None
         held = self._held.get(key) if key else None
         if held is None:
             return
@@ -162,7 +162,7 @@ class Carry:
         then the history's messages from ``since`` (``tokens``: those of the whole call when
         known), for the thread of ``view``."""
         messages = view.messages
-        key = messages[0].id if messages else None
+        key = getattr(messages[0], "id", None) if messages else None
         if not key or not messages[-1].id:
             return
         held = base if type(base) is tuple else tuple(base)

@@ -221,12 +221,14 @@ def _fields(cls: type) -> tuple[str, ...]:
 
 
 def _key(message: Any) -> tuple[Any, ...]:
-    """What :func:`to_openai` reads of a message (compared by identity first: a field set anew differs)."""
+    """What :func:`to_openai` reads of a message (compared by identity first: a field set anew
+    differs; an object without ``content``, not a message, is keyed as one whose content is
+    None, and :func:`to_openai` names it)."""
     cls = type(message)
     fields = _FIELDS.get(cls)
     if fields is None:
         fields = _FIELDS[cls] = _fields(cls)
-    content = message.content
+    content = getattr(message, "content", None)
     size = len(content) if type(content) is list else -1
     if not fields:
         return (cls, content, size)
@@ -361,7 +363,7 @@ def _locate(view: _View) -> None:
         return
     through = kept.get("through")
     messages = view.messages
-    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == through), None)
+    at = next((i for i in range(len(messages) - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
     if at is None:
         # The state's messages no longer hold what the summary ends at (rewritten): start
         # again from the whole history.

@@ -53,7 +53,18 @@ PROMPT_ROUNDS = 4
 
 
 def _messages(state: Any) -> list[BaseMessage]:
-    messages = state["messages"] if isinstance(state, dict) else state.messages
+    """The graph state's ``messages`` (a dict's key or an object's attribute), as a list.
+
+    Raises:
+        ArgumentTypeError: a state without ``messages``, or whose ``messages`` is not a list.
+    """
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+        raise ArgumentTypeError(
+            f"the hook reads the graph state's 'messages' (a list of LangChain messages, as "
+            f"create_react_agent's state holds it), got a {type(state).__name__} whose messages are "
+            f"{type(messages).__name__}"
+        )
     return list(messages)
 
 
@@ -95,6 +106,10 @@ class _Fitter:
         self.budget = _budget(factory, budget)
         self.cache = converted()
         self.recall: RecallIds = recall
+        if tools is not None and (isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence)):
+            raise ArgumentTypeError(
+                f"tools must be a list of the agent's tools (as given to create_react_agent), got {type(tools).__name__}"
+            )
         self.beside = tool_tokens(tools or [], self.budget.encoding)
         self.prompt: Callable[[Any], Any] | None = None
         if isinstance(prompt, str):
