@@ -56,8 +56,8 @@ def tool_tokens(
     """The tokens of the tool definitions ``tools`` as the model receives them: each one's
     ``text(tool)`` (its OpenAI function schema as JSON), a text counted once per encoding across
     calls. With a ``memo``, a tool met before is not made into text again: it is recognised by
-    ``key(tool)`` (a LangChain tool by its name and description), or by identity where there is
-    no key (None)."""
+    ``key(tool)`` (a LangChain tool by its class, name, description and arguments schema), or by
+    identity where there is no key (None)."""
     total = 0
     for t in tools:
         if memo is None:

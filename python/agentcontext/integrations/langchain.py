@@ -279,7 +279,7 @@ def fit_messages(
 
 def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
     """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
-    JSON; ``memo`` keeps each tool's count, by name and description for a LangChain tool, else by
+    JSON; ``memo`` keeps each tool's count, by :func:`_tool_key` for a LangChain tool, else by
     identity): the adapters' one counter, :func:`agentcontext.integrations._beside.tool_tokens`."""
     return _beside.tool_tokens(tools, encoding, _schema_text, memo=memo, key=_tool_key)
 
@@ -288,14 +288,19 @@ def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[
 _TOOL_CLASSES: set[type] = set()
 
 
-def _tool_key(tool: Any) -> tuple[str, str] | None:
+def _tool_key(tool: Any) -> tuple[Any, ...] | None:
+    """A LangChain tool's class, name, description and arguments schema (a class as it is, a
+    JSON-schema dict by identity: the memo holds the tool, so its dict's identity is not
+    reused): what its OpenAI schema is made of. Two tools of one name and description with other
+    arguments are counted each; the same tool made anew for each call is counted once."""
     cls = type(tool)
     if cls not in _TOOL_CLASSES:
         if not isinstance(tool, BaseTool):
             return None
         if tool.__class__ is cls:  # (not an object posing as another class)
             _TOOL_CLASSES.add(cls)
-    return (tool.name, tool.description)
+    schema = tool.args_schema
+    return (cls, tool.name, tool.description, schema if schema is None or isinstance(schema, type) else id(schema))
 
 
 def _schema_text(tool: Any) -> str:
