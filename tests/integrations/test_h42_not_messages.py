@@ -40,7 +40,7 @@ PATHS: dict[str, Callable[[], Callable[[list[Any]], Any]]] = {
     "middleware": lambda: middleware(False),
     "middleware compaction": lambda: middleware(True),
     "middleware compaction summary": lambda: middleware(
-        True, {"summary": "s", "through": "h0", "messages": 1, "tokens": 1}
+        True, {"summary": "s", "through": "h0", "messages": 3, "tokens": 1}
     ),
     "fit_hook": lambda: lambda ms: fit_hook(1000).invoke({"messages": ms}),
     "compact_hook": lambda: lambda ms: compact_hook(1000).invoke({"messages": ms}),

@@ -362,19 +362,30 @@ class _View:
 
 def _locate(view: _View) -> None:
     """Set ``view``'s kept summary, where the messages after it start and the message carrying
-    it, from the state's summary field (a field whose message is gone from the state: none)."""
+    it, from the state's summary field (a field whose message is gone from the state: none).
+    The message it ends at is looked for no later than where it was (``messages``, how many it
+    covered: a history edited by ``add_messages`` only loses messages before it), so that a later
+    message given the same id is not taken for it."""
     kept = view.stored
     if not isinstance(kept, dict):
         return
     through = kept.get("through")
     messages = view.messages
-    at = next((i for i in range(len(messages) - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
+    covered = kept.get("messages")
+    top = min(covered, len(messages)) if type(covered) is int and covered > 0 else len(messages)
+    at = next((i for i in range(top - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
     if at is None:
-        # The state's messages no longer hold what the summary ends at (rewritten): start
-        # again from the whole history.
+        # The state's messages no longer hold what the summary ends at (rewritten, or the
+        # message removed and given again later): start again from the whole history.
         return
     view.kept, view.start = cast("KeptSummary", kept), at + 1
     view.summary = HumanMessage(summary_content(view.kept), id=f"agentcontext-summary-{through}")
+
+
+def _whole(message: BaseMessage, state: dict[str, BaseMessage | None]) -> BaseMessage:
+    """The state's message ``message`` stands for (its id's one message, of its class), else itself."""
+    whole = state.get(message.id) if message.id else None
+    return whole if whole is not None and type(whole) is type(message) else message
 
 
 def _without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseMessage]:
@@ -546,9 +557,13 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         if view.body is not None:
             _locate(view)
             # The ladder reads the carried messages as the state holds them (a result the last
-            # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget).
-            state = {m.id: m for m in view.messages if m.id}
-            view.body = [state.get(m.id, m) if m.id else m for m in view.body]
+            # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget):
+            # each by its id where the state has one message of that id (the same kind of message).
+            state: dict[str, BaseMessage | None] = {}
+            for m in view.messages:
+                if m.id:
+                    state[m.id] = None if m.id in state else m
+            view.body = [_whole(m, state) for m in view.body]
         objects = view.objects
         dicts = [{**d} for i, m in enumerate(objects) for d in self._converted.entry(m, i, _convert)[1]]
         for d in dicts:
@@ -579,9 +594,23 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
         # The state messages covered, [0, covered): through the last one the summary replaced (the
-        # ladder ran over the view, whose messages are the state's or copies with their ids).
-        at = {m.id: k for k, m in enumerate(view.messages) if m.id}
-        covered = next((at[m.id] + 1 for m in reversed(view.objects[: result.first_kept]) if m.id in at), 0)
+        # ladder ran over the view, whose messages are the state's or copies with their ids). Each
+        # one's place is the first after the kept summary of that object, or of that id for a
+        # copy: a message or an id the state holds twice covers no message the summary left out.
+        messages = view.messages
+        own: dict[int, int] = {}
+        first: dict[str, int] = {}
+        for k in range(len(messages) - 1, view.start - 1, -1):
+            own[id(messages[k])] = k
+            mid = messages[k].id
+            if mid:
+                first[mid] = k
+
+        def place(m: BaseMessage) -> int | None:
+            at = own.get(id(m))
+            return at if at is not None else first.get(m.id) if m.id else None
+
+        covered = next((at + 1 for m in reversed(view.objects[: result.first_kept]) if (at := place(m)) is not None), 0)
         if covered <= view.start or covered > len(view.messages):
             return None
         through = view.messages[covered - 1].id
