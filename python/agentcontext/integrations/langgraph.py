@@ -28,7 +28,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentcontext.errors import ArgumentTypeError, MissingExtraError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, MissingExtraError, OptionError
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, off_loop
 from agentcontext.observe.compaction import reporting_fits
@@ -135,7 +135,15 @@ class _Fitter:
         return reporting_fits(self.on_event, "langgraph", lambda: self._fit(state, messages))
 
     def _fit(self, state: Any, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """The messages fitted; with a callable prompt, fitted again with the room its output
+        takes beside them until the whole fits.
+
+        Raises:
+            BudgetError: what the prompt makes of the fitted messages is still over the budget
+                after :data:`PROMPT_ROUNDS` fits (the prompt alone over it, or growing with them).
+        """
         beside = self.beside
+        sent = 0
         for _ in range(PROMPT_ROUNDS):
             fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
             if self.prompt is None:
@@ -145,7 +153,12 @@ class _Fitter:
             if over <= 0:
                 return fitted
             beside += over
-        return fitted
+        raise BudgetError(
+            f"a budget of {self.budget.limit} tokens cannot hold what the prompt makes of the fitted messages "
+            f"({sent} tokens with the tools after {PROMPT_ROUNDS} fits, each with the room the prompt took "
+            "beside them): give the hook a larger budget, or a prompt that adds less",
+            sent,
+        )
 
 
 def _tokens(messages: Sequence[BaseMessage], budget: Budget, cache: Converted | None = None) -> int:
@@ -190,6 +203,8 @@ def fit_hook(
         ArgumentTypeError: ``budget`` of the wrong type (the factory itself given as the hook:
             call it), a ``prompt`` of no form the agent takes, or ``on_event`` not callable.
         OptionError: an unknown encoding, or an async ``prompt``.
+        BudgetError: (when the hook runs) the messages do not fit, or what a callable ``prompt``
+            makes of them is still over the budget after :data:`PROMPT_ROUNDS` fits.
     """
     fitter = _Fitter("fit_hook", budget, prompt, tools, "call_id", on_event)
     return _node(lambda state, messages: {"llm_input_messages": fitter(state, messages)})
