@@ -382,8 +382,10 @@ def _map_back_one(
     same: list[bool] = []
     per: list[T | None] = []
     copies: list[tuple[int, Any]] = []
-    if cache is not None and cache._last_out is not None and min(where, default=0) >= 0:
-        last_out, last_per, last_copies = cache._last_out
+    # (Read once: another thread's fit may set it anew or clear it meanwhile.)
+    last = cache._last_out if cache is not None else None
+    if cache is not None and last is not None and min(where, default=0) >= 0:
+        last_out, last_per, last_copies = last
         same = list(map(eq, out, last_out))
         per = last_per[: len(same)]
         # A copy is taken again only while its object's fields are those it was made from.
