@@ -8,6 +8,8 @@ id, are counted as they are, so the call stays within the budget."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
@@ -71,3 +73,51 @@ def test_two_conversations_whose_first_message_has_the_same_id_are_each_counted(
     two.messages = [m.model_copy() for m in two.messages]
     sent = two.call()
     assert sent_tokens(two, sent) <= two.mw.limit
+
+
+@pytest.mark.parametrize("edit", ["by id", "in place"])
+def test_create_agent_whose_middleware_edits_an_early_message_stays_within_budget(edit: str) -> None:
+    """A ``before_model`` middleware editing the first answer every third call (by id, as
+    ``add_messages`` replaces it, or on the object), ahead of the compacting middleware."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import before_model
+
+    import agentcontext as ac
+    from agentcontext.integrations.langchain import AgentContextMiddleware
+
+    from .test_adaptlc_agents import BUDGET, SYSTEM, dump_log, fake_model, read_file, schema_tokens
+
+    calls = {"n": 0}
+
+    @before_model
+    def editing(state: Any, runtime: Any) -> dict[str, Any] | None:
+        calls["n"] += 1
+        first = state["messages"][1] if len(state["messages"]) > 3 else None
+        if calls["n"] % 3 or first is None:
+            return None
+        longer = str(first.content) + " more detail" * 1000
+        if edit == "in place":
+            first.content = longer
+            return None
+        return {"messages": [first.model_copy(update={"content": longer})]}
+
+    model = fake_model(10)
+    seen: list[int] = []
+    generate = type(model)._generate
+
+    def counting(self: Any, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        seen.append(ac.Conversation([to_openai(m) for m in messages]).tokens)  # as sent, not as edited later
+        return generate(self, messages, *args, **kwargs)
+
+    object.__setattr__(model, "_generate", counting.__get__(model))
+    agent = create_agent(
+        model,
+        [read_file, dump_log],
+        system_prompt=SYSTEM,
+        middleware=[editing, AgentContextMiddleware(BUDGET, compaction=True)],
+    )
+    messages: list[BaseMessage] = []
+    for t in range(10):
+        messages = agent.invoke({"messages": [*messages, HumanMessage(f"Ask {t}: review module {t}.")]})["messages"]
+    assert len(seen) == 20
+    assert max(seen) + schema_tokens(model.tools) <= BUDGET
