@@ -360,19 +360,34 @@ class _View:
         return [*(() if self.summary is None else (self.summary,)), *self.messages[self.start :]]
 
 
+def _well_formed(kept: Any) -> bool:
+    """Whether ``kept`` is a summary field as :class:`KeptSummary` writes it (another value, one
+    written by hand or by another version, is read as no summary: the state keeps the history
+    whole, and the next compaction writes the field anew)."""
+    return (
+        isinstance(kept, dict)
+        and isinstance(kept.get("summary"), str)
+        and isinstance(kept.get("through"), str)
+        and type(kept.get("messages")) is int
+        and kept["messages"] > 0
+        and type(kept.get("tokens")) is int
+        and kept["tokens"] >= 0
+    )
+
+
 def _locate(view: _View) -> None:
     """Set ``view``'s kept summary, where the messages after it start and the message carrying
-    it, from the state's summary field (a field whose message is gone from the state: none).
+    it, from the state's summary field (a field whose message is gone from the state, or not
+    one :class:`KeptSummary` writes: none).
     The message it ends at is looked for no later than where it was (``messages``, how many it
     covered: a history edited by ``add_messages`` only loses messages before it), so that a later
     message given the same id is not taken for it."""
     kept = view.stored
-    if not isinstance(kept, dict):
+    if not _well_formed(kept):
         return
-    through = kept.get("through")
+    through = kept["through"]
     messages = view.messages
-    covered = kept.get("messages")
-    top = min(covered, len(messages)) if type(covered) is int and covered > 0 else len(messages)
+    top = min(kept["messages"], len(messages))
     at = next((i for i in range(top - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
     if at is None:
         # The state's messages no longer hold what the summary ends at (rewritten, or the
