@@ -221,7 +221,7 @@ def fit(
     rather than the call failing.
     """
     dicts, owners, where = _marked(objects, to_dicts, cache)
-    if cache is not None and cache.prints is not None and format == "openai" and not fits_observed():
+    if cache is not None and cache.prints is not None and cache.trims and format == "openai" and not fits_observed():
         kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
         if kept is not None:
             return kept
