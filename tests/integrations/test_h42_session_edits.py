@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -128,3 +129,58 @@ def test_an_unchanged_log_still_carries_the_view() -> None:
     assert carried is not None and carried.length == 10
     asyncio.run(session.get_items())
     assert session._carried is carried
+
+
+def test_places_a_note_names_past_the_log_are_not_carried() -> None:
+    """A compaction's note names the items after it (``+2``); with the last of them popped from
+    the wrapped session behind the CompactingSession, the view's places named it still: every
+    place after it was one off once the view grew, and a later compaction named the wrong items
+    (each kept item by the place of the one before it)."""
+    inner = ListSession()
+    note = "[agentcontext: earlier conversation compacted: a note.]\n[agentcontext view: N 0-1 +2]"
+    inner.items = [
+        {"role": "user", "content": "Request 0."},
+        {"role": "assistant", "content": "Answer 0."},
+        {"role": "user", "content": note},
+        {"role": "user", "content": "Request 1."},
+    ]  # (the note's second item popped)
+    session = CompactingSession(inner, 1_000_000)
+
+    async def go() -> None:
+        await session.get_items()  # (the view read with the note's second item gone)
+        await session.add_items(_talk(2) + _talk(3))
+
+    asyncio.run(go())
+    carried = session._carried
+    assert carried is not None and len(carried.places) == len(carried.view)
+    for place, item in zip(carried.places, carried.view, strict=True):
+        assert place is None or inner.items[place] is item
+
+
+def test_a_compaction_after_a_note_lost_an_item_keeps_the_order() -> None:
+    inner = ListSession()
+    note = "[agentcontext: earlier conversation compacted: a note.]\n[agentcontext view: N 0-1 +2]"
+    inner.items = [
+        {"role": "user", "content": "Request 0."},
+        {"role": "assistant", "content": "Answer 0."},
+        {"role": "user", "content": note},
+        {"role": "user", "content": "Request 1."},
+    ]
+    session = CompactingSession(inner, 3_000)
+
+    async def go() -> list[Any]:
+        await session.get_items()
+        for n in range(2, 9):
+            await session.add_items(_talk(n))
+        return await session.get_items()
+
+    view = asyncio.run(go())
+    assert session.compactions >= 1
+    texts = [json.dumps(x.get("content")) for x in view]
+    found = [re.search(r"(Request|Module) (\d+)", t) for t in texts if "[agentcontext" not in t]
+    said = [(int(m.group(2)), m.group(1) == "Module") for m in found if m]
+    # Before: a later compaction named each kept item by the place of the one before it (an
+    # older answer was sent in the place of the newer one, which was lost: a request with no answer).
+    assert said == sorted(said)
+    assert all(said[k + 1] == (n, True) for k, (n, answer) in enumerate(said) if not answer)
+    assert "Request 8:" in json.dumps(view)

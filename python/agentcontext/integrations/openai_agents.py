@@ -536,12 +536,12 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
             elif token.startswith("+"):
                 n = int(token[1:])
                 view.extend(log[at : at + n])
-                places.extend(range(at, at + n))
+                places.extend(range(at, min(at + n, len(log))))  # (those the log still holds)
                 at += n
             else:
                 lo, _, hi = token.partition("-")
                 view.extend(log[int(lo) : int(hi or lo) + 1])
-                places.extend(range(int(lo), int(hi or lo) + 1))
+                places.extend(range(int(lo), min(int(hi or lo) + 1, len(log))))
         view.extend(log[at:])
         places.extend(range(at, len(log)))
         return view, places, at, k
