@@ -38,7 +38,7 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, fit, off_loop
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, as_list, fit, off_loop, tool_texts
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits
@@ -147,11 +147,16 @@ def fit_items(
 
     Raises:
         InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item.
-        ArgumentTypeError: ``on_event`` not callable.
+        ArgumentTypeError: ``items`` not a list of items, ``instructions`` neither a str nor
+            None, ``tools`` not a list of str, or ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest request and the newest round do not fit
             even with its long outputs cut.
     """
     on_event = check_callback(on_event, "openai_agents.fit_items")
+    items = as_list(items, "fit_items(items)")
+    if instructions is not None and not isinstance(instructions, str):
+        raise ArgumentTypeError(f"fit_items(instructions=) must be a str or None, got {type(instructions).__name__}")
+    tools = tool_texts(tools, "fit_items(tools=)")
     return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools, on_event)
 
 
@@ -298,7 +303,14 @@ class CompactingSession:
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The items since the last compaction, fitted (the latest ``limit`` of them)."""
+        """The items since the last compaction, fitted (the latest ``limit`` of them; none for
+        ``limit`` 0 or less).
+
+        Raises:
+            ArgumentTypeError: ``limit`` neither an int nor None.
+        """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentTypeError(f"get_items(limit=) must be an int or None, got {type(limit).__name__}")
         log = await self.session.get_items()
         current, _ = _view(log)
         items = await off_loop(len(current), lambda: self._fitted(log, current))
@@ -308,7 +320,17 @@ class CompactingSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items``; when the items since the last compaction no longer fit, append the
-        ladder's output after them (a summary or note, then the items kept)."""
+        ladder's output after them (a summary or note, then the items kept).
+
+        Raises:
+            ArgumentTypeError: ``items`` not a list of items (nothing is written).
+            InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item
+                (nothing is written: the log would hold an item no later call could read).
+        """
+        items = list(as_list(items, "add_items(items)"))
+        for i, x in enumerate(items):
+            if not isinstance(x, Mapping) and (isinstance(x, type) or not callable(getattr(x, "model_dump", None))):
+                _item(x, i)  # (raises, naming the item)
         await self.session.add_items(items)
         log = await self.session.get_items()
         compacted = await asyncio.to_thread(self._compact_log, log)

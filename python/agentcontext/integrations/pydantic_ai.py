@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentcontext._core import _Prints
-from agentcontext.errors import InvalidMessageError, MissingExtraError
+from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import Budget, as_budget, fit
+from agentcontext.integrations._fit import Budget, as_budget, as_list, fit, tool_texts
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -113,6 +113,10 @@ def _response(message: ModelResponse) -> dict[str, Any]:
 
 
 def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
+    if isinstance(message, ModelRequest | ModelResponse) and not isinstance(message.parts, Sequence):
+        raise InvalidMessageError(
+            f"message {index}: its parts must be a list of parts, got {type(message.parts).__name__}", index
+        )
     if isinstance(message, ModelResponse):
         return [_response(message)]
     if not isinstance(message, ModelRequest):
@@ -277,11 +281,18 @@ def fit_messages(
     Raises:
         InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
             the adapter for it).
-        ArgumentTypeError: ``on_event`` not callable.
+        ArgumentTypeError: ``messages`` not a list of messages, ``tools`` not a list of str,
+            ``cache`` not a memo from :func:`converted`, or ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest prompt and the newest round do not fit
             even with its long returns cut.
     """
     on_event = check_callback(on_event, "pydantic_ai.fit_messages")
+    messages = as_list(messages, "fit_messages(messages)")
+    tools = tool_texts(tools, "fit_messages(tools=)")
+    if cache is not None and not isinstance(cache, Converted):
+        raise ArgumentTypeError(
+            f"fit_messages(cache=) must be a memo from converted() or None, got {type(cache).__name__}"
+        )
     fitted_into = as_budget(budget)
     beside = beside_tokens(_instructions(messages), tools, fitted_into.encoding)
     return reporting_fits(
