@@ -42,11 +42,12 @@ M = TypeVar("M")
 
 def _key(message: Any) -> tuple[Any, ...]:
     """What tells ``message`` unchanged since its conversion (a field of these set anew converts
-    it again): of a Mapping its content, calls and size, of an object its ``content``,
-    ``tool_calls`` and ``role`` (not its other fields, such as LiteLLM's extra ``name``: read on
-    every call they would cost more than the fit; the docs say so)."""
+    it again): of a Mapping (other than a plain dict, read afresh on every call) every key and
+    value, as its conversion copies them all; of an object its ``content``, ``tool_calls`` and
+    ``role`` (not its other fields, such as LiteLLM's extra ``name``: read on every call they
+    would cost more than the fit; the docs say so)."""
     if isinstance(message, Mapping):
-        return (message.get("content"), message.get("tool_calls"), len(message))
+        return (*message.keys(), *message.values())
     return (getattr(message, "content", None), getattr(message, "tool_calls", None), getattr(message, "role", None))
 
 
