@@ -130,6 +130,7 @@ class Converted:
         prints: Callable[[], Prints] | None = None,
         fields: Callable[[Any], tuple[Any, ...]] | None = None,
         in_core: Callable[[Any], InCore | None] | None = None,
+        trims: bool = True,
     ) -> None:
         self.key = key
         #: What a copy made of an object is made from beside its changes (compared by identity:
@@ -149,8 +150,10 @@ class Converted:
 
             self._given_fields = _Fields()
         #: With ``prints``: the last call's objects told unchanged by their :class:`Prints` (not
-        #: by each key), and one-dict objects fitted by a kept :class:`~agentcontext._core._Trimmer`.
+        #: by each key), and, unless ``trims`` is False, one-dict objects fitted by a kept
+        #: :class:`~agentcontext._core._Trimmer`.
         self.prints = prints() if prints is not None else None
+        self.trims = trims
         self._trimmer: Any = None
         self._lock = threading.Lock()
         self.capacity = capacity

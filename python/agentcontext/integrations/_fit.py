@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_not, not_
 from typing import Any, Literal, TypeAlias, TypeVar, cast
@@ -39,6 +39,39 @@ OFF_LOOP_MESSAGES = 256
 #: (view-only adapters: the framework's history keeps it whole under that id), or that it is not
 #: stored (adapters that rewrite the history).
 RecallIds: TypeAlias = Literal["call_id", "none"]
+
+
+def as_list(objects: Any, what: str) -> Sequence[Any]:
+    """``objects``, the messages or items an adapter is given, as a sequence: a list or another
+    sequence as it is, another iterable (a generator) listed.
+
+    Raises:
+        ArgumentTypeError: a str, bytes or Mapping (one message, not a list of them), or anything
+            that is not iterable (None, a number).
+    """
+    if isinstance(objects, Sequence) and not isinstance(objects, str | bytes | bytearray):
+        return objects
+    if isinstance(objects, str | bytes | bytearray | Mapping) or not isinstance(objects, Iterable):
+        one = " (one message: put it in a list)" if isinstance(objects, Mapping) else ""
+        raise ArgumentTypeError(f"{what} must be a list, got {type(objects).__name__}{one}")
+    return list(objects)
+
+
+def tool_texts(tools: Any, what: str) -> Sequence[str]:
+    """``tools``, the texts of tool definitions an adapter counts in, checked.
+
+    Raises:
+        ArgumentTypeError: ``tools`` not a list of str (a str alone, None, a number, a list
+            holding something else).
+    """
+    if isinstance(tools, str | bytes | bytearray | Mapping) or not isinstance(tools, Sequence):
+        raise ArgumentTypeError(f"{what} must be a list of tool definition texts (str), got {type(tools).__name__}")
+    for tool in tools:
+        if not isinstance(tool, str):
+            raise ArgumentTypeError(
+                f"{what} must be a list of tool definition texts (str), holding {type(tool).__name__}"
+            )
+    return tools
 
 
 def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
@@ -234,7 +267,7 @@ def fit(
             f"agentcontext.integrations.langchain.converted()), got {type(cache).__name__}"
         )
     dicts, owners, where = _marked(objects, to_dicts, cache)
-    if cache is not None and cache.prints is not None and format == "openai" and not fits_observed():
+    if cache is not None and cache.prints is not None and cache.trims and format == "openai" and not fits_observed():
         kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
         if kept is not None:
             return kept

@@ -31,7 +31,7 @@ from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._direct import Kept, fit_each
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, fit_or_cut, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, as_dict, as_list, fit_or_cut, off_loop
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -42,11 +42,12 @@ M = TypeVar("M")
 
 def _key(message: Any) -> tuple[Any, ...]:
     """What tells ``message`` unchanged since its conversion (a field of these set anew converts
-    it again): of a Mapping its content, calls and size, of an object its ``content``,
-    ``tool_calls`` and ``role`` (not its other fields, such as LiteLLM's extra ``name``: read on
-    every call they would cost more than the fit; the docs say so)."""
+    it again): of a Mapping (other than a plain dict, read afresh on every call) every key and
+    value, as its conversion copies them all; of an object its ``content``, ``tool_calls`` and
+    ``role`` (not its other fields, such as LiteLLM's extra ``name``: read on every call they
+    would cost more than the fit; the docs say so)."""
     if isinstance(message, Mapping):
-        return (message.get("content"), message.get("tool_calls"), len(message))
+        return (*message.keys(), *message.values())
     return (getattr(message, "content", None), getattr(message, "tool_calls", None), getattr(message, "role", None))
 
 
@@ -173,11 +174,13 @@ def fit_messages(
 
     Raises:
         InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
-        ArgumentTypeError: ``tools`` not a list of tool definitions, or ``on_event`` not callable.
+        ArgumentTypeError: ``messages`` not a list of messages, ``tools`` not a list of tool
+            definitions, or ``on_event`` not callable.
         BudgetError: the system messages, the latest request and the newest round do not fit
             even with its long tool results cut.
     """
     on_event = check_callback(on_event, "litellm.fit_messages")
+    messages = as_list(messages, "fit_messages(messages)")
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
     return _fit(messages, fitted_into, beside, on_event)
@@ -194,7 +197,7 @@ async def afit_messages(
     of :data:`~agentcontext.integrations._fit.OFF_LOOP_MESSAGES` (256) messages or more is fitted in
     a worker thread, so the event loop keeps running meanwhile (``on_event`` is called there)."""
     on_event = check_callback(on_event, "litellm.afit_messages")
-    items = list(messages)
+    items = list(as_list(messages, "afit_messages(messages)"))
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
     return await off_loop(len(items), lambda: _fit(items, fitted_into, beside, on_event))

@@ -25,6 +25,7 @@ compacted history. Tested with openai-agents 0.24 (``pip install 'agentcontext[o
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -37,7 +38,7 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, fit, off_loop
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, as_list, fit, off_loop, tool_texts
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits
@@ -146,11 +147,16 @@ def fit_items(
 
     Raises:
         InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item.
-        ArgumentTypeError: ``on_event`` not callable.
+        ArgumentTypeError: ``items`` not a list of items, ``instructions`` neither a str nor
+            None, ``tools`` not a list of str, or ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest request and the newest round do not fit
             even with its long outputs cut.
     """
     on_event = check_callback(on_event, "openai_agents.fit_items")
+    items = as_list(items, "fit_items(items)")
+    if instructions is not None and not isinstance(instructions, str):
+        raise ArgumentTypeError(f"fit_items(instructions=) must be a str or None, got {type(instructions).__name__}")
+    tools = tool_texts(tools, "fit_items(tools=)")
     return _FIT_ITEMS.fit(items, as_budget(budget), instructions, tools, on_event)
 
 
@@ -185,13 +191,42 @@ def input_filter(
 
 class _Carried:
     """A :class:`CompactingSession`'s view of its log as last read: the items since the last
-    compaction, their places in the log and their conversation; the log's length and last item
-    then, to tell that a log read later is the same one grown."""
+    compaction, their places in the log and their conversation; the log's length then, and each
+    place the view was read from (its items' and its note's) with a copy of the item read there,
+    to tell that a log read later is the same one grown."""
 
-    __slots__ = ("conv", "last", "length", "places", "view")
+    __slots__ = ("conv", "length", "places", "read_at", "read_was", "view")
 
-    def __init__(self, length: int, last: Any, view: list[Any], places: list[int | None], conv: Conversation) -> None:
-        self.length, self.last, self.view, self.places, self.conv = length, last, view, places, conv
+    def __init__(
+        self,
+        length: int,
+        view: list[Any],
+        places: list[int | None],
+        read_at: list[int],
+        log: list[Any],
+        conv: Conversation,
+    ) -> None:
+        self.length, self.view, self.places, self.conv = length, view, places, conv
+        self.read_at = read_at
+        self.read_was = [_as_read(log[p]) for p in read_at]
+
+    def holds(self, log: list[Any]) -> bool:
+        """Whether ``log`` holds, at each place the view was read from, an item equal to the one
+        read there (an item rewritten in place, or the log cleared and written again with an
+        item edited, is not)."""
+        return len(log) >= self.length and [log[p] for p in self.read_at] == self.read_was
+
+    def grow(self, log: list[Any], n: int) -> None:
+        """Take in the items ``log`` holds from ``n`` on (appended since the view was read)."""
+        self.read_at.extend(range(n, len(log)))
+        self.read_was.extend(map(_as_read, log[n:]))
+        self.length = len(log)
+
+
+def _as_read(item: Any) -> Any:
+    """A copy of ``item`` as it is now (a dict's fields; another item as ``copy.copy`` makes it),
+    to compare the item read at its place later with."""
+    return dict(item) if type(item) is dict else copy.copy(item)
 
 
 class CompactingSession:
@@ -221,7 +256,9 @@ class CompactingSession:
 
     Each item is converted once: the view's conversion is carried across calls by place in the
     log, and a call converts only the items appended since (the whole view is read anew after a
-    compaction, or when the log is not the one it read).
+    compaction, or when the log is not the one it read: shorter, or an item the view was read
+    from no longer equal to a copy of it as read, as when the log is written again with an item
+    edited).
 
     :attr:`compactions` counts the compactions appended, :attr:`summaries` those with a summary.
     Two writers sharing one session id must not use it at once (each reads, then appends).
@@ -266,7 +303,14 @@ class CompactingSession:
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The items since the last compaction, fitted (the latest ``limit`` of them)."""
+        """The items since the last compaction, fitted (the latest ``limit`` of them; none for
+        ``limit`` 0 or less).
+
+        Raises:
+            ArgumentTypeError: ``limit`` neither an int nor None.
+        """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentTypeError(f"get_items(limit=) must be an int or None, got {type(limit).__name__}")
         log = await self.session.get_items()
         current, _ = _view(log)
         items = await off_loop(len(current), lambda: self._fitted(log, current))
@@ -276,7 +320,17 @@ class CompactingSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items``; when the items since the last compaction no longer fit, append the
-        ladder's output after them (a summary or note, then the items kept)."""
+        ladder's output after them (a summary or note, then the items kept).
+
+        Raises:
+            ArgumentTypeError: ``items`` not a list of items (nothing is written).
+            InvalidMessageError: an item that is neither a dict, a Mapping nor a pydantic item
+                (nothing is written: the log would hold an item no later call could read).
+        """
+        items = list(as_list(items, "add_items(items)"))
+        for i, x in enumerate(items):
+            if not isinstance(x, Mapping) and (isinstance(x, type) or not callable(getattr(x, "model_dump", None))):
+                _item(x, i)  # (raises, naming the item)
         await self.session.add_items(items)
         log = await self.session.get_items()
         compacted = await asyncio.to_thread(self._compact_log, log)
@@ -286,20 +340,23 @@ class CompactingSession:
     def _current(self, log: list[Any]) -> _Carried:
         """The view of ``log``, converted: the carried one extended by the items appended since it
         was read (each item is converted once), or read and converted whole when there is none or
-        the log is not the one it was read from (popped, cleared, compacted, another writer)."""
+        the log is not the one it was read from (popped, cleared, compacted, another writer, an
+        item the view was read from no longer equal to it: rewritten in place, or the log cleared
+        and written again with an item edited)."""
         c = self._carried
         n = c.length if c is not None else 0
-        if c is None or len(log) < n or (n and log[n - 1] != c.last) or any(_is_note(x) for x in log[n:]):
-            view, places = _view(log)
+        if c is None or not c.holds(log) or any(_is_note(x) for x in log[n:]):
+            view, places, note = _read_view(log)
             dicts = [_item(x, i) for i, x in enumerate(view)]
             conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
-            c = _Carried(len(log), log[-1] if log else None, list(view), places, conv)
+            read_at = sorted({p for p in places if p is not None} | ({note} if note is not None else set()))
+            c = _Carried(len(log), list(view), places, read_at, log, conv)
         elif len(log) > n:
             new = log[n:]
             c.conv.extend([_item(x, len(c.view) + k) for k, x in enumerate(new)])
             c.view.extend(new)
             c.places.extend(range(n, len(log)))
-            c.length, c.last = len(log), log[-1]
+            c.grow(log, n)
         self._carried = c
         return c
 
@@ -377,7 +434,7 @@ class CompactingSession:
         """The last item, removed; None when none was added since the last compaction (what was
         compacted, and what its note names, stays in the log)."""
         log = await self.session.get_items()
-        _, _, new_from = _read(log)
+        _, _, new_from, _ = _read(log)
         if len(log) <= new_from:
             return None
         self._carried = None
@@ -466,12 +523,20 @@ def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
 def _view(log: list[Any]) -> tuple[list[Any], list[int | None]]:
     """The history ``log`` stands for (from the last compaction's note on, all of it before the
     first) and each item's place in the log (None for the note shown without its last line)."""
-    view, places, _ = _read(log)
+    view, places, _, _ = _read(log)
     return view, places
 
 
-def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int]:
-    """The view of ``log``, its places, and where the items added since the last compaction start."""
+def _read_view(log: list[Any]) -> tuple[list[Any], list[int | None], int | None]:
+    """:func:`_view` of ``log`` and the place of the note shown without its last line (None
+    when there is none)."""
+    view, places, _, note = _read(log)
+    return view, places, note
+
+
+def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]:
+    """The view of ``log``, its places, where the items added since the last compaction start,
+    and the place of the note the view shows without its last line (None when there is none)."""
     for k in range(len(log) - 1, -1, -1):
         if not _is_note(log[k]):
             continue
@@ -482,7 +547,7 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int]:
             start = k
             while start > 0 and _is_system(log[start - 1]):
                 start -= 1
-            return log[start:], list(range(start, len(log))), k + 1
+            return log[start:], list(range(start, len(log))), k + 1, None
         view: list[Any] = []
         places: list[int | None] = []
         at = k + 1
@@ -493,13 +558,13 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int]:
             elif token.startswith("+"):
                 n = int(token[1:])
                 view.extend(log[at : at + n])
-                places.extend(range(at, at + n))
+                places.extend(range(at, min(at + n, len(log))))  # (those the log still holds)
                 at += n
             else:
                 lo, _, hi = token.partition("-")
                 view.extend(log[int(lo) : int(hi or lo) + 1])
-                places.extend(range(int(lo), int(hi or lo) + 1))
+                places.extend(range(int(lo), min(int(hi or lo) + 1, len(log))))
         view.extend(log[at:])
         places.extend(range(at, len(log)))
-        return view, places, at
-    return log, list(range(len(log))), 0
+        return view, places, at, k
+    return log, list(range(len(log))), 0, None

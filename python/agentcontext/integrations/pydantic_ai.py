@@ -26,13 +26,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentcontext.errors import InvalidMessageError, MissingExtraError
+from agentcontext._core import _Prints
+from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import Budget, as_budget, fit
+from agentcontext.integrations._fit import Budget, as_budget, as_list, fit, tool_texts
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -111,6 +113,10 @@ def _response(message: ModelResponse) -> dict[str, Any]:
 
 
 def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
+    if isinstance(message, ModelRequest | ModelResponse) and not isinstance(message.parts, Sequence):
+        raise InvalidMessageError(
+            f"message {index}: its parts must be a list of parts, got {type(message.parts).__name__}", index
+        )
     if isinstance(message, ModelResponse):
         return [_response(message)]
     if not isinstance(message, ModelRequest):
@@ -174,8 +180,13 @@ def _tools(ctx: RunContext[Any] | None) -> list[str]:
 
 
 def _key(message: ModelMessage) -> tuple[Any, ...]:
-    """What the conversion reads of ``message`` (its parts; a list set anew converts it again)."""
-    return (getattr(message, "parts", None), len(getattr(message, "parts", ())))
+    """What the conversion reads of ``message``: its parts, each part, and each part's fields (a
+    list set anew, a part replaced in it, added or removed, or a part's field set anew, such as
+    its ``content``, converts it again)."""
+    parts = getattr(message, "parts", None)
+    if type(parts) is not list:
+        return (parts,)
+    return (parts, len(parts), *itertools.chain.from_iterable(held_fields(p, _no_fields) for p in parts))
 
 
 def _fields(message: ModelMessage) -> tuple[Any, ...]:
@@ -203,9 +214,52 @@ def _no_fields(part: Any) -> tuple[Any, ...]:
     return ()
 
 
+_PARTS = operator.attrgetter("parts")
+
+
+def _part_names(cls: type) -> tuple[str, ...]:
+    """The names of the fields of a part of class ``cls`` (a Pydantic AI part is a dataclass)."""
+    return tuple(getattr(cls, "__dataclass_fields__", ()))
+
+
+class _PartPrints:
+    """The :class:`~agentcontext.integrations._converted.Prints` of the last call's messages
+    (what :func:`_key` reads, told in two passes of the core, ``_core._Prints``, rather than a
+    key per message and call): each message by identity, class and ``parts`` (the same list or
+    an equal one, as long), then every part of them in order by identity, class and each of its
+    dataclass fields (the same object or an equal one)."""
+
+    def __init__(self) -> None:
+        self._messages = _Prints()
+        self._parts = _Prints()
+        self._names: dict[type, tuple[str, ...]] = {}
+        self._part_names: dict[type, tuple[str, ...]] = {}
+
+    def same(self, objects: list[Any]) -> bool:
+        n = len(self._messages)
+        if not self._messages.same(objects):
+            return False
+        parts = list(itertools.chain.from_iterable(map(_PARTS, objects[:n])))
+        return len(parts) == len(self._parts) and self._parts.same(parts)
+
+    def keep(self, objects: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
+        for cls in set(map(type, objects[start:])) - self._names.keys():
+            self._names[cls] = ("parts",)
+        # (The parts of the first ``start`` messages are the kept ones when those are the kept
+        # messages; the core keeps fewer when fewer begin the list.)
+        at = len(self._parts) if 0 < start == len(self._messages) else 0
+        parts = list(itertools.chain.from_iterable(map(_PARTS, objects)))
+        for cls in set(map(type, parts)) - self._part_names.keys():
+            self._part_names[cls] = _part_names(cls)
+        self._messages.keep(objects, start, self._names)
+        self._parts.keep(parts, at, self._part_names)
+
+
 def converted() -> Converted:
-    """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`)."""
-    return Converted(_key, fields=_fields, in_core=_in_core)
+    """A memo of the conversions across calls (see :class:`~agentcontext.integrations._fit.Converted`):
+    a message is converted again when its ``parts`` list, a part in it or a field of a part
+    was set anew (told for the last call's messages by :class:`_PartPrints`)."""
+    return Converted(_key, prints=_PartPrints, fields=_fields, in_core=_in_core, trims=False)
 
 
 def fit_messages(
@@ -227,11 +281,18 @@ def fit_messages(
     Raises:
         InvalidMessageError: an object that is not a ``ModelRequest`` or ``ModelResponse`` (naming
             the adapter for it).
-        ArgumentTypeError: ``on_event`` not callable.
+        ArgumentTypeError: ``messages`` not a list of messages, ``tools`` not a list of str,
+            ``cache`` not a memo from :func:`converted`, or ``on_event`` not callable.
         BudgetError: the instructions, tools, the latest prompt and the newest round do not fit
             even with its long returns cut.
     """
     on_event = check_callback(on_event, "pydantic_ai.fit_messages")
+    messages = as_list(messages, "fit_messages(messages)")
+    tools = tool_texts(tools, "fit_messages(tools=)")
+    if cache is not None and not isinstance(cache, Converted):
+        raise ArgumentTypeError(
+            f"fit_messages(cache=) must be a memo from converted() or None, got {type(cache).__name__}"
+        )
     fitted_into = as_budget(budget)
     beside = beside_tokens(_instructions(messages), tools, fitted_into.encoding)
     return reporting_fits(
