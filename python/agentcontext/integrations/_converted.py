@@ -160,10 +160,22 @@ class Converted:
         self._entries: dict[int, tuple[Any, tuple[Any, ...], int, list[dict[str, Any]]]] = {}
         self._serials = itertools.count()
         # The copy each changed object was made as: the object, the changes and the fields it was
-        # made from, the copy, and the marked dict it was made for (see rebuilt_one).
-        self._rebuilt: dict[int, tuple[Any, Any, tuple[Any, ...], Any, Any]] = {}
+        # made from, the copy, the marked dict it was made for (see rebuilt_one), and the copy's
+        # own fields then (None when there is no copy: the copy is given again only while it
+        # holds them, not when whoever it was given to has set one anew in place since).
+        self._rebuilt: dict[int, tuple[Any, Any, tuple[Any, ...], Any, Any, Any]] = {}
         # The copies the kept trimmer gives back by itself, by place: the object and its fields then.
         self._given: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+        # And by place, what each such copy held of its own when it was made: the core's (each
+        # copy at its place in ``_copy_at``, told unchanged in one pass), or the copy and its
+        # fields read in Python.
+        self._copy_at: list[Any] = []
+        self._given_copies: Any = None
+        if self.in_core is not None:
+            from agentcontext._core import _Fields
+
+            self._given_copies = _Fields()
+        self._given_copy_fields: dict[int, tuple[Any, tuple[Any, ...]]] = {}
         # The last call's objects, their keys, dicts, owners and marks (see resume), and how many
         # calls began from it.
         self._last: tuple[list[Any], list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = None
@@ -208,16 +220,32 @@ class Converted:
             return same_objects(was, self.fields(obj))
         return cast("bool", was.same())
 
+    def _copy_made_of(self, obj: Any, new: Any) -> Any:
+        """What the copy ``new`` of ``obj`` holds now (:meth:`_made_of`), None when ``new`` is no
+        copy (None, or ``obj`` itself)."""
+        return None if new is None or new is obj else self._made_of(new)
+
+    def _copy_current(self, held: tuple[Any, ...]) -> bool:
+        """Whether the copy ``held`` (an entry of ``_rebuilt``) still holds its own fields as made."""
+        return held[5] is None or self._still_made_of(held[5], held[3])
+
     def rebuilt(self, obj: T, changes: Any, rebuild: Callable[[T, Any], T | None]) -> T | None:
         """``rebuild(obj, changes)``, or the copy made the last time when it was made for equal
         ``changes`` from the same fields of ``obj`` (:attr:`fields`, by identity: a result cleared
         on one call is cleared the same way on the next, and a field set anew in place since is
-        in the copy)."""
+        in the copy; the copy itself changed in place since by whoever it was given to is made
+        again)."""
         held = self._rebuilt.get(id(obj))
-        if held is not None and held[0] is obj and held[1] == changes and self._still_made_of(held[2], obj):
+        if (
+            held is not None
+            and held[0] is obj
+            and held[1] == changes
+            and self._still_made_of(held[2], obj)
+            and self._copy_current(held)
+        ):
             return cast("T | None", held[3])
         new = rebuild(obj, changes)
-        self._rebuilt[id(obj)] = (obj, changes, self._made_of(obj), new, None)
+        self._rebuilt[id(obj)] = (obj, changes, self._made_of(obj), new, None, self._copy_made_of(obj, new))
         return new
 
     def rebuilt_one(
@@ -227,22 +255,32 @@ class Converted:
         changes ``[(0, marked without its mark)]``, made only when ``marked`` is not the dict the
         held copy was made for."""
         held = self._rebuilt.get(id(obj))
-        if held is not None and (held[0] is not obj or not self._still_made_of(held[2], obj)):
-            held = None  # (another object's, or made of fields set anew since)
+        if held is not None and (
+            held[0] is not obj or not self._still_made_of(held[2], obj) or not self._copy_current(held)
+        ):
+            held = None  # (another object's, made of fields set anew since, or the copy changed since)
         if held is not None and held[4] is not None and held[4] == marked:
             return cast("T | None", held[3])
         parts: list[tuple[int, dict[str, Any] | None]] = [(0, {k: v for k, v in marked.items() if k != MARK})]
         if held is not None and held[1] == parts:
-            new, made_of = held[3], held[2]
+            new, made_of, copy_made_of = held[3], held[2], held[5]
         else:
             new, made_of = rebuild(obj, parts), self._made_of(obj)
-        self._rebuilt[id(obj)] = (obj, parts, made_of, new, marked)
+            copy_made_of = self._copy_made_of(obj, new)
+        self._rebuilt[id(obj)] = (obj, parts, made_of, new, marked, copy_made_of)
         return cast("T | None", new)
 
     def current(self, obj: Any, copy: Any) -> bool:
-        """Whether ``copy`` is the copy held for ``obj`` and ``obj``'s fields are those it was made from."""
+        """Whether ``copy`` is the copy held for ``obj``, ``obj``'s fields are those it was made
+        from and the copy's its own as made."""
         held = self._rebuilt.get(id(obj))
-        return held is not None and held[0] is obj and held[3] is copy and self._still_made_of(held[2], obj)
+        return (
+            held is not None
+            and held[0] is obj
+            and held[3] is copy
+            and self._still_made_of(held[2], obj)
+            and self._copy_current(held)
+        )
 
     def resume(
         self, objects: Sequence[Any]
@@ -301,6 +339,10 @@ class Converted:
             held = None
         if held is None or held[0] != encoding:
             self._given.clear()
+            self._copy_at = []
+            if self._given_copies is not None:
+                self._given_copies.clear()
+            self._given_copy_fields.clear()
             if self._given_fields is not None:
                 self._given_fields.clear()
             held = self._trimmer = (encoding, _Trimmer(encoding=encoding))
@@ -310,6 +352,16 @@ class Converted:
         """That the kept trimmer gives the copy held for ``obj`` (at ``index``) by itself from now on."""
         held = self._rebuilt.get(id(obj))
         if held is not None and held[0] is obj:
+            self._given_copy_fields.pop(index, None)
+            if self._given_copies is not None:
+                self._given_copies.discard(index)
+            if type(held[5]) is tuple or (held[5] is not None and self._given_copies is None):
+                self._given_copy_fields[index] = (held[3], held[5])
+            elif held[5] is not None:
+                if len(self._copy_at) <= index:
+                    self._copy_at.extend([None] * (index + 1 - len(self._copy_at)))
+                self._copy_at[index] = held[3]
+                self._given_copies.add(index, held[5])
             # (What the copy was made of, as :meth:`_made_of` held it: the core's, checked with
             # the others in one pass, or fields read in Python.)
             was, fast = held[2], self._given_fields
@@ -323,13 +375,22 @@ class Converted:
 
     def _given_current(self, objects: Sequence[Any]) -> bool:
         """Whether every copy the kept trimmer gives by itself for ``objects`` was made of its
-        object's fields as they are (those no longer at their place are forgotten)."""
+        object's fields as they are and holds its own as made (those no longer at their place are
+        forgotten)."""
         fast = self._given_fields
         if fast is not None and len(fast) and not fast.current(objects if type(objects) is list else list(objects)):
             return False
+        # (Each copy checked wherever its object is now: one changed makes a new trimmer.)
+        copies = self._given_copies
+        if copies is not None and len(copies) and not copies.current(self._copy_at):
+            return False
+        if self._given_copy_fields and not all(
+            self._still_made_of(was, c) for c, was in tuple(self._given_copy_fields.values())
+        ):
+            return False
+        n = len(objects)
         if not self._given:
             return True
-        n = len(objects)
         gone = []
         for i, (obj, was) in tuple(self._given.items()):  # (a copy: another thread may add to it)
             if i >= n or objects[i] is not obj:
