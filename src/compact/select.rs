@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use super::structure::{Pairing, Shape, groups, groups_of, preamble_len, rounds, rounds_of, safe_cuts, safe_cuts_n};
+use super::structure::{Pairing, Shape, groups, groups_of, preamble_len, rounds, rounds_of, safe_cuts, safe_cuts_of};
 use crate::model::Message;
 
 /// Messages and tool interactions that clearing and summarizing must leave alone.
@@ -133,7 +133,7 @@ pub fn recent_suffix(messages: &[Message], counts: &[usize], pairing: &Pairing, 
 pub fn recent_suffix_of<S: Shape + ?Sized>(messages: &S, counts: &[usize], pairing: &Pairing, budget: usize) -> Suffix {
     let n = messages.message_count();
     let pre = super::structure::preamble_len_of(messages);
-    let safe = safe_cuts_n(n, pairing);
+    let safe = safe_cuts_of(messages, pairing);
     let mut suffix_tokens = vec![0usize; n + 1];
     for i in (0..n).rev() {
         suffix_tokens[i] = suffix_tokens[i + 1] + counts[i];
@@ -183,7 +183,7 @@ pub fn recent_suffix_of<S: Shape + ?Sized>(messages: &S, counts: &[usize], pairi
 /// Where history may be cut: the starts of groups and rounds that keep every tool call with its
 /// result, ascending (all at or after the preamble, before the end).
 pub fn cut_points_of<S: Shape + ?Sized>(s: &S, pairing: &Pairing) -> Vec<usize> {
-    let safe = safe_cuts_n(s.message_count(), pairing);
+    let safe = safe_cuts_of(s, pairing);
     let mut points: Vec<usize> = groups_of(s)
         .iter()
         .map(|g| g.start)

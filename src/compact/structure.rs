@@ -403,16 +403,35 @@ fn bounds_to_ranges(starts: &[usize], len: usize) -> Vec<Range<usize>> {
 
 /// For each position `c` in `0..=len`, whether cutting before message `c` keeps every paired call
 /// and its result on the same side. Calls without a result block every cut after them (their
-/// result may still come; see `repair`).
+/// result may still come; see `repair`), but those abandoned ([`safe_cuts_of`]).
 pub fn safe_cuts(messages: &[Message], pairing: &Pairing) -> Vec<bool> {
-    safe_cuts_n(messages.len(), pairing)
+    safe_cuts_of(messages, pairing)
 }
 
 /// [`safe_cuts`] for `n` messages.
 pub fn safe_cuts_n(n: usize, pairing: &Pairing) -> Vec<bool> {
+    cuts(n, pairing, |_| false)
+}
+
+/// [`safe_cuts`] of any [`Shape`], but that a call without a result is abandoned when a message
+/// that is not only tool results follows its message (a user's next turn, the model's next
+/// answer: its result can no longer come where a provider takes it) and blocks no cut: a call
+/// whose result may still come is one of the last such message.
+pub fn safe_cuts_of<S: Shape + ?Sized>(s: &S, pairing: &Pairing) -> Vec<bool> {
+    let n = s.message_count();
+    let last = (0..n).rev().find(|&i| !s.results_only_at(i));
+    cuts(n, pairing, |at| last.is_some_and(|last| at < last))
+}
+
+/// The cut positions of [`safe_cuts_n`], a call without a result blocking none when
+/// `abandoned(its message)`.
+fn cuts(n: usize, pairing: &Pairing, abandoned: impl Fn(usize) -> bool) -> Vec<bool> {
     // Difference array over cut positions: a pair (call at i, result at k > i) forbids i+1..=k.
     let mut diff = vec![0i64; n + 2];
     for c in &pairing.calls {
+        if c.result.is_none() && abandoned(c.at.0) {
+            continue;
+        }
         let from = c.at.0 + 1;
         let to = c.result.map_or(n, |r| r.0);
         if to >= from {

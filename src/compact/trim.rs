@@ -18,7 +18,7 @@ use crate::tokens::Encoding;
 use super::clear::ClearOptions;
 use super::request::latest_ask;
 use super::select::recent_suffix_of;
-use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_n};
+use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_of};
 use super::surgery::{self, Protection};
 
 /// The least a cut request's text keeps (tokens, its marker included) before the budget is
@@ -73,6 +73,12 @@ pub struct KeepRequest {
     pub strict: bool,
 }
 
+/// Whether `total` tokens fit `max_tokens` with `reserve` of it kept free (a reserve of all of it
+/// or more leaves room for nothing: no sum that stops at the largest number says it fits).
+pub fn fits(total: usize, reserve: usize, max_tokens: usize) -> bool {
+    reserve <= max_tokens && total <= max_tokens - reserve
+}
+
 fn refuse(limit: usize, needed: usize, what: String) -> Error {
     Error::TrimBudget { limit, needed, what }
 }
@@ -118,7 +124,7 @@ pub fn plan_keep<S: Shape + ?Sized>(
 ) -> Result<TrimPlan, Error> {
     let n = messages.message_count();
     let total: usize = tokens.iter().sum();
-    if total.saturating_add(reserve) <= max_tokens {
+    if fits(total, reserve, max_tokens) {
         return Ok(TrimPlan::all(n));
     }
     let pre = preamble_len_of(messages);
@@ -140,7 +146,7 @@ pub fn plan_keep<S: Shape + ?Sized>(
     if suffix.overflow.is_none() && suffix.start <= u {
         return Ok(TrimPlan::suffix(pre, suffix.start, n));
     }
-    let safe = safe_cuts_n(n, pairing);
+    let safe = safe_cuts_of(messages, pairing);
     if request.strict && (!safe[u] || (u + 1 < n && !safe[u + 1])) {
         // The request sits inside a tool interaction (invalid order): it cannot be kept apart
         // from what surrounds it, and dropping it is not an option.
@@ -252,14 +258,14 @@ pub fn trim(
     reserve: usize,
     clear: Option<(Protection, &ClearOptions)>,
 ) -> Result<Vec<Message>, Error> {
-    if conv.total_tokens().saturating_add(reserve) <= max_tokens {
+    if fits(conv.total_tokens(), reserve, max_tokens) {
         return Ok(conv.messages().to_vec());
     }
     let cleared;
     let conv = match clear {
         Some((protection, options)) => {
             cleared = surgery::clear(conv, protection, options).0;
-            if cleared.total_tokens().saturating_add(reserve) <= max_tokens {
+            if fits(cleared.total_tokens(), reserve, max_tokens) {
                 return Ok(cleared.messages().to_vec());
             }
             &cleared
@@ -407,5 +413,49 @@ mod tests {
                 ),
             }
         }
+    }
+
+    #[test]
+    fn a_reserve_of_the_whole_budget_leaves_room_for_nothing() {
+        let c = conv(json!([{"role": "user", "content": "hi there"}]));
+        assert!(matches!(
+            trim(&c, usize::MAX, usize::MAX, None),
+            Err(Error::TrimBudget { .. })
+        ));
+        assert!(matches!(trim(&c, 100, 100, None), Err(Error::TrimBudget { .. })));
+        assert!(fits(0, usize::MAX, usize::MAX));
+        assert!(!fits(1, usize::MAX, usize::MAX));
+        assert!(!fits(0, 2, 1));
+        assert!(fits(5, 5, 10) && !fits(6, 5, 10));
+    }
+
+    #[test]
+    fn an_abandoned_call_does_not_hold_the_history_after_it() {
+        // A call left without a result (the run was stopped) before the user's next turns: the
+        // suffix after it is cut as any other, as the same history without the call is.
+        let long = "word ".repeat(300);
+        let mut v = vec![
+            json!({"role": "user", "content": "r0"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [call("c2")]}),
+        ];
+        for r in ["r7", "r9", "r16"] {
+            v.push(json!({"role": "user", "content": r}));
+            v.push(json!({"role": "assistant", "content": long}));
+        }
+        let with_call = conv(Value::Array(v.clone()));
+        v.remove(1);
+        let without = conv(Value::Array(v));
+        let out = trim(&with_call, 900, 0, None).unwrap();
+        assert_eq!(requests(&out), vec!["r9", "r16"]);
+        assert_eq!(out, trim(&without, 900, 0, None).unwrap());
+        // A call of the last message may still get its result: no cut after it.
+        let mut open = vec![json!({"role": "user", "content": "r0"})];
+        open.push(json!({"role": "assistant", "content": long}));
+        open.push(json!({"role": "user", "content": "r1"}));
+        open.push(json!({"role": "assistant", "content": null, "tool_calls": [call("c5")]}));
+        let c = conv(Value::Array(open));
+        let pairing = Pairing::of(c.messages());
+        let safe = super::super::structure::safe_cuts(c.messages(), &pairing);
+        assert_eq!(safe, vec![true, true, true, true, false]);
     }
 }

@@ -553,7 +553,7 @@ pub(super) fn pick<'py>(
     }
     let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();
     let total: usize = original.iter().sum();
-    if total.saturating_add(reserve) <= max_tokens {
+    if compact::trim::fits(total, reserve, max_tokens) {
         return Ok(Pick::Whole);
     }
     let mut tokens = original;
