@@ -160,9 +160,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}  # type: ignore[attr-defined]
     if kind is AIMessage:
         ai = cast("AIMessage", message)
-        if ai.tool_calls and isinstance(content, list):
-            content = [block for block in content if not _tool_use(block)]
-        out: dict[str, Any] = {"role": "assistant", "content": content if content else None}
+        out: dict[str, Any] = {"role": "assistant", "content": _ai_content(ai)}
         if ai.tool_calls:
             out["tool_calls"] = [
                 {
@@ -190,17 +188,68 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
     )
 
 
+def _ai_content(ai: AIMessage) -> Any:
+    """The content :func:`to_openai` gives an assistant message (None for none; with tool calls,
+    a list without its ``tool_use`` blocks)."""
+    content: Any = ai.content
+    if ai.tool_calls and isinstance(content, list):
+        content = [block for block in content if not _tool_use(block)]
+    return content if content else None
+
+
 def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]]) -> BaseMessage:
+    """``message`` as the fit changed its dict (``parts[0]``): a copy with the new content, and
+    for an assistant message whose old tool calls' arguments were cleared
+    (``clear_tool_inputs``), those calls with the cleared arguments; ``message`` itself when
+    neither changed."""
     changed = parts[0][1]
-    if changed is None or changed.get("content") == message.content:
+    if changed is None:
         return message
-    content = changed["content"]
-    if isinstance(message, AIMessage) and isinstance(message.content, list):
-        # The tool_use blocks left out of what was counted go back with the new content.
-        calls = [block for block in message.content if _tool_use(block)]
+    ai = message if isinstance(message, AIMessage) else None
+    update: dict[str, Any] = {}
+    args = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
+    if ai is not None and args:
+        update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
+    if changed.get("content") != (message.content if ai is None else _ai_content(ai)):
+        update["content"] = changed["content"]
+    elif args and isinstance(message.content, list):
+        update["content"] = [block for block in message.content if not _tool_use(block)]
+    if "content" in update and isinstance(message, AIMessage) and isinstance(message.content, list):
+        # The tool_use blocks left out of what was counted go back with the new content (their
+        # input cleared with their call's arguments).
+        calls = [_with_input(block, args) for block in message.content if _tool_use(block)]
         if calls:
-            content = [*([{"type": "text", "text": content}] if isinstance(content, str) else content or []), *calls]
-    return message.model_copy(update={"content": content})
+            content = update["content"]
+            update["content"] = [
+                *([{"type": "text", "text": content}] if isinstance(content, str) else content or []),
+                *calls,
+            ]
+    return message.model_copy(update=update) if update else message
+
+
+def _with_input(block: Any, args: dict[str, dict[str, Any]] | None) -> Any:
+    """A ``tool_use`` block, its input those of ``args`` for its id when there."""
+    new = args.get(block.get("id")) if args else None
+    return block if new is None else {**block, "input": new}
+
+
+def _new_arguments(ai: AIMessage, now: Any) -> dict[str, dict[str, Any]] | None:
+    """Per tool call id, the arguments of the calls ``now`` (the fitted dict's) whose arguments
+    differ from those of ``ai``'s call (as :func:`to_openai` writes them), parsed (a text that is
+    not a JSON object: under ``"cleared"``); None when none differ."""
+    if not ai.tool_calls or not now:
+        return None
+    before = {c["id"]: c["args"] for c in ai.tool_calls}
+    out: dict[str, dict[str, Any]] = {}
+    for call in now:
+        text = call.get("function", {}).get("arguments")
+        if call.get("id") in before and isinstance(text, str) and text != dumps_text(before[call["id"]]):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            out[call["id"]] = parsed if isinstance(parsed, dict) else {"cleared": text}
+    return out or None
 
 
 #: Per message class, the fields :func:`to_openai` reads beside the content (``isinstance`` on
@@ -597,7 +646,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             if source is not None:
                 out.append(objects[source])
             elif origin is not None:
-                out.append(objects[origin].model_copy(update={"content": content}))
+                out.append(_rebuild(objects[origin], [(0, items[0])]) if items else objects[origin])
             elif update is not None and str(content).startswith(SUMMARY_MARKER):
                 out.append(HumanMessage(summary_content(update), id=f"agentcontext-summary-{update['through']}"))
             else:
