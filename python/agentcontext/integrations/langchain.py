@@ -37,8 +37,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agentcontext._checks import number
 from agentcontext._json import dumps_text
@@ -53,8 +52,8 @@ from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-    from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain.agents.middleware.types import ExtendedModelResponse
     from langchain_core.messages import (
         AIMessage,
         BaseMessage,
@@ -66,11 +65,21 @@ try:
     )
     from langchain_core.tools import BaseTool
     from langgraph.types import Command
-    from typing_extensions import NotRequired  # langchain-core's dependency (typing's from Python 3.11)
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise MissingExtraError(
         "agentcontext.integrations.langchain needs LangChain v1: pip install 'agentcontext[langchain]'"
     ) from exc
+
+from agentcontext.integrations._langchain_state import (
+    STATE_KEY,
+    AgentContextState,
+    KeptSummary,
+    View,
+    locate,
+    summary_content,
+    whole,
+    without,
+)
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
@@ -78,30 +87,6 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionResult, Compactor
 
 __all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "KeptSummary", "fit_messages", "to_openai"]
-
-#: The agent-state field that keeps the summary (see :class:`AgentContextState`).
-STATE_KEY = "agentcontext_summary"
-
-
-class KeptSummary(TypedDict):
-    """The summary :class:`AgentContextMiddleware` keeps in the agent state (:data:`STATE_KEY`)."""
-
-    summary: str
-    through: str
-    """The id of the last state message it covers."""
-    messages: int
-    """How many of the state's messages it covers."""
-    tokens: int
-    """Their tokens."""
-
-
-class AgentContextState(AgentState[Any]):
-    """The agent state with the field :class:`AgentContextMiddleware` keeps its summary in: a dict
-    with ``summary`` (the text), ``through`` (the id of the last message it covers), ``messages``
-    and ``tokens`` (how many of the state's messages it covers, and their tokens). Private to the
-    middleware (not part of the agent's input or output schema); saved by the checkpointer."""
-
-    agentcontext_summary: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
 
 def _not_a_message(message: object, index: int) -> InvalidMessageError:
@@ -362,105 +347,6 @@ def _schema_text(tool: Any) -> str:
     return json.dumps(schema, ensure_ascii=False, default=str)
 
 
-def summary_content(kept: KeptSummary) -> str:
-    """The text of the message that carries a kept summary (what it covers in its header)."""
-    return (
-        f"{SUMMARY_MARKER}: {kept['messages']:,} earlier messages ({kept['tokens']:,} tokens) are summarized "
-        f"below; the agent's state keeps the originals.]\n\n{kept['summary']}"
-    )
-
-
-@dataclass(slots=True)
-class _View:
-    """What one call starts from: the system message, the kept summary (as a message) and the
-    state's messages after what it covers (from ``start``)."""
-
-    system: BaseMessage | None
-    messages: list[BaseMessage]
-    kept: KeptSummary | None
-    start: int
-    summary: BaseMessage | None
-    #: The tokens of the tool schemas sent beside the messages (None: not yet counted).
-    beside: int | None = None
-    #: The carried working set plus the new messages, when the last call's holds (else None).
-    body: list[BaseMessage] | None = None
-    #: The tokens of :attr:`objects`, when known.
-    tokens: int | None = None
-    #: The state's summary field as it was read (see :func:`_locate`).
-    stored: Any = None
-    #: The messages the carried working set holds before the history's, and where the history's
-    #: after them begin (see :class:`~agentcontext.integrations._ladder.Carry`).
-    carried: tuple[tuple[BaseMessage, ...], int] | None = None
-    #: The tokens of :attr:`system`, when counted.
-    system_tokens: int | None = None
-
-    @property
-    def objects(self) -> list[BaseMessage]:
-        if self.body is not None:
-            return [self.system, *self.body] if self.system is not None else list(self.body)
-        head = [m for m in (self.system, self.summary) if m is not None]
-        return [*head, *self.messages[self.start :]]
-
-    def sent(self) -> list[BaseMessage]:
-        """What a call that fits as it is sends: :attr:`objects` without the system message (a
-        list of the view's own: the body, made for this call, or a new one)."""
-        if self.body is not None:
-            return self.body
-        return [*(() if self.summary is None else (self.summary,)), *self.messages[self.start :]]
-
-
-def _well_formed(kept: Any) -> bool:
-    """Whether ``kept`` is a summary field as :class:`KeptSummary` writes it (another value, one
-    written by hand or by another version, is read as no summary: the state keeps the history
-    whole, and the next compaction writes the field anew)."""
-    return (
-        isinstance(kept, dict)
-        and isinstance(kept.get("summary"), str)
-        and isinstance(kept.get("through"), str)
-        and type(kept.get("messages")) is int
-        and kept["messages"] > 0
-        and type(kept.get("tokens")) is int
-        and kept["tokens"] >= 0
-    )
-
-
-def _locate(view: _View) -> None:
-    """Set ``view``'s kept summary, where the messages after it start and the message carrying
-    it, from the state's summary field (a field whose message is gone from the state, or not
-    one :class:`KeptSummary` writes: none).
-    The message it ends at is looked for no later than where it was (``messages``, how many it
-    covered: a history edited by ``add_messages`` only loses messages before it), so that a later
-    message given the same id is not taken for it."""
-    kept = view.stored
-    if not _well_formed(kept):
-        return
-    through = kept["through"]
-    messages = view.messages
-    top = min(kept["messages"], len(messages))
-    at = next((i for i in range(top - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
-    if at is None:
-        # The state's messages no longer hold what the summary ends at (rewritten, or the
-        # message removed and given again later): start again from the whole history.
-        return
-    view.kept, view.start = cast("KeptSummary", kept), at + 1
-    view.summary = HumanMessage(summary_content(view.kept), id=f"agentcontext-summary-{through}")
-
-
-def _whole(message: BaseMessage, state: dict[str, BaseMessage | None]) -> BaseMessage:
-    """The state's message ``message`` stands for (its id's one message, of its class), else itself."""
-    whole = state.get(message.id) if message.id else None
-    return whole if whole is not None and type(whole) is type(message) else message
-
-
-def _without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseMessage]:
-    """``fitted`` without the system message (sent apart by the agent)."""
-    if system is None:
-        return fitted
-    if fitted and fitted[0] is system:
-        return fitted[1:]
-    return [m for m in fitted if m is not system]
-
-
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     """Fits the model input of every call into ``budget`` (see the module docs): an int is the
     input budget, a :class:`~agentcontext.Budget` sets the options too. The agent's messages are
@@ -526,7 +412,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             self._tools.clear()
         return tool_tokens(request.tools or [], self.budget.encoding, self._tools)
 
-    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
+    def _compile(self, request: ModelRequest, view: View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
         if self.compactor is None or over:
             objects = view.objects
@@ -538,7 +424,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 "langchain",
                 lambda: fit_messages(objects, self.budget, beside=beside, cache=self._converted),
             )
-            fitted = _without(view.system, fitted)
+            fitted = without(view.system, fitted)
             if self.compactor is not None:
                 # Counted now (its conversions are fresh), not by the next call: after a
                 # compaction the next call too only adds its new messages.
@@ -559,7 +445,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             self._carry.keep(view, base, since, view.tokens, self._system_tokens(view))
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
-    def _system_tokens(self, view: _View) -> int:
+    def _system_tokens(self, view: View) -> int:
         if view.system_tokens is None:
             view.system_tokens = self._carry.system_tokens(view.system, _convert)
         return view.system_tokens
@@ -592,34 +478,34 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     # -- compaction ------------------------------------------------------------------------
 
-    def _view(self, request: ModelRequest) -> _View:
+    def _view(self, request: ModelRequest) -> View:
         messages = request.messages
         # (Only read: the request's own list, not a copy.)
         own: list[BaseMessage] = cast("list[BaseMessage]", messages) if type(messages) is list else [*messages]
-        view = _View(request.system_message, own, None, 0, None)
+        view = View(request.system_message, own, None, 0, None)
         if self.compactor is None:
             return view
         view.beside = self._beside(request)
         view.stored = request.state.get(STATE_KEY) if request.state else None
         self._carry.resume(view, _convert)
         if view.body is None:
-            _locate(view)
+            locate(view)
         return view
 
-    def _over(self, view: _View) -> bool:
+    def _over(self, view: View) -> bool:
         """Whether the view is over the budget (its tokens counted, the carried part's known)."""
         if view.tokens is None:
             view.tokens = self._carry.tokens(view.objects, _convert)
         return view.tokens > self.limit - (view.beside or 0)
 
-    def _compact(self, view: _View) -> tuple[list[BaseMessage], KeptSummary | None]:
+    def _compact(self, view: View) -> tuple[list[BaseMessage], KeptSummary | None]:
         """The ladder over the view, down to ``compact_to`` of the limit: the messages to send
         and the new summary field (None when no summary was written)."""
         from agentcontext._core import Conversation
 
         assert self.compactor is not None
         if view.body is not None:
-            _locate(view)
+            locate(view)
             # The ladder reads the carried messages as the state holds them (a result the last
             # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget):
             # each by its id where the state has one message of that id (the same kind of message).
@@ -627,7 +513,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             for m in view.messages:
                 if m.id:
                     state[m.id] = None if m.id in state else m
-            view.body = [_whole(m, state) for m in view.body]
+            view.body = [whole(m, state) for m in view.body]
         objects = view.objects
         dicts = [{**d} for i, m in enumerate(objects) for d in self._converted.entry(m, i, _convert)[1]]
         for d in dicts:
@@ -653,7 +539,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 out.append(HumanMessage(content if isinstance(content, str | list) else str(content)))
         return out, update
 
-    def _kept_summary(self, view: _View, result: CompactionResult) -> KeptSummary | None:
+    def _kept_summary(self, view: View, result: CompactionResult) -> KeptSummary | None:
         """The summary field after ``result``: what its summary covers, in the state's messages."""
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
