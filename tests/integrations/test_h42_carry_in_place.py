@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from agentcontext.integrations.langchain import to_openai
 
@@ -121,3 +121,16 @@ def test_create_agent_whose_middleware_edits_an_early_message_stays_within_budge
         messages = agent.invoke({"messages": [*messages, HumanMessage(f"Ask {t}: review module {t}.")]})["messages"]
     assert len(seen) == 20
     assert max(seen) + schema_tokens(model.tools) <= BUDGET
+
+
+def test_a_system_message_whose_parts_are_changed_in_place_is_counted_again() -> None:
+    agent = Agent()
+    agent.system = SystemMessage(content=[{"type": "text", "text": "You are helpful."}], id="sys")
+    for i in range(3):
+        agent.step(i)
+    parts: list[Any] = agent.system.content  # type: ignore[assignment]
+    parts.append({"type": "text", "text": "Rule: be careful. " * 1000})
+    agent.messages = [*agent.messages, HumanMessage("Go on.", id="h1")]
+    sent = agent.call()
+    assert sent_tokens(agent, sent) <= agent.mw.limit
+    assert agent.mw.compactions == 1

@@ -490,24 +490,41 @@ def cut_oversized(
     when there is nothing to cut or even the cut round does not fit."""
     from agentcontext._core import Conversation
 
+    # A tool result of text parts only (as MCP tools and many LangChain tools return) is read as
+    # its texts joined: cut, it is sent as one text.
+    msgs = [_joined(d) for d in dicts]
     try:
-        conv = Conversation(dicts, format="openai", encoding=budget.encoding)
+        conv = Conversation(msgs, format="openai", encoding=budget.encoding)
     except Exception:  # noqa: BLE001 - not Chat dicts: nothing this cut knows how to shorten
         return None
-    if len(conv) != len(dicts):
+    if len(conv) != len(msgs):
         return None
     return cut_newest(
         conv,
-        dicts,
+        msgs,
         dicts,
         budget.encoding,
         budget.limit - beside,
         format="openai",
         by_call_id=recall == "call_id",
         calls=lambda m: bool(m.get("tool_calls")),
-        cuttable=lambda k: dicts[k].get("role") == "tool" and isinstance(dicts[k].get("content"), str),
+        cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
         written=lambda k, new: (k, new),
     )
+
+
+def _joined(message: dict[str, Any]) -> dict[str, Any]:
+    """``message``, a tool result whose content is a list of text parts only given its texts
+    joined by newlines (other messages as they are)."""
+    content = message.get("content")
+    if message.get("role") != "tool" or type(content) is not list or not content:
+        return message
+    texts = [
+        p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+    ]
+    if len(texts) != len(content):
+        return message
+    return {**message, "content": "\n".join(texts)}
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:

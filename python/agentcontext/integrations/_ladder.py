@@ -147,14 +147,16 @@ class Carry:
             view.tokens = tokens + system + (self.tokens(messages[count:], convert) if count < len(messages) else 0)
 
     def system_tokens(self, system: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> int:
-        """The tokens of the system message ``system`` (None: 0), kept for the last one counted."""
+        """The tokens of the system message ``system`` (None: 0), kept for the last one counted
+        with a copy of its content (a list of parts changed in place is counted again)."""
         if system is None:
             return 0
         held = self._system
         if held is not None and held[0] is system and held[1] == system.content:
             return held[2]
         n = self.tokens([system], convert)
-        self._system = (system, system.content, n)
+        content = system.content
+        self._system = (system, copy.deepcopy(content) if isinstance(content, list) else content, n)
         return n
 
     def keep(self, view: Any, base: Sequence[Any], since: int, tokens: int | None, system_tokens: int) -> None:

@@ -37,8 +37,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agentcontext._checks import number
 from agentcontext._json import dumps_text
@@ -53,8 +52,8 @@ from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-    from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain.agents.middleware.types import ExtendedModelResponse
     from langchain_core.messages import (
         AIMessage,
         BaseMessage,
@@ -66,11 +65,21 @@ try:
     )
     from langchain_core.tools import BaseTool
     from langgraph.types import Command
-    from typing_extensions import NotRequired  # langchain-core's dependency (typing's from Python 3.11)
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise MissingExtraError(
         "agentcontext.integrations.langchain needs LangChain v1: pip install 'agentcontext[langchain]'"
     ) from exc
+
+from agentcontext.integrations._langchain_state import (
+    STATE_KEY,
+    AgentContextState,
+    KeptSummary,
+    View,
+    locate,
+    summary_content,
+    whole,
+    without,
+)
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
@@ -78,30 +87,6 @@ if TYPE_CHECKING:
     from agentcontext.compaction import CompactionResult, Compactor
 
 __all__ = ["STATE_KEY", "AgentContextMiddleware", "AgentContextState", "KeptSummary", "fit_messages", "to_openai"]
-
-#: The agent-state field that keeps the summary (see :class:`AgentContextState`).
-STATE_KEY = "agentcontext_summary"
-
-
-class KeptSummary(TypedDict):
-    """The summary :class:`AgentContextMiddleware` keeps in the agent state (:data:`STATE_KEY`)."""
-
-    summary: str
-    through: str
-    """The id of the last state message it covers."""
-    messages: int
-    """How many of the state's messages it covers."""
-    tokens: int
-    """Their tokens."""
-
-
-class AgentContextState(AgentState[Any]):
-    """The agent state with the field :class:`AgentContextMiddleware` keeps its summary in: a dict
-    with ``summary`` (the text), ``through`` (the id of the last message it covers), ``messages``
-    and ``tokens`` (how many of the state's messages it covers, and their tokens). Private to the
-    middleware (not part of the agent's input or output schema); saved by the checkpointer."""
-
-    agentcontext_summary: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
 
 def _not_a_message(message: object, index: int) -> InvalidMessageError:
@@ -160,9 +145,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}  # type: ignore[attr-defined]
     if kind is AIMessage:
         ai = cast("AIMessage", message)
-        if ai.tool_calls and isinstance(content, list):
-            content = [block for block in content if not _tool_use(block)]
-        out: dict[str, Any] = {"role": "assistant", "content": content if content else None}
+        out: dict[str, Any] = {"role": "assistant", "content": _ai_content(ai)}
         if ai.tool_calls:
             out["tool_calls"] = [
                 {
@@ -190,17 +173,68 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
     )
 
 
+def _ai_content(ai: AIMessage) -> Any:
+    """The content :func:`to_openai` gives an assistant message (None for none; with tool calls,
+    a list without its ``tool_use`` blocks)."""
+    content: Any = ai.content
+    if ai.tool_calls and isinstance(content, list):
+        content = [block for block in content if not _tool_use(block)]
+    return content if content else None
+
+
 def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]]) -> BaseMessage:
+    """``message`` as the fit changed its dict (``parts[0]``): a copy with the new content, and
+    for an assistant message whose old tool calls' arguments were cleared
+    (``clear_tool_inputs``), those calls with the cleared arguments; ``message`` itself when
+    neither changed."""
     changed = parts[0][1]
-    if changed is None or changed.get("content") == message.content:
+    if changed is None:
         return message
-    content = changed["content"]
-    if isinstance(message, AIMessage) and isinstance(message.content, list):
-        # The tool_use blocks left out of what was counted go back with the new content.
-        calls = [block for block in message.content if _tool_use(block)]
+    ai = message if isinstance(message, AIMessage) else None
+    update: dict[str, Any] = {}
+    args = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
+    if ai is not None and args:
+        update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
+    if changed.get("content") != (message.content if ai is None else _ai_content(ai)):
+        update["content"] = changed["content"]
+    elif args and isinstance(message.content, list):
+        update["content"] = [block for block in message.content if not _tool_use(block)]
+    if "content" in update and isinstance(message, AIMessage) and isinstance(message.content, list):
+        # The tool_use blocks left out of what was counted go back with the new content (their
+        # input cleared with their call's arguments).
+        calls = [_with_input(block, args) for block in message.content if _tool_use(block)]
         if calls:
-            content = [*([{"type": "text", "text": content}] if isinstance(content, str) else content or []), *calls]
-    return message.model_copy(update={"content": content})
+            content = update["content"]
+            update["content"] = [
+                *([{"type": "text", "text": content}] if isinstance(content, str) else content or []),
+                *calls,
+            ]
+    return message.model_copy(update=update) if update else message
+
+
+def _with_input(block: Any, args: dict[str, dict[str, Any]] | None) -> Any:
+    """A ``tool_use`` block, its input those of ``args`` for its id when there."""
+    new = args.get(block.get("id")) if args else None
+    return block if new is None else {**block, "input": new}
+
+
+def _new_arguments(ai: AIMessage, now: Any) -> dict[str, dict[str, Any]] | None:
+    """Per tool call id, the arguments of the calls ``now`` (the fitted dict's) whose arguments
+    differ from those of ``ai``'s call (as :func:`to_openai` writes them), parsed (a text that is
+    not a JSON object: under ``"cleared"``); None when none differ."""
+    if not ai.tool_calls or not now:
+        return None
+    before = {c["id"]: c["args"] for c in ai.tool_calls}
+    out: dict[str, dict[str, Any]] = {}
+    for call in now:
+        text = call.get("function", {}).get("arguments")
+        if call.get("id") in before and isinstance(text, str) and text != dumps_text(before[call["id"]]):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            out[call["id"]] = parsed if isinstance(parsed, dict) else {"cleared": text}
+    return out or None
 
 
 #: Per message class, the fields :func:`to_openai` reads beside the content (``isinstance`` on
@@ -313,105 +347,6 @@ def _schema_text(tool: Any) -> str:
     return json.dumps(schema, ensure_ascii=False, default=str)
 
 
-def summary_content(kept: KeptSummary) -> str:
-    """The text of the message that carries a kept summary (what it covers in its header)."""
-    return (
-        f"{SUMMARY_MARKER}: {kept['messages']:,} earlier messages ({kept['tokens']:,} tokens) are summarized "
-        f"below; the agent's state keeps the originals.]\n\n{kept['summary']}"
-    )
-
-
-@dataclass(slots=True)
-class _View:
-    """What one call starts from: the system message, the kept summary (as a message) and the
-    state's messages after what it covers (from ``start``)."""
-
-    system: BaseMessage | None
-    messages: list[BaseMessage]
-    kept: KeptSummary | None
-    start: int
-    summary: BaseMessage | None
-    #: The tokens of the tool schemas sent beside the messages (None: not yet counted).
-    beside: int | None = None
-    #: The carried working set plus the new messages, when the last call's holds (else None).
-    body: list[BaseMessage] | None = None
-    #: The tokens of :attr:`objects`, when known.
-    tokens: int | None = None
-    #: The state's summary field as it was read (see :func:`_locate`).
-    stored: Any = None
-    #: The messages the carried working set holds before the history's, and where the history's
-    #: after them begin (see :class:`~agentcontext.integrations._ladder.Carry`).
-    carried: tuple[tuple[BaseMessage, ...], int] | None = None
-    #: The tokens of :attr:`system`, when counted.
-    system_tokens: int | None = None
-
-    @property
-    def objects(self) -> list[BaseMessage]:
-        if self.body is not None:
-            return [self.system, *self.body] if self.system is not None else list(self.body)
-        head = [m for m in (self.system, self.summary) if m is not None]
-        return [*head, *self.messages[self.start :]]
-
-    def sent(self) -> list[BaseMessage]:
-        """What a call that fits as it is sends: :attr:`objects` without the system message (a
-        list of the view's own: the body, made for this call, or a new one)."""
-        if self.body is not None:
-            return self.body
-        return [*(() if self.summary is None else (self.summary,)), *self.messages[self.start :]]
-
-
-def _well_formed(kept: Any) -> bool:
-    """Whether ``kept`` is a summary field as :class:`KeptSummary` writes it (another value, one
-    written by hand or by another version, is read as no summary: the state keeps the history
-    whole, and the next compaction writes the field anew)."""
-    return (
-        isinstance(kept, dict)
-        and isinstance(kept.get("summary"), str)
-        and isinstance(kept.get("through"), str)
-        and type(kept.get("messages")) is int
-        and kept["messages"] > 0
-        and type(kept.get("tokens")) is int
-        and kept["tokens"] >= 0
-    )
-
-
-def _locate(view: _View) -> None:
-    """Set ``view``'s kept summary, where the messages after it start and the message carrying
-    it, from the state's summary field (a field whose message is gone from the state, or not
-    one :class:`KeptSummary` writes: none).
-    The message it ends at is looked for no later than where it was (``messages``, how many it
-    covered: a history edited by ``add_messages`` only loses messages before it), so that a later
-    message given the same id is not taken for it."""
-    kept = view.stored
-    if not _well_formed(kept):
-        return
-    through = kept["through"]
-    messages = view.messages
-    top = min(kept["messages"], len(messages))
-    at = next((i for i in range(top - 1, -1, -1) if getattr(messages[i], "id", None) == through), None)
-    if at is None:
-        # The state's messages no longer hold what the summary ends at (rewritten, or the
-        # message removed and given again later): start again from the whole history.
-        return
-    view.kept, view.start = cast("KeptSummary", kept), at + 1
-    view.summary = HumanMessage(summary_content(view.kept), id=f"agentcontext-summary-{through}")
-
-
-def _whole(message: BaseMessage, state: dict[str, BaseMessage | None]) -> BaseMessage:
-    """The state's message ``message`` stands for (its id's one message, of its class), else itself."""
-    whole = state.get(message.id) if message.id else None
-    return whole if whole is not None and type(whole) is type(message) else message
-
-
-def _without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseMessage]:
-    """``fitted`` without the system message (sent apart by the agent)."""
-    if system is None:
-        return fitted
-    if fitted and fitted[0] is system:
-        return fitted[1:]
-    return [m for m in fitted if m is not system]
-
-
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
     """Fits the model input of every call into ``budget`` (see the module docs): an int is the
     input budget, a :class:`~agentcontext.Budget` sets the options too. The agent's messages are
@@ -477,7 +412,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             self._tools.clear()
         return tool_tokens(request.tools or [], self.budget.encoding, self._tools)
 
-    def _compile(self, request: ModelRequest, view: _View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
+    def _compile(self, request: ModelRequest, view: View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
         if self.compactor is None or over:
             objects = view.objects
@@ -489,7 +424,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 "langchain",
                 lambda: fit_messages(objects, self.budget, beside=beside, cache=self._converted),
             )
-            fitted = _without(view.system, fitted)
+            fitted = without(view.system, fitted)
             if self.compactor is not None:
                 # Counted now (its conversions are fresh), not by the next call: after a
                 # compaction the next call too only adds its new messages.
@@ -510,7 +445,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             self._carry.keep(view, base, since, view.tokens, self._system_tokens(view))
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]
 
-    def _system_tokens(self, view: _View) -> int:
+    def _system_tokens(self, view: View) -> int:
         if view.system_tokens is None:
             view.system_tokens = self._carry.system_tokens(view.system, _convert)
         return view.system_tokens
@@ -543,34 +478,34 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     # -- compaction ------------------------------------------------------------------------
 
-    def _view(self, request: ModelRequest) -> _View:
+    def _view(self, request: ModelRequest) -> View:
         messages = request.messages
         # (Only read: the request's own list, not a copy.)
         own: list[BaseMessage] = cast("list[BaseMessage]", messages) if type(messages) is list else [*messages]
-        view = _View(request.system_message, own, None, 0, None)
+        view = View(request.system_message, own, None, 0, None)
         if self.compactor is None:
             return view
         view.beside = self._beside(request)
         view.stored = request.state.get(STATE_KEY) if request.state else None
         self._carry.resume(view, _convert)
         if view.body is None:
-            _locate(view)
+            locate(view)
         return view
 
-    def _over(self, view: _View) -> bool:
+    def _over(self, view: View) -> bool:
         """Whether the view is over the budget (its tokens counted, the carried part's known)."""
         if view.tokens is None:
             view.tokens = self._carry.tokens(view.objects, _convert)
         return view.tokens > self.limit - (view.beside or 0)
 
-    def _compact(self, view: _View) -> tuple[list[BaseMessage], KeptSummary | None]:
+    def _compact(self, view: View) -> tuple[list[BaseMessage], KeptSummary | None]:
         """The ladder over the view, down to ``compact_to`` of the limit: the messages to send
         and the new summary field (None when no summary was written)."""
         from agentcontext._core import Conversation
 
         assert self.compactor is not None
         if view.body is not None:
-            _locate(view)
+            locate(view)
             # The ladder reads the carried messages as the state holds them (a result the last
             # compaction cut or cleared is whole again: the ladder cuts it anew, to this budget):
             # each by its id where the state has one message of that id (the same kind of message).
@@ -578,7 +513,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             for m in view.messages:
                 if m.id:
                     state[m.id] = None if m.id in state else m
-            view.body = [_whole(m, state) for m in view.body]
+            view.body = [whole(m, state) for m in view.body]
         objects = view.objects
         dicts = [{**d} for i, m in enumerate(objects) for d in self._converted.entry(m, i, _convert)[1]]
         for d in dicts:
@@ -597,14 +532,14 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
             if source is not None:
                 out.append(objects[source])
             elif origin is not None:
-                out.append(objects[origin].model_copy(update={"content": content}))
+                out.append(_rebuild(objects[origin], [(0, items[0])]) if items else objects[origin])
             elif update is not None and str(content).startswith(SUMMARY_MARKER):
                 out.append(HumanMessage(summary_content(update), id=f"agentcontext-summary-{update['through']}"))
             else:
                 out.append(HumanMessage(content if isinstance(content, str | list) else str(content)))
         return out, update
 
-    def _kept_summary(self, view: _View, result: CompactionResult) -> KeptSummary | None:
+    def _kept_summary(self, view: View, result: CompactionResult) -> KeptSummary | None:
         """The summary field after ``result``: what its summary covers, in the state's messages."""
         if result.summary is None or result.first_kept is None or not result.summary_in_output():
             return None
