@@ -1,6 +1,6 @@
 use super::*;
 use crate::compact::select::recent_suffix_of;
-use crate::compact::structure::safe_cuts_n;
+use crate::compact::structure::safe_cuts_of;
 use crate::compact::testing::{call, chat, xorshift};
 use crate::compact::trim::{KeepRequest, plan_keep};
 use crate::model::Message;
@@ -119,7 +119,7 @@ fn raw_starts_are_cut_points_that_meet_their_option_and_move_with_it() {
         let (m, tokens) = generated(&mut next);
         let pairing = Pairing::of(&m);
         let n = m.len();
-        let safe = safe_cuts_n(n, &pairing);
+        let safe = safe_cuts_of(&m[..], &pairing);
         let cuts = cut_points_of(&m[..], &pairing);
         let pre = 1.min(n);
         // At least N messages and T tokens: the latest such cut point, later as N and T shrink.
@@ -249,6 +249,11 @@ fn reference_drop(
 ) -> Option<(Vec<usize>, Option<usize>)> {
     let pre = crate::compact::structure::preamble_len(m);
     let system: usize = tokens[..pre].iter().sum();
+    if system + marker > limit {
+        // The preamble and the marker alone are over: nothing fits beside them (not even the
+        // messages these histories count 0 tokens).
+        return None;
+    }
     let s = recent_suffix_of(m, tokens, p, limit.saturating_sub(marker).saturating_sub(system));
     if s.overflow.is_some() {
         return None;

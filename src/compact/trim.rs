@@ -129,6 +129,9 @@ pub fn plan_keep<S: Shape + ?Sized>(
     }
     let pre = preamble_len_of(messages);
     let fixed = tokens[..pre].iter().sum::<usize>().saturating_add(reserve);
+    // (With the preamble and reserve alone over, no room is left: not even for messages counted
+    // 0 tokens, which "fit" a room of none.)
+    let over = fixed > max_tokens;
     let available = max_tokens.saturating_sub(fixed);
     let suffix = recent_suffix_of(messages, tokens, pairing, available);
     let Some(u) = request.at.filter(|u| (pre..n).contains(u)) else {
@@ -141,9 +144,16 @@ pub fn plan_keep<S: Shape + ?Sized>(
                 format!("the system messages and reserved output ({fixed}) and the last round, never split ({round})"),
             ));
         }
+        if over {
+            return Err(refuse(
+                max_tokens,
+                fixed,
+                format!("the system messages and reserved output ({fixed})"),
+            ));
+        }
         return Ok(TrimPlan::suffix(pre, suffix.start, n));
     };
-    if suffix.overflow.is_none() && suffix.start <= u {
+    if suffix.overflow.is_none() && suffix.start <= u && !over {
         return Ok(TrimPlan::suffix(pre, suffix.start, n));
     }
     let safe = safe_cuts_of(messages, pairing);
@@ -166,7 +176,7 @@ pub fn plan_keep<S: Shape + ?Sized>(
         pairing,
         available.saturating_sub(tokens[u] + request.beside),
     );
-    if after.overflow.is_none() && after.start > u {
+    if after.overflow.is_none() && after.start > u && !over {
         let keep = (0..pre).chain(std::iter::once(u)).chain(after.start..n).collect();
         return Ok(TrimPlan {
             keep,
@@ -197,7 +207,7 @@ fn shrink_request(
     let tail_tokens: usize = tokens[tail..].iter().sum();
     let least = overhead(u) + MIN_REQUEST_TOKENS.min(tokens[u] - overhead(u));
     let available = available.saturating_sub(request.beside);
-    if !request.cut || tail_tokens + least > available {
+    if !request.cut || tail_tokens + least > available || fixed > max_tokens {
         let request = if !request.cut {
             "never cut"
         } else if overhead(u) >= tokens[u] {

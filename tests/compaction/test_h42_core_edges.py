@@ -47,3 +47,10 @@ def test_a_reserve_of_the_whole_budget_fits_nothing(reserve: int, given: type) -
     with pytest.raises(BudgetError):
         ac.trim_messages(messages, reserve, reserved_output=reserve)
     assert ac.trim_messages(given([]), reserve, reserved_output=reserve) == []
+
+
+@pytest.mark.parametrize("given", [list, tuple])
+def test_system_messages_alone_over_the_budget_are_refused(given: type) -> None:
+    # (They were given back whole: 105 tokens for a budget of 20.)
+    with pytest.raises(BudgetError, match="system messages"):
+        ac.trim_messages(given([{"role": "system", "content": "word " * 100}]), 20)
