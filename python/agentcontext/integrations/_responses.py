@@ -87,18 +87,47 @@ def piece(d: dict[str, Any]) -> tuple[str, Any] | None:
 
 def _rebuild(turn: Turn, parts: list[tuple[int, dict[str, Any] | None]]) -> Turn | None:
     """``turn`` with the content its Chat message came back with (an output cleared or cut, a
-    request cut): a copy of its item with only ``output`` or ``content`` replaced."""
+    request cut): a copy of its item with only ``output`` or ``content`` replaced; of a turn of
+    calls, copies of the ``function_call`` items whose arguments came back changed (cleared by
+    ``clear_tool_inputs``) with only ``arguments`` replaced."""
     if not parts:
         return None
     changed = parts[0][1]
-    if changed is None or len(turn.items) != 1 or "tool_calls" in turn.chat:
+    if changed is None:
+        return turn
+    if "tool_calls" in turn.chat:
+        return _with_arguments(turn, changed)
+    if len(turn.items) != 1:
         return turn
     return _changed(turn, changed, changed.get("content"))
 
 
+def _as_dict(item: Any) -> dict[str, Any]:
+    """A Responses item as a dict (a pydantic item dumped as the SDK sends it)."""
+    return item if isinstance(item, dict) else item.model_dump(mode="json", exclude_none=True)
+
+
+def _with_arguments(turn: Turn, changed: dict[str, Any]) -> Turn:
+    """The turn of calls ``turn`` (an assistant message's item, if any, then one
+    ``function_call`` item per call, in order) with each call's arguments as ``changed`` (its
+    Chat message as fitted) has them: a copy of each item whose arguments differ, the other
+    items as they are; ``turn`` itself when none differ."""
+    was, now = turn.chat["tool_calls"], changed.get("tool_calls")
+    if not isinstance(now, list) or len(now) != len(was):
+        return turn
+    at = len(turn.items) - len(was)  # (the assistant message's item comes first)
+    items = list(turn.items)
+    for k, (before, after) in enumerate(zip(was, now, strict=True)):
+        text = after.get("function", {}).get("arguments")
+        if after.get("id") == before["id"] and isinstance(text, str) and text != before["function"]["arguments"]:
+            items[at + k] = {**_as_dict(items[at + k]), "arguments": text}
+    if all(map(operator.is_, items, turn.items)):
+        return turn
+    return Turn(tuple(items), changed)
+
+
 def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
-    item = turn.items[0]
-    d = item if isinstance(item, dict) else item.model_dump(mode="json", exclude_none=True)
+    d = _as_dict(turn.items[0])
     if d.get("type") == "function_call_output":
         return Turn(({**d, "output": new},), changed)
     content = d.get("content")

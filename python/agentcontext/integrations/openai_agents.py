@@ -12,7 +12,8 @@
 
 Both work on the SDK's Responses items as they are: an item the library did not change is the
 caller's own item (every field kept, ids and reasoning included); a cleared function call output
-or a cut request is a copy with only ``output`` or ``content`` replaced. The instructions and
+or a cut request is a copy with only ``output`` or ``content`` replaced, and a function call whose
+arguments were cleared (``Budget(clear_tool_inputs=True)``) one with only ``arguments`` replaced. The instructions and
 the agent's tool and handoff definitions are counted in and left as they are. Each item is
 converted once and reused across calls (recognised by identity). :func:`input_filter` changes
 only what the model receives this call. :class:`CompactingSession` keeps the wrapped session as a
@@ -64,11 +65,14 @@ def _item(item: Any, index: int) -> dict[str, Any]:
 
 
 def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
+    """``item`` as the fit (or the compaction ladder) changed its dict: a copy with only
+    ``output``, ``content`` or (of a ``function_call``, its arguments cleared or cut)
+    ``arguments`` replaced where they differ; ``item`` itself when none does."""
     changed = parts[0][1]
     if changed is None:
         return item
     base = _item(item, 0)
-    update = {k: changed[k] for k in ("output", "content") if k in changed and changed[k] != base.get(k)}
+    update = {k: changed[k] for k in ("output", "content", "arguments") if k in changed and changed[k] != base.get(k)}
     return {**base, **update} if update else item
 
 
@@ -241,7 +245,7 @@ class CompactingSession:
     When it summarized or dropped messages, its output is appended to the log in one
     ``add_items`` call: a user item that opens with ``[agentcontext: earlier conversation
     compacted`` (the summary, or a note on what was dropped), then the items the ladder changed
-    (copies with only ``output`` or ``content`` replaced where it cut or cleared one). The items
+    (copies with only ``output``, ``content`` or ``arguments`` replaced where it cut or cleared one). The items
     it kept as they are are not copied again: the note's last line (``[agentcontext view: ...]``,
     not shown in :meth:`get_items`) names their places in the log, so an item kept through many
     compactions is stored once. When cutting or clearing results was enough,

@@ -10,7 +10,9 @@ Pydantic AI keeps what a history processor returns as the run's history, so the 
 compacted as it goes: old tool returns cleared, then the latest user prompt and the longest recent
 suffix kept, never a tool call without its return. Messages are the run's own ``ModelRequest`` and
 ``ModelResponse`` objects where nothing changed; a request some of whose parts were cleared, cut or
-dropped is a copy (``dataclasses.replace``) holding its other parts as they were. Parts the model
+dropped is a copy (``dataclasses.replace``) holding its other parts as they were, and so is a
+response whose old tool calls' arguments were cleared (``Budget(clear_tool_inputs=True)``: each
+such ``ToolCallPart`` a copy with the cleared ``args``, a str still a str). Parts the model
 does not read as text (instruction and capability deltas) stay with their message. Everything
 else the model receives is counted in: the system prompt parts, the instructions (static and
 dynamic: the latest request's ``instructions``) and the tool definitions of the run step. Each
@@ -133,9 +135,45 @@ def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
     return [d for d in (_request_part(p) for p in message.parts) if d is not None]
 
 
+def _calls(message: ModelResponse) -> list[Any]:
+    """The parts of ``message`` that :func:`_response` writes as its ``tool_calls``, in order."""
+    return [p for p in message.parts if isinstance(p, BaseToolCallPart) and not isinstance(p, NativeToolCallPart)]
+
+
+def _with_args(part: Any, text: str) -> Any:
+    """A copy of the tool call ``part`` with the arguments ``text`` (their JSON text, as the fit
+    left them): ``args`` a str stays a str; else the object ``text`` parses to (a text that is
+    not a JSON object under ``"cleared"``, as the fit writes a cleared free-form input)."""
+    if isinstance(part.args, str):
+        return dataclasses.replace(part, args=text)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return dataclasses.replace(part, args=parsed if isinstance(parsed, dict) else {"cleared": text})
+
+
+def _rebuild_response(message: ModelResponse, changed: dict[str, Any] | None) -> ModelResponse:
+    """``message`` as the fit changed its dict: a copy whose tool calls carry the arguments the
+    fit left them (cleared by ``clear_tool_inputs``) where they differ from the part's own,
+    every other part as it is; ``message`` itself when none differ."""
+    now = changed.get("tool_calls") if changed is not None else None
+    calls = _calls(message)
+    if not isinstance(now, list) or len(now) != len(calls):
+        return message
+    new: dict[int, Any] = {}
+    for part, call in zip(calls, now, strict=True):
+        text = call.get("function", {}).get("arguments")
+        if call.get("id") == part.tool_call_id and isinstance(text, str) and text != part.args_as_json_str():
+            new[id(part)] = _with_args(part, text)
+    if not new:
+        return message
+    return dataclasses.replace(message, parts=[new.get(id(p), p) for p in message.parts])
+
+
 def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]]) -> ModelMessage | None:
     if isinstance(message, ModelResponse):
-        return message
+        return _rebuild_response(message, kept[0][1] if kept else None)
     changes = dict(kept)
     parts: list[Any] = []
     k = 0
