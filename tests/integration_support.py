@@ -120,3 +120,42 @@ def fit_items_outcome(fitter: Any, items: list[Any], budget: int) -> tuple[str, 
         return "ok", json.loads(json.dumps(fitter.fit(items, as_budget(budget), None, ())))
     except BudgetError as exc:
         return "BudgetError", str(exc)
+
+
+def pydantic_chat(messages: list[Any]) -> list[dict[str, Any]]:
+    """Pydantic AI messages as the Chat dicts a model receives (read here, apart from the adapter's
+    own conversion): each request's system, user and tool-return parts, each response's text
+    (its parts joined by newlines) and calls (their arguments as ``args_as_json_str`` gives them,
+    what Pydantic AI's OpenAI model sends)."""
+    from pydantic_ai.messages import (
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if isinstance(m, ModelResponse):
+            calls = [
+                {
+                    "id": p.tool_call_id,
+                    "type": "function",
+                    "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
+                }
+                for p in m.parts
+                if isinstance(p, ToolCallPart)
+            ]
+            text = "\n".join(p.content for p in m.parts if isinstance(p, TextPart))
+            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+            continue
+        for p in m.parts:
+            if isinstance(p, SystemPromptPart):
+                out.append({"role": "system", "content": p.content})
+            elif isinstance(p, UserPromptPart):
+                out.append({"role": "user", "content": p.content})
+            elif isinstance(p, ToolReturnPart):
+                out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()})
+    return out

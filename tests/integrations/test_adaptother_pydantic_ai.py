@@ -19,7 +19,6 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    SystemPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -29,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import agentcontext as ac
 from agentcontext.integrations.pydantic_ai import fit_messages, history_processor
-from tests.integration_support import BIG_RESULT, LONG_SYSTEM, check_sent, tool_schema_tokens
+from tests.integration_support import BIG_RESULT, LONG_SYSTEM, check_sent, pydantic_chat, tool_schema_tokens
 
 BUDGET = 6_000
 
@@ -37,27 +36,7 @@ BUDGET = 6_000
 def received(messages: list[ModelMessage], info: AgentInfo) -> tuple[list[dict[str, Any]], int]:
     """What the model received, as Chat dicts (the instructions first), and its tool definitions' tokens."""
     out: list[dict[str, Any]] = [{"role": "system", "content": info.instructions}] if info.instructions else []
-    for m in messages:
-        if isinstance(m, ModelResponse):
-            calls = [
-                {
-                    "id": p.tool_call_id,
-                    "type": "function",
-                    "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
-                }
-                for p in m.parts
-                if isinstance(p, ToolCallPart)
-            ]
-            text = "".join(p.content for p in m.parts if isinstance(p, TextPart))
-            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
-            continue
-        for p in m.parts:
-            if isinstance(p, SystemPromptPart):
-                out.append({"role": "system", "content": p.content})
-            elif isinstance(p, UserPromptPart):
-                out.append({"role": "user", "content": p.content})
-            elif isinstance(p, ToolReturnPart):
-                out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()})
+    out += pydantic_chat(messages)
     tools = sum(tool_schema_tokens(t.name, t.description, t.parameters_json_schema) for t in info.function_tools)
     return out, tools
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
+from tests.integration_support import pydantic_chat
 
 BODY = "x = 1\n" * 300
 LIMIT = 12_000
@@ -62,31 +63,8 @@ def pydantic_calls(messages: list[Any]) -> list[Any]:
 
 
 def pydantic_tokens(messages: list[Any]) -> int:
-    """The tokens of what the model receives: each part as Chat messages, the calls' arguments
-    as their JSON text (``args_as_json_str``, what Pydantic AI's OpenAI model sends)."""
-    from pydantic_ai.messages import ModelRequest, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if isinstance(m, ModelRequest):
-            for p in m.parts:
-                if isinstance(p, UserPromptPart):
-                    out.append({"role": "user", "content": p.content})
-                elif isinstance(p, ToolReturnPart):
-                    out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()})
-            continue
-        text = "\n".join(p.content for p in m.parts if isinstance(p, TextPart))
-        calls = [
-            {
-                "id": p.tool_call_id,
-                "type": "function",
-                "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
-            }
-            for p in m.parts
-            if isinstance(p, ToolCallPart)
-        ]
-        out.append({"role": "assistant", "content": text or None, "tool_calls": calls})
-    return ac.Conversation(out).tokens
+    """The tokens of what the model receives (:func:`~tests.integration_support.pydantic_chat`)."""
+    return ac.Conversation(pydantic_chat(messages)).tokens
 
 
 def check_pydantic(sent: list[Any], messages: list[Any], before: list[Any], as_text: bool) -> None:

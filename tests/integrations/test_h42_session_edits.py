@@ -131,11 +131,9 @@ def test_an_unchanged_log_still_carries_the_view() -> None:
     assert session._carried is carried
 
 
-def test_places_a_note_names_past_the_log_are_not_carried() -> None:
-    """A compaction's note names the items after it (``+2``); with the last of them popped from
-    the wrapped session behind the CompactingSession, the view's places named it still: every
-    place after it was one off once the view grew, and a later compaction named the wrong items
-    (each kept item by the place of the one before it)."""
+def _noted(budget: int) -> tuple[ListSession, CompactingSession]:
+    """A wrapped session whose compaction note names two items after it, the second of them
+    popped (behind the CompactingSession over it, of ``budget``)."""
     inner = ListSession()
     note = "[agentcontext: earlier conversation compacted: a note.]\n[agentcontext view: N 0-1 +2]"
     inner.items = [
@@ -143,8 +141,16 @@ def test_places_a_note_names_past_the_log_are_not_carried() -> None:
         {"role": "assistant", "content": "Answer 0."},
         {"role": "user", "content": note},
         {"role": "user", "content": "Request 1."},
-    ]  # (the note's second item popped)
-    session = CompactingSession(inner, 1_000_000)
+    ]
+    return inner, CompactingSession(inner, budget)
+
+
+def test_places_a_note_names_past_the_log_are_not_carried() -> None:
+    """A compaction's note names the items after it (``+2``); with the last of them popped from
+    the wrapped session behind the CompactingSession, the view's places named it still: every
+    place after it was one off once the view grew, and a later compaction named the wrong items
+    (each kept item by the place of the one before it)."""
+    inner, session = _noted(1_000_000)
 
     async def go() -> None:
         await session.get_items()  # (the view read with the note's second item gone)
@@ -158,15 +164,7 @@ def test_places_a_note_names_past_the_log_are_not_carried() -> None:
 
 
 def test_a_compaction_after_a_note_lost_an_item_keeps_the_order() -> None:
-    inner = ListSession()
-    note = "[agentcontext: earlier conversation compacted: a note.]\n[agentcontext view: N 0-1 +2]"
-    inner.items = [
-        {"role": "user", "content": "Request 0."},
-        {"role": "assistant", "content": "Answer 0."},
-        {"role": "user", "content": note},
-        {"role": "user", "content": "Request 1."},
-    ]
-    session = CompactingSession(inner, 3_000)
+    _, session = _noted(3_000)
 
     async def go() -> list[Any]:
         await session.get_items()
