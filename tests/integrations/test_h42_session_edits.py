@@ -182,3 +182,24 @@ def test_a_compaction_after_a_note_lost_an_item_keeps_the_order() -> None:
     assert said == sorted(said)
     assert all(said[k + 1] == (n, True) for k, (n, answer) in enumerate(said) if not answer)
     assert "Request 8:" in json.dumps(view)
+
+
+def test_the_latest_items_never_begin_with_an_output_whose_call_is_left_out() -> None:
+    # (The latest N were cut as they came: the first could be a call's output, its call before
+    # them, which a model refuses.)
+    inner = ListSession()
+    session = CompactingSession(inner, 1_000_000)
+    calls = [
+        {"type": "function_call", "call_id": f"c{i}", "name": "read", "arguments": '{"path": "a.py"}'} for i in range(2)
+    ]
+    outputs = [{"type": "function_call_output", "call_id": f"c{i}", "output": f"out {i}"} for i in range(2)]
+    inner.items = [{"role": "user", "content": "Read them."}, calls[0], calls[1], outputs[0], outputs[1]]
+
+    async def go(limit: int) -> list[Any]:
+        return await session.get_items(limit=limit)
+
+    assert asyncio.run(go(2)) == []  # both outputs, their calls before them
+    assert asyncio.run(go(3)) == [calls[1], outputs[1]]
+    assert asyncio.run(go(4)) == [calls[0], calls[1], outputs[0], outputs[1]]
+    assert asyncio.run(go(9)) == inner.items
+    assert asyncio.run(go(0)) == []

@@ -307,8 +307,9 @@ class CompactingSession:
         return max(1, b.max_tokens - b.reserved_output - b.safety_margin)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The items since the last compaction, fitted (the latest ``limit`` of them; none for
-        ``limit`` 0 or less).
+        """The items since the last compaction, fitted (the latest ``limit`` of them, less a tool
+        call's output whose call falls before them: a model refuses an output without its call;
+        none for ``limit`` 0 or less).
 
         Raises:
             ArgumentTypeError: ``limit`` neither an int nor None.
@@ -319,7 +320,7 @@ class CompactingSession:
         current, _ = _view(log)
         items = await off_loop(len(current), lambda: self._fitted(log, current))
         if limit is not None:
-            return items[-limit:] if limit > 0 else []
+            return _latest(items, limit)
         return items
 
     async def add_items(self, items: list[Any]) -> None:
@@ -572,3 +573,27 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
         places.extend(range(at, len(log)))
         return view, places, at, k
     return log, list(range(len(log))), 0, None
+
+
+def _latest(items: list[Any], limit: int) -> list[Any]:
+    """The latest ``limit`` of ``items`` (none for 0 or less), without a tool call's output
+    (an item of a type ending ``_output`` with a ``call_id``) whose call is not among them."""
+    if limit <= 0:
+        return []
+    tail = items[-limit:]
+
+    def read(item: Any, name: str) -> Any:
+        return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+    calls: set[Any] = set()
+    out = []
+    for item in tail:
+        kind, call_id = read(item, "type"), read(item, "call_id")
+        if isinstance(kind, str) and call_id is not None:
+            if kind.endswith("_output"):
+                if call_id not in calls:
+                    continue
+            else:
+                calls.add(call_id)
+        out.append(item)
+    return out
