@@ -262,3 +262,46 @@ def test_compacting_session_stores_the_ladders_cut_arguments() -> None:
     assert cut  # the ladder did cut arguments
     # The log keeps every item as given, in order (the compactions appended between them).
     assert [x for x in asyncio.run(inner.get_items()) if x in items] == items
+
+
+def test_compacting_session_keeps_a_bare_calls_fields_when_the_ladder_cuts_its_arguments() -> None:
+    """A model turn of calls alone (no assistant message before them, as the SDK writes a turn
+    that only calls tools): the call the ladder cut was appended as a fresh item without its
+    other fields (``id``, ``status``), after an empty assistant message no one had written."""
+    pytest.importorskip("agents")
+    from agents import SQLiteSession
+
+    from agentcontext.integrations.openai_agents import CompactingSession
+
+    inner = SQLiteSession("h42-ladder-bare-calls")
+    session = CompactingSession(inner, budget())
+    items: list[Any] = [{"role": "user", "content": "Write the files."}]
+    for i in range(12):
+        args = json.dumps({"path": f"f{i}.py", "content": BODY})
+        items += [
+            {
+                "type": "function_call",
+                "id": f"fc_{i}",
+                "call_id": f"c{i}",
+                "name": "write_file",
+                "arguments": args,
+                "status": "completed",
+            },
+            {"type": "function_call_output", "call_id": f"c{i}", "output": "ok"},
+        ]
+
+    async def go() -> list[Any]:
+        for k in range(0, len(items), 2):
+            await session.add_items(copy.deepcopy(items[k : k + 2]))
+        return await session.get_items()
+
+    got = asyncio.run(go())
+    assert session.compactions
+    log = asyncio.run(inner.get_items())
+    whole = {x["call_id"]: x["arguments"] for x in items if x.get("type") == "function_call"}
+    cut = [x for x in log if x.get("type") == "function_call" and x["arguments"] != whole[x["call_id"]]]
+    assert cut  # the ladder cut arguments, and its changed calls were appended
+    for call in cut:
+        assert (call["id"], call["status"]) == (f"fc_{call['call_id'][1:]}", "completed")
+    said = [x for x in [*log, *got] if x.get("role") == "assistant" or x.get("type") == "message"]
+    assert not [x for x in said if x.get("role") == "assistant"], said

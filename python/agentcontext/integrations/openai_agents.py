@@ -423,9 +423,9 @@ class CompactingSession:
             if source is not None:
                 lo, hi = spans[source]
                 out.extend((places[j], items[j]) for j in range(lo, hi))
-            elif origin is not None and spans[origin][1] - spans[origin][0] == len(exported):
+            elif origin is not None and (pairs := _paired(items[slice(*spans[origin])], exported)) is not None:
                 lo, _ = spans[origin]
-                for k, new in enumerate(exported):
+                for k, new in pairs:
                     item = _rebuild(items[lo + k], [(0, new)])
                     out.append((places[lo + k] if item is items[lo + k] else None, item))
             else:
@@ -451,12 +451,58 @@ class CompactingSession:
         await self.session.clear_session()
 
 
+def _paired(originals: list[Any], exported: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]] | None:
+    """Each item the ladder exported for a changed message, with the place among ``originals``
+    (the items that message stood for) of the item it stands for: one for one when as many, else
+    a call or an output by its type and ``call_id``, another item by its type and role in order;
+    an assistant message without text that no original is (the Chat form of a turn of calls
+    alone has one) is left out. None when one stands for no original, or an original is left
+    out."""
+    if len(originals) == len(exported):
+        return list(enumerate(exported))
+
+    def key(x: Any) -> tuple[Any, ...]:
+        kind = _field(x, "type") or "message"
+        call_id = _field(x, "call_id")
+        return (kind, call_id) if call_id is not None else (kind, _field(x, "role"))
+
+    keys = [key(o) for o in originals]
+    pairs: list[tuple[int, dict[str, Any]]] = []
+    used: set[int] = set()
+    for new in exported:
+        k = key(new)
+        at = next((j for j, o in enumerate(keys) if o == k and j not in used), None)
+        if at is None:
+            if k == ("message", "assistant") and not _said(new.get("content")):
+                continue
+            return None
+        used.add(at)
+        pairs.append((at, new))
+    return pairs if len(used) == len(originals) else None
+
+
+def _said(content: Any) -> bool:
+    """Whether a message's content holds any text."""
+    if isinstance(content, str):
+        return bool(content)
+    if isinstance(content, list):
+        return any(isinstance(p, Mapping) and p.get("text") for p in content) or any(
+            not isinstance(p, Mapping) for p in content
+        )
+    return content is not None
+
+
+def _field(item: Any, name: str) -> Any:
+    """Field ``name`` of an item (a Mapping's key, else an attribute), None when it has none."""
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
 def _content(item: Any) -> Any:
-    return item.get("content") if isinstance(item, Mapping) else getattr(item, "content", None)
+    return _field(item, "content")
 
 
 def _role(item: Any) -> Any:
-    return item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
+    return _field(item, "role")
 
 
 def _is_system(item: Any) -> bool:
@@ -582,13 +628,10 @@ def _latest(items: list[Any], limit: int) -> list[Any]:
         return []
     tail = items[-limit:]
 
-    def read(item: Any, name: str) -> Any:
-        return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-
     calls: set[Any] = set()
     out = []
     for item in tail:
-        kind, call_id = read(item, "type"), read(item, "call_id")
+        kind, call_id = _field(item, "type"), _field(item, "call_id")
         if isinstance(kind, str) and call_id is not None:
             if kind.endswith("_output"):
                 if call_id not in calls:
