@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -37,6 +36,14 @@ from agentcontext._core import Conversation
 from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
+from agentcontext.integrations._agents_items import (
+    PLACES,
+    content_of,
+    is_note,
+    is_system,
+    latest,
+    paired,
+)
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, as_list, fit, off_loop, tool_texts
@@ -320,7 +327,7 @@ class CompactingSession:
         current, _ = _view(log)
         items = await off_loop(len(current), lambda: self._fitted(log, current))
         if limit is not None:
-            return _latest(items, limit)
+            return latest(items, limit)
         return items
 
     async def add_items(self, items: list[Any]) -> None:
@@ -350,7 +357,7 @@ class CompactingSession:
         and written again with an item edited)."""
         c = self._carried
         n = c.length if c is not None else 0
-        if c is None or not c.holds(log) or any(_is_note(x) for x in log[n:]):
+        if c is None or not c.holds(log) or any(is_note(x) for x in log[n:]):
             view, places, note = _read_view(log)
             dicts = [_item(x, i) for i, x in enumerate(view)]
             conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
@@ -423,7 +430,7 @@ class CompactingSession:
             if source is not None:
                 lo, hi = spans[source]
                 out.extend((places[j], items[j]) for j in range(lo, hi))
-            elif origin is not None and (pairs := _paired(items[slice(*spans[origin])], exported)) is not None:
+            elif origin is not None and (pairs := paired(items[slice(*spans[origin])], exported)) is not None:
                 lo, _ = spans[origin]
                 for k, new in pairs:
                     item = _rebuild(items[lo + k], [(0, new)])
@@ -451,76 +458,6 @@ class CompactingSession:
         await self.session.clear_session()
 
 
-def _paired(originals: list[Any], exported: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]] | None:
-    """Each item the ladder exported for a changed message, with the place among ``originals``
-    (the items that message stood for) of the item it stands for: one for one when as many, else
-    a call or an output by its type and ``call_id``, another item by its type and role in order;
-    an assistant message without text that no original is (the Chat form of a turn of calls
-    alone has one) is left out. None when one stands for no original, or an original is left
-    out."""
-    if len(originals) == len(exported):
-        return list(enumerate(exported))
-
-    def key(x: Any) -> tuple[Any, ...]:
-        kind = _field(x, "type") or "message"
-        call_id = _field(x, "call_id")
-        return (kind, call_id) if call_id is not None else (kind, _field(x, "role"))
-
-    keys = [key(o) for o in originals]
-    pairs: list[tuple[int, dict[str, Any]]] = []
-    used: set[int] = set()
-    for new in exported:
-        k = key(new)
-        at = next((j for j, o in enumerate(keys) if o == k and j not in used), None)
-        if at is None:
-            if k == ("message", "assistant") and not _said(new.get("content")):
-                continue
-            return None
-        used.add(at)
-        pairs.append((at, new))
-    return pairs if len(used) == len(originals) else None
-
-
-def _said(content: Any) -> bool:
-    """Whether a message's content holds any text."""
-    if isinstance(content, str):
-        return bool(content)
-    if isinstance(content, list):
-        return any(isinstance(p, Mapping) and p.get("text") for p in content) or any(
-            not isinstance(p, Mapping) for p in content
-        )
-    return content is not None
-
-
-def _field(item: Any, name: str) -> Any:
-    """Field ``name`` of an item (a Mapping's key, else an attribute), None when it has none."""
-    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-
-
-def _content(item: Any) -> Any:
-    return _field(item, "content")
-
-
-def _role(item: Any) -> Any:
-    return _field(item, "role")
-
-
-def _is_system(item: Any) -> bool:
-    return _role(item) in ("system", "developer")
-
-
-def _is_note(item: Any) -> bool:
-    """Whether ``item`` is a note a compaction wrote: a user item that opens with the summary
-    marker (a summary, or the note on what was cut, cleared or dropped)."""
-    content = _content(item)
-    return _role(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER)
-
-
-#: The note's last line: where the items of the view are (log places ``a-b``, ``N`` the note,
-#: ``+n`` the next ``n`` items appended after it).
-_PLACES = re.compile(r"\n\[agentcontext view: ([0-9N+\- ]+)\]\Z")
-
-
 def _check_session(session: Any, budget: Any) -> None:
     """Raise when ``session`` is not an SDK session (a bare id, the arguments swapped...)."""
     needed = ("session_id", "get_items", "add_items", "pop_item", "clear_session")
@@ -540,15 +477,15 @@ def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
     """What a compaction appends for its output ``out`` (each item with its log place, None
     when it is not in the log as it is): its note (the summary, or one made here on what was
     dropped) ending with where the items are, then the items not in the log."""
-    first = next((k for k, (_, x) in enumerate(out) if not _is_system(x)), len(out))
-    if first == len(out) or not _is_note(out[first][1]):
+    first = next((k for k, (_, x) in enumerate(out) if not is_system(x)), len(out))
+    if first == len(out) or not is_note(out[first][1]):
         note = (
             f"{SUMMARY_MARKER}: old messages were dropped to fit the context window; the session log keeps "
             "the originals.]"
         )
         out.insert(first, (None, {"role": "user", "content": note}))
     note_item = out[first][1]
-    if not isinstance(_content(note_item), str):
+    if not isinstance(content_of(note_item), str):
         return [x for _, x in out]  # a note with parts: every item copied, as before
     tokens: list[str] = []
     appended: list[Any] = []
@@ -567,7 +504,7 @@ def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
                 tokens[-1] = f"{lo}-{place}"
             else:
                 tokens.append(str(place))
-    note = _rebuild(note_item, [(0, {"content": f"{_content(note_item)}\n[agentcontext view: {' '.join(tokens)}]"})])
+    note = _rebuild(note_item, [(0, {"content": f"{content_of(note_item)}\n[agentcontext view: {' '.join(tokens)}]"})])
     return [note, *appended]
 
 
@@ -589,14 +526,14 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
     """The view of ``log``, its places, where the items added since the last compaction start,
     and the place of the note the view shows without its last line (None when there is none)."""
     for k in range(len(log) - 1, -1, -1):
-        if not _is_note(log[k]):
+        if not is_note(log[k]):
             continue
-        content = _content(log[k])
-        found = _PLACES.search(content)
+        content = content_of(log[k])
+        found = PLACES.search(content)
         if found is None:
             # A note without its places (written before they were): the items from it on.
             start = k
-            while start > 0 and _is_system(log[start - 1]):
+            while start > 0 and is_system(log[start - 1]):
                 start -= 1
             return log[start:], list(range(start, len(log))), k + 1, None
         view: list[Any] = []
@@ -619,24 +556,3 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
         places.extend(range(at, len(log)))
         return view, places, at, k
     return log, list(range(len(log))), 0, None
-
-
-def _latest(items: list[Any], limit: int) -> list[Any]:
-    """The latest ``limit`` of ``items`` (none for 0 or less), without a tool call's output
-    (an item of a type ending ``_output`` with a ``call_id``) whose call is not among them."""
-    if limit <= 0:
-        return []
-    tail = items[-limit:]
-
-    calls: set[Any] = set()
-    out = []
-    for item in tail:
-        kind, call_id = _field(item, "type"), _field(item, "call_id")
-        if isinstance(kind, str) and call_id is not None:
-            if kind.endswith("_output"):
-                if call_id not in calls:
-                    continue
-            else:
-                calls.add(call_id)
-        out.append(item)
-    return out

@@ -1,0 +1,103 @@
+"""What :class:`~agentcontext.integrations.openai_agents.CompactingSession` reads of the items in
+its log: any field of an item (a dict's key, a pydantic item's attribute), the note a compaction
+writes and where its last line names the items of the view, how the items the ladder exports for
+a changed message pair with the ones it stood for, and the latest items of a view."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from agentcontext.compaction.summarize import SUMMARY_MARKER
+
+
+def paired(originals: list[Any], exported: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]] | None:
+    """Each item the ladder exported for a changed message, with the place among ``originals``
+    (the items that message stood for) of the item it stands for: one for one when as many, else
+    a call or an output by its type and ``call_id``, another item by its type and role in order;
+    an assistant message without text that no original is (the Chat form of a turn of calls
+    alone has one) is left out. None when one stands for no original, or an original is left
+    out."""
+    if len(originals) == len(exported):
+        return list(enumerate(exported))
+
+    def key(x: Any) -> tuple[Any, ...]:
+        kind = field(x, "type") or "message"
+        call_id = field(x, "call_id")
+        return (kind, call_id) if call_id is not None else (kind, field(x, "role"))
+
+    keys = [key(o) for o in originals]
+    pairs: list[tuple[int, dict[str, Any]]] = []
+    used: set[int] = set()
+    for new in exported:
+        k = key(new)
+        at = next((j for j, o in enumerate(keys) if o == k and j not in used), None)
+        if at is None:
+            if k == ("message", "assistant") and not said(new.get("content")):
+                continue
+            return None
+        used.add(at)
+        pairs.append((at, new))
+    return pairs if len(used) == len(originals) else None
+
+
+def said(content: Any) -> bool:
+    """Whether a message's content holds any text."""
+    if isinstance(content, str):
+        return bool(content)
+    if isinstance(content, list):
+        return any(isinstance(p, Mapping) and p.get("text") for p in content) or any(
+            not isinstance(p, Mapping) for p in content
+        )
+    return content is not None
+
+
+def field(item: Any, name: str) -> Any:
+    """Field ``name`` of an item (a Mapping's key, else an attribute), None when it has none."""
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def content_of(item: Any) -> Any:
+    return field(item, "content")
+
+
+def role_of(item: Any) -> Any:
+    return field(item, "role")
+
+
+def is_system(item: Any) -> bool:
+    return role_of(item) in ("system", "developer")
+
+
+def is_note(item: Any) -> bool:
+    """Whether ``item`` is a note a compaction wrote: a user item that opens with the summary
+    marker (a summary, or the note on what was cut, cleared or dropped)."""
+    content = content_of(item)
+    return role_of(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER)
+
+
+#: The note's last line: where the items of the view are (log places ``a-b``, ``N`` the note,
+#: ``+n`` the next ``n`` items appended after it).
+PLACES = re.compile(r"\n\[agentcontext view: ([0-9N+\- ]+)\]\Z")
+
+
+def latest(items: list[Any], limit: int) -> list[Any]:
+    """The latest ``limit`` of ``items`` (none for 0 or less), without a tool call's output
+    (an item of a type ending ``_output`` with a ``call_id``) whose call is not among them."""
+    if limit <= 0:
+        return []
+    tail = items[-limit:]
+
+    calls: set[Any] = set()
+    out = []
+    for item in tail:
+        kind, call_id = field(item, "type"), field(item, "call_id")
+        if isinstance(kind, str) and call_id is not None:
+            if kind.endswith("_output"):
+                if call_id not in calls:
+                    continue
+            else:
+                calls.add(call_id)
+        out.append(item)
+    return out
