@@ -18,7 +18,7 @@ use crate::tokens::Encoding;
 use super::clear::ClearOptions;
 use super::request::latest_ask;
 use super::select::recent_suffix_of;
-use super::structure::{Pairing, Shape, preamble_len_of, safe_cuts_of};
+use super::structure::{Pairing, Shape, groups_of, preamble_len_of, safe_cuts_of};
 use super::surgery::{self, Protection};
 
 /// The least a cut request's text keeps (tokens, its marker included) before the budget is
@@ -158,15 +158,26 @@ pub fn plan_keep<S: Shape + ?Sized>(
     }
     let safe = safe_cuts_of(messages, pairing);
     if request.strict && (!safe[u] || (u + 1 < n && !safe[u + 1])) {
-        // The request sits inside a tool interaction (invalid order): it cannot be kept apart
-        // from what surrounds it, and dropping it is not an option.
-        let rest = tokens[u..].iter().sum::<usize>();
+        // The request sits inside a tool interaction (an Anthropic user message with a call's
+        // result and the user's words, or invalid order): it cannot be kept apart from what
+        // surrounds it, and dropping it is not an option. What works is a suffix from the latest
+        // group start before it that cuts no call from its result.
+        let from = groups_of(messages)
+            .iter()
+            .map(|g| g.start)
+            .filter(|&s| s <= u && safe[s])
+            .max()
+            .unwrap_or(pre);
+        let rest = tokens[from..].iter().sum::<usize>();
+        let what = if from < u {
+            "everything from the tool interaction holding the latest user request on"
+        } else {
+            "everything from the latest user request on"
+        };
         return Err(refuse(
             max_tokens,
             fixed.saturating_add(rest),
-            format!(
-                "the system messages and reserved output ({fixed}) and everything from the latest user request on ({rest})"
-            ),
+            format!("the system messages and reserved output ({fixed}) and {what} ({rest})"),
         ));
     }
     // The request, then the longest suffix after it that fits beside it.

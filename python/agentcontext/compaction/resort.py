@@ -251,8 +251,11 @@ class ResortRun(SummaryRun):
         # another raw part is written again (re-planned), so that nothing between it and the
         # raw part is dropped unsummarized.
         keep = list(range(last, len(o)))
+        # The latest request with what it cannot be parted from: an Anthropic user message that
+        # also carries the results of calls before it is kept from the cut point before them.
+        ask = [] if q is None else list(range(max((c for c in cuts if c <= q), default=self.preamble), q + 1))
         if q is not None and q + 1 == last and (summary is None or summary.stop <= q):
-            keep.insert(0, q)
+            keep[:0] = ask
         # In a live loop a round is never cut: when it does not fit beside the system messages,
         # no summary can make room, and none is written again (a summarizer call for nothing).
         hopeless = not self.one_shot and self.preamble_tokens + sum(self.totals[i] for i in keep) > limit
@@ -277,18 +280,19 @@ class ResortRun(SummaryRun):
                 if moved and shrunk is not None and found is not None and not _holds_request(shrunk.text, found[1]):
                     shrunk = None  # cut so short that it lost the latest request it took in
                 attempts[:0] = [s for s in (shrunk, summary) if s is not None]
-        done = self._first_fit(attempts, keep, q)
+        done = self._first_fit(attempts, keep, ask)
         if done is not None:
             return done
-        return self._unfit(keep, q)
+        return self._unfit(keep, ask)
 
-    def _first_fit(self, attempts: list[Summary | None], keep: list[int], q: int | None) -> CompactionResult | None:
+    def _first_fit(self, attempts: list[Summary | None], keep: list[int], ask: list[int]) -> CompactionResult | None:
         """The oversized rung's working set with the first of ``attempts`` (a summary, or None for
-        the markers alone) beside which the round ``keep`` (with the latest request ``q``) fits cut."""
+        the markers alone) beside which the round ``keep`` (with the latest request, ``ask``'s last
+        message, and the messages before it that it cannot be parted from) fits cut."""
         o = self.original
         for attempt in attempts:
             # Without a summary, the latest request itself (a marker counts what is dropped).
-            raw = keep if attempt is not None or q is None or q in keep else [q, *keep]
+            raw = keep if attempt is not None or not ask or ask[-1] in keep else [*ask, *keep]
             done = self._cut_round(raw, attempt)
             if done is not None:
                 conv = done.conversation
@@ -313,11 +317,11 @@ class ResortRun(SummaryRun):
                 )
         return None
 
-    def _unfit(self, keep: list[int], q: int | None) -> CompactionResult:
+    def _unfit(self, keep: list[int], ask: list[int]) -> CompactionResult:
         """The oversized rung's result when not even the cut round fits: why, and the working set
         as it is (with the summary written, when one was)."""
         o, limit = self.original, self.limit
-        raw = keep if q is None or q in keep else [q, *keep]
+        raw = keep if not ask or ask[-1] in keep else [*ask, *keep]
         round_tokens = sum(self.totals[i] for i in raw)
         if self.one_shot:
             reason = (
