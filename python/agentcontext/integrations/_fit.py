@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_not, not_
@@ -94,6 +95,17 @@ def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
         f"message {index}: {type(obj).__module__}.{type(obj).__qualname__} {refusal}",
         index,
     )
+
+
+def arguments_object(text: str) -> dict[str, Any]:
+    """The arguments of a call whose JSON text the fit left as ``text`` (cleared or cut), as an
+    object: the one ``text`` parses to, else (not a JSON object: a cleared free-form input)
+    ``text`` under ``"cleared"``."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"cleared": text}
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from agentcontext.integrations._converted import (
     same_objects,
 )
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, fit
+from agentcontext.integrations._fit import Budget, RecallIds, as_dict, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -102,9 +102,9 @@ def _rebuild(turn: Turn, parts: list[tuple[int, dict[str, Any] | None]]) -> Turn
     return _changed(turn, changed, changed.get("content"))
 
 
-def _as_dict(item: Any) -> dict[str, Any]:
-    """A Responses item as a dict (a pydantic item dumped as the SDK sends it)."""
-    return item if isinstance(item, dict) else item.model_dump(mode="json", exclude_none=True)
+#: What ``as_dict`` would say of a turn's item it cannot read (not met: the adapter read each
+#: item of a turn before).
+_NOT_AN_ITEM = "is not a Responses input item (dicts, Mappings and pydantic items are read)"
 
 
 def _with_arguments(turn: Turn, changed: dict[str, Any]) -> Turn:
@@ -120,14 +120,14 @@ def _with_arguments(turn: Turn, changed: dict[str, Any]) -> Turn:
     for k, (before, after) in enumerate(zip(was, now, strict=True)):
         text = after.get("function", {}).get("arguments")
         if after.get("id") == before["id"] and isinstance(text, str) and text != before["function"]["arguments"]:
-            items[at + k] = {**_as_dict(items[at + k]), "arguments": text}
+            items[at + k] = {**as_dict(items[at + k], at + k, _NOT_AN_ITEM), "arguments": text}
     if all(map(operator.is_, items, turn.items)):
         return turn
     return Turn(tuple(items), changed)
 
 
 def _changed(turn: Turn, changed: dict[str, Any], new: Any) -> Turn:
-    d = _as_dict(turn.items[0])
+    d = as_dict(turn.items[0], 0, _NOT_AN_ITEM)
     if d.get("type") == "function_call_output":
         return Turn(({**d, "output": new},), changed)
     content = d.get("content")

@@ -45,7 +45,7 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
 from agentcontext.integrations._converted import MARK, Converted, CorePrints
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, fit, off_loop
+from agentcontext.integrations._fit import Budget, RecallIds, arguments_object, as_budget, fit, off_loop
 from agentcontext.integrations._ladder import Carry, make_compactor
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -229,11 +229,7 @@ def _new_arguments(ai: AIMessage, now: Any) -> dict[str, dict[str, Any]] | None:
     for call in now:
         text = call.get("function", {}).get("arguments")
         if call.get("id") in before and isinstance(text, str) and text != dumps_text(before[call["id"]]):
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                parsed = None
-            out[call["id"]] = parsed if isinstance(parsed, dict) else {"cleared": text}
+            out[call["id"]] = arguments_object(text)
     return out or None
 
 

@@ -324,7 +324,7 @@ class CompactingSession:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise ArgumentTypeError(f"get_items(limit=) must be an int or None, got {type(limit).__name__}")
         log = await self.session.get_items()
-        current, _ = _view(log)
+        current, _, _, _ = _read(log)
         items = await off_loop(len(current), lambda: self._fitted(log, current))
         if limit is not None:
             return latest(items, limit)
@@ -358,7 +358,7 @@ class CompactingSession:
         c = self._carried
         n = c.length if c is not None else 0
         if c is None or not c.holds(log) or any(is_note(x) for x in log[n:]):
-            view, places, note = _read_view(log)
+            view, places, _, note = _read(log)
             dicts = [_item(x, i) for i, x in enumerate(view)]
             conv = Conversation(dicts, format="responses", encoding=self.budget.encoding)
             read_at = sorted({p for p in places if p is not None} | ({note} if note is not None else set()))
@@ -506,20 +506,6 @@ def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
                 tokens.append(str(place))
     note = _rebuild(note_item, [(0, {"content": f"{content_of(note_item)}\n[agentcontext view: {' '.join(tokens)}]"})])
     return [note, *appended]
-
-
-def _view(log: list[Any]) -> tuple[list[Any], list[int | None]]:
-    """The history ``log`` stands for (from the last compaction's note on, all of it before the
-    first) and each item's place in the log (None for the note shown without its last line)."""
-    view, places, _, _ = _read(log)
-    return view, places
-
-
-def _read_view(log: list[Any]) -> tuple[list[Any], list[int | None], int | None]:
-    """:func:`_view` of ``log`` and the place of the note shown without its last line (None
-    when there is none)."""
-    view, places, _, note = _read(log)
-    return view, places, note
 
 
 def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]:

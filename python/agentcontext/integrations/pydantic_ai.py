@@ -36,7 +36,7 @@ from agentcontext._core import _Prints
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import Budget, as_budget, as_list, fit, tool_texts
+from agentcontext.integrations._fit import Budget, arguments_object, as_budget, as_list, fit, tool_texts
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -146,11 +146,7 @@ def _with_args(part: Any, text: str) -> Any:
     not a JSON object under ``"cleared"``, as the fit writes a cleared free-form input)."""
     if isinstance(part.args, str):
         return dataclasses.replace(part, args=text)
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    return dataclasses.replace(part, args=parsed if isinstance(parsed, dict) else {"cleared": text})
+    return dataclasses.replace(part, args=arguments_object(text))
 
 
 def _rebuild_response(message: ModelResponse, changed: dict[str, Any] | None) -> ModelResponse:
