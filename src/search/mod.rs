@@ -2,6 +2,7 @@
 //! matches. One implementation for everything that is searched: memory records
 //! ([`crate::memory`]) and the originals of a session log ([`log`]).
 
+mod ascii;
 pub mod log;
 mod raw;
 
@@ -9,6 +10,7 @@ use rayon::prelude::*;
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
+use ascii::Ascii;
 pub(crate) use raw::Mark;
 use raw::RawFilter;
 
@@ -33,6 +35,9 @@ pub struct Query {
     /// A regular expression as it matches raw JSON bytes, when its matches in a record's text are
     /// matches in the record's bytes (see `raw::plain_regex`).
     raw_regex: Option<regex::bytes::Regex>,
+    /// The units as they match ASCII text (see [`Ascii`]); None when a pattern may match
+    /// otherwise there.
+    ascii: Option<Ascii>,
     /// Whether a search over a log counts every message record into the collection's statistics
     /// (a regular expression: a record the raw filter rules out is still parsed for its length and
     /// checked to be readable), or only the ones the raw filter lets through (words).
@@ -101,8 +106,15 @@ impl Query {
                 })
                 .collect()
         });
+        let ascii = Ascii::of(
+            &terms
+                .iter()
+                .map(|t| (regex::escape(t).replace(' ', r"\s+"), true))
+                .collect::<Vec<_>>(),
+        );
         Ok(Query {
             units,
+            ascii,
             raw,
             raw_units,
             raw_regex: None,
@@ -130,8 +142,10 @@ impl Query {
                     .to_owned();
                 invalid(format!("bad regular expression {pattern:?}: {why}"))
             })?;
+        let units = vec![re];
         Ok(Query {
-            units: vec![re],
+            ascii: Ascii::of(&[(pattern.to_owned(), false)]),
+            units,
             raw: RawFilter::regex(pattern),
             raw_units: None,
             raw_regex: raw::plain_regex(pattern, REGEX_SIZE_LIMIT),
@@ -165,7 +179,32 @@ impl Query {
 
     /// Matches of each unit in `text`.
     pub fn count(&self, text: &str) -> Vec<usize> {
-        self.units.iter().map(|re| re.find_iter(text).count()).collect()
+        let mut counts = vec![0; self.units.len()];
+        self.each_part(text, |_, part, ascii| match ascii {
+            Some(units) => {
+                for (c, re) in counts.iter_mut().zip(units) {
+                    *c += re.find_iter(part.as_bytes()).count();
+                }
+            }
+            None => {
+                for (c, re) in counts.iter_mut().zip(&self.units) {
+                    *c += re.find_iter(part).count();
+                }
+            }
+        });
+        counts
+    }
+
+    /// Call `f(offset, part, ascii_units)` for the parts of `text` the units are run on one by
+    /// one (see [`Ascii::each_part`]; the whole text with the Unicode units when the query has no
+    /// ASCII units).
+    fn each_part<'t>(&self, text: &'t str, mut f: impl FnMut(usize, &'t str, Option<&[regex::bytes::Regex]>)) {
+        match &self.ascii {
+            None => f(0, text, None),
+            Some(ascii) => ascii.each_part(text, |offset, part, on_ascii| {
+                f(offset, part, on_ascii.then_some(&ascii.units[..]));
+            }),
+        }
     }
 
     /// Whether raw JSON text that holds a document might match (false means it cannot); None when
@@ -211,14 +250,36 @@ impl Query {
 
     /// The first few match spans (byte ranges) in `text`, in order, one per unit first.
     pub fn spans(&self, text: &str, max: usize) -> Vec<(usize, usize)> {
-        let mut spans: Vec<(usize, usize)> = self
-            .units
-            .iter()
-            .filter_map(|re| re.find(text).map(|m| (m.start(), m.end())))
-            .collect();
+        // Each unit's first `max + 1` matches: its first, then up to `max` more when the firsts
+        // are fewer than `max`.
+        let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.units.len()];
+        self.each_part(text, |offset, part, ascii| {
+            for (u, got) in found.iter_mut().enumerate() {
+                let room = (max + 1).saturating_sub(got.len());
+                if room == 0 {
+                    continue;
+                }
+                let at = |(s, e): (usize, usize)| (offset + s, offset + e);
+                match ascii {
+                    Some(units) => got.extend(
+                        units[u]
+                            .find_iter(part.as_bytes())
+                            .take(room)
+                            .map(|m| at((m.start(), m.end()))),
+                    ),
+                    None => got.extend(
+                        self.units[u]
+                            .find_iter(part)
+                            .take(room)
+                            .map(|m| at((m.start(), m.end()))),
+                    ),
+                }
+            }
+        });
+        let mut spans: Vec<(usize, usize)> = found.iter().filter_map(|got| got.first().copied()).collect();
         if spans.len() < max {
-            for re in &self.units {
-                spans.extend(re.find_iter(text).skip(1).take(max).map(|m| (m.start(), m.end())));
+            for got in &found {
+                spans.extend(got.iter().skip(1).take(max));
             }
         }
         spans.sort_unstable();
