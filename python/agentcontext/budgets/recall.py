@@ -107,10 +107,11 @@ class Recall:
         conv = self.originals if source == "originals" else log.originals() if log is not None else None
         if conv is not None:
             for m in conv.to_jsonl():
-                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                call_id = m.get("tool_call_id")
+                if m.get("role") == "tool" and isinstance(call_id, str):
                     text = result_text(m.get("content"))
-                    if not text.startswith(("[cleared: result of ", "[superseded: ")):
-                        out[m["tool_call_id"]] = text
+                    if not _placeholder_of(text, call_id):
+                        out[call_id] = text
         self._indexed[source] = (size, out)
         return out
 
@@ -220,6 +221,18 @@ class Recall:
             )
         except AgentContextError as exc:
             return f"Error: {exc}"
+
+
+def _placeholder_of(text: str, call_id: str) -> bool:
+    """Whether ``text`` is what clearing or dedup writes in place of the result of ``call_id``:
+    one line (the call's description never breaks one), opening as a placeholder and closing as
+    one, a cleared result's naming this call's id. A result that only opens like one (a tool
+    printing a transcript) is the result itself."""
+    if "\n" in text.replace(f"recall id {call_id}]", ""):
+        return False
+    if text.startswith("[cleared: result of "):
+        return text.endswith((f" tokens; recall id {call_id}]", " tokens; not stored]"))
+    return text.startswith("[superseded: ") and text.endswith("; its latest result is the current one]")
 
 
 def result_text(content: object) -> str:

@@ -1,0 +1,59 @@
+"""What leaves the window comes back exactly, also when a result looks like a marker."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+from agentcontext.budgets import Recall
+
+CUT = re.compile(r'recall\(id="([^"\n]+)"\)')
+CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.DOTALL)
+
+
+def rounds(outputs: list[str]) -> list[dict[str, Any]]:
+    """A user request, then one bash call and its result per output, then a last request."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}]
+    for i, text in enumerate(outputs):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "cat x"}'}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": text})
+    messages.append({"role": "user", "content": "next"})
+    return messages
+
+
+#: Results that open like the library's own placeholders: a tool printing a transcript, a log.
+LOOKALIKES = [
+    "[cleared: result of bash(ls), 5 tokens; recall id call_9]\n" + "real data é 😀\n" * 400,
+    "[superseded: read(path=a.py) was called again later (call c2); its latest result is the current one]\n"
+    + "z\n" * 3_000,
+    "[cleared: result of bash(ls), 5 tokens; not stored]" + "y" * 5_000,
+]
+
+
+def test_a_cut_result_that_opens_like_a_placeholder_is_recalled_from_the_callers_messages() -> None:
+    messages = rounds(LOOKALIKES)
+    cut, report = ac.Conversation(messages).truncate_tool_results(1_000)
+    assert len(report) == len(LOOKALIKES)
+    recall = Recall(originals=messages)
+    named = [i for m in cut.to_jsonl() if m.get("role") == "tool" for i in CUT.findall(m["content"])]
+    assert sorted(named) == [f"call_{i}" for i in range(len(LOOKALIKES))]
+    for i, text in enumerate(LOOKALIKES):
+        assert recall.original(f"call_{i}") == text
+
+
+def test_a_placeholder_in_the_messages_given_is_not_taken_for_the_result() -> None:
+    # The caller's messages were cleared once already: recall falls back to the log's original.
+    messages = rounds(["x" * 3_000, "w" * 3_000])
+    cleared, _ = ac.Conversation(messages).clear_tool_results(recent_messages=0, recent_tools=0)
+    texts = [m["content"] for m in cleared.to_jsonl() if m.get("role") == "tool"]
+    assert [CLEARED.match(t).group(1) for t in texts] == ["call_0", "call_1"]  # type: ignore[union-attr]
+    with pytest.raises(ac.RecallError, match="call_0"):
+        Recall(originals=cleared).original("call_0")
+    # A dedup stub stands for its result too.
+    stub = "[superseded: bash(cmd=cat x) was called again later (call call_1); its latest result is the current one]"
+    with pytest.raises(ac.RecallError):
+        Recall(originals=rounds([stub])).original("call_0")
