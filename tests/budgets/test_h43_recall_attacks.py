@@ -1,8 +1,13 @@
-"""What leaves the window comes back exactly, also when a result looks like a marker."""
+"""What leaves the window comes back exactly, also when a result looks like a marker, and after a
+session is resumed in another process."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,3 +62,39 @@ def test_a_placeholder_in_the_messages_given_is_not_taken_for_the_result() -> No
     stub = "[superseded: bash(cmd=cat x) was called again later (call call_1); its latest result is the current one]"
     with pytest.raises(ac.RecallError):
         Recall(originals=rounds([stub])).original("call_0")
+
+
+RESUMED = """
+import json, re, sys
+from agentcontext import Session
+from agentcontext.providers.scripted import ScriptedChatProvider, scripted_call
+from agentcontext.sessions.snapshots import SnapshotStore
+
+directory, step = sys.argv[1], sys.argv[2]
+big = "".join(f"line {i} \\u00e9\\U0001f600\\r\\n" for i in range(20_000))
+if step == "first":
+    provider = ScriptedChatProvider([scripted_call("dump", {}), "done"])
+    session = Session(provider, snapshots=SnapshotStore(directory), functions={"dump": lambda a: big})
+    session.run("go")
+    texts = [m["content"] for m in session.conversation.to_jsonl() if m.get("role") == "tool"]
+    print(json.dumps(re.findall(r"recall id (r-[0-9a-f]{20})|recall\\(id=\\"(r-[0-9a-f]{20})", texts[0])))
+else:
+    session = Session.resume(SnapshotStore(directory), ScriptedChatProvider(["ok"]), functions={"dump": lambda a: big})
+    print(json.dumps(session.recall.original(sys.argv[3]) == big))
+"""
+
+
+def test_a_session_resumed_from_snapshots_in_another_process_recalls_what_its_markers_name(tmp_path: Path) -> None:
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-c", RESUMED, str(tmp_path / "snapshots"), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2_000:]
+        return json.loads(done.stdout)
+
+    found = {i for pair in run("first") for i in pair if i}
+    assert len(found) == 1
+    assert run("second", found.pop()) is True
