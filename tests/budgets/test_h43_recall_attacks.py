@@ -3,7 +3,9 @@ session is resumed in another process."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 import agentcontext as ac
-from agentcontext.budgets import Recall
+from agentcontext.budgets import Recall, ResultStore
 
 CUT = re.compile(r'recall\(id="([^"\n]+)"\)')
 CLEARED = re.compile(r"\[cleared: result of .*, [\d,]+ tokens; recall id (.+)\]\Z", re.DOTALL)
@@ -98,3 +100,24 @@ def test_a_session_resumed_from_snapshots_in_another_process_recalls_what_its_ma
     found = {i for pair in run("first") for i in pair if i}
     assert len(found) == 1
     assert run("second", found.pop()) is True
+
+
+def test_a_store_that_cannot_be_written_is_a_recall_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ResultStore(tmp_path / "store")
+    (tmp_path / "store").rmdir()
+    (tmp_path / "store").write_text("a file where the folder was")
+    with pytest.raises(ac.RecallError, match=r"store/r-[0-9a-f]{20}\.txt: cannot store the result: Not a directory"):
+        store.put("hello")
+    (tmp_path / "store").unlink()
+    store = ResultStore(tmp_path / "store")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(ac.RecallError, match="cannot store the result: No space left on device") as caught:
+        store.put("hello", alias="call_1")
+    assert caught.value.recall_id == ResultStore.id_for("hello")
+    assert list((tmp_path / "store").iterdir()) == [], "no partial file is left"
