@@ -121,3 +121,13 @@ def test_a_store_that_cannot_be_written_is_a_recall_error_naming_the_file(
         store.put("hello", alias="call_1")
     assert caught.value.recall_id == ResultStore.id_for("hello")
     assert list((tmp_path / "store").iterdir()) == [], "no partial file is left"
+
+
+@pytest.mark.parametrize("text", ["line\n" * 20_000, "line\n" * 19_999 + "line", "\n" * 60_000, "x" * 60_000])
+def test_a_stored_results_header_counts_the_lines_the_recall_tool_pages(text: str, tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    result = ac.ToolResultPolicy(context_window=200_000, store=store).apply(text, tool="bash")
+    assert result.action == "persisted" and result.recall_id is not None
+    lines = Recall(store).page(result.recall_id).total_lines
+    assert result.text.startswith(f"[Full result stored: {len(text):,} chars, {lines:,} lines; recall id ")
+    assert lines == len(text.splitlines())
