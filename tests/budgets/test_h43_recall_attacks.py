@@ -131,3 +131,19 @@ def test_a_stored_results_header_counts_the_lines_the_recall_tool_pages(text: st
     lines = Recall(store).page(result.recall_id).total_lines
     assert result.text.startswith(f"[Full result stored: {len(text):,} chars, {lines:,} lines; recall id ")
     assert lines == len(text.splitlines())
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_a_cut_copy_beside_its_original_is_not_recalled_for_it(stored: bool) -> None:
+    # The Agents SDK's CompactingSession appends the results a compaction cut as copies with
+    # the same call id after the originals: the original is what the call id recalls.
+    original = "".join(f"{i:5d}  def handler_{i}(request): return load(request, {i}) é😀\n" for i in range(90))
+    kept = ac.truncate(original, 1_500, recall_id="call_0" if stored else None, not_stored=not stored).text
+    assert kept != original
+    messages = rounds([original])
+    messages.insert(-1, {"role": "tool", "tool_call_id": "call_0", "content": kept})
+    assert Recall(originals=messages).original("call_0") == original
+    # A call id used again for another result: the last one, as documented.
+    again = rounds([original, "x"])
+    again[-2]["tool_call_id"] = "call_0"
+    assert Recall(originals=again).original("call_0") == "x"

@@ -4,6 +4,7 @@ original text back."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -61,7 +62,9 @@ class Recall:
       result as it was before it was cleared or cut, from ``store`` (stored by the compactor
       under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
-      the session ``log``. When a call id was used twice, the last result is the one recalled.
+      the session ``log``. When a call id was used twice, the last result is the one recalled;
+      a placeholder naming the call, or a cut copy of its result written after it (the Agents
+      SDK's compacting session appends such copies), is not taken for the result.
 
     Pages are by lines (``offset``, ``lines``; the tool's arguments ``offset`` and ``limit``) and never longer than ``max_chars`` characters: a
     longer line (a one-line JSON result) is paged by character, the hint naming ``char_offset``.
@@ -110,7 +113,8 @@ class Recall:
                 call_id = m.get("tool_call_id")
                 if m.get("role") == "tool" and isinstance(call_id, str):
                     text = result_text(m.get("content"))
-                    if not _placeholder_of(text, call_id):
+                    earlier = out.get(call_id)
+                    if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
                         out[call_id] = text
         self._indexed[source] = (size, out)
         return out
@@ -233,6 +237,25 @@ def _placeholder_of(text: str, call_id: str) -> bool:
     if text.startswith("[cleared: result of "):
         return text.endswith((f" tokens; recall id {call_id}]", " tokens; not stored]"))
     return text.startswith("[superseded: ") and text.endswith("; its latest result is the current one]")
+
+
+#: A truncation marker (``[... 23 lines, 1794 chars omitted; ... ...]``), its omitted chars.
+_MARKER = re.compile(r"\[\.\.\. [\d,]+ lines, ([\d,]+) chars(?:, [\d,]+ tokens)? omitted[^\n]*? \.\.\.\]")
+
+
+def _cut_from(text: str, earlier: str) -> bool:
+    """Whether ``text`` is ``earlier`` cut to head + marker + tail (a copy a compaction wrote
+    beside the original, as the Agents SDK's compacting session does): its head and tail are
+    the ends of ``earlier`` and the marker's omitted chars make up the rest."""
+    for found in _MARKER.finditer(text):
+        omitted = int(found.group(1).replace(",", ""))
+        tail = text[found.end() :]
+        tail = tail.removeprefix("\n")
+        head = text[: found.start()]
+        for h in {head, head.removesuffix("\n")}:
+            if len(h) + omitted + len(tail) == len(earlier) and earlier.startswith(h) and earlier.endswith(tail):
+                return True
+    return False
 
 
 def result_text(content: object) -> str:
