@@ -147,3 +147,18 @@ def test_a_cut_copy_beside_its_original_is_not_recalled_for_it(stored: bool) -> 
     again = rounds([original, "x"])
     again[-2]["tool_call_id"] = "call_0"
     assert Recall(originals=again).original("call_0") == "x"
+
+
+def test_a_result_another_writer_appended_to_the_session_log_is_recalled(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    mine = ac.SessionLog(path, format="openai")
+    mine.append(ac.Conversation(rounds(["first é\n" * 50])))
+    recall = Recall(log=mine)
+    assert recall.original("call_0") == "first é\n" * 50
+    # Another process (here another object) appends to the same log.
+    other = ac.SessionLog(path)
+    later = rounds(["", "second 😀\n" * 50])[4:6]
+    other.append(ac.Conversation(later), start=0)
+    assert recall.original("call_1") == "second 😀\n" * 50
+    with pytest.raises(ac.RecallError, match="call_2"):
+        recall.original("call_2")

@@ -62,7 +62,8 @@ class Recall:
       result as it was before it was cleared or cut, from ``store`` (stored by the compactor
       under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
-      the session ``log``. When a call id was used twice, the last result is the one recalled;
+      the session ``log`` (read again first when it does not hold the id: another writer may
+      have appended it). When a call id was used twice, the last result is the one recalled;
       a placeholder naming the call, or a cut copy of its result written after it (the Agents
       SDK's compacting session appends such copies), is not taken for the result.
 
@@ -136,6 +137,9 @@ class Recall:
                 return store.get(stored)
         for source in ("originals", "log"):
             text = (self._results(source) or {}).get(recall_id)
+            if text is None and source == "log" and self.log is not None and self.log.refresh():
+                # Another writer of the same log may have appended it since this object last read.
+                text = (self._results(source) or {}).get(recall_id)
             if text is not None:
                 return text
         looked = [
