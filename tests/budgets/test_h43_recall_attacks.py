@@ -162,3 +162,30 @@ def test_a_result_another_writer_appended_to_the_session_log_is_recalled(tmp_pat
     assert recall.original("call_1") == "second 😀\n" * 50
     with pytest.raises(ac.RecallError, match="call_2"):
         recall.original("call_2")
+
+
+def test_a_call_id_in_the_form_of_a_store_id_is_recalled_by_its_alias(tmp_path: Path) -> None:
+    # Call ids are the provider's (or the model's) strings: one may look like r- and 20 hex digits.
+    store = ResultStore(tmp_path)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    ids = ["r-0123456789abcdef0123", *(f"call_{i}" for i in range(1, 20))]
+    for i, call_id in enumerate(ids):
+        call = {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        messages += [
+            {"role": "user", "content": f"do {i}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": f"out {i} é\n" * 400},
+            {"role": "assistant", "content": f"done {i}"},
+        ]
+    messages.append({"role": "user", "content": "next"})
+    conv = ac.Conversation(messages)
+    result = ac.Compactor("openharness", store=store).compact(conv, budget=int(conv.tokens * 0.6))
+    texts = [m["content"] for m in result.conversation.to_jsonl() if m.get("role") == "tool"]
+    assert texts[0].endswith(f"; recall id {ids[0]}]")
+    recall = Recall(store)
+    assert recall.original(ids[0]) == "out 0 é\n" * 400
+    assert recall.recall(ids[0], 1, 2) == "out 0 é\nout 0 é\n\n[Showing lines 1-2 of 400. Use offset=3 to continue.]"
+    # A stored text keeps its id: a call id of the same form does not take it over.
+    text_id = store.put("a stored text")
+    store.put("a call's result", alias=text_id)
+    assert recall.original(text_id) == "a stored text"

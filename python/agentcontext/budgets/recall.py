@@ -130,9 +130,7 @@ class Recall:
         recall_id = _check_id(recall_id, "id")
         store = self.store
         if store is not None:
-            if RECALL_ID.fullmatch(recall_id):
-                return store.get(recall_id)
-            stored = store.alias(recall_id)
+            stored = _in_store(store, recall_id)
             if stored is not None:
                 return store.get(stored)
         for source in ("originals", "log"):
@@ -188,7 +186,7 @@ class Recall:
         store = self.store
         if store is None:
             return None
-        stored = recall_id if RECALL_ID.fullmatch(recall_id) else store.alias(recall_id)
+        stored = _in_store(store, recall_id)
         return None if stored is None else store.pieces(stored)
 
     def recall(
@@ -229,6 +227,20 @@ class Recall:
             )
         except AgentContextError as exc:
             return f"Error: {exc}"
+
+
+def _in_store(store: Store, recall_id: str) -> str | None:
+    """The store's id of what ``recall_id`` names: itself when it has a store id's form, else the
+    id its alias (a tool call id) resolves to; None when the store has neither. A call id in a
+    store id's form (``r-`` and 20 hex digits) is looked up as an alias when no text is stored
+    under it; a text stored under it is what it names, so a call id cannot take over the id of a
+    stored text."""
+    if RECALL_ID.fullmatch(recall_id):
+        holds = getattr(store, "__contains__", None)
+        if holds is None or holds(recall_id):
+            return recall_id
+        return store.alias(recall_id) or recall_id  # neither: the store's own error names it
+    return store.alias(recall_id)
 
 
 def _placeholder_of(text: str, call_id: str) -> bool:
