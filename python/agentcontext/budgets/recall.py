@@ -4,6 +4,7 @@ original text back."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -61,7 +62,10 @@ class Recall:
       result as it was before it was cleared or cut, from ``store`` (stored by the compactor
       under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
-      the session ``log``. When a call id was used twice, the last result is the one recalled.
+      the session ``log`` (read again first when it does not hold the id: another writer may
+      have appended it). When a call id was used twice, the last result is the one recalled;
+      a placeholder naming the call, or a cut copy of its result written after it (the Agents
+      SDK's compacting session appends such copies), is not taken for the result.
 
     Pages are by lines (``offset``, ``lines``; the tool's arguments ``offset`` and ``limit``) and never longer than ``max_chars`` characters: a
     longer line (a one-line JSON result) is paged by character, the hint naming ``char_offset``.
@@ -107,10 +111,12 @@ class Recall:
         conv = self.originals if source == "originals" else log.originals() if log is not None else None
         if conv is not None:
             for m in conv.to_jsonl():
-                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                call_id = m.get("tool_call_id")
+                if m.get("role") == "tool" and isinstance(call_id, str):
                     text = result_text(m.get("content"))
-                    if not text.startswith(("[cleared: result of ", "[superseded: ")):
-                        out[m["tool_call_id"]] = text
+                    earlier = out.get(call_id)
+                    if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
+                        out[call_id] = text
         self._indexed[source] = (size, out)
         return out
 
@@ -124,13 +130,14 @@ class Recall:
         recall_id = _check_id(recall_id, "id")
         store = self.store
         if store is not None:
-            if RECALL_ID.fullmatch(recall_id):
-                return store.get(recall_id)
-            stored = store.alias(recall_id)
+            stored = _in_store(store, recall_id)
             if stored is not None:
                 return store.get(stored)
         for source in ("originals", "log"):
             text = (self._results(source) or {}).get(recall_id)
+            if text is None and source == "log" and self.log is not None and self.log.refresh():
+                # Another writer of the same log may have appended it since this object last read.
+                text = (self._results(source) or {}).get(recall_id)
             if text is not None:
                 return text
         looked = [
@@ -179,7 +186,7 @@ class Recall:
         store = self.store
         if store is None:
             return None
-        stored = recall_id if RECALL_ID.fullmatch(recall_id) else store.alias(recall_id)
+        stored = _in_store(store, recall_id)
         return None if stored is None else store.pieces(stored)
 
     def recall(
@@ -220,6 +227,51 @@ class Recall:
             )
         except AgentContextError as exc:
             return f"Error: {exc}"
+
+
+def _in_store(store: Store, recall_id: str) -> str | None:
+    """The store's id of what ``recall_id`` names: itself when it has a store id's form, else the
+    id its alias (a tool call id) resolves to; None when the store has neither. A call id in a
+    store id's form (``r-`` and 20 hex digits) is looked up as an alias when no text is stored
+    under it; a text stored under it is what it names, so a call id cannot take over the id of a
+    stored text."""
+    if RECALL_ID.fullmatch(recall_id):
+        holds = getattr(store, "__contains__", None)
+        if holds is None or holds(recall_id):
+            return recall_id
+        return store.alias(recall_id) or recall_id  # neither: the store's own error names it
+    return store.alias(recall_id)
+
+
+def _placeholder_of(text: str, call_id: str) -> bool:
+    """Whether ``text`` is what clearing or dedup writes in place of the result of ``call_id``:
+    one line (the call's description never breaks one), opening as a placeholder and closing as
+    one, a cleared result's naming this call's id. A result that only opens like one (a tool
+    printing a transcript) is the result itself."""
+    if "\n" in text.replace(f"recall id {call_id}]", ""):
+        return False
+    if text.startswith("[cleared: result of "):
+        return text.endswith((f" tokens; recall id {call_id}]", " tokens; not stored]"))
+    return text.startswith("[superseded: ") and text.endswith("; its latest result is the current one]")
+
+
+#: A truncation marker (``[... 23 lines, 1794 chars omitted; ... ...]``), its omitted chars.
+_MARKER = re.compile(r"\[\.\.\. [\d,]+ lines, ([\d,]+) chars(?:, [\d,]+ tokens)? omitted[^\n]*? \.\.\.\]")
+
+
+def _cut_from(text: str, earlier: str) -> bool:
+    """Whether ``text`` is ``earlier`` cut to head + marker + tail (a copy a compaction wrote
+    beside the original, as the Agents SDK's compacting session does): its head and tail are
+    the ends of ``earlier`` and the marker's omitted chars make up the rest."""
+    for found in _MARKER.finditer(text):
+        omitted = int(found.group(1).replace(",", ""))
+        tail = text[found.end() :]
+        tail = tail.removeprefix("\n")
+        head = text[: found.start()]
+        for h in {head, head.removesuffix("\n")}:
+            if len(h) + omitted + len(tail) == len(earlier) and earlier.startswith(h) and earlier.endswith(tail):
+                return True
+    return False
 
 
 def result_text(content: object) -> str:

@@ -111,7 +111,9 @@ class ToolResultPolicy:
             # Nowhere to keep it: the best is a marked cut to the preview size.
             return self._cut(content, self.preview_chars)
         recall_id = self.store.put(content)
-        header = f"[Full result stored: {len(content):,} chars, {content.count(chr(10)) + 1:,} lines; recall id {recall_id}]\n"
+        # Lines as the recall tool pages them: a last line break ends the last line.
+        lines = content.count("\n") + (not content.endswith("\n"))
+        header = f"[Full result stored: {len(content):,} chars, {lines:,} lines; recall id {recall_id}]\n"
         room = max(self.preview_chars - len(header), 200)
         preview = json_preview(content, max_chars=room)
         if preview is None:

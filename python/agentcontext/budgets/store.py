@@ -54,8 +54,13 @@ class ResultStore:
     def _alias_path(self, alias: str) -> Path:
         return self.directory / f"a-{hashlib.sha256(alias.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.ref"
 
-    def _write(self, path: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
+    def _write(self, path: Path, data: bytes, recall_id: str) -> None:
+        """Write ``data`` to ``path`` atomically; a failure of the file system (the folder gone,
+        a full disk) is a :class:`RecallError` naming the path, and leaves nothing behind."""
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
+        except OSError as exc:
+            raise RecallError(f"{path}: cannot store the result: {exc.strerror or exc}", recall_id) from None
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -63,8 +68,10 @@ class ResultStore:
                 os.fsync(f.fileno())
             # Replaces whatever holds the name, a planted symlink included (the link, not its target).
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise RecallError(f"{path}: cannot store the result: {exc.strerror or exc}", recall_id) from None
             raise
 
     def _open(self, path: Path, recall_id: str) -> int | None:
@@ -126,7 +133,8 @@ class ResultStore:
     def put(self, text: str, *, alias: str | None = None) -> str:
         """Store ``text`` and return its recall id; with ``alias`` (a tool call id), the alias
         resolves to that id from now on (:meth:`alias`). Both must be text: a lone surrogate in
-        either is an :class:`OptionError`, raised before anything is written."""
+        either is an :class:`OptionError`, raised before anything is written; a file system that
+        cannot take it (the folder gone, a full disk) is a :class:`RecallError` naming the file."""
         if not isinstance(text, str):
             raise ArgumentTypeError(f"text must be a string, not {type(text).__name__}")
         data = _checks.text("text", text).encode("utf-8")
@@ -137,11 +145,11 @@ class ResultStore:
             _checks.text("alias", _check_id(alias, "alias"))
             record = f"{alias}\n{recall_id}"
         if not self._holds(path):
-            self._write(path, data)
+            self._write(path, data, recall_id)
         if alias is not None and record is not None:
             ref = self._alias_path(alias)
             if not self._holds(ref) or self._read(ref, alias) != record:
-                self._write(ref, record.encode("utf-8"))
+                self._write(ref, record.encode("utf-8"), alias)
         return recall_id
 
     def alias(self, name: str) -> str | None:

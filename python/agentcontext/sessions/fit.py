@@ -23,6 +23,7 @@ from agentcontext.compaction import (
 from agentcontext.errors import ArgumentTypeError, ContextOverflowError, OptionError
 from agentcontext.observe.calls import watch_model_call
 from agentcontext.providers import Completion, Provider
+from agentcontext.sessions.snapshots import SnapshotStore
 from agentcontext.types import JsonDict
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def session_compactor(
     result_policy: ToolResultPolicy | bool,
     log: SessionLog | None,
     compiler: Compiler | None,
+    snapshots: SnapshotStore | None = None,
 ) -> tuple[Compactor, ResultStore | None]:
     """A session's compactor (see :class:`~agentcontext.Session`): a preset's made for the
     provider's window, or ``compactor`` :func:`fitted`, with the session's result store and the
@@ -94,6 +96,10 @@ def session_compactor(
     if store is None and log is not None:
         # The originals of what compactions cut, clear, summarize or drop, beside the log.
         store = ResultStore(log.path.with_name(log.path.name + ".recall"))
+    if store is None and isinstance(snapshots, SnapshotStore):
+        # Inside the snapshots' directory: a session resumed from them in another process finds
+        # the originals its restored markers name.
+        store = ResultStore(snapshots.directory / "recall")
     if store is not None and compactor.store is not store:
         compactor = copy.copy(compactor)
         compactor.store = store

@@ -108,9 +108,11 @@ class Session:
 
     One store keeps every original this session's markers name (:attr:`result_store`): ``store``,
     else the policy's ``store``, else the compactor's, else ``<log file>.recall`` beside the
-    session log, else — once a tool result is first cut — a temporary directory left in place (so
+    session log, else ``recall`` in the ``snapshots`` directory (so a session resumed from them in
+    another process recalls what its markers name), else — once a tool result is first cut — a
+    temporary directory left in place (so
     a recall id stays valid after the session is gone). Compactions keep the originals of what
-    they cut, clear, summarize or drop in it when it exists from the start (any of the first four).
+    they cut, clear, summarize or drop in it when it exists from the start (any of the first five).
     A tool
     named ``recall`` runs :attr:`recall` unless ``functions`` has its own (add
     :func:`~agentcontext.recall_tool` to ``tools`` so the model can make one).
@@ -166,7 +168,7 @@ class Session:
         #: The request compiled for the current model call (None without a compiler).
         self.compiled: CompiledRequest | None = None
         self.provider = provider
-        compactor, store = fit.session_compactor(compactor, provider, store, result_policy, log, compiler)
+        compactor, store = fit.session_compactor(compactor, provider, store, result_policy, log, compiler, snapshots)
         compactor = fit.reporting(compactor, self.on_event)
         self.compactor = compactor
         warning = letta.memory_warning(compactor.policy)
