@@ -29,7 +29,7 @@ from agentcontext.integrations._converted import (
     same_objects,
 )
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, as_dict, fit
+from agentcontext.integrations._fit import Budget, RecallIds, _joined, as_dict, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -366,17 +366,20 @@ def cut_items(
     starts = list(itertools.accumulate((len(e) for e in conv._export_each()), initial=0))
     if starts[-1] != len(items):
         return None
-    msgs = conv.to_jsonl()
+    # An output of text parts only (a tool returning ToolOutputText, an MCP tool) is read as its
+    # texts joined: cut, it is sent as one text.
+    msgs = [_joined(m) for m in conv.to_jsonl()]
 
     def output(k: int) -> bool:
-        # A tool message that is one function_call_output whose output is its text.
+        # A tool message that is one function_call_output whose output is its text (or its parts').
         item = items[starts[k]]
         return (
             msgs[k].get("role") == "tool"
             and starts[k + 1] - starts[k] == 1
             and item.get("type") == "function_call_output"
-            and isinstance(item.get("output"), str)
-            and item["output"] == msgs[k].get("content")
+            and isinstance(item.get("output"), str | list)
+            and isinstance(msgs[k].get("content"), str)
+            and (item["output"] == msgs[k]["content"] or not isinstance(item["output"], str))
         )
 
     return cut_newest(
