@@ -213,6 +213,9 @@ class Turns:
         #: The last call's items and their :func:`item_fields` when all are dicts (its fields then
         #: ``_IN_CORE``).
         self._dict_prints = _Prints()
+        #: How many calls have kept ``_dict_prints`` (a call resuming from it keeps on from its
+        #: own items only while no other call kept it meanwhile).
+        self._kept = 0
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
@@ -241,6 +244,7 @@ class Turns:
         reused: list[Turn] = []
         start = 0
         prints: Any = _IN_CORE
+        taken = -1
         with self._lock:
             last = self._last
             last_items, last_fields, last_turns, last_starts = last
@@ -255,6 +259,7 @@ class Turns:
                 self._last = ((), None, [], [])
                 reused = last_turns[:-1]
                 start = last_starts[-1]
+                taken = self._kept
         if not reused and not set(map(type, objects)) <= {dict}:
             prints = list(map(item_fields, objects))
             if (
@@ -275,9 +280,11 @@ class Turns:
         out = [*reused, *turns]
         with self._lock:
             if prints is _IN_CORE:
-                # Each dict's own fields (those its type makes the Chat form read), one per new dict.
-                at = n if reused else 0
+                # Each dict's own fields (those its type makes the Chat form read), one per new dict;
+                # every dict's when another thread's call kept the prints since this one took them.
+                at = n if reused and taken == self._kept else 0
                 self._dict_prints.keep(objects, at, list(map(read_fields, objects[at:])))
+                self._kept += 1
             self._last = (tuple(objects), prints, out, [*last_starts[: len(reused)], *starts])
         self._settle(out, len(objects))
         return out
