@@ -132,9 +132,9 @@ def _with_arguments(calls: Any, now: Any) -> Any:
             if isinstance(text, str) and isinstance(function, Mapping) and function.get("arguments") != text:
                 call = {**call, "function": {**function, "arguments": text}}
         else:
-            function = getattr(call, "function", None)
-            if isinstance(text, str) and hasattr(function, "model_copy") and function.arguments != text:
-                call = call.model_copy(update={"function": function.model_copy(update={"arguments": text})})
+            own: Any = getattr(call, "function", None)
+            if isinstance(text, str) and hasattr(own, "model_copy") and own.arguments != text:
+                call = call.model_copy(update={"function": own.model_copy(update={"arguments": text})})
         out.append(call)
     return calls if all(map(is_, out, calls)) else out
 

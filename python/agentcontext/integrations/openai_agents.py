@@ -46,7 +46,17 @@ from agentcontext.integrations._agents_items import (
 )
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, as_list, fit, off_loop, tool_texts
+from agentcontext.integrations._fit import (
+    Budget,
+    RecallIds,
+    as_budget,
+    as_dict,
+    as_list,
+    factory_budget,
+    fit,
+    off_loop,
+    tool_texts,
+)
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits
@@ -185,7 +195,13 @@ def input_filter(
             ``on_event`` not callable.
     """
     on_event = check_callback(on_event, "openai_agents.input_filter")
-    fitted_into = as_budget(budget)
+    # (Given uncalled, ``call_model_input_filter=input_filter``, it is called with the call's data.)
+    fitted_into = factory_budget(
+        "input_filter",
+        budget,
+        lambda b: hasattr(b, "model_data") and hasattr(b, "agent"),
+        "call_model_input_filter=input_filter(budget)",
+    )
     fitter = _Fitter()
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:

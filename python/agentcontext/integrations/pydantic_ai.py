@@ -36,9 +36,18 @@ from agentcontext._core import _Prints
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import Budget, arguments_object, as_budget, as_list, fit, tool_texts
+from agentcontext.integrations._fit import (
+    Budget,
+    arguments_object,
+    as_budget,
+    as_list,
+    factory_budget,
+    fit,
+    tool_texts,
+)
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
+from agentcontext.observe.events import Event  # noqa: F401 - resolves EventCallback in the signatures Pydantic AI reads
 
 try:
     from pydantic_ai import RunContext
@@ -351,7 +360,13 @@ def history_processor(
             ``on_event`` not callable.
     """
     on_event = check_callback(on_event, "pydantic_ai.history_processor")
-    fitted_into = as_budget(budget)
+    # (Given uncalled, ``ProcessHistory(history_processor)``, it is called with the messages.)
+    fitted_into = factory_budget(
+        "history_processor",
+        budget,
+        lambda b: isinstance(b, list | RunContext),
+        "ProcessHistory(history_processor(budget))",
+    )
     cache = converted()
 
     def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
