@@ -64,6 +64,7 @@ try:
         SystemPromptPart,
         TextPart,
         ThinkingPart,
+        ToolReturnPart,
         UserPromptPart,
     )
 except ImportError as exc:  # pragma: no cover - depends on what is installed
@@ -198,12 +199,23 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
                 # Text cut, everything else (images, files) kept.
                 rest = [item for item in part.content if not isinstance(item, str)]
                 parts.append(dataclasses.replace(part, content=[changed["content"], *rest]))
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                parts.append(_retry_as(part, changed["content"]))
             else:
                 parts.append(part)
         k += 1
     if not any(_request_part(p) is not None for p in parts):
         return None
     return dataclasses.replace(message, parts=parts)
+
+
+def _retry_as(part: RetryPromptPart, text: str) -> ToolReturnPart:
+    """The tool retry ``part`` whose answer the fit cleared or cut to ``text``, as a part the model
+    reads as exactly ``text``: a tool return of it (a retry's ``model_response()`` adds its own
+    tail, and ``RetryPromptPart`` is deprecated: making one warns)."""
+    return ToolReturnPart(
+        tool_name=part.tool_name or "", content=text, tool_call_id=part.tool_call_id, timestamp=part.timestamp
+    )
 
 
 def _instructions(messages: Sequence[ModelMessage]) -> str | None:
