@@ -110,3 +110,21 @@ def test_a_newest_retry_over_the_budget_is_cut() -> None:
     assert isinstance(part, ToolReturnPart) and part.tool_call_id == "c0" and part.tool_name == "build"
     text = part.model_response_str()
     assert "omitted" in text and text.endswith("Fix the errors and try again.")
+
+
+@pytest.mark.parametrize("outcome", ["retried", "failed"])
+def test_cleared_error_returns_are_not_wrapped_again(outcome: str) -> None:
+    # Pydantic AI sends an errored return as {"error": ...}: the fit counts that text, clears or
+    # cuts it, and the part went out wrapped again (up to 74 tokens over for 20 such returns).
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("Build the project.")])]
+    for i in range(20):
+        history += [
+            ModelResponse(parts=[ToolCallPart("build", {"target": i}, tool_call_id=f"c{i}")]),
+            ModelRequest(
+                parts=[ToolReturnPart("build", f"[{i}] {LOG[:600]}", tool_call_id=f"c{i}", outcome=outcome)]  # type: ignore[arg-type]
+            ),
+        ]
+    for budget in range(900, 4_000, 101):
+        out = fit_messages(history, ac.Budget(budget, recent_tools=1, recent_messages=2))
+        assert received_tokens(out) <= budget
+        assert history[2].parts[0].outcome == outcome  # type: ignore[union-attr]

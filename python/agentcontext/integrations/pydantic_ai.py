@@ -191,6 +191,10 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
             changed = changes[k]
             if changed is None:
                 parts.append(part)
+            elif isinstance(part, BaseToolReturnPart) and part.outcome in ("failed", "retried"):
+                # Counted as the model reads it, wrapped in {"error": ...}: the fitted text is that
+                # wrapper cleared or cut, which the part would wrap again; it goes out as it is.
+                parts.append(dataclasses.replace(part, content=changed["content"], outcome="success"))
             elif isinstance(part, BaseToolReturnPart) or (
                 isinstance(part, UserPromptPart) and isinstance(part.content, str)
             ):
