@@ -108,3 +108,31 @@ def test_history_processor_given_uncalled_names_the_call() -> None:
     # Called, it works.
     agent = Agent(TestModel(), capabilities=[ProcessHistory(history_processor(10_000))])
     assert agent.run_sync("Review the handlers.").output
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ac.Budget(2_000, reserved_output=2_000),
+        lambda: ac.Budget(2_000, reserved_output=1_000, safety_margin=1_000),
+        lambda: ac.Budget.for_model("gpt-4", reserved_output=8_192),  # 6,144 of gpt-4's 8,192
+        lambda: ac.Budget.for_model("gpt-4o", fraction=1e-9),
+    ],
+)
+def test_a_budget_with_no_room_for_the_input_is_refused_when_made(make: Any) -> None:
+    # Every model call with it would raise BudgetError; it was accepted here.
+    with pytest.raises(ac.errors.OptionError, match=r"no room for the input|is 0 tokens"):
+        make()
+
+
+def test_a_reserve_and_what_goes_beside_over_the_cores_range_is_over_the_budget() -> None:
+    from agentcontext.errors import BudgetError
+    from agentcontext.integrations.litellm import fit_messages
+
+    top = 2**64 - 1
+    tools = [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {}}}]
+    messages = [{"role": "user", "content": "hi"}]
+    # It said "reserved_output is too large: 18446744073709551641", a value nobody gave.
+    with pytest.raises(BudgetError):
+        fit_messages(messages, ac.Budget(top, reserved_output=top - 1), tools=tools)
+    assert fit_messages(messages, ac.Budget(top, reserved_output=10), tools=tools) == messages

@@ -153,7 +153,8 @@ class Budget:
         Raises:
             UnknownModelError: the model is neither in ``windows`` nor in the table; the message
                 names the closest known models.
-            OptionError: ``fraction`` outside (0, 1], or a field out of range.
+            OptionError: ``fraction`` outside (0, 1] or a share of the window under one token,
+                or a field out of range.
         """
         from agentcontext.budgets.windows import model_window  # (lazy: keeps the adapters light)
 
@@ -170,8 +171,13 @@ class Budget:
                 exc.model,
                 exc.close_matches,
             ) from None
+        max_tokens = int(entry.context_window * share)
+        if max_tokens == 0:
+            raise OptionError(
+                f"fraction {fraction!r} of the window of {model!r} ({entry.context_window} tokens) is 0 tokens"
+            )
         return cls(
-            max_tokens=int(entry.context_window * share),
+            max_tokens=max_tokens,
             encoding=entry.encoding if encoding is None else encoding,
             model=model,
             **options,
@@ -183,6 +189,13 @@ class Budget:
             _checks.count(name, getattr(self, name))
         for name in ("clear", "clear_tool_inputs"):
             _checks.flag(name, getattr(self, name))
+        kept_free = self.reserved_output + self.safety_margin
+        if kept_free and kept_free >= self.max_tokens:
+            # (Every call would fail: refused here, not in the first model call.)
+            raise OptionError(
+                f"reserved_output ({self.reserved_output}) and safety_margin ({self.safety_margin}) leave "
+                f"no room for the input in max_tokens ({self.max_tokens}): raise max_tokens or lower them"
+            )
         if self.model is not None and not isinstance(self.model, str):
             raise ArgumentTypeError(f"model must be a model name (str) or None, got {type(self.model).__name__}")
         from agentcontext._core import count_tokens
@@ -223,7 +236,8 @@ class Budget:
             "recent_messages": self.recent_messages,
             "recent_tools": self.recent_tools,
             "clear_at_least": self.clear_at_least,
-            "reserved_output": self.reserved_output + beside,
+            # (A sum over the core's range is refused as what it is: over the budget.)
+            "reserved_output": min(self.reserved_output + beside, _checks.MAX_COUNT),
             "safety_margin": self.safety_margin,
             "clear_tool_inputs": self.clear_tool_inputs,
         }
@@ -242,14 +256,14 @@ def as_budget(budget: int | Budget) -> Budget:
     held = _INT_BUDGETS.get(budget) if type(budget) is int else None
     if held is not None:
         return held
-    if isinstance(budget, str):
+    if isinstance(budget, str) and not budget.strip().isdigit():
         raise ArgumentTypeError(
-            f"budget must be a number of tokens or a Budget, got str {budget!r}: for a model's window "
+            f"budget must be a non-negative integer or a Budget, got str {budget!r}: for a model's window "
             f"pass agentcontext.Budget.for_model({budget!r})"
         )
     if isinstance(budget, type) and issubclass(budget, Budget):
         raise ArgumentTypeError(
-            "budget must be a number of tokens or a Budget, got the class Budget: call it, Budget(...)"
+            "budget must be a non-negative integer or a Budget, got the class Budget: call it, Budget(...)"
         )
     made = Budget(_checks.count("budget", budget))
     if len(_INT_BUDGETS) >= 64:
