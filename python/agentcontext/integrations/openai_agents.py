@@ -81,15 +81,20 @@ def _item(item: Any, index: int) -> dict[str, Any]:
     )
 
 
+#: The fields of an item the fit or the ladder may change (a result, a request, a call's input).
+_FITTED = ("output", "content", "arguments", "input")
+
+
 def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
     """``item`` as the fit (or the compaction ladder) changed its dict: a copy with only
     ``output``, ``content`` or (of a ``function_call``, its arguments cleared or cut)
-    ``arguments`` replaced where they differ; ``item`` itself when none does."""
+    ``arguments`` (of a ``custom_tool_call``, its free-form ``input``) replaced where they differ;
+    ``item`` itself when none does."""
     changed = parts[0][1]
     if changed is None:
         return item
     base = _item(item, 0)
-    update = {k: changed[k] for k in ("output", "content", "arguments") if k in changed and changed[k] != base.get(k)}
+    update = {k: changed[k] for k in _FITTED if k in changed and changed[k] != base.get(k)}
     return {**base, **update} if update else item
 
 
