@@ -159,33 +159,49 @@ def register_model(
 
 
 def _as_entry(key: str, value: int | ModelWindow) -> ModelWindow:
+    """``windows[key]`` as an entry: a :class:`ModelWindow` as it is; an int is the window of a
+    model still counted as the table counts it (``key``'s entry there; the heuristic for a name
+    the table does not know)."""
     if isinstance(value, ModelWindow):
         return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(
             f"windows[{key!r}] must be a context window (int) or a ModelWindow, got {type(value).__name__}"
         )
-    return ModelWindow(value)
+    known = _match(normalize_model_name(key), MODEL_WINDOWS)
+    return ModelWindow(value, encoding=MODEL_WINDOWS[known].encoding if known is not None else "heuristic")
 
 
-def model_window(model: str, *, windows: Mapping[str, int | ModelWindow] | None = None) -> ModelWindow:
-    """The entry of ``model``: from ``windows`` (names or prefixes mapped to a context window or
-    a :class:`ModelWindow`; they win over the table) or :data:`MODEL_WINDOWS`, by the longest
-    key that is the normalised name or a prefix of it ending at ``-``, ``:``, ``@`` or ``_``.
-
-    Raises:
-        UnknownModelError: no key matches; the message and ``close_matches`` name the nearest.
-        ArgumentTypeError: ``model`` is not a string, or a ``windows`` value is not an int or entry.
-    """
-    name = normalize_model_name(model)
-    table: dict[str, ModelWindow] = dict(MODEL_WINDOWS)
-    for key, value in (windows or {}).items():
-        table[normalize_model_name(key)] = _as_entry(key, value)
-    best = max(
+def _match(name: str, table: Mapping[str, ModelWindow]) -> str | None:
+    """The longest key of ``table`` that is ``name`` or a prefix of it ending at a boundary."""
+    return max(
         (k for k in table if name == k or (name.startswith(k) and name[len(k)] in _BOUNDARY)),
         key=len,
         default=None,
     )
+
+
+def model_window(model: str, *, windows: Mapping[str, int | ModelWindow] | None = None) -> ModelWindow:
+    """The entry of ``model``: from ``windows`` (names or prefixes mapped to a context window or
+    a :class:`ModelWindow`; they win over the table; a window given as an int keeps the counter the
+    table has for that name) or :data:`MODEL_WINDOWS`, by the longest
+    key that is the normalised name or a prefix of it ending at ``-``, ``:``, ``@`` or ``_``.
+
+    Raises:
+        UnknownModelError: no key matches; the message and ``close_matches`` name the nearest.
+        ArgumentTypeError: ``model`` is not a string, ``windows`` not a mapping, or a ``windows``
+            value is not an int or entry.
+    """
+    name = normalize_model_name(model)
+    if windows is not None and not isinstance(windows, Mapping):
+        raise ArgumentTypeError(
+            f"windows must be a mapping of model names to context windows (int or ModelWindow), "
+            f"got {type(windows).__name__}"
+        )
+    table: dict[str, ModelWindow] = dict(MODEL_WINDOWS)
+    for key, value in (windows or {}).items():
+        table[normalize_model_name(key)] = _as_entry(key, value)
+    best = _match(name, table)
     if best is None:
         close = _closest(name, list(table))
         hint = f" (closest known: {', '.join(close)})" if close else ""

@@ -20,7 +20,7 @@ from operator import eq, is_not, not_
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
-from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError, OptionError, UnknownModelError
 from agentcontext.integrations._converted import MARK, Converted, _from_scratch, marks, source
 from agentcontext.integrations._cut import cut_newest
 from agentcontext.observe.compaction import fits_observed, observed_fit
@@ -153,14 +153,31 @@ class Budget:
         Raises:
             UnknownModelError: the model is neither in ``windows`` nor in the table; the message
                 names the closest known models.
-            OptionError: ``fraction`` outside (0, 1], or a field out of range.
+            OptionError: ``fraction`` outside (0, 1] or a share of the window under one token,
+                or a field out of range.
         """
         from agentcontext.budgets.windows import model_window  # (lazy: keeps the adapters light)
 
         share = _checks.number("fraction", fraction, high=1.0, low_open=True)
-        entry = model_window(model, windows=windows)
+        try:
+            entry = model_window(model, windows=windows)
+        except UnknownModelError as exc:
+            # (The table's hint names the providers' context_window=, which this method has not.)
+            close = f" (closest known: {', '.join(exc.close_matches)})" if exc.close_matches else ""
+            raise UnknownModelError(
+                f"unknown model {model!r}{close}: pass its window, Budget.for_model({model!r}, "
+                f"windows={{{model!r}: tokens}}), or a budget, Budget(tokens), or add it with "
+                "agentcontext.budgets.register_model",
+                exc.model,
+                exc.close_matches,
+            ) from None
+        max_tokens = int(entry.context_window * share)
+        if max_tokens == 0:
+            raise OptionError(
+                f"fraction {fraction!r} of the window of {model!r} ({entry.context_window} tokens) is 0 tokens"
+            )
         return cls(
-            max_tokens=int(entry.context_window * share),
+            max_tokens=max_tokens,
             encoding=entry.encoding if encoding is None else encoding,
             model=model,
             **options,
@@ -172,6 +189,13 @@ class Budget:
             _checks.count(name, getattr(self, name))
         for name in ("clear", "clear_tool_inputs"):
             _checks.flag(name, getattr(self, name))
+        kept_free = self.reserved_output + self.safety_margin
+        if kept_free and kept_free >= self.max_tokens:
+            # (Every call would fail: refused here, not in the first model call.)
+            raise OptionError(
+                f"reserved_output ({self.reserved_output}) and safety_margin ({self.safety_margin}) leave "
+                f"no room for the input in max_tokens ({self.max_tokens}): raise max_tokens or lower them"
+            )
         if self.model is not None and not isinstance(self.model, str):
             raise ArgumentTypeError(f"model must be a model name (str) or None, got {type(self.model).__name__}")
         from agentcontext._core import count_tokens
@@ -212,7 +236,8 @@ class Budget:
             "recent_messages": self.recent_messages,
             "recent_tools": self.recent_tools,
             "clear_at_least": self.clear_at_least,
-            "reserved_output": self.reserved_output + beside,
+            # (A sum over the core's range is refused as what it is: over the budget.)
+            "reserved_output": min(self.reserved_output + beside, _checks.MAX_COUNT),
             "safety_margin": self.safety_margin,
             "clear_tool_inputs": self.clear_tool_inputs,
         }
@@ -222,7 +247,8 @@ def as_budget(budget: int | Budget) -> Budget:
     """``budget`` as a :class:`Budget`: an int is ``Budget(budget)``.
 
     Raises:
-        ArgumentTypeError: ``budget`` is neither an int nor a :class:`Budget`.
+        ArgumentTypeError: ``budget`` is neither an int nor a :class:`Budget` (a model name is told
+            to use :meth:`Budget.for_model`).
         OptionError: a negative int, or one over the 64-bit range.
     """
     if isinstance(budget, Budget):
@@ -230,11 +256,29 @@ def as_budget(budget: int | Budget) -> Budget:
     held = _INT_BUDGETS.get(budget) if type(budget) is int else None
     if held is not None:
         return held
+    if isinstance(budget, str) and not budget.strip().isdigit():
+        raise ArgumentTypeError(
+            f"budget must be a non-negative integer or a Budget, got str {budget!r}: for a model's window "
+            f"pass agentcontext.Budget.for_model({budget!r})"
+        )
+    if isinstance(budget, type) and issubclass(budget, Budget):
+        raise ArgumentTypeError(
+            "budget must be a non-negative integer or a Budget, got the class Budget: call it, Budget(...)"
+        )
     made = Budget(_checks.count("budget", budget))
     if len(_INT_BUDGETS) >= 64:
         _INT_BUDGETS.clear()
     _INT_BUDGETS[made.max_tokens] = made
     return made
+
+
+def factory_budget(factory: str, budget: object, given: Callable[[object], bool], wiring: str) -> Budget:
+    """``budget``, given to the adapter factory ``factory``, as a :class:`Budget`; when ``given(budget)``
+    says it is what the framework passes the hook itself (the factory was given uncalled in the
+    hook's place), an :class:`ArgumentTypeError` naming the fix, ``wiring`` (how to call it)."""
+    if not isinstance(budget, int | Budget) and given(budget):
+        raise ArgumentTypeError(f"{factory} makes the hook: call it, {wiring}, not the factory itself")
+    return as_budget(budget)  # type: ignore[arg-type]
 
 
 #: The budgets made for ints (a Budget is frozen: one per int serves every call given that int).

@@ -29,7 +29,7 @@ from agentcontext.integrations._converted import (
     same_objects,
 )
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, as_dict, fit
+from agentcontext.integrations._fit import Budget, RecallIds, _joined, as_dict, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -213,6 +213,9 @@ class Turns:
         #: The last call's items and their :func:`item_fields` when all are dicts (its fields then
         #: ``_IN_CORE``).
         self._dict_prints = _Prints()
+        #: How many calls have kept ``_dict_prints`` (a call resuming from it keeps on from its
+        #: own items only while no other call kept it meanwhile).
+        self._kept = 0
 
     def _piece(self, item: Any, index: int) -> tuple[str, Any] | None:
         held = self._pieces.get(id(item))
@@ -241,6 +244,7 @@ class Turns:
         reused: list[Turn] = []
         start = 0
         prints: Any = _IN_CORE
+        taken = -1
         with self._lock:
             last = self._last
             last_items, last_fields, last_turns, last_starts = last
@@ -255,6 +259,7 @@ class Turns:
                 self._last = ((), None, [], [])
                 reused = last_turns[:-1]
                 start = last_starts[-1]
+                taken = self._kept
         if not reused and not set(map(type, objects)) <= {dict}:
             prints = list(map(item_fields, objects))
             if (
@@ -275,9 +280,11 @@ class Turns:
         out = [*reused, *turns]
         with self._lock:
             if prints is _IN_CORE:
-                # Each dict's own fields (those its type makes the Chat form read), one per new dict.
-                at = n if reused else 0
+                # Each dict's own fields (those its type makes the Chat form read), one per new dict;
+                # every dict's when another thread's call kept the prints since this one took them.
+                at = n if reused and taken == self._kept else 0
                 self._dict_prints.keep(objects, at, list(map(read_fields, objects[at:])))
+                self._kept += 1
             self._last = (tuple(objects), prints, out, [*last_starts[: len(reused)], *starts])
         self._settle(out, len(objects))
         return out
@@ -366,17 +373,20 @@ def cut_items(
     starts = list(itertools.accumulate((len(e) for e in conv._export_each()), initial=0))
     if starts[-1] != len(items):
         return None
-    msgs = conv.to_jsonl()
+    # An output of text parts only (a tool returning ToolOutputText, an MCP tool) is read as its
+    # texts joined: cut, it is sent as one text.
+    msgs = [_joined(m) for m in conv.to_jsonl()]
 
     def output(k: int) -> bool:
-        # A tool message that is one function_call_output whose output is its text.
+        # A tool message that is one function_call_output whose output is its text (or its parts').
         item = items[starts[k]]
         return (
             msgs[k].get("role") == "tool"
             and starts[k + 1] - starts[k] == 1
             and item.get("type") == "function_call_output"
-            and isinstance(item.get("output"), str)
-            and item["output"] == msgs[k].get("content")
+            and isinstance(item.get("output"), str | list)
+            and isinstance(msgs[k].get("content"), str)
+            and (item["output"] == msgs[k]["content"] or not isinstance(item["output"], str))
         )
 
     return cut_newest(

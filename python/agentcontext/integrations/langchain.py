@@ -139,6 +139,8 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
     if kind is _OTHER:
         raise _not_a_message(message, index)
     content: Any = message.content
+    if type(content) is list and str in map(type, content):
+        content = _text_parts(content)
     if kind is HumanMessage:
         return {"role": "user", "content": content}
     if kind is ToolMessage:
@@ -179,7 +181,15 @@ def _ai_content(ai: AIMessage) -> Any:
     content: Any = ai.content
     if ai.tool_calls and isinstance(content, list):
         content = [block for block in content if not _tool_use(block)]
+    if type(content) is list and str in map(type, content):
+        content = _text_parts(content)
     return content if content else None
+
+
+def _text_parts(content: list[Any]) -> list[Any]:
+    """``content``, a LangChain content list, with each bare string (which LangChain allows beside
+    the blocks) as the text part OpenAI reads."""
+    return [{"type": "text", "text": part} if isinstance(part, str) else part for part in content]
 
 
 def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]]) -> BaseMessage:

@@ -30,7 +30,7 @@ from typing import Any
 
 from agentcontext.errors import ArgumentTypeError, BudgetError, MissingExtraError, OptionError
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, off_loop
+from agentcontext.integrations._fit import Budget, RecallIds, factory_budget, off_loop
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 
@@ -79,14 +79,9 @@ def _node(update: Callable[[Any, list[BaseMessage]], dict[str, Any]]) -> Runnabl
     return RunnableLambda(sync, afunc=async_, name="agentcontext")
 
 
-def _budget(factory: str, budget: object) -> Budget:
-    """``budget`` as a :class:`Budget`; the graph's state passed in its place means the factory
-    itself was given as the hook."""
-    if (isinstance(budget, Mapping) and "messages" in budget) or hasattr(budget, "messages"):
-        raise ArgumentTypeError(
-            f"{factory} makes the hook: call it, pre_model_hook={factory}(budget), not pre_model_hook={factory}"
-        )
-    return as_budget(budget)  # type: ignore[arg-type]
+def _state(value: object) -> bool:
+    """Whether ``value`` is the graph's state (what a hook is called with)."""
+    return (isinstance(value, Mapping) and "messages" in value) or hasattr(value, "messages")
 
 
 class _Fitter:
@@ -103,7 +98,8 @@ class _Fitter:
         on_event: EventCallback | None,
     ) -> None:
         self.on_event = check_callback(on_event, f"langgraph.{factory}")
-        self.budget = _budget(factory, budget)
+        # (The graph's state in the budget's place: the factory itself was given as the hook.)
+        self.budget = factory_budget(factory, budget, _state, f"pre_model_hook={factory}(budget)")
         self.cache = converted()
         self.recall: RecallIds = recall
         if tools is not None and (isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence)):

@@ -11,7 +11,8 @@
 The list may mix dicts, any other ``Mapping`` and pydantic message objects (LiteLLM's ``Message``,
 the OpenAI SDK's ``ChatCompletionMessage``): they are read through their ``model_dump``. What comes
 back holds the caller's own objects where nothing changed, and, where a tool result was cleared or
-the request cut, a copy with the new content (a dict for a dict, ``model_copy`` for a model).
+the request cut, a copy with the new content and, where ``clear_tool_inputs`` cleared old calls,
+their arguments as the fit left them (a dict for a dict, ``model_copy`` for a model).
 Without this module the library's functions take those objects too (``trim_messages``,
 ``Conversation``...), returning dicts. Pass the ``tools=`` you give ``completion`` to count their
 definitions in. Each message is converted once and reused across calls (recognised by
@@ -23,7 +24,7 @@ Nothing here imports LiteLLM; tested with litellm 1.110.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, TypeVar, cast
 
 from agentcontext._core import _plain_dicts
@@ -96,15 +97,46 @@ def to_dict(message: Any, index: int = 0) -> dict[str, Any]:
 
 
 def _rebuild(message: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
+    """``message`` as the fit changed its dict: a copy (a dict for a Mapping, ``model_copy`` for a
+    model) with the new content and, in ``tool_calls``, the arguments the fit left (cleared by
+    ``clear_tool_inputs``); ``message`` itself when neither differs."""
     changed = parts[0][1]
     if changed is None:
         return message
+    mapping = isinstance(message, Mapping)
+    update: dict[str, Any] = {}
     new = changed.get("content")
-    if isinstance(message, Mapping):
-        return message if message.get("content") == new else {**message, "content": new}
-    if getattr(message, "content", None) == new:
+    if (message.get("content") if mapping else getattr(message, "content", None)) != new:
+        update["content"] = new
+    calls = message.get("tool_calls") if mapping else getattr(message, "tool_calls", None)
+    now = _with_arguments(calls, changed.get("tool_calls"))
+    if now is not calls:
+        update["tool_calls"] = now
+    if not update:
         return message
-    return message.model_copy(update={"content": new})
+    return {**message, **update} if mapping else message.model_copy(update=update)
+
+
+def _with_arguments(calls: Any, now: Any) -> Any:
+    """``calls`` (a message's ``tool_calls``: dicts or LiteLLM/OpenAI objects) with the arguments
+    text of ``now`` (the fitted dict's ``tool_calls``, in the same order) where it differs: a
+    copy of each such call and of its ``function``; ``calls`` itself when none differs."""
+    if not isinstance(calls, list) or not isinstance(now, list) or len(calls) != len(now):
+        return calls
+    out: list[Any] = []
+    for call, fitted in zip(calls, now, strict=True):
+        function_now = fitted.get("function") if isinstance(fitted, dict) else None
+        text = function_now.get("arguments") if isinstance(function_now, dict) else None
+        if isinstance(call, Mapping):
+            function = call.get("function")
+            if isinstance(text, str) and isinstance(function, Mapping) and function.get("arguments") != text:
+                call = {**call, "function": {**function, "arguments": text}}
+        else:
+            own: Any = getattr(call, "function", None)
+            if isinstance(text, str) and hasattr(own, "model_copy") and own.arguments != text:
+                call = call.model_copy(update={"function": own.model_copy(update={"arguments": text})})
+        out.append(call)
+    return calls if all(map(is_, out, calls)) else out
 
 
 def _tools_text(tools: Sequence[Any] | None) -> list[str]:
@@ -134,14 +166,15 @@ def _dict_of(message: Any, index: int) -> dict[str, Any] | None:
     return _CONVERTED.entry(message, index, _convert)[1][0]
 
 
-def _with_content(message: Any, new: Any) -> Any:
-    return _rebuild(message, [(0, {"content": new})])
+def _with_changes(message: Any, changes: tuple[Any, Any]) -> Any:
+    content, calls = changes
+    return _rebuild(message, [(0, {"content": content, "tool_calls": calls})])
 
 
 def _rebuild_one(message: Any, changed: dict[str, Any]) -> Any:
     # (The copy held for an object is made again when any field it holds was set anew: it is
     # made of all of them. Bounded with the memo, by ``_CONVERTED.settle``.)
-    return _CONVERTED.rebuilt(message, changed.get("content"), _with_content)
+    return _CONVERTED.rebuilt(message, (changed.get("content"), changed.get("tool_calls")), _with_changes)
 
 
 def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:

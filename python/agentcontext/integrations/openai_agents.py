@@ -46,7 +46,17 @@ from agentcontext.integrations._agents_items import (
 )
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import Budget, RecallIds, as_budget, as_dict, as_list, fit, off_loop, tool_texts
+from agentcontext.integrations._fit import (
+    Budget,
+    RecallIds,
+    as_budget,
+    as_dict,
+    as_list,
+    factory_budget,
+    fit,
+    off_loop,
+    tool_texts,
+)
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits
@@ -71,15 +81,20 @@ def _item(item: Any, index: int) -> dict[str, Any]:
     )
 
 
+#: The fields of an item the fit or the ladder may change (a result, a request, a call's input).
+_FITTED = ("output", "content", "arguments", "input")
+
+
 def _rebuild(item: Any, parts: list[tuple[int, dict[str, Any] | None]]) -> Any:
     """``item`` as the fit (or the compaction ladder) changed its dict: a copy with only
     ``output``, ``content`` or (of a ``function_call``, its arguments cleared or cut)
-    ``arguments`` replaced where they differ; ``item`` itself when none does."""
+    ``arguments`` (of a ``custom_tool_call``, its free-form ``input``) replaced where they differ;
+    ``item`` itself when none does."""
     changed = parts[0][1]
     if changed is None:
         return item
     base = _item(item, 0)
-    update = {k: changed[k] for k in ("output", "content", "arguments") if k in changed and changed[k] != base.get(k)}
+    update = {k: changed[k] for k in _FITTED if k in changed and changed[k] != base.get(k)}
     return {**base, **update} if update else item
 
 
@@ -185,7 +200,13 @@ def input_filter(
             ``on_event`` not callable.
     """
     on_event = check_callback(on_event, "openai_agents.input_filter")
-    fitted_into = as_budget(budget)
+    # (Given uncalled, ``call_model_input_filter=input_filter``, it is called with the call's data.)
+    fitted_into = factory_budget(
+        "input_filter",
+        budget,
+        lambda b: hasattr(b, "model_data") and hasattr(b, "agent"),
+        "call_model_input_filter=input_filter(budget)",
+    )
     fitter = _Fitter()
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:

@@ -36,9 +36,18 @@ from agentcontext._core import _Prints
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import Budget, arguments_object, as_budget, as_list, fit, tool_texts
+from agentcontext.integrations._fit import (
+    Budget,
+    arguments_object,
+    as_budget,
+    as_list,
+    factory_budget,
+    fit,
+    tool_texts,
+)
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
+from agentcontext.observe.events import Event  # noqa: F401 - resolves EventCallback in the signatures Pydantic AI reads
 
 try:
     from pydantic_ai import RunContext
@@ -55,6 +64,7 @@ try:
         SystemPromptPart,
         TextPart,
         ThinkingPart,
+        ToolReturnPart,
         UserPromptPart,
     )
 except ImportError as exc:  # pragma: no cover - depends on what is installed
@@ -181,6 +191,10 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
             changed = changes[k]
             if changed is None:
                 parts.append(part)
+            elif isinstance(part, BaseToolReturnPart) and part.outcome in ("failed", "retried"):
+                # Counted as the model reads it, wrapped in {"error": ...}: the fitted text is that
+                # wrapper cleared or cut, which the part would wrap again; it goes out as it is.
+                parts.append(dataclasses.replace(part, content=changed["content"], outcome="success"))
             elif isinstance(part, BaseToolReturnPart) or (
                 isinstance(part, UserPromptPart) and isinstance(part.content, str)
             ):
@@ -189,12 +203,23 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
                 # Text cut, everything else (images, files) kept.
                 rest = [item for item in part.content if not isinstance(item, str)]
                 parts.append(dataclasses.replace(part, content=[changed["content"], *rest]))
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                parts.append(_retry_as(part, changed["content"]))
             else:
                 parts.append(part)
         k += 1
     if not any(_request_part(p) is not None for p in parts):
         return None
     return dataclasses.replace(message, parts=parts)
+
+
+def _retry_as(part: RetryPromptPart, text: str) -> ToolReturnPart:
+    """The tool retry ``part`` whose answer the fit cleared or cut to ``text``, as a part the model
+    reads as exactly ``text``: a tool return of it (a retry's ``model_response()`` adds its own
+    tail, and ``RetryPromptPart`` is deprecated: making one warns)."""
+    return ToolReturnPart(
+        tool_name=part.tool_name or "", content=text, tool_call_id=part.tool_call_id, timestamp=part.timestamp
+    )
 
 
 def _instructions(messages: Sequence[ModelMessage]) -> str | None:
@@ -351,7 +376,13 @@ def history_processor(
             ``on_event`` not callable.
     """
     on_event = check_callback(on_event, "pydantic_ai.history_processor")
-    fitted_into = as_budget(budget)
+    # (Given uncalled, ``ProcessHistory(history_processor)``, it is called with the messages.)
+    fitted_into = factory_budget(
+        "history_processor",
+        budget,
+        lambda b: isinstance(b, list | RunContext),
+        "ProcessHistory(history_processor(budget))",
+    )
     cache = converted()
 
     def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
