@@ -225,8 +225,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="only the queries whose label contains this")
     parser.add_argument("--dump", type=Path, help="write every answer of CHECKS here instead of timing")
     parser.add_argument("--compare", type=Path, help="with --dump: the dump of another build to compare with")
+    parser.add_argument("--rg", default=shutil.which("rg"), help="the ripgrep to compare with (default: rg on PATH)")
     args = parser.parse_args()
-    rg = shutil.which("rg")
+    rg = args.rg
     with tempfile.TemporaryDirectory() as tmp:
         path = args.log or Path(tmp) / "session.jsonl"
         if not path.exists():
@@ -244,6 +245,11 @@ def main() -> None:
         print(f"log: {path} ({size / 1e6:.1f} MB), corpus transcripts repeated; median of {args.rounds} rounds")
         if rg is None:
             print("  (ripgrep not found: apt-get install ripgrep, or cargo install ripgrep, to compare with it)")
+        else:
+            version = subprocess.run([rg, "--version"], check=False, capture_output=True, text=True).stdout.split("\n")[
+                0
+            ]
+            print(f"  rg: {rg} ({version})")
         header = f"{'query':<26}{'agentcontext':>14}{'rg -c':>10}{'ours/rg':>9}{'Python':>10}{'Py/ours':>9}  matched"
         print(header)
         for label, query, is_regex, rg_args, patterns in QUERIES:
