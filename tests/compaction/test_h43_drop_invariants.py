@@ -349,13 +349,10 @@ def test_the_drop_keeps_the_call_whose_result_the_request_carries() -> None:
         assert result.fits, budget
 
 
-def test_pi_keeps_the_latest_request_when_its_split_summary_is_made_smaller() -> None:
-    # Pi summarizes a split turn's prefix (which holds the latest request) apart and joins it
-    # after the summary of the history before the turn. Made smaller as one text, the history's
-    # sections came first and the turn's prefix was cut away: the output named an earlier
-    # request as the latest and the latest was nowhere (budgets 160 and 166).
+def _split_turn() -> list[Message]:
+    """Two short turns, then a turn of a request, one round and an answer (pi splits it)."""
     words = "alpha beta gamma delta epsilon zeta eta theta "
-    history = [
+    return [
         {"role": "user", "content": "EARLIER ask " + words * 2}, {"role": "assistant", "content": words * 2},
         {"role": "user", "content": "OTHER ask " + words * 2}, {"role": "assistant", "content": words * 2},
         {"role": "user", "content": "LATEST ask: fix the parser " + words},
@@ -364,6 +361,14 @@ def test_pi_keeps_the_latest_request_when_its_split_summary_is_made_smaller() ->
         {"role": "tool", "tool_call_id": "c0", "content": words * 3},
         {"role": "assistant", "content": words * 6},
     ]  # fmt: skip
+
+
+def test_pi_keeps_the_latest_request_when_its_split_summary_is_made_smaller() -> None:
+    # Pi summarizes a split turn's prefix (which holds the latest request) apart and joins it
+    # after the summary of the history before the turn. Made smaller as one text, the history's
+    # sections came first and the turn's prefix was cut away: the output named an earlier
+    # request as the latest and the latest was nowhere (budgets 160 and 166).
+    history = _split_turn()
     conv = ac.Conversation(history, encoding="approximate")
     for budget in range(150, 200, 2):
         result = Compactor("pi").compact(conv, budget=budget)
@@ -426,3 +431,19 @@ def test_the_cut_round_fits_when_a_message_counts_more_whole_than_its_texts() ->
         result = Compactor("openharness", summarizer=Raises(), fallback=None).compact(conv, budget=budget)
         assert result.fits, (budget, result.reason)
         assert "now do it" in json.dumps(_messages(result.conversation, native=True)), budget
+
+
+def test_the_summarize_event_counts_the_summary_used() -> None:
+    # A summary made smaller for the room beside the last round is the one used: its event said
+    # the tokens of the summary as written (59 for the 22 used).
+    conv = ac.Conversation(_split_turn(), encoding="approximate")
+    policy = Compactor("pi").policy
+    seen = 0
+    for budget in range(150, 200, 2):
+        result = Compactor("pi").compact(conv, budget=budget)
+        written = [s for s in result.stages if s.stage == "summarize" and "failed" not in s.detail]
+        if result.summary is None or not written:
+            continue
+        assert written[-1].detail["summary_tokens"] == ac.count_tokens(result.summary, encoding=policy.encoding)
+        seen += "summary_cut_to_tokens" in written[-1].detail
+    assert seen, "some budget makes the summary smaller"

@@ -405,7 +405,8 @@ class SummaryRun(FlushingRun):
             )
         except BudgetError:
             return None
-        detail = {**summary.detail, "summary_cut_to_tokens": left}
+        # The event of the summary used says its tokens as cut, not as written.
+        detail = {**summary.detail, "summary_cut_to_tokens": left, "summary_tokens": count_tokens(text, encoding=enc)}
         return Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen, unseen_at=summary.unseen_at)
 
     def _anchors(self) -> list[dict[str, Any]]:
