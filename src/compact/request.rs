@@ -22,6 +22,12 @@ pub const SUMMARY_PREFIXES: &[&str] = &[
 /// user did not type (never taken for a request; see `agentcontext.compaction.ledger`).
 pub const LEDGER_PREFIX: &str = "[agentcontext: task ledger";
 
+/// How every other text this library writes into a user turn opens (the marker that takes the
+/// place of dropped messages: `[agentcontext: 3 earlier messages ... were dropped ...]`). Never a
+/// request: the marker after a request kept apart from the recent part would be the latest
+/// request of the next compaction, and the user's own would be dropped.
+pub const MARKER_PREFIX: &str = "[agentcontext: ";
+
 /// Text that harnesses put in user turns without the user typing it: Claude Code's task
 /// notifications, command echoes, interruption markers and reminders. Such a message is never
 /// taken for the user's request (its identifiers and paths still count).
@@ -37,6 +43,7 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "[Request interrupted by user",
     "Caveat: The messages below were generated",
     LEDGER_PREFIX,
+    MARKER_PREFIX,
 ];
 
 /// What a message is to the search for the user's latest ask ([`latest_ask`]).
@@ -166,5 +173,19 @@ mod tests {
         ]);
         let m = formats::anthropic::read(serde_json::from_value(v).unwrap(), None).unwrap();
         assert_eq!(latest_ask(&m[..], 0), Some((0, AskKind::Request)));
+    }
+
+    #[test]
+    fn a_marker_of_dropped_messages_is_not_a_request() {
+        // The drop keeps a request apart: a marker before it and one after it, then the recent part.
+        let v = json!([
+            {"role": "user", "content": "[agentcontext: 6 earlier messages (738 tokens) were dropped to fit the context window; the originals are not stored.]"},
+            {"role": "user", "content": "Fix the parser."},
+            {"role": "user", "content": "[agentcontext: 2 earlier messages (185 tokens) were dropped to fit the context window; the originals are not stored.]"},
+            {"role": "assistant", "content": "reading"}
+        ]);
+        let m = formats::openai_chat::read(serde_json::from_value(v).unwrap()).unwrap();
+        assert_eq!(latest_request(&m).map(|(i, _)| i), Some(1));
+        assert_eq!(ask_kind(&m[2]), AskKind::Not);
     }
 }

@@ -180,6 +180,10 @@ pub fn plan_keep<S: Shape + ?Sized>(
             format!("the system messages and reserved output ({fixed}) and {what} ({rest})"),
         ));
     }
+    if carries_results(pairing, u) {
+        let room = (max_tokens, fixed, available);
+        return keep_interaction(messages, tokens, pairing, &safe, room, (pre, u), request.beside);
+    }
     // The request, then the longest suffix after it that fits beside it.
     let after = recent_suffix_of(
         messages,
@@ -203,6 +207,56 @@ pub fn plan_keep<S: Shape + ?Sized>(
         request,
         overhead,
     )
+}
+
+/// Whether message `u` holds the results of calls before it (an Anthropic user message with
+/// `tool_result` blocks and text): then it is kept with them, never alone ([`keep_interaction`]).
+fn carries_results(pairing: &Pairing, u: usize) -> bool {
+    pairing
+        .calls
+        .iter()
+        .any(|c| c.at.0 < u && c.result.is_some_and(|r| r.0 == u))
+}
+
+/// Request `u` carries the results of calls before it: the preamble, the messages from the latest
+/// safe cut before `u` to the first one after it, and the longest suffix after them that fits
+/// beside them with `beside` tokens free; refused (never cut: the message is not plain text) when
+/// not even the last round after them does.
+fn keep_interaction<S: Shape + ?Sized>(
+    messages: &S,
+    tokens: &[usize],
+    pairing: &Pairing,
+    safe: &[bool],
+    (max_tokens, fixed, available): (usize, usize, usize),
+    (pre, u): (usize, usize),
+    beside: usize,
+) -> Result<TrimPlan, Error> {
+    let n = tokens.len();
+    let from = (pre..=u).rev().find(|&s| safe[s]).unwrap_or(pre);
+    let to = (u + 1..=n).find(|&s| safe[s]).unwrap_or(n);
+    let block: usize = tokens[from..to].iter().sum();
+    let after = recent_suffix_of(messages, tokens, pairing, available.saturating_sub(block + beside));
+    if after.overflow.is_none() && after.start >= to && block + beside <= available && fixed <= max_tokens {
+        let keep = (0..pre).chain(from..to).chain(after.start..n).collect();
+        return Ok(TrimPlan {
+            keep,
+            shrink: None,
+            apart: Some(u),
+        });
+    }
+    let tail = after.overflow.map_or(n, |r| r.start).max(to);
+    let tail_tokens: usize = tokens[tail..].iter().sum();
+    Err(refuse(
+        max_tokens,
+        fixed
+            .saturating_add(block)
+            .saturating_add(beside)
+            .saturating_add(tail_tokens),
+        format!(
+            "the system messages and reserved output ({fixed}), the latest user request with the results it carries \
+             and their calls ({block}) and the last round after them ({tail_tokens})"
+        ),
+    ))
 }
 
 /// Even the last round after request `u` (from `tail`) does not fit beside it whole: the preamble,
@@ -478,5 +532,44 @@ mod tests {
         let pairing = Pairing::of(c.messages());
         let safe = super::super::structure::safe_cuts(c.messages(), &pairing);
         assert_eq!(safe, vec![true, true, true, true, false]);
+    }
+
+    #[test]
+    fn the_drop_keeps_the_calls_whose_results_the_request_carries() {
+        // The latest request is an Anthropic user message with the result of the call before it
+        // and the user's words: kept apart from the suffix, it comes with that call, never alone.
+        let v = json!([
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "write", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "ok"},
+                {"type": "text", "text": "now do it"}
+            ]},
+            {"role": "assistant", "content": "done"},
+            {"role": "user", "content": "and then"},
+            {"role": "assistant", "content": "ok"}
+        ]);
+        let m = crate::formats::anthropic::read(serde_json::from_value(v).unwrap(), None).unwrap();
+        let tokens = [100, 180, 350, 300, 5, 5];
+        let drop = KeepRequest {
+            at: Some(2),
+            beside: 20,
+            cut: false,
+            strict: false,
+        };
+        let p = Pairing::of(&m);
+        for limit in [400, 500, 570] {
+            // (It kept [2, 4, 5]: the result of c1 without its call.)
+            assert!(
+                plan_keep(&m[..], &tokens, &p, (limit, 20), drop, |_| 0).is_err(),
+                "{limit}"
+            );
+        }
+        let plan = plan_keep(&m[..], &tokens, &p, (580, 20), drop, |_| 0).unwrap();
+        assert_eq!((plan.keep, plan.apart), (vec![1, 2, 4, 5], Some(2)));
+        let err = plan_keep(&m[..], &tokens, &p, (500, 20), drop, |_| 0).unwrap_err();
+        assert!(matches!(err, Error::TrimBudget { needed: 575, .. }), "{err}");
+        let plan = plan_keep(&m[..], &tokens, &p, (575, 20), drop, |_| 0).unwrap();
+        assert_eq!(plan.keep, vec![1, 2, 5]); // the refusal's needed is a budget that works
     }
 }

@@ -30,7 +30,7 @@ them on the shared corpus).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +246,7 @@ class SpanCheck:
         encoding: Encoding = "o200k_base",
         stored: bool = True,
         counts: dict[str, int] | None = None,
+        shrink: Callable[[str, int], str] | None = None,
     ) -> tuple[str, int, int, int]:
         """``text`` with the facts it misses appended as :data:`SECTION`, within ``cap`` tokens:
         the summary, how many facts it missed, how many were appended and how many are still
@@ -253,11 +254,18 @@ class SpanCheck:
         originals are under a recall id). ``counts``: the tokens in ``encoding`` of texts counted
         already — the lines and the text of the offline summary's fit
         (:data:`~agentcontext.compaction.summarize.LINE_TOKENS`): making room fits the summary
-        again without counting them again."""
+        again without counting them again. ``shrink``: how the summary is made smaller (its
+        harness's :meth:`~agentcontext.compaction.harness.Harness.shrink_summary`; default
+        :func:`~agentcontext.compaction.summarize.shrink_summary`)."""
         missing = self.missing(text)
         if not missing:
             return text, 0, 0, 0
         known: dict[str, int] = {} if counts is None else counts
+
+        def fit(summary: str, max_tokens: int) -> str:
+            if shrink is not None:
+                return shrink(summary, max_tokens)
+            return shrink_summary(summary, max_tokens, encoding=encoding, counts=known)
 
         before = len(missing)
         body = _without_pointer(text)
@@ -268,7 +276,7 @@ class SpanCheck:
         shrank = False
         if have + need > cap:
             room = min(need, int(cap * REPAIR_SHARE))
-            shrunk = shrink_summary(body, max(32, cap - room), encoding=encoding, counts=known)
+            shrunk = fit(body, max(32, cap - room))
             if shrunk != body:
                 # Making room may have cut facts the summary held: those are missing too.
                 gone = set(missing)
@@ -299,7 +307,7 @@ class SpanCheck:
             )
         out = body.rstrip() + header + "\n" + "\n".join(chosen)
         if counted(out, encoding, known) > cap:  # merges at line starts: cut what was appended
-            out = shrink_summary(out, cap, encoding=encoding, counts=known)
+            out = fit(out, cap)
             rest = len(self.missing(out))
         elif rest:
             # Facts not listed may still be there (a path inside a longer one): count those missing.

@@ -18,7 +18,9 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from agentcontext import _checks
+from agentcontext.compaction.summarize import shrink_summary
 from agentcontext.errors import ArgumentTypeError
+from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
     from agentcontext._core import Conversation
@@ -127,6 +129,20 @@ class Harness:
         """The summary of ``request`` by ``summarizer`` within ``room`` tokens (None: no window to
         respect); ``staged`` writes it in parts of equal token share and a merge when over."""
         return staged(request)
+
+    def shrink_summary(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        encoding: Encoding,
+        request_room: int = 0,
+        counts: dict[str, int] | None = None,
+    ) -> str:
+        """A summary this harness wrote (``text``), fitted within ``max_tokens`` when the ladder must
+        make it smaller (:func:`~agentcontext.compaction.summarize.shrink_summary`: the latest
+        request first; ``counts``: the tokens of texts counted already)."""
+        return shrink_summary(text, max_tokens, encoding=encoding, request_room=request_room, counts=counts)
 
     def checkpoint(self, run: LadderState) -> str | None:
         """The instruction of a forced memory flush turn due now (None: none is due)."""

@@ -14,7 +14,7 @@ from agentcontext.compaction.policy import DROP_MARKER_TOKENS, MIN_SUMMARY_TOKEN
 from agentcontext.compaction.results import CompactionResult
 from agentcontext.compaction.state import Summary
 from agentcontext.compaction.summaries import SummaryRun
-from agentcontext.compaction.summarize import SUMMARY_MARKER, shrink_summary
+from agentcontext.compaction.summarize import SUMMARY_MARKER
 from agentcontext.compaction.writing import _holds_request
 
 __all__ = ["ResortRun"]
@@ -88,18 +88,35 @@ class ResortRun(SummaryRun):
 
     def drop_unsummarized(self) -> CompactionResult | None:
         """Recompile's last step: no summary could be made, so everything before the largest
-        recent suffix that fits beside a marker counting it is dropped. None when even the last
-        round does not fit."""
-        o = self.original
-        s = o.recent_suffix(max(0, self.limit - DROP_MARKER_TOKENS))
-        pre, start = s["preamble"], s["start"]
-        if s["overflow"] is not None or start <= pre:
+        recent suffix that fits beside a marker counting it is dropped, but for the latest user
+        request, kept with the longest suffix that fits beside it (as :meth:`drop` keeps it). None
+        when even the last round (with the request, when the suffix leaves it out) does not fit."""
+        o, pre = self.original, self.preamble
+        found = o._latest_request()
+        plan = o._keep_plan(
+            self.limit,
+            reserve=DROP_MARKER_TOKENS,
+            request=None if found is None else found[0],
+            beside=DROP_MARKER_TOKENS,
+        )
+        if plan is None:
+            s = o.recent_suffix(max(0, self.limit - DROP_MARKER_TOKENS))
+            if found is not None and s["overflow"] is None and s["start"] > found[0]:
+                # The last round fits: the latest request beside it does not.
+                self.why = (
+                    f"the latest user request and the last round after it, with markers counting what is "
+                    f"dropped, are larger than the budget of {self.limit:,}; a round is never split"
+                )
             return None
-        kept, positions, dropped = self._dropping(o, list(range(start, len(o))))
+        if len(plan[0]) == len(o):
+            return None
+        keep, q = plan[0][pre:], plan[1]
+        kept, positions, dropped = self._dropping(o, keep)
         if kept.tokens > self.limit:
             return None
-        self.event("drop", o.tokens, kept.tokens, dropped_messages=dropped)
-        return self.finish(kept, positions, first_kept=start, origins=positions)
+        self.event("drop", o.tokens, kept.tokens, dropped_messages=dropped,
+                   **({"kept_request": q} if q is not None else {}))  # fmt: skip
+        return self.finish(kept, positions, first_kept=keep[0], origins=positions)
 
     def last_resort(self) -> CompactionResult:
         """(e) Drop the oldest whole groups (after summarizing them when the policy summarizes
@@ -168,7 +185,10 @@ class ResortRun(SummaryRun):
         room = self.limit - kept.tokens - count_tokens(header, encoding=enc) - SUMMARY_HEADER_TOKENS
         if room < MIN_SUMMARY_TOKENS or not body:
             return kept, origins
-        message = {"role": "user", "content": f"{header}\n\n{shrink_summary(body, room, encoding=enc)}"}
+        message = {
+            "role": "user",
+            "content": f"{header}\n\n{self.policy.harness.shrink_summary(body, room, encoding=enc)}",
+        }
         why = "the earlier summary, left out by the drop, shrunk into the room it leaves"
         return self._carry(kept, origins, pre, message, "summary_tokens", why)
 
@@ -382,6 +402,16 @@ class ResortRun(SummaryRun):
         done = fill.cut_texts(
             self, neutral, units, sizes, room, build, self.limit, may_cut=self.one_shot, yielding=yielding
         )
+        if done is None and self.one_shot:
+            # Each message less its texts, counted apart, may take more than the messages do with
+            # their texts emptied (an Anthropic message of a result block and text counts more whole
+            # than its parts): the room those leave, when larger.
+            emptied = [[{**m, "content": ""} if isinstance(m.get("content"), str) else m for m in ms] for ms in neutral]
+            measured = self.limit - build(emptied).tokens
+            if measured > room:
+                done = fill.cut_texts(
+                    self, neutral, units, sizes, measured, build, self.limit, may_cut=True, yielding=yielding
+                )
         if done is None:
             return None
         conv, cut_at = done

@@ -25,7 +25,6 @@ from agentcontext.compaction.summarize import (
     USERS_SHARE,
     SummaryRequest,
     previous_summary_of,
-    shrink_summary,
     summary_message,
 )
 from agentcontext.compaction.summary_text import split_latest
@@ -193,8 +192,13 @@ class SummaryRun(FlushingRun):
         ``cap`` when it misses some (:meth:`SpanCheck.repair`), and what the check found — the facts
         checked, those missing before, whether an LLM summarizer asked its model once more or fell
         back to the offline summary, the facts appended, and those still missing (named by count)."""
+        p = self.policy
+
+        def shrink(summary: str, max_tokens: int) -> str:
+            return p.harness.shrink_summary(summary, max_tokens, encoding=p.encoding, counts=counts)
+
         checked, missing, repaired, left = check.repair(
-            text, cap, encoding=self.policy.encoding, stored=self.store is not None, counts=counts
+            text, cap, encoding=p.encoding, stored=self.store is not None, counts=counts, shrink=shrink
         )
         report: dict[str, Any] = {"facts": len(check.facts), "missing_before": missing}
         events = getattr(summarizer, "events", None)
@@ -396,10 +400,13 @@ class SummaryRun(FlushingRun):
             return summary
         # The offline sections are fitted again, the latest request first (any other text: head + tail).
         try:
-            text = shrink_summary(summary.text, left, encoding=enc, request_room=self._request_room(summary.stop))
+            text = self.policy.harness.shrink_summary(
+                summary.text, left, encoding=enc, request_room=self._request_room(summary.stop)
+            )
         except BudgetError:
             return None
-        detail = {**summary.detail, "summary_cut_to_tokens": left}
+        # The event of the summary used says its tokens as cut, not as written.
+        detail = {**summary.detail, "summary_cut_to_tokens": left, "summary_tokens": count_tokens(text, encoding=enc)}
         return Summary(text, summary.stop, summary.covers, detail, unseen=summary.unseen, unseen_at=summary.unseen_at)
 
     def _anchors(self) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, count_tokens
-from agentcontext.compaction.summarize import LINE_TOKENS, Summarizer, SummaryRequest, shrink_summary
+from agentcontext.compaction.summarize import LINE_TOKENS, Summarizer, SummaryRequest
 from agentcontext.compaction.summary_text import HANDOFF_PROMPT, join_summaries, strip_scratchpad
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def run_summarizer(
     if ask is not None and not _holds_request(summary, ask):
         return None, "the summary lacks the latest user request"
     if tokens > request.max_tokens:
-        summary = shrink_summary(summary, request.max_tokens, encoding=p.encoding)
+        summary = p.harness.shrink_summary(summary, request.max_tokens, encoding=p.encoding)
     return summary, None
 
 

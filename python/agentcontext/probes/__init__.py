@@ -104,9 +104,10 @@ OPENING = 60
 #: How many characters of a constraint sentence (after folding whitespace) make its probe.
 CONSTRAINT_CHARS = 200
 
-# Texts harnesses place in user turns that the user did not type.
+# Texts harnesses place in user turns that the user did not type (every text of this library's opens
+# with ``[agentcontext: ``: a summary, the task ledger, a marker of dropped messages).
 _NOT_ASKED = re.compile(
-    r"^\s*(?:\[agentcontext: earlier conversation compacted|\[agentcontext: task ledger|This session is being continued from a previous"
+    r"^\s*(?:\[agentcontext: |This session is being continued from a previous"
     r"|<task-notification>|<local-command-|<command-name>|<command-message>|<system-reminder>"
     r"|\[Request interrupted by user|Caveat: The messages below were generated|<bash-(?:input|stdout|stderr)>"
     r"|The conversation history before this point was compacted|Another language model started to solve)",

@@ -14,13 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentcontext._core import count_tokens
 from agentcontext.compaction.harness import Harness
-from agentcontext.compaction.summarize import SummaryRequest, strip_scratchpad
+from agentcontext.compaction.summarize import SummaryRequest, shrink_summary, strip_scratchpad
+from agentcontext.types import Encoding
 
 __all__ = ["TURN_CONTEXT_HEADING", "Pi", "split_turn_start", "summarize_split_turn"]
 
 #: The heading of the turn prefix's summary (Pi's wording).
 TURN_CONTEXT_HEADING = "**Turn Context (split turn):**"
+
+#: What joins the summary of the history before a split turn to the turn's prefix.
+_JOIN = f"\n\n---\n\n{TURN_CONTEXT_HEADING}\n\n"
+
+#: The least a history part keeps beside the turn's prefix when a joined summary is made smaller.
+_HISTORY_LEAST = 32
 
 #: The least share of the summary's cap given to the turn prefix beside older history (Pi: 0.5
 #: of the reserve against 0.8 for the history); a larger prefix gets its share by tokens.
@@ -37,6 +45,34 @@ class Pi(Harness):
         self, write: Callable[[SummaryRequest], str], request: SummaryRequest, notes: dict[str, Any]
     ) -> str:
         return summarize_split_turn(write, request, notes)
+
+    def shrink_summary(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        encoding: Encoding,
+        request_room: int = 0,
+        counts: dict[str, int] | None = None,
+    ) -> str:
+        """A joined summary (:func:`summarize_split_turn`) made smaller part by part: the turn's
+        prefix, which holds the latest request, first; the history before it gets what is left
+        (dropped, with the heading, when that is under :data:`_HISTORY_LEAST`). Fitted as one
+        text, the history's sections came first and the turn's prefix, the latest request with
+        it, was cut away."""
+        history, join, turn = text.partition(_JOIN)
+        if not join or not turn:
+            return super().shrink_summary(text, max_tokens, encoding=encoding, request_room=request_room, counts=counts)
+        if count_tokens(text, encoding=encoding) <= max_tokens:
+            return text
+        # (A token of slack where the parts meet: counted apart, they may count one more together.)
+        room = max_tokens - count_tokens(join, encoding=encoding) - _HISTORY_LEAST - 2
+        turn_tokens = count_tokens(turn, encoding=encoding)
+        if room < min(turn_tokens, _HISTORY_LEAST):
+            return shrink_summary(turn, max_tokens, encoding=encoding, request_room=request_room)
+        turn = shrink_summary(turn, min(turn_tokens, room), encoding=encoding, request_room=request_room)
+        left = max_tokens - count_tokens(join + turn, encoding=encoding) - 2
+        return f"{shrink_summary(history, left, encoding=encoding)}{join}{turn}"
 
 
 def split_turn_start(request: SummaryRequest) -> int | None:
@@ -84,4 +120,4 @@ def summarize_split_turn(write: Callable[[SummaryRequest], str], request: Summar
         request_room=0,
         request_recall_id=None,
     )
-    return f"{strip_scratchpad(write(history))}\n\n---\n\n{TURN_CONTEXT_HEADING}\n\n{turn}"
+    return f"{strip_scratchpad(write(history))}{_JOIN}{turn}"
