@@ -124,11 +124,12 @@ def fit_items_outcome(fitter: Any, items: list[Any], budget: int) -> tuple[str, 
 
 def pydantic_chat(messages: list[Any]) -> list[dict[str, Any]]:
     """Pydantic AI messages as the Chat dicts a model receives (read here, apart from the adapter's
-    own conversion): each request's system, user and tool-return parts, each response's text
+    own conversion): each request's system, user, tool-return and retry parts, each response's text
     (its parts joined by newlines) and calls (their arguments as ``args_as_json_str`` gives them,
     what Pydantic AI's OpenAI model sends)."""
     from pydantic_ai.messages import (
         ModelResponse,
+        RetryPromptPart,
         SystemPromptPart,
         TextPart,
         ToolCallPart,
@@ -158,4 +159,10 @@ def pydantic_chat(messages: list[Any]) -> list[dict[str, Any]]:
                 out.append({"role": "user", "content": p.content})
             elif isinstance(p, ToolReturnPart):
                 out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()})
+            elif isinstance(p, RetryPromptPart):
+                # A retry of a tool call answers it; one of the output's validation, as the user.
+                if p.tool_name is None:
+                    out.append({"role": "user", "content": p.model_response()})
+                else:
+                    out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()})
     return out
