@@ -301,7 +301,9 @@ class Conversation:
         ``exclude_tools`` stay; ``clear_tool_inputs`` also replaces the arguments of every old call
         (the same calls: outside the protected set, tool not excluded; whether or not its result
         is cleared now or was before) by ``{"cleared": "[cleared: arguments of write(path=a.py,
-        ...), 1,234 tokens; original under call id <id>]"}``, ids and names kept;
+        ...), 1,234 tokens; recall id <id>#arguments]"}`` (the original arguments are recalled
+        by that name, :class:`agentcontext.budgets.Recall`; ``...; not stored]`` with
+        ``recall_ids=False``), ids and names kept;
         nothing changes unless at least ``clear_at_least`` tokens are freed;
         ``keep_thinking=False`` drops thinking blocks of unprotected assistant turns."""
 
@@ -571,6 +573,7 @@ class _Trimmer:
         reserved_output: int = 0,
         safety_margin: int = 0,
         clear_tool_inputs: bool = False,
+        recall_ids: bool = True,
         fresh: bool = False,
     ) -> tuple[list[Any], list[tuple[int, int]]] | None:
         """``trim_messages(dicts, max_tokens, format="openai", ...)`` with each kept dict given back
@@ -884,6 +887,7 @@ def trim_messages(
     reserved_output: int = 0,
     safety_margin: int = 0,
     clear_tool_inputs: bool = False,
+    recall_ids: bool = True,
 ) -> list[JsonDict]: ...
 @overload
 def trim_messages(
@@ -901,6 +905,7 @@ def trim_messages(
     reserved_output: int = 0,
     safety_margin: int = 0,
     clear_tool_inputs: bool = False,
+    recall_ids: bool = True,
 ) -> AnthropicRequest: ...
 @overload
 def trim_messages(
@@ -918,6 +923,7 @@ def trim_messages(
     reserved_output: int = 0,
     safety_margin: int = 0,
     clear_tool_inputs: bool = False,
+    recall_ids: bool = True,
 ) -> AnthropicRequest: ...
 @overload
 def trim_messages(
@@ -935,6 +941,7 @@ def trim_messages(
     reserved_output: int = 0,
     safety_margin: int = 0,
     clear_tool_inputs: bool = False,
+    recall_ids: bool = True,
 ) -> list[JsonDict] | AnthropicRequest:
     """Fit a whole list into ``max_tokens``: clear old tool results, then keep the system messages,
     the latest user request (a user message that is not only tool results and not a text a harness
@@ -952,8 +959,11 @@ def trim_messages(
     no message empty; any other input comes back converted, as new objects.
     ``clear_tool_inputs=True`` also replaces the arguments of old calls (outside the last
     ``recent_tools`` calls and ``recent_messages`` messages) by
-    ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; original under call
-    id <id>]"}``, whether or not their results are cleared.
+    ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; recall id
+    <id>#arguments]"}``, whether or not their results are cleared: ``Recall(originals=messages)``
+    gives the original arguments back by that name (and a cleared result by its call id).
+    ``recall_ids=False`` makes both placeholders say ``...; not stored]`` instead, for a caller
+    whose fitted list replaces the one it holds (nothing keeps the originals).
 
     Raises:
         BudgetError: the system messages, the request (cut to its least) and the last indivisible

@@ -40,6 +40,8 @@ struct Key {
     args: usize,
     id: usize,
     before: usize,
+    /// Whether the placeholder names the call id to recall the original by (`recall_ids`).
+    stored: bool,
 }
 
 /// A placeholder made by an earlier call: its text and tokens (`None` when it was not smaller
@@ -170,6 +172,9 @@ pub(super) struct Cut {
     pub(super) clear_at_least: usize,
     pub(super) enc: Encoding,
     pub(super) inputs: bool,
+    /// Whether placeholders name the call id the original is recalled by (else they say that it
+    /// is not stored: `ClearOptions::recall_ids`).
+    pub(super) recall_ids: bool,
 }
 
 impl Cut {
@@ -188,6 +193,7 @@ impl Cut {
         let options = ClearOptions {
             clear_at_least: self.clear_at_least,
             clear_tool_inputs: self.inputs,
+            recall_ids: self.recall_ids,
             // Every placeholder is counted: the counts of the kept messages are the plan's.
             count_placeholders: true,
             ..ClearOptions::default()
@@ -253,6 +259,7 @@ impl Cut {
                 args: args.as_ptr() as usize,
                 id: id.as_ptr() as usize,
                 before: m.result_tokens,
+                stored: self.recall_ids,
             };
             let slot = known.as_deref_mut().and_then(|k| k.get_mut(at.0));
             let made = match slot {
@@ -367,6 +374,7 @@ impl Cut {
                 args: args.as_ptr() as usize,
                 id: id.as_ptr() as usize,
                 before: 0,
+                stored: self.recall_ids,
             };
             let hint = last
                 .get(order.len())

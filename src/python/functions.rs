@@ -213,7 +213,7 @@ pub fn repair_messages<'py>(
 #[pyo3(signature = (
     messages, max_tokens, /, *, format = "auto", system = None, encoding = "o200k_base", clear = true,
     recent_messages = 12, recent_tools = 3, clear_at_least = 0, reserved_output = 0, safety_margin = 0,
-    clear_tool_inputs = false
+    clear_tool_inputs = false, recall_ids = true
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn trim_messages<'py>(
@@ -230,6 +230,7 @@ pub fn trim_messages<'py>(
     #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
     #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
     #[pyo3(from_py_with = super::args::flag::clear_tool_inputs)] clear_tool_inputs: bool,
+    #[pyo3(from_py_with = super::args::flag::recall_ids)] recall_ids: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let encoding = Encoding::parse(encoding)?;
     let protection = crate::compact::Protection {
@@ -248,6 +249,7 @@ pub fn trim_messages<'py>(
                     clear_at_least,
                     enc: encoding,
                     inputs: clear_tool_inputs,
+                    recall_ids,
                 });
                 if let Some(out) = super::fast::trim(list, fmt, encoding, max_tokens, reserve, cut)? {
                     return Ok(out.into_any());
@@ -265,6 +267,7 @@ pub fn trim_messages<'py>(
         let options = crate::compact::ClearOptions {
             clear_tool_inputs,
             clear_at_least,
+            recall_ids,
             ..crate::compact::ClearOptions::default()
         };
         crate::compact::trim::trim(&conv, max_tokens, reserve, clear.then_some((protection, &options)))

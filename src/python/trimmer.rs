@@ -100,7 +100,8 @@ impl PyTrimmer {
     /// of this one kept, and nothing is held for a later call: as `trim_messages` costs).
     #[pyo3(signature = (
         dicts, objects, max_tokens, /, *, clear = true, recent_messages = 12, recent_tools = 3,
-        clear_at_least = 0, reserved_output = 0, safety_margin = 0, clear_tool_inputs = false, fresh = false
+        clear_at_least = 0, reserved_output = 0, safety_margin = 0, clear_tool_inputs = false, recall_ids = true,
+        fresh = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn trim<'py>(
@@ -116,6 +117,7 @@ impl PyTrimmer {
         #[pyo3(from_py_with = super::args::count::reserved_output)] reserved_output: usize,
         #[pyo3(from_py_with = super::args::count::safety_margin)] safety_margin: usize,
         #[pyo3(from_py_with = super::args::flag::clear_tool_inputs)] clear_tool_inputs: bool,
+        #[pyo3(from_py_with = super::args::flag::recall_ids)] recall_ids: bool,
         fresh: bool,
     ) -> PyResult<Option<(Bound<'py, PyList>, Bound<'py, PyList>)>> {
         if dicts.len() != objects.len() {
@@ -139,6 +141,7 @@ impl PyTrimmer {
             clear_at_least,
             enc,
             inputs: clear_tool_inputs,
+            recall_ids,
         });
         let reserve = reserved_output.saturating_add(safety_margin);
         if fresh {

@@ -41,7 +41,7 @@ def test_conversation_clears_old_arguments_and_keeps_ids_names_and_the_newest_ca
         value = json.loads(a)
         assert list(value) == ["cleared"]
         assert value["cleared"].startswith(f"[cleared: arguments of write(path=src/m{k}.py, content=def f{k}")
-        assert value["cleared"].endswith(f"tokens; original under call id call_{k}]")
+        assert value["cleared"].endswith(f"tokens; recall id call_{k}#arguments]")
     assert args[4:] == _arguments(_writes(6))[4:]
     assert [c["id"] for m in out for c in m.get("tool_calls") or []] == [f"call_{k}" for k in range(6)]
     assert ac.validate(out) == []

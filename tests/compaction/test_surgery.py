@@ -379,7 +379,7 @@ def test_clearing_details() -> None:
     args = json.loads(big.to_openai()[1]["tool_calls"][0]["function"]["arguments"])
     assert list(args) == ["cleared"]
     assert args["cleared"].startswith("[cleared: arguments of write_file(path=x.py, content=x = 1")
-    assert args["cleared"].endswith("tokens; original under call id w0]")
+    assert args["cleared"].endswith("tokens; recall id w0#arguments]")
     assert r5["tokens_freed"] > 1000 and big.validate() == []
 
     conv.pin(3)

@@ -95,7 +95,7 @@ def test_cleared_arguments_name_the_call_and_are_not_cleared_again() -> None:
         if '"cleared"' in c["function"]["arguments"]
     ]
     assert cleared and all(text.startswith("[cleared: arguments of write_file(") for _, text in cleared)
-    assert all(f"original under call id {cid}]" in text for cid, text in cleared)
+    assert all(f"recall id {cid}#arguments]" in text for cid, text in cleared)
     # Trimmed again (a framework that keeps the trimmed list): the placeholders stay as they are.
     again = ac.trim_messages(once, ac.Conversation(once, encoding="approximate").tokens - 1, encoding="approximate")
     kept = {c["id"]: c["function"]["arguments"] for m in again for c in (m.get("tool_calls") or [])}

@@ -66,6 +66,14 @@ class Recall:
       have appended it). When a call id was used twice, the last result is the one recalled;
       a placeholder naming the call, or a cut copy of its result written after it (the Agents
       SDK's compacting session appends such copies), is not taken for the result.
+    - a call id followed by ``#arguments`` (``[cleared: arguments of write(...), 917 tokens;
+      recall id call_abc#arguments]``): the call's arguments as they were before
+      ``clear_tool_inputs`` cleared them, from the same sources in the same order (stored by the
+      compactor under that name), as the call's JSON text: an OpenAI Chat call's ``arguments``
+      string as it was sent, an object input (Anthropic ``input``) as compact JSON, a free-form
+      input (Responses ``custom_tool_call``) as ``{"input": text}``. No provider's call id holds a
+      ``#`` and a store id none either; an id ending in ``#arguments`` that names no call's
+      arguments is looked up as it is.
 
     Pages are by lines (``offset``, ``lines``; the tool's arguments ``offset`` and ``limit``) and never longer than ``max_chars`` characters: a
     longer line (a one-line JSON result) is paged by character, the hint naming ``char_offset``.
@@ -85,16 +93,16 @@ class Recall:
         if originals is not None and not isinstance(originals, Conversation):
             originals = Conversation(list(originals))
         self.originals = originals
-        self._indexed: dict[str, tuple[int, dict[str, str]]] = {}
+        self._indexed: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {}
 
     def tool(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
         """The tool definition (see :func:`recall_tool`)."""
         return recall_tool(style)
 
-    def _results(self, source: str) -> dict[str, str] | None:
-        """Call id → the text of its last result that is not a placeholder, in the original
-        messages (``source="originals"``) or the session log (``"log"``); rebuilt when the source
-        has grown (a log only grows)."""
+    def _results(self, source: str, part: str = "result") -> dict[str, str] | None:
+        """Call id → the text of its last result (``part="result"``) or arguments (``"arguments"``)
+        that is not a placeholder, in the original messages (``source="originals"``) or the session
+        log (``"log"``); rebuilt when the source has grown (a log only grows)."""
         log = self.log
         if source == "originals":
             if self.originals is None:
@@ -105,20 +113,24 @@ class Recall:
         else:
             size = len(log.messages)
         cached = self._indexed.get(source)
-        if cached is not None and cached[0] == size:
-            return cached[1]
-        out: dict[str, str] = {}
-        conv = self.originals if source == "originals" else log.originals() if log is not None else None
-        if conv is not None:
-            for m in conv.to_jsonl():
-                call_id = m.get("tool_call_id")
-                if m.get("role") == "tool" and isinstance(call_id, str):
-                    text = result_text(m.get("content"))
-                    earlier = out.get(call_id)
-                    if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
-                        out[call_id] = text
-        self._indexed[source] = (size, out)
-        return out
+        if cached is None or cached[0] != size:
+            out: dict[str, str] = {}
+            arguments: dict[str, str] = {}
+            conv = self.originals if source == "originals" else log.originals() if log is not None else None
+            if conv is not None:
+                for m in conv.to_jsonl():
+                    call_id = m.get("tool_call_id")
+                    if m.get("role") == "tool" and isinstance(call_id, str):
+                        text = result_text(m.get("content"))
+                        earlier = out.get(call_id)
+                        if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
+                            out[call_id] = text
+                    for call in m.get("tool_calls") or ():
+                        args = call.get("arguments")
+                        if isinstance(call.get("id"), str) and isinstance(args, str) and not _cleared_arguments(args):
+                            arguments[call["id"]] = args
+            cached = self._indexed[source] = (size, out, arguments)
+        return cached[2] if part == "arguments" else cached[1]
 
     def original(self, recall_id: str) -> str:
         """The full text behind ``recall_id``.
@@ -133,13 +145,17 @@ class Recall:
             stored = _in_store(store, recall_id)
             if stored is not None:
                 return store.get(stored)
-        for source in ("originals", "log"):
-            text = (self._results(source) or {}).get(recall_id)
-            if text is None and source == "log" and self.log is not None and self.log.refresh():
-                # Another writer of the same log may have appended it since this object last read.
-                text = (self._results(source) or {}).get(recall_id)
-            if text is not None:
-                return text
+        call_id = recall_id.removesuffix(ARGUMENTS)
+        # The arguments of call `call_id`, else (no call's arguments named) what the id itself names.
+        lookups = [(call_id, "arguments"), (recall_id, "result")] if call_id != recall_id else [(recall_id, "result")]
+        for key, part in lookups:
+            for source in ("originals", "log"):
+                text = (self._results(source, part) or {}).get(key)
+                if text is None and source == "log" and self.log is not None and self.log.refresh():
+                    # Another writer of the same log may have appended it since this object last read.
+                    text = (self._results(source, part) or {}).get(key)
+                if text is not None:
+                    return text
         looked = [
             name
             for name, have in (
@@ -150,7 +166,8 @@ class Recall:
             if have is not None
         ]
         where = ", ".join(looked) if looked else "nothing (no store, session log or original messages given)"
-        raise RecallError(f"no stored result with recall id {_shown(recall_id)} (looked in {where})", recall_id)
+        what = "arguments or result" if call_id != recall_id else "result"
+        raise RecallError(f"no stored {what} with recall id {_shown(recall_id)} (looked in {where})", recall_id)
 
     def page(
         self,
@@ -241,6 +258,30 @@ def _in_store(store: Store, recall_id: str) -> str | None:
             return recall_id
         return store.alias(recall_id) or recall_id  # neither: the store's own error names it
     return store.alias(recall_id)
+
+
+#: What follows a call id in the recall id of its cleared arguments (``call_abc#arguments``).
+ARGUMENTS = "#arguments"
+
+
+def _cleared_arguments(text: str) -> bool:
+    """Whether ``text``, a call's arguments, is what ``clear_tool_inputs`` writes in their place:
+    ``{"cleared": "[cleared: arguments of ..."}`` (however spaced), or that text itself (a
+    free-form input)."""
+    if text.startswith("[cleared: arguments of "):
+        return True
+    if len(text) > 1024 or "[cleared: arguments of " not in text:
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return (
+        isinstance(value, dict)
+        and len(value) == 1
+        and isinstance(value.get("cleared"), str)
+        and value["cleared"].startswith("[cleared: arguments of ")
+    )
 
 
 def _placeholder_of(text: str, call_id: str) -> bool:

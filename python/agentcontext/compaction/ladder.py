@@ -113,6 +113,7 @@ class LadderRun(ResortRun):
             self.event("skip", work.tokens, work.tokens, **pays[1])
             return False
         self.keep_results(report["cleared"])
+        self.keep_arguments(cleared, report["inputs_cleared"])
         self.event(
             "clear", work.tokens, cleared.tokens,
             results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"], **(dict(pays[1]) if pays else {}),

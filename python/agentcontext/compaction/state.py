@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, HandoffScan, _HandoffFacts
 from agentcontext.budgets import result_text
+from agentcontext.budgets.recall import ARGUMENTS, _cleared_arguments
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
 from agentcontext.observe.calls import observe_summary
@@ -183,6 +184,29 @@ class LadderState:
             found = [m for m in items if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
             if found:
                 self.store.put(result_text(found[-1].get("content")), alias=call_id)
+
+    def keep_arguments(self, cleared: Conversation, changed: list[int]) -> None:
+        """Store the original arguments of every call whose arguments ``clear_tool_inputs``
+        cleared (in the messages ``changed`` of ``cleared``, by index) under ``<call id>#arguments``,
+        which its placeholder names."""
+        original = self.original
+        if self.store is None or not changed:
+            return
+        for i in changed:
+            if i >= len(original):
+                continue
+            now = {
+                c.get("id"): c.get("arguments")
+                for m in cleared.slice(i, i + 1).to_jsonl()
+                for c in m.get("tool_calls") or ()
+            }
+            for m in original.slice(i, i + 1).to_jsonl():
+                for call in m.get("tool_calls") or ():
+                    call_id, args = call.get("id"), call.get("arguments")
+                    if not isinstance(call_id, str) or not isinstance(args, str) or _cleared_arguments(args):
+                        continue
+                    if now.get(call_id) != args and _cleared_arguments(now.get(call_id) or ""):
+                        self.store.put(args, alias=call_id + ARGUMENTS)
 
     def keep_span(self, conv: Conversation, start: int, stop: int, skip: tuple[int, int] | None = None) -> str | None:
         """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line),

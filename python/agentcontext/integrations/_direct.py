@@ -158,7 +158,7 @@ def fit_each(
         kept.keep(objects, dicts, owner, converted, keys, start, held)  # type: ignore[arg-type]
         dicts = list(dicts)  # (the kept list stays as it is)
     if kept is not None and not fits_observed():
-        fitted = _trimmed(objects, dicts, budget, beside, rebuild, kept)  # type: ignore[arg-type]
+        fitted = _trimmed(objects, dicts, budget, beside, rebuild, kept, recall == "call_id")  # type: ignore[arg-type]
         if fitted is not None:
             return fitted
     out = fit_or_cut(dicts, budget, "openai", beside=beside, recall=recall)
@@ -184,6 +184,7 @@ def _trimmed(
     beside: int,
     rebuild: Callable[[T, dict[str, Any]], T | None],
     kept: Kept,
+    recall_ids: bool,
 ) -> list[T] | None:
     """:func:`fit_each` through the kept trimmer (every dict read again, as
     :func:`agentcontext.trim_messages` reads them), each dict that comes back unchanged given as
@@ -192,7 +193,7 @@ def _trimmed(
     _checks.count("beside", beside)
     try:
         got = kept.trimmer(budget.encoding).trim(
-            dicts, objects, budget.max_tokens, fresh=True, **budget._trim_options(beside)
+            dicts, objects, budget.max_tokens, fresh=True, **budget._trim_options(beside, recall_ids)
         )
     except BudgetError:
         return None

@@ -209,10 +209,12 @@ class Budget:
         return max(0, self.max_tokens - self.reserved_output - self.safety_margin)
 
     def fit_dicts(
-        self, dicts: list[dict[str, Any]], format: ListFormat = "auto", *, beside: int = 0
+        self, dicts: list[dict[str, Any]], format: ListFormat = "auto", *, beside: int = 0, recall_ids: bool = True
     ) -> list[dict[str, Any]]:
         """``dicts`` fitted by :func:`agentcontext.trim_messages` with these options, ``beside``
-        more tokens kept free (what the model receives apart from the messages).
+        more tokens kept free (what the model receives apart from the messages); with
+        ``recall_ids=False`` the placeholders of cleared results and arguments say that the
+        original is not stored (for a caller whose fitted list replaces the one it was given).
 
         Raises:
             OptionError: ``beside`` negative or over the 64-bit range (and what
@@ -222,15 +224,16 @@ class Budget:
 
         _checks.count("beside", beside)
 
-        options = self._trim_options(beside)
+        options = self._trim_options(beside, recall_ids)
         fitted: list[dict[str, Any]] = trim_messages(
             dicts, self.max_tokens, format=format, encoding=self.encoding, **options
         )
         return fitted
 
-    def _trim_options(self, beside: int = 0) -> dict[str, Any]:
+    def _trim_options(self, beside: int = 0, recall_ids: bool = True) -> dict[str, Any]:
         """The keyword options of a trim with this budget (``trim_messages`` and the adapters'
-        kept trimmer take the same), ``beside`` more tokens kept free."""
+        kept trimmer take the same), ``beside`` more tokens kept free, ``recall_ids`` as
+        ``trim_messages`` takes it."""
         return {
             "clear": self.clear,
             "recent_messages": self.recent_messages,
@@ -240,6 +243,7 @@ class Budget:
             "reserved_output": min(self.reserved_output + beside, _checks.MAX_COUNT),
             "safety_margin": self.safety_margin,
             "clear_tool_inputs": self.clear_tool_inputs,
+            "recall_ids": recall_ids,
         }
 
 
@@ -324,7 +328,7 @@ def fit(
         )
     dicts, owners, where = _marked(objects, to_dicts, cache)
     if cache is not None and cache.prints is not None and cache.trims and format == "openai" and not fits_observed():
-        kept = _trimmed(objects, dicts, budget, beside, rebuild, cache)
+        kept = _trimmed(objects, dicts, budget, beside, rebuild, cache, recall == "call_id")
         if kept is not None:
             return kept
     out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
@@ -338,6 +342,7 @@ def _trimmed(
     beside: int,
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     cache: Converted,
+    recall_ids: bool,
 ) -> list[T] | None:
     """:func:`fit` of one-dict ``objects`` through the cache's :class:`~agentcontext._core._Trimmer`
     (what the last call read is not read again; the kept objects come back mapped); None when it
@@ -348,7 +353,7 @@ def _trimmed(
             dicts,
             objects if type(objects) is list else list(objects),
             budget.max_tokens,
-            **budget._trim_options(beside),
+            **budget._trim_options(beside, recall_ids),
         )
     except BudgetError:
         return None
@@ -528,13 +533,14 @@ def fit_or_cut(
 def _fit_or_cut(
     dicts: list[dict[str, Any]], budget: Budget, format: ListFormat, beside: int, recall: RecallIds
 ) -> list[dict[str, Any]]:
+    recall_ids = recall == "call_id"
     try:
-        return budget.fit_dicts(dicts, format, beside=beside)
+        return budget.fit_dicts(dicts, format, beside=beside, recall_ids=recall_ids)
     except BudgetError:
         cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
         if cut is None:
             raise
-        return budget.fit_dicts(cut, format, beside=beside)
+        return budget.fit_dicts(cut, format, beside=beside, recall_ids=recall_ids)
 
 
 def cut_oversized(

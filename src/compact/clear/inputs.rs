@@ -9,7 +9,7 @@
 //! (or was cleared by an earlier one):
 //!
 //! ```text
-//! {"cleared": "[cleared: arguments of write(path=src/app.py, content=import os…), 1,234 tokens; original under call id call_1]"}
+//! {"cleared": "[cleared: arguments of write(path=src/app.py, content=import os…), 1,234 tokens; recall id call_1#arguments]"}
 //! ```
 //!
 //! The call keeps its id and its name, so every pair stays valid; a JSON input stays a JSON
@@ -25,6 +25,11 @@ use crate::model::{Block, Body, ToolInput};
 
 /// How the text of an input placeholder opens.
 pub const INPUT_PLACEHOLDER_OPEN: &str = "[cleared: arguments of ";
+
+/// What follows the call id in the recall id of a call's cleared arguments (`call_1#arguments`):
+/// no provider's call id holds a `#` and a store's ids (`r-` and hex digits) none either, so the
+/// name is neither the id of a result nor of a stored text.
+pub const ARGUMENTS_SUFFIX: &str = "#arguments";
 
 /// The key of the one-member object that replaces a cleared JSON input.
 pub const INPUT_PLACEHOLDER_KEY: &str = "cleared";
@@ -50,8 +55,9 @@ pub fn input_placeholder_text(name: &str, input: &ToolInput, tokens: usize, id: 
     if id.is_empty() {
         out.push_str(" tokens; not stored]");
     } else {
-        out.push_str(" tokens; original under call id ");
+        out.push_str(" tokens; recall id ");
         out.push_str(id);
+        out.push_str(ARGUMENTS_SUFFIX);
         out.push(']');
     }
     out

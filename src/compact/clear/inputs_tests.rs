@@ -78,10 +78,7 @@ fn the_placeholder_says_what_was_there_and_where_the_original_is() {
         text.starts_with("[cleared: arguments of write(path=src/app.py, content=import os"),
         "{text}"
     );
-    assert!(
-        text.ends_with(", 12,345 tokens; original under call id call_7]"),
-        "{text}"
-    );
+    assert!(text.ends_with(", 12,345 tokens; recall id call_7#arguments]"), "{text}");
     assert!(input_placeholder_text("write", &input, 5, "").ends_with(", 5 tokens; not stored]"));
     // A long call is described in at most 60 characters, closed as a call.
     let long =

@@ -51,8 +51,9 @@ pub struct ClearOptions {
     /// as `Conversation` does). Otherwise, with cached counts, a placeholder clearly smaller than
     /// its result is given an upper bound instead (see [`Cleared::after_exact`]).
     pub count_placeholders: bool,
-    /// Placeholders name the call id as the recall id (the caller keeps the originals: a session
-    /// log, a result store, its own messages). When false they say that the result is not stored.
+    /// Placeholders name the call id as the recall id (`<call id>#arguments` for cleared
+    /// arguments; the caller keeps the originals: a session log, a result store, its own
+    /// messages). When false they say that the original is not stored.
     pub recall_ids: bool,
 }
 
