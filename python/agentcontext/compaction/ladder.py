@@ -73,9 +73,22 @@ class LadderRun(ResortRun):
             recent_tools=p.recent_tools,
             exclude_tools=list(p.exclude_tools),
         )
+        if floor > self.target and p.clear_tool_inputs:
+            # The results alone leave too much: with the old calls' arguments cleared too (what
+            # the clearing does), the floor is what clearing every one of them leaves.
+            floor = work.clear_tool_results(
+                recall_ids=False,
+                recent_messages=p.recent_messages,
+                recent_tools=p.recent_tools,
+                clear_at_least=0,
+                exclude_tools=list(p.exclude_tools),
+                clear_tool_inputs=True,
+                keep_thinking=p.keep_thinking,
+            )[0].tokens
         if floor > self.target and p.summarize and not getattr(self.compactor.summarizer, "window_bound", True):
             self.deferred = True
-            why = f"clearing every old result leaves at least {floor:,} tokens, over the target"
+            what = "old result and argument" if p.clear_tool_inputs else "old result"
+            why = f"clearing every {what} leaves at least {floor:,} tokens, over the target"
             self.event("clear", work.tokens, work.tokens, deferred=why)
             return None
         if not self._clear_now(priced=True):
