@@ -522,7 +522,7 @@ mod tests {
     use super::*;
     use crate::tokens::{Encoding, count_message};
 
-    fn output(kind: &str, output: Value) -> Value {
+    fn output(kind: &str, output: &Value) -> Value {
         json!({"type": kind, "call_id": "c1", "output": output})
     }
 
@@ -530,9 +530,8 @@ mod tests {
     fn a_function_output_neither_text_nor_parts_is_refused_naming_the_item() {
         for kind in FUNCTION_OUTPUTS {
             for value in [json!({"rows": [1, 2]}), json!(3), json!(null)] {
-                let err = read(vec![json!({"role": "user", "content": "go"}), output(kind, value)])
-                    .err()
-                    .expect("refused");
+                let err =
+                    read(vec![json!({"role": "user", "content": "go"}), output(kind, &value)]).expect_err("refused");
                 let Error::InvalidMessage { index, reason } = err else {
                     panic!("{err:?}")
                 };
@@ -549,7 +548,7 @@ mod tests {
     fn a_built_in_structured_output_is_counted_and_written_back_as_it_came() {
         let shot =
             json!({"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{}", "A".repeat(4000))});
-        let item = output("computer_call_output", shot.clone());
+        let item = output("computer_call_output", &shot);
         let messages = read(vec![item.clone()]).unwrap();
         assert_eq!(messages[0].form, ContentForm::Value);
         let counted = count_message(Encoding::Approximate, &messages[0]).total;
