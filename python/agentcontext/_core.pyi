@@ -129,6 +129,13 @@ class Conversation:
     structure, ``type``, ``function``, ``image_url``, stay behind); blocks only one provider
     understands (signed thinking, server tool blocks) are written only to their own format.
 
+    A tool result is counted as what the provider receives. Its content is a string or a list of
+    parts: a Chat tool message's ``content``, an Anthropic ``tool_result``'s ``content``, a
+    Responses ``function_call_output``'s or ``custom_tool_call_output``'s ``output`` that is
+    anything else is refused. A Responses built-in tool's structured output (a
+    ``computer_call_output`` screenshot object) is kept as it came, counted as its JSON text, and
+    never cleared (no text can stand in its place).
+
     The public surface is what a user needs: building and growing (``append``, ``extend``,
     ``from_file``, ``concat``, ``slice``), counting (``tokens``, ``message_tokens``,
     ``tokens_by_role``, ``tokens_by_tool``, ``stats``), writing (``to_<format>``, ``to_format``,
@@ -140,7 +147,8 @@ class Conversation:
     and may change without notice.
 
     Raises:
-        InvalidMessageError: a message does not have its format's shape (``index`` names it).
+        InvalidMessageError: a message does not have its format's shape (``index`` names it),
+            such as a function output that is neither a string nor a list of parts.
         OptionError: an unknown ``format`` or ``encoding`` name.
         ArgumentTypeError: ``messages`` is not a list or iterable of messages (an
             :class:`OptionError` that is also a ``TypeError``).

@@ -419,6 +419,8 @@ pub(crate) fn tool_result_content(
     match content {
         ResultContent::Text(s) if same && m.form == ContentForm::Null && s.is_empty() => Some(Value::Null),
         ResultContent::Text(s) => Some(Value::String(s.clone())),
+        // A built-in tool's structured output has no form in another format.
+        ResultContent::Parts(_) if !same && m.form == ContentForm::Value => Some(Value::String(String::new())),
         ResultContent::Parts(parts) => Some(Value::Array(parts.iter().filter_map(|p| write_part(p, same)).collect())),
         ResultContent::Absent => (!same).then(|| Value::String(String::new())),
     }

@@ -147,6 +147,10 @@ pub fn read_item(mut map: Map<String, Value>, index: usize) -> Result<Item> {
     }
 }
 
+/// The output items of calls to the caller's own tools, whose `output` is a string or a list of
+/// parts.
+const FUNCTION_OUTPUTS: [&str; 2] = ["function_call_output", "custom_tool_call_output"];
+
 /// A `*_output` item with a `call_id`: the result of a call, as a tool message.
 fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Result<Item> {
     let what = format!("{k}: ");
@@ -157,11 +161,23 @@ fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Resul
             ResultContent::Parts(parts.into_iter().map(|p| read_part(p, index)).collect::<Result<_>>()?),
             ContentForm::Parts,
         ),
-        Some(other) => {
-            // Structured outputs of built-in tools (computer screenshots, shell results).
-            map.insert("output".into(), other);
-            (ResultContent::Absent, ContentForm::Absent)
+        // A function's output is a string or a list of parts (what the API takes), as a Chat
+        // tool message's or an Anthropic tool_result's content is.
+        Some(other) if FUNCTION_OUTPUTS.contains(&k) => {
+            return Err(Error::invalid(
+                index,
+                format!(
+                    "{k} {tool_use_id:?}: `output` must be a string or a list of parts, got {}",
+                    type_name(&other)
+                ),
+            ));
         }
+        // Structured outputs of built-in tools (computer screenshots): kept as they are, as one
+        // opaque part, so that they are counted.
+        Some(other) => (
+            ResultContent::Parts(vec![Block::new(Body::Opaque { value: Box::new(other) })]),
+            ContentForm::Value,
+        ),
         None => (ResultContent::Absent, ContentForm::Absent),
     };
     Ok(Item::Standalone(Message {
@@ -175,6 +191,20 @@ fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Resul
         origin: Format::Responses,
         extra: leftover(map),
     }))
+}
+
+/// The structured output (neither a string nor a list) a built-in tool's output item held, which
+/// the reader made the single opaque part of `m`'s result, when `m` is written back to Responses.
+fn structured_output<'a>(m: &Message, parts: &'a [Block], same: bool) -> Option<&'a Value> {
+    match parts {
+        [
+            Block {
+                body: Body::Opaque { value },
+                ..
+            },
+        ] if same && m.form == ContentForm::Value => Some(value),
+        _ => None,
+    }
 }
 
 fn opening(body: Body, fields: Map<String, Value>, form: ContentForm) -> Block {
@@ -336,10 +366,10 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
                             item.insert("output".into(), Value::String(s.clone()));
                         }
                         ResultContent::Parts(parts) => {
-                            item.insert(
-                                "output".into(),
-                                Value::Array(parts.iter().filter_map(|p| write_part(p, "input_text", same)).collect()),
-                            );
+                            let output = structured_output(m, parts, same).cloned().unwrap_or_else(|| {
+                                Value::Array(parts.iter().filter_map(|p| write_part(p, "input_text", same)).collect())
+                            });
+                            item.insert("output".into(), output);
                         }
                         ResultContent::Absent => {
                             if !(same && m.extra.contains_key("output")) {
@@ -483,4 +513,52 @@ fn write_part(b: &Block, text_type: &str, same: bool) -> Option<Value> {
     }
     carry_extra(&mut out, &b.extra, same);
     Some(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tokens::{Encoding, count_message};
+
+    fn output(kind: &str, output: &Value) -> Value {
+        json!({"type": kind, "call_id": "c1", "output": output})
+    }
+
+    #[test]
+    fn a_function_output_neither_text_nor_parts_is_refused_naming_the_item() {
+        for kind in FUNCTION_OUTPUTS {
+            for value in [json!({"rows": [1, 2]}), json!(3), json!(null)] {
+                let err =
+                    read(vec![json!({"role": "user", "content": "go"}), output(kind, &value)]).expect_err("refused");
+                let Error::InvalidMessage { index, reason } = err else {
+                    panic!("{err:?}")
+                };
+                assert_eq!(index, 1);
+                assert!(
+                    reason.starts_with(&format!("{kind} \"c1\": `output` must be")),
+                    "{reason}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_built_in_structured_output_is_counted_and_written_back_as_it_came() {
+        let shot =
+            json!({"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{}", "A".repeat(4000))});
+        let item = output("computer_call_output", &shot);
+        let messages = read(vec![item.clone()]).unwrap();
+        assert_eq!(messages[0].form, ContentForm::Value);
+        let counted = count_message(Encoding::Approximate, &messages[0]).total;
+        assert!(
+            counted > Encoding::approximate(shot.to_string().chars().count()) - 1,
+            "{counted}"
+        );
+        assert_eq!(write(&messages), vec![item]);
+        // To another format it has no form: an empty text, as before.
+        let chat = crate::formats::openai_chat::write(&messages);
+        assert_eq!(chat[0]["content"], json!(""));
+    }
 }

@@ -235,6 +235,10 @@ pub enum ContentForm {
     Null,
     /// No `content` key at all.
     Absent,
+    /// One JSON value that is neither a string nor a list (the object a Responses built-in
+    /// tool's output item holds, such as a `computer_call_output` screenshot), held as the single
+    /// opaque part of a tool result so that it is counted, and written back as that value.
+    Value,
 }
 
 #[derive(Clone, Debug, PartialEq)]

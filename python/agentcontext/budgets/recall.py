@@ -315,11 +315,25 @@ def _cut_from(text: str, earlier: str) -> bool:
     return False
 
 
+#: The types of the content parts that hold a text, in every format a result is read in.
+_TEXT_PARTS = frozenset(("text", "input_text", "output_text"))
+
+
 def result_text(content: object) -> str:
-    """A tool result's content as the text a recall gives back: a string as is, anything else
-    (a list of content parts) as JSON."""
+    """A tool result's content as the text a recall gives back: a string as is; a list of text
+    parts only as their texts joined by newlines (the text a cut of such a result is made from,
+    whose lines its marker counts, and the text the core counts); anything else (an empty list,
+    parts with an image) as JSON."""
     if isinstance(content, str):
         return content
+    if isinstance(content, list) and content:
+        texts = [
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") in _TEXT_PARTS and isinstance(p.get("text"), str)
+        ]
+        if len(texts) == len(content):
+            return "\n".join(texts)
     return json.dumps(content, ensure_ascii=False)
 
 

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use super::select::Protected;
 use super::structure::Pairing;
-use crate::model::{Block, Body, Extra, Message, ResultContent, Role};
+use crate::model::{Block, Body, ContentForm, Extra, Message, ResultContent, Role};
 use crate::tokens::{self, Encoding};
 
 pub use budgets::{Budgeted, plan_result_budgets};
@@ -145,8 +145,12 @@ fn copy_extra(extra: &Extra) -> Extra {
 }
 
 /// The result block at `at` with its id and error flag, unless it is not a result or was already
-/// replaced by a placeholder or a stub.
+/// replaced by a placeholder or a stub, or is a built-in tool's structured output (a Responses
+/// `computer_call_output` takes no text in its place: it stays, counted, until its turn is cut).
 pub(super) fn live_result(messages: &[Message], at: (usize, usize)) -> Option<(&Block, &str, Option<bool>)> {
+    if messages[at.0].form == ContentForm::Value {
+        return None;
+    }
     let block = &messages[at.0].blocks[at.1];
     match &block.body {
         Body::ToolResult {
