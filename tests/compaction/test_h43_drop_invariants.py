@@ -329,10 +329,9 @@ def _chat_call(i: str) -> Message:
             "tool_calls": [{"id": i, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}  # fmt: skip
 
 
-def test_the_drop_keeps_the_call_whose_result_the_request_carries() -> None:
-    # The latest request carries the result of a call with large arguments (a write). With no
-    # summary, the drop kept the request apart from the recent part and left the call out: a
-    # tool_result without its tool_use (budgets 360 to 490).
+def _write_then_request() -> ac.Conversation:
+    """A write with large arguments, then a latest request that carries its result (an Anthropic
+    user message of a tool_result block and text), then the answer."""
     history = [
         {"role": "user", "content": "first " + W * 30},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "write", "input": {"p": W * 30}}]},
@@ -340,7 +339,14 @@ def test_the_drop_keeps_the_call_whose_result_the_request_carries() -> None:
                                      {"type": "text", "text": "now do it"}]},
         {"role": "assistant", "content": "done"},
     ]  # fmt: skip
-    conv = ac.Conversation(history, format="anthropic", encoding="approximate")
+    return ac.Conversation(history, format="anthropic", encoding="approximate")
+
+
+def test_the_drop_keeps_the_call_whose_result_the_request_carries() -> None:
+    # The latest request carries the result of a call with large arguments (a write). With no
+    # summary, the drop kept the request apart from the recent part and left the call out: a
+    # tool_result without its tool_use (budgets 360 to 490).
+    conv = _write_then_request()
     for budget in range(370, conv.tokens, 10):
         result = Compactor("openharness", summarizer=Raises(), fallback=None).compact(conv, budget=budget)
         out = _messages(result.conversation, native=True)
@@ -419,14 +425,7 @@ def test_the_cut_round_fits_when_a_message_counts_more_whole_than_its_texts() ->
     # An Anthropic message of a result block and text counts more whole than its texts and the
     # rest of it counted apart: the last rung planned no room for its texts (a negative one under
     # 370 tokens) and gave up ("does not fit even cut"), leaving 624 tokens, where 256 fit.
-    history = [
-        {"role": "user", "content": "first " + W * 30},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "write", "input": {"p": W * 30}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": W * 60},
-                                     {"type": "text", "text": "now do it"}]},
-        {"role": "assistant", "content": "done"},
-    ]  # fmt: skip
-    conv = ac.Conversation(history, format="anthropic", encoding="approximate")
+    conv = _write_then_request()
     for budget in range(270, 370, 10):
         result = Compactor("openharness", summarizer=Raises(), fallback=None).compact(conv, budget=budget)
         assert result.fits, (budget, result.reason)
