@@ -104,6 +104,7 @@ impl PyTrimmer {
         fresh = false
     ))]
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::fn_params_excessive_bools)] // independent switches, each one a caller's keyword option
     fn trim<'py>(
         &self,
         py: Python<'py>,
