@@ -55,3 +55,20 @@ def test_a_floor_over_the_target_still_defers_and_names_the_arguments() -> None:
     clear = next(s for s in result.stages if s.stage == "clear")
     assert "old result and argument" in str(clear.detail.get("deferred"))
     assert result.summary is not None
+
+
+def test_a_call_whose_arguments_were_cleared_has_no_provenance() -> None:
+    # provenance[i] names the original message output i is, unchanged: a call whose arguments the
+    # clearing replaced is not (an adapter mapping the output back sent the original object, its
+    # arguments whole, for it).
+    messages = writes(20)
+    conv = ac.Conversation(messages, encoding="approximate")
+    policy = dataclasses.replace(PRESETS["openharness"].compaction, encoding="approximate", clear_tool_inputs=True)
+    result = Compactor(policy).compact(conv, budget=conv.tokens // 2)
+    out = result.conversation.to_openai()
+    assert any(q is None for q in result.provenance)
+    for m, q in zip(out, result.provenance, strict=True):
+        if q is not None:
+            assert m == messages[q]
+    assert result.origins is not None
+    assert all(m["role"] == messages[q]["role"] for m, q in zip(out, result.origins, strict=True) if q is not None)

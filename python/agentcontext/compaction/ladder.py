@@ -132,7 +132,8 @@ class LadderRun(ResortRun):
             results_cleared=len(report["cleared"]), tokens_freed=report["tokens_freed"], **(dict(pays[1]) if pays else {}),
         )  # fmt: skip
         before_prov = self.provenance
-        gone = set(changed)
+        # (A call whose arguments were cleared is changed too: not the original message any more.)
+        gone = {*changed, *report["inputs_cleared"]}
         self.provenance = [None if i in gone else q for i, q in enumerate(before_prov)]
         self.work = cleared
         if self.fill and cleared.tokens <= self.target:
