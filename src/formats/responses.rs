@@ -157,8 +157,22 @@ fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Resul
     let tool_use_id = take_str(&mut map, "call_id", index, &what)?;
     let (content, form) = match map.shift_remove("output") {
         Some(Value::String(s)) => (ResultContent::Text(s), ContentForm::String),
-        Some(Value::Array(parts)) => (
-            ResultContent::Parts(parts.into_iter().map(|p| read_part(p, index)).collect::<Result<_>>()?),
+        // A list of parts; a built-in tool's list of anything else (a `shell_call_output`'s
+        // `{stdout, stderr, outcome}` objects) is one of its structured outputs, below.
+        Some(Value::Array(parts)) if FUNCTION_OUTPUTS.contains(&k) || parts.iter().all(is_part) => (
+            ResultContent::Parts(
+                parts
+                    .into_iter()
+                    .map(|p| read_part(p, index))
+                    .collect::<Result<_>>()
+                    .map_err(|e| match e {
+                        Error::InvalidMessage { index, reason } => Error::InvalidMessage {
+                            index,
+                            reason: format!("{k} {tool_use_id:?}: {reason}"),
+                        },
+                        other => other,
+                    })?,
+            ),
             ContentForm::Parts,
         ),
         // A function's output is a string or a list of parts (what the API takes), as a Chat
@@ -172,7 +186,7 @@ fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Resul
                 ),
             ));
         }
-        // Structured outputs of built-in tools (computer screenshots): kept as they are, as one
+        // Structured outputs of built-in tools (computer screenshots, shell results): kept as they are, as one
         // opaque part, so that they are counted.
         Some(other) => (
             ResultContent::Parts(vec![Block::new(Body::Opaque { value: Box::new(other) })]),
@@ -191,6 +205,11 @@ fn read_output_item(mut map: Map<String, Value>, index: usize, k: &str) -> Resul
         origin: Format::Responses,
         extra: leftover(map),
     }))
+}
+
+/// Whether `v` reads as a content part: an object with a string `type`.
+fn is_part(v: &Value) -> bool {
+    matches!(v.get("type"), Some(Value::String(_)))
 }
 
 /// The structured output (neither a string nor a list) a built-in tool's output item held, which

@@ -89,3 +89,32 @@ def test_a_trim_over_a_built_in_structured_output_stays_within_budget() -> None:
     # none there), so it left with its turn (before: counted 0 and kept).
     assert not any(i.get("type") == "computer_call_output" for i in out)
     assert out[-1] == {"role": "user", "content": "go on"}
+
+
+def _shell(n: int) -> list[dict[str, Any]]:
+    """A hosted shell tool's call and output: ``output`` is a list of ``{stdout, stderr, outcome}``
+    objects (no ``type``), one of a built-in tool's structured outputs."""
+    return [
+        {"role": "user", "content": "list the files"},
+        {"type": "shell_call", "call_id": "sh1", "action": {"commands": ["ls"]}, "status": "completed"},
+        {
+            "type": "shell_call_output",
+            "call_id": "sh1",
+            "output": [{"stdout": "file.py\n" * n, "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}],
+        },
+        {"role": "user", "content": "thanks"},
+    ]
+
+
+def test_a_shell_output_list_is_counted_and_written_back_as_it_came() -> None:
+    small, large = ac.Conversation(_shell(1), format="responses"), ac.Conversation(_shell(500), format="responses")
+    assert small.to_format("responses") == _shell(1)
+    assert large.to_format("responses") == _shell(500)
+    assert large.tokens - small.tokens > 500  # its stdout is counted
+
+
+def test_a_bad_part_of_a_function_output_names_the_item() -> None:
+    with pytest.raises(
+        InvalidMessageError, match=r'^message 2: function_call_output "c1": a content part must be an object'
+    ):
+        ac.Conversation(_items([1]), format="responses")
