@@ -19,6 +19,7 @@
 //! (tiktoken's heap). Each thread that merges a long piece keeps its queue for the next one (at
 //! most 1.6 MB, most of it touched only as ranks are used).
 
+mod ascii;
 mod pretokenize;
 mod queue;
 
@@ -26,6 +27,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
+use ascii::Rules;
 use pretokenize::Pretokenizer;
 use queue::{Index, MAX_RANKS, RankQueue};
 
@@ -51,23 +53,33 @@ const NO_RANK: u32 = u32::MAX;
 /// Each encoding built gets the next number ([`Bpe::id`]).
 static BPE_IDS: AtomicU64 = AtomicU64::new(0);
 
+/// o200k_base's pre-tokenizer pattern but for the `\s+(?!\S)|\s+` every encoding ends with
+/// ([`Pretokenizer::of`] adds it).
+pub(super) const O200K_PATTERN: &str = concat!(
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|\\p{N}{1,3}",
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+    "|\\s*[\\r\\n]+",
+    "|\\s+$",
+);
+
+/// cl100k_base's pre-tokenizer pattern (the same way).
+pub(super) const CL100K_PATTERN: &str = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
+
 fn build_o200k() -> Bpe {
-    let letters = [
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "\\p{N}{1,3}",
-        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
-        "\\s*[\\r\\n]+",
-        "\\s+$",
-    ]
-    .join("|");
-    Bpe::new(include_bytes!("../data/o200k_base.tokens"), &letters)
+    Bpe::new(
+        include_bytes!("../data/o200k_base.tokens"),
+        O200K_PATTERN,
+        Some(Rules::O200k),
+    )
 }
 
 fn build_cl100k() -> Bpe {
     Bpe::new(
         include_bytes!("../data/cl100k_base.tokens"),
-        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
+        CL100K_PATTERN,
+        Some(Rules::Cl100k),
     )
 }
 
@@ -104,8 +116,8 @@ pub(crate) fn try_building() -> Option<MutexGuard<'static, ()>> {
 
 impl Bpe {
     /// The encoding of the packed token list `tokens` (see the module docs), split by `main`
-    /// and then tiktoken's `\s+(?!\S)|\s+` for whitespace.
-    fn new(tokens: &'static [u8], main: &str) -> Bpe {
+    /// and then tiktoken's `\s+(?!\S)|\s+` for whitespace, ASCII text by hand under `rules` (when the pattern is that encoding's).
+    fn new(tokens: &'static [u8], main: &str, rules: Option<Rules>) -> Bpe {
         let mut ranks = Ranks::with_capacity_and_hasher(tokens.len() / 8, foldhash::fast::FixedState::default());
         let mut at = 0;
         let mut rank = 0u32;
@@ -118,8 +130,7 @@ impl Bpe {
         assert!((rank as usize) < MAX_RANKS, "ranks fit in RANK_BITS with one to spare");
         let byte_ranks = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let longest = ranks.keys().map(|t| t.len()).max().unwrap_or(0);
-        // `\s+(?!\S)` as `\s+\s` minus its last character (bpe-openai's rewrite, see [`Splits`]).
-        let split = Pretokenizer::new(&[(main, false), ("\\s+\\s", true), ("\\s+", false)]);
+        let split = Pretokenizer::of(main, rules);
         let id = BPE_IDS.fetch_add(1, Ordering::Relaxed);
         Bpe {
             ranks,
@@ -514,7 +525,7 @@ mod tests {
             packed.push(token.len() as u8);
             packed.extend_from_slice(token.as_bytes());
         }
-        let bpe = Bpe::new(Box::leak(packed.into_boxed_slice()), "\\S+");
+        let bpe = Bpe::new(Box::leak(packed.into_boxed_slice()), "\\S+", None);
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         assert_merges_agree(&bpe, &random_pieces(&mut next, b"abc", 3000, 300));
         assert_merges_agree(&bpe, &random_pieces(&mut next, b"aaabc", 300, 2000));

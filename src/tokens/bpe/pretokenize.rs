@@ -6,6 +6,8 @@ use regex_automata::meta::{Cache, Regex};
 use regex_automata::util::pool::{Pool, PoolGuard};
 use regex_automata::{Anchored, Input};
 
+use super::ascii::{Rules, piece};
+
 /// Makes a search cache of the pattern.
 type MakeCache = Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>;
 
@@ -22,10 +24,19 @@ pub(super) struct Pretokenizer {
     caches: Pool<Cache, MakeCache>,
     /// Per pattern: whether its match ends with one look-ahead character to give back.
     lookahead: Vec<bool>,
+    /// The patterns' rules, followed by hand on ASCII text ([`super::ascii`]); None: the
+    /// regular expression splits every piece.
+    rules: Option<Rules>,
 }
 
 impl Pretokenizer {
-    pub(super) fn new(patterns: &[(&str, bool)]) -> Pretokenizer {
+    /// The pretokenizer of an encoding whose pattern is `main` then tiktoken's
+    /// `\s+(?!\S)|\s+` (written `\s+\s` minus its last character: see [`Splits`]).
+    pub(super) fn of(main: &str, rules: Option<Rules>) -> Pretokenizer {
+        Pretokenizer::new(&[(main, false), ("\\s+\\s", true), ("\\s+", false)], rules)
+    }
+
+    fn new(patterns: &[(&str, bool)], rules: Option<Rules>) -> Pretokenizer {
         let (patterns, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
         let pattern = Regex::new_many(&patterns).expect("the encodings' patterns compile");
         let made = pattern.clone();
@@ -34,6 +45,7 @@ impl Pretokenizer {
             pattern,
             caches,
             lookahead,
+            rules,
         }
     }
 
@@ -60,6 +72,10 @@ impl<'a> Iterator for Splits<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         let rest = &self.text[self.at..];
+        if let Some(end) = self.pre.rules.and_then(|rules| piece(rest.as_bytes(), rules)) {
+            self.at += end;
+            return Some(&rest[..end]);
+        }
         let input = Input::new(rest).anchored(Anchored::Yes);
         let m = self.pre.pattern.search_with(&mut self.cache, &input)?;
         let mut end = m.end();
