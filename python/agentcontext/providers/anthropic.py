@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
 from agentcontext.errors import ProviderResponseError
+from agentcontext.providers._body import Body
 from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.providers.server_side import COMPACT, COMPACT_BETA
@@ -106,28 +107,35 @@ class AnthropicProvider(Provider):
         )
 
     def _completion(self, data: JsonDict) -> Completion:
-        content = data.get("content") or []
-        usage = data.get("usage") or {}
-        cache_read = usage.get("cache_read_input_tokens") or 0
-        cache_write = usage.get("cache_creation_input_tokens") or 0
+        body = Body(self.name, data)
+        content = body.objects(data.get("content"), "content")
+        usage = body.object(data.get("usage"), "usage")
+        cache_read = body.tokens(usage, "cache_read_input_tokens", "usage")
+        cache_write = body.tokens(usage, "cache_creation_input_tokens", "usage")
         calls = [
-            ToolCall(b["id"], b["name"], json.dumps(b.get("input", {}), ensure_ascii=False))
-            for b in content
+            ToolCall(
+                body.text(b.get("id"), f"content[{i}].id"),
+                body.name(b.get("name"), f"content[{i}].name"),
+                json.dumps(body.object(b.get("input"), f"content[{i}].input"), ensure_ascii=False),
+            )
+            for i, b in enumerate(content)
             if b.get("type") in ("tool_use", "server_tool_use")
         ]
         return Completion(
             format="anthropic",
-            model=data.get("model", self.model),
+            model=body.model(self.model),
             messages=[{"role": "assistant", "content": content}],
-            text="".join(b.get("text", "") for b in content if b.get("type") == "text"),
+            text="".join(
+                body.text(b.get("text"), f"content[{i}].text") for i, b in enumerate(content) if b.get("type") == "text"
+            ),
             tool_calls=[c for c in calls if c.id],
             usage=Usage(
-                input_tokens=(usage.get("input_tokens") or 0) + cache_read + cache_write,
-                output_tokens=usage.get("output_tokens") or 0,
+                input_tokens=body.tokens(usage, "input_tokens", "usage") + cache_read + cache_write,
+                output_tokens=body.tokens(usage, "output_tokens", "usage"),
                 cache_read_tokens=cache_read,
                 cache_write_tokens=cache_write,
             ),
-            stop_reason=data.get("stop_reason"),
+            stop_reason=body.optional_text(data.get("stop_reason"), "stop_reason"),
             raw=data,
         )
 
