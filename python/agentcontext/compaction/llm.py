@@ -171,12 +171,25 @@ class LLMSummarizer:
         use_fallback: bool = True,
         cache_prefix: bool = True,
     ) -> None:
+        if not callable(getattr(provider, "complete", None)):
+            raise ArgumentTypeError(
+                f"provider of LLMSummarizer must be a provider (with a complete method), got {type(provider).__name__}"
+            )
+        if fallback is not None and not callable(getattr(fallback, "summarize", None)):
+            raise ArgumentTypeError(
+                f"fallback of LLMSummarizer must be a summarizer (with a summarize method) or None, got {type(fallback).__name__}"
+            )
+        if tools is not None and (isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence)):
+            raise ArgumentTypeError(
+                f"tools of LLMSummarizer must be a list of tool definitions or None, got {type(tools).__name__}"
+            )
         self.provider = provider
         self.tools = list(tools) if tools is not None else None
         if not isinstance(cache_prefix, bool):
             raise ArgumentTypeError(f"cache_prefix must be True or False, got {type(cache_prefix).__name__}")
         self.cache_prefix = cache_prefix
-        self.retry_missing = retry_missing
+        self.retry_missing = _checks.flag("retry_missing", retry_missing)
+        _checks.flag("use_fallback", use_fallback)
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
         self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
         #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,

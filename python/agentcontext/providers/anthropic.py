@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
-from agentcontext.errors import ProviderResponseError
+from agentcontext.errors import ArgumentTypeError, ProviderResponseError
 from agentcontext.providers._body import Body
-from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _names, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.providers.server_side import COMPACT, COMPACT_BETA
 from agentcontext.types import Format, JsonDict
@@ -44,8 +44,12 @@ class AnthropicProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "anthropic", "Anthropic", client_options)
+        if context_management is not None and not isinstance(context_management, Mapping):
+            raise ArgumentTypeError(
+                f"context_management of AnthropicProvider must be a mapping or None, got {type(context_management).__name__}"
+            )
         self.context_management = dict(context_management) if context_management else None
-        self.betas = list(betas)
+        self.betas = _names(betas, "betas of AnthropicProvider")
         #: The output limit of a native compaction request (:meth:`compact_natively`).
         self.compaction_max_output_tokens = 8_192
         #: Replace Anthropic's summary prompt in a native compaction (None: its own).

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from agentcontext._core import Conversation
 from agentcontext.errors import ArgumentTypeError
 from agentcontext.providers._body import Body
-from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _objects, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.types import Format, JsonDict
 
@@ -41,6 +41,11 @@ class OpenAIChatProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
+        if not isinstance(max_output_tokens_param, str) or not max_output_tokens_param:
+            raise ArgumentTypeError(
+                f"max_output_tokens_param of OpenAIChatProvider must be a request field name (a non-empty str), "
+                f"got {max_output_tokens_param!r}"
+            )
         self.max_output_tokens_param = max_output_tokens_param
         self.prompt_cache_key = _cache_key(prompt_cache_key)
 
@@ -113,7 +118,8 @@ class OpenAIResponsesProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
-        self.context_management = [dict(x) for x in context_management] if context_management else None
+        edits = _objects(context_management, "context_management of OpenAIResponsesProvider")
+        self.context_management = [dict(x) for x in edits] if edits else None
         self.prompt_cache_key = _cache_key(prompt_cache_key)
 
     def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
