@@ -59,6 +59,17 @@ def _cache_prefix(summarizer: Any, seen: int) -> dict[str, Any] | None:
     return None
 
 
+def _own_fallback(summarizer: Any, seen: int) -> str | None:
+    """Why the summarizer's model failed when its own fallback wrote the summary (an
+    :class:`~agentcontext.compaction.llm.LLMSummarizer` event after the first ``seen`` whose
+    ``outcome`` is ``fallback``); None otherwise."""
+    events = getattr(summarizer, "events", None)
+    if not isinstance(events, list):
+        return None
+    own = [e for e in events[seen:] if isinstance(e, dict) and e.get("outcome") == "fallback"]
+    return str(own[-1].get("failure") or "the model's summary failed") if own else None
+
+
 class SummaryRun(FlushingRun):
     """The ladder's state with its summary operations, the public ones called by harness hooks
     too (:meth:`write_summary`, :meth:`summary_room`, :meth:`summary_tokens`,
@@ -161,6 +172,9 @@ class SummaryRun(FlushingRun):
             detail["cache_prefix"] = prefix
         if failure:
             detail["note"] = failure
+        elif (own := _own_fallback(c.summarizer, seen)) is not None:
+            # The summarizer's model failed and its own fallback wrote the text.
+            detail["note"] = f"{own}; used the fallback"
         elif chunks is not None:
             detail.update(chunks.detail)
         # A fact the ledger beside the summary holds need not be appended to it too (a model is

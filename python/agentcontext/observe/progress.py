@@ -44,7 +44,8 @@ class CompactProgress:
         if isinstance(event, CompactionStarted):
             self.note = f"{event.tokens:,} tokens in {event.messages:,} messages, target {event.target:,}"
         elif isinstance(event, SummarizerCall):
-            self.note = f"summary written ({event.summary_tokens or 0:,} tokens)" if event.failure is None else (
+            by = " by the fallback" if event.fallback is not None else ""
+            self.note = f"summary written{by} ({event.summary_tokens or 0:,} tokens)" if event.failure is None else (
                 "summary refused, falling back"
             )  # fmt: skip
         elif isinstance(event, FlushDone):
