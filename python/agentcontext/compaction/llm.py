@@ -21,6 +21,7 @@ from agentcontext.compaction.summarize import (
     strip_scratchpad,
 )
 from agentcontext.errors import ArgumentTypeError
+from agentcontext.observe.summary_events import record
 
 __all__ = ["DATA_NOTE", "PREFIX_SLACK", "LLMSummarizer", "identifiers_in", "required_identifiers"]
 
@@ -159,6 +160,9 @@ class LLMSummarizer:
 
     #: The model's own window bounds what one request may hold: larger histories are staged.
     window_bound = True
+    #: Each call's event is also collected in the context that made it
+    #: (:mod:`~agentcontext.observe.summary_events`): reports read their own calls from there.
+    records_events = True
 
     def __init__(
         self,
@@ -208,6 +212,7 @@ class LLMSummarizer:
 
         event: dict[str, Any] = {"attempts": 0, "missing": [], "outcome": None, "usage": []}
         self.events.append(event)
+        record(event)
         check = self._check(request)
         required = required_identifiers(request) if self.retry_missing else []
         event["required"] = list(dict.fromkeys(required + (check.missing_texts("") if check is not None else [])))

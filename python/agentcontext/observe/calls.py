@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext.observe.emit import EventCallback, Observer
 from agentcontext.observe.events import FlushDone, ModelCall, SummarizerCall, ToolCallDone
+from agentcontext.observe.summary_events import collecting, events_since
 
 if TYPE_CHECKING:
     from agentcontext.compaction.results import StageEvent
@@ -65,8 +66,10 @@ def observe_summary(
     events = getattr(summarizer, "events", None)
     seen = len(events) if isinstance(events, list) else 0
     start, clock = time.time_ns(), time.perf_counter()
-    text, why = write()
-    own = [e for e in (events[seen:] if isinstance(events, list) else []) if isinstance(e, dict)]
+    with collecting() as collected:
+        text, why = write()
+    # This call's events (not another thread's, made meanwhile with the same summarizer).
+    own = events_since(summarizer, seen, collected)
     usage = [u for e in own for u in e.get("usage", [])]
     # The summarizer's own fallback wrote the text (its model failed): the model's reason.
     fell_back = next((str(e.get("failure") or "") for e in reversed(own) if e.get("outcome") == "fallback"), None)
