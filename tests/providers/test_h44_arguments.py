@@ -77,3 +77,37 @@ def test_llm_summarizer_arguments_are_checked(kw: dict[str, Any], names: str) ->
     args = {"provider": ScriptedChatProvider(["a"]), **kw}
     with pytest.raises(ArgumentTypeError, match=names):
         LLMSummarizer(**args)
+
+
+@pytest.mark.parametrize("conversation", [[{"role": "user", "content": "hi"}], "hi", None])
+def test_complete_takes_a_conversation(conversation: Any) -> None:
+    provider = ScriptedChatProvider(["a"])
+    with pytest.raises(
+        ArgumentTypeError, match=r"conversation of ScriptedChatProvider.complete must be a Conversation"
+    ):
+        provider.complete(conversation)
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("kw", "names"),
+    [({"provider": None}, "provider of Session"), ({"system": 5}, "system of Session"), ({"tools": "x"}, "tools of Session"),
+     ({"tools": ["x"]}, r"tools\[0\] of Session"), ({"functions": 5}, "functions of Session"),
+     ({"functions": {"ls": "not callable"}}, r"functions\['ls'\] of Session")],
+)  # fmt: skip
+def test_session_arguments_are_checked(kw: dict[str, Any], names: str) -> None:
+    from agentcontext.sessions.loop import Session
+
+    args = {"provider": ScriptedChatProvider(["a"]), **kw}
+    with pytest.raises(ArgumentTypeError, match=names):
+        Session(**args)
+
+
+def test_a_user_message_of_the_wrong_type_is_named_and_not_sent() -> None:
+    from agentcontext.sessions.loop import Session
+
+    provider = ScriptedChatProvider(["a"])
+    session = Session(provider)
+    with pytest.raises(ArgumentTypeError, match="a user message must be text"):
+        session.send(5)  # type: ignore[arg-type]
+    assert provider.requests == [] and len(session.conversation) == 0

@@ -87,3 +87,14 @@ def test_well_formed_variants_still_read() -> None:
         server.enqueue(HTTPError(200, {"content": [{"type": "text", "text": None}]}))
         empty = anthropic.complete(conv)
         assert (empty.text, empty.usage.total_tokens, empty.model) == ("", 0, "claude-test")
+
+
+@pytest.mark.parametrize(("output", "what"), [("x", "output must be a list"), ([5], r"output\[0\] must be an object")])
+def test_a_malformed_responses_compaction_is_a_provider_response_error(output: Any, what: str) -> None:
+    """``responses.compact``'s answer: before, a string output blamed the caller's argument
+    (ArgumentTypeError 'messages must be a list'), a non-object item was an InvalidMessageError."""
+    with LLMServer() as server:
+        provider = support.provider("responses", server)
+        server.enqueue(HTTPError(200, {"output": output}))
+        with pytest.raises(ProviderResponseError, match=what):
+            provider.compact(ac.Conversation(CONV, format="openai"))

@@ -152,6 +152,11 @@ class Provider(ABC):
     ) -> Completion:
         """One model call. ``params`` go to the SDK call unchanged (temperature, metadata, ...)."""
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
+        if not isinstance(conversation, Conversation):
+            raise ArgumentTypeError(
+                f"conversation of {type(self).__name__}.complete must be a Conversation, got {type(conversation).__name__}"
+                " (make one: Conversation(messages, format=...))"
+            )
         if system is not None and not isinstance(system, str):
             raise ArgumentTypeError(
                 f"system of {type(self).__name__}.complete must be a str or None, got {type(system).__name__}"

@@ -204,7 +204,8 @@ class OpenAIResponsesProvider(Provider):
                 raise
             raise overflow from exc
         data = _raw_json(raw)
-        return Conversation(data.get("output") or [], format="responses", encoding=conversation.encoding)
+        output = Body(self.name, data).objects(data.get("output"), "output")
+        return Conversation(output, format="responses", encoding=conversation.encoding)
 
 
 def _cache_key(key: str | None) -> str | None:
