@@ -253,7 +253,8 @@ class CompactionError(AgentContextError):
 
 
 class ProviderResponseError(AgentContextError, ValueError):
-    """A provider answered with a body that is not JSON, or JSON that is not an object."""
+    """A provider answered with a body that is not JSON, JSON that is not an object, or an object
+    whose fields the provider reads have another shape (the message names the field)."""
 
 
 class MissingExtraError(AgentContextError, ImportError):

@@ -21,6 +21,7 @@ from agentcontext.compaction.summarize import (
     strip_scratchpad,
 )
 from agentcontext.errors import ArgumentTypeError
+from agentcontext.observe.summary_events import record
 
 __all__ = ["DATA_NOTE", "PREFIX_SLACK", "LLMSummarizer", "identifiers_in", "required_identifiers"]
 
@@ -159,6 +160,9 @@ class LLMSummarizer:
 
     #: The model's own window bounds what one request may hold: larger histories are staged.
     window_bound = True
+    #: Each call's event is also collected in the context that made it
+    #: (:mod:`~agentcontext.observe.summary_events`): reports read their own calls from there.
+    records_events = True
 
     def __init__(
         self,
@@ -171,12 +175,25 @@ class LLMSummarizer:
         use_fallback: bool = True,
         cache_prefix: bool = True,
     ) -> None:
+        if not callable(getattr(provider, "complete", None)):
+            raise ArgumentTypeError(
+                f"provider of LLMSummarizer must be a provider (with a complete method), got {type(provider).__name__}"
+            )
+        if fallback is not None and not callable(getattr(fallback, "summarize", None)):
+            raise ArgumentTypeError(
+                f"fallback of LLMSummarizer must be a summarizer (with a summarize method) or None, got {type(fallback).__name__}"
+            )
+        if tools is not None and (isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence)):
+            raise ArgumentTypeError(
+                f"tools of LLMSummarizer must be a list of tool definitions or None, got {type(tools).__name__}"
+            )
         self.provider = provider
         self.tools = list(tools) if tools is not None else None
         if not isinstance(cache_prefix, bool):
             raise ArgumentTypeError(f"cache_prefix must be True or False, got {type(cache_prefix).__name__}")
         self.cache_prefix = cache_prefix
-        self.retry_missing = retry_missing
+        self.retry_missing = _checks.flag("retry_missing", retry_missing)
+        _checks.flag("use_fallback", use_fallback)
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
         self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
         #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,
@@ -195,6 +212,7 @@ class LLMSummarizer:
 
         event: dict[str, Any] = {"attempts": 0, "missing": [], "outcome": None, "usage": []}
         self.events.append(event)
+        record(event)
         check = self._check(request)
         required = required_identifiers(request) if self.retry_missing else []
         event["required"] = list(dict.fromkeys(required + (check.missing_texts("") if check is not None else [])))

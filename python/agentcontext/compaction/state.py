@@ -65,6 +65,9 @@ class Summary:
     #: :class:`~agentcontext.compaction.check.SpanCheck`), when the ledger beside the summary held
     #: some of them: a rung that carries no ledger checks the summary again against them all.
     left_to_ledger: Any = None
+    #: The summarizer's event of the call that wrote ``text`` (an LLM summarizer's: attempts,
+    #: outcome), which the check's report reads; None for a summarizer that keeps none.
+    event: dict[str, Any] | None = None
 
 
 class LadderState:

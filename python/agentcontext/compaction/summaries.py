@@ -29,6 +29,7 @@ from agentcontext.compaction.summarize import (
 )
 from agentcontext.compaction.summary_text import split_latest
 from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.observe.summary_events import collecting, events_since
 from agentcontext.probes import found_in
 from agentcontext.types import Handoff
 
@@ -48,15 +49,20 @@ def _events(summarizer: Any) -> int:
     return len(events) if isinstance(events, list) else 0
 
 
-def _cache_prefix(summarizer: Any, seen: int) -> dict[str, Any] | None:
-    """How the summarizer's latest request reused the conversation's cached prefix, when it says
-    (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s ``cache_prefix`` event field) in an
-    event after the first ``seen``."""
-    events = getattr(summarizer, "events", None)
-    if isinstance(events, list) and len(events) > seen and isinstance(events[-1], dict):
-        got = events[-1].get("cache_prefix")
-        return dict(got) if isinstance(got, dict) else None
-    return None
+def _cache_prefix(own: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the summarizer's latest request of this run (``own``: its events, see
+    :func:`~agentcontext.observe.summary_events.events_since`) reused the conversation's
+    cached prefix, when it says (:class:`~agentcontext.compaction.llm.LLMSummarizer`'s
+    ``cache_prefix`` event field)."""
+    got = own[-1].get("cache_prefix") if own else None
+    return dict(got) if isinstance(got, dict) else None
+
+
+def _own_fallback(own: list[dict[str, Any]]) -> str | None:
+    """Why the summarizer's model failed when its own fallback wrote the summary (an event of
+    this run, ``own``, whose ``outcome`` is ``fallback``); None otherwise."""
+    fell = [e for e in own if e.get("outcome") == "fallback"]
+    return str(fell[-1].get("failure") or "the model's summary failed") if fell else None
 
 
 class SummaryRun(FlushingRun):
@@ -127,7 +133,10 @@ class SummaryRun(FlushingRun):
         notes: dict[str, Any] = {}
         chunks = p.harness.summarizer(self, request)
         seen = _events(c.summarizer)
-        text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
+        with collecting() as collected:
+            text, failure = self.run_summarizer(chunks or c.summarizer, request, notes)
+        # The summarizer's events of this run (not another thread's, made meanwhile).
+        own = events_since(c.summarizer, seen, collected)
         used = type(c.summarizer).__name__
         if text is None and not self.manual and c.fallback is not None and c.fallback is not c.summarizer:
             notes.clear()
@@ -157,20 +166,24 @@ class SummaryRun(FlushingRun):
             "summarizer": used,
             **notes,
         }
-        if (prefix := _cache_prefix(c.summarizer, seen)) is not None:
+        if (prefix := _cache_prefix(own)) is not None:
             detail["cache_prefix"] = prefix
         if failure:
             detail["note"] = failure
+        elif (fell_back := _own_fallback(own)) is not None:
+            # The summarizer's model failed and its own fallback wrote the text.
+            detail["note"] = f"{fell_back}; used the fallback"
         elif chunks is not None:
             detail.update(chunks.detail)
         # A fact the ledger beside the summary holds need not be appended to it too (a model is
         # still asked for every fact: its summary is carried forward, the ledger's oldest detail
         # may leave).
         beside = _without_held(check, self.ledger_messages(stop))
-        text, detail["check"] = self._checked(text, beside, c.fallback if failure else c.summarizer, max_tokens, counts)
+        last = None if failure or not own else own[-1]
+        text, detail["check"] = self._checked(text, beside, last, max_tokens, counts)
         detail["summary_tokens"] = counts.get(text) or count_tokens(text, encoding=p.encoding)
         left = check if len(beside.facts) < len(check.facts) else None
-        return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at, left_to_ledger=left)
+        return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at, left_to_ledger=left, event=last)
 
     def without_ledger(self, summary: Summary) -> Summary:
         """``summary`` for a working set that carries no ledger (the oversized rung): when it was
@@ -181,17 +194,18 @@ class SummaryRun(FlushingRun):
         if check is None:
             return summary
         cap = int(summary.detail.get("summary_cap", 0)) or count_tokens(summary.text, encoding=self.policy.encoding)
-        text, report = self._checked(summary.text, check, self.compactor.summarizer, cap, {})
+        text, report = self._checked(summary.text, check, summary.event, cap, {})
         detail = {**summary.detail, "check_without_ledger": report}
         return dataclasses.replace(summary, text=text, detail=detail, left_to_ledger=None)
 
     def _checked(
-        self, text: str, check: SpanCheck, summarizer: Any, cap: int, counts: dict[str, int]
+        self, text: str, check: SpanCheck, last: dict[str, Any] | None, cap: int, counts: dict[str, int]
     ) -> tuple[str, dict[str, Any]]:
         """``text`` checked against the facts that leave with its span (#27): repaired within
         ``cap`` when it misses some (:meth:`SpanCheck.repair`), and what the check found — the facts
         checked, those missing before, whether an LLM summarizer asked its model once more or fell
-        back to the offline summary, the facts appended, and those still missing (named by count)."""
+        back to the offline summary (``last``: its event of the call that wrote ``text``), the facts
+        appended, and those still missing (named by count)."""
         p = self.policy
 
         def shrink(summary: str, max_tokens: int) -> str:
@@ -201,9 +215,7 @@ class SummaryRun(FlushingRun):
             text, cap, encoding=p.encoding, stored=self.store is not None, counts=counts, shrink=shrink
         )
         report: dict[str, Any] = {"facts": len(check.facts), "missing_before": missing}
-        events = getattr(summarizer, "events", None)
-        if isinstance(events, list) and events and isinstance(events[-1], dict) and "checked_facts" in events[-1]:
-            last = events[-1]
+        if last is not None and "checked_facts" in last:
             report["missing_before"] = max(missing, len(last.get("missing", [])))
             report["retried"] = last.get("attempts", 0) > 1
             report["fallback"] = last.get("outcome") == "fallback"

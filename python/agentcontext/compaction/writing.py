@@ -10,11 +10,36 @@ from typing import TYPE_CHECKING, Any
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.summarize import LINE_TOKENS, Summarizer, SummaryRequest
 from agentcontext.compaction.summary_text import HANDOFF_PROMPT, join_summaries, strip_scratchpad
+from agentcontext.errors import SummaryError
 
 if TYPE_CHECKING:
     from agentcontext.compaction.policy import CompactionPolicy
 
 __all__ = ["latest_request", "run_summarizer", "summary_floor", "write_staged"]
+
+
+class _NotText(SummaryError):
+    """A summarizer answered with something other than text (its message is the failure note)."""
+
+
+class _Checked:
+    """``summarizer`` with each ``summarize`` answer checked to be text, as every caller of it
+    (the staged parts, a harness's overflow handling) reads it: anything else is a
+    :class:`~agentcontext.errors.SummaryError` saying what it returned. Every other attribute is
+    the summarizer's own."""
+
+    def __init__(self, summarizer: Summarizer) -> None:
+        self._summarizer = summarizer
+
+    def summarize(self, request: SummaryRequest) -> str:
+        raw = self._summarizer.summarize(request)
+        if not isinstance(raw, str):
+            got = "None" if raw is None else f"a value of type {type(raw).__name__}"
+            raise _NotText(f"{type(self._summarizer).__name__}.summarize returned {got}, not the summary text (a str)")
+        return raw
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._summarizer, name)
 
 
 def run_summarizer(
@@ -30,6 +55,7 @@ def run_summarizer(
     room = window - p.reserved_output - count_tokens(HANDOFF_PROMPT)
     window_bound = getattr(summarizer, "window_bound", True)
     notes = {} if notes is None else notes
+    summarizer = _Checked(summarizer)
 
     harness, bound = p.harness, room if window_bound else None
 
@@ -41,8 +67,12 @@ def run_summarizer(
 
     try:
         raw = harness.summary_request(write, request, notes)
+    except _NotText as exc:
+        return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - any summarizer failure is a reported fallback, not a crash
         return None, f"{type(exc).__name__}: {exc}"
+    if raw is not None and not isinstance(raw, str):
+        return None, f"the summary written was a {type(raw).__name__}, not text (a str)"
     summary = strip_scratchpad(raw or "")
     if not summary:
         return None, "the summary was empty"

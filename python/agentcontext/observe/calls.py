@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext.observe.emit import EventCallback, Observer
 from agentcontext.observe.events import FlushDone, ModelCall, SummarizerCall, ToolCallDone
+from agentcontext.observe.summary_events import collecting, events_since
 
 if TYPE_CHECKING:
     from agentcontext.compaction.results import StageEvent
@@ -65,8 +66,13 @@ def observe_summary(
     events = getattr(summarizer, "events", None)
     seen = len(events) if isinstance(events, list) else 0
     start, clock = time.time_ns(), time.perf_counter()
-    text, why = write()
-    usage = [u for e in (events[seen:] if isinstance(events, list) else []) for u in e.get("usage", [])]
+    with collecting() as collected:
+        text, why = write()
+    # This call's events (not another thread's, made meanwhile with the same summarizer).
+    own = events_since(summarizer, seen, collected)
+    usage = [u for e in own for u in e.get("usage", [])]
+    # The summarizer's own fallback wrote the text (its model failed): the model's reason.
+    fell_back = next((str(e.get("failure") or "") for e in reversed(own) if e.get("outcome") == "fallback"), None)
     provider = getattr(summarizer, "provider", None)
     from agentcontext._core import count_tokens
 
@@ -78,6 +84,7 @@ def observe_summary(
         output_tokens=sum(u.get("output_tokens", 0) for u in usage),
         cache_read_tokens=sum(u.get("cache_read_tokens", 0) for u in usage),
         cache_write_tokens=sum(u.get("cache_write_tokens", 0) for u in usage),
+        fallback=fell_back if text is not None else None,
     )  # fmt: skip
 
     def attributes() -> dict[str, Any]:
@@ -87,6 +94,7 @@ def observe_summary(
             "agentcontext.summary.max_tokens": event.max_tokens,
             "agentcontext.summary.tokens": event.summary_tokens,
             "agentcontext.summary.failure": event.failure,
+            "agentcontext.summary.fallback": event.fallback,
         }
         if event.calls:  # a model was called: the GenAI attributes say which and what it reported
             out.update(_model(provider))

@@ -7,6 +7,7 @@ output): nothing is reported that the result does not show."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -63,7 +64,8 @@ def cache_impact(result: CompactionResult, prices: Any) -> CacheImpact:
 
 
 def _named(result: CompactionResult, names: list[str]) -> tuple[str, ...]:
-    """The ids of ``names`` that the output's new or changed messages name, in order, once each."""
+    """The ids of ``names`` that the output's new or changed messages name (each as a whole id),
+    in order, once each."""
     if not names:
         return ()
     conv = result.conversation
@@ -72,7 +74,10 @@ def _named(result: CompactionResult, names: list[str]) -> tuple[str, ...]:
         for i, q in enumerate(result.provenance)
         if q is None
     )
-    return tuple(n for n in dict.fromkeys(names) if n in text)
+    # A whole id, not a part of a longer one ("c1" inside "c13", "c13" inside "c13#arguments").
+    wanted = sorted(dict.fromkeys(names), key=len, reverse=True)
+    found = set(re.findall(rf"(?<![\w#-])({'|'.join(map(re.escape, wanted))})(?![\w#-])", text))
+    return tuple(n for n in dict.fromkeys(names) if n in found)
 
 
 def _stage_sum(stages: list[StageEvent], key: str) -> int:

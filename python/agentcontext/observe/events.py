@@ -102,7 +102,8 @@ class SummarizerCall:
     """A summarizer was asked for a summary of ``request_tokens`` tokens (capped at
     ``max_tokens``): ``summary_tokens`` when one was accepted, else ``failure`` says why. With a
     model behind it (an :class:`~agentcontext.LLMSummarizer`): ``model``, and the tokens its
-    calls reported (``calls`` of them; retries and staged parts included)."""
+    calls reported (``calls`` of them; retries and staged parts included); ``fallback`` says why
+    the model's summary was not used when the summarizer's own fallback wrote the accepted one."""
 
     summarizer: str
     request_tokens: int
@@ -116,6 +117,7 @@ class SummarizerCall:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    fallback: str | None = None
     agent: str | None = None
 
 

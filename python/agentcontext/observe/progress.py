@@ -44,8 +44,10 @@ class CompactProgress:
         if isinstance(event, CompactionStarted):
             self.note = f"{event.tokens:,} tokens in {event.messages:,} messages, target {event.target:,}"
         elif isinstance(event, SummarizerCall):
-            self.note = f"summary written ({event.summary_tokens or 0:,} tokens)" if event.failure is None else (
-                "summary refused, falling back"
+            by = " by the fallback" if event.fallback is not None else ""
+            # A refusal says why; what follows (a fallback's summary, a drop) is the next event's.
+            self.note = f"summary written{by} ({event.summary_tokens or 0:,} tokens)" if event.failure is None else (
+                f"summary refused: {event.failure}"
             )  # fmt: skip
         elif isinstance(event, FlushDone):
             self.note = "memory flush done"

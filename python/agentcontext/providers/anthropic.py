@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
-from agentcontext.errors import ProviderResponseError
-from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
+from agentcontext.errors import ArgumentTypeError, ProviderResponseError
+from agentcontext.providers._body import Body
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _names, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.providers.server_side import COMPACT, COMPACT_BETA
 from agentcontext.types import Format, JsonDict
@@ -43,8 +44,12 @@ class AnthropicProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "anthropic", "Anthropic", client_options)
+        if context_management is not None and not isinstance(context_management, Mapping):
+            raise ArgumentTypeError(
+                f"context_management of AnthropicProvider must be a mapping or None, got {type(context_management).__name__}"
+            )
         self.context_management = dict(context_management) if context_management else None
-        self.betas = list(betas)
+        self.betas = _names(betas, "betas of AnthropicProvider")
         #: The output limit of a native compaction request (:meth:`compact_natively`).
         self.compaction_max_output_tokens = 8_192
         #: Replace Anthropic's summary prompt in a native compaction (None: its own).
@@ -106,28 +111,35 @@ class AnthropicProvider(Provider):
         )
 
     def _completion(self, data: JsonDict) -> Completion:
-        content = data.get("content") or []
-        usage = data.get("usage") or {}
-        cache_read = usage.get("cache_read_input_tokens") or 0
-        cache_write = usage.get("cache_creation_input_tokens") or 0
+        body = Body(self.name, data)
+        content = body.objects(data.get("content"), "content")
+        usage = body.object(data.get("usage"), "usage")
+        cache_read = body.tokens(usage, "cache_read_input_tokens", "usage")
+        cache_write = body.tokens(usage, "cache_creation_input_tokens", "usage")
         calls = [
-            ToolCall(b["id"], b["name"], json.dumps(b.get("input", {}), ensure_ascii=False))
-            for b in content
+            ToolCall(
+                body.text(b.get("id"), f"content[{i}].id"),
+                body.name(b.get("name"), f"content[{i}].name"),
+                json.dumps(body.object(b.get("input"), f"content[{i}].input"), ensure_ascii=False),
+            )
+            for i, b in enumerate(content)
             if b.get("type") in ("tool_use", "server_tool_use")
         ]
         return Completion(
             format="anthropic",
-            model=data.get("model", self.model),
+            model=body.model(self.model),
             messages=[{"role": "assistant", "content": content}],
-            text="".join(b.get("text", "") for b in content if b.get("type") == "text"),
+            text="".join(
+                body.text(b.get("text"), f"content[{i}].text") for i, b in enumerate(content) if b.get("type") == "text"
+            ),
             tool_calls=[c for c in calls if c.id],
             usage=Usage(
-                input_tokens=(usage.get("input_tokens") or 0) + cache_read + cache_write,
-                output_tokens=usage.get("output_tokens") or 0,
+                input_tokens=body.tokens(usage, "input_tokens", "usage") + cache_read + cache_write,
+                output_tokens=body.tokens(usage, "output_tokens", "usage"),
                 cache_read_tokens=cache_read,
                 cache_write_tokens=cache_write,
             ),
-            stop_reason=data.get("stop_reason"),
+            stop_reason=body.optional_text(data.get("stop_reason"), "stop_reason"),
             raw=data,
         )
 

@@ -16,6 +16,7 @@ from agentcontext import _checks
 from agentcontext._core import Conversation, convert
 from agentcontext.budgets.windows import context_window as _window_of
 from agentcontext.errors import (
+    ArgumentTypeError,
     CompactionError,
     ContextOverflowError,
     MissingCredentialsError,
@@ -132,6 +133,10 @@ class Provider(ABC):
 
     def __init__(self, model: str, *, context_window: int | None = None) -> None:
         _checks.optional_count("context_window", context_window, minimum=1)
+        if not isinstance(model, str):
+            raise ArgumentTypeError(f"model of {type(self).__name__} must be a model name (str), got {model!r}")
+        if not model:
+            raise OptionError(f"model of {type(self).__name__} must be a model name, got an empty string")
         self.model = model
         self.context_window = _window_of(model, context_window)
 
@@ -147,6 +152,16 @@ class Provider(ABC):
     ) -> Completion:
         """One model call. ``params`` go to the SDK call unchanged (temperature, metadata, ...)."""
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
+        if not isinstance(conversation, Conversation):
+            raise ArgumentTypeError(
+                f"conversation of {type(self).__name__}.complete must be a Conversation, got {type(conversation).__name__}"
+                " (make one: Conversation(messages, format=...))"
+            )
+        if system is not None and not isinstance(system, str):
+            raise ArgumentTypeError(
+                f"system of {type(self).__name__}.complete must be a str or None, got {type(system).__name__}"
+            )
+        tools = _objects(tools, f"tools of {type(self).__name__}.complete")
         try:
             return self._complete(
                 conversation,
@@ -245,6 +260,30 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, context_window={self.context_window:,})"
+
+
+def _objects(value: Any, where: str) -> list[Mapping[str, Any]] | None:
+    """``value`` (None, or a sequence of mappings: tool definitions, context management edits)
+    as a list; anything else (a string, one mapping) is an error naming ``where``."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise ArgumentTypeError(f"{where} must be a list of objects or None, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise ArgumentTypeError(f"{where}[{i}] must be an object (a mapping), got {type(item).__name__}")
+    return list(value)
+
+
+def _names(value: Any, where: str) -> list[str]:
+    """``value`` (a sequence of non-empty strings: beta names) as a list; a string alone is an
+    error (its characters are not names)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | set | frozenset):
+        raise ArgumentTypeError(f"{where} must be a list of names (str), got {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ArgumentTypeError(f"{where} must hold non-empty names (str), got {item!r}")
+    return list(value)
 
 
 def _with_options(

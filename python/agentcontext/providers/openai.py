@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 from agentcontext._core import Conversation
 from agentcontext.errors import ArgumentTypeError
-from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _raw_json
+from agentcontext.providers._body import Body
+from agentcontext.providers.base import Completion, Provider, ToolCall, Usage, _objects, _raw_json
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.types import Format, JsonDict
 
@@ -40,6 +41,11 @@ class OpenAIChatProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
+        if not isinstance(max_output_tokens_param, str) or not max_output_tokens_param:
+            raise ArgumentTypeError(
+                f"max_output_tokens_param of OpenAIChatProvider must be a request field name (a non-empty str), "
+                f"got {max_output_tokens_param!r}"
+            )
         self.max_output_tokens_param = max_output_tokens_param
         self.prompt_cache_key = _cache_key(prompt_cache_key)
 
@@ -54,28 +60,35 @@ class OpenAIChatProvider(Provider):
         return self.client.chat.completions.with_raw_response.create(**body)
 
     def _completion(self, data: JsonDict) -> Completion:
-        choice = (data.get("choices") or [{}])[0]
-        message = dict(choice.get("message") or {"role": "assistant", "content": ""})
-        usage = data.get("usage") or {}
-        details = usage.get("prompt_tokens_details") or {}
+        body = Body(self.name, data)
+        choices = body.objects(data.get("choices"), "choices")
+        choice = choices[0] if choices else {}
+        message = body.object(choice.get("message"), "choices[0].message") or {"role": "assistant", "content": ""}
+        usage = body.object(data.get("usage"), "usage")
+        details = body.object(usage.get("prompt_tokens_details"), "usage.prompt_tokens_details")
         calls = [
-            ToolCall(c["id"], c["function"]["name"], c["function"].get("arguments") or "{}")
-            for c in message.get("tool_calls") or []
+            ToolCall(
+                body.name(c.get("id"), f"choices[0].message.tool_calls[{i}].id"),
+                body.name(function.get("name"), f"choices[0].message.tool_calls[{i}].function.name"),
+                body.arguments(function.get("arguments"), f"choices[0].message.tool_calls[{i}].function.arguments"),
+            )
+            for i, c in enumerate(body.objects(message.get("tool_calls"), "choices[0].message.tool_calls"))
             if c.get("type", "function") == "function"
+            for function in [body.object(c.get("function"), f"choices[0].message.tool_calls[{i}].function")]
         ]
         return Completion(
             format="openai",
-            model=data.get("model", self.model),
+            model=body.model(self.model),
             messages=[message],
-            text=message.get("content") or "",
+            text=_chat_text(body, message.get("content")),
             tool_calls=calls,
             usage=Usage(
-                input_tokens=usage.get("prompt_tokens") or 0,
-                output_tokens=usage.get("completion_tokens") or 0,
-                cache_read_tokens=details.get("cached_tokens") or 0,
-                cache_write_tokens=details.get("cache_write_tokens") or 0,
+                input_tokens=body.tokens(usage, "prompt_tokens", "usage"),
+                output_tokens=body.tokens(usage, "completion_tokens", "usage"),
+                cache_read_tokens=body.tokens(details, "cached_tokens", "usage.prompt_tokens_details"),
+                cache_write_tokens=body.tokens(details, "cache_write_tokens", "usage.prompt_tokens_details"),
             ),
-            stop_reason=choice.get("finish_reason"),
+            stop_reason=body.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
             raw=data,
         )
 
@@ -105,7 +118,8 @@ class OpenAIResponsesProvider(Provider):
     ) -> None:
         super().__init__(model, context_window=context_window)
         self._adopt_client(client, "openai", "OpenAI", client_options)
-        self.context_management = [dict(x) for x in context_management] if context_management else None
+        edits = _objects(context_management, "context_management of OpenAIResponsesProvider")
+        self.context_management = [dict(x) for x in edits] if edits else None
         self.prompt_cache_key = _cache_key(prompt_cache_key)
 
     def _request(self, conversation: Conversation, max_output_tokens: int, system: str | None) -> dict[str, Any]:
@@ -122,37 +136,43 @@ class OpenAIResponsesProvider(Provider):
         return self.client.responses.with_raw_response.create(**body)
 
     def _completion(self, data: JsonDict) -> Completion:
-        output = list(data.get("output") or [])
-        usage = data.get("usage") or {}
+        body = Body(self.name, data)
+        output = body.objects(data.get("output"), "output")
+        usage = body.object(data.get("usage"), "usage")
+        details = body.object(usage.get("input_tokens_details"), "usage.input_tokens_details")
         text = "".join(
-            part.get("text", "")
-            for item in output
+            body.text(part.get("text"), f"output[{i}].content[{k}].text")
+            for i, item in enumerate(output)
             if item.get("type") == "message"
-            for part in item.get("content") or []
+            for k, part in enumerate(body.objects(item.get("content"), f"output[{i}].content"))
             if part.get("type") == "output_text"
         )
         calls = [
-            ToolCall(item["call_id"], item["name"], item.get("arguments") or "{}")
-            for item in output
-            if item.get("type") == "function_call"
-        ] + [
-            ToolCall(item["call_id"], item["name"], json.dumps({"input": item.get("input", "")}))
-            for item in output
-            if item.get("type") == "custom_tool_call"
+            ToolCall(
+                body.name(item.get("call_id"), f"output[{i}].call_id"),
+                body.name(item.get("name"), f"output[{i}].name"),
+                body.arguments(item.get("arguments"), f"output[{i}].arguments")
+                if item.get("type") == "function_call"
+                else json.dumps({"input": body.text(item.get("input"), f"output[{i}].input")}),
+            )
+            for i, item in enumerate(output)
+            if item.get("type") in ("function_call", "custom_tool_call")
         ]
-        status = data.get("status")
-        incomplete = (data.get("incomplete_details") or {}).get("reason")
+        status = body.optional_text(data.get("status"), "status")
+        incomplete = body.optional_text(
+            body.object(data.get("incomplete_details"), "incomplete_details").get("reason"), "incomplete_details.reason"
+        )
         return Completion(
             format="responses",
-            model=data.get("model", self.model),
+            model=body.model(self.model),
             messages=output,
             text=text,
             tool_calls=calls,
             usage=Usage(
-                input_tokens=usage.get("input_tokens") or 0,
-                output_tokens=usage.get("output_tokens") or 0,
-                cache_read_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
-                cache_write_tokens=(usage.get("input_tokens_details") or {}).get("cache_write_tokens") or 0,
+                input_tokens=body.tokens(usage, "input_tokens", "usage"),
+                output_tokens=body.tokens(usage, "output_tokens", "usage"),
+                cache_read_tokens=body.tokens(details, "cached_tokens", "usage.input_tokens_details"),
+                cache_write_tokens=body.tokens(details, "cache_write_tokens", "usage.input_tokens_details"),
             ),
             stop_reason=incomplete or status,
             raw=data,
@@ -184,7 +204,8 @@ class OpenAIResponsesProvider(Provider):
                 raise
             raise overflow from exc
         data = _raw_json(raw)
-        return Conversation(data.get("output") or [], format="responses", encoding=conversation.encoding)
+        output = Body(self.name, data).objects(data.get("output"), "output")
+        return Conversation(output, format="responses", encoding=conversation.encoding)
 
 
 def _cache_key(key: str | None) -> str | None:
@@ -200,3 +221,16 @@ def _with_cache_key(body: dict[str, Any], key: str | None) -> dict[str, Any]:
     if key is not None:
         body.setdefault("prompt_cache_key", key)
     return body
+
+
+def _chat_text(body: Body, content: Any) -> str:
+    """The text of a Chat message's ``content``: a string, or (as some compatible servers answer)
+    a list of parts whose ``text`` parts are joined."""
+    if isinstance(content, list):
+        parts = body.objects(content, "choices[0].message.content")
+        return "".join(
+            body.text(p.get("text"), f"choices[0].message.content[{k}].text")
+            for k, p in enumerate(parts)
+            if p.get("type") == "text"
+        )
+    return body.text(content, "choices[0].message.content")

@@ -30,7 +30,7 @@ from agentcontext._core import Conversation, convert, count_tokens
 from agentcontext.budgets import BudgetedResult, Recall, ResultStore, ToolResultPolicy
 from agentcontext.compaction import CompactionResult, Compactor
 from agentcontext.compaction.harnesses import letta
-from agentcontext.errors import OptionError, SnapshotError
+from agentcontext.errors import ArgumentTypeError, OptionError, SnapshotError
 from agentcontext.measure.calibration import Calibration
 from agentcontext.observe.calls import turn_span
 from agentcontext.observe.emit import EventCallback, check_callback
@@ -154,6 +154,7 @@ class Session:
         on_event: EventCallback | None = None,
     ) -> None:
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
+        _check_arguments(provider, system, tools, functions)
         #: Called with each event of the loop (see :mod:`agentcontext.observe`); None: none.
         self.on_event = check_callback(on_event)
         if compiler is not None:
@@ -278,8 +279,12 @@ class Session:
         """Append a user message (text, or a message dict in the provider's format)."""
         if isinstance(content, str):
             self._extend(self._in_format([{"role": "user", "content": content}]))
-        else:
+        elif isinstance(content, Mapping):
             self._extend([dict(content)])
+        else:
+            raise ArgumentTypeError(
+                f"a user message must be text (str) or a message dict, got {type(content).__name__}"
+            )
 
     def _extend(self, messages: list[JsonDict]) -> None:
         before = len(self.conversation)
@@ -491,3 +496,35 @@ class Session:
                     f"added (record seq {record['seq']})"
                 )
         return session
+
+
+def _check_arguments(provider: Any, system: Any, tools: Any, functions: Any) -> None:
+    """The Session's provider, ``system``, ``tools`` and ``functions`` of the right kinds, else an
+    error naming the argument (before, each failed later as an AttributeError, a TypeError or a
+    ValueError, or went into the request body)."""
+    if not isinstance(provider, Provider) and not callable(getattr(provider, "complete", None)):
+        raise ArgumentTypeError(
+            f"provider of Session must be a provider (with a complete method), got {type(provider).__name__}"
+        )
+    if system is not None and not isinstance(system, str):
+        raise ArgumentTypeError(f"system of Session must be a str or None, got {type(system).__name__}")
+    if tools is not None:
+        if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+            raise ArgumentTypeError(
+                f"tools of Session must be a list of tool definitions or None, got {type(tools).__name__}"
+            )
+        for i, tool in enumerate(tools):
+            if not isinstance(tool, Mapping):
+                raise ArgumentTypeError(
+                    f"tools[{i}] of Session must be a tool definition (a mapping), got {type(tool).__name__}"
+                )
+    if functions is not None:
+        if not isinstance(functions, Mapping):
+            raise ArgumentTypeError(
+                f"functions of Session must be a mapping of tool name to function, got {type(functions).__name__}"
+            )
+        for name, function in functions.items():
+            if not callable(function):
+                raise ArgumentTypeError(
+                    f"functions[{name!r}] of Session must be callable, got {type(function).__name__}"
+                )
