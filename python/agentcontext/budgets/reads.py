@@ -120,9 +120,14 @@ class FileReader:
                     f"{one_line(shown)} changed while being read ({exc.strerror}); it was not read.", shown, "io"
                 ) from None
         if not inside(real, self.root):
+            # The real path is not named: it would put the name of a file outside in the answer
+            # (a symlink to /proc/self/fd/N resolves to whatever file the process has open as N).
+            try:
+                link = f" (a symlink to {one_line(os.readlink(self._target(path)))})"
+            except (OSError, ValueError):  # not a symlink itself: a directory on the way leads out, or ..
+                link = ""
             raise FileReadError(
-                f"{one_line(shown)} is outside {self.root} (it leads to {one_line(real)}); only files inside it "
-                "can be read.",
+                f"{one_line(shown)} is outside {self.root}{link}; only files inside it can be read.",
                 shown,
                 "outside_root",
             )
