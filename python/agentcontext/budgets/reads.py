@@ -96,7 +96,7 @@ class FileReader:
             record.number = previous.number
             of_total = "" if page.total_lines is None else f" of {page.total_lines}"
             return (
-                f"[{os.fspath(path)} is unchanged since read #{previous.number} "
+                f"[{one_line(os.fspath(path))} is unchanged since read #{previous.number} "
                 f"(lines {previous.start_line}-{previous.end_line}{of_total}); "
                 "that content is still above in this conversation, so it is not repeated.]"
             )
