@@ -77,8 +77,9 @@ def _ours(path: Path) -> bool:
     geteuid = getattr(os, "geteuid", None)
     if geteuid is None:
         return True
+    uid: int = geteuid()
     try:
-        return os.lstat(path).st_uid == geteuid()
+        return os.lstat(path).st_uid == uid
     except OSError:
         return False
 
