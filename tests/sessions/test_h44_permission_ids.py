@@ -84,3 +84,32 @@ def test_a_no_stands_when_another_answer_grants_the_tool(server: LLMServer) -> N
     server.enqueue(Reply(content="done"))
     session.run()
     assert ran == [{"args": "b.txt"}]
+
+
+def test_an_answered_anthropic_call_runs_on_resume() -> None:
+    """The calls run after the user's answer are read back from the conversation, where an
+    Anthropic call's arguments are written without spaces (the reply's were ``json.dumps``'s): an
+    answer tied to the argument text would never apply, and the request would be asked forever."""
+    from agentcontext.providers import AnthropicProvider
+    from tests.llm_server import Recorded
+
+    def script(request: Recorded) -> Reply:
+        last = request.body["messages"][-1]
+        done = isinstance(last["content"], list) and any(b.get("type") == "tool_result" for b in last["content"])
+        if done:
+            return Reply(text="done")
+        return Reply(tool_calls=[{"name": "rm", "arguments": {"args": "a.txt", "n": [1, 2]}, "id": "t1"}])
+
+    ran: list[Any] = []
+    with LLMServer(default=script) as server:
+        provider = AnthropicProvider(
+            "claude-test", base_url=server.url, api_key="k", max_retries=0, context_window=100_000
+        )
+        session = Session(
+            provider, functions={"rm": lambda a: ran.append(a) or "removed"}, permissions=Permissions(default="ask")
+        )
+        session.run("tidy up")
+        assert session.pending_permission is not None
+        session.answer("t1", allow=True)
+        assert session.run().text == "done"
+    assert ran == [{"args": "a.txt", "n": [1, 2]}] and session.pending_permission is None

@@ -95,18 +95,20 @@ def answer_calls(session: Session, calls: Sequence[ToolCall]) -> bool:
     Each call is decided by its place in the reply, never by its id alone: the model writes the
     ids, and two calls of one reply may share one. The settings decide every call (a ``deny``
     stands whatever the user answered); the user's answer applies to a call that asks only when
-    the request asked about that very call (same id, tool and arguments), and before a grant
-    ("always allow") given with another answer."""
+    the request asked about a call of that id and tool (every call of the request sharing an id
+    was shown, and is answered, together), and before a grant ("always allow") given with another
+    answer. The argument text is not compared: the calls run on resume are read back from the
+    conversation, whose JSON spacing can differ from the reply's (Anthropic's ``input``)."""
     decisions: list[str] = []
     if session.permissions is not None:
         pending = session.pending_permission
         answers = pending.answers if pending is not None else {}
-        asked_before = {(c.id, c.name, c.arguments) for c in pending.calls} if pending is not None else set()
+        asked_before = {(c.id, c.name) for c in pending.calls} if pending is not None else set()
         asked = []
         for c in calls:
             settings = session.permissions.settings_decision(c.name, c.arguments, read_only=read_only(session, c.name))
             decision: str = settings
-            if settings == "ask" and c.id in answers and (c.id, c.name, c.arguments) in asked_before:
+            if settings == "ask" and c.id in answers and (c.id, c.name) in asked_before:
                 decision = "allow" if answers[c.id] else "denied_by_user"
             elif settings == "ask" and c.name in session.permissions.granted:
                 decision = "allow"  # as Permissions.decide has it
