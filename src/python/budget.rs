@@ -330,9 +330,9 @@ pub fn page_chars(
     if pieces.cast::<PyString>().is_ok() {
         pager.push(super::args::string::pieces(pieces)?);
     } else {
-        let iter = pieces.try_iter().map_err(|_| {
-            super::errors::ArgumentTypeError::new_err("pieces must be a str or an iterable of str")
-        })?;
+        let iter = pieces
+            .try_iter()
+            .map_err(|_| super::errors::ArgumentTypeError::new_err("pieces must be a str or an iterable of str"))?;
         for piece in iter {
             let piece = piece?;
             pager.push(super::args::string::pieces(&piece)?);
