@@ -735,7 +735,9 @@ def page_chars(
     when more follows. The pager of the ``recall`` tool (:class:`agentcontext.budgets.RecallPage`).
 
     Raises:
-        OptionError: the offset or char_offset is past the end of the text.
+        OptionError: the offset or char_offset is past the end of the text, or a piece holds a
+            lone surrogate (not text).
+        ArgumentTypeError: ``pieces`` is not a str or an iterable of str.
     """
 
 def important_tail(text: str, /) -> str | None:

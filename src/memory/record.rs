@@ -163,7 +163,11 @@ fn one_line(field: &str, value: &str, max: usize) -> Result<(), String> {
     if value.trim().is_empty() {
         return Err(format!("{field} is empty"));
     }
-    if value.chars().any(char::is_control) {
+    // U+2028 and U+2029 are line breaks to many readers (not control characters to Rust).
+    if value
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
         return Err(format!("{field} holds a line break or control character"));
     }
     let n = value.chars().count();

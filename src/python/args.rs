@@ -192,7 +192,7 @@ macro_rules! string_extractors {
 }
 
 string_extractors!(
-    text, encoding, format, strategy, unit, target, source, to, name, path, query, file
+    text, encoding, format, strategy, unit, target, source, to, name, path, query, file, pieces
 );
 
 extractors!(optional_string -> Option<String>, |obj, name| if obj.is_none() {

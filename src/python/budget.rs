@@ -325,12 +325,17 @@ pub fn page_chars(
         char_offset,
         max_chars,
     });
-    if let Ok(text) = pieces.cast::<PyString>() {
-        pager.push(text.to_str()?);
+    // A piece that is not text (a lone surrogate, another type) is an error naming `pieces`, as
+    // every other text argument's is (it was a bare UnicodeEncodeError or TypeError).
+    if pieces.cast::<PyString>().is_ok() {
+        pager.push(super::args::string::pieces(pieces)?);
     } else {
-        for piece in pieces.try_iter()? {
+        let iter = pieces
+            .try_iter()
+            .map_err(|_| super::errors::ArgumentTypeError::new_err("pieces must be a str or an iterable of str"))?;
+        for piece in iter {
             let piece = piece?;
-            pager.push(piece.cast::<PyString>()?.to_str()?);
+            pager.push(super::args::string::pieces(&piece)?);
         }
     }
     let p = pager

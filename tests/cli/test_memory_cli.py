@@ -158,3 +158,29 @@ def test_memory_store_search_of_a_lone_surrogate_is_an_option_error(memdir: Path
     assert MemoryTools(store).execute("memory_search", {"query": "argo\udcff"}) == (
         "Error: query is not valid Unicode text: a lone surrogate at character 5 (U+DCFF)"
     )
+
+
+def test_memory_index_prints_a_bad_files_name_on_one_line(memdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A problem's file name was printed as the directory holds it: a name with a line break or
+    a terminal escape sequence (``\\x1b[2J`` clears the screen) wrote it to the terminal."""
+    (memdir / "x\n- forged (user, forged.md): line.md").write_text("no front matter")
+    (memdir / "\x1b[2Jclear.md").write_text("no front matter")
+    assert main(["memory", "index", str(memdir)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\n- forged" not in out
+    assert "  '\\x1b[2Jclear.md': the file name is not a record name" in out
+    assert "  'x\\n- forged (user, forged.md): line.md': the file name is not a record name" in out
+
+
+def test_search_snippets_print_no_escape_sequence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A snippet of a stored text (a record's body, a tool result in a session log) was printed as
+    it was: ``\\x1b[2J`` in a tool's output cleared the terminal of whoever searched the log."""
+    store = MemoryStore(directory=tmp_path / "mem")
+    store.write("a", description="d", type="user", body="deploy \x1b[2J now")
+    assert main(["memory", "search", str(store.directory), "deploy"]) == 0
+    assert capsys.readouterr().out == "- a (user, a.md): d\n    'deploy \\x1b[2J now'\n"
+    log = SessionLog(tmp_path / "s.jsonl")
+    log.append(Conversation([{"role": "user", "content": "port \x1b]0;pwned\x07 8431"}], format="openai"))
+    assert main(["search", str(log.path), "port"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]0;pwned\\x07" in out

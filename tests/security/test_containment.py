@@ -352,7 +352,8 @@ def test_file_reader_with_a_root_reads_only_inside_it(tmp_path: Path) -> None:
         with pytest.raises(FileReadError) as info:
             reader.read(path)
         assert info.value.kind == "outside_root" and info.value.path == path
-        assert str(info.value).startswith(f"{path} is outside {workspace.resolve()} (it leads to ")
+        assert str(info.value).startswith(f"{path} is outside {workspace.resolve()}")
+        assert str(tmp_path / "secret.txt") not in str(info.value) or path == str(tmp_path / "secret.txt")
         assert SECRET not in reader.answer(path)
     with pytest.raises(FileReadError, match=r"^fifo is a FIFO") as fifo:
         reader.read("fifo")

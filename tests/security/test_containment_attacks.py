@@ -276,3 +276,25 @@ def test_a_refusal_names_no_file_outside(tmp_path: Path) -> None:
     assert not ok and why == "pkg/open-file-name-a1b2.txt leads outside the workspace; not read"
     ok, why = FileContains("../private/open-file-name-a1b2.txt").check(Conversation([], format="openai"), workspace)
     assert not ok and "private/open" not in why.split(" ", 1)[1]
+
+
+def test_the_file_readers_refusal_names_no_file_outside(tmp_path: Path) -> None:
+    """``FileReader(root=...)`` refused a path leading out by naming the real path it resolves to:
+    ``AGENTS.md -> /proc/self/fd/N`` told the model the name of the file the process had open as
+    descriptor N, and a directory symlinked out the names of the directories outside. It names
+    the symlink's own text (what the repository holds), and otherwise only the root."""
+    private = write(tmp_path / "private" / "open-file-name-c3d4.txt", "x")
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    os.symlink(str(tmp_path / "private"), workspace / "pkg")
+    reader = FileReader(root=workspace)
+    root = os.path.realpath(workspace)
+    with open(private, "rb") as f:
+        os.symlink(f"/proc/self/fd/{f.fileno()}", workspace / "AGENTS.md")
+        answer = reader.answer("AGENTS.md")
+        assert answer == (
+            f"AGENTS.md is outside {root} (a symlink to /proc/self/fd/{f.fileno()}); only files inside it can be read."
+        )
+    for path in ("pkg/open-file-name-c3d4.txt", "pkg/anything", "../private/x"):
+        answer = reader.answer(path)
+        assert answer == f"{path} is outside {root}; only files inside it can be read.", answer

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 from collections import OrderedDict
 
 from agentcontext import _checks
+from agentcontext._containment import one_line
 from agentcontext._core import truncate
 from agentcontext.errors import OptionError
 
@@ -76,5 +78,8 @@ class OpenFiles:
         return truncate(content, self.per_file_chars, unit="chars", strategy="head", path=name).text
 
     def render(self) -> str:
-        """All open files as one block for the context, most recently used last."""
-        return "\n\n".join(f'<file name="{name}">\n{self.view(name)}\n</file>' for name in self._files)
+        """All open files as one block for the context, most recently used last. A name is shown on
+        one line with ``&``, ``<``, ``>`` and quotes escaped: it cannot end its ``<file>`` tag."""
+        return "\n\n".join(
+            f'<file name="{html.escape(one_line(name))}">\n{self.view(name)}\n</file>' for name in self._files
+        )

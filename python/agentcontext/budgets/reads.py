@@ -96,7 +96,7 @@ class FileReader:
             record.number = previous.number
             of_total = "" if page.total_lines is None else f" of {page.total_lines}"
             return (
-                f"[{os.fspath(path)} is unchanged since read #{previous.number} "
+                f"[{one_line(os.fspath(path))} is unchanged since read #{previous.number} "
                 f"(lines {previous.start_line}-{previous.end_line}{of_total}); "
                 "that content is still above in this conversation, so it is not repeated.]"
             )
@@ -120,9 +120,14 @@ class FileReader:
                     f"{one_line(shown)} changed while being read ({exc.strerror}); it was not read.", shown, "io"
                 ) from None
         if not inside(real, self.root):
+            # The real path is not named: it would put the name of a file outside in the answer
+            # (a symlink to /proc/self/fd/N resolves to whatever file the process has open as N).
+            try:
+                link = f" (a symlink to {one_line(os.readlink(self._target(path)))})"
+            except (OSError, ValueError):  # not a symlink itself: a directory on the way leads out, or ..
+                link = ""
             raise FileReadError(
-                f"{one_line(shown)} is outside {self.root} (it leads to {one_line(real)}); only files inside it "
-                "can be read.",
+                f"{one_line(shown)} is outside {self.root}{link}; only files inside it can be read.",
                 shown,
                 "outside_root",
             )

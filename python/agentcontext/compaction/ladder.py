@@ -5,6 +5,7 @@ through the hooks of its :class:`~agentcontext.compaction.harness.Harness`, neve
 
 from __future__ import annotations
 
+from agentcontext._containment import one_line
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
 from agentcontext.compaction.pricing import clear_rung
@@ -226,7 +227,7 @@ class LadderRun(ResortRun):
 
     def _reattach(self, start: int, stop: int) -> list[dict[str, str]]:
         """Up to ``reattach_files`` files read in the older history, re-read now, within
-        ``reattach_tokens``."""
+        ``reattach_tokens``. The path is the one the model wrote: shown on one line."""
         p, files = self.policy, self.compactor.files
         if files is None or p.reattach_files <= 0:
             return []
@@ -235,7 +236,10 @@ class LadderRun(ResortRun):
         for path in reversed(self.original.handoff(start, stop)["files_read"]):
             if len(out) >= p.reattach_files:
                 break
+            # What was read before is no longer in the context: read afresh, never answered by
+            # the reader's "unchanged since read #N, still above" stub.
             try:
+                files.forget(path)
                 text = files.read(path)
             except (FileReadError, OSError):
                 continue
@@ -244,6 +248,9 @@ class LadderRun(ResortRun):
                 continue
             used += tokens
             out.append(
-                {"role": "user", "content": f"[Re-attached after compaction: current content of {path}]\n{text}"}
+                {
+                    "role": "user",
+                    "content": f"[Re-attached after compaction: current content of {one_line(path)}]\n{text}",
+                }
             )
         return out

@@ -104,7 +104,7 @@ def environment_section(
         f"Working directory: {one_line(str(ws))}",
         f"Platform: {platform.system()} {platform.release()} ({platform.machine()})",
         f"Date: {day.isoformat()}",
-        f"Shell: {shell}",
+        f"Shell: {one_line(shell)}",
     ]
     state = git_state(ws, timeout=git_timeout) if git else None
     if state is None:

@@ -59,11 +59,29 @@ class ProjectInstructions:
 
 def find_repo_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` holding ``.git`` (a directory or a file, as in
-    a worktree), or None."""
+    a worktree), or None.
+
+    As git has it since 2.35.2 (its ``safe.directory`` check), a repository whose directory or
+    ``.git`` belongs to another user is not taken, and nothing above it is looked at (None): in a
+    shared directory (``/tmp/.git`` and ``/tmp/AGENTS.md`` made by another user) its files would
+    otherwise be read as this workspace's project instructions. Where the system has no user ids
+    (Windows), any owner is taken."""
     for d in (start, *start.parents):
         if os.path.lexists(d / ".git"):
-            return d
+            return d if _ours(d) and _ours(d / ".git") else None
     return None
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``path`` (not followed if a symlink) belongs to the user this process runs as."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return True
+    uid: int = geteuid()
+    try:
+        return os.lstat(path).st_uid == uid
+    except OSError:
+        return False
 
 
 def project_instructions(

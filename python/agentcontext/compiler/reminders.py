@@ -9,6 +9,7 @@ and is gone from the request after (kept in history only for a rule with ``persi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class Reminders:
                 continue
             if r.arguments is not None and not re.search(r.arguments, arguments):
                 continue
-            self._fire(r, tool=name)
+            self._fire(r, tool=_tool_shown(name))
 
     def turn(self, number: int) -> None:
         """Turn ``number`` (1-based: user inputs so far) is about to be answered."""
@@ -125,6 +126,21 @@ class Reminders:
         """The pending reminders; they are no longer pending."""
         out, self.pending = self.pending, []
         return out
+
+
+#: A tool name shown as it is in a reminder (what the APIs accept as a function name, and MCP's
+#: ``server:tool`` and ``server/tool`` forms).
+_PLAIN_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")
+
+
+def _tool_shown(name: str) -> str:
+    """The tool name a model called, as a reminder shows it: a plain name as it is, any other as
+    a JSON string with ``<`` and ``>`` escaped too. The model writes the name: as it was, one
+    holding a line break or ``</system-reminder>`` closed the reminder block and wrote lines of
+    its own after it."""
+    if _PLAIN_TOOL_NAME.fullmatch(name):
+        return name
+    return json.dumps(name).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def render_reminders(texts: Sequence[str]) -> str:

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from agentcontext import _checks
+from agentcontext._containment import one_line
 from agentcontext._core import MemoryIndex
 from agentcontext.errors import SessionSelectionError
 
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             json.dumps({"log": args.log, "query": args.query, **result}, indent=2, ensure_ascii=False)
             if args.json
-            else format_hits(result)
+            else _terminal(format_hits(result))
         )
         return 0
     if args.memory_command == "search":
@@ -123,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
         if problems:
             many = len(problems) != 1
             print(f"\n{len(problems)} {'files are not valid records' if many else 'file is not a valid record'}:")
-            for file, reason in problems:
-                print(f"  {file}: {reason}")
+            for file, reason in problems:  # any name a file in the directory has: one line, no escape sequence
+                print(f"  {one_line(file)}: {one_line(reason)}")
         return 0
     found = index.search(args.query, regex=args.regex, limit=args.limit)
     if args.json:
@@ -137,5 +138,11 @@ def run(args: argparse.Namespace) -> int:
     for r in found:
         print(f"- {r['name']} ({r['type']}, {r['file']}): {r['description']}")
         for s in r["snippets"]:
-            print(f"    {s}")
+            print(f"    {one_line(s)}")
     return 0
+
+
+def _terminal(text: str) -> str:
+    """``text`` with every line on one line of the terminal: a snippet of a stored text holding an
+    escape sequence (``\x1b[2J``) or a line break of its own is shown escaped."""
+    return "\n".join(one_line(line) for line in text.split("\n"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -90,19 +90,31 @@ def unanswered_calls(session: Session) -> list[ToolCall]:
 
 def answer_calls(session: Session, calls: Sequence[ToolCall]) -> bool:
     """Run ``calls`` (one model reply's) and append their results; False (nothing run) when
-    one of them must be asked first."""
-    decisions: dict[str, str] = {}
+    one of them must be asked first.
+
+    Each call is decided by its place in the reply, never by its id alone: the model writes the
+    ids, and two calls of one reply may share one. The settings decide every call (a ``deny``
+    stands whatever the user answered); the user's answer applies to a call that asks only when
+    the request asked about a call of that id and tool (every call of the request sharing an id
+    was shown, and is answered, together), and before a grant ("always allow") given with another
+    answer. The argument text is not compared: the calls run on resume are read back from the
+    conversation, whose JSON spacing can differ from the reply's (Anthropic's ``input``)."""
+    decisions: list[str] = []
     if session.permissions is not None:
-        answers = session.pending_permission.answers if session.pending_permission is not None else {}
+        pending = session.pending_permission
+        answers = pending.answers if pending is not None else {}
+        asked_before = {(c.id, c.name) for c in pending.calls} if pending is not None else set()
         asked = []
         for c in calls:
-            if c.id in answers:
-                decisions[c.id] = "allow" if answers[c.id] else "denied_by_user"
-                continue
-            decision: str = session.permissions.decide(c.name, c.arguments, read_only=read_only(session, c.name))
-            if decision == "ask" and session.depth > 0:
+            settings = session.permissions.settings_decision(c.name, c.arguments, read_only=read_only(session, c.name))
+            decision: str = settings
+            if settings == "ask" and c.id in answers and (c.id, c.name) in asked_before:
+                decision = "allow" if answers[c.id] else "denied_by_user"
+            elif settings == "ask" and c.name in session.permissions.granted:
+                decision = "allow"  # as Permissions.decide has it
+            elif settings == "ask" and session.depth > 0:
                 decision = "no_user"
-            decisions[c.id] = decision
+            decisions.append(decision)
             if decision == "ask":
                 asked.append(PendingCall(c.id, c.name, c.arguments))
         if asked:
@@ -115,12 +127,13 @@ def answer_calls(session: Session, calls: Sequence[ToolCall]) -> bool:
     return True
 
 
-def run_calls(session: Session, calls: Sequence[ToolCall], decisions: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The result of every call, in call order; ``agent`` calls run concurrently."""
+def run_calls(session: Session, calls: Sequence[ToolCall], decisions: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """The result of every call, in call order; ``agent`` calls run concurrently. ``decisions``
+    holds each call's permission decision by its place (none: every call is allowed)."""
     outputs: list[tuple[str, str] | None] = [None] * len(calls)
     agents: list[int] = []
     for i, call in enumerate(calls):
-        refusal = _REFUSALS.get(decisions.get(call.id, "allow"))
+        refusal = _REFUSALS.get(decisions[i] if i < len(decisions) else "allow")
         if session.tool_gate is not None and not session.tool_gate(call.name):
             refusal = FILTERED
         if refusal is None and call.name == AGENT_TOOL:
