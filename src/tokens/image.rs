@@ -19,6 +19,38 @@ pub fn tokens(source: &ImageSource) -> usize {
     }
 }
 
+/// The cost of an image a block holds in another form than [`crate::model::Body::Image`]: a
+/// JSON object of type `image`, `input_image` or `computer_screenshot` (a Responses image given
+/// by file id, a computer-use screenshot, an Anthropic image from the Files API), by its inline
+/// data (`image_url` a `data:` URL, or an Anthropic base64 `source`) when it has some, else the
+/// most an image costs; None for any other value.
+pub fn of_object(value: &serde_json::Value) -> Option<usize> {
+    let map = value.as_object()?;
+    if !matches!(
+        map.get("type")?.as_str()?,
+        "image" | "input_image" | "computer_screenshot"
+    ) {
+        return None;
+    }
+    let inline = match (map.get("image_url"), map.get("source")) {
+        (Some(serde_json::Value::String(url)), _) => url
+            .strip_prefix("data:")
+            .and_then(|r| r.split_once(";base64,"))
+            .map(|(_, d)| d),
+        (_, Some(serde_json::Value::Object(source)))
+            if source.get("type").and_then(|t| t.as_str()) == Some("base64") =>
+        {
+            source.get("data").and_then(|d| d.as_str())
+        }
+        _ => None,
+    };
+    Some(
+        inline
+            .and_then(dimensions)
+            .map_or(MAX_IMAGE_TOKENS, |(w, h)| tokens_for_size(w, h)),
+    )
+}
+
 /// Tokens for an image of `width` x `height` pixels.
 pub fn tokens_for_size(width: u32, height: u32) -> usize {
     if width == 0 || height == 0 {

@@ -227,8 +227,25 @@ pub fn count_block(enc: Encoding, b: &Block) -> usize {
         // Encrypted: its length is all there is to go on (base64, about 4 characters a token).
         Body::RedactedThinking { data } => data.len().div_ceil(4),
         Body::Image { source } => image::tokens(source),
-        Body::Opaque { value } => enc.count_cached(&value.to_string()),
+        Body::Opaque { value } => opaque(enc, value),
     }
+}
+
+/// An opaque block's tokens: its JSON text, but for an image in a form the model reads as one
+/// ([`image::of_object`]), which costs an image and its other fields as text (a screenshot's
+/// base64 data is no text to the model; an image by file id is no 20-token string).
+fn opaque(enc: Encoding, value: &serde_json::Value) -> usize {
+    let Some(image) = image::of_object(value) else {
+        return enc.count_cached(&value.to_string());
+    };
+    let rest: serde_json::Map<String, serde_json::Value> = value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != "image_url" && k.as_str() != "source")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    image + enc.count_cached(&serde_json::Value::Object(rest).to_string())
 }
 
 /// Count the messages at `positions` of `messages`, in that order (in parallel for large
