@@ -26,8 +26,12 @@ def _png(width: int, height: int, size: int) -> str:
 
 
 def _image_rule(width: int, height: int) -> int:
-    blocks = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(width, height, 64)}}]
-    with_image = ac.Conversation([{"role": "user", "content": [{"type": "text", "text": "x"}, *blocks]}], format="anthropic")
+    blocks = [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(width, height, 64)}}
+    ]
+    with_image = ac.Conversation(
+        [{"role": "user", "content": [{"type": "text", "text": "x"}, *blocks]}], format="anthropic"
+    )
     without = ac.Conversation([{"role": "user", "content": [{"type": "text", "text": "x"}]}], format="anthropic")
     return with_image.tokens - without.tokens
 
