@@ -20,6 +20,9 @@ point leaves a readable ``current``: the previous one or the new one, never a mi
 later resume cannot bring back what was cleared (the old one stays in ``history``).
 
 Reads are bounded: only regular files (never through a symlink), at most ``max_bytes`` each.
+``history`` is opened as a directory without following a symlink each time it is listed, linked
+into or pruned: one swapped in after the store was made is a :class:`SnapshotError`, not a place
+to write or delete files.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ _REASONS: tuple[str, ...] = get_args(SnapshotReason)
 _FORMATS: tuple[Format, ...] = ("openai", "responses", "anthropic", "jsonl")
 _ENCODINGS: tuple[Encoding, ...] = get_args(Encoding)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 _HISTORY_NAME = re.compile(r"(\d{8,})\.json")
@@ -322,21 +326,33 @@ class SnapshotStore:
                 return None
             raise
 
-    def _history_files(self) -> list[tuple[int, Path]]:
-        out = []
+    @contextlib.contextmanager
+    def _history_dir(self) -> Iterator[int | None]:
+        """``history`` opened as a directory, never through a symlink (one swapped in since the
+        store was made would have saves link and pruning delete files wherever it leads): its
+        descriptor, or None when there is none (a store opened with ``create=False``)."""
+        folder = self.directory / "history"
         try:
-            entries = os.scandir(self.directory / "history")
-        except FileNotFoundError:  # a store opened with create=False that has no history
-            return []
+            fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+        except FileNotFoundError:
+            yield None
+            return
         except OSError as exc:
-            folder = self.directory / "history"
+            if os.path.islink(folder):
+                raise SnapshotError(
+                    f"{folder}: a symlink; snapshots are not written or read through one", str(folder), "symlink"
+                ) from None
             raise SnapshotError(f"{folder}: cannot be listed: {exc.strerror}", str(folder), "io") from None
-        with entries:
-            for entry in entries:
-                m = _HISTORY_NAME.fullmatch(entry.name)
-                if m and entry.is_file(follow_symlinks=False):
-                    out.append((int(m.group(1)), Path(entry.path)))
-        return sorted(out, reverse=True)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _history_files(self) -> list[tuple[int, Path]]:
+        with self._history_dir() as fd:
+            if fd is None:
+                return []
+            return [(n, self.directory / "history" / name) for n, name in _history_names(fd)]
 
     def _rotate(self) -> None:
         """Put the current snapshot into ``history`` (current stays in place until replaced)."""
@@ -349,35 +365,48 @@ class SnapshotStore:
             raise SnapshotError(f"{current}: not a regular file; not replaced", str(current), "symlink")
         if self.keep == 0:
             return
-        files = self._history_files()
-        number = files[0][0] + 1 if files else 1
         folder = self.directory / "history"
         if not os.path.lexists(folder):  # a store opened with create=False that had none
             folder.mkdir(mode=0o700)
-        target = folder / f"{number:08d}.json"
-        try:
-            os.link(current, target)
-        except OSError:
-            # No hard links here (some file systems): a copy, made durable before it counts.
-            tmp = target.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp")
-            shutil.copyfile(current, tmp, follow_symlinks=False)
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        with self._history_dir() as fd:
+            assert fd is not None  # (made just above)
+            names = _history_names(fd)
+            name = f"{names[0][0] + 1 if names else 1:08d}.json"
+            try:
+                os.link(current, name, dst_dir_fd=fd)
+            except OSError:
+                # No hard links here (some file systems): a copy, made durable before it counts.
+                tmp = f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
+                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600, dir_fd=fd)
+                with os.fdopen(out, "wb") as f, open(current, "rb") as src:
+                    shutil.copyfileobj(src, f)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            os.fsync(fd)
 
     def _prune(self) -> None:
-        for _, path in self._history_files()[self.keep :]:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        with self._history_dir() as fd:
+            if fd is None:
+                return
+            for _, name in _history_names(fd)[self.keep :]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=fd)
 
     def _remove_stale_temps(self) -> None:
         # Writers hold the lock while a temporary file exists: any found under the lock is left by a
         # writer that died.
-        for folder in (self.directory, self.directory / "history"):
-            for path in folder.glob(f"{_TEMP_PREFIX}*.tmp"):
+        for path in self.directory.glob(f"{_TEMP_PREFIX}*.tmp"):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with self._history_dir() as fd:
+            if fd is None:
+                return
+            with os.scandir(fd) as entries:
+                stale = [e.name for e in entries if e.name.startswith(_TEMP_PREFIX) and e.name.endswith(".tmp")]
+            for name in stale:
                 with contextlib.suppress(OSError):
-                    path.unlink()
+                    os.unlink(name, dir_fd=fd)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -499,3 +528,15 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _history_names(fd: int) -> list[tuple[int, str]]:
+    """The snapshot files in the ``history`` directory open as ``fd`` (regular files only, never
+    a symlink), newest (highest number) first."""
+    out = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            m = _HISTORY_NAME.fullmatch(entry.name)
+            if m and entry.is_file(follow_symlinks=False):
+                out.append((int(m.group(1)), entry.name))
+    return sorted(out, reverse=True)
