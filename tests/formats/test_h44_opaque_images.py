@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import base64
 import struct
-from typing import Any
 
 import agentcontext as ac
+from tests.formats.test_h43_structured_outputs import _computer
 
 MAX_IMAGE = 1_534  # the image rule's largest cost (tokens/image.rs)
 
@@ -34,21 +34,6 @@ def _image_rule(width: int, height: int) -> int:
     )
     without = ac.Conversation([{"role": "user", "content": [{"type": "text", "text": "x"}]}], format="anthropic")
     return with_image.tokens - without.tokens
-
-
-def _computer(output: Any) -> list[dict[str, Any]]:
-    return [
-        {"role": "user", "content": "open the page"},
-        {
-            "type": "computer_call",
-            "id": "cu_1",
-            "call_id": "k1",
-            "action": {"type": "screenshot"},
-            "pending_safety_checks": [],
-            "status": "completed",
-        },
-        {"type": "computer_call_output", "call_id": "k1", "output": output},
-    ]
 
 
 def test_a_screenshot_costs_an_image_not_its_base64_text() -> None:

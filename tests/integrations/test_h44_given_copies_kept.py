@@ -10,24 +10,7 @@ from typing import Any
 import pytest
 
 from agentcontext.integrations._converted import Converted
-
-
-def _result(i: int, lines: int = 40) -> str:
-    return "\n".join(f"{k:4d}  def handler_{i}_{k}(request): return load(request, {k})" for k in range(lines))
-
-
-def _history(turns: int) -> list[Any]:
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-    out: list[Any] = [SystemMessage("You review code.")]
-    for i in range(turns):
-        out += [
-            HumanMessage(f"Review module {i}."),
-            AIMessage("", tool_calls=[{"id": f"c{i}", "name": "read", "args": {"p": str(i)}}]),
-            ToolMessage(_result(i), tool_call_id=f"c{i}", name="read", artifact={"n": i}),
-            AIMessage(f"Module {i} is fine."),
-        ]
-    return out
+from tests.integrations.test_h41_rebuilt_fields import _lc_history as _history
 
 
 def _c0(messages: list[Any]) -> list[Any]:
