@@ -40,7 +40,10 @@ may append to the same log file at once:
   without its line break. Opening or reading a log never modifies it; the next writer, holding
   the lock (so no live writer can be mid-append), removes exactly the bytes after the last line
   break — the record that was never acknowledged — and nothing before them. (If those bytes are a
-  whole JSON record that only lacks its line break, the line break is added instead.)
+  whole JSON record that only lacks its line break, the line break is added instead; if they are
+  not the start of one record — records joined without a line break, another tool's text — no
+  append left them: they are kept, the line break is added, and the line is skipped as one that
+  is not a record.)
 - **Readers never see a partial record.** Loading (and :meth:`SessionLog.refresh`) takes a shared
   lock (on Windows, the same exclusive lock), so it waits for an append in progress to finish;
   bytes after the last line break are reported in :attr:`SessionLog.torn` and never parsed as a
@@ -74,7 +77,17 @@ from typing import Any
 from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
-from agentcontext.sessions.log_file import _FORMATS, _kind, _lock, _Pending, _torn_header, _unlock, _whole_record
+from agentcontext.sessions.log_file import (
+    _FILLER,
+    _FORMATS,
+    _cut_record,
+    _kind,
+    _lock,
+    _Pending,
+    _torn_header,
+    _unlock,
+    _whole_record,
+)
 from agentcontext.types import Encoding, Format, LoggedData, LoggedRef, ReconcileRecord
 
 __all__ = ["SessionLog"]
@@ -127,7 +140,8 @@ class SessionLog:
         self.compactions: list[dict[str, Any]] = []
         #: The line number of a torn last record (bytes after the last line break, left by a writer
         #: that died mid-append) found by the last load or refresh; None when the file ends with a
-        #: complete line. It is never read as a record, and the next write (under the lock) removes it.
+        #: complete line. It is never read as a record, and the next write (under the lock) removes it
+        #: (or, when it is not the start of one record, keeps it as a line of its own, skipped).
         self.torn: int | None = None
         #: Line numbers of earlier records that are not valid JSON (left by crashes in older
         #: versions or by outside edits); skipped, never deleted.
@@ -310,10 +324,19 @@ class SessionLog:
                 os.write(fd, b"\n")
                 read += tail_length + 1
                 lines += 1
-            else:
+            elif self._cut_tail(fd, tail, self._offset + read, tail_length):
                 # Bytes of an append that never finished: its writer died holding the lock (we
                 # hold it now, so no live writer is mid-append). Never a record, never acknowledged.
                 os.ftruncate(fd, self._offset + read)
+            else:
+                # Not the start of one record (records joined without a line break, lines ended
+                # by a lone carriage return, another tool's text): no append left it, and it may
+                # be all a user has. It is kept, ended by a line break, and skipped as a line
+                # that is not a record.
+                pending.parse([tail], self._lines + lines + 1)
+                os.write(fd, b"\n")
+                read += tail_length + 1
+                lines += 1
             os.fsync(fd)
             tail_length = 0
         self._identity = identity
@@ -322,6 +345,23 @@ class SessionLog:
         self._lines += lines
         self.torn = self._lines + 1 if tail_length else None
         return len(pending.messages) + len(pending.compactions) + pending.others
+
+    @staticmethod
+    def _cut_tail(fd: int, tail: bytes | None, start: int, length: int) -> bool:
+        """Whether the ``length`` bytes at ``start`` (the last line, without a line break; ``tail``
+        its bytes, None when they were not kept as they cannot start a record) are what an append
+        cut short leaves (:func:`~agentcontext.sessions.log_file._cut_record`)."""
+        if tail is not None:
+            return _cut_record(tail)
+        os.lseek(fd, start, os.SEEK_SET)
+        while length > 0:
+            chunk = os.read(fd, min(length, 1 << 24))
+            if not chunk:
+                break
+            if chunk.strip(_FILLER):
+                return False
+            length -= len(chunk)
+        return True
 
     def _append_lines(self, fd: int, records: Sequence[Mapping[str, Any]]) -> None:
         """Append ``records`` (the caller holds the exclusive lock and has synced), flush and fsync.

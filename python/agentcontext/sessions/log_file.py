@@ -79,10 +79,56 @@ def _whole_record(tail: bytes) -> bool:
     """Whether ``tail`` is a whole JSON object (a proper prefix of one never is)."""
     try:
         return isinstance(_json.loads(tail), dict)
-    except _json.IntegerTooLongError:
+    except (_json.IntegerTooLongError, RecursionError):
         return True  # whole, but not readable: parsing it names the problem
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
+
+
+#: Bytes that may stand between JSON values outside strings: whitespace, structure, and the
+#: characters of numbers and of ``true``, ``false`` and ``null``.
+_OUTSIDE_STRINGS = frozenset(b" \t\r\n:,+-.0123456789eEtrufalsn")
+#: What a crash may leave after the bytes a writer wrote: zeros (a file system that had grown the
+#: file but not written its last block) and whitespace.
+_FILLER = b"\0 \t\r"
+
+
+def _cut_record(tail: bytes) -> bool:
+    """Whether ``tail`` (a last line without its line break) is what an append cut short leaves:
+    the start of one JSON object, possibly followed by zero bytes, or nothing but such filler.
+
+    Only those bytes are removed by a repair. Anything else (records joined without a line break,
+    a log whose lines end in a lone carriage return, another tool's text) is not the start of one
+    record and is kept. The check follows strings and brackets, not the whole JSON grammar: it
+    tells a cut from more data after a closed object or from text that is not JSON."""
+    data = tail.rstrip(b"\0").lstrip(b" \t\r")
+    if not data.strip(_FILLER):
+        return True
+    if data[0] != ord("{"):
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+            elif byte < 0x20:
+                return False  # a raw control character is never inside a JSON string
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"{[":
+            depth += 1
+        elif byte in b"}]":
+            depth -= 1
+            if depth == 0:
+                return False  # the object closed: what follows it is more than one cut record
+        elif byte not in _OUTSIDE_STRINGS:
+            return False
+    return True
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
@@ -95,7 +141,13 @@ _HEADER_START = b'{"type":"session","version":1,"format":"'
 
 def _torn_header(tail: bytes | None) -> bool:
     """Whether ``tail`` (a first line without its line break) can be a header whose write was cut."""
-    return tail is not None and (_HEADER_START.startswith(tail) or tail.startswith(_HEADER_START))
+    return tail is not None and (
+        _HEADER_START.startswith(tail) or (tail.startswith(_HEADER_START) and _cut_record(tail))
+    )
+
+
+#: Why a line nested deeper than Python's JSON parser goes (it raised RecursionError) is refused.
+_TOO_DEEP = "a JSON value nested deeper than Python's JSON parser reads (not a record SessionLog writes)"
 
 
 class _Pending:
@@ -128,6 +180,8 @@ class _Pending:
                 record = _json.loads(line)
             except _json.IntegerTooLongError as exc:
                 raise self._error(number, f"{exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise self._error(number, _TOO_DEEP) from None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 self.skipped.append(number)
                 continue
@@ -162,6 +216,8 @@ class _Pending:
                 record = _json.loads(line)
             except _json.IntegerTooLongError as exc:
                 raise self._error(1, f"{exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise self._error(1, _TOO_DEEP) from None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 record = None
             if isinstance(record, dict) and record.get("type") == "session":

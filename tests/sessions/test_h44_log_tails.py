@@ -1,0 +1,93 @@
+"""What a write does with a session log's last line when it has no line break: bytes an append
+cut short are removed; bytes no append left are kept. And lines no parser can read are typed errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import agentcontext as ac
+from agentcontext.sessions.log import SessionLog
+
+HEADER = b'{"type":"session","version":1,"format":"openai"}'
+
+
+def _message(index: int, text: str) -> bytes:
+    record = {"type": "message", "index": index, "data": [{"role": "user", "content": text}]}
+    return json.dumps(record, separators=(",", ":")).encode()
+
+
+def _append(path: Path, text: str = "new") -> SessionLog:
+    log = SessionLog(path)
+    log.append(ac.Conversation([{"role": "user", "content": text}]))
+    return log
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        _message(1, "one") + _message(2, "two"),  # records joined without a line break
+        _message(1, "one") + b" and my note",
+        b"notes an editor saved without a line break",
+        b'{"role":"user"}\r{"role":"assistant"}\r',  # lines ended by a lone carriage return
+    ],
+)
+def test_a_last_line_that_no_append_left_is_kept(tmp_path: Path, tail: bytes) -> None:
+    # The repair took any bytes after the last line break for a cut append and truncated them:
+    # two records written by another tool without a line break between them were deleted.
+    path = tmp_path / "s.jsonl"
+    before = HEADER + b"\n" + _message(0, "zero") + b"\n" + tail
+    path.write_bytes(before)
+    log = _append(path)
+    after = path.read_bytes()
+    assert after.startswith(before + b"\n")
+    assert [m[0]["content"] for m in log.messages] == ["zero", "new"]
+    reread = SessionLog(path)
+    assert [m[0]["content"] for m in reread.messages] == ["zero", "new"] and reread.skipped_lines == [3]
+    assert reread.torn is None
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        _message(1, "cut")[:30],
+        _message(1, 'cut "quoted" \\ text')[:-3],
+        _message(1, "caf\u00e9")[:-6],  # cut inside a two-byte character
+        _message(1, "cut")[:40] + b"\0" * 4096,  # zeros a crash left after the written bytes
+        b"\0" * 512,
+        b"  \t",
+    ],
+)
+def test_an_append_cut_short_is_still_removed(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "s.jsonl"
+    whole = HEADER + b"\n" + _message(0, "zero") + b"\n"
+    path.write_bytes(whole + tail)
+    _append(path)
+    assert path.read_bytes() == whole + _message(1, "new") + b"\n"
+
+
+def test_a_log_whose_lines_end_in_carriage_returns_is_refused_not_emptied(tmp_path: Path) -> None:
+    # Its one line starts with the header, so it was taken for a torn header and the first append
+    # truncated the file to nothing: both messages were lost.
+    path = tmp_path / "s.jsonl"
+    content = HEADER + b"\r" + _message(0, "a") + b"\r" + _message(1, "b") + b"\r"
+    path.write_bytes(content)
+    with pytest.raises(ac.TranscriptError, match="line 1: not a session log") as info:
+        _append(path)
+    assert info.value.line == 1 and path.read_bytes() == content
+
+
+def test_a_line_nested_too_deep_to_parse_is_a_transcript_error(tmp_path: Path) -> None:
+    # json.loads raised RecursionError, which reached the caller untyped.
+    path = tmp_path / "s.jsonl"
+    deep = b'{"type":"message","index":0,"data":[{"role":"user","content":' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+    content = HEADER + b"\n" + deep + b"\n"
+    path.write_bytes(content)
+    with pytest.raises(ac.TranscriptError, match="line 2: a JSON value nested deeper than") as info:
+        SessionLog(path)
+    assert info.value.line == 2 and path.read_bytes() == content
+    path.write_bytes(b'{"type":"session","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+    with pytest.raises(ac.TranscriptError, match="line 1: a JSON value nested deeper than"):
+        SessionLog(path)
