@@ -264,24 +264,41 @@ class SnapshotStore:
         if not isinstance(snapshot, Snapshot):
             raise OptionError(f"save() takes a Snapshot, got {type(snapshot).__name__}")
         data = self._encode(snapshot)
+        current = self.current_path
         with self._locked():
             self._remove_stale_temps()
             tmp = self.directory / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
             try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                self._rotate()
-                os.replace(tmp, self.current_path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-            _fsync_dir(self.directory)
-            self._prune()
-        return self.current_path
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(data)
+                        f.flush()
+                        os.fsync(f.fileno())
+                    self._rotate()
+                    os.replace(tmp, current)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+                    raise
+            except OSError as exc:
+                # A full disk, a read-only or vanished directory: named, and current is as it was.
+                raise SnapshotError(
+                    f"{current}: cannot save the snapshot: {exc.strerror or exc}; {current.name} is as it was",
+                    str(current),
+                    "io",
+                ) from None
+            try:
+                _fsync_dir(self.directory)
+                self._prune()
+            except OSError as exc:
+                raise SnapshotError(
+                    f"{current}: the snapshot was saved, but making it durable or pruning the history failed: "
+                    f"{exc.strerror or exc}",
+                    str(current),
+                    "io",
+                ) from None
+        return current
 
     def _encode(self, snapshot: Snapshot) -> bytes:
         """The file's bytes, made before anything is written: control state that is not JSON (an
