@@ -23,9 +23,13 @@ The exit statuses are :data:`EXIT_STATUS` (shown by ``--help``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -385,11 +389,7 @@ def compact_command(args: argparse.Namespace) -> int:
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
-        except OSError as err:
-            raise OptionError(f"cannot write -o {args.output}: {err.strerror or err}") from None
+        _write_output(args.output, "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         # The tokens of what was written, in the format it was written in (what reading the file
         # back counts): another format renders the same messages in more or fewer tokens.
         written = Conversation(messages, format=target, encoding=conv.encoding).tokens
@@ -456,6 +456,78 @@ def _check_output(path: str) -> None:
     target = path if os.path.exists(path) else parent
     if not os.access(target, os.W_OK):
         raise OptionError(f"cannot write -o {path}: permission denied")
+
+
+def _write_output(path: str, text: str) -> None:
+    """Write ``text`` to the ``-o`` path. A regular file (or a new one) is replaced whole: the text
+    goes to a temporary file beside it, synced, then renamed over it, so a write that fails (a
+    full disk, a killed process) leaves the file as it was, even when it is the input. A FIFO is
+    written only if a process reads it (never waited for); a device (``/dev/null``, a terminal) is
+    written as it is."""
+    data = text.encode("utf-8")
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        try:
+            _write_special(path, info, data)
+        except OSError as err:
+            raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+        return
+    target = os.path.realpath(path)  # a symlink is written through, as open() did
+    try:
+        try:
+            fd, tmp = tempfile.mkstemp(
+                dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+            )
+        except PermissionError:
+            if info is None:
+                raise
+            # A file that may be written in a folder that may not: written in place, as before.
+            info = None  # a failure now may have changed it
+            with open(target, "wb") as f:
+                f.write(data)
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            # The mode the file had (or a new file's: 0o666 less the umask), not mkstemp's 0o600.
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~mask)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as err:
+        kept = "; it is as it was" if info is not None else ""
+        raise OptionError(f"cannot write -o {path}: {err.strerror or err}{kept}") from None
+
+
+def _write_special(path: str, info: os.stat_result, data: bytes) -> None:
+    """Write ``data`` to ``path``, a file that is not regular: a FIFO only when a process has it
+    open for reading (opening it to write would otherwise wait for one forever)."""
+    flags = os.O_WRONLY
+    if stat.S_ISFIFO(info.st_mode):
+        flags |= os.O_NONBLOCK
+    elif not stat.S_ISCHR(info.st_mode):
+        raise OptionError(f"cannot write -o {path}: it is not a regular file, a FIFO or a device")
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise OptionError(f"cannot write -o {path}: a FIFO that no process is reading") from None
+        raise
+    with os.fdopen(fd, "wb") as f:
+        if flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)  # a reader is there: wait for it to take the data
+        f.write(data)
 
 
 def eval_command(args: argparse.Namespace) -> int:
