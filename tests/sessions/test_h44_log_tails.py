@@ -91,3 +91,31 @@ def test_a_line_nested_too_deep_to_parse_is_a_transcript_error(tmp_path: Path) -
     path.write_bytes(b'{"type":"session","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
     with pytest.raises(ac.TranscriptError, match="line 1: a JSON value nested deeper than"):
         SessionLog(path)
+
+
+def test_a_conversation_in_another_format_is_refused_not_logged(tmp_path: Path) -> None:
+    # append() wrote an OpenAI conversation's messages as they were into an Anthropic log: its
+    # "tool" message was logged, and every later load of the log failed on it (InvalidMessageError).
+    path = tmp_path / "s.jsonl"
+    log = SessionLog(path, format="anthropic")
+    openai = ac.Conversation(
+        [
+            {"role": "user", "content": "run ls"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "a b"},
+        ]
+    )
+    before = path.read_bytes()
+    for write in (log.append, log.reconcile):
+        with pytest.raises(
+            ac.OptionError, match="conversation is in 'openai' format, the log's messages are in 'anthropic'"
+        ):
+            write(openai)
+        assert path.read_bytes() == before
+    converted = ac.Conversation(openai.to_format("anthropic"), format="anthropic")
+    log.append(converted)
+    assert len(SessionLog(path).working_set()) == len(converted)

@@ -485,6 +485,7 @@ class SessionLog:
         disk when this returns."""
         if not isinstance(conversation, Conversation):
             raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
+        self._check_format(conversation, "conversation")
         if _checks.count("start", start) > len(conversation):
             raise OptionError(
                 f"start must be an integer from 0 to {len(conversation)} (the conversation's length); got {start!r}"
@@ -503,6 +504,8 @@ class SessionLog:
         the current working set (``origins`` maps its input positions to log indices; by default
         the working set this log rebuilds). ``upto`` is the number of messages this object has
         seen: messages other writers appended meanwhile follow the new working set."""
+        if isinstance(getattr(result, "conversation", None), Conversation):
+            self._check_format(result.conversation, "the compacted conversation")
         with self._mutex:
             seen = len(self.messages)
             origins = self.working_set_origins() if origins is None else origins
@@ -539,6 +542,7 @@ class SessionLog:
             raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
         if not isinstance(reason, str) or not reason:
             raise OptionError(f"reason must be a non-empty string; got {reason!r}")
+        self._check_format(conversation, "conversation")
         wanted = conversation._export_each()
         with self._writing() as fd:
             origins = self._origins_upto(len(self.compactions))
@@ -577,6 +581,16 @@ class SessionLog:
             }
             self._append_lines(fd, [record])
             return record
+
+    def _check_format(self, conversation: Conversation, what: str) -> None:
+        """Refuse a conversation in another format than the log's: its messages written as they are
+        would be records the log cannot read back (an OpenAI ``tool`` message in an Anthropic log)."""
+        if conversation.format != self.format:
+            raise OptionError(
+                f"{self.path}: {what} is in {conversation.format!r} format, the log's messages are in "
+                f"{self.format!r}; convert it first (Conversation(c.to_format({self.format!r}), "
+                f"format={self.format!r})); nothing was written"
+            )
 
     def _working_data(self) -> list[list[dict[str, Any]]]:
         """The working set's messages as logged (the caller holds the mutex)."""
