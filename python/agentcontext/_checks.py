@@ -138,18 +138,32 @@ def text(name: str, value: str) -> str:
 
 def file_name(name: str, value: Any) -> Any:
     """``value``, a path (``str`` or ``os.PathLike``), checked to be a name the file system can take:
-    one holding a lone surrogate (outside surrogateescape's range) is an :class:`OptionError`
-    naming the argument (every ``os`` call on it raises a bare ``UnicodeEncodeError``). A value of
+    one holding a lone surrogate (outside surrogateescape's range) or a NUL character is an
+    :class:`OptionError` naming the argument (every ``os`` call on it raises a bare
+    ``UnicodeEncodeError`` or ``ValueError``). A value of
     another type is returned as it is, for the caller's own type check."""
     try:
-        os.fsencode(value)
+        encoded = os.fsencode(value)
     except UnicodeEncodeError:
         shown = repr(value)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         raise OptionError(f"{name} is not a valid file name: it holds a lone surrogate, got {shown}") from None
     except TypeError:
-        pass
+        return value
+    if b"\0" in encoded:
+        # Every os call on it raises a bare ValueError ("embedded null byte").
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise OptionError(f"{name} is not a valid file name: it holds a NUL character, got {shown}")
     return value
+
+
+def path_argument(name: str, value: Any) -> Any:
+    """``value`` checked as :func:`file_name` checks it, and to be a ``str`` or ``os.PathLike``
+    (anything else is an :class:`ArgumentTypeError` naming the argument)."""
+    if not isinstance(value, str | os.PathLike):
+        raise ArgumentTypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__}")
+    return file_name(name, value)
 
 
 def human_size(size: int) -> str:

@@ -145,7 +145,8 @@ class MemoryStore:
         if (project_root is None) == (directory is None):
             raise OptionError("give either project_root or directory")
         for name, path in (("project_root", project_root), ("root", root), ("directory", directory)):
-            _checks.file_name(name, path)
+            if path is not None:
+                _checks.path_argument(name, path)
         if _checks.count("max_record_bytes", max_record_bytes, minimum=1) > MEMORY_MAX_RECORD_BYTES:
             raise OptionError(
                 f"max_record_bytes must be between 1 and {MEMORY_MAX_RECORD_BYTES}, got {max_record_bytes}"
