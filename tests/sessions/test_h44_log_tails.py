@@ -119,3 +119,15 @@ def test_a_conversation_in_another_format_is_refused_not_logged(tmp_path: Path) 
     converted = ac.Conversation(openai.to_format("anthropic"), format="anthropic")
     log.append(converted)
     assert len(SessionLog(path).working_set()) == len(converted)
+
+
+@pytest.mark.parametrize("version", [b"2", b"99", b'"1"', b"true", b"null"])
+def test_a_log_of_another_version_is_refused_and_left_as_it_is(tmp_path: Path, version: bytes) -> None:
+    # The header's version was never read: a version-99 log was loaded as version 1 and the next
+    # append wrote version-1 records into it.
+    path = tmp_path / "s.jsonl"
+    content = b'{"type":"session","version":' + version + b',"format":"openai"}\n' + _message(0, "a") + b"\n"
+    path.write_bytes(content)
+    with pytest.raises(ac.TranscriptError, match=r"line 1: a session log of version .*; this library reads") as info:
+        _append(path)
+    assert info.value.line == 1 and path.read_bytes() == content

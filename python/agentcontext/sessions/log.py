@@ -113,7 +113,8 @@ class SessionLog:
     1 GiB; checked on every load, refresh and write, as the file grows), a file that cannot be read,
     and one that reports a size of 0 but is not empty (a ``/proc`` file). A file whose first line is
     not a log's header (a transcript, notes) raises :class:`~agentcontext.errors.TranscriptError`
-    (line 1) and is left as it is: a log is only ever a file SessionLog made. The file is read as a
+    (line 1) and is left as it is: a log is only ever a file SessionLog made; so does a header of
+    another version than :data:`~agentcontext.sessions.log_file.LOG_VERSION`. The file is read as a
     stream: memory holds its records, not its bytes. A record that is not a valid log record (a
     message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
     :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the

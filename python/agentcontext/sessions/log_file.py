@@ -135,6 +135,9 @@ def _is_index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: The version of the log's records this library reads and writes (the header's ``"version"``).
+LOG_VERSION = 1
+
 #: How every header SessionLog writes starts (``json.dumps`` with its separators, keys in this order).
 _HEADER_START = b'{"type":"session","version":1,"format":"'
 
@@ -221,6 +224,14 @@ class _Pending:
             except (json.JSONDecodeError, UnicodeDecodeError):
                 record = None
             if isinstance(record, dict) and record.get("type") == "session":
+                version = record.get("version", LOG_VERSION)
+                if version != LOG_VERSION or isinstance(version, bool):
+                    # A later version's records may mean something else: not read, never appended to.
+                    raise self._error(
+                        1,
+                        f"a session log of version {version!r}; this library reads and writes version "
+                        f"{LOG_VERSION} (left as it is)",
+                    )
                 return
             if isinstance(record, dict):
                 kind = record.get("type")
