@@ -296,14 +296,15 @@ class MemoryStore:
         _checks.text(f"record {name}: body", body)
         with self.locked():
             self._write_file(name, render_record(name, description, type, body))
-        return self.get(name)
+            # Read back under the lock: another process may delete or replace it the moment it is released.
+            return self.get(name)
 
     def write_text(self, name: str, text: str) -> MemoryRecordWithBody:
         """Replace record ``name``'s whole file with ``text`` (front matter included) after checking
         that the index accepts it; the file is left as it was if not."""
         with self.locked():
             self._write_checked(name, text)
-        return self.get(name)
+            return self.get(name)
 
     def _write_checked(self, name: str, text: str) -> None:
         problem = self.check_text(name, text)
@@ -363,7 +364,7 @@ class MemoryStore:
                 raise MemoryRecordError(
                     f"record {old}: copied to {new}, but {old}.md cannot be removed: {exc.strerror or exc}", old, "io"
                 ) from None
-        return self.get(new)
+            return self.get(new)
 
     def list(self) -> builtins.list[MemoryRecord]:
         """Every valid record (without bodies), in index order: by type, then name."""
