@@ -530,10 +530,38 @@ def _write_special(path: str, info: os.stat_result, data: bytes) -> None:
         f.write(data)
 
 
+def _check_report_output(flag: str, path: str, start: bytes) -> None:
+    """Refuse a report path that holds something else than a report `eval` wrote (a file that
+    starts otherwise): ``eval --json a.jsonl b.jsonl`` takes ``a.jsonl`` for the report's path
+    (``--json`` is a flag in the other commands), and replaced that transcript with the report."""
+    _check_output(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return  # /dev/stdout, /dev/null, a FIFO: nothing there to lose
+        head = os.read(fd, max(len(start), 256))
+    finally:
+        os.close(fd)
+    if head and not head.startswith(start):
+        first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+        raise OptionError(
+            f"{flag} {path}: the file exists and is not a report eval wrote (it starts {first[:60]!r}); "
+            "it is not overwritten: remove it or name another file"
+        )
+
+
 def eval_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction.pricing import price_tables
     from agentcontext.measure import evaluation
 
+    for flag, path in (("--json", args.json), ("--csv", args.csv)):
+        if path:
+            _check_report_output(flag, path, evaluation.report_start(flag[2:]))
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
     prices = price_tables(args.prices)
     rows = evaluation.run(

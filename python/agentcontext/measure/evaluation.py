@@ -469,6 +469,14 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
     return "\n".join(_text_table(header, body))
 
 
+def report_start(kind: str) -> bytes:
+    """How a report ``agentcontext eval`` writes starts: ``"json"`` (:func:`write_json` with the
+    command's ``budget`` first) or ``"csv"`` (:func:`write_csv`'s header, up to its cost columns)."""
+    if kind == "json":
+        return b'{\n  "budget": '
+    return ",".join(CSV_COLUMNS).encode()
+
+
 def write_json(
     rows: Sequence[Evaluation], path: str | os.PathLike[str], *, prices: PriceTables = None, **meta: Any
 ) -> None:
