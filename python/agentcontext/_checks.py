@@ -166,6 +166,15 @@ def path_argument(name: str, value: Any) -> Any:
     return file_name(name, value)
 
 
+def shown_line(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: a character that is not printable (a line
+    break, an escape that would move the cursor or clear the screen, from a file's name or
+    content) is written as its escape (``\\n``, ``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def human_size(size: int) -> str:
     """A size as messages write it, as :func:`agentcontext.read_page` does (and the core's ``files::human``): ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
     if size >= 1 << 30:

@@ -407,7 +407,8 @@ def compact_command(args: argparse.Namespace) -> int:
     progress.close()
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
     if not fits:
-        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {report['reason']}", file=sys.stderr)
+        reason = _checks.shown_line(str(report["reason"]))
+        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {reason}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     return 0
 
@@ -589,7 +590,8 @@ def eval_command(args: argparse.Namespace) -> int:
             failed.setdefault((r.transcript, r.error), []).append(r.strategy)
     for (transcript, error), with_strategies in failed.items():
         reason = " ".join(error.split())
-        print(f"agentcontext: failed: {transcript} ({', '.join(with_strategies)}): {reason}", file=sys.stderr)
+        shown = _checks.shown_line(f"{transcript} ({', '.join(with_strategies)}): {reason}")
+        print(f"agentcontext: failed: {shown}", file=sys.stderr)
     if failed:
         transcripts = {r.transcript for r in rows}
         broken = {t for t, _ in failed}
@@ -659,7 +661,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return compiler_cli.run(args)
     except AgentContextError as exc:
-        print(f"agentcontext: error: {exc}", file=sys.stderr)
+        # One line, whatever the message quotes (a file name with a line break or an escape).
+        print(f"agentcontext: error: {_checks.shown_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
@@ -668,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # A file named on the command line (--json OUT, --csv OUT) that cannot be written.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"agentcontext: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"agentcontext: error: {_checks.shown_line(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 
