@@ -78,9 +78,8 @@ from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.sessions.log_file import (
-    _FILLER,
     _FORMATS,
-    _cut_record,
+    _cut_tail,
     _kind,
     _lock,
     _Pending,
@@ -325,7 +324,7 @@ class SessionLog:
                 os.write(fd, b"\n")
                 read += tail_length + 1
                 lines += 1
-            elif self._cut_tail(fd, tail, self._offset + read, tail_length):
+            elif _cut_tail(fd, tail, self._offset + read, tail_length):
                 # Bytes of an append that never finished: its writer died holding the lock (we
                 # hold it now, so no live writer is mid-append). Never a record, never acknowledged.
                 os.ftruncate(fd, self._offset + read)
@@ -346,23 +345,6 @@ class SessionLog:
         self._lines += lines
         self.torn = self._lines + 1 if tail_length else None
         return len(pending.messages) + len(pending.compactions) + pending.others
-
-    @staticmethod
-    def _cut_tail(fd: int, tail: bytes | None, start: int, length: int) -> bool:
-        """Whether the ``length`` bytes at ``start`` (the last line, without a line break; ``tail``
-        its bytes, None when they were not kept as they cannot start a record) are what an append
-        cut short leaves (:func:`~agentcontext.sessions.log_file._cut_record`)."""
-        if tail is not None:
-            return _cut_record(tail)
-        os.lseek(fd, start, os.SEEK_SET)
-        while length > 0:
-            chunk = os.read(fd, min(length, 1 << 24))
-            if not chunk:
-                break
-            if chunk.strip(_FILLER):
-                return False
-            length -= len(chunk)
-        return True
 
     def _append_lines(self, fd: int, records: Sequence[Mapping[str, Any]]) -> None:
         """Append ``records`` (the caller holds the exclusive lock and has synced), flush and fsync.

@@ -131,6 +131,23 @@ def _cut_record(tail: bytes) -> bool:
     return True
 
 
+def _cut_tail(fd: int, tail: bytes | None, start: int, length: int) -> bool:
+    """Whether the ``length`` bytes at ``start`` (the last line, without a line break; ``tail``
+    its bytes, None when they were not kept as they cannot start a record) are what an append
+    cut short leaves (:func:`~agentcontext.sessions.log_file._cut_record`)."""
+    if tail is not None:
+        return _cut_record(tail)
+    os.lseek(fd, start, os.SEEK_SET)
+    while length > 0:
+        chunk = os.read(fd, min(length, 1 << 24))
+        if not chunk:
+            break
+        if chunk.strip(_FILLER):
+            return False
+        length -= len(chunk)
+    return True
+
+
 def _is_index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
