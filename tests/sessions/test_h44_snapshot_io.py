@@ -56,3 +56,23 @@ def test_a_write_the_file_system_refuses_is_a_snapshot_error_and_current_stays(t
     assert "current.json is as it was" in done.stdout
     assert store.current_path.read_bytes() == before
     assert sorted(p.name for p in store.directory.iterdir()) == [".lock", "current.json", "history"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"version":1,"created":"2026-', b'{"version":99}', b"\0" * 64],
+    ids=["cut short", "another version", "zeros"],
+)
+def test_clear_gets_past_a_current_snapshot_that_cannot_be_read(tmp_path: Path, content: bytes) -> None:
+    # clear() read the current snapshot for its format first and raised its SnapshotError: a
+    # user's /clear, the way past a broken current.json, failed on it.
+    from agentcontext import Conversation
+    from agentcontext.sessions import Snapshot, SnapshotStore
+
+    store = SnapshotStore(tmp_path / "s")
+    store.save(Snapshot(Conversation([{"role": "user", "content": "hi"}]), turn=1, reason="reply"))
+    store.current_path.write_bytes(content)
+    store.clear(turn=2)
+    current = store.current()
+    assert current is not None and current.empty and current.reason == "clear" and current.turn == 2
+    assert (store.directory / "history").joinpath("00000001.json").read_bytes() == content  # kept as it was

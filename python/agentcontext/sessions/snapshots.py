@@ -321,8 +321,8 @@ class SnapshotStore:
 
     def clear(self, *, control: Mapping[str, Any] | None = None, fingerprint: str = "", turn: int = 0) -> Path:
         """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
-        resume; the old current stays in ``history``. ``control`` is what survives the clear (for
-        example the mode)."""
+        resume; the old current stays in ``history``, also when it cannot be read. ``control`` is
+        what survives the clear (for example the mode)."""
         current = self._peek_current()
         fmt = current.format if current is not None else "jsonl"
         encoding = current.encoding if current is not None else "o200k_base"
@@ -332,12 +332,13 @@ class SnapshotStore:
         )
 
     def _peek_current(self) -> Conversation | None:
+        """The current conversation, for its format and encoding; None when there is none or it
+        cannot be read (cut short, of another version, too large): a clear is what gets past such a
+        file, which rotates into ``history`` as it is."""
         try:
             return self.load().conversation
-        except SnapshotError as exc:
-            if exc.kind == "not_found":
-                return None
-            raise
+        except SnapshotError:
+            return None
 
     def _history_files(self) -> list[tuple[int, Path]]:
         out = []
