@@ -131,3 +131,19 @@ def test_a_log_of_another_version_is_refused_and_left_as_it_is(tmp_path: Path, v
     with pytest.raises(ac.TranscriptError, match=r"line 1: a session log of version .*; this library reads") as info:
         _append(path)
     assert info.value.line == 1 and path.read_bytes() == content
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the core's log search tells a message by its first bytes and its closing brace: a kept line of two "
+    "records joined without a line break counts as one message there, one the log skips, so later "
+    "message numbers are one more than the log's",
+)
+def test_search_numbers_messages_after_a_kept_joined_line_as_the_log_does(tmp_path: Path) -> None:
+    from agentcontext.memory.conversation import conversation_search
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEADER + b"\n" + _message(0, "zero") + b"\n" + _message(1, "one") + _message(2, "two"))
+    log = _append(path, "needle")
+    assert [m[0]["content"] for m in log.messages] == ["zero", "needle"]
+    assert [h["message"] for h in conversation_search(path, "needle")["hits"]] == [1]
