@@ -51,3 +51,13 @@ def test_a_report_eval_wrote_is_replaced_by_the_next_run(tmp_path: Path, flag: s
     assert run("b.jsonl", "c.jsonl", flag, name, cwd=tmp_path).returncode == 0
     second = (tmp_path / name).read_text()
     assert second != first and ("c.jsonl" in second if flag == "--json" else "\nc," in second)
+
+
+@pytest.mark.parametrize(("workers", "error"), [("0", "must be a positive integer, got 0"), ("-1", "got -1")])
+def test_workers_below_one_is_a_bad_argument(tmp_path: Path, workers: str, error: str) -> None:
+    # --workers 0 and --workers -1 ran every task in this process, as --workers 1 does, and exit 0.
+    (tmp_path / "b.jsonl").write_text(TRANSCRIPT)
+    done = run("b.jsonl", "--workers", workers, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("agentcontext: error: workers ") and error in done.stderr
+    assert done.stderr.count("\n") == 1
