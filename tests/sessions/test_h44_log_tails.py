@@ -4,12 +4,16 @@ cut short are removed; bytes no append left are kept. And lines no parser can re
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import agentcontext as ac
 from agentcontext.sessions.log import SessionLog
+from tests import support
 
 HEADER = b'{"type":"session","version":1,"format":"openai"}'
 
@@ -147,3 +151,48 @@ def test_search_numbers_messages_after_a_kept_joined_line_as_the_log_does(tmp_pa
     log = _append(path, "needle")
     assert [m[0]["content"] for m in log.messages] == ["zero", "needle"]
     assert [h["message"] for h in conversation_search(path, "needle")["hits"]] == [1]
+
+
+_FORK_WHILE_A_THREAD_WRITES = """
+import multiprocessing, sys, threading, time
+import agentcontext as ac
+from agentcontext.sessions.log import SessionLog
+
+log = SessionLog(sys.argv[1])
+inside = threading.Event()
+
+def mid_append():  # a thread inside an append (it holds the log's mutex) when the process forks
+    with log._mutex:
+        inside.set()
+        time.sleep(0.5)
+        log.append(ac.Conversation([{"role": "user", "content": "thread"}]))
+
+def child():
+    log.append(ac.Conversation([{"role": "user", "content": "child"}]))
+
+threading.Thread(target=mid_append).start()
+inside.wait()
+p = multiprocessing.get_context("fork").Process(target=child)
+p.start()
+p.join(20)
+print("hung" if p.is_alive() else f"exit {p.exitcode}")
+if p.is_alive():
+    p.kill()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_process_forked_while_a_thread_appends_can_write(tmp_path: Path) -> None:
+    # The child inherited the log's mutex held by a thread it does not have: its first append
+    # waited for ever (39 of 40 forks of a process whose thread appended in a loop).
+    path = tmp_path / "s.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_WHILE_A_THREAD_WRITES, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(support.ROOT / "python")},
+        check=False,
+    )
+    assert done.stdout.strip() == "exit 0", done.stderr
+    assert sorted(m[0]["content"] for m in SessionLog(path).messages) == ["child", "thread"]
