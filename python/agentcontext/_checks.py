@@ -16,6 +16,8 @@ import os
 import re
 import stat
 import tempfile
+import threading
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -346,3 +348,42 @@ def check_report_output(flag: str, path: str, start: bytes) -> None:
             f"{flag} {path}: the file exists and is not a report eval wrote (it starts {first[:60]!r}); "
             "it is not overwritten: remove it or name another file"
         )
+
+
+# -- locks a fork must not copy while they are held -------------------------------------------
+
+#: Every live object (a SessionLog, a SnapshotStore, a MemoryStore) whose ``_mutex`` guards a write
+#: under an OS file lock.
+_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+_HELD_FOR_FORK: list[threading.RLock] = []
+_REGISTERED = False
+
+
+def hold_across_forks(owner: Any) -> None:
+    """Take ``owner._mutex`` (a ``threading.RLock``) across every ``os.fork`` of this process
+    (``multiprocessing``'s fork start method included). A child forked while another thread was
+    mid-write inherited the mutex held by a thread it does not have (its first write waited for
+    ever) and the descriptor holding the file lock (the lock stayed held, for every process, until
+    the child exited). The mutexes are taken before the fork, waiting for a write in progress, and
+    released after it in the parent and in the child.
+
+    The hooks are registered on the first call, after the core's own (``_core`` registers them
+    when it is imported): ``before`` hooks run newest first, so these wait for the writing thread
+    while the core's locks are still free to it (taken first, the core's locks stopped a writer
+    that counts tokens, and the fork waited for it for ever)."""
+    global _REGISTERED
+    if not _REGISTERED and hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+        _REGISTERED = True
+    _LIVE.add(owner)
+
+
+def _before_fork() -> None:
+    for owner in sorted(_LIVE, key=id):
+        owner._mutex.acquire()
+        _HELD_FOR_FORK.append(owner._mutex)
+
+
+def _after_fork() -> None:
+    while _HELD_FOR_FORK:
+        _HELD_FOR_FORK.pop().release()

@@ -29,6 +29,7 @@ import re
 import secrets
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,6 +158,8 @@ class MemoryStore:
             directory = Path(root if root is not None else default_memory_root()) / project_key(project_root)
         self.directory = Path(directory).absolute()
         self.max_record_bytes = max_record_bytes
+        self._mutex = threading.RLock()  # held with the file lock: a fork waits for it
+        _checks.hold_across_forks(self)
         if self.directory.is_symlink():
             raise MemoryRecordError(f"{self.directory}: the memory directory is a symlink", "", "symlink")
         try:
@@ -187,6 +190,11 @@ class MemoryStore:
         The lock file ``.lock`` is opened without following a symlink: a symlink (or anything that
         cannot be opened as the lock) there is a :class:`MemoryRecordError` (kind ``"symlink"`` or
         ``"io"``) and nothing is written."""
+        with self._mutex, self._file_locked():
+            yield
+
+    @contextlib.contextmanager
+    def _file_locked(self) -> Iterator[None]:
         lock = self.directory / ".lock"
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o600)

@@ -85,7 +85,6 @@ from agentcontext.sessions.log_file import (
     _Pending,
     _torn_header,
     _unlock,
-    _watch_forks,
     _whole_record,
 )
 from agentcontext.types import Encoding, Format, LoggedData, LoggedRef, ReconcileRecord
@@ -148,7 +147,7 @@ class SessionLog:
         #: versions or by outside edits); skipped, never deleted.
         self.skipped_lines: list[int] = []
         self._mutex = threading.RLock()
-        _watch_forks(self)
+        _checks.hold_across_forks(self)
         self._offset = 0  # bytes of the file read into this view (always the end of a line)
         self._lines = 0  # complete lines read into this view
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read

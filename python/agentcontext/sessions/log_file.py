@@ -9,9 +9,7 @@ import json
 import os
 import stat
 import sys
-import threading
 import time
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, get_args
 
@@ -23,34 +21,6 @@ if TYPE_CHECKING:
     from agentcontext.sessions.log import SessionLog
 
 _FORMATS: tuple[str, ...] = get_args(Format)
-
-#: Every live SessionLog, whose mutex a fork of this process must not copy while it is held.
-_LIVE: weakref.WeakSet[SessionLog] = weakref.WeakSet()
-_HELD_FOR_FORK: list[threading.RLock] = []
-
-
-def _watch_forks(log: SessionLog) -> None:
-    """Take ``log``'s mutex across every ``os.fork`` of this process (``multiprocessing``'s fork
-    start method included). A child forked while another thread was mid-append inherited the
-    mutex held by a thread it does not have: its first write or refresh waited for ever, and its
-    view could be half updated. The mutexes are taken before the fork (waiting for an append in
-    progress) and released after it, in the parent and in the child."""
-    _LIVE.add(log)
-
-
-def _before_fork() -> None:
-    for log in sorted(_LIVE, key=id):
-        log._mutex.acquire()
-        _HELD_FOR_FORK.append(log._mutex)
-
-
-def _after_fork() -> None:
-    while _HELD_FOR_FORK:
-        _HELD_FOR_FORK.pop().release()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
 
 if sys.platform == "win32":
     import msvcrt

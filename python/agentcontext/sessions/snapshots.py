@@ -32,6 +32,7 @@ import secrets
 import shutil
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -210,6 +211,8 @@ class SnapshotStore:
         if not isinstance(directory, str | os.PathLike):
             raise OptionError(f"directory must be a path, got {type(directory).__name__}")
         self.directory = Path(_checks.file_name("directory", directory)).absolute()
+        self._mutex = threading.RLock()  # held with the file lock: a fork waits for it
+        _checks.hold_across_forks(self)
         for path in (self.directory, self.directory / "history"):
             if path.is_symlink():
                 raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
@@ -238,6 +241,11 @@ class SnapshotStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        with self._mutex, self._file_locked():
+            yield
+
+    @contextlib.contextmanager
+    def _file_locked(self) -> Iterator[None]:
         lock = self.directory / ".lock"
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _BINARY, 0o600)
