@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             many = len(problems) != 1
             print(f"\n{len(problems)} {'files are not valid records' if many else 'file is not a valid record'}:")
             for file, reason in problems:
-                print(f"  {_checks.shown_line(f'{file}: {reason}')}")
+                print(f"  {file}: {reason}")
         return 0
     found = index.search(args.query, regex=args.regex, limit=args.limit)
     if args.json:
