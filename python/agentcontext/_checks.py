@@ -1,15 +1,23 @@
 """Argument checks for the Python half of the API: a value of the wrong type or out of range is an
 :class:`~agentcontext.errors.OptionError` that names the argument and the value, as the compiled
 core does for its own arguments (never ``TypeError``, ``OverflowError`` or a bare ``ValueError``).
+The command line's helpers are here too: its read-only subcommands' parsers, and the output
+files a command writes (:func:`check_output`, :func:`write_output`, :func:`check_report_output`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import operator
 import os
 import re
+import stat
+import tempfile
+import threading
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -138,18 +146,41 @@ def text(name: str, value: str) -> str:
 
 def file_name(name: str, value: Any) -> Any:
     """``value``, a path (``str`` or ``os.PathLike``), checked to be a name the file system can take:
-    one holding a lone surrogate (outside surrogateescape's range) is an :class:`OptionError`
-    naming the argument (every ``os`` call on it raises a bare ``UnicodeEncodeError``). A value of
+    one holding a lone surrogate (outside surrogateescape's range) or a NUL character is an
+    :class:`OptionError` naming the argument (every ``os`` call on it raises a bare
+    ``UnicodeEncodeError`` or ``ValueError``). A value of
     another type is returned as it is, for the caller's own type check."""
     try:
-        os.fsencode(value)
+        encoded = os.fsencode(value)
     except UnicodeEncodeError:
         shown = repr(value)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         raise OptionError(f"{name} is not a valid file name: it holds a lone surrogate, got {shown}") from None
     except TypeError:
-        pass
+        return value
+    if b"\0" in encoded:
+        # Every os call on it raises a bare ValueError ("embedded null byte").
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise OptionError(f"{name} is not a valid file name: it holds a NUL character, got {shown}")
     return value
+
+
+def path_argument(name: str, value: Any) -> Any:
+    """``value`` checked as :func:`file_name` checks it, and to be a ``str`` or ``os.PathLike``
+    (anything else is an :class:`ArgumentTypeError` naming the argument)."""
+    if not isinstance(value, str | os.PathLike):
+        raise ArgumentTypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__}")
+    return file_name(name, value)
+
+
+def shown_line(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: a character that is not printable (a line
+    break, an escape that would move the cursor or clear the screen, from a file's name or
+    content) is written as its escape (``\\n``, ``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def human_size(size: int) -> str:
@@ -204,3 +235,155 @@ def _byte_size(text: str) -> int:
     if not digits.isdigit() or int(digits) == 0:
         raise argparse.ArgumentTypeError(f"expected a size such as 2G, 500M or 1000000, got {text!r}")
     return int(digits) * scale
+
+
+# -- the files a command writes ------------------------------------------------------------
+
+
+def check_output(path: str) -> None:
+    """Refuse an ``-o`` path that cannot be written before any work is done: a directory, a folder
+    that does not exist, a file without write permission."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise OptionError(f"cannot write -o {path}: it is a directory")
+    if not os.path.isdir(parent):
+        raise OptionError(f"cannot write -o {path}: no such directory {parent}")
+    target = path if os.path.exists(path) else parent
+    if not os.access(target, os.W_OK):
+        raise OptionError(f"cannot write -o {path}: permission denied")
+
+
+def write_output(path: str, text: str) -> None:
+    """Write ``text`` to the ``-o`` path. A regular file (or a new one) is replaced whole: the text
+    goes to a temporary file beside it, synced, then renamed over it, so a write that fails (a
+    full disk, a killed process) leaves the file as it was, even when it is the input. A FIFO is
+    written only if a process reads it (never waited for); a device (``/dev/null``, a terminal) is
+    written as it is."""
+    data = text.encode("utf-8")
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        try:
+            _write_special(path, info, data)
+        except OSError as err:
+            raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+        return
+    target = os.path.realpath(path)  # a symlink is written through, as open() did
+    try:
+        try:
+            fd, tmp = tempfile.mkstemp(
+                dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+            )
+        except PermissionError:
+            if info is None:
+                raise
+            # A file that may be written in a folder that may not: written in place, as before.
+            info = None  # a failure now may have changed it
+            with open(target, "wb") as f:
+                f.write(data)
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            # The mode the file had (or a new file's: 0o666 less the umask), not mkstemp's 0o600.
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~mask)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as err:
+        kept = "; it is as it was" if info is not None else ""
+        raise OptionError(f"cannot write -o {path}: {err.strerror or err}{kept}") from None
+
+
+def _write_special(path: str, info: os.stat_result, data: bytes) -> None:
+    """Write ``data`` to ``path``, a file that is not regular: a FIFO only when a process has it
+    open for reading (opening it to write would otherwise wait for one forever)."""
+    flags = os.O_WRONLY
+    if stat.S_ISFIFO(info.st_mode):
+        flags |= os.O_NONBLOCK
+    elif not stat.S_ISCHR(info.st_mode):
+        raise OptionError(f"cannot write -o {path}: it is not a regular file, a FIFO or a device")
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise OptionError(f"cannot write -o {path}: a FIFO that no process is reading") from None
+        raise
+    with os.fdopen(fd, "wb") as f:
+        if flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)  # a reader is there: wait for it to take the data
+        f.write(data)
+
+
+def check_report_output(flag: str, path: str, start: bytes) -> None:
+    """Refuse a report path that holds something else than a report `eval` wrote (a file that
+    starts otherwise): ``eval --json a.jsonl b.jsonl`` takes ``a.jsonl`` for the report's path
+    (``--json`` is a flag in the other commands), and replaced that transcript with the report."""
+    check_output(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return  # /dev/stdout, /dev/null, a FIFO: nothing there to lose
+        head = os.read(fd, max(len(start), 256))
+    finally:
+        os.close(fd)
+    if head and not head.startswith(start):
+        first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+        raise OptionError(
+            f"{flag} {path}: the file exists and is not a report eval wrote (it starts {first[:60]!r}); "
+            "it is not overwritten: remove it or name another file"
+        )
+
+
+# -- locks a fork must not copy while they are held -------------------------------------------
+
+#: Every live object (a SessionLog, a SnapshotStore, a MemoryStore) whose ``_mutex`` guards a write
+#: under an OS file lock.
+_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+_HELD_FOR_FORK: list[threading.RLock] = []
+_REGISTERED = False
+
+
+def hold_across_forks(owner: Any) -> None:
+    """Take ``owner._mutex`` (a ``threading.RLock``) across every ``os.fork`` of this process
+    (``multiprocessing``'s fork start method included). A child forked while another thread was
+    mid-write inherited the mutex held by a thread it does not have (its first write waited for
+    ever) and the descriptor holding the file lock (the lock stayed held, for every process, until
+    the child exited). The mutexes are taken before the fork, waiting for a write in progress, and
+    released after it in the parent and in the child.
+
+    The hooks are registered on the first call, after the core's own (``_core`` registers them
+    when it is imported): ``before`` hooks run newest first, so these wait for the writing thread
+    while the core's locks are still free to it (taken first, the core's locks stopped a writer
+    that counts tokens, and the fork waited for it for ever)."""
+    global _REGISTERED
+    if not _REGISTERED and hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+        _REGISTERED = True
+    _LIVE.add(owner)
+
+
+def _before_fork() -> None:
+    for owner in sorted(_LIVE, key=id):
+        owner._mutex.acquire()
+        _HELD_FOR_FORK.append(owner._mutex)
+
+
+def _after_fork() -> None:
+    while _HELD_FOR_FORK:
+        _HELD_FOR_FORK.pop().release()

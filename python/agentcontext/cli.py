@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentcontext import Conversation, __version__, _checks
-from agentcontext.errors import AgentContextError, OptionError
+from agentcontext.errors import AgentContextError
 from agentcontext.types import Encoding, FormatOrAuto
 
 #: What `inspect` counts with: the exact encodings and the heuristic.
@@ -364,7 +364,7 @@ def compact_command(args: argparse.Namespace) -> int:
     from agentcontext.observe.progress import compact_progress
 
     if args.output:
-        _check_output(args.output)
+        _checks.check_output(args.output)
     progress = compact_progress(args.file, args.json, sys.stderr)
     progress.step("read")
     conv, read_as = load(args.file, args.format, args.session, args.max_bytes)
@@ -385,11 +385,7 @@ def compact_command(args: argparse.Namespace) -> int:
     if args.output:
         target = args.to or conv.format
         messages = result.conversation.to_format(target)
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
-        except OSError as err:
-            raise OptionError(f"cannot write -o {args.output}: {err.strerror or err}") from None
+        _checks.write_output(args.output, "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         # The tokens of what was written, in the format it was written in (what reading the file
         # back counts): another format renders the same messages in more or fewer tokens.
         written = Conversation(messages, format=target, encoding=conv.encoding).tokens
@@ -407,7 +403,8 @@ def compact_command(args: argparse.Namespace) -> int:
     progress.close()
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
     if not fits:
-        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {report['reason']}", file=sys.stderr)
+        reason = _checks.shown_line(str(report["reason"]))
+        print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {reason}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     return 0
 
@@ -445,23 +442,13 @@ def _valid_input(conv: Conversation, path: str, no_repair: bool) -> tuple[Conver
     return repaired, sorted((dict(c) for c in changes), key=lambda c: c["index"])
 
 
-def _check_output(path: str) -> None:
-    """Refuse an ``-o`` path that cannot be written before any work is done: a directory, a folder
-    that does not exist, a file without write permission."""
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise OptionError(f"cannot write -o {path}: it is a directory")
-    if not os.path.isdir(parent):
-        raise OptionError(f"cannot write -o {path}: no such directory {parent}")
-    target = path if os.path.exists(path) else parent
-    if not os.access(target, os.W_OK):
-        raise OptionError(f"cannot write -o {path}: permission denied")
-
-
 def eval_command(args: argparse.Namespace) -> int:
     from agentcontext.compaction.pricing import price_tables
     from agentcontext.measure import evaluation
 
+    for flag, path in (("--json", args.json), ("--csv", args.csv)):
+        if path:
+            _checks.check_report_output(flag, path, evaluation.report_start(flag[2:]))
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
     prices = price_tables(args.prices)
     rows = evaluation.run(
@@ -489,7 +476,8 @@ def eval_command(args: argparse.Namespace) -> int:
             failed.setdefault((r.transcript, r.error), []).append(r.strategy)
     for (transcript, error), with_strategies in failed.items():
         reason = " ".join(error.split())
-        print(f"agentcontext: failed: {transcript} ({', '.join(with_strategies)}): {reason}", file=sys.stderr)
+        shown = _checks.shown_line(f"{transcript} ({', '.join(with_strategies)}): {reason}")
+        print(f"agentcontext: failed: {shown}", file=sys.stderr)
     if failed:
         transcripts = {r.transcript for r in rows}
         broken = {t for t, _ in failed}
@@ -559,7 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return compiler_cli.run(args)
     except AgentContextError as exc:
-        print(f"agentcontext: error: {exc}", file=sys.stderr)
+        # One line, whatever the message quotes (a file name with a line break or an escape).
+        print(f"agentcontext: error: {_checks.shown_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
@@ -568,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # A file named on the command line (--json OUT, --csv OUT) that cannot be written.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"agentcontext: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"agentcontext: error: {_checks.shown_line(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 

@@ -31,7 +31,7 @@ class ResultStore:
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(_checks.file_name("directory", directory))
+        self.directory = Path(_checks.path_argument("directory", directory))
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.compaction import PRESETS
 from agentcontext.compaction.pricing import Prices, price_tables
@@ -216,6 +217,9 @@ def run(
     :func:`format_table`; ``()``: none) under which each replay is also priced with a model of time
     (the cost table's ``timed`` column); ``schedule``: and replayed once more per table with the
     cache schedule (its ``scheduled`` column)."""
+    if workers is not None:
+        # 0 or -1 ran every task in this process, as 1 does, without a word.
+        _checks.count("workers", workers, minimum=1)
     unknown = [s for s in strategies if s not in PRESETS and s != BASELINE]
     if unknown:
         raise OptionError(f"unknown strategies {unknown} (expected some of: {', '.join([*PRESETS, BASELINE])})")
@@ -467,6 +471,14 @@ def per_transcript_table(rows: Sequence[Evaluation], *, markdown: bool = False) 
             ]
         )
     return "\n".join(_text_table(header, body))
+
+
+def report_start(kind: str) -> bytes:
+    """How a report ``agentcontext eval`` writes starts: ``"json"`` (:func:`write_json` with the
+    command's ``budget`` first) or ``"csv"`` (:func:`write_csv`'s header, up to its cost columns)."""
+    if kind == "json":
+        return b'{\n  "budget": '
+    return ",".join(CSV_COLUMNS).encode()
 
 
 def write_json(

@@ -29,6 +29,7 @@ import re
 import secrets
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,7 +146,8 @@ class MemoryStore:
         if (project_root is None) == (directory is None):
             raise OptionError("give either project_root or directory")
         for name, path in (("project_root", project_root), ("root", root), ("directory", directory)):
-            _checks.file_name(name, path)
+            if path is not None:
+                _checks.path_argument(name, path)
         if _checks.count("max_record_bytes", max_record_bytes, minimum=1) > MEMORY_MAX_RECORD_BYTES:
             raise OptionError(
                 f"max_record_bytes must be between 1 and {MEMORY_MAX_RECORD_BYTES}, got {max_record_bytes}"
@@ -156,6 +158,8 @@ class MemoryStore:
             directory = Path(root if root is not None else default_memory_root()) / project_key(project_root)
         self.directory = Path(directory).absolute()
         self.max_record_bytes = max_record_bytes
+        self._mutex = threading.RLock()  # held with the file lock: a fork waits for it
+        _checks.hold_across_forks(self)
         if self.directory.is_symlink():
             raise MemoryRecordError(f"{self.directory}: the memory directory is a symlink", "", "symlink")
         try:
@@ -186,6 +190,11 @@ class MemoryStore:
         The lock file ``.lock`` is opened without following a symlink: a symlink (or anything that
         cannot be opened as the lock) there is a :class:`MemoryRecordError` (kind ``"symlink"`` or
         ``"io"``) and nothing is written."""
+        with self._mutex, self._file_locked():
+            yield
+
+    @contextlib.contextmanager
+    def _file_locked(self) -> Iterator[None]:
         lock = self.directory / ".lock"
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o600)
@@ -295,14 +304,15 @@ class MemoryStore:
         _checks.text(f"record {name}: body", body)
         with self.locked():
             self._write_file(name, render_record(name, description, type, body))
-        return self.get(name)
+            # Read back under the lock: another process may delete or replace it the moment it is released.
+            return self.get(name)
 
     def write_text(self, name: str, text: str) -> MemoryRecordWithBody:
         """Replace record ``name``'s whole file with ``text`` (front matter included) after checking
         that the index accepts it; the file is left as it was if not."""
         with self.locked():
             self._write_checked(name, text)
-        return self.get(name)
+            return self.get(name)
 
     def _write_checked(self, name: str, text: str) -> None:
         problem = self.check_text(name, text)
@@ -362,7 +372,7 @@ class MemoryStore:
                 raise MemoryRecordError(
                     f"record {old}: copied to {new}, but {old}.md cannot be removed: {exc.strerror or exc}", old, "io"
                 ) from None
-        return self.get(new)
+            return self.get(new)
 
     def list(self) -> builtins.list[MemoryRecord]:
         """Every valid record (without bodies), in index order: by type, then name."""

@@ -40,7 +40,10 @@ may append to the same log file at once:
   without its line break. Opening or reading a log never modifies it; the next writer, holding
   the lock (so no live writer can be mid-append), removes exactly the bytes after the last line
   break — the record that was never acknowledged — and nothing before them. (If those bytes are a
-  whole JSON record that only lacks its line break, the line break is added instead.)
+  whole JSON record that only lacks its line break, the line break is added instead; if they are
+  not the start of one record — records joined without a line break, another tool's text — no
+  append left them: they are kept, the line break is added, and the line is skipped as one that
+  is not a record.)
 - **Readers never see a partial record.** Loading (and :meth:`SessionLog.refresh`) takes a shared
   lock (on Windows, the same exclusive lock), so it waits for an append in progress to finish;
   bytes after the last line break are reported in :attr:`SessionLog.torn` and never parsed as a
@@ -74,7 +77,16 @@ from typing import Any
 from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
-from agentcontext.sessions.log_file import _FORMATS, _kind, _lock, _Pending, _torn_header, _unlock, _whole_record
+from agentcontext.sessions.log_file import (
+    _FORMATS,
+    _cut_tail,
+    _kind,
+    _lock,
+    _Pending,
+    _torn_header,
+    _unlock,
+    _whole_record,
+)
 from agentcontext.types import Encoding, Format, LoggedData, LoggedRef, ReconcileRecord
 
 __all__ = ["SessionLog"]
@@ -100,7 +112,8 @@ class SessionLog:
     1 GiB; checked on every load, refresh and write, as the file grows), a file that cannot be read,
     and one that reports a size of 0 but is not empty (a ``/proc`` file). A file whose first line is
     not a log's header (a transcript, notes) raises :class:`~agentcontext.errors.TranscriptError`
-    (line 1) and is left as it is: a log is only ever a file SessionLog made. The file is read as a
+    (line 1) and is left as it is: a log is only ever a file SessionLog made; so does a header of
+    another version than :data:`~agentcontext.sessions.log_file.LOG_VERSION`. The file is read as a
     stream: memory holds its records, not its bytes. A record that is not a valid log record (a
     message without a ``data`` list, a ``ref`` to a message that does not precede it, ...) raises
     :class:`~agentcontext.errors.TranscriptError` naming the file and line — on load, or on the
@@ -127,12 +140,14 @@ class SessionLog:
         self.compactions: list[dict[str, Any]] = []
         #: The line number of a torn last record (bytes after the last line break, left by a writer
         #: that died mid-append) found by the last load or refresh; None when the file ends with a
-        #: complete line. It is never read as a record, and the next write (under the lock) removes it.
+        #: complete line. It is never read as a record, and the next write (under the lock) removes it
+        #: (or, when it is not the start of one record, keeps it as a line of its own, skipped).
         self.torn: int | None = None
         #: Line numbers of earlier records that are not valid JSON (left by crashes in older
         #: versions or by outside edits); skipped, never deleted.
         self.skipped_lines: list[int] = []
         self._mutex = threading.RLock()
+        _checks.hold_across_forks(self)
         self._offset = 0  # bytes of the file read into this view (always the end of a line)
         self._lines = 0  # complete lines read into this view
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
@@ -310,10 +325,19 @@ class SessionLog:
                 os.write(fd, b"\n")
                 read += tail_length + 1
                 lines += 1
-            else:
+            elif _cut_tail(fd, tail, self._offset + read, tail_length):
                 # Bytes of an append that never finished: its writer died holding the lock (we
                 # hold it now, so no live writer is mid-append). Never a record, never acknowledged.
                 os.ftruncate(fd, self._offset + read)
+            else:
+                # Not the start of one record (records joined without a line break, lines ended
+                # by a lone carriage return, another tool's text): no append left it, and it may
+                # be all a user has. It is kept, ended by a line break, and skipped as a line
+                # that is not a record.
+                pending.parse([tail], self._lines + lines + 1)
+                os.write(fd, b"\n")
+                read += tail_length + 1
+                lines += 1
             os.fsync(fd)
             tail_length = 0
         self._identity = identity
@@ -445,6 +469,7 @@ class SessionLog:
         disk when this returns."""
         if not isinstance(conversation, Conversation):
             raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
+        self._check_format(conversation, "conversation")
         if _checks.count("start", start) > len(conversation):
             raise OptionError(
                 f"start must be an integer from 0 to {len(conversation)} (the conversation's length); got {start!r}"
@@ -463,6 +488,8 @@ class SessionLog:
         the current working set (``origins`` maps its input positions to log indices; by default
         the working set this log rebuilds). ``upto`` is the number of messages this object has
         seen: messages other writers appended meanwhile follow the new working set."""
+        if isinstance(getattr(result, "conversation", None), Conversation):
+            self._check_format(result.conversation, "the compacted conversation")
         with self._mutex:
             seen = len(self.messages)
             origins = self.working_set_origins() if origins is None else origins
@@ -499,6 +526,7 @@ class SessionLog:
             raise OptionError(f"conversation must be an agentcontext.Conversation; got {type(conversation).__name__}")
         if not isinstance(reason, str) or not reason:
             raise OptionError(f"reason must be a non-empty string; got {reason!r}")
+        self._check_format(conversation, "conversation")
         wanted = conversation._export_each()
         with self._writing() as fd:
             origins = self._origins_upto(len(self.compactions))
@@ -537,6 +565,16 @@ class SessionLog:
             }
             self._append_lines(fd, [record])
             return record
+
+    def _check_format(self, conversation: Conversation, what: str) -> None:
+        """Refuse a conversation in another format than the log's: its messages written as they are
+        would be records the log cannot read back (an OpenAI ``tool`` message in an Anthropic log)."""
+        if conversation.format != self.format:
+            raise OptionError(
+                f"{self.path}: {what} is in {conversation.format!r} format, the log's messages are in "
+                f"{self.format!r}; convert it first (Conversation(c.to_format({self.format!r}), "
+                f"format={self.format!r})); nothing was written"
+            )
 
     def _working_data(self) -> list[list[dict[str, Any]]]:
         """The working set's messages as logged (the caller holds the mutex)."""

@@ -79,15 +79,81 @@ def _whole_record(tail: bytes) -> bool:
     """Whether ``tail`` is a whole JSON object (a proper prefix of one never is)."""
     try:
         return isinstance(_json.loads(tail), dict)
-    except _json.IntegerTooLongError:
+    except (_json.IntegerTooLongError, RecursionError):
         return True  # whole, but not readable: parsing it names the problem
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
 
 
+#: Bytes that may stand between JSON values outside strings: whitespace, structure, and the
+#: characters of numbers and of ``true``, ``false`` and ``null``.
+_OUTSIDE_STRINGS = frozenset(b" \t\r\n:,+-.0123456789eEtrufalsn")
+#: What a crash may leave after the bytes a writer wrote: zeros (a file system that had grown the
+#: file but not written its last block) and whitespace.
+_FILLER = b"\0 \t\r"
+
+
+def _cut_record(tail: bytes) -> bool:
+    """Whether ``tail`` (a last line without its line break) is what an append cut short leaves:
+    the start of one JSON object, possibly followed by zero bytes, or nothing but such filler.
+
+    Only those bytes are removed by a repair. Anything else (records joined without a line break,
+    a log whose lines end in a lone carriage return, another tool's text) is not the start of one
+    record and is kept. The check follows strings and brackets, not the whole JSON grammar: it
+    tells a cut from more data after a closed object or from text that is not JSON."""
+    data = tail.rstrip(b"\0").lstrip(b" \t\r")
+    if not data.strip(_FILLER):
+        return True
+    if data[0] != ord("{"):
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+            elif byte < 0x20:
+                return False  # a raw control character is never inside a JSON string
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"{[":
+            depth += 1
+        elif byte in b"}]":
+            depth -= 1
+            if depth == 0:
+                return False  # the object closed: what follows it is more than one cut record
+        elif byte not in _OUTSIDE_STRINGS:
+            return False
+    return True
+
+
+def _cut_tail(fd: int, tail: bytes | None, start: int, length: int) -> bool:
+    """Whether the ``length`` bytes at ``start`` (the last line, without a line break; ``tail``
+    its bytes, None when they were not kept as they cannot start a record) are what an append
+    cut short leaves (:func:`~agentcontext.sessions.log_file._cut_record`)."""
+    if tail is not None:
+        return _cut_record(tail)
+    os.lseek(fd, start, os.SEEK_SET)
+    while length > 0:
+        chunk = os.read(fd, min(length, 1 << 24))
+        if not chunk:
+            break
+        if chunk.strip(_FILLER):
+            return False
+        length -= len(chunk)
+    return True
+
+
 def _is_index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
+
+#: The version of the log's records this library reads and writes (the header's ``"version"``).
+LOG_VERSION = 1
 
 #: How every header SessionLog writes starts (``json.dumps`` with its separators, keys in this order).
 _HEADER_START = b'{"type":"session","version":1,"format":"'
@@ -95,7 +161,13 @@ _HEADER_START = b'{"type":"session","version":1,"format":"'
 
 def _torn_header(tail: bytes | None) -> bool:
     """Whether ``tail`` (a first line without its line break) can be a header whose write was cut."""
-    return tail is not None and (_HEADER_START.startswith(tail) or tail.startswith(_HEADER_START))
+    return tail is not None and (
+        _HEADER_START.startswith(tail) or (tail.startswith(_HEADER_START) and _cut_record(tail))
+    )
+
+
+#: Why a line nested deeper than Python's JSON parser goes (it raised RecursionError) is refused.
+_TOO_DEEP = "a JSON value nested deeper than Python's JSON parser reads (not a record SessionLog writes)"
 
 
 class _Pending:
@@ -128,6 +200,8 @@ class _Pending:
                 record = _json.loads(line)
             except _json.IntegerTooLongError as exc:
                 raise self._error(number, f"{exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise self._error(number, _TOO_DEEP) from None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 self.skipped.append(number)
                 continue
@@ -162,9 +236,19 @@ class _Pending:
                 record = _json.loads(line)
             except _json.IntegerTooLongError as exc:
                 raise self._error(1, f"{exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise self._error(1, _TOO_DEEP) from None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 record = None
             if isinstance(record, dict) and record.get("type") == "session":
+                version = record.get("version", LOG_VERSION)
+                if version != LOG_VERSION or isinstance(version, bool):
+                    # A later version's records may mean something else: not read, never appended to.
+                    raise self._error(
+                        1,
+                        f"a session log of version {version!r}; this library reads and writes version "
+                        f"{LOG_VERSION} (left as it is)",
+                    )
                 return
             if isinstance(record, dict):
                 kind = record.get("type")

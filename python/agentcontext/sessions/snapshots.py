@@ -35,6 +35,7 @@ import secrets
 import shutil
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -214,6 +215,8 @@ class SnapshotStore:
         if not isinstance(directory, str | os.PathLike):
             raise OptionError(f"directory must be a path, got {type(directory).__name__}")
         self.directory = Path(_checks.file_name("directory", directory)).absolute()
+        self._mutex = threading.RLock()  # held with the file lock: a fork waits for it
+        _checks.hold_across_forks(self)
         for path in (self.directory, self.directory / "history"):
             if path.is_symlink():
                 raise SnapshotError(f"{path}: a symlink; snapshots are not written through one", str(path), "symlink")
@@ -242,6 +245,11 @@ class SnapshotStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        with self._mutex, self._file_locked():
+            yield
+
+    @contextlib.contextmanager
+    def _file_locked(self) -> Iterator[None]:
         lock = self.directory / ".lock"
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _BINARY, 0o600)
@@ -268,24 +276,41 @@ class SnapshotStore:
         if not isinstance(snapshot, Snapshot):
             raise OptionError(f"save() takes a Snapshot, got {type(snapshot).__name__}")
         data = self._encode(snapshot)
+        current = self.current_path
         with self._locked():
             self._remove_stale_temps()
             tmp = self.directory / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
             try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                self._rotate()
-                os.replace(tmp, self.current_path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-            _fsync_dir(self.directory)
-            self._prune()
-        return self.current_path
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(data)
+                        f.flush()
+                        os.fsync(f.fileno())
+                    self._rotate()
+                    os.replace(tmp, current)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+                    raise
+            except OSError as exc:
+                # A full disk, a read-only or vanished directory: named, and current is as it was.
+                raise SnapshotError(
+                    f"{current}: cannot save the snapshot: {exc.strerror or exc}; {current.name} is as it was",
+                    str(current),
+                    "io",
+                ) from None
+            try:
+                _fsync_dir(self.directory)
+                self._prune()
+            except OSError as exc:
+                raise SnapshotError(
+                    f"{current}: the snapshot was saved, but making it durable or pruning the history failed: "
+                    f"{exc.strerror or exc}",
+                    str(current),
+                    "io",
+                ) from None
+        return current
 
     def _encode(self, snapshot: Snapshot) -> bytes:
         """The file's bytes, made before anything is written: control state that is not JSON (an
@@ -308,8 +333,8 @@ class SnapshotStore:
 
     def clear(self, *, control: Mapping[str, Any] | None = None, fingerprint: str = "", turn: int = 0) -> Path:
         """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
-        resume; the old current stays in ``history``. ``control`` is what survives the clear (for
-        example the mode)."""
+        resume; the old current stays in ``history``, also when it cannot be read. ``control`` is
+        what survives the clear (for example the mode)."""
         current = self._peek_current()
         fmt = current.format if current is not None else "jsonl"
         encoding = current.encoding if current is not None else "o200k_base"
@@ -319,12 +344,13 @@ class SnapshotStore:
         )
 
     def _peek_current(self) -> Conversation | None:
+        """The current conversation, for its format and encoding; None when there is none or it
+        cannot be read (cut short, of another version, too large): a clear is what gets past such a
+        file, which rotates into ``history`` as it is."""
         try:
             return self.load().conversation
-        except SnapshotError as exc:
-            if exc.kind == "not_found":
-                return None
-            raise
+        except SnapshotError:
+            return None
 
     @contextlib.contextmanager
     def _history_dir(self) -> Iterator[int | None]:
