@@ -18,7 +18,7 @@ from agentcontext.errors import AgentContextError, OptionError, RecallError
 if TYPE_CHECKING:
     from agentcontext.sessions.log import SessionLog
 
-__all__ = ["Recall", "RecallPage", "result_text"]
+__all__ = ["Recall", "RecallPage", "recall_names", "result_text"]
 
 
 class Store(Protocol):
@@ -63,8 +63,10 @@ class Recall:
       under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
       the session ``log`` (read again first when it does not hold the id: another writer may
-      have appended it). When a call id was used twice, the last result is the one recalled;
-      a placeholder naming the call, or a cut copy of its result written after it (the Agents
+      have appended it). When calls reuse an id (``call_0`` on every turn), the k-th call
+      with it (k >= 2) is recalled as ``<id>#k``, the first by the id, as placeholders name them
+      (:func:`recall_names`); when a call has two results, the last is the one recalled; a
+      placeholder naming the call, or a cut copy of its result written after it (the Agents
       SDK's compacting session appends such copies), is not taken for the result.
     - a call id followed by ``#arguments`` (``[cleared: arguments of write(...), 917 tokens;
       recall id call_abc#arguments]``): the call's arguments as they were before
@@ -93,16 +95,17 @@ class Recall:
         if originals is not None and not isinstance(originals, Conversation):
             originals = Conversation(list(originals))
         self.originals = originals
-        self._indexed: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {}
+        self._indexed: dict[str, tuple[int, dict[str, str | None], dict[str, str | None]]] = {}
 
     def tool(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
         """The tool definition (see :func:`recall_tool`)."""
         return recall_tool(style)
 
-    def _results(self, source: str, part: str = "result") -> dict[str, str] | None:
-        """Call id → the text of its last result (``part="result"``) or arguments (``"arguments"``)
-        that is not a placeholder, in the original messages (``source="originals"``) or the session
-        log (``"log"``); rebuilt when the source has grown (a log only grows)."""
+    def _results(self, source: str, part: str = "result") -> dict[str, str | None] | None:
+        """Recall id (:func:`recall_names`) → the text of its call's last result (``part="result"``)
+        or arguments (``"arguments"``) that is not a placeholder, in the original messages
+        (``source="originals"``) or the session log (``"log"``); None for a name two calls would
+        have; rebuilt when the source has grown (a log only grows)."""
         log = self.log
         if source == "originals":
             if self.originals is None:
@@ -114,21 +117,27 @@ class Recall:
             size = len(log.messages)
         cached = self._indexed.get(source)
         if cached is None or cached[0] != size:
-            out: dict[str, str] = {}
-            arguments: dict[str, str] = {}
+            out: dict[str, str | None] = {}
+            arguments: dict[str, str | None] = {}
             conv = self.originals if source == "originals" else log.originals() if log is not None else None
             if conv is not None:
-                for m in conv.to_jsonl():
+                messages = conv.to_jsonl()
+                names = recall_names(enumerate(messages))
+                for i, m in enumerate(messages):
                     call_id = m.get("tool_call_id")
                     if m.get("role") == "tool" and isinstance(call_id, str):
+                        name = names[i, "result", call_id]
                         text = result_text(m.get("content"))
-                        earlier = out.get(call_id)
-                        if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
-                            out[call_id] = text
+                        earlier = out.get(name or call_id)
+                        if name is None:
+                            out[call_id] = None  # two calls would be named so: it names neither
+                        elif not _placeholder_of(text, name) and (earlier is None or not _cut_from(text, earlier)):
+                            out[name] = text
                     for call in m.get("tool_calls") or ():
-                        args = call.get("arguments")
-                        if isinstance(call.get("id"), str) and isinstance(args, str) and not _cleared_arguments(args):
-                            arguments[call["id"]] = args
+                        args, call_id = call.get("arguments"), call.get("id")
+                        if isinstance(call_id, str) and isinstance(args, str) and not _cleared_arguments(args):
+                            name = names[i, "arguments", call_id]
+                            arguments[name or call_id] = args if name is not None else None
             cached = self._indexed[source] = (size, out, arguments)
         return cached[2] if part == "arguments" else cached[1]
 
@@ -150,11 +159,18 @@ class Recall:
         lookups = [(call_id, "arguments"), (recall_id, "result")] if call_id != recall_id else [(recall_id, "result")]
         for key, part in lookups:
             for source in ("originals", "log"):
-                text = (self._results(source, part) or {}).get(key)
-                if text is None and source == "log" and self.log is not None and self.log.refresh():
+                index = self._results(source, part) or {}
+                if key not in index and source == "log" and self.log is not None and self.log.refresh():
                     # Another writer of the same log may have appended it since this object last read.
-                    text = (self._results(source, part) or {}).get(key)
-                if text is not None:
+                    index = self._results(source, part) or {}
+                if key in index:
+                    text = index[key]
+                    if text is None:
+                        raise RecallError(
+                            f"recall id {_shown(recall_id)} names more than one call (a call id used again and a "
+                            f"call whose id is that name): nothing is recalled by it",
+                            recall_id,
+                        )
                     return text
         looked = [
             name
@@ -258,6 +274,34 @@ def _in_store(store: Store, recall_id: str) -> str | None:
             return recall_id
         return store.alias(recall_id) or recall_id  # neither: the store's own error names it
     return store.alias(recall_id)
+
+
+def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int, str, str], str | None]:
+    """The recall id that placeholders and markers name for each call's result and arguments,
+    as the core names them (``RecallIds`` in src/compact/clear/plan.rs): ``messages`` are the
+    library's own message dicts (:meth:`Conversation.to_jsonl`) with their message index, in
+    order; the key is (message index, ``"result"`` or ``"arguments"``, call id). The name is the
+    call id, unless the id is reused: the k-th call with it (k >= 2) is ``<id>#k`` (some servers
+    number calls ``call_0``, ``call_1``, ... afresh on every turn), and a result is named as the
+    latest call of its id before it. A name two calls would have (a second ``a`` and a call
+    whose id is ``a#2``) is None: no placeholder names it. A conversation that grows keeps the
+    name of every call it had."""
+    count: dict[str, int] = {}
+    latest: dict[str, str] = {}
+    claims: dict[str, int] = {}
+    named: list[tuple[tuple[int, str, str], str]] = []
+    for i, m in messages:
+        for call in m.get("tool_calls") or ():
+            call_id = call.get("id")
+            if isinstance(call_id, str):
+                k = count[call_id] = count.get(call_id, 0) + 1
+                name = latest[call_id] = call_id if k == 1 else f"{call_id}#{k}"
+                claims[name] = claims.get(name, 0) + 1
+                named.append(((i, "arguments", call_id), name))
+        call_id = m.get("tool_call_id")
+        if m.get("role") == "tool" and isinstance(call_id, str):
+            named.append(((i, "result", call_id), latest.get(call_id, call_id)))
+    return {key: None if claims.get(name, 0) > 1 else name for key, name in named}
 
 
 #: What follows a call id in the recall id of its cleared arguments (``call_abc#arguments``).

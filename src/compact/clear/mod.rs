@@ -29,7 +29,7 @@ pub use dedup::dedup_repeated_calls;
 pub use inputs::{input_placeholder, is_cleared_input};
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
-    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, each_result, plan_results, recall_id,
+    CallInput, Candidates, ClearSource, Placeholder, Planned, RecallIds, clear_result, each_result, plan_results,
     worth_clearing,
 };
 
@@ -329,6 +329,7 @@ impl<'m> Planner<'m, '_> {
     ) -> Vec<(usize, Message)> {
         let (source, pairing, options) = (&self.source, self.pairing, self.options);
         let enc = source.enc;
+        let ids = RecallIds::new(pairing, options.recall_ids);
         // Exact counting of placeholders is worth spreading over threads; with cached counts most
         // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
         let parallel = enc.is_bpe() && source.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
@@ -339,8 +340,8 @@ impl<'m> Planner<'m, '_> {
                     .with_min_len(PARALLEL_RESULTS / 2)
                     .map_init(Placeholders::default, |placeholders, &ci| {
                         // Written here: a description lives in this thread's `Placeholders`.
-                        let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci)?;
-                        let id = recall_id(options, &cleared.tool_use_id);
+                        let id = ids.get(ci);
+                        let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci, id)?;
                         let text = p.into_text(placeholders, cleared.tokens_before, id);
                         Some((cleared, at, Placeholder::Text(text)))
                     })
@@ -356,12 +357,9 @@ impl<'m> Planner<'m, '_> {
         report.cleared.reserve_exact(planned);
         replace.reserve_exact(planned);
         let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
-        let mut add = |(cleared, at, p): Planned<'m>, placeholders: &Placeholders<'m>| {
-            let text = p.into_text(
-                placeholders,
-                cleared.tokens_before,
-                recall_id(options, &cleared.tool_use_id),
-            );
+        // (A planned result made on another thread holds its text already: no id is needed.)
+        let mut add = |(cleared, at, p): Planned<'m>, id: &str, placeholders: &Placeholders<'m>| {
+            let text = p.into_text(placeholders, cleared.tokens_before, id);
             report.cleared.push(cleared);
             let m = &source.messages[at.0];
             if m.blocks.len() == 1 {
@@ -372,12 +370,13 @@ impl<'m> Planner<'m, '_> {
         };
         let mut placeholders = Placeholders::default();
         for r in results {
-            add(r, &placeholders);
+            add(r, "", &placeholders);
         }
         let serial: &[usize] = if parallel { &[] } else { candidates };
         for &ci in serial {
-            if let Some(r) = plan::clear_result(source, pairing, enc, options, &mut placeholders, ci) {
-                add(r, &placeholders);
+            let id = ids.get(ci);
+            if let Some(r) = plan::clear_result(source, pairing, enc, options, &mut placeholders, ci, id) {
+                add(r, id, &placeholders);
             }
         }
         direct
