@@ -306,7 +306,8 @@ class Conversation:
         (with ``recall_ids=False``: ``...; 12,345 tokens; not stored]``, for a caller that keeps
         no original to recall). When calls reuse an id, the k-th call with it (k >= 2) is named
         ``<call id>#k`` here and in the arguments' name below, as :class:`agentcontext.budgets.Recall`
-        resolves it; a name two calls would have is given to neither (``not stored]``).
+        resolves it; a name two calls would have, or one that a placeholder or cut marker of
+        another call shows already, is given to none (``not stored]``).
         The call (name and input) stays; user and assistant text is never rewritten; results of
         ``exclude_tools`` stay; ``clear_tool_inputs`` also replaces the arguments of every old call
         (the same calls: outside the protected set, tool not excluded; whether or not its result

@@ -138,3 +138,48 @@ def test_a_growing_conversation_keeps_the_names_it_gave(tmp_path: Path) -> None:
     for recall_id, text in [*before, *after]:
         assert Recall(store).original(recall_id) == text, recall_id
         assert Recall(originals=grown).original(recall_id) == text, recall_id
+
+
+def _front_dropped(tmp_path: Path) -> tuple[list[dict[str, Any]], str, ResultStore]:
+    """A working set whose front (calls 1-3 of ``call_0``) was summarized away by an earlier
+    compaction: its first ``call_0`` result is that compaction's placeholder for the 4th call,
+    ``call_0#4``, whose original the store holds; eight more calls of ``call_0`` follow."""
+    paths = _files(tmp_path, 12)
+    msgs = _conversation(paths[3:], ["call_0"] * 9)
+    fourth = paths[3].read_text()
+    store = ResultStore(tmp_path / "store")
+    store.put(fourth, alias="call_0#4")
+    msgs[2] = {**msgs[2], "content": "[cleared: result of read_file(path=src/f3.py), 2,643 tokens; recall id call_0#4]"}
+    msgs.insert(1, {"role": "user", "content": "[summary of the earlier conversation]"})
+    msgs.insert(2, {"role": "assistant", "content": "ok"})
+    return msgs, fourth, store
+
+
+def test_a_name_a_visible_placeholder_shows_is_given_to_no_other_call(tmp_path: Path) -> None:
+    msgs, fourth, store = _front_dropped(tmp_path)
+    conv = Conversation(msgs)
+    out = Compactor(store=store).compact(conv, budget=int(0.9 * conv.tokens)).conversation
+    got = out.to_jsonl()
+    assert len(got) == len(msgs)
+    named = _named(got, conv.to_jsonl())
+    assert named and "call_0#4" not in dict(named)
+    assert got[4]["content"].endswith("; recall id call_0#4]")
+    assert Recall(store).original("call_0#4") == fourth
+    for recall_id, text in named:
+        assert Recall(store).original(recall_id) == text, recall_id
+    # Cleared, the 4th call_0 of this list (the 7th of the session) is given no name.
+    cleared, _ = conv.clear_tool_results(recent_messages=0, recent_tools=0)
+    shown = [NAMED.search(m["content"]) for m in cleared.to_jsonl() if m.get("role") == "tool"]
+    assert [n.group(1) if n else None for n in shown] == [
+        "call_0#4", "call_0#2", "call_0#3", None, *(f"call_0#{k}" for k in range(5, 10))
+    ]  # fmt: skip
+
+
+def test_trim_messages_gives_no_call_a_name_a_placeholder_shows(tmp_path: Path) -> None:
+    msgs, _, _ = _front_dropped(tmp_path)
+    out = trim_messages(msgs, int(Conversation(msgs).tokens * 0.6), recent_messages=2, recent_tools=1)
+    assert len(out) == len(msgs)
+    names = [NAMED.search(m["content"]) for m in out if m.get("role") == "tool"]
+    shown = [n.group(1) for n in names if n]
+    assert shown.count("call_0#4") == 1, shown
+    assert len(set(shown)) == len(shown)

@@ -284,24 +284,70 @@ def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tupl
     call id, unless the id is reused: the k-th call with it (k >= 2) is ``<id>#k`` (some servers
     number calls ``call_0``, ``call_1``, ... afresh on every turn), and a result is named as the
     latest call of its id before it. A name two calls would have (a second ``a`` and a call
-    whose id is ``a#2``) is None: no placeholder names it. A conversation that grows keeps the
-    name of every call it had."""
+    whose id is ``a#2``), or one a placeholder or cut marker of another call shows already (a
+    longer conversation gave it, and its front has been summarized or dropped since), is None:
+    no new placeholder names it. A conversation that grows keeps the name of every call it had."""
     count: dict[str, int] = {}
-    latest: dict[str, str] = {}
-    claims: dict[str, int] = {}
-    named: list[tuple[tuple[int, str, str], str]] = []
+    latest: dict[str, int] = {}
+    calls: list[tuple[str, list[str], bool]] = []  # name, the ids its texts show, answered
+    named: list[tuple[tuple[int, str, str], int | str]] = []
     for i, m in messages:
         for call in m.get("tool_calls") or ():
             call_id = call.get("id")
             if isinstance(call_id, str):
                 k = count[call_id] = count.get(call_id, 0) + 1
-                name = latest[call_id] = call_id if k == 1 else f"{call_id}#{k}"
-                claims[name] = claims.get(name, 0) + 1
-                named.append(((i, "arguments", call_id), name))
+                args = call.get("arguments")
+                in_args = _shown_recall_id(args) if isinstance(args, str) and _cleared_arguments(args) else None
+                latest[call_id] = len(calls)
+                calls.append((call_id if k == 1 else f"{call_id}#{k}", [in_args] if in_args else [], False))
+                named.append(((i, "arguments", call_id), latest[call_id]))
         call_id = m.get("tool_call_id")
         if m.get("role") == "tool" and isinstance(call_id, str):
-            named.append(((i, "result", call_id), latest.get(call_id, call_id)))
-    return {key: None if claims.get(name, 0) > 1 else name for key, name in named}
+            ci = latest.get(call_id)
+            named.append(((i, "result", call_id), call_id if ci is None else ci))
+            content = m.get("content")
+            if ci is not None and not calls[ci][2]:
+                name, texts, _ = calls[ci]
+                if isinstance(content, str) and (
+                    content.startswith(("[cleared: result of ", "[superseded: ")) or _CUT in content
+                ):
+                    found = _shown_recall_id(content)
+                    texts = [*texts, found] if found else texts
+                calls[ci] = (name, texts, True)
+    if len(count) == len(calls):  # no id reused: every name is its call id
+        return {key: at if isinstance(at, str) else calls[at][0] for key, at in named}
+    claims: dict[str, int] = {}
+    for name, texts, _ in calls:
+        claims[name] = claims.get(name, 0) + 1
+        for s in texts:
+            if s != name:
+                claims[s] = claims.get(s, 0) + 1
+    out: dict[tuple[int, str, str], str | None] = {}
+    for key, at in named:
+        name = at if isinstance(at, str) else calls[at][0]
+        out[key] = None if claims.get(name, 0) > 1 else name
+    return out
+
+
+#: How a cut marker names its recall id.
+_CUT = '; full text: recall(id="'
+
+
+def _shown_recall_id(text: str) -> str | None:
+    """The recall id a text the core writes shows (``shown_recall_id`` in
+    src/compact/clear/plan.rs): a cut marker's, a cleared result's, cleared arguments' (without
+    ``#arguments``)."""
+    at = text.find(_CUT)
+    if at >= 0:
+        rest = text[at + len(_CUT) :]
+        end = rest.find('")')
+        return rest[:end] if end >= 0 else None
+    at = text.rfind(" tokens; recall id ")
+    if at < 0:
+        return None
+    rest = text[at + len(" tokens; recall id ") :]
+    end = rest.find("]")
+    return rest[:end].removesuffix("#arguments") if end >= 0 else None
 
 
 #: What follows a call id in the recall id of its cleared arguments (``call_abc#arguments``).

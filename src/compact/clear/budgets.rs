@@ -30,7 +30,7 @@ pub fn plan_result_budgets(
 ) -> (Vec<(usize, Message)>, Vec<Budgeted>) {
     let mut changed: HashMap<usize, Message> = HashMap::new();
     let mut report = Vec::new();
-    let ids = super::RecallIds::new(pairing, recall_ids);
+    let ids = super::RecallIds::shown(pairing, recall_ids, super::shown_in(messages, pairing));
     for (ci, c) in pairing.calls.iter().enumerate() {
         let Some(at) = c.result else { continue };
         let limit = limit_for(c.name);

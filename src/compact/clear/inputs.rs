@@ -138,7 +138,7 @@ pub(super) fn clear_inputs<'m>(
     replace: &mut Vec<((usize, usize), Replacement)>,
 ) {
     let enc = source.enc;
-    let ids = RecallIds::new(pairing, options.recall_ids);
+    let ids = RecallIds::shown(pairing, options.recall_ids, super::shown_in(source.messages, pairing));
     for &ci in candidates {
         let c = &pairing.calls[ci];
         let block = &source.messages[c.at.0].blocks[c.at.1];

@@ -30,7 +30,7 @@ pub use inputs::{input_placeholder, is_cleared_input};
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
     CallInput, Candidates, ClearSource, Placeholder, Planned, RecallIds, clear_result, each_result, plan_results,
-    worth_clearing,
+    shown_recall_id, worth_clearing,
 };
 
 /// Options of [`clear_tool_results`].
@@ -276,6 +276,39 @@ pub fn plan_clear_counted<'m>(
     (rebuild(messages, replace, &drop_thinking, direct), report)
 }
 
+/// The recall ids that the result and the arguments of call `ci` show already, if they are
+/// placeholders or cut (see [`RecallIds::shown`]).
+pub fn shown_in<'a>(messages: &'a [Message], pairing: &'a Pairing<'_>) -> impl Fn(usize) -> Vec<String> + 'a {
+    move |ci| {
+        let c = &pairing.calls[ci];
+        let mut out = Vec::new();
+        if let Some((mi, bi)) = c.result
+            && let Body::ToolResult {
+                content: ResultContent::Text(text),
+                ..
+            } = &messages[mi].blocks[bi].body
+            && (is_placeholder_text(text) || text.contains("; full text: recall(id=\""))
+            && let Some(id) = shown_recall_id(text)
+        {
+            out.push(id.to_owned());
+        }
+        if let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body
+            && is_cleared_input(input)
+        {
+            let text = match input {
+                crate::model::ToolInput::Json(v) => v.get("cleared").and_then(|v| v.as_str()).map(Cow::Borrowed),
+                crate::model::ToolInput::Raw(s) | crate::model::ToolInput::Freeform(s) => {
+                    Some(Cow::Borrowed(s.as_str()))
+                }
+            };
+            if let Some(id) = text.as_deref().and_then(shown_recall_id) {
+                out.push(id.to_owned());
+            }
+        }
+        out
+    }
+}
+
 /// Parsed messages with their cached counts (if any), as the plan reads them.
 pub struct Parsed<'m, 'p> {
     pub messages: &'m [Message],
@@ -329,7 +362,7 @@ impl<'m> Planner<'m, '_> {
     ) -> Vec<(usize, Message)> {
         let (source, pairing, options) = (&self.source, self.pairing, self.options);
         let enc = source.enc;
-        let ids = RecallIds::new(pairing, options.recall_ids);
+        let ids = RecallIds::shown(pairing, options.recall_ids, shown_in(source.messages, pairing));
         // Exact counting of placeholders is worth spreading over threads; with cached counts most
         // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
         let parallel = enc.is_bpe() && source.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;

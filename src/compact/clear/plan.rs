@@ -81,6 +81,22 @@ impl Placeholder {
 /// One result to clear: the report entry, where the block is and its placeholder.
 pub type Planned<'m> = (Cleared<'m>, (usize, usize), Placeholder);
 
+/// The recall id a text this module writes shows, if any: a cut marker's (`; full text:
+/// recall(id="X")`), a cleared result's (`..., 12,345 tokens; recall id X]`) or cleared
+/// arguments' (`... recall id X#arguments]`, as X). `recall_names` in
+/// python/agentcontext/budgets/recall.py reads them the same way.
+pub fn shown_recall_id(text: &str) -> Option<&str> {
+    const CUT: &str = "; full text: recall(id=\"";
+    const CLEARED: &str = " tokens; recall id ";
+    if let Some(at) = text.find(CUT) {
+        let rest = &text[at + CUT.len()..];
+        return rest.find("\")").map(|end| &rest[..end]);
+    }
+    let rest = &text[text.rfind(CLEARED)? + CLEARED.len()..];
+    let id = &rest[..rest.find(']')?];
+    Some(id.strip_suffix("#arguments").unwrap_or(id))
+}
+
 /// The recall id the placeholders of each call name (empty: none, the placeholder says the
 /// original is not stored). It is the call id, unless the id is reused in the conversation (some
 /// servers number calls `call_0`, `call_1`, ... afresh on every turn): then the k-th call with
@@ -96,8 +112,18 @@ pub struct RecallIds<'p, 'm> {
 }
 
 impl<'p, 'm> RecallIds<'p, 'm> {
-    /// The recall ids of the calls of `pairing` (all empty unless `on`).
+    /// The recall ids of the calls of `pairing` (all empty unless `on`), when no result or
+    /// arguments of theirs is a placeholder already (else [`RecallIds::shown`]).
     pub fn new(pairing: &'p Pairing<'m>, on: bool) -> Self {
+        Self::shown(pairing, on, |_| Vec::new())
+    }
+
+    /// The recall ids of the calls of `pairing` (all empty unless `on`), `shown(ci)` giving the
+    /// recall ids that call `ci`'s result and arguments show already ([`shown_recall_id`]; read
+    /// only when an id is reused). A name shown by a placeholder of another call (one a longer
+    /// conversation gave, whose front has been summarized or dropped since) is taken: no call is
+    /// given it, so the placeholder keeps naming its own text.
+    pub fn shown(pairing: &'p Pairing<'m>, on: bool, shown: impl Fn(usize) -> Vec<String>) -> Self {
         let mut renamed = FastMap::default();
         if on && !pairing.reused_ids.is_empty() {
             let calls = &pairing.calls;
@@ -114,9 +140,13 @@ impl<'p, 'm> RecallIds<'p, 'm> {
                     }
                 })
                 .collect();
+            let shown: Vec<Vec<String>> = (0..calls.len()).map(shown).collect();
             let mut claims: FastMap<&str, usize> = FastMap::default();
-            for name in &names {
+            for (name, shown) in names.iter().zip(&shown) {
                 *claims.entry(name.as_ref()).or_insert(0) += 1;
+                for s in shown.iter().filter(|s| *s != name) {
+                    *claims.entry(s.as_str()).or_insert(0) += 1;
+                }
             }
             for (ci, name) in names.iter().enumerate() {
                 if claims[name.as_ref()] > 1 {
@@ -319,6 +349,26 @@ mod tests {
         // The second `a` and the call `a#2` would share a name: neither has one.
         assert_eq!(got, ["a", "b", "", "", "a#3", "b#2"]);
         assert!((0..ids.len()).all(|ci| RecallIds::new(&pairing, false).get(ci).is_empty()));
+        // A name another call's placeholder shows is taken: `a#3` (the third `a` here) is given to none.
+        let names = RecallIds::shown(&pairing, true, |ci| {
+            if ci == 0 { vec!["a#3".to_owned()] } else { Vec::new() }
+        });
+        let got: Vec<&str> = (0..ids.len()).map(|ci| names.get(ci)).collect();
+        assert_eq!(got, ["a", "b", "", "", "", "b#2"]);
+        for (text, id) in [
+            ("[cleared: result of f(x=1), 12,345 tokens; recall id a#2]", Some("a#2")),
+            (
+                "[... 3 lines, 99 chars omitted; full text: recall(id=\"a#4\") ...]",
+                Some("a#4"),
+            ),
+            (
+                "{\"cleared\": \"[cleared: arguments of f(x=1), 9 tokens; recall id a#2#arguments]\"}",
+                Some("a#2"),
+            ),
+            ("[cleared: result of f(x=1), 12 tokens; not stored]", None),
+        ] {
+            assert_eq!(shown_recall_id(text), id, "{text}");
+        }
         let unique = chat(Value::Array(
             ["x", "y"].iter().flat_map(|id| [call(id), result(id)]).collect(),
         ));
