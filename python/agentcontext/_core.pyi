@@ -304,7 +304,10 @@ class Conversation:
         """A copy where every completed, paired tool result outside the protected set becomes
         ``[cleared: result of read_file(path=src/app.py), 12,345 tokens; recall id <call id>]``
         (with ``recall_ids=False``: ``...; 12,345 tokens; not stored]``, for a caller that keeps
-        no original to recall).
+        no original to recall). When calls reuse an id, the k-th call with it (k >= 2) is named
+        ``<call id>#k`` here and in the arguments' name below, as :class:`agentcontext.budgets.Recall`
+        resolves it; a name two calls would have, or one that a placeholder or cut marker of
+        another call shows already, is given to none (``not stored]``).
         The call (name and input) stays; user and assistant text is never rewritten; results of
         ``exclude_tools`` stay; ``clear_tool_inputs`` also replaces the arguments of every old call
         (the same calls: outside the protected set, tool not excluded; whether or not its result
@@ -351,7 +354,8 @@ class Conversation:
         recall_ids: bool = True,
     ) -> tuple[Conversation, list[TruncatedResult]]:
         """A copy where every text tool result over ``max_chars`` characters (``per_tool`` overrides by tool
-        name) is cut to head + marker + tail; the marker names the call id, by which the original
+        name) is cut to head + marker + tail; the marker names the call id (``<call id>#k`` for
+        the k-th call of a reused id, as :meth:`clear_tool_results` names it), by which the original
         can be recalled (see :class:`agentcontext.budgets.Recall`), or with ``recall_ids=False``
         says the full text is not stored. Returns what was cut."""
 
@@ -971,7 +975,8 @@ def trim_messages(
     ``recent_tools`` calls and ``recent_messages`` messages) by
     ``{"cleared": "[cleared: arguments of write(path=a.py, ...), 1,234 tokens; recall id
     <id>#arguments]"}``, whether or not their results are cleared: ``Recall(originals=messages)``
-    gives the original arguments back by that name (and a cleared result by its call id).
+    gives the original arguments back by that name (and a cleared result by its call id; the
+    k-th call of a reused id by ``<id>#k``, as :meth:`Conversation.clear_tool_results` names it).
     ``recall_ids=False`` makes both placeholders say ``...; not stored]`` instead, for a caller
     whose fitted list replaces the one it holds (nothing keeps the originals).
 

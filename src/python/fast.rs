@@ -475,6 +475,26 @@ fn is_valid(sk: &Skeleton<'_>, pairing: &Pairing<'_>) -> bool {
     })
 }
 
+/// Whether a tool result of `sk` is a placeholder or a cut marker, or a call's arguments look
+/// cleared: texts that show a recall id.
+fn shows_recall_ids(sk: &Skeleton<'_>) -> bool {
+    let py = sk.py();
+    sk.messages.iter().any(|m| m.placeholder)
+        || sk.objects.iter().zip(&sk.messages).any(|(d, m)| {
+            m.role == Role::Tool
+                && d.get_item(intern!(py, "content")).ok().flatten().is_some_and(|c| {
+                    c.cast::<PyString>()
+                        .ok()
+                        .and_then(|s| s.to_str().ok().map(|t| t.contains("; full text: recall(id=\"")))
+                        .unwrap_or(false)
+                })
+        })
+        || sk
+            .args
+            .iter()
+            .any(|a| a.to_str().is_ok_and(|t| t.contains("[cleared: arguments of ")))
+}
+
 /// The skeleton as the core's clearing plan reads it (`compact::clear::plan`): results and
 /// arguments texts are read only for the calls the plan looks at.
 pub(super) struct Source<'a, 'py> {
@@ -549,6 +569,11 @@ pub(super) fn pick<'py>(
     }));
     if !is_valid(sk, &pairing) {
         // Invalid input is repaired by nobody here: the general path reports it faithfully.
+        return Ok(Pick::General);
+    }
+    if !pairing.reused_ids.is_empty() && shows_recall_ids(sk) {
+        // Calls reuse an id and texts name recall ids already: the general path reads those
+        // names, which no new placeholder may take (`compact::clear::RecallIds::shown`).
         return Ok(Pick::General);
     }
     let original: Vec<usize> = sk.messages.iter().map(|m| m.tokens).collect();

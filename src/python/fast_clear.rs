@@ -24,7 +24,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use super::fast::{Skeleton, Source};
 use crate::compact::clear::{
-    Candidates, ClearOptions, Placeholders, clear_result, input_placeholder, is_cleared_input, recall_id,
+    Candidates, ClearOptions, Placeholders, RecallIds, clear_result, input_placeholder, is_cleared_input,
     worth_clearing,
 };
 use crate::compact::structure::{FastMap, Pairing};
@@ -106,7 +106,8 @@ impl Memo {
 
 /// What clearing does to the arguments `args` of call `id` to `name` (as
 /// `compact::clear::inputs` plans it): the new arguments text and the tokens freed.
-fn input_plan(id: &str, name: &str, args: &str, enc: Encoding, options: &ClearOptions) -> Option<(String, usize)> {
+/// `recall` is the recall id the placeholder names (empty: none).
+fn input_plan(id: &str, name: &str, args: &str, enc: Encoding, recall: &str) -> Option<(String, usize)> {
     let input = ToolInput::Raw(args.to_owned());
     if is_cleared_input(&input) {
         return None;
@@ -123,10 +124,27 @@ fn input_plan(id: &str, name: &str, args: &str, enc: Encoding, options: &ClearOp
     let Body::ToolUse { input, .. } = &original.body else {
         return None;
     };
-    let new = input_placeholder(name, input, was, recall_id(options, id));
+    let new = input_placeholder(name, input, was, recall);
     let arguments = new.to_arguments();
     let now = tokens::count_block(enc, &block(new));
     (now < was).then_some((arguments, was - now))
+}
+
+/// The placeholder of the result of call `ci` naming the recall id `id`, as [`clear_result`] plans
+/// it, and its tokens (`None` when the result stays); [`Unreadable`] when a text cannot be read.
+fn fresh<'a>(
+    source: &Source<'a, '_>,
+    pairing: &Pairing<'a>,
+    enc: Encoding,
+    options: &ClearOptions,
+    placeholders: &mut Placeholders<'a>,
+    (ci, id): (usize, &str),
+) -> Result<Option<(String, usize)>, Unreadable> {
+    match clear_result(source, pairing, enc, options, placeholders, ci, id) {
+        Some((c, _, p)) => Ok(Some((p.into_text(placeholders, c.tokens_before, id), c.tokens_after))),
+        None if source.unreadable() => Err(Unreadable),
+        None => Ok(None),
+    }
 }
 
 /// Past this many placeholders, or arguments of this many bytes held, the memo starts again.
@@ -247,6 +265,10 @@ impl Cut {
         let resets = memo.resets;
         let mut freed = 0;
         let py = sk.py();
+        let ids = RecallIds::new(pairing, options.recall_ids);
+        let make = |placeholders: &mut Placeholders<'a>, ci| {
+            fresh(&source, pairing, self.enc, options, placeholders, (ci, ids.get(ci)))
+        };
         for &(ci, at) in candidates {
             let m = &sk.messages[at.0];
             if m.placeholder {
@@ -263,6 +285,11 @@ impl Cut {
             };
             let slot = known.as_deref_mut().and_then(|k| k.get_mut(at.0));
             let made = match slot {
+                // A reused call id: the placeholder names the call's place among those of its id,
+                // which the key does not hold; made afresh, and not remembered.
+                _ if ids.renamed(ci) => make(&mut placeholders, ci)
+                    .ok()?
+                    .map(|(text, after)| (PyString::new(py, &text), after)),
                 Some(Some(k)) if k.key == key => k.made.as_ref().map(|(text, after)| (text.bind(py).clone(), *after)),
                 slot => {
                     // (Not after the memo started again: the strings of those keys are no longer held.)
@@ -274,23 +301,14 @@ impl Cut {
                             at_order += 1;
                             text.as_ref().map(|text| (text.bind(py).clone(), *after))
                         }
-                        None => Self::placeholder(memo, key, (name, args, id), || {
-                            match clear_result(&source, pairing, self.enc, options, &mut placeholders, ci) {
-                                Some((c, _, p)) => Ok(Some((
-                                    p.into_text(&placeholders, c.tokens_before, &c.tool_use_id),
-                                    c.tokens_after,
-                                ))),
-                                None if source.unreadable() => Err(Unreadable),
-                                None => Ok(None),
-                            }
-                        })
-                        .ok()
-                        .inspect(|made| {
-                            if ordered {
-                                let text = made.as_ref().map(|(text, _)| text.clone().unbind());
-                                put(&mut order, &mut at_order, (key, text, made.as_ref().map_or(0, |m| m.1)));
-                            }
-                        })?,
+                        None => Self::placeholder(memo, key, (name, args, id), || make(&mut placeholders, ci))
+                            .ok()
+                            .inspect(|made| {
+                                if ordered {
+                                    let text = made.as_ref().map(|(text, _)| text.clone().unbind());
+                                    put(&mut order, &mut at_order, (key, text, made.as_ref().map_or(0, |m| m.1)));
+                                }
+                            })?,
                     };
                     if let Some(slot) = slot {
                         let held = made.as_ref().map(|(text, after)| (text.clone().unbind(), *after));
@@ -365,9 +383,24 @@ impl Cut {
         let (last, resets) = (std::mem::take(&mut memo.last_inputs), memo.resets);
         let mut order = Vec::with_capacity(last.len().max(candidates.len()));
         let mut freed = 0;
+        let ids = RecallIds::new(pairing, options.recall_ids);
         for &(ci, _) in candidates {
             let c = &pairing.calls[ci];
             let (name, args, id) = sk.call_strings(ci);
+            if ids.renamed(ci) {
+                // A reused call id: made afresh, not remembered (see `results`).
+                let Some((text, saved)) = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, ids.get(ci)) else {
+                    continue;
+                };
+                freed += saved;
+                tokens[c.at.0] -= saved;
+                let arguments = PyString::new(py, &text);
+                match &mut changes[c.at.0] {
+                    Some(Change::Inputs(calls)) => calls.push((c.at.1 - 1, arguments)),
+                    slot => *slot = Some(Change::Inputs(vec![(c.at.1 - 1, arguments)])),
+                }
+                continue;
+            }
             let key = Key {
                 enc: self.enc,
                 name: name.as_ptr() as usize,
@@ -393,7 +426,7 @@ impl Cut {
                 ));
                 plan
             } else {
-                let plan = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, options)
+                let plan = input_plan(c.id, c.name, args.to_str().ok()?, self.enc, ids.get(ci))
                     .map(|(text, saved)| (PyString::new(py, &text).unbind(), saved));
                 memo.room(args.len().unwrap_or(0));
                 let held = [name.clone().unbind(), args.clone().unbind(), id.clone().unbind()];

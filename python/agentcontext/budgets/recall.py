@@ -18,7 +18,7 @@ from agentcontext.errors import AgentContextError, OptionError, RecallError
 if TYPE_CHECKING:
     from agentcontext.sessions.log import SessionLog
 
-__all__ = ["Recall", "RecallPage", "result_text"]
+__all__ = ["Recall", "RecallPage", "recall_names", "result_text"]
 
 
 class Store(Protocol):
@@ -63,8 +63,10 @@ class Recall:
       under the call id), else from ``originals`` (the caller's own messages, e.g. those given to
       :func:`~agentcontext.trim_messages` or ``Conversation.clear_tool_results``), else from
       the session ``log`` (read again first when it does not hold the id: another writer may
-      have appended it). When a call id was used twice, the last result is the one recalled;
-      a placeholder naming the call, or a cut copy of its result written after it (the Agents
+      have appended it). When calls reuse an id (``call_0`` on every turn), the k-th call
+      with it (k >= 2) is recalled as ``<id>#k``, the first by the id, as placeholders name them
+      (:func:`recall_names`); when a call has two results, the last is the one recalled; a
+      placeholder naming the call, or a cut copy of its result written after it (the Agents
       SDK's compacting session appends such copies), is not taken for the result.
     - a call id followed by ``#arguments`` (``[cleared: arguments of write(...), 917 tokens;
       recall id call_abc#arguments]``): the call's arguments as they were before
@@ -93,16 +95,17 @@ class Recall:
         if originals is not None and not isinstance(originals, Conversation):
             originals = Conversation(list(originals))
         self.originals = originals
-        self._indexed: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {}
+        self._indexed: dict[str, tuple[int, dict[str, str | None], dict[str, str | None]]] = {}
 
     def tool(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
         """The tool definition (see :func:`recall_tool`)."""
         return recall_tool(style)
 
-    def _results(self, source: str, part: str = "result") -> dict[str, str] | None:
-        """Call id → the text of its last result (``part="result"``) or arguments (``"arguments"``)
-        that is not a placeholder, in the original messages (``source="originals"``) or the session
-        log (``"log"``); rebuilt when the source has grown (a log only grows)."""
+    def _results(self, source: str, part: str = "result") -> dict[str, str | None] | None:
+        """Recall id (:func:`recall_names`) → the text of its call's last result (``part="result"``)
+        or arguments (``"arguments"``) that is not a placeholder, in the original messages
+        (``source="originals"``) or the session log (``"log"``); None for a name two calls would
+        have; rebuilt when the source has grown (a log only grows)."""
         log = self.log
         if source == "originals":
             if self.originals is None:
@@ -114,21 +117,27 @@ class Recall:
             size = len(log.messages)
         cached = self._indexed.get(source)
         if cached is None or cached[0] != size:
-            out: dict[str, str] = {}
-            arguments: dict[str, str] = {}
+            out: dict[str, str | None] = {}
+            arguments: dict[str, str | None] = {}
             conv = self.originals if source == "originals" else log.originals() if log is not None else None
             if conv is not None:
-                for m in conv.to_jsonl():
+                messages = conv.to_jsonl()
+                names = recall_names(enumerate(messages))
+                for i, m in enumerate(messages):
                     call_id = m.get("tool_call_id")
                     if m.get("role") == "tool" and isinstance(call_id, str):
+                        name = names[i, "result", call_id]
                         text = result_text(m.get("content"))
-                        earlier = out.get(call_id)
-                        if not _placeholder_of(text, call_id) and (earlier is None or not _cut_from(text, earlier)):
-                            out[call_id] = text
+                        earlier = out.get(name or call_id)
+                        if name is None:
+                            out[call_id] = None  # two calls would be named so: it names neither
+                        elif not _placeholder_of(text, name) and (earlier is None or not _cut_from(text, earlier)):
+                            out[name] = text
                     for call in m.get("tool_calls") or ():
-                        args = call.get("arguments")
-                        if isinstance(call.get("id"), str) and isinstance(args, str) and not _cleared_arguments(args):
-                            arguments[call["id"]] = args
+                        args, call_id = call.get("arguments"), call.get("id")
+                        if isinstance(call_id, str) and isinstance(args, str) and not _cleared_arguments(args):
+                            name = names[i, "arguments", call_id]
+                            arguments[name or call_id] = args if name is not None else None
             cached = self._indexed[source] = (size, out, arguments)
         return cached[2] if part == "arguments" else cached[1]
 
@@ -150,11 +159,18 @@ class Recall:
         lookups = [(call_id, "arguments"), (recall_id, "result")] if call_id != recall_id else [(recall_id, "result")]
         for key, part in lookups:
             for source in ("originals", "log"):
-                text = (self._results(source, part) or {}).get(key)
-                if text is None and source == "log" and self.log is not None and self.log.refresh():
+                index = self._results(source, part) or {}
+                if key not in index and source == "log" and self.log is not None and self.log.refresh():
                     # Another writer of the same log may have appended it since this object last read.
-                    text = (self._results(source, part) or {}).get(key)
-                if text is not None:
+                    index = self._results(source, part) or {}
+                if key in index:
+                    text = index[key]
+                    if text is None:
+                        raise RecallError(
+                            f"recall id {_shown(recall_id)} names more than one call (a call id used again and a "
+                            f"call whose id is that name): nothing is recalled by it",
+                            recall_id,
+                        )
                     return text
         looked = [
             name
@@ -258,6 +274,80 @@ def _in_store(store: Store, recall_id: str) -> str | None:
             return recall_id
         return store.alias(recall_id) or recall_id  # neither: the store's own error names it
     return store.alias(recall_id)
+
+
+def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int, str, str], str | None]:
+    """The recall id that placeholders and markers name for each call's result and arguments,
+    as the core names them (``RecallIds`` in src/compact/clear/plan.rs): ``messages`` are the
+    library's own message dicts (:meth:`Conversation.to_jsonl`) with their message index, in
+    order; the key is (message index, ``"result"`` or ``"arguments"``, call id). The name is the
+    call id, unless the id is reused: the k-th call with it (k >= 2) is ``<id>#k`` (some servers
+    number calls ``call_0``, ``call_1``, ... afresh on every turn), and a result is named as the
+    latest call of its id before it. A name two calls would have (a second ``a`` and a call
+    whose id is ``a#2``), or one a placeholder or cut marker of another call shows already (a
+    longer conversation gave it, and its front has been summarized or dropped since), is None:
+    no new placeholder names it. A conversation that grows keeps the name of every call it had."""
+    count: dict[str, int] = {}
+    latest: dict[str, int] = {}
+    calls: list[tuple[str, list[str], bool]] = []  # name, the ids its texts show, answered
+    named: list[tuple[tuple[int, str, str], int | str]] = []
+    for i, m in messages:
+        for call in m.get("tool_calls") or ():
+            call_id = call.get("id")
+            if isinstance(call_id, str):
+                k = count[call_id] = count.get(call_id, 0) + 1
+                args = call.get("arguments")
+                in_args = _shown_recall_id(args) if isinstance(args, str) and _cleared_arguments(args) else None
+                latest[call_id] = len(calls)
+                calls.append((call_id if k == 1 else f"{call_id}#{k}", [in_args] if in_args else [], False))
+                named.append(((i, "arguments", call_id), latest[call_id]))
+        call_id = m.get("tool_call_id")
+        if m.get("role") == "tool" and isinstance(call_id, str):
+            ci = latest.get(call_id)
+            named.append(((i, "result", call_id), call_id if ci is None else ci))
+            content = m.get("content")
+            if ci is not None and not calls[ci][2]:
+                name, texts, _ = calls[ci]
+                if isinstance(content, str) and (
+                    content.startswith(("[cleared: result of ", "[superseded: ")) or _CUT in content
+                ):
+                    found = _shown_recall_id(content)
+                    texts = [*texts, found] if found else texts
+                calls[ci] = (name, texts, True)
+    if len(count) == len(calls):  # no id reused: every name is its call id
+        return {key: at if isinstance(at, str) else calls[at][0] for key, at in named}
+    claims: dict[str, int] = {}
+    for name, texts, _ in calls:
+        claims[name] = claims.get(name, 0) + 1
+        for s in texts:
+            if s != name:
+                claims[s] = claims.get(s, 0) + 1
+    out: dict[tuple[int, str, str], str | None] = {}
+    for key, at in named:
+        name = at if isinstance(at, str) else calls[at][0]
+        out[key] = None if claims.get(name, 0) > 1 else name
+    return out
+
+
+#: How a cut marker names its recall id.
+_CUT = '; full text: recall(id="'
+
+
+def _shown_recall_id(text: str) -> str | None:
+    """The recall id a text the core writes shows (``shown_recall_id`` in
+    src/compact/clear/plan.rs): a cut marker's, a cleared result's, cleared arguments' (without
+    ``#arguments``)."""
+    at = text.find(_CUT)
+    if at >= 0:
+        rest = text[at + len(_CUT) :]
+        end = rest.find('")')
+        return rest[:end] if end >= 0 else None
+    at = text.rfind(" tokens; recall id ")
+    if at < 0:
+        return None
+    rest = text[at + len(" tokens; recall id ") :]
+    end = rest.find("]")
+    return rest[:end].removesuffix("#arguments") if end >= 0 else None
 
 
 #: What follows a call id in the recall id of its cleared arguments (``call_abc#arguments``).

@@ -193,11 +193,14 @@ def cut_texts(
             if not may_cut:
                 return None
             if n not in recall:
-                # A tool result is recalled by its call id, as the budgets stage's markers are.
+                # A tool result is recalled by its call id, as the budgets stage's markers are; by
+                # the store's id when calls reuse the id (the call id would name more than one result).
                 call_id = neutral[k][j].get("tool_call_id") if where == "content" else None
-                alias = call_id if isinstance(call_id, str) else None
+                reused = isinstance(call_id, str) and call_id in run.reused_ids()
+                alias = call_id if isinstance(call_id, str) and not reused else None
                 stored = store.put(text, alias=alias) if store is not None else None
-                recall[n] = None if store is None else alias or stored
+                # (A store that keeps nothing, an adapter's, names no id for a reused call id.)
+                recall[n] = None if store is None or (reused and not stored) else alias or stored
             try:
                 done = truncate(
                     text, shares[n], unit="tokens", strategy="head_tail", head_share=0.5,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext._core import Conversation, HandoffScan, _HandoffFacts
 from agentcontext.budgets import result_text
-from agentcontext.budgets.recall import ARGUMENTS, _cleared_arguments
+from agentcontext.budgets.recall import ARGUMENTS, _cleared_arguments, recall_names
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
 from agentcontext.observe.calls import observe_summary
@@ -140,6 +140,9 @@ class LadderState:
         self._handoffs: dict[int, _HandoffFacts] = {}
         #: The one scan of the original from ``preamble`` those handoffs come from (made when first asked).
         self._scan: HandoffScan | None = None
+        #: (message index, part, call id) → recall id, where calls reuse an id (:meth:`recall_name`).
+        self._names: dict[tuple[int, str, str], str | None] | None = None
+        self._reused: set[str] | None = None
         #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
         self._last_rung = False
         #: Where each group of the original starts (a real user message), read once.
@@ -174,9 +177,30 @@ class LadderState:
             lambda: run_summarizer(summarizer, request, self.policy, notes),
         )  # fmt: skip
 
+    def reused_ids(self) -> set[str]:
+        """The call ids more than one call of the original uses."""
+        if self._reused is None:
+            self._reused = {v["id"] for v in self.original.validate() if v["kind"] == "duplicate_id" and v["id"]}
+        return self._reused
+
+    def recall_name(self, index: int, part: str, call_id: str) -> str | None:
+        """The recall id the core's placeholders and markers name for the result (``part="result"``)
+        or arguments (``"arguments"``) of call ``call_id`` in message ``index`` of the original:
+        the call id unless calls reuse it (:func:`~agentcontext.budgets.recall.recall_names`);
+        None when no placeholder names one."""
+        if self._names is None:
+            original = self.original
+            if not self.reused_ids():
+                self._names = {}
+            else:
+                self._names = recall_names(
+                    (i, m) for i in range(len(original)) for m in original.slice(i, i + 1).to_jsonl()
+                )
+        return self._names.get((index, part, call_id), call_id)
+
     def keep_results(self, changed: list[Any]) -> None:
         """Store the original of every cut or cleared result (``changed``: the report entries, by
-        message index and call id) under its call id, which its marker names."""
+        message index and call id) under the recall id its marker names (:meth:`recall_name`)."""
         original = self.original
         if self.store is None or not changed:
             return
@@ -185,8 +209,9 @@ class LadderState:
             # The ladder's stages change contents, never positions: the index is the original's.
             items = original.slice(i, i + 1).to_jsonl() if i < len(original) else []
             found = [m for m in items if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
-            if found:
-                self.store.put(result_text(found[-1].get("content")), alias=call_id)
+            name = self.recall_name(i, "result", call_id)
+            if found and name is not None:
+                self.store.put(result_text(found[-1].get("content")), alias=name)
 
     def keep_arguments(self, cleared: Conversation, changed: list[int]) -> None:
         """Store the original arguments of every call whose arguments ``clear_tool_inputs``
@@ -208,8 +233,9 @@ class LadderState:
                     call_id, args = call.get("id"), call.get("arguments")
                     if not isinstance(call_id, str) or not isinstance(args, str) or _cleared_arguments(args):
                         continue
-                    if now.get(call_id) != args and _cleared_arguments(now.get(call_id) or ""):
-                        self.store.put(args, alias=call_id + ARGUMENTS)
+                    name = self.recall_name(i, "arguments", call_id)
+                    if name is not None and now.get(call_id) != args and _cleared_arguments(now.get(call_id) or ""):
+                        self.store.put(args, alias=name + ARGUMENTS)
 
     def keep_span(self, conv: Conversation, start: int, stop: int, skip: tuple[int, int] | None = None) -> str | None:
         """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line),

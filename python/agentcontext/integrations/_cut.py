@@ -24,11 +24,17 @@ class _Run:
 
     store: Any
     policy: Any
+    #: The call ids more than one call of the conversation uses.
+    reused: frozenset[str] = frozenset()
+
+    def reused_ids(self) -> frozenset[str]:
+        return self.reused
 
 
 class _CallIds:
     """A "store" that keeps nothing: a cut result's recall id is its tool call id, under which the
-    framework's own history holds the original."""
+    framework's own history holds the original (none when calls reuse the id: it would name more
+    than one result)."""
 
     def put(self, text: str, *, alias: str | None = None) -> str:
         return alias or ""
@@ -72,7 +78,12 @@ def cut_newest(
     if not units or whole.tokens <= limit:
         return None
     room = sum(sizes) - (whole.tokens - limit)
-    run = _Run(_CallIds() if by_call_id else None, SimpleNamespace(encoding=encoding))
+    reused = (
+        frozenset(v["id"] for v in conv.validate() if v["kind"] == "duplicate_id" and v["id"])
+        if by_call_id
+        else frozenset()
+    )
+    run = _Run(_CallIds() if by_call_id else None, SimpleNamespace(encoding=encoding), reused)
     built: list[list[list[dict[str, Any]]]] = []
 
     def build(out: list[list[dict[str, Any]]]) -> Any:

@@ -30,7 +30,8 @@ pub fn plan_result_budgets(
 ) -> (Vec<(usize, Message)>, Vec<Budgeted>) {
     let mut changed: HashMap<usize, Message> = HashMap::new();
     let mut report = Vec::new();
-    for c in &pairing.calls {
+    let ids = super::RecallIds::shown(pairing, recall_ids, super::shown_in(messages, pairing));
+    for (ci, c) in pairing.calls.iter().enumerate() {
         let Some(at) = c.result else { continue };
         let limit = limit_for(c.name);
         let Body::ToolResult {
@@ -49,9 +50,9 @@ pub fn plan_result_budgets(
         }
         let options = crate::budget::Options {
             retrieval: crate::budget::Retrieval {
-                recall_id: recall_ids.then(|| c.id.to_owned()),
+                recall_id: Some(ids.get(ci)).filter(|id| !id.is_empty()).map(str::to_owned),
                 path: None,
-                unstored: !recall_ids,
+                unstored: ids.get(ci).is_empty(),
             },
             count_omitted_tokens: false,
         };

@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 use super::placeholder::describe_call;
-use super::{ClearOptions, ClearReport, Parsed, Replacement, recall_id, result_tokens};
+use super::{ClearOptions, ClearReport, Parsed, RecallIds, Replacement, result_tokens};
 use crate::compact::structure::Pairing;
 use crate::model::{Block, Body, ToolInput};
 
@@ -138,6 +138,7 @@ pub(super) fn clear_inputs<'m>(
     replace: &mut Vec<((usize, usize), Replacement)>,
 ) {
     let enc = source.enc;
+    let ids = RecallIds::shown(pairing, options.recall_ids, super::shown_in(source.messages, pairing));
     for &ci in candidates {
         let c = &pairing.calls[ci];
         let block = &source.messages[c.at.0].blocks[c.at.1];
@@ -152,7 +153,7 @@ pub(super) fn clear_inputs<'m>(
             body: Body::ToolUse {
                 id: id.clone(),
                 name: name.clone(),
-                input: input_placeholder(name, input, was, recall_id(options, id)),
+                input: input_placeholder(name, input, was, ids.get(ci)),
             },
             extra: block.extra.clone(),
             item: block.item.clone(),

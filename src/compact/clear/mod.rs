@@ -29,8 +29,8 @@ pub use dedup::dedup_repeated_calls;
 pub use inputs::{input_placeholder, is_cleared_input};
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
-    CallInput, Candidates, ClearSource, Placeholder, Planned, clear_result, each_result, plan_results, recall_id,
-    worth_clearing,
+    CallInput, Candidates, ClearSource, Placeholder, Planned, RecallIds, clear_result, each_result, plan_results,
+    shown_recall_id, worth_clearing,
 };
 
 /// Options of [`clear_tool_results`].
@@ -276,6 +276,39 @@ pub fn plan_clear_counted<'m>(
     (rebuild(messages, replace, &drop_thinking, direct), report)
 }
 
+/// The recall ids that the result and the arguments of call `ci` show already, if they are
+/// placeholders or cut (see [`RecallIds::shown`]).
+pub fn shown_in<'a>(messages: &'a [Message], pairing: &'a Pairing<'_>) -> impl Fn(usize) -> Vec<String> + 'a {
+    move |ci| {
+        let c = &pairing.calls[ci];
+        let mut out = Vec::new();
+        if let Some((mi, bi)) = c.result
+            && let Body::ToolResult {
+                content: ResultContent::Text(text),
+                ..
+            } = &messages[mi].blocks[bi].body
+            && (is_placeholder_text(text) || text.contains("; full text: recall(id=\""))
+            && let Some(id) = shown_recall_id(text)
+        {
+            out.push(id.to_owned());
+        }
+        if let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body
+            && is_cleared_input(input)
+        {
+            let text = match input {
+                crate::model::ToolInput::Json(v) => v.get("cleared").and_then(|v| v.as_str()).map(Cow::Borrowed),
+                crate::model::ToolInput::Raw(s) | crate::model::ToolInput::Freeform(s) => {
+                    Some(Cow::Borrowed(s.as_str()))
+                }
+            };
+            if let Some(id) = text.as_deref().and_then(shown_recall_id) {
+                out.push(id.to_owned());
+            }
+        }
+        out
+    }
+}
+
 /// Parsed messages with their cached counts (if any), as the plan reads them.
 pub struct Parsed<'m, 'p> {
     pub messages: &'m [Message],
@@ -329,6 +362,7 @@ impl<'m> Planner<'m, '_> {
     ) -> Vec<(usize, Message)> {
         let (source, pairing, options) = (&self.source, self.pairing, self.options);
         let enc = source.enc;
+        let ids = RecallIds::shown(pairing, options.recall_ids, shown_in(source.messages, pairing));
         // Exact counting of placeholders is worth spreading over threads; with cached counts most
         // placeholders are not counted at all (see the bound in `clear_result`), and threads only cost.
         let parallel = enc.is_bpe() && source.counts.is_none() && candidates.len() >= PARALLEL_RESULTS;
@@ -339,8 +373,8 @@ impl<'m> Planner<'m, '_> {
                     .with_min_len(PARALLEL_RESULTS / 2)
                     .map_init(Placeholders::default, |placeholders, &ci| {
                         // Written here: a description lives in this thread's `Placeholders`.
-                        let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci)?;
-                        let id = recall_id(options, &cleared.tool_use_id);
+                        let id = ids.get(ci);
+                        let (cleared, at, p) = plan::clear_result(source, pairing, enc, options, placeholders, ci, id)?;
                         let text = p.into_text(placeholders, cleared.tokens_before, id);
                         Some((cleared, at, Placeholder::Text(text)))
                     })
@@ -356,12 +390,9 @@ impl<'m> Planner<'m, '_> {
         report.cleared.reserve_exact(planned);
         replace.reserve_exact(planned);
         let mut direct: Vec<(usize, Message)> = Vec::with_capacity(planned);
-        let mut add = |(cleared, at, p): Planned<'m>, placeholders: &Placeholders<'m>| {
-            let text = p.into_text(
-                placeholders,
-                cleared.tokens_before,
-                recall_id(options, &cleared.tool_use_id),
-            );
+        // (A planned result made on another thread holds its text already: no id is needed.)
+        let mut add = |(cleared, at, p): Planned<'m>, id: &str, placeholders: &Placeholders<'m>| {
+            let text = p.into_text(placeholders, cleared.tokens_before, id);
             report.cleared.push(cleared);
             let m = &source.messages[at.0];
             if m.blocks.len() == 1 {
@@ -372,12 +403,13 @@ impl<'m> Planner<'m, '_> {
         };
         let mut placeholders = Placeholders::default();
         for r in results {
-            add(r, &placeholders);
+            add(r, "", &placeholders);
         }
         let serial: &[usize] = if parallel { &[] } else { candidates };
         for &ci in serial {
-            if let Some(r) = plan::clear_result(source, pairing, enc, options, &mut placeholders, ci) {
-                add(r, &placeholders);
+            let id = ids.get(ci);
+            if let Some(r) = plan::clear_result(source, pairing, enc, options, &mut placeholders, ci, id) {
+                add(r, id, &placeholders);
             }
         }
         direct

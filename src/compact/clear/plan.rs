@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use super::{ClearOptions, Cleared, Described, Placeholders};
 use crate::compact::select::Protected;
-use crate::compact::structure::Pairing;
+use crate::compact::structure::{Call, FastMap, Pairing};
 use crate::model::ToolInput;
 use crate::tokens::{self, Encoding};
 
@@ -81,9 +81,104 @@ impl Placeholder {
 /// One result to clear: the report entry, where the block is and its placeholder.
 pub type Planned<'m> = (Cleared<'m>, (usize, usize), Placeholder);
 
-/// The recall id a placeholder names for the call `id` (none unless `recall_ids`).
-pub fn recall_id<'a>(options: &ClearOptions, id: &'a str) -> &'a str {
-    if options.recall_ids { id } else { "" }
+/// The recall id a text this module writes shows, if any: a cut marker's (`; full text:
+/// recall(id="X")`), a cleared result's (`..., 12,345 tokens; recall id X]`) or cleared
+/// arguments' (`... recall id X#arguments]`, as X). `recall_names` in
+/// python/agentcontext/budgets/recall.py reads them the same way.
+pub fn shown_recall_id(text: &str) -> Option<&str> {
+    const CUT: &str = "; full text: recall(id=\"";
+    const CLEARED: &str = " tokens; recall id ";
+    if let Some(at) = text.find(CUT) {
+        let rest = &text[at + CUT.len()..];
+        return rest.find("\")").map(|end| &rest[..end]);
+    }
+    let rest = &text[text.rfind(CLEARED)? + CLEARED.len()..];
+    let id = &rest[..rest.find(']')?];
+    Some(id.strip_suffix("#arguments").unwrap_or(id))
+}
+
+/// The recall id the placeholders of each call name (empty: none, the placeholder says the
+/// original is not stored). It is the call id, unless the id is reused in the conversation (some
+/// servers number calls `call_0`, `call_1`, ... afresh on every turn): then the k-th call with
+/// the id (k ≥ 2) is named `<id>#k`, the first keeps the id. The name of a call depends only on
+/// the calls before it, so a conversation that grows keeps every name it gave. A name that two
+/// calls would have (a second `a` and a call whose id is `a#2`) is given to neither: a recall
+/// id names one text. `Recall` (python/agentcontext/budgets/recall.py) names calls the same way.
+pub struct RecallIds<'p, 'm> {
+    calls: &'p [Call<'m>],
+    on: bool,
+    /// The calls whose recall id is not their id (only when an id is reused): the name, or none.
+    renamed: FastMap<usize, Option<String>>,
+}
+
+impl<'p, 'm> RecallIds<'p, 'm> {
+    /// The recall ids of the calls of `pairing` (all empty unless `on`), when no result or
+    /// arguments of theirs is a placeholder already (else [`RecallIds::shown`]).
+    pub fn new(pairing: &'p Pairing<'m>, on: bool) -> Self {
+        Self::shown(pairing, on, |_| Vec::new())
+    }
+
+    /// The recall ids of the calls of `pairing` (all empty unless `on`), `shown(ci)` giving the
+    /// recall ids that call `ci`'s result and arguments show already ([`shown_recall_id`]; read
+    /// only when an id is reused). A name shown by a placeholder of another call (one a longer
+    /// conversation gave, whose front has been summarized or dropped since) is taken: no call is
+    /// given it, so the placeholder keeps naming its own text.
+    pub fn shown(pairing: &'p Pairing<'m>, on: bool, shown: impl Fn(usize) -> Vec<String>) -> Self {
+        let mut renamed = FastMap::default();
+        if on && !pairing.reused_ids.is_empty() {
+            let calls = &pairing.calls;
+            let mut seen: FastMap<&str, usize> = FastMap::default();
+            let names: Vec<Cow<'_, str>> = calls
+                .iter()
+                .map(|c| {
+                    let k = seen.entry(c.id).or_insert(0);
+                    *k += 1;
+                    if *k == 1 {
+                        Cow::Borrowed(c.id)
+                    } else {
+                        Cow::Owned(format!("{}#{k}", c.id))
+                    }
+                })
+                .collect();
+            let shown: Vec<Vec<String>> = (0..calls.len()).map(shown).collect();
+            let mut claims: FastMap<&str, usize> = FastMap::default();
+            for (name, shown) in names.iter().zip(&shown) {
+                *claims.entry(name.as_ref()).or_insert(0) += 1;
+                for s in shown.iter().filter(|s| *s != name) {
+                    *claims.entry(s.as_str()).or_insert(0) += 1;
+                }
+            }
+            for (ci, name) in names.iter().enumerate() {
+                if claims[name.as_ref()] > 1 {
+                    renamed.insert(ci, None);
+                } else if let Cow::Owned(name) = name {
+                    renamed.insert(ci, Some(name.clone()));
+                }
+            }
+        }
+        RecallIds {
+            calls: &pairing.calls,
+            on,
+            renamed,
+        }
+    }
+
+    /// The recall id of call `ci` (empty: none).
+    pub fn get(&self, ci: usize) -> &str {
+        if !self.on {
+            return "";
+        }
+        match self.renamed.get(&ci) {
+            Some(name) => name.as_deref().unwrap_or(""),
+            None => self.calls[ci].id,
+        }
+    }
+
+    /// Whether the recall id of call `ci` is not its call id (renamed, or none because two calls
+    /// would have it).
+    pub fn renamed(&self, ci: usize) -> bool {
+        self.renamed.contains_key(&ci)
+    }
 }
 
 /// The result of call `ci` cleared, if it is live and its placeholder is smaller.
@@ -94,9 +189,9 @@ pub fn clear_result<'m, S: ClearSource<'m> + ?Sized>(
     options: &ClearOptions,
     placeholders: &mut Placeholders<'m>,
     ci: usize,
+    id: &str,
 ) -> Option<Planned<'m>> {
     let c = &pairing.calls[ci];
-    let id = recall_id(options, c.id);
     let at = c.result?;
     let before = source.live_result_tokens(at)?;
     let placeholder = match source.call_input(ci, c.at)? {
@@ -182,8 +277,9 @@ pub fn each_result<'m, S: ClearSource<'m> + ?Sized>(
     mut each: impl FnMut(Planned<'m>),
 ) -> usize {
     let mut freed = 0;
+    let ids = RecallIds::new(pairing, options.recall_ids);
     for (ci, _) in Candidates::new(pairing, protected, messages, &options.exclude_tools).iter() {
-        if let Some(p) = clear_result(source, pairing, enc, options, placeholders, ci) {
+        if let Some(p) = clear_result(source, pairing, enc, options, placeholders, ci, ids.get(ci)) {
             freed += p.0.tokens_before - p.0.tokens_after;
             each(p);
         }
@@ -237,6 +333,49 @@ mod tests {
     use crate::compact::testing::{chat, xorshift};
     use crate::model::{Body, Message, ResultContent};
     use serde_json::{Value, json};
+
+    #[test]
+    fn recall_ids_name_each_call_of_a_reused_id_and_no_name_twice() {
+        let call = |id: &str| {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+        };
+        let result = |id: &str| json!({"role": "tool", "tool_call_id": id, "content": "r"});
+        let ids = ["a", "b", "a", "a#2", "a", "b"];
+        let m = chat(Value::Array(ids.iter().flat_map(|id| [call(id), result(id)]).collect()));
+        let pairing = Pairing::of(&m);
+        let names = RecallIds::new(&pairing, true);
+        let got: Vec<&str> = (0..ids.len()).map(|ci| names.get(ci)).collect();
+        // The second `a` and the call `a#2` would share a name: neither has one.
+        assert_eq!(got, ["a", "b", "", "", "a#3", "b#2"]);
+        assert!((0..ids.len()).all(|ci| RecallIds::new(&pairing, false).get(ci).is_empty()));
+        // A name another call's placeholder shows is taken: `a#3` (the third `a` here) is given to none.
+        let names = RecallIds::shown(&pairing, true, |ci| {
+            if ci == 0 { vec!["a#3".to_owned()] } else { Vec::new() }
+        });
+        let got: Vec<&str> = (0..ids.len()).map(|ci| names.get(ci)).collect();
+        assert_eq!(got, ["a", "b", "", "", "", "b#2"]);
+        for (text, id) in [
+            ("[cleared: result of f(x=1), 12,345 tokens; recall id a#2]", Some("a#2")),
+            (
+                "[... 3 lines, 99 chars omitted; full text: recall(id=\"a#4\") ...]",
+                Some("a#4"),
+            ),
+            (
+                "{\"cleared\": \"[cleared: arguments of f(x=1), 9 tokens; recall id a#2#arguments]\"}",
+                Some("a#2"),
+            ),
+            ("[cleared: result of f(x=1), 12 tokens; not stored]", None),
+        ] {
+            assert_eq!(shown_recall_id(text), id, "{text}");
+        }
+        let unique = chat(Value::Array(
+            ["x", "y"].iter().flat_map(|id| [call(id), result(id)]).collect(),
+        ));
+        let pairing = Pairing::of(&unique);
+        let names = RecallIds::new(&pairing, true);
+        assert_eq!((names.get(0), names.get(1), names.renamed(0)), ("x", "y", false));
+    }
 
     const ENCODINGS: [Encoding; 4] = [
         Encoding::O200k,

@@ -115,8 +115,10 @@ def budget_results(run: LadderState, budget: int) -> None:
             if count_tokens(content, encoding=enc) <= budget:
                 continue
             call_id = m.get("tool_call_id")
-            # The original under a recall id (its call id an alias of it), which the marker names.
-            recall = store.put(content, alias=call_id if isinstance(call_id, str) else None) if store else None
+            # The original under a recall id (its call id an alias of it, unless calls reuse the
+            # id: the alias would name more than one result), which the marker names.
+            alias = call_id if isinstance(call_id, str) and call_id not in run.reused_ids() else None
+            recall = store.put(content, alias=alias) if store else None
             text = largest_head(content, budget, encoding=enc, recall_id=recall)
             if text is None:
                 continue
