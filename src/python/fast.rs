@@ -17,7 +17,7 @@ use crate::compact::request::AskKind;
 use crate::compact::structure::{Pairing, Shape, ToolBlock};
 use crate::compact::{
     self,
-    clear::{CallInput, ClearSource, is_placeholder_text},
+    clear::{CallInput, ClearSource, inputs::INPUT_PLACEHOLDER_OPEN, is_placeholder_text, shows_recall_id},
     validate::Checked,
 };
 use crate::model::{Format, Role};
@@ -485,14 +485,14 @@ fn shows_recall_ids(sk: &Skeleton<'_>) -> bool {
                 && d.get_item(intern!(py, "content")).ok().flatten().is_some_and(|c| {
                     c.cast::<PyString>()
                         .ok()
-                        .and_then(|s| s.to_str().ok().map(|t| t.contains("; full text: recall(id=\"")))
+                        .and_then(|s| s.to_str().ok().map(shows_recall_id))
                         .unwrap_or(false)
                 })
         })
         || sk
             .args
             .iter()
-            .any(|a| a.to_str().is_ok_and(|t| t.contains("[cleared: arguments of ")))
+            .any(|a| a.to_str().is_ok_and(|t| t.contains(INPUT_PLACEHOLDER_OPEN)))
 }
 
 /// The skeleton as the core's clearing plan reads it (`compact::clear::plan`): results and

@@ -30,7 +30,7 @@ pub use inputs::{input_placeholder, is_cleared_input};
 pub use placeholder::{Described, Placeholders, describe_call, is_placeholder, is_placeholder_text, placeholder};
 pub use plan::{
     CallInput, Candidates, ClearSource, Placeholder, Planned, RecallIds, clear_result, each_result, plan_results,
-    shown_recall_id, worth_clearing,
+    shown_recall_id, shows_recall_id, worth_clearing,
 };
 
 /// Options of [`clear_tool_results`].
@@ -287,7 +287,7 @@ pub fn shown_in<'a>(messages: &'a [Message], pairing: &'a Pairing<'_>) -> impl F
                 content: ResultContent::Text(text),
                 ..
             } = &messages[mi].blocks[bi].body
-            && (is_placeholder_text(text) || text.contains("; full text: recall(id=\""))
+            && shows_recall_id(text)
             && let Some(id) = shown_recall_id(text)
         {
             out.push(id.to_owned());

@@ -81,15 +81,24 @@ impl Placeholder {
 /// One result to clear: the report entry, where the block is and its placeholder.
 pub type Planned<'m> = (Cleared<'m>, (usize, usize), Placeholder);
 
+/// What a cut marker holds right before its recall id (`; full text: recall(id="X")`, as
+/// `crate::budget` writes it).
+pub const CUT_RECALL: &str = "; full text: recall(id=\"";
+
+/// Whether a tool result's text is one this library wrote that shows a recall id: a cleared
+/// result's placeholder, or a result cut with a marker.
+pub fn shows_recall_id(text: &str) -> bool {
+    super::is_placeholder_text(text) || text.contains(CUT_RECALL)
+}
+
 /// The recall id a text this module writes shows, if any: a cut marker's (`; full text:
 /// recall(id="X")`), a cleared result's (`..., 12,345 tokens; recall id X]`) or cleared
 /// arguments' (`... recall id X#arguments]`, as X). `recall_names` in
 /// python/agentcontext/budgets/recall.py reads them the same way.
 pub fn shown_recall_id(text: &str) -> Option<&str> {
-    const CUT: &str = "; full text: recall(id=\"";
     const CLEARED: &str = " tokens; recall id ";
-    if let Some(at) = text.find(CUT) {
-        let rest = &text[at + CUT.len()..];
+    if let Some(at) = text.find(CUT_RECALL) {
+        let rest = &text[at + CUT_RECALL.len()..];
         return rest.find("\")").map(|end| &rest[..end]);
     }
     let rest = &text[text.rfind(CLEARED)? + CLEARED.len()..];
