@@ -395,7 +395,8 @@ class SnapshotStore:
         if not os.path.lexists(folder):  # a store opened with create=False that had none
             folder.mkdir(mode=0o700)
         with self._history_dir() as fd:
-            assert fd is not None  # (made just above)
+            if fd is None:  # removed again since it was made just above
+                raise SnapshotError(f"{folder}: vanished while saving; current is as it was", str(folder), "io")
             names = _history_names(fd)
             name = f"{names[0][0] + 1 if names else 1:08d}.json"
             try:
@@ -403,11 +404,13 @@ class SnapshotStore:
             except OSError:
                 # No hard links here (some file systems): a copy, made durable before it counts.
                 tmp = f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600, dir_fd=fd)
-                with os.fdopen(out, "wb") as f, open(current, "rb") as src:
-                    shutil.copyfileobj(src, f)
-                    f.flush()
-                    os.fsync(f.fileno())
+                source = os.open(current, os.O_RDONLY | _NOFOLLOW | _BINARY)  # (as lstat found it)
+                with os.fdopen(source, "rb") as src:
+                    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600, dir_fd=fd)
+                    with os.fdopen(out, "wb") as f:
+                        shutil.copyfileobj(src, f)
+                        f.flush()
+                        os.fsync(f.fileno())
                 os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
             os.fsync(fd)
 
