@@ -515,14 +515,23 @@ class _Prints:
     def __len__(self) -> int: ...
     def same(self, objects: list[Any], /) -> bool:
         """Whether ``objects`` begins with the kept objects (by identity), each of the same class,
-        each kept attribute the same object or an equal one, each kept list as long as it was."""
+        each kept attribute the same object or an equal one, each kept list as long as it was (of
+        an object kept by identity alone, only its identity)."""
+    def extend(self, objects: list[Any], names: dict[type, tuple[str, ...]], /) -> bool:
+        """As :meth:`same`, and when they are the same, the objects after the kept ones kept too
+        (each one's class and the attributes ``names[class]`` names)."""
     def keep(
-        self, objects: list[Any], start: int, names: dict[type, tuple[str, ...]] | list[tuple[str, ...]], /
+        self,
+        objects: list[Any],
+        start: int,
+        names: dict[type, tuple[str, ...]] | list[tuple[str, ...] | None],
+        /,
     ) -> None:
         """Keep the prints of ``objects``, the first ``start`` kept already (the others dropped):
         each one's class and the attributes ``names[class]`` names (of a dict: its items of those
         keys, None for a missing one). ``names`` may instead be a list of such tuples, one per
-        object from ``start`` on (each object's own; the first ``start`` must be the kept ones).
+        object from ``start`` on (each object's own; the first ``start`` must be the kept ones),
+        where None keeps an object by identity alone (its class and attributes not read).
 
         Raises:
             TypeError: ``names`` neither a dict nor a list.

@@ -21,7 +21,9 @@ struct Attr {
 #[derive(Default)]
 struct Held {
     objects: Vec<Py<PyAny>>,
-    types: Vec<Py<PyAny>>,
+    /// Per object, its class, or None for an object kept by identity alone (its class and
+    /// attributes not read: `keep` was given None for its names).
+    types: Vec<Option<Py<PyAny>>>,
     attrs: Vec<Attr>,
     /// Per object, where its attributes end in `attrs`.
     ends: Vec<usize>,
@@ -47,42 +49,37 @@ impl PyPrints {
     }
 
     /// Whether `objects` begins with the kept objects (by identity), each of the same class, each
-    /// kept attribute the same object or an equal one, each kept list as long as it was.
+    /// kept attribute the same object or an equal one, each kept list as long as it was (of an
+    /// object kept by identity alone, only its identity).
     #[pyo3(signature = (objects, /))]
     fn same(&self, objects: &Bound<'_, PyList>) -> bool {
-        let Ok(held) = self.held.try_lock() else {
-            return false;
+        self.held.try_lock().is_ok_and(|held| held.holds(objects))
+    }
+
+    /// As [`same`](Self::same), and when they are the same, the objects after the kept ones kept
+    /// too (each one's class and the attributes `names[class]` names, as [`keep`](Self::keep)
+    /// does): one pass for a list that only grew.
+    #[pyo3(signature = (objects, names, /))]
+    fn extend(&self, objects: &Bound<'_, PyList>, names: &Bound<'_, PyDict>) -> PyResult<bool> {
+        let Ok(mut held) = self.held.try_lock() else {
+            return Ok(false);
         };
-        if objects.len() < held.objects.len() {
-            return false;
+        if !held.holds(objects) {
+            return Ok(false);
         }
-        let mut start = 0;
-        for (((obj, kept), kind), &end) in objects.iter().zip(&held.objects).zip(&held.types).zip(&held.ends) {
-            if !obj.is(kept) || !obj.get_type().is(kind) {
-                return false;
-            }
-            for attr in &held.attrs[start..end] {
-                let Ok(value) = read(&obj, attr.name.bind(objects.py())) else {
-                    return false;
-                };
-                if !value.is(&attr.value) && !value.eq(&attr.value).unwrap_or(false) {
-                    return false;
-                }
-                if let Some(n) = attr.len {
-                    if value.cast_exact::<PyList>().map_or(true, |l| l.len() != n) {
-                        return false;
-                    }
-                }
-            }
-            start = end;
+        let start = held.objects.len();
+        for obj in objects.iter().skip(start) {
+            let own = names.get_item(obj.get_type())?;
+            held.push(obj, own.as_ref())?;
         }
-        true
+        Ok(true)
     }
 
     /// Keep the prints of `objects`, the first `start` of them kept already if they are the kept
     /// ones (the others dropped): each one's class and the attributes `names[class]` names (a
     /// tuple of names; of a dict, its items of those keys, None for a missing one). `names` may
-    /// instead be a list of such tuples, one per object from `start` on (each object's own).
+    /// instead be a list of such tuples, one per object from `start` on (each object's own), where
+    /// None keeps an object by identity alone.
     #[pyo3(signature = (objects, start, names, /))]
     fn keep(&self, objects: &Bound<'_, PyList>, start: usize, names: &Bound<'_, PyAny>) -> PyResult<()> {
         let by_class = names.cast::<PyDict>().ok();
@@ -115,29 +112,82 @@ impl PyPrints {
         held.ends.truncate(start);
         held.attrs.truncate(attrs_end);
         for (k, obj) in objects.iter().enumerate().skip(start) {
-            let kind = obj.get_type();
             let own = match (&by_class, &by_object) {
-                (Some(d), _) => d.get_item(&kind)?,
+                (Some(d), _) => d.get_item(obj.get_type())?,
                 (None, Some(list)) => Some(list.get_item(k - start)?),
                 (None, None) => None,
             };
-            if let Some(names) = own {
-                for name in names.cast::<PyTuple>()?.iter() {
-                    let name = name.cast_into::<PyString>()?;
-                    let value = read(&obj, &name)?;
-                    let len = value.cast_exact::<PyList>().ok().map(PyListMethods::len);
-                    held.attrs.push(Attr {
-                        name: name.unbind(),
-                        value: value.unbind(),
-                        len,
-                    });
+            match own {
+                Some(own) if own.is_none() => held.push_identity(obj),
+                own => held.push(obj, own.as_ref())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Held {
+    /// Whether `objects` begins with the kept objects, unchanged (see [`PyPrints::same`]).
+    fn holds(&self, objects: &Bound<'_, PyList>) -> bool {
+        if objects.len() < self.objects.len() {
+            return false;
+        }
+        let py = objects.py();
+        let mut start = 0;
+        for (obj, ((kept, kind), &end)) in objects.iter().zip(self.objects.iter().zip(&self.types).zip(&self.ends)) {
+            if !obj.is(kept) {
+                return false;
+            }
+            // (An object kept by identity alone: its class and attributes are not read.)
+            let Some(kind) = kind else {
+                start = end;
+                continue;
+            };
+            if !obj.get_type().is(kind) {
+                return false;
+            }
+            for attr in &self.attrs[start..end] {
+                let Ok(value) = read(&obj, attr.name.bind(py)) else {
+                    return false;
+                };
+                if !value.is(&attr.value) && !value.eq(&attr.value).unwrap_or(false) {
+                    return false;
+                }
+                if let Some(n) = attr.len {
+                    if value.cast_exact::<PyList>().map_or(true, |l| l.len() != n) {
+                        return false;
+                    }
                 }
             }
-            let end = held.attrs.len();
-            held.ends.push(end);
-            held.types.push(kind.into_any().unbind());
-            held.objects.push(obj.unbind());
+            start = end;
         }
+        true
+    }
+
+    /// Keep `obj` by identity alone.
+    fn push_identity(&mut self, obj: Bound<'_, PyAny>) {
+        self.ends.push(self.attrs.len());
+        self.types.push(None);
+        self.objects.push(obj.unbind());
+    }
+
+    /// Keep `obj`, its class and the attributes `names` names (a tuple; None: none).
+    fn push(&mut self, obj: Bound<'_, PyAny>, names: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        if let Some(names) = names {
+            for name in names.cast::<PyTuple>()?.iter() {
+                let name = name.cast_into::<PyString>()?;
+                let value = read(&obj, &name)?;
+                let len = value.cast_exact::<PyList>().ok().map(PyListMethods::len);
+                self.attrs.push(Attr {
+                    name: name.unbind(),
+                    value: value.unbind(),
+                    len,
+                });
+            }
+        }
+        self.ends.push(self.attrs.len());
+        self.types.push(Some(obj.get_type().into_any().unbind()));
+        self.objects.push(obj.unbind());
         Ok(())
     }
 }

@@ -115,8 +115,14 @@ def test_an_unchanged_history_still_resumes_from_the_carry() -> None:
     agent.messages = [*agent.messages, HumanMessage("Go on.", id="h1")]
     view = agent.mw._view(agent.request())
     assert view.body is not None and view.carried is not None
-    # A message replaced after the carried part (not carried) leaves the carry in use.
+    # A message after the carried part is held from the call that read it on (that call's resume
+    # told the carried part unchanged in the same pass): replaced by id, it is read anew, as the
+    # history is, and the replacement sent; the call after that resumes from the carry again.
     agent.messages = [*agent.messages[:-1], HumanMessage("Go on, please.", id="h1")]
     view = agent.mw._view(agent.request())
+    assert view.body is None
+    assert agent.call()[-1].content == "Go on, please."
+    agent.messages = [*agent.messages, AIMessage("On it.", id="a1"), HumanMessage("And then?", id="h2")]
+    view = agent.mw._view(agent.request())
     assert view.body is not None
-    assert view.body[-1].content == "Go on, please."
+    assert view.body[-1].content == "And then?"

@@ -14,7 +14,7 @@ from agentcontext._core import Conversation, _chat_tokens
 from agentcontext.compaction import PRESETS, Compactor
 from agentcontext.compaction.summarize import Summarizer
 from agentcontext.errors import ArgumentTypeError, OptionError
-from agentcontext.integrations._converted import Converted, Prints
+from agentcontext.integrations._converted import Converted, CorePrints
 from agentcontext.integrations._fit import Budget
 from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.types import Encoding
@@ -66,26 +66,47 @@ def make_compactor(
 class _Sources:
     """The history's messages a carried working set stands for, ``start:count`` (the ones it holds
     by reference, the ones a compaction kept or copied, the ones it dropped): each object at its
-    place, its class and the fields its conversion reads, as the fit's memo keeps them
-    (:class:`~agentcontext.integrations._converted.Prints`), told unchanged in one pass
-    (:meth:`hold`). A message replaced by id or removed (another object at its place), or edited
-    in place (``msg.content = ...``), no longer holds: the tokens carried for it are not its."""
+    place, and of the ones the working set holds by reference (the same object sent: from
+    ``since`` on, and those its carried messages hold) its class and the fields its conversion
+    reads too, as the fit's memo keeps them (:class:`~agentcontext.integrations._converted.CorePrints`),
+    told unchanged in one pass (:meth:`hold`). A message replaced by id or removed (another object
+    at its place), or one held by reference edited in place (``msg.content = ...``), no longer
+    holds: the tokens carried for it are not its. (A message the working set holds only as a copy,
+    a summary or not at all is not read again: an edit in place of it changes nothing sent.)"""
 
     __slots__ = ("prints", "start")
 
-    def __init__(self, prints: Prints, start: int) -> None:
+    def __init__(self, prints: CorePrints, start: int) -> None:
         self.prints = prints
         self.start = start
 
-    def keep(self, messages: Sequence[Any], kept: int = 0) -> None:
-        """Hold ``messages[start:]``, the first ``kept`` of them held already (and unchanged)."""
-        self.prints.keep(self._part(messages), [], kept)
+    def keep(self, messages: Sequence[Any], since: int, base: Sequence[Any], kept: int = 0) -> bool:
+        """Hold ``messages[start:]``, the first ``kept`` of them held already: those from ``since``
+        on and those ``base`` holds with their fields, the others by identity. False (nothing
+        changed) when the first ``kept`` are not the ones held (another call of the thread kept
+        its own messages since this one resumed: the caller holds them anew)."""
+        part = self._part(messages)
+        first = since - self.start
+        # (The ids of what ``base`` holds, only where a message before ``since`` is kept anew.)
+        refs = {id(m) for m in base} if kept < first else set()
+        try:
+            self.prints.keep_some(part, kept, lambda k, m: k >= first or id(m) in refs)
+        except ValueError:
+            return False
+        return True
 
     def hold(self, messages: Sequence[Any]) -> bool:
-        """Whether ``messages`` holds each of those messages at its place, unchanged."""
-        return self.prints.same(self._part(messages))
+        """Whether ``messages`` holds each of those messages at its place, unchanged; if so, the
+        messages after them are held too (with their fields: they come after ``since``)."""
+        return self.prints.extend(self._part(messages))
+
+    def __len__(self) -> int:
+        """How many messages are held (from ``start`` on)."""
+        return len(self.prints)
 
     def _part(self, messages: Sequence[Any]) -> list[Any]:
+        if self.start == 0 and type(messages) is list:
+            return messages  # (only read: no copy of a long history)
         part = messages[self.start :]
         return part if type(part) is list else list(part)
 
@@ -106,7 +127,7 @@ class Carry:
     adapter's conversion reads). At most ``threads`` are held."""
 
     def __init__(
-        self, converted: Converted, encoding: Encoding, prints: Callable[[], Prints], threads: int = 256
+        self, converted: Converted, encoding: Encoding, prints: Callable[[], CorePrints], threads: int = 256
     ) -> None:
         self.converted = converted
         self.encoding = encoding
@@ -129,7 +150,8 @@ class Carry:
     def resume(self, view: Any, convert: Callable[[Any, int], list[dict[str, Any]]]) -> None:
         """Start ``view`` (its ``messages``, ``system``) from the carried working set when it holds
         (its ``body``, a new list, the ``carried`` messages and where the history's after them
-        begin, and its ``tokens`` with ``system_tokens``)."""
+        begin, and its ``tokens`` with ``system_tokens``; the history's new messages are held with
+        the carried ones from then on: its ``extended``)."""
         messages = view.messages
         key = getattr(messages[0], "id", None) if messages else None
         held = self._held.get(key) if key else None
@@ -142,6 +164,7 @@ class Carry:
             return
         view.body = [*base, *messages[since:]]
         view.carried = (base, since)
+        view.extended = sources
         if tokens is not None:
             system = view.system_tokens = self.system_tokens(view.system, convert)
             view.tokens = tokens + system + (self.tokens(messages[count:], convert) if count < len(messages) else 0)
@@ -169,14 +192,19 @@ class Carry:
             return
         held = base if type(base) is tuple else tuple(base)
         was = self._held.get(key)
+        sources: _Sources | None = None
         if was is not None and was[2] is held and was[3] == since:
             # (The same carried messages, after the same place: the call resumed from them, its
-            # history's messages up to the carried count told unchanged.)
-            sources = was[5]
-            sources.keep(messages, was[0] - sources.start)
-        else:
+            # history's messages up to the carried count told unchanged. Its resume held the ones
+            # after them too (see :meth:`resume`); else they are held now.)
+            was_sources = was[5]
+            start = was_sources.start
+            extended = getattr(view, "extended", None) is was_sources and len(was_sources) == len(messages) - start
+            if extended or was_sources.keep(messages, since, held, was[0] - start):
+                sources = was_sources
+        if sources is None:
             sources = _Sources(self.prints(), getattr(view, "start", 0))
-            sources.keep(messages)
+            sources.keep(messages, since, held)
         with self._lock:
             if key not in self._held and len(self._held) >= self.threads:
                 self._held.pop(next(iter(self._held)))

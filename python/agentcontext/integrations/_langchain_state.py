@@ -73,6 +73,9 @@ class View:
     carried: tuple[tuple[BaseMessage, ...], int] | None = None
     #: The tokens of :attr:`system`, when counted.
     system_tokens: int | None = None
+    #: The carried messages' holder (``_ladder._Sources``) when this call's resume told them
+    #: unchanged and held the history's new messages too.
+    extended: Any = None
 
     @property
     def objects(self) -> list[BaseMessage]:
