@@ -1,8 +1,9 @@
-"""The compacting middleware's carried working set reads again, on each call, only the history's
-messages it sends as they are (by reference): the ones a compaction summarized, dropped or sent as
-a copy are held by identity alone (replaced or removed, the history is read anew; edited in place,
-nothing sent changes). And a call's resume tells the carried part unchanged and holds the history's
-new messages in the same pass (``_core._Prints.extend``)."""
+"""The compacting middleware's carried working set reads again, on each call, the fields of the
+history's messages it sends in some form (as they are, or a copy it cut or cleared, which keeps the
+message's id): the ones its last compaction summarized are held by identity alone (replaced or
+removed, the history is read anew; edited in place, nothing sent changes). And a call's resume
+tells the carried part unchanged and holds the history's new messages in the same pass
+(``_core._Prints.extend``)."""
 
 from __future__ import annotations
 
@@ -53,18 +54,18 @@ def test_prints_extend_holds_what_follows_only_when_the_kept_ones_hold() -> None
     assert len(held) == 2  # nothing added by a list that does not begin with the kept ones
 
 
-def _dropped(agent: Agent) -> list[BaseMessage]:
-    """The history's messages after the kept summary that the carried working set no longer
-    sends as they are."""
-    sent = {id(m) for m in agent.carried()}
-    start = agent.stored["messages"] if agent.stored else 0
-    return [m for m in agent.messages[start:] if id(m) not in sent]
+def _not_sent(agent: Agent) -> list[BaseMessage]:
+    """The history's messages the carry holds that its working set no longer sends in any form
+    (summarized by its last compaction: neither held nor of an id a carried message has)."""
+    _, _, base, since, _, sources = agent.mw._carry._held["h0"]
+    ids = {m.id for m in base}
+    return [m for m in agent.messages[sources.start : since] if m.id not in ids]
 
 
 @pytest.mark.parametrize("encoding", ["approximate", "o200k_base"])
 def test_a_message_no_longer_sent_as_it_is_edited_in_place_keeps_the_carry(encoding: str) -> None:
     agent = compacted(encoding)
-    old = next(m for m in _dropped(agent) if isinstance(m, ToolMessage))
+    old = next(m for m in _not_sent(agent) if isinstance(m, ToolMessage))
     old.content = "EDITED " + "word " * 3000
     agent.messages = [*agent.messages, HumanMessage("Go on.", id="h1")]
     view = agent.mw._view(agent.request())
@@ -76,7 +77,7 @@ def test_a_message_no_longer_sent_as_it_is_edited_in_place_keeps_the_carry(encod
 
 def test_a_message_no_longer_sent_replaced_by_id_is_read_anew() -> None:
     agent = compacted()
-    old = next(m for m in _dropped(agent) if isinstance(m, AIMessage) and m.id)
+    old = next(m for m in _not_sent(agent) if isinstance(m, AIMessage) and m.id)
     agent.replace(AIMessage("A new answer.", id=old.id, tool_calls=old.tool_calls))
     agent.messages = [*agent.messages, HumanMessage("Go on.", id="h1")]
     view = agent.mw._view(agent.request())
@@ -107,4 +108,26 @@ def test_a_new_message_is_held_from_the_call_that_read_it() -> None:
     view = agent.mw._view(agent.request())
     assert view.body is None
     sent = agent.call()
+    assert sent_tokens(agent, sent) <= agent.mw.limit
+
+
+@pytest.mark.parametrize("encoding", ["approximate", "o200k_base"])
+def test_a_secret_taken_out_of_a_cut_result_in_place_is_not_sent_again(encoding: str) -> None:
+    """A copy the compaction cut keeps its result's head: an edit in place of that result (a
+    secret taken out) has the history read anew, so the secret is not sent from the carry."""
+    agent = compacted(encoding)
+    secret = "API_KEY=sk-test-0123456789abcdef"
+    call = {"id": "c99", "name": "read_file", "args": {"path": "env.txt"}}
+    agent.messages = [
+        *agent.messages,
+        AIMessage("Reading the env.", id="a99", tool_calls=[call]),
+        ToolMessage(secret + "\n" + "noise line of the file\n" * 3000, tool_call_id="c99", id="t99"),
+    ]
+    sent = agent.call()
+    assert any(secret in str(m.content) for m in sent)  # the cut copy shows the head
+    assert not any(m is agent.messages[-1] for m in sent)  # (a copy: the result was cut)
+    agent.messages[-1].content = str(agent.messages[-1].content).replace(secret, "API_KEY=[redacted]")
+    agent.messages = [*agent.messages, HumanMessage("Go on.", id="h1")]
+    sent = agent.call()
+    assert not any(secret in str(m.content) for m in sent)
     assert sent_tokens(agent, sent) <= agent.mw.limit

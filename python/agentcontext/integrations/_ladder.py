@@ -66,13 +66,17 @@ def make_compactor(
 class _Sources:
     """The history's messages a carried working set stands for, ``start:count`` (the ones it holds
     by reference, the ones a compaction kept or copied, the ones it dropped): each object at its
-    place, and of the ones the working set holds by reference (the same object sent: from
-    ``since`` on, and those its carried messages hold) its class and the fields its conversion
-    reads too, as the fit's memo keeps them (:class:`~agentcontext.integrations._converted.CorePrints`),
-    told unchanged in one pass (:meth:`hold`). A message replaced by id or removed (another object
-    at its place), or one held by reference edited in place (``msg.content = ...``), no longer
-    holds: the tokens carried for it are not its. (A message the working set holds only as a copy,
-    a summary or not at all is not read again: an edit in place of it changes nothing sent.)"""
+    place, and of each one the working set sends in any form its class and the fields its
+    conversion reads too, as the fit's memo keeps them
+    (:class:`~agentcontext.integrations._converted.CorePrints`), told unchanged in one pass
+    (:meth:`hold`). Sent in some form: from ``since`` on, the ones its carried messages hold, and
+    the ones of an id a carried message has (a copy the compaction cut or cleared keeps its
+    message's id; a message without an id is always read). A message replaced by id or removed
+    (another object at its place), or one sent in some form edited in place (``msg.content =
+    ...``: a secret taken out of a result is taken out of its cut copy too), no longer holds: the
+    history is read anew. Only a message the working set no longer sends at all (dropped, or
+    summarized) is not read again when edited in place: nothing sent changes (the next compaction
+    reads the state as it is)."""
 
     __slots__ = ("prints", "start")
 
@@ -81,16 +85,21 @@ class _Sources:
         self.start = start
 
     def keep(self, messages: Sequence[Any], since: int, base: Sequence[Any], kept: int = 0) -> bool:
-        """Hold ``messages[start:]``, the first ``kept`` of them held already: those from ``since``
-        on and those ``base`` holds with their fields, the others by identity. False (nothing
+        """Hold ``messages[start:]``, the first ``kept`` of them held already: the ones sent in some
+        form (see the class) with their fields, the others by identity. False (nothing
         changed) when the first ``kept`` are not the ones held (another call of the thread kept
         its own messages since this one resumed: the caller holds them anew)."""
         part = self._part(messages)
         first = since - self.start
-        # (The ids of what ``base`` holds, only where a message before ``since`` is kept anew.)
-        refs = {id(m) for m in base} if kept < first else set()
+        # (What ``base`` holds, only where a message before ``since`` is kept anew.)
+        refs, ids = ({id(m) for m in base}, {getattr(m, "id", None) for m in base}) if kept < first else (set(), set())
+
+        def sent(k: int, m: Any) -> bool:
+            mid = getattr(m, "id", None)
+            return k >= first or id(m) in refs or not mid or mid in ids
+
         try:
-            self.prints.keep_some(part, kept, lambda k, m: k >= first or id(m) in refs)
+            self.prints.keep_some(part, kept, sent)
         except ValueError:
             return False
         return True
