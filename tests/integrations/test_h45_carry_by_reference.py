@@ -131,3 +131,31 @@ def test_a_secret_taken_out_of_a_cut_result_in_place_is_not_sent_again(encoding:
     sent = agent.call()
     assert not any(secret in str(m.content) for m in sent)
     assert sent_tokens(agent, sent) <= agent.mw.limit
+
+
+def test_threads_sharing_a_thread_key_each_send_their_own_within_the_budget() -> None:
+    """Four threads, one middleware, each its own history under the same first message id (the
+    carry's key): every call sends its own messages, within the budget, whichever thread's carry
+    it finds (the core's prints are taken, extended and kept by each in turn)."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = Agent()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def run(k: int) -> None:
+        agent = Agent()
+        agent.mw = one.mw
+        for i in range(12):
+            sent = agent.step(100 * k + i)
+            assert sent_tokens(agent, sent) <= agent.mw.limit
+            assert sent[-1] is agent.messages[-1] or sent[-1].id == agent.messages[-1].id
+            assert not any(f"# f{100 * j}" in str(m.content) for m in sent for j in range(4) if j != k)
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            for done in [pool.submit(run, k) for k in range(4)]:
+                done.result()
+    finally:
+        sys.setswitchinterval(interval)
