@@ -209,9 +209,13 @@ class Converted:
 
             self._given_copies = _Fields()
         self._given_copy_fields: dict[int, tuple[Any, tuple[Any, ...]]] = {}
-        # The last call's objects, their keys, dicts, owners and marks (see resume), and how many
-        # calls began from it.
-        self._last: tuple[list[Any], list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = None
+        # The last call's objects (how many, where the prints hold them), their keys, dicts,
+        # owners and marks (see resume), and how many calls began from it.
+        self._last: tuple[list[Any] | int, list[Any], list[dict[str, Any]], list[list[int]], dict[int, int]] | None = (
+            None
+        )
+        # The list (by identity) and length the prints were extended over by this call's resume.
+        self._extended: tuple[int, int] | None = None
         self.resumed = 0
         # The last call's output (one-dict objects), what each of its dicts was mapped to, and
         # the places mapped to a copy, with the object each copy was made of.
@@ -321,14 +325,16 @@ class Converted:
         """Where the last call's work over ``objects`` ends, and copies of its dicts, owners, marks
         and keys: all of it when that call's objects begin ``objects`` (the same objects by
         identity, each key unchanged), else nothing (0 and empty)."""
+        self._extended = None  # (set again below only for these objects)
         last = self._last
         if last is not None:
             prev, keys, dicts, owners, where = last
-            n = len(prev)
+            n = prev if isinstance(prev, int) else len(prev)
             if 0 < n <= len(objects) and (
-                self.prints.same(objects if type(objects) is list else list(objects))
+                self._extend(objects)
                 if self.prints is not None
-                else all(map(is_, prev, objects)) and list(map(self.key, prev)) == keys
+                else all(map(is_, cast("list[Any]", prev), objects))
+                and list(map(self.key, cast("list[Any]", prev))) == keys
             ):
                 self.resumed += 1
                 if self.prints is None:
@@ -342,6 +348,18 @@ class Converted:
                 return n, dicts, owners, where, keys
         return _from_scratch()
 
+    def _extend(self, objects: Sequence[Any]) -> bool:
+        """Whether the prints hold ``objects``' first ones unchanged; if so, the others are held too
+        (with :class:`CorePrints`: one pass, and :meth:`remember` then keeps nothing more)."""
+        listed = objects if type(objects) is list else list(objects)
+        prints = self.prints
+        if not isinstance(prints, CorePrints):
+            return prints is not None and prints.same(listed)
+        if not prints.extend(listed):
+            return False
+        self._extended = (id(objects), len(listed))
+        return True
+
     def remember(
         self,
         objects: Sequence[Any],
@@ -354,10 +372,17 @@ class Converted:
         """Keep this call's work over ``objects`` for the next call (see :meth:`resume`); ``start``:
         where this call's new objects begin (the ones before are the last call's)."""
         if self.prints is not None:
-            kept = list(objects)
             with self._lock:  # (the prints and the last call's work describe the same list)
-                self.prints.keep(kept, keys, start)
-                self._last = (kept, keys, dicts, owners, where)
+                extended, self._extended = self._extended, None
+                prints = self.prints
+                if not (
+                    isinstance(prints, CorePrints)
+                    and extended == (id(objects), len(objects))
+                    and len(prints) == len(objects)
+                ):
+                    self.prints.keep(list(objects), keys, start)
+                # (How many: the prints hold the objects themselves.)
+                self._last = (len(objects), keys, dicts, owners, where)
             return
         self._last = (list(objects), keys, dicts, owners, where)
 
