@@ -148,7 +148,11 @@ class _Fitter:
             over = sent - self.budget.limit
             if over <= 0:
                 return fitted
-            beside += over
+            # The room for the next fit: what the prompt adds to these messages (a fit that left
+            # room to spare can be over by less than that: adding only the excess could leave the
+            # next fit the same), at least the excess more than this fit had.
+            added = sent - _tokens(fitted, self.budget, self.cache)
+            beside = max(beside + over, added)
         raise BudgetError(
             f"a budget of {self.budget.limit} tokens cannot hold what the prompt makes of the fitted messages "
             f"({sent} tokens with the tools after {PROMPT_ROUNDS} fits, each with the room the prompt took "
