@@ -25,6 +25,7 @@ pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import itertools
 import json
@@ -54,6 +55,8 @@ try:
     from pydantic_ai.messages import (
         BaseToolCallPart,
         BaseToolReturnPart,
+        BinaryContent,
+        ImageUrl,
         ModelMessage,
         ModelRequest,
         ModelResponse,
@@ -62,6 +65,7 @@ try:
         RetryFeedbackPart,
         RetryPromptPart,
         SystemPromptPart,
+        TextContent,
         TextPart,
         ThinkingPart,
         ToolReturnPart,
@@ -79,15 +83,55 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+        return "\n".join(_item_text(item) for item in content)
     return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _item_text(item: Any) -> str:
+    """The text of one item of a user prompt's content: a str or a ``TextContent``'s text, else
+    a marker naming its type (a file the model reads in its own way)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, TextContent):
+        return item.content
+    return f"[{type(item).__name__}]"
+
+
+#: Of an inline image, the bytes given to the counter: its header (where its size is) is in them.
+IMAGE_HEAD = 48 * 1024
+
+
+def _image_part(item: Any) -> dict[str, Any] | None:
+    """The OpenAI image part an image of a user prompt is counted as (the counter reads an inline
+    image's size from its header, so only its first bytes are encoded); None for another item."""
+    if isinstance(item, ImageUrl):
+        return {"type": "image_url", "image_url": {"url": item.url}}
+    if isinstance(item, BinaryContent) and item.is_image:
+        head = base64.b64encode(item.data[:IMAGE_HEAD]).decode("ascii")
+        return {"type": "image_url", "image_url": {"url": f"data:{item.media_type};base64,{head}"}}
+    return None
+
+
+def _user_content(content: Any) -> Any:
+    """A user prompt's content as the Chat message counts it: its text, or with images the
+    text and image parts (each image costs what the model charges for one, not a marker's
+    few tokens)."""
+    if isinstance(content, str) or not isinstance(content, Sequence) or isinstance(content, bytes | bytearray):
+        return _text(content)
+    images = [_image_part(item) for item in content]
+    if not any(images):
+        return _text(content)
+    return [
+        image if image is not None else {"type": "text", "text": _item_text(item)}
+        for item, image in zip(content, images, strict=True)
+    ]
 
 
 def _request_part(part: Any) -> dict[str, Any] | None:
     if isinstance(part, SystemPromptPart):
         return {"role": "system", "content": part.content}
     if isinstance(part, UserPromptPart):
-        return {"role": "user", "content": _text(part.content)}
+        return {"role": "user", "content": _user_content(part.content)}
     if isinstance(part, BaseToolReturnPart) and not isinstance(part, NativeToolReturnPart):
         return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()}
     if isinstance(part, RetryPromptPart):
@@ -199,6 +243,9 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
                 isinstance(part, UserPromptPart) and isinstance(part.content, str)
             ):
                 parts.append(dataclasses.replace(part, content=changed["content"]))
+            elif isinstance(part, UserPromptPart) and not isinstance(changed["content"], str):
+                # Counted in parts (with its images): the fit does not cut those.
+                parts.append(part)
             elif isinstance(part, UserPromptPart):
                 # Text cut, everything else (images, files) kept.
                 rest = [item for item in part.content if not isinstance(item, str)]
