@@ -140,8 +140,15 @@ class _Fitter:
         """
         beside = self.beside
         sent = 0
-        for _ in range(PROMPT_ROUNDS):
-            fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
+        rounds = 0
+        for rounds in range(1, PROMPT_ROUNDS + 1):
+            try:
+                fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
+            except BudgetError:
+                if sent == 0:
+                    raise
+                rounds -= 1
+                break  # (the room the prompt takes leaves too little for the messages)
             if self.prompt is None:
                 return fitted
             sent = _tokens(_prompted(self.prompt, state, fitted), self.budget, self.cache) + self.beside
@@ -155,7 +162,7 @@ class _Fitter:
             beside = max(beside + over, added)
         raise BudgetError(
             f"a budget of {self.budget.limit} tokens cannot hold what the prompt makes of the fitted messages "
-            f"({sent} tokens with the tools after {PROMPT_ROUNDS} fits, each with the room the prompt took "
+            f"({sent} tokens with the tools after {rounds} fits, each with the room the prompt took "
             "beside them): give the hook a larger budget, or a prompt that adds less",
             sent,
         )
