@@ -138,9 +138,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         kind = _kind(message)
     if kind is _OTHER:
         raise _not_a_message(message, index)
-    content: Any = message.content
-    if type(content) is list and str in map(type, content):
-        content = _text_parts(content)
+    content: Any = _parts(message.content)
     if kind is HumanMessage:
         return {"role": "user", "content": content}
     if kind is ToolMessage:
@@ -181,15 +179,46 @@ def _ai_content(ai: AIMessage) -> Any:
     content: Any = ai.content
     if ai.tool_calls and isinstance(content, list):
         content = [block for block in content if not _tool_use(block)]
-    if type(content) is list and str in map(type, content):
-        content = _text_parts(content)
+    content = _parts(content)
     return content if content else None
 
 
-def _text_parts(content: list[Any]) -> list[Any]:
-    """``content``, a LangChain content list, with each bare string (which LangChain allows beside
-    the blocks) as the text part OpenAI reads."""
-    return [{"type": "text", "text": part} if isinstance(part, str) else part for part in content]
+def _parts(content: Any) -> Any:
+    """``content``, a LangChain message's, as the OpenAI parts the library counts: a list's bare
+    strings (which LangChain allows beside the blocks) as text parts and LangChain's own image
+    blocks (``{"type": "image", "base64": ...}``, or ``"source_type"`` with ``"data"`` or
+    ``"url"``) as ``image_url`` parts, which cost an image (their base64 data is no text to the
+    model); anything else as it is."""
+    if type(content) is not list or not any(map(_to_part, content)):
+        return content
+    return [_part(block) for block in content]
+
+
+def _to_part(block: Any) -> bool:
+    """Whether :func:`_part` writes ``block`` anew."""
+    return type(block) is str or (type(block) is dict and block.get("type") == "image" and "source" not in block)
+
+
+def _part(block: Any) -> Any:
+    if type(block) is str:
+        return {"type": "text", "text": block}
+    if _to_part(block):
+        url = _image_url(block)
+        if url is not None:
+            return {"type": "image_url", "image_url": {"url": url}}
+    return block
+
+
+def _image_url(block: dict[str, Any]) -> str | None:
+    """The URL (a ``data:`` URL for inline data) of a LangChain image block; None for an image
+    given by file id."""
+    data = block.get("base64")
+    if data is None and block.get("source_type") == "base64":
+        data = block.get("data")
+    if isinstance(data, str):
+        return f"data:{block.get('mime_type') or 'image/png'};base64,{data}"
+    url = block.get("url")
+    return url if isinstance(url, str) and block.get("source_type", "url") == "url" else None
 
 
 def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]]) -> BaseMessage:
@@ -205,7 +234,7 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     args = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
     if ai is not None and args:
         update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
-    if changed.get("content") != (message.content if ai is None else _ai_content(ai)):
+    if changed.get("content") != (_parts(message.content) if ai is None else _ai_content(ai)):
         update["content"] = changed["content"]
     elif args and isinstance(message.content, list):
         update["content"] = [block for block in message.content if not _tool_use(block)]
