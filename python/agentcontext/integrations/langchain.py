@@ -372,6 +372,21 @@ def _tool_key(tool: Any) -> tuple[Any, ...] | None:
     return (cls, tool.name, tool.description, schema if schema is None or isinstance(schema, type) else id(schema))
 
 
+def _format_text(form: Any) -> str:
+    """The text the schema of a ``response_format`` is counted as: a ``ProviderStrategy``'s model
+    arguments (the provider's response format), else each schema as the tool a ``ToolStrategy``
+    binds (an ``AutoStrategy`` is counted as that: its schema goes one way or the other)."""
+    from langchain.agents.structured_output import OutputToolBinding, _SchemaSpec
+
+    to_model = getattr(form, "to_model_kwargs", None)
+    if callable(to_model):
+        return json.dumps(to_model(), ensure_ascii=False, default=str)
+    specs = getattr(form, "schema_specs", None)
+    if specs is None:
+        specs = [_SchemaSpec(form.schema)] if hasattr(form, "schema") else []
+    return "\n".join(_schema_text(OutputToolBinding.from_schema_spec(spec).tool) for spec in specs)
+
+
 def _schema_text(tool: Any) -> str:
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -442,10 +457,16 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         return self._compile(request, view, self.compactor is not None and self._over(view))
 
     def _beside(self, request: ModelRequest) -> int:
-        """The tokens of the tool schemas the model receives with the messages."""
+        """The tokens of the tool schemas the model receives with the messages, and of the
+        structured output's schema (``response_format=``: a tool of its own, or the provider's
+        response format)."""
         if len(self._tools) > 1024:
             self._tools.clear()
-        return tool_tokens(request.tools or [], self.budget.encoding, self._tools)
+        tokens = tool_tokens(request.tools or [], self.budget.encoding, self._tools)
+        form = request.response_format
+        if form is not None:
+            tokens += _beside.tool_tokens([form], self.budget.encoding, _format_text, memo=self._tools)
+        return tokens
 
     def _compile(self, request: ModelRequest, view: View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
