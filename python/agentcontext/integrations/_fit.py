@@ -143,7 +143,8 @@ class Budget:
         encoding: Encoding | None = None,
         **options: Any,
     ) -> Budget:
-        """A budget of ``fraction`` of ``model``'s context window (LiteLLM's ``trim_ratio``,
+        """A budget of ``fraction`` of ``model``'s context window, or of its input limit where
+        the API has one apart (GPT-5: 272,000 of 400,000) (LiteLLM's ``trim_ratio``,
         0.75 by default, leaving room for the answer and the tools), counted with the model's
         encoding (:func:`agentcontext.budgets.encoding_for_model`: exact for OpenAI models, the
         heuristic for Claude and Gemini) unless ``encoding`` is given. ``windows`` maps names or
@@ -171,11 +172,12 @@ class Budget:
                 exc.model,
                 exc.close_matches,
             ) from None
-        max_tokens = int(entry.context_window * share)
+        # (LiteLLM's trim takes its share of the model's input limit: the window, or less where
+        # the API limits the input apart, as for GPT-5.)
+        window = entry.max_input_tokens or entry.context_window
+        max_tokens = int(window * share)
         if max_tokens == 0:
-            raise OptionError(
-                f"fraction {fraction!r} of the window of {model!r} ({entry.context_window} tokens) is 0 tokens"
-            )
+            raise OptionError(f"fraction {fraction!r} of the window of {model!r} ({window} tokens) is 0 tokens")
         return cls(
             max_tokens=max_tokens,
             encoding=entry.encoding if encoding is None else encoding,
