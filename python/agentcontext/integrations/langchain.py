@@ -463,7 +463,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         if len(self._tools) > 1024:
             self._tools.clear()
         tokens = tool_tokens(request.tools or [], self.budget.encoding, self._tools)
-        form = request.response_format
+        form = getattr(request, "response_format", None)  # (a request made by hand may lack it)
         if form is not None:
             tokens += _beside.tool_tokens([form], self.budget.encoding, _format_text, memo=self._tools)
         return tokens
