@@ -19,6 +19,8 @@ from pydantic_ai.messages import (
     ModelResponse,
     TextContent,
     TextPart,
+    ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 
@@ -88,3 +90,52 @@ def test_text_content_counts_as_its_text() -> None:
     out = fit_messages(history, 500)
     assert received(out) <= 500
     assert out[-1] is history[-1]
+
+
+def sent_with_returns(messages: list[ModelMessage]) -> int:
+    """The tokens the model receives of prompts, calls and tool returns, each image whole (as
+    Pydantic AI sends a return's files: after it)."""
+    dicts: list[dict[str, object]] = []
+    for m in messages:
+        for part in m.parts:
+            if isinstance(part, ToolCallPart):
+                call = {
+                    "id": part.tool_call_id,
+                    "type": "function",
+                    "function": {"name": part.tool_name, "arguments": "{}"},
+                }
+                dicts.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            elif isinstance(part, ToolReturnPart):
+                dicts.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()})
+                for item in part.files:
+                    url = f"data:{item.media_type};base64,{base64.b64encode(item.data).decode()}"
+                    dicts.append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]})
+            elif isinstance(part, UserPromptPart):
+                dicts.append({"role": "user", "content": part.content})
+    return ac.Conversation(dicts).tokens
+
+
+def screenshots(rounds: int, last_text: str = "screen") -> list[ModelMessage]:
+    shot = BinaryContent(data=png(1280, 800), media_type="image/png")  # 1,366 tokens
+    out: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content="Click through the app.")])]
+    for i in range(rounds):
+        out.append(ModelResponse(parts=[ToolCallPart("screenshot", {}, tool_call_id=f"c{i}")]))
+        text = last_text if i == rounds - 1 else "screen"
+        out.append(ModelRequest(parts=[ToolReturnPart("screenshot", [text, shot], tool_call_id=f"c{i}")]))
+    return out
+
+
+def test_old_screenshots_returned_by_a_tool_count_as_images() -> None:
+    history = screenshots(8)
+    assert sent_with_returns(history) > 10_000
+    out = fit_messages(history, 4_000)
+    assert sent_with_returns(out) <= 4_000
+    assert out[-1] is history[-1]
+
+
+def test_a_newest_return_with_an_image_has_its_text_cut_and_keeps_the_image() -> None:
+    history = screenshots(3, last_text="row of the table\n" * 3_000)
+    out = fit_messages(history, 4_000)
+    assert sent_with_returns(out) <= 4_000
+    text, image = out[-1].parts[0].content
+    assert text.startswith("row of the table") and image is history[-1].parts[0].content[1]

@@ -112,6 +112,25 @@ def _image_part(item: Any) -> dict[str, Any] | None:
     return None
 
 
+def _returned(part: BaseToolReturnPart) -> Any:
+    """A tool return's content as the Chat message counts it: its text, or with images (which
+    Pydantic AI sends to the model after the return) its text and image parts."""
+    text = part.model_response_str()
+    files = part.files
+    images = [image for image in map(_image_part, files) if image is not None] if files else None
+    return [{"type": "text", "text": text}, *images] if images else text
+
+
+def _returned_as(part: BaseToolReturnPart, content: Any) -> Any:
+    """The content of a copy of ``part`` whose counted content the fit changed to ``content``:
+    a text as it is; text and image parts (its text cut, its images left) as the text followed
+    by the part's own files."""
+    if isinstance(content, str):
+        return content
+    text = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return [text, *part.files]
+
+
 def _user_content(content: Any) -> Any:
     """A user prompt's content as the Chat message counts it: its text, or with images the
     text and image parts (each image costs what the model charges for one, not a marker's
@@ -133,7 +152,7 @@ def _request_part(part: Any) -> dict[str, Any] | None:
     if isinstance(part, UserPromptPart):
         return {"role": "user", "content": _user_content(part.content)}
     if isinstance(part, BaseToolReturnPart) and not isinstance(part, NativeToolReturnPart):
-        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()}
+        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": _returned(part)}
     if isinstance(part, RetryPromptPart):
         if part.tool_name is not None:
             return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()}
@@ -238,10 +257,12 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
             elif isinstance(part, BaseToolReturnPart) and part.outcome in ("failed", "retried"):
                 # Counted as the model reads it, wrapped in {"error": ...}: the fitted text is that
                 # wrapper cleared or cut, which the part would wrap again; it goes out as it is.
-                parts.append(dataclasses.replace(part, content=changed["content"], outcome="success"))
-            elif isinstance(part, BaseToolReturnPart) or (
-                isinstance(part, UserPromptPart) and isinstance(part.content, str)
-            ):
+                parts.append(
+                    dataclasses.replace(part, content=_returned_as(part, changed["content"]), outcome="success")
+                )
+            elif isinstance(part, BaseToolReturnPart):
+                parts.append(dataclasses.replace(part, content=_returned_as(part, changed["content"])))
+            elif isinstance(part, UserPromptPart) and isinstance(part.content, str):
                 parts.append(dataclasses.replace(part, content=changed["content"]))
             elif isinstance(part, UserPromptPart) and not isinstance(changed["content"], str):
                 # Counted in parts (with its images): the fit does not cut those.
