@@ -171,11 +171,10 @@ def _output_schema_text(output_type: Any) -> str | None:
     (its ``text.format``), as text; None for plain text output (``None`` or ``str``)."""
     if output_type is None or output_type is str:
         return None
-    try:
+    held: str | bool | None = False
+    with contextlib.suppress(TypeError):  # (not hashable: made each call)
         held = _OUTPUT_SCHEMAS.get(output_type, False)
-    except TypeError:  # (not hashable: made each call)
-        held = False
-    if held is not False:
+    if not isinstance(held, bool):
         return held
     from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
 
