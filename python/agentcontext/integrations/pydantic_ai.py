@@ -26,6 +26,7 @@ pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -299,11 +300,51 @@ def _instructions(messages: Sequence[ModelMessage]) -> str | None:
 
 
 def _tools(ctx: RunContext[Any] | None) -> list[str]:
-    """The tool definitions of the run step (as their counted text), none outside a run."""
+    """The tool definitions of the run step (as their counted text), none outside a run, and
+    the agent's structured output schema when it is not sent as a tool (:func:`_output_text`)."""
     manager = getattr(ctx, "tool_manager", None)
     if manager is None or getattr(manager, "tools", None) is None:
         return []
-    return [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+    out = [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+    schema = _output_text(getattr(getattr(ctx, "agent", None), "output_type", None))
+    if schema is not None:
+        out.append(schema)
+    return out
+
+
+#: Per output type, the text its schema is counted as (None: not sent apart from the tools).
+_OUTPUT_TEXTS: dict[Any, str | None] = {}
+
+
+def _output_text(output_type: Any) -> str | None:
+    """The text the model receives for a ``NativeOutput`` (the JSON schema, as the response
+    format) or a ``PromptedOutput`` (the schema in the instructions Pydantic AI adds, with its
+    default template); None for any other output (text, or the output tools counted with the
+    tools)."""
+    if output_type is None or output_type is str:
+        return None
+    held: str | bool | None = False
+    with contextlib.suppress(TypeError):  # (not hashable: made each call)
+        held = _OUTPUT_TEXTS.get(output_type, False)
+    if not isinstance(held, bool):
+        return held
+    text = None
+    try:
+        from pydantic_ai import _output
+        from pydantic_ai.profiles import DEFAULT_PROMPTED_OUTPUT_TEMPLATE
+
+        schema = _output.OutputSchema.build(output_type)
+        if isinstance(schema, _output.PromptedOutputSchema) and schema.object_def is not None:
+            text = schema.build_instructions(schema.template or DEFAULT_PROMPTED_OUTPUT_TEMPLATE, schema.object_def)
+        elif isinstance(schema, _output.NativeOutputSchema) and schema.object_def is not None:
+            text = json.dumps(schema.object_def.json_schema, ensure_ascii=False)
+    except Exception:  # noqa: BLE001 - Pydantic AI's own schema making (a private module): counted as nothing
+        text = None
+    with contextlib.suppress(TypeError):
+        if len(_OUTPUT_TEXTS) >= 256:
+            _OUTPUT_TEXTS.clear()
+        _OUTPUT_TEXTS[output_type] = text
+    return text
 
 
 def _key(message: ModelMessage) -> tuple[Any, ...]:
