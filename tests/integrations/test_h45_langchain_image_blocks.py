@@ -54,3 +54,18 @@ def test_an_image_by_url_costs_an_image() -> None:
             ]
         ).tokens
     )
+
+
+def test_a_cut_result_keeps_its_own_image_block() -> None:
+    from langchain_core.messages import ToolMessage
+
+    big = "line of output\n" * 20_000
+    history = [
+        HumanMessage("Take a screenshot."),
+        AIMessage("", tool_calls=[{"id": "c0", "name": "shot", "args": {}}]),
+        ToolMessage([{"type": "text", "text": big}, BLOCKS["v1"]], tool_call_id="c0"),
+    ]
+    out = fit_messages(history, 4_000)
+    text, image = out[-1].content
+    assert image is history[-1].content[1] and text["text"].startswith("line of output") and "c0" in text["text"]
+    assert ac.Conversation([to_openai(m) for m in out]).tokens <= 4_000

@@ -235,7 +235,7 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     if ai is not None and args:
         update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
     if changed.get("content") != (_parts(message.content) if ai is None else _ai_content(ai)):
-        update["content"] = changed["content"]
+        update["content"] = _own_blocks(message.content, changed["content"])
     elif args and isinstance(message.content, list):
         update["content"] = [block for block in message.content if not _tool_use(block)]
     if "content" in update and isinstance(message, AIMessage) and isinstance(message.content, list):
@@ -249,6 +249,18 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
                 *calls,
             ]
     return message.model_copy(update=update) if update else message
+
+
+def _own_blocks(own: Any, new: Any) -> Any:
+    """``new``, a content list the fit left (a result's text cut, its images kept), with each
+    part that is what :func:`_parts` made of one of the message's own blocks (a LangChain image
+    block read as an ``image_url`` part) given back as that block; ``new`` itself otherwise."""
+    if type(new) is not list or type(own) is not list:
+        return new
+    made = [(_part(block), block) for block in own if _to_part(block) and type(block) is dict]
+    if not made:
+        return new
+    return [next((block for part, block in made if part == p), p) for p in new]
 
 
 def _with_input(block: Any, args: dict[str, dict[str, Any]] | None) -> Any:
