@@ -8,6 +8,11 @@
     agent = create_agent(model, tools, middleware=[AgentContextMiddleware(100_000, compaction=True)],
                          checkpointer=InMemorySaver())
 
+Put the middleware last in ``middleware=[...]``: LangChain runs the first one outermost, so a
+middleware after this one (a ``dynamic_prompt``, one adding messages) changes the request after
+it was fitted, and the model receives what it added on top of the budget (a 5,600-character
+dynamic prompt after it: 4,603 tokens sent under 3,000; before it: 2,843).
+
 Each call the model receives the agent's messages fitted into the budget (the system message
 and the tool schemas counted in): old tool results cleared, then the latest user request and the longest recent suffix
 kept, never a tool call without its result. The agent's state is not changed: the history stays
