@@ -4,6 +4,7 @@ counted; an 80-field schema (about 2,400 tokens) went to the model on top of a f
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -94,7 +95,8 @@ def test_the_output_schema_is_counted_in(wrap: Any) -> None:
         """Read a file."""
         return "\n".join(f"{k:4d}  def handler_{k}(request): return session.load(request.key)" for k in range(100))
 
-    result = agent.run_sync("Review the handlers.")
+    # (asyncio.run, not run_sync: run_sync leaves its event loop open, and its socket warns later.)
+    result = asyncio.run(agent.run("Review the handlers."))
     assert result.output.field_number_0_with_a_long_descriptive_name == "v"
     assert len(sent) == 4 and max(sent) <= BUDGET, sent
     assert isinstance(result.all_messages()[0], ModelRequest)
