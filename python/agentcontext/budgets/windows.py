@@ -45,16 +45,24 @@ _ENCODINGS: tuple[Encoding, ...] = ("o200k_base", "cl100k_base", "heuristic", "a
 @dataclass(frozen=True)
 class ModelWindow:
     """What the library knows of one model (family): its context window in tokens, the most
-    tokens it writes in one response (``None`` when not known here), and the encoding that
-    counts for it."""
+    tokens it writes in one response (``None`` when not known here), the encoding that
+    counts for it, and the most tokens its input may take when the API limits the input apart
+    from the window (``None``: the window; GPT-5's 400,000-token window takes at most 272,000
+    of input)."""
 
     context_window: int
     max_output_tokens: int | None = None
     encoding: Encoding = "heuristic"
+    max_input_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _checks.count("context_window", self.context_window, minimum=1)
         _checks.optional_count("max_output_tokens", self.max_output_tokens, minimum=1)
+        _checks.optional_count("max_input_tokens", self.max_input_tokens, minimum=1)
+        if self.max_input_tokens is not None and self.max_input_tokens > self.context_window:
+            raise OptionError(
+                f"max_input_tokens ({self.max_input_tokens}) is over the context window ({self.context_window})"
+            )
         if self.encoding not in _ENCODINGS:
             raise OptionError(f"encoding must be one of {', '.join(_ENCODINGS)}, got {self.encoding!r}")
 
@@ -100,7 +108,7 @@ MODEL_WINDOWS: dict[str, ModelWindow] = {
     "claude-3-opus": _anthropic(4_096),
     "claude-3-haiku": _anthropic(4_096),
     # OpenAI.
-    "gpt-5": _openai(400_000, 128_000),
+    "gpt-5": ModelWindow(400_000, 128_000, "o200k_base", max_input_tokens=272_000),
     "gpt-5-chat": _openai(128_000, 16_384),
     "gpt-4.1": _openai(1_047_576, 32_768),
     "gpt-4o": _openai(128_000, 16_384),
@@ -150,10 +158,11 @@ def register_model(
     *,
     max_output_tokens: int | None = None,
     encoding: Encoding = "heuristic",
+    max_input_tokens: int | None = None,
 ) -> ModelWindow:
     """Add (or replace) ``name`` in :data:`MODEL_WINDOWS`: an exact name or a family prefix,
     matched like the built-in entries. Returns the entry."""
-    entry = ModelWindow(context_window, max_output_tokens, encoding)
+    entry = ModelWindow(context_window, max_output_tokens, encoding, max_input_tokens)
     MODEL_WINDOWS[normalize_model_name(name)] = entry
     return entry
 

@@ -143,7 +143,8 @@ class Budget:
         encoding: Encoding | None = None,
         **options: Any,
     ) -> Budget:
-        """A budget of ``fraction`` of ``model``'s context window (LiteLLM's ``trim_ratio``,
+        """A budget of ``fraction`` of ``model``'s context window, or of its input limit where
+        the API has one apart (GPT-5: 272,000 of 400,000) (LiteLLM's ``trim_ratio``,
         0.75 by default, leaving room for the answer and the tools), counted with the model's
         encoding (:func:`agentcontext.budgets.encoding_for_model`: exact for OpenAI models, the
         heuristic for Claude and Gemini) unless ``encoding`` is given. ``windows`` maps names or
@@ -171,11 +172,12 @@ class Budget:
                 exc.model,
                 exc.close_matches,
             ) from None
-        max_tokens = int(entry.context_window * share)
+        # (LiteLLM's trim takes its share of the model's input limit: the window, or less where
+        # the API limits the input apart, as for GPT-5.)
+        window = entry.max_input_tokens or entry.context_window
+        max_tokens = int(window * share)
         if max_tokens == 0:
-            raise OptionError(
-                f"fraction {fraction!r} of the window of {model!r} ({entry.context_window} tokens) is 0 tokens"
-            )
+            raise OptionError(f"fraction {fraction!r} of the window of {model!r} ({window} tokens) is 0 tokens")
         return cls(
             max_tokens=max_tokens,
             encoding=entry.encoding if encoding is None else encoding,
@@ -552,15 +554,28 @@ def cut_oversized(
     when there is nothing to cut or even the cut round does not fit."""
     from agentcontext._core import Conversation
 
-    # A tool result of text parts only (as MCP tools and many LangChain tools return) is read as
-    # its texts joined: cut, it is sent as one text.
-    msgs = [_joined(d) for d in dicts]
+    # A tool result of text parts (as MCP tools and many LangChain tools return) is read as its
+    # texts joined: cut, it is sent as one text, followed by its other parts (images) as they
+    # are. Those parts of the newest round's results are not in what is cut: their tokens are
+    # kept apart from the room.
+    msgs = [_joined(d, text_only=False) for d in dicts]
     try:
         conv = Conversation(msgs, format="openai", encoding=budget.encoding)
     except Exception:  # noqa: BLE001 - not Chat dicts: nothing this cut knows how to shorten
         return None
     if len(conv) != len(msgs):
         return None
+    last = max((k for k, m in enumerate(msgs) if m.get("tool_calls")), default=0)
+    rest = {k: _rest(d) for k, d in enumerate(dicts) if k > last and msgs[k] is not d and _rest(d)}
+    if rest:
+        beside += Conversation([dicts[k] for k in rest], format="openai", encoding=budget.encoding).tokens
+        beside -= Conversation([msgs[k] for k in rest], format="openai", encoding=budget.encoding).tokens
+
+    def written(k: int, new: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if k not in rest or not isinstance(new.get("content"), str):
+            return k, new
+        return k, {**new, "content": [{"type": "text", "text": new["content"]}, *rest[k]]}
+
     return cut_newest(
         conv,
         msgs,
@@ -571,20 +586,29 @@ def cut_oversized(
         by_call_id=recall == "call_id",
         calls=lambda m: bool(m.get("tool_calls")),
         cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
-        written=lambda k, new: (k, new),
+        written=written,
     )
 
 
-def _joined(message: dict[str, Any]) -> dict[str, Any]:
+def _is_text(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+
+
+def _rest(message: dict[str, Any]) -> list[Any]:
+    """The parts of ``message``'s content list that are not text (a tool result's images)."""
+    content = message.get("content")
+    return [p for p in content if not _is_text(p)] if type(content) is list else []
+
+
+def _joined(message: dict[str, Any], *, text_only: bool = True) -> dict[str, Any]:
     """``message``, a tool result whose content is a list of text parts only given its texts
-    joined by newlines (other messages as they are)."""
+    joined by newlines (other messages as they are). Not ``text_only``: a list holding text
+    parts and others (images) too, which are left out (see :func:`_rest`)."""
     content = message.get("content")
     if message.get("role") != "tool" or type(content) is not list or not content:
         return message
-    texts = [
-        p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-    ]
-    if len(texts) != len(content):
+    texts = [p["text"] for p in content if _is_text(p)]
+    if not texts or (text_only and len(texts) != len(content)):
         return message
     return {**message, "content": "\n".join(texts)}
 

@@ -29,7 +29,7 @@ from agentcontext.integrations._converted import (
     same_objects,
 )
 from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, _joined, as_dict, fit
+from agentcontext.integrations._fit import Budget, RecallIds, _joined, _rest, as_dict, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -373,9 +373,16 @@ def cut_items(
     starts = list(itertools.accumulate((len(e) for e in conv._export_each()), initial=0))
     if starts[-1] != len(items):
         return None
-    # An output of text parts only (a tool returning ToolOutputText, an MCP tool) is read as its
-    # texts joined: cut, it is sent as one text.
-    msgs = [_joined(m) for m in conv.to_jsonl()]
+    # An output of text parts (a tool returning ToolOutputText, an MCP tool) is read as its texts
+    # joined: cut, it is sent as one text, followed by its other parts (images) as they are, whose
+    # tokens in the newest round are kept apart from the room.
+    whole = conv.to_jsonl()
+    msgs = [_joined(m, text_only=False) for m in whole]
+    last = max((k for k, m in enumerate(msgs) if _calls(m)), default=0)
+    mixed = [k for k in range(last + 1, len(msgs)) if msgs[k] is not whole[k] and _rest(whole[k])]
+    if mixed:
+        beside += Conversation([whole[k] for k in mixed], format="jsonl", encoding=budget.encoding).tokens
+        beside -= Conversation([msgs[k] for k in mixed], format="jsonl", encoding=budget.encoding).tokens
 
     def output(k: int) -> bool:
         # A tool message that is one function_call_output whose output is its text (or its parts').
@@ -399,5 +406,24 @@ def cut_items(
         by_call_id=recall == "call_id",
         calls=_calls,
         cuttable=output,
-        written=lambda k, new: (starts[k], {**items[starts[k]], "output": new["content"]}),
+        written=lambda k, new: (
+            starts[k],
+            {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])},
+        ),
     )
+
+
+#: The types of the text parts of a function output.
+_TEXT_PARTS = ("input_text", "output_text", "text")
+
+
+def _output_as(item: dict[str, Any], text: Any) -> Any:
+    """The output of a copy of the function output ``item`` cut to ``text``: the text, followed
+    by the item's parts that are not text (images, files) when it has some."""
+    output = item.get("output")
+    rest = (
+        [p for p in output if not (isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS)]
+        if isinstance(output, list)
+        else []
+    )
+    return [{"type": "input_text", "text": text}, *rest] if rest and isinstance(text, str) else text

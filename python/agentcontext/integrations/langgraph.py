@@ -140,18 +140,29 @@ class _Fitter:
         """
         beside = self.beside
         sent = 0
-        for _ in range(PROMPT_ROUNDS):
-            fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
+        rounds = 0
+        for rounds in range(1, PROMPT_ROUNDS + 1):
+            try:
+                fitted = fit_messages(messages, self.budget, beside=beside, cache=self.cache, recall=self.recall)
+            except BudgetError:
+                if sent == 0:
+                    raise
+                rounds -= 1
+                break  # (the room the prompt takes leaves too little for the messages)
             if self.prompt is None:
                 return fitted
             sent = _tokens(_prompted(self.prompt, state, fitted), self.budget, self.cache) + self.beside
             over = sent - self.budget.limit
             if over <= 0:
                 return fitted
-            beside += over
+            # The room for the next fit: what the prompt adds to these messages (a fit that left
+            # room to spare can be over by less than that: adding only the excess could leave the
+            # next fit the same), at least the excess more than this fit had.
+            added = sent - _tokens(fitted, self.budget, self.cache)
+            beside = max(beside + over, added)
         raise BudgetError(
             f"a budget of {self.budget.limit} tokens cannot hold what the prompt makes of the fitted messages "
-            f"({sent} tokens with the tools after {PROMPT_ROUNDS} fits, each with the room the prompt took "
+            f"({sent} tokens with the tools after {rounds} fits, each with the room the prompt took "
             "beside them): give the hook a larger budget, or a prompt that adds less",
             sent,
         )

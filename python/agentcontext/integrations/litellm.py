@@ -14,8 +14,8 @@ back holds the caller's own objects where nothing changed, and, where a tool res
 the request cut, a copy with the new content and, where ``clear_tool_inputs`` cleared old calls,
 their arguments as the fit left them (a dict for a dict, ``model_copy`` for a model).
 Without this module the library's functions take those objects too (``trim_messages``,
-``Conversation``...), returning dicts. Pass the ``tools=`` you give ``completion`` to count their
-definitions in. Each message is converted once and reused across calls (recognised by
+``Conversation``...), returning dicts. Pass the ``tools=`` and ``response_format=`` you give
+``completion`` to count them in. Each message is converted once and reused across calls (recognised by
 identity: a list that grew by one message costs one conversion). ``on_event=`` is called with
 each fit's events (:mod:`agentcontext.observe`: a compaction of kind ``fit``, policy ``litellm``).
 Nothing here imports LiteLLM; tested with litellm 1.110.
@@ -23,6 +23,7 @@ Nothing here imports LiteLLM; tested with litellm 1.110.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from operator import attrgetter, is_
 from typing import Any, TypeVar, cast
@@ -155,6 +156,27 @@ def _tools_text(tools: Sequence[Any] | None) -> list[str]:
     return out
 
 
+def _format_text(response_format: Any) -> list[str]:
+    """The text the ``response_format`` given to ``completion`` is counted as: a dict (OpenAI's
+    ``{"type": "json_schema", ...}``) as its JSON, a pydantic model class as its JSON schema;
+    none for None.
+
+    Raises:
+        ArgumentTypeError: anything else.
+    """
+    if response_format is None:
+        return []
+    if isinstance(response_format, Mapping):
+        return [json.dumps(response_format, ensure_ascii=False, default=str)]
+    schema = getattr(response_format, "model_json_schema", None)
+    if isinstance(response_format, type) and callable(schema):
+        return [json.dumps(schema(), ensure_ascii=False, default=str)]
+    raise ArgumentTypeError(
+        "response_format must be what litellm.completion(response_format=...) takes (a dict or a pydantic "
+        f"model class), got {type(response_format).__name__}"
+    )
+
+
 def _convert(message: Any, index: int) -> list[dict[str, Any]]:
     return [to_dict(message, index)]
 
@@ -198,24 +220,26 @@ def fit_messages(
     budget: int | Budget,
     *,
     tools: Sequence[Any] | None = None,
+    response_format: Any = None,
     on_event: EventCallback | None = None,
 ) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
-    sets the options too), the definitions of ``tools`` (as given to ``completion``) counted in:
-    the caller's own objects where unchanged. ``on_event``: called with the fit's events (a
+    sets the options too), the definitions of ``tools`` and the ``response_format`` (as given to
+    ``completion``) counted in: the caller's own objects where unchanged. ``on_event``: called with the fit's events (a
     callback that raises is logged and the fit goes on).
 
     Raises:
         InvalidMessageError: a message that is neither a Mapping nor a pydantic model.
         ArgumentTypeError: ``messages`` not a list of messages, ``tools`` not a list of tool
-            definitions, or ``on_event`` not callable.
+            definitions, ``response_format`` neither a dict nor a pydantic model class, or
+            ``on_event`` not callable.
         BudgetError: the system messages, the latest request and the newest round do not fit
             even with its long tool results cut.
     """
     on_event = check_callback(on_event, "litellm.fit_messages")
     messages = as_list(messages, "fit_messages(messages)")
     fitted_into = as_budget(budget)
-    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    beside = beside_tokens(None, [*_tools_text(tools), *_format_text(response_format)], fitted_into.encoding)
     return _fit(messages, fitted_into, beside, on_event)
 
 
@@ -224,6 +248,7 @@ async def afit_messages(
     budget: int | Budget,
     *,
     tools: Sequence[Any] | None = None,
+    response_format: Any = None,
     on_event: EventCallback | None = None,
 ) -> list[M]:
     """:func:`fit_messages` for the async path (before ``await litellm.acompletion(...)``): a list
@@ -232,5 +257,5 @@ async def afit_messages(
     on_event = check_callback(on_event, "litellm.afit_messages")
     items = list(as_list(messages, "afit_messages(messages)"))
     fitted_into = as_budget(budget)
-    beside = beside_tokens(None, _tools_text(tools), fitted_into.encoding)
+    beside = beside_tokens(None, [*_tools_text(tools), *_format_text(response_format)], fitted_into.encoding)
     return await off_loop(len(items), lambda: _fit(items, fitted_into, beside, on_event))

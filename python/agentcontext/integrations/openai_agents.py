@@ -13,8 +13,9 @@
 Both work on the SDK's Responses items as they are: an item the library did not change is the
 caller's own item (every field kept, ids and reasoning included); a cleared function call output
 or a cut request is a copy with only ``output`` or ``content`` replaced, and a function call whose
-arguments were cleared (``Budget(clear_tool_inputs=True)``) one with only ``arguments`` replaced. The instructions and
-the agent's tool and handoff definitions are counted in and left as they are. Each item is
+arguments were cleared (``Budget(clear_tool_inputs=True)``) one with only ``arguments`` replaced. The instructions,
+the agent's tool and handoff definitions and its structured output's JSON schema are counted in
+and left as they are. Each item is
 converted once and reused across calls (recognised by identity). :func:`input_filter` changes
 only what the model receives this call. :class:`CompactingSession` keeps the wrapped session as a
 lossless, append-only log and, after each ``add_items`` that brings the items since its last
@@ -26,7 +27,9 @@ compacted history. Tested with openai-agents 0.24 (``pip install 'agentcontext[o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -142,7 +145,7 @@ _FIT_ITEMS = _Fitter()
 
 
 def _tool_texts(agent: Any) -> list[str]:
-    """The definitions of ``agent``'s tools and handoffs (as their counted text)."""
+    """The definitions of ``agent``'s tools and handoffs and its output schema (as their counted text)."""
     out = []
     for tool in getattr(agent, "tools", None) or ():
         schema = getattr(tool, "params_json_schema", None)
@@ -153,7 +156,38 @@ def _tool_texts(agent: Any) -> list[str]:
         name = getattr(h, "tool_name", None) or f"transfer_to_{getattr(h, 'name', '')}"
         description = getattr(h, "tool_description", None) or getattr(h, "handoff_description", None)
         out.append(tool_text(str(name), description, getattr(h, "input_json_schema", None)))
+    schema = _output_schema_text(getattr(agent, "output_type", None))
+    if schema is not None:
+        out.append(schema)
     return out
+
+
+#: Per output type, the text its JSON schema is counted as (the schema is made once per type).
+_OUTPUT_SCHEMAS: dict[Any, str | None] = {}
+
+
+def _output_schema_text(output_type: Any) -> str | None:
+    """The JSON schema of an agent's structured output, which the model receives beside the tools
+    (its ``text.format``), as text; None for plain text output (``None`` or ``str``)."""
+    if output_type is None or output_type is str:
+        return None
+    held: str | bool | None = False
+    with contextlib.suppress(TypeError):  # (not hashable: made each call)
+        held = _OUTPUT_SCHEMAS.get(output_type, False)
+    if not isinstance(held, bool):
+        return held
+    from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
+
+    try:
+        schema = output_type if isinstance(output_type, AgentOutputSchemaBase) else AgentOutputSchema(output_type)
+        text = None if schema.is_plain_text() else json.dumps(schema.json_schema(), ensure_ascii=False, default=str)
+    except Exception:  # noqa: BLE001 - a type the SDK cannot make a schema of fails the run there, not here
+        return None
+    with contextlib.suppress(TypeError):
+        if len(_OUTPUT_SCHEMAS) >= 256:
+            _OUTPUT_SCHEMAS.clear()
+        _OUTPUT_SCHEMAS[output_type] = text
+    return text
 
 
 def fit_items(

@@ -25,6 +25,8 @@ pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -54,6 +56,8 @@ try:
     from pydantic_ai.messages import (
         BaseToolCallPart,
         BaseToolReturnPart,
+        BinaryContent,
+        ImageUrl,
         ModelMessage,
         ModelRequest,
         ModelResponse,
@@ -62,6 +66,7 @@ try:
         RetryFeedbackPart,
         RetryPromptPart,
         SystemPromptPart,
+        TextContent,
         TextPart,
         ThinkingPart,
         ToolReturnPart,
@@ -79,17 +84,76 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+        return "\n".join(_item_text(item) for item in content)
     return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _item_text(item: Any) -> str:
+    """The text of one item of a user prompt's content: a str or a ``TextContent``'s text, else
+    a marker naming its type (a file the model reads in its own way)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, TextContent):
+        return item.content
+    return f"[{type(item).__name__}]"
+
+
+#: Of an inline image, the bytes given to the counter: its header (where its size is) is in them.
+IMAGE_HEAD = 48 * 1024
+
+
+def _image_part(item: Any) -> dict[str, Any] | None:
+    """The OpenAI image part an image of a user prompt is counted as (the counter reads an inline
+    image's size from its header, so only its first bytes are encoded); None for another item."""
+    if isinstance(item, ImageUrl):
+        return {"type": "image_url", "image_url": {"url": item.url}}
+    if isinstance(item, BinaryContent) and item.is_image:
+        head = base64.b64encode(item.data[:IMAGE_HEAD]).decode("ascii")
+        return {"type": "image_url", "image_url": {"url": f"data:{item.media_type};base64,{head}"}}
+    return None
+
+
+def _returned(part: BaseToolReturnPart) -> Any:
+    """A tool return's content as the Chat message counts it: its text, or with images (which
+    Pydantic AI sends to the model after the return) its text and image parts."""
+    text = part.model_response_str()
+    files = part.files
+    images = [image for image in map(_image_part, files) if image is not None] if files else None
+    return [{"type": "text", "text": text}, *images] if images else text
+
+
+def _returned_as(part: BaseToolReturnPart, content: Any) -> Any:
+    """The content of a copy of ``part`` whose counted content the fit changed to ``content``:
+    a text as it is; text and image parts (its text cut, its images left) as the text followed
+    by the part's own files."""
+    if isinstance(content, str):
+        return content
+    text = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return [text, *part.files]
+
+
+def _user_content(content: Any) -> Any:
+    """A user prompt's content as the Chat message counts it: its text, or with images the
+    text and image parts (each image costs what the model charges for one, not a marker's
+    few tokens)."""
+    if isinstance(content, str) or not isinstance(content, Sequence) or isinstance(content, bytes | bytearray):
+        return _text(content)
+    images = [_image_part(item) for item in content]
+    if not any(images):
+        return _text(content)
+    return [
+        image if image is not None else {"type": "text", "text": _item_text(item)}
+        for item, image in zip(content, images, strict=True)
+    ]
 
 
 def _request_part(part: Any) -> dict[str, Any] | None:
     if isinstance(part, SystemPromptPart):
         return {"role": "system", "content": part.content}
     if isinstance(part, UserPromptPart):
-        return {"role": "user", "content": _text(part.content)}
+        return {"role": "user", "content": _user_content(part.content)}
     if isinstance(part, BaseToolReturnPart) and not isinstance(part, NativeToolReturnPart):
-        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()}
+        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": _returned(part)}
     if isinstance(part, RetryPromptPart):
         if part.tool_name is not None:
             return {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()}
@@ -194,11 +258,16 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
             elif isinstance(part, BaseToolReturnPart) and part.outcome in ("failed", "retried"):
                 # Counted as the model reads it, wrapped in {"error": ...}: the fitted text is that
                 # wrapper cleared or cut, which the part would wrap again; it goes out as it is.
-                parts.append(dataclasses.replace(part, content=changed["content"], outcome="success"))
-            elif isinstance(part, BaseToolReturnPart) or (
-                isinstance(part, UserPromptPart) and isinstance(part.content, str)
-            ):
+                parts.append(
+                    dataclasses.replace(part, content=_returned_as(part, changed["content"]), outcome="success")
+                )
+            elif isinstance(part, BaseToolReturnPart):
+                parts.append(dataclasses.replace(part, content=_returned_as(part, changed["content"])))
+            elif isinstance(part, UserPromptPart) and isinstance(part.content, str):
                 parts.append(dataclasses.replace(part, content=changed["content"]))
+            elif isinstance(part, UserPromptPart) and not isinstance(changed["content"], str):
+                # Counted in parts (with its images): the fit does not cut those.
+                parts.append(part)
             elif isinstance(part, UserPromptPart):
                 # Text cut, everything else (images, files) kept.
                 rest = [item for item in part.content if not isinstance(item, str)]
@@ -231,11 +300,51 @@ def _instructions(messages: Sequence[ModelMessage]) -> str | None:
 
 
 def _tools(ctx: RunContext[Any] | None) -> list[str]:
-    """The tool definitions of the run step (as their counted text), none outside a run."""
+    """The tool definitions of the run step (as their counted text), none outside a run, and
+    the agent's structured output schema when it is not sent as a tool (:func:`_output_text`)."""
     manager = getattr(ctx, "tool_manager", None)
     if manager is None or getattr(manager, "tools", None) is None:
         return []
-    return [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+    out = [tool_text(t.name, t.description, t.parameters_json_schema) for t in manager.tool_defs]
+    schema = _output_text(getattr(getattr(ctx, "agent", None), "output_type", None))
+    if schema is not None:
+        out.append(schema)
+    return out
+
+
+#: Per output type, the text its schema is counted as (None: not sent apart from the tools).
+_OUTPUT_TEXTS: dict[Any, str | None] = {}
+
+
+def _output_text(output_type: Any) -> str | None:
+    """The text the model receives for a ``NativeOutput`` (the JSON schema, as the response
+    format) or a ``PromptedOutput`` (the schema in the instructions Pydantic AI adds, with its
+    default template); None for any other output (text, or the output tools counted with the
+    tools)."""
+    if output_type is None or output_type is str:
+        return None
+    held: str | bool | None = False
+    with contextlib.suppress(TypeError):  # (not hashable: made each call)
+        held = _OUTPUT_TEXTS.get(output_type, False)
+    if not isinstance(held, bool):
+        return held
+    text = None
+    try:
+        from pydantic_ai import _output
+        from pydantic_ai.profiles import DEFAULT_PROMPTED_OUTPUT_TEMPLATE
+
+        schema = _output.OutputSchema.build(output_type)
+        if isinstance(schema, _output.PromptedOutputSchema) and schema.object_def is not None:
+            text = schema.build_instructions(schema.template or DEFAULT_PROMPTED_OUTPUT_TEMPLATE, schema.object_def)
+        elif isinstance(schema, _output.NativeOutputSchema) and schema.object_def is not None:
+            text = json.dumps(schema.object_def.json_schema, ensure_ascii=False)
+    except Exception:  # noqa: BLE001 - Pydantic AI's own schema making (a private module): counted as nothing
+        text = None
+    with contextlib.suppress(TypeError):
+        if len(_OUTPUT_TEXTS) >= 256:
+            _OUTPUT_TEXTS.clear()
+        _OUTPUT_TEXTS[output_type] = text
+    return text
 
 
 def _key(message: ModelMessage) -> tuple[Any, ...]:
