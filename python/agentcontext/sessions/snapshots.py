@@ -335,12 +335,20 @@ class SnapshotStore:
         """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
         resume; the old current stays in ``history``, also when it cannot be read. ``control`` is
         what survives the clear (for example the mode)."""
+        if control is not None and not isinstance(control, Mapping):
+            raise OptionError(f"control must be a mapping (a JSON object) or None, got {type(control).__name__}")
         current = self._peek_current()
         fmt = current.format if current is not None else "jsonl"
         encoding = current.encoding if current is not None else "o200k_base"
         empty = Conversation([], format=fmt, encoding=encoding)
         return self.save(
-            Snapshot(empty, control=dict(control or {}), fingerprint=fingerprint, turn=turn, reason="clear")
+            Snapshot(
+                empty,
+                control=dict(control if control is not None else {}),
+                fingerprint=fingerprint,
+                turn=turn,
+                reason="clear",
+            )
         )
 
     def _peek_current(self) -> Conversation | None:
