@@ -31,6 +31,7 @@ import stat
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,8 +117,12 @@ def check_fields(name: str, description: str, type: str) -> None:
         raise OptionError(f"record name {name!r} is not a slug (1-100 of a-z, 0-9, - and _; not starting with - or _)")
     if not isinstance(description, str) or not description.strip():
         raise OptionError(f"record {name}: description must be a non-empty line")
-    if description != description.strip() or any((c.isspace() and c != " ") or ord(c) < 32 for c in description):
-        raise OptionError(f"record {name}: description must be one line without leading or trailing spaces")
+    if description != description.strip() or any(
+        (c.isspace() and c != " ") or unicodedata.category(c) == "Cc" for c in description
+    ):
+        raise OptionError(
+            f"record {name}: description must be one line without leading or trailing spaces or control characters"
+        )
     _checks.text(f"record {name}: description", description)
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise OptionError(
@@ -303,7 +308,9 @@ class MemoryStore:
             raise OptionError(f"record {name}: body must be a string")
         _checks.text(f"record {name}: body", body)
         with self.locked():
-            self._write_file(name, render_record(name, description, type, body))
+            # Checked as the index reads it before the file is replaced: a record the index would
+            # refuse is never written over a good one.
+            self._write_checked(name, render_record(name, description, type, body))
             # Read back under the lock: another process may delete or replace it the moment it is released.
             return self.get(name)
 
