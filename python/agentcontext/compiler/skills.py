@@ -197,10 +197,7 @@ def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:
         raise ArgumentTypeError(f"directories must be a path or a list of paths, got {type(directories).__name__}")
     directories = list(directories)
     for i, d in enumerate(directories):
-        if not isinstance(d, bytes):
-            _checks.path_argument(f"directories[{i}]", d)
-        elif b"\0" in d:
-            raise OptionError(f"directories[{i}] holds a NUL byte: {d!r:.80}")
+        _checks.path_argument(f"directories[{i}]", os.fsdecode(d) if isinstance(d, bytes) else d)
     found = Skills()
     for d in directories:
         root = Path(os.fsdecode(d))
