@@ -59,6 +59,16 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
+#: What the core refuses in a description (``src/memory/record.rs``, ``is_bidi_control``): the
+#: characters that reorder what a reader sees of the rest of the line.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def is_bidi_control(c: str) -> bool:
+    """Whether ``c`` is a bidirectional embedding, override, isolate or mark."""
+    return c in BIDI_CONTROLS
+
+
 def is_slug(name: object) -> bool:
     """Whether ``name`` is a record name: 1 to 100 of ``a-z 0-9 - _``, not starting with - or _."""
     return isinstance(name, str) and _SLUG.fullmatch(name) is not None
@@ -123,6 +133,8 @@ def check_fields(name: str, description: str, type: str) -> None:
         raise OptionError(
             f"record {name}: description must be one line without leading or trailing spaces or control characters"
         )
+    if any(is_bidi_control(c) for c in description):
+        raise OptionError(f"record {name}: description holds a bidirectional control character")
     _checks.text(f"record {name}: description", description)
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise OptionError(

@@ -30,6 +30,7 @@ from agentcontext.memory.store import (
     MEMORY_TYPES,
     MemoryStore,
     _value,
+    is_bidi_control,
     is_slug,
     render_record,
     slugify,
@@ -429,7 +430,7 @@ class AnthropicMemoryTool:
 def _describe(text: str, name: str) -> str:
     """The description of a record created through :class:`AnthropicMemoryTool`: the first line
     of its text with a letter or digit (markdown heading marks off, spaces squeezed, control
-    characters dropped, cut to the index's limit), or the record's name.
+    and bidirectional control characters dropped, cut to the index's limit), or the record's name.
 
     Only the first :data:`MEMORY_MAX_RECORD_BYTES` characters are looked at: a longer text is over
     the record limit (each character is at least one byte) and is refused when written, so the
@@ -438,7 +439,9 @@ def _describe(text: str, name: str) -> str:
     character)."""
     first = ""
     for line in text[:MEMORY_MAX_RECORD_BYTES].splitlines():
-        candidate = "".join(c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc")
+        candidate = "".join(
+            c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc" and not is_bidi_control(c)
+        )
         candidate = " ".join(candidate.split())
         if any(c.isalnum() for c in candidate):
             first = candidate
