@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import MEMORY_MAX_RECORD_BYTES
-from agentcontext.errors import AgentContextError, MemoryRecordError, OptionError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, MemoryRecordError, OptionError
 from agentcontext.memory.store import (
     MAX_DESCRIPTION_CHARS,
     MEMORY_TYPES,
@@ -64,6 +64,8 @@ class MemoryTools:
     names = ("memory_show", "memory_write", "memory_delete", "memory_list", "memory_search")
 
     def __init__(self, store: MemoryStore) -> None:
+        if not isinstance(store, MemoryStore):
+            raise ArgumentTypeError(f"MemoryTools takes a MemoryStore, got {type(store).__name__}")
         self.store = store
 
     def definitions(self, style: ToolStyle = "openai") -> list[dict[str, Any]]:
@@ -222,6 +224,8 @@ class AnthropicMemoryTool:
     name = "memory"
 
     def __init__(self, store: MemoryStore, *, created_type: str = "project") -> None:
+        if not isinstance(store, MemoryStore):
+            raise ArgumentTypeError(f"AnthropicMemoryTool takes a MemoryStore, got {type(store).__name__}")
         if created_type not in MEMORY_TYPES:
             raise OptionError(f"created_type {created_type!r} is not one of {', '.join(MEMORY_TYPES)}")
         self.store = store
