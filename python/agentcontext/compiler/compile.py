@@ -171,7 +171,9 @@ def _compile(
     return CompiledRequest(
         system=system,
         sections=sections,
-        tools=[dict(d) for d in cat.definitions] if cat.definitions else None,
+        # New objects every request (from the JSON the tokens were counted on): a caller or SDK
+        # editing a definition changes neither the cached catalog nor the registry's tools.
+        tools=json.loads(cat.definitions_json) if cat.definitions else None,
         tools_json=cat.definitions_json,
         visible=list(cat.visible),
         hidden=dict(cat.hidden),

@@ -28,6 +28,7 @@ to write or delete files.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -95,6 +96,12 @@ class Snapshot:
             raise OptionError(f"conversation must be a Conversation, got {type(self.conversation).__name__}")
         if not isinstance(self.control, Mapping):
             raise OptionError(f"control must be a mapping (a JSON object), got {type(self.control).__name__}")
+        # The snapshot's own copy: the caller's dict edited after, or a to_json() result edited,
+        # does not change what this snapshot holds.
+        try:
+            object.__setattr__(self, "control", copy.deepcopy(dict(self.control)))
+        except (TypeError, copy.Error, RecursionError) as exc:
+            raise OptionError(f"control must be a JSON object; it cannot be copied: {exc}") from None
         if not isinstance(self.fingerprint, str):
             raise OptionError(f"fingerprint must be a string, got {type(self.fingerprint).__name__}")
         _checks.count("turn", self.turn)
@@ -119,7 +126,7 @@ class Snapshot:
             "encoding": conv.encoding,
             "tokens": conv.tokens,
             "messages": conv.to_format(conv.format),
-            "control": dict(self.control),
+            "control": copy.deepcopy(self.control),
         }
 
     @classmethod
