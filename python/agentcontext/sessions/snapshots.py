@@ -532,6 +532,10 @@ class SnapshotStore:
             control=dict(snapshot.control),
         )
 
+    def history_size(self) -> int:
+        """How many snapshots ``history`` holds now (slots 1 to this)."""
+        return len(self._history_files())
+
     def history(self) -> list[SnapshotInfo]:
         """Every snapshot, current first (an unreadable history file is skipped)."""
         out = []
@@ -540,7 +544,7 @@ class SnapshotStore:
         except SnapshotError as exc:
             if exc.kind != "not_found":
                 raise
-        for slot in range(1, len(self._history_files()) + 1):
+        for slot in range(1, self.history_size() + 1):
             with contextlib.suppress(SnapshotError):
                 out.append(self.info(slot))
         return out
