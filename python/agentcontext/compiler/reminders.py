@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -90,7 +90,12 @@ class Reminders:
     _above: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.rules = list(self.rules)
+        rules: object = self.rules
+        if isinstance(rules, Reminder):
+            rules = [rules]  # one rule
+        if isinstance(rules, str | bytes | Mapping) or not isinstance(rules, Iterable):
+            raise ArgumentTypeError(f"reminder rules must be a list of Reminder objects, got {type(rules).__name__}")
+        self.rules = list(rules)
         for r in self.rules:
             if not isinstance(r, Reminder):
                 raise OptionError(f"reminders are Reminder objects, got {type(r).__name__}")
