@@ -383,7 +383,8 @@ class MemoryStore:
             text = self.read_text(old)
             if self.path_of(new).exists() or self.path_of(new).is_symlink():
                 raise MemoryRecordError(f"record {new} already exists", new, "exists")
-            renamed = re.sub(r"(?m)^name:.*$", f"name: {new}", text, count=1)
+            # Only the name changes: the line's own ending (\r\n in a CRLF file) is kept.
+            renamed = re.sub(r"(?m)^name:[^\r\n]*", f"name: {new}", text, count=1)
             self._write_checked(new, renamed)
             try:
                 self.path_of(old).unlink()
