@@ -381,7 +381,7 @@ class AnthropicMemoryTool:
             if description == _describe(body, name) and _describe(after, name) != description:
                 # A description taken from the first line follows it.
                 line = f"description: {_value(_describe(after, name))}"
-                front = re.sub(r"(?m)^description:.*$", lambda _m: line, front, count=1)
+                front = re.sub(r"(?m)^description:[^\r\n]*", lambda _m: line, front, count=1)
             self.store._write_checked(name, front + after)
         return "The memory file has been edited."
 
@@ -483,5 +483,5 @@ def _touch(text: str) -> str:
     if not text.startswith("---") or end < 0:
         return text
     head, tail = text[:end], text[end:]
-    head = re.sub(r"(?m)^updated:.*$", f"updated: {_now()}", head, count=1)
+    head = re.sub(r"(?m)^updated:[^\r\n]*", f"updated: {_now()}", head, count=1)  # its line end kept
     return head + tail
