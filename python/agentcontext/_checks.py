@@ -226,13 +226,22 @@ def max_bytes_argument(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def session_choice(text: str | None) -> str | int | None:
+    """``--session``: an index when it is ASCII digits, else a session name. (``str.isdigit`` is
+    also true of ``"²"`` and ``"٣"``, which ``int`` refuses or reads as a number: a traceback, or a
+    session named so that could not be picked.)"""
+    if text is not None and text.isascii() and text.isdigit():
+        return int(text)
+    return text
+
+
 def _byte_size(text: str) -> int:
     """``--max-bytes``: a number of bytes, or one with a K, M or G suffix (powers of 1024)."""
     import argparse
 
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
     digits = text[:-1] if scale > 1 else text
-    if not digits.isdigit() or int(digits) == 0:
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
         raise argparse.ArgumentTypeError(f"expected a size such as 2G, 500M or 1000000, got {text!r}")
     return int(digits) * scale
 

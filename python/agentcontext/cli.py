@@ -240,7 +240,7 @@ def load(
     from agentcontext import importers
     from agentcontext.errors import SessionSelectionError
 
-    picked: str | int | None = int(session) if session is not None and session.isdigit() else session
+    picked = _checks.session_choice(session)
     try:
         conv = importers.load(path, format=fmt, session=picked, max_bytes=max_bytes)
     except SessionSelectionError as exc:

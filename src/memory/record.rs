@@ -170,11 +170,22 @@ fn one_line(field: &str, value: &str, max: usize) -> Result<(), String> {
     {
         return Err(format!("{field} holds a line break or control character"));
     }
+    // A bidirectional override or isolate reorders what a reader sees of the rest of the line
+    // (the memory index in a prompt, `agentcontext memory index` in a terminal).
+    if value.chars().any(is_bidi_control) {
+        return Err(format!("{field} holds a bidirectional control character"));
+    }
     let n = value.chars().count();
     if n > max {
         return Err(format!("{field} is {n} characters (at most {max})"));
     }
     Ok(())
+}
+
+/// The characters that change the direction of the text after them (embeddings, overrides,
+/// isolates and marks): U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Parse and validate the record in file `file` (its name inside the memory directory).
@@ -226,6 +237,25 @@ mod tests {
         assert_eq!(r.kind, Kind::User);
         assert_eq!(r.body, "The body.\n");
         assert_eq!(r.updated.as_deref(), Some("2026-11-30T20:45:16Z"));
+    }
+
+    #[test]
+    fn refuses_a_bidirectional_control_in_the_description() {
+        for c in ['\u{202E}', '\u{2066}', '\u{200F}', '\u{061C}'] {
+            let text = format!("---\nname: a\ndescription: ok{c}txt\ntype: user\n---\n");
+            assert_eq!(
+                parse("a.md", &text, 10).unwrap_err(),
+                "description holds a bidirectional control character"
+            );
+        }
+        assert!(
+            parse(
+                "a.md",
+                "---\nname: a\ndescription: \u{5d0}\u{5d1} ok\ntype: user\n---\n",
+                10
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from agentcontext._containment import one_line
 from agentcontext._core import Conversation, count_tokens, count_tokens_batch
 from agentcontext.compaction.summary_text import one_line as _one_line
 from agentcontext.types import Encoding, Handoff
@@ -134,7 +135,12 @@ class Ledger:
         conversation, when known) and where its full text is."""
         if request is None and h["user_requests"]:
             request = h["user_requests"][0][1]
-        artifacts = tuple(LedgerArtifact(a["path"], tuple(a["ops"]), _one_line(a["last"], 160)) for a in h["artifacts"])
+        # A path is the model's own text (a tool call's argument): a newline in it would start a
+        # line of its own, a forged "## User constraints" heading that the next compaction parses
+        # as the user's rule. It is shown escaped on one line (one_line), as names are in prompts.
+        artifacts = tuple(
+            LedgerArtifact(one_line(a["path"]), tuple(a["ops"]), _one_line(a["last"], 160)) for a in h["artifacts"]
+        )
         commands = tuple(
             LedgerCommand(_one_line(c["command"], 160), _one_line(c["outcome"], 200), c["ok"]) for c in h["commands"]
         )
@@ -146,7 +152,7 @@ class Ledger:
             artifacts=artifacts,
             commands=commands,
             errors=errors,
-            plan=tuple((status or "-", _one_line(item, 200)) for item, status in h["plan"]),
+            plan=tuple((_one_line(status, 40) or "-", _one_line(item, 200)) for item, status in h["plan"]),
         )
 
     def merged(self, newer: Ledger) -> Ledger:

@@ -171,7 +171,9 @@ def _compile(
     return CompiledRequest(
         system=system,
         sections=sections,
-        tools=[dict(d) for d in cat.definitions] if cat.definitions else None,
+        # New objects every request (from the JSON the tokens were counted on): a caller or SDK
+        # editing a definition changes neither the cached catalog nor the registry's tools.
+        tools=json.loads(cat.definitions_json) if cat.definitions else None,
         tools_json=cat.definitions_json,
         visible=list(cat.visible),
         hidden=dict(cat.hidden),
@@ -292,6 +294,10 @@ class Compiler:
             raise OptionError(f"working_set must be a WorkingSet, got {type(self.working_set).__name__}")
         self.mode: Mode = check_mode(mode)
         self.hiding: ToolHiding = check_hiding(hiding)
+        if reminders is not None and not isinstance(reminders, Reminders | Sequence):
+            raise ArgumentTypeError(
+                f"reminders must be a Reminders, a list of Reminder or None, got {type(reminders).__name__}"
+            )
         self.reminders = reminders if isinstance(reminders, Reminders) else Reminders(list(reminders or []))
         self.events: list[dict[str, Any]] = []
         #: Every request compiled, in order.
@@ -320,6 +326,7 @@ class Compiler:
     def refresh(self, *, git: bool = True) -> None:
         """Read the workspace's project instructions and environment again and rebuild the
         registry; a section that changed is reported by the next request."""
+        _checks.flag("git", git)
         ws = self.working_set
         if ws.workspace is not None:
             ws.instructions = project_instructions(ws.workspace, names=ws.instruction_names)
@@ -358,6 +365,7 @@ class Compiler:
         actually sent (a Session does, after compaction)."""
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         _checks.optional_count("context_window", context_window, minimum=1)
+        _checks.flag("record", record)
         if not isinstance(conversation, Conversation):
             raise ArgumentTypeError(f"compile() takes a Conversation, got {type(conversation).__name__}")
         if self._counter is None or self._counter.encoding != conversation.encoding:

@@ -30,7 +30,7 @@ from agentcontext._containment import one_line
 from agentcontext._git import filters_off as _filters_off
 from agentcontext._git import run as _run
 from agentcontext.compiler.instructions import find_repo_root
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = ["environment_section", "git_state"]
 
@@ -50,6 +50,7 @@ def git_state(workspace: str | os.PathLike[str], *, timeout: float = 2.0) -> tup
     git missing, or git did not answer within ``timeout`` seconds). A detached HEAD is
     ``"(detached at <short sha>)"``. The branch and every line are on one line (escaped when they
     hold a character that is not printable)."""
+    _checks.path_argument("workspace", workspace)
     _checks.number("timeout", timeout, low=0.0, low_open=True)
     ws = Path(workspace).resolve()
     root = find_repo_root(ws)
@@ -92,7 +93,12 @@ def environment_section(
     """The environment section. Only the date (not the time) is shown, so the section stays the
     same all day; the git status lines are capped at 20 and the whole section at ``max_chars``
     (the status is cut first, with a line saying how many entries were left out)."""
+    _checks.path_argument("workspace", workspace)
     _checks.count("max_chars", max_chars, minimum=1)
+    _checks.flag("git", git)
+    _checks.number("git_timeout", git_timeout, low=0.0, low_open=True)
+    if today is not None and not isinstance(today, datetime.date):
+        raise ArgumentTypeError(f"today must be a datetime.date or None, got {type(today).__name__}")
     ws = Path(workspace).resolve()
     if not ws.is_dir():
         raise OptionError(f"workspace {os.fspath(workspace)!r} is not a directory")

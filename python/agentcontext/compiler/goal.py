@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentcontext import _checks
 from agentcontext._containment import one_line, read_text, real_root
 from agentcontext._core import Conversation, truncate
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = [
     "CommandExited",
@@ -75,6 +75,9 @@ class Goal:
         if not isinstance(self.judge, Judge):
             raise OptionError(f"judge must have a judge(goal, conversation) method, got {type(self.judge).__name__}")
         _checks.count("max_continuations", self.max_continuations)
+        _checks.count("continuations", self.continuations)
+        if self.status not in ("active", "met", "limit"):
+            raise OptionError(f"goal status must be 'active', 'met' or 'limit', got {self.status!r:.80}")
 
     def section(self) -> str:
         """The goal section of the system prompt."""
@@ -173,6 +176,29 @@ class CommandExited:
     tool: str | None = None
     pattern: str = EXIT_PATTERN
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.command, str) or not self.command:
+            raise ArgumentTypeError(f"CommandExited command must be a non-empty string, got {self.command!r:.80}")
+        # An exit status given as "0" would never equal the int read from a result: never met.
+        if isinstance(self.code, bool) or not isinstance(self.code, int):
+            raise ArgumentTypeError(
+                f"CommandExited code must be an int, got {type(self.code).__name__} {self.code!r:.40}"
+            )
+        if self.tool is not None and not isinstance(self.tool, str):
+            raise ArgumentTypeError(f"CommandExited tool must be a tool name or None, got {type(self.tool).__name__}")
+        if not isinstance(self.pattern, str):
+            raise ArgumentTypeError(f"CommandExited pattern must be a string, got {type(self.pattern).__name__}")
+        try:
+            groups = re.compile(self.pattern).groups
+        except re.error as exc:
+            raise OptionError(
+                f"CommandExited pattern {self.pattern!r:.80} is not a regular expression: {exc}"
+            ) from None
+        if groups != 1:
+            raise OptionError(
+                f"CommandExited pattern must have exactly one group (the exit status), {self.pattern!r:.80} has {groups}"
+            )
+
     def check(self, conversation: Conversation, workspace: Path) -> tuple[bool, str]:
         runs = [
             e
@@ -202,6 +228,11 @@ class FileContains:
     path: str
     text: str | None = None
 
+    def __post_init__(self) -> None:
+        _checks.path_argument("FileContains path", self.path)
+        if self.text is not None and not isinstance(self.text, str):
+            raise ArgumentTypeError(f"FileContains text must be a string or None, got {type(self.text).__name__}")
+
     def check(self, conversation: Conversation, workspace: Path) -> tuple[bool, str]:
         target = workspace / self.path
         if not os.path.lexists(target):
@@ -228,6 +259,11 @@ class EvidenceJudge:
     def __init__(self, *checks: Check, workspace: str | os.PathLike[str] | None = None) -> None:
         if not checks:
             raise OptionError("EvidenceJudge needs at least one check")
+        for i, c in enumerate(checks):
+            if not callable(getattr(c, "check", None)):
+                raise ArgumentTypeError(
+                    f"EvidenceJudge check {i} must have a check(conversation, workspace) method, got {type(c).__name__}"
+                )
         if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
             raise OptionError(f"workspace must be a path or None, got {type(workspace).__name__}")
         self.checks = checks
@@ -306,7 +342,7 @@ class LLMJudge:
     ) -> None:
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         _checks.count("messages", messages, minimum=1)
-        _checks.count("per_message_chars", per_message_chars, minimum=1)
+        _checks.count("per_message_chars", per_message_chars, minimum=100)  # evidence_text's least
         if not callable(getattr(provider, "complete", None)):
             raise OptionError(f"provider must be a Provider (with complete()), got {type(provider).__name__}")
         self.provider = provider

@@ -99,6 +99,7 @@ def project_instructions(
     them: every file at most ``per_file_chars``, all at most ``total_chars``, each cut keeping
     ``head_share`` head and the rest tail. The nearest files are fitted first, so over the total
     the farthest are cut or left out first. Outermost first, nearest last, so the nearest wins."""
+    _checks.path_argument("workspace", workspace)
     _checks.count("per_file_chars", per_file_chars)
     _checks.count("total_chars", total_chars)
     if isinstance(names, str) or not all(isinstance(n, str) and n and "/" not in n for n in names):

@@ -12,6 +12,7 @@ what a mode hides is refused there, not just left out of the catalog.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,10 +60,14 @@ class ToolSpec:
                 raise OptionError(f"tool {self.name!r}: {flag} must be True or False")
         if not isinstance(self.source, str) or not self.source:
             raise OptionError(f"tool {self.name!r}: source must be a non-empty string")
+        # The tool's own copy: the caller's schema (or an MCP listing) edited later does not
+        # change a registered tool, nor the other way round.
+        object.__setattr__(self, "input_schema", copy.deepcopy(dict(self.input_schema)))
 
     def definition(self, style: ToolStyle = "openai") -> dict[str, Any]:
-        """The tool definition in a provider's shape (Anthropic, OpenAI Chat or Responses)."""
-        schema = dict(self.input_schema)
+        """The tool definition in a provider's shape (Anthropic, OpenAI Chat or Responses); a new
+        object every call (editing it changes neither this tool nor an earlier definition)."""
+        schema = copy.deepcopy(dict(self.input_schema))
         if style == "anthropic":
             return {"name": self.name, "description": self.description, "input_schema": schema}
         if style == "openai":

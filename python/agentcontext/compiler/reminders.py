@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcontext import _checks
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = ["Reminder", "Reminders", "render_reminders"]
 
@@ -48,7 +48,19 @@ class Reminder:
             raise OptionError(f'a reminder is on "tool", "turn", "pressure" or "mode", got {self.on!r}')
         if not isinstance(self.text, str) or not self.text.strip():
             raise OptionError("a reminder needs a non-empty text")
-        for pattern in (self.tool, self.arguments):
+        try:
+            # What _fire gives it: a field it cannot read ({turn[0]}, {tool.x}) is a mistake in the
+            # rule, refused now rather than raised from the agent loop when the event comes.
+            self.text.format(tool="bash", turn=1, share="75%", mode="plan")
+        except (AttributeError, TypeError) as exc:
+            raise OptionError(f"reminder text {self.text!r:.80} names a field it cannot read: {exc}") from None
+        except (KeyError, IndexError, ValueError):
+            pass  # braces that are not fields: the text is used as it is
+        for name, pattern in (("tool", self.tool), ("arguments", self.arguments)):
+            if pattern is not None and not isinstance(pattern, str):
+                raise ArgumentTypeError(
+                    f"reminder {name} must be a regular expression (str) or None, got {type(pattern).__name__}"
+                )
             if pattern is not None:
                 try:
                     re.compile(pattern)
@@ -61,6 +73,9 @@ class Reminder:
             _checks.optional_count("at", self.at, minimum=1)
         if self.on == "pressure":
             _checks.number("share", self.share, low=0.0, high=1.0, low_open=True)
+        if self.mode is not None and not isinstance(self.mode, str):
+            raise ArgumentTypeError(f"reminder mode must be a mode name or None, got {type(self.mode).__name__}")
+        _checks.flag("persist", self.persist)
 
 
 @dataclass
@@ -75,7 +90,12 @@ class Reminders:
     _above: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.rules = list(self.rules)
+        rules: object = self.rules
+        if isinstance(rules, Reminder):
+            rules = [rules]  # one rule
+        if isinstance(rules, str | bytes | Mapping) or not isinstance(rules, Iterable):
+            raise ArgumentTypeError(f"reminder rules must be a list of Reminder objects, got {type(rules).__name__}")
+        self.rules = list(rules)
         for r in self.rules:
             if not isinstance(r, Reminder):
                 raise OptionError(f"reminders are Reminder objects, got {type(r).__name__}")
@@ -83,7 +103,7 @@ class Reminders:
     def _fire(self, rule: Reminder, **values: object) -> None:
         try:
             text = rule.text.format(**values)
-        except (KeyError, IndexError, ValueError):
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError):
             text = rule.text
         self.pending.append((rule, text))
         self.fired.append({"on": rule.on, "text": text, "persist": rule.persist})

@@ -77,6 +77,13 @@ class WorkingSet:
                 raise ArgumentTypeError(
                     f"WorkingSet {name} must be a {kind.__name__} or None, got {type(value).__name__}"
                 )
+        if self.memory is not None:
+            from agentcontext.memory.store import MemoryStore
+
+            if not isinstance(self.memory, MemoryStore):
+                raise ArgumentTypeError(
+                    f"WorkingSet memory must be a MemoryStore or None, got {type(self.memory).__name__}"
+                )
         if self.workspace is not None and not isinstance(self.workspace, Path):
             raise ArgumentTypeError(f"WorkingSet workspace must be a Path or None, got {type(self.workspace).__name__}")
         b = self.bundle

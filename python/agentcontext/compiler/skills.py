@@ -19,14 +19,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._containment import one_line, outside_reason, read_text, real_root
 from agentcontext.compiler.registry import ToolSpec
-from agentcontext.errors import OptionError
+from agentcontext.errors import ArgumentTypeError, OptionError
 
 __all__ = ["LOAD_SKILL", "Skill", "Skills", "discover_skills", "parse_front_matter"]
 
@@ -192,6 +193,11 @@ def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:
     not a directory is an :class:`~agentcontext.errors.OptionError`; a bad skill is a problem."""
     if isinstance(directories, str | bytes | os.PathLike):
         directories = [directories]
+    if not isinstance(directories, Iterable):
+        raise ArgumentTypeError(f"directories must be a path or a list of paths, got {type(directories).__name__}")
+    directories = list(directories)
+    for i, d in enumerate(directories):
+        _checks.path_argument(f"directories[{i}]", os.fsdecode(d) if isinstance(d, bytes) else d)
     found = Skills()
     for d in directories:
         root = Path(os.fsdecode(d))

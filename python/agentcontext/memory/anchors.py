@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentcontext import _checks
 from agentcontext._containment import read_text, real_root
 from agentcontext._core import count_tokens, truncate
-from agentcontext.errors import BudgetError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError
 from agentcontext.types import Encoding
 
 __all__ = ["WorkspaceAnchors"]
@@ -48,16 +49,22 @@ class WorkspaceAnchors:
         max_bytes: int = 1_000_000,
         encoding: Encoding = "o200k_base",
     ) -> None:
-        self.paths = [Path(p) for p in paths]
+        if isinstance(paths, str | os.PathLike):
+            paths = [paths]  # one path, not its characters
+        if isinstance(paths, bytes) or not isinstance(paths, Iterable):
+            raise ArgumentTypeError(f"paths must be a path or a list of paths, got {type(paths).__name__}")
+        self.paths = [Path(_checks.path_argument(f"paths[{i}]", p)) for i, p in enumerate(paths)]
         if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
             raise OptionError(f"workspace must be a path or None, got {type(workspace).__name__}")
+        if workspace is not None:
+            _checks.path_argument("workspace", workspace)
         #: The root relative paths resolve against and no path may leave (None: not given; see the module).
         self.workspace: Path | None = None if workspace is None else Path(workspace).absolute()
         self._cwd = Path.cwd()
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise OptionError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        if not isinstance(max_bytes, int) or max_bytes < 1:
-            raise OptionError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        _checks.count("max_tokens", max_tokens, minimum=1)
+        _checks.count("max_bytes", max_bytes, minimum=1)
+        if encoding not in ("o200k_base", "cl100k_base"):
+            raise OptionError(f'encoding must be "o200k_base" or "cl100k_base", got {encoding!r:.80}')
         self.max_tokens = max_tokens
         self.max_bytes = max_bytes
         self.encoding: Encoding = encoding

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         from agentcontext.memory.conversation import conversation_search, format_hits
 
         session = args.session
-        picked = int(session) if session is not None and session.isdigit() else session
+        picked = _checks.session_choice(session)
         try:
             result = conversation_search(
                 args.log, args.query, regex=args.regex, limit=args.limit, max_bytes=args.max_bytes, session=picked

@@ -31,6 +31,7 @@ import stat
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +57,16 @@ MAX_DESCRIPTION_CHARS = 300
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+#: What the core refuses in a description (``src/memory/record.rs``, ``is_bidi_control``): the
+#: characters that reorder what a reader sees of the rest of the line.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def is_bidi_control(c: str) -> bool:
+    """Whether ``c`` is a bidirectional embedding, override, isolate or mark."""
+    return c in BIDI_CONTROLS
 
 
 def is_slug(name: object) -> bool:
@@ -116,8 +127,14 @@ def check_fields(name: str, description: str, type: str) -> None:
         raise OptionError(f"record name {name!r} is not a slug (1-100 of a-z, 0-9, - and _; not starting with - or _)")
     if not isinstance(description, str) or not description.strip():
         raise OptionError(f"record {name}: description must be a non-empty line")
-    if description != description.strip() or any((c.isspace() and c != " ") or ord(c) < 32 for c in description):
-        raise OptionError(f"record {name}: description must be one line without leading or trailing spaces")
+    if description != description.strip() or any(
+        (c.isspace() and c != " ") or unicodedata.category(c) == "Cc" for c in description
+    ):
+        raise OptionError(
+            f"record {name}: description must be one line without leading or trailing spaces or control characters"
+        )
+    if any(is_bidi_control(c) for c in description):
+        raise OptionError(f"record {name}: description holds a bidirectional control character")
     _checks.text(f"record {name}: description", description)
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise OptionError(
@@ -303,7 +320,9 @@ class MemoryStore:
             raise OptionError(f"record {name}: body must be a string")
         _checks.text(f"record {name}: body", body)
         with self.locked():
-            self._write_file(name, render_record(name, description, type, body))
+            # Checked as the index reads it before the file is replaced: a record the index would
+            # refuse is never written over a good one.
+            self._write_checked(name, render_record(name, description, type, body))
             # Read back under the lock: another process may delete or replace it the moment it is released.
             return self.get(name)
 
@@ -364,7 +383,8 @@ class MemoryStore:
             text = self.read_text(old)
             if self.path_of(new).exists() or self.path_of(new).is_symlink():
                 raise MemoryRecordError(f"record {new} already exists", new, "exists")
-            renamed = re.sub(r"(?m)^name:.*$", f"name: {new}", text, count=1)
+            # Only the name changes: the line's own ending (\r\n in a CRLF file) is kept.
+            renamed = re.sub(r"(?m)^name:[^\r\n]*", f"name: {new}", text, count=1)
             self._write_checked(new, renamed)
             try:
                 self.path_of(old).unlink()

@@ -24,12 +24,13 @@ from typing import Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import MEMORY_MAX_RECORD_BYTES
-from agentcontext.errors import AgentContextError, MemoryRecordError, OptionError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, MemoryRecordError, OptionError
 from agentcontext.memory.store import (
     MAX_DESCRIPTION_CHARS,
     MEMORY_TYPES,
     MemoryStore,
     _value,
+    is_bidi_control,
     is_slug,
     render_record,
     slugify,
@@ -63,6 +64,8 @@ class MemoryTools:
     names = ("memory_show", "memory_write", "memory_delete", "memory_list", "memory_search")
 
     def __init__(self, store: MemoryStore) -> None:
+        if not isinstance(store, MemoryStore):
+            raise ArgumentTypeError(f"MemoryTools takes a MemoryStore, got {type(store).__name__}")
         self.store = store
 
     def definitions(self, style: ToolStyle = "openai") -> list[dict[str, Any]]:
@@ -221,6 +224,8 @@ class AnthropicMemoryTool:
     name = "memory"
 
     def __init__(self, store: MemoryStore, *, created_type: str = "project") -> None:
+        if not isinstance(store, MemoryStore):
+            raise ArgumentTypeError(f"AnthropicMemoryTool takes a MemoryStore, got {type(store).__name__}")
         if created_type not in MEMORY_TYPES:
             raise OptionError(f"created_type {created_type!r} is not one of {', '.join(MEMORY_TYPES)}")
         self.store = store
@@ -376,7 +381,7 @@ class AnthropicMemoryTool:
             if description == _describe(body, name) and _describe(after, name) != description:
                 # A description taken from the first line follows it.
                 line = f"description: {_value(_describe(after, name))}"
-                front = re.sub(r"(?m)^description:.*$", lambda _m: line, front, count=1)
+                front = re.sub(r"(?m)^description:[^\r\n]*", lambda _m: line, front, count=1)
             self.store._write_checked(name, front + after)
         return "The memory file has been edited."
 
@@ -429,7 +434,7 @@ class AnthropicMemoryTool:
 def _describe(text: str, name: str) -> str:
     """The description of a record created through :class:`AnthropicMemoryTool`: the first line
     of its text with a letter or digit (markdown heading marks off, spaces squeezed, control
-    characters dropped, cut to the index's limit), or the record's name.
+    and bidirectional control characters dropped, cut to the index's limit), or the record's name.
 
     Only the first :data:`MEMORY_MAX_RECORD_BYTES` characters are looked at: a longer text is over
     the record limit (each character is at least one byte) and is refused when written, so the
@@ -438,7 +443,9 @@ def _describe(text: str, name: str) -> str:
     character)."""
     first = ""
     for line in text[:MEMORY_MAX_RECORD_BYTES].splitlines():
-        candidate = "".join(c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc")
+        candidate = "".join(
+            c for c in line.strip().lstrip("#") if unicodedata.category(c) != "Cc" and not is_bidi_control(c)
+        )
         candidate = " ".join(candidate.split())
         if any(c.isalnum() for c in candidate):
             first = candidate
@@ -476,5 +483,5 @@ def _touch(text: str) -> str:
     if not text.startswith("---") or end < 0:
         return text
     head, tail = text[:end], text[end:]
-    head = re.sub(r"(?m)^updated:.*$", f"updated: {_now()}", head, count=1)
+    head = re.sub(r"(?m)^updated:[^\r\n]*", f"updated: {_now()}", head, count=1)  # its line end kept
     return head + tail

@@ -177,18 +177,27 @@ def run(args: argparse.Namespace) -> int:
     if args.history < 0:
         raise OptionError(f"--history must be a non-negative integer, got {args.history}")
     store = SnapshotStore(directory, create=False)
-    infos = [info for info in store.history() if info.slot <= args.history]
-    if not infos or infos[0].slot != 0:
+    try:
+        current = store.info(0)
+    except SnapshotError as exc:
+        if exc.kind != "not_found":
+            raise
         store_like = _is_store(directory) or (directory / "history").is_dir()
         what = "no current snapshot" if store_like else "not a snapshot store (it holds no current.json)"
-        raise SnapshotError(f"{directory}: {what}", str(directory), "not_found")
+        raise SnapshotError(f"{directory}: {what}", str(directory), "not_found") from None
+    # Only the snapshots asked for are read (each may be up to max_bytes), and one that cannot be
+    # read is listed with why, not left out.
+    rows: list[tuple[int, SnapshotInfo | None, str | None]] = [(0, current, None)]
+    for slot in range(1, min(args.history, store.history_size()) + 1):
+        try:
+            rows.append((slot, store.info(slot), None))
+        except SnapshotError as exc:
+            rows.append((slot, None, str(exc)))
     if args.json:
-        print(
-            json.dumps(
-                {"directory": str(directory), "snapshots": [i.to_json() for i in infos]}, indent=2, ensure_ascii=False
-            )
-        )
+        snapshots = [i.to_json() if i is not None else {"slot": slot, "error": e} for slot, i, e in rows]
+        print(json.dumps({"directory": str(directory), "snapshots": snapshots}, indent=2, ensure_ascii=False))
         return 0
-    for info in infos:
-        print(_line(info, "current" if info.slot == 0 else f"{info.slot} back"))
+    for slot, info, error in rows:
+        name = "current" if slot == 0 else f"{slot} back"
+        print(_line(info, name) if info is not None else f"{name}: unreadable: {_one_line(str(error))}")
     return 0

@@ -210,6 +210,10 @@ class Permissions:
     """
 
     def __init__(self, rules: Iterable[Rule] = (), *, default: Decision = "ask", read_only: Decision = "allow") -> None:
+        if isinstance(rules, Rule):
+            rules = (rules,)  # one rule
+        if isinstance(rules, str | bytes | Mapping) or not isinstance(rules, Iterable):
+            raise ArgumentTypeError(f"rules must be a list of Rule objects, got {type(rules).__name__}")
         self.rules: tuple[Rule, ...] = tuple(rules)
         for rule in self.rules:
             if not isinstance(rule, Rule):

@@ -28,6 +28,7 @@ to write or delete files.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -95,6 +96,12 @@ class Snapshot:
             raise OptionError(f"conversation must be a Conversation, got {type(self.conversation).__name__}")
         if not isinstance(self.control, Mapping):
             raise OptionError(f"control must be a mapping (a JSON object), got {type(self.control).__name__}")
+        # The snapshot's own copy: the caller's dict edited after, or a to_json() result edited,
+        # does not change what this snapshot holds.
+        try:
+            object.__setattr__(self, "control", copy.deepcopy(dict(self.control)))
+        except (TypeError, copy.Error, RecursionError) as exc:
+            raise OptionError(f"control must be a JSON object; it cannot be copied: {exc}") from None
         if not isinstance(self.fingerprint, str):
             raise OptionError(f"fingerprint must be a string, got {type(self.fingerprint).__name__}")
         _checks.count("turn", self.turn)
@@ -119,7 +126,7 @@ class Snapshot:
             "encoding": conv.encoding,
             "tokens": conv.tokens,
             "messages": conv.to_format(conv.format),
-            "control": dict(self.control),
+            "control": copy.deepcopy(self.control),
         }
 
     @classmethod
@@ -335,12 +342,20 @@ class SnapshotStore:
         """Write an empty current snapshot (a user's ``/clear``): what was cleared cannot come back on
         resume; the old current stays in ``history``, also when it cannot be read. ``control`` is
         what survives the clear (for example the mode)."""
+        if control is not None and not isinstance(control, Mapping):
+            raise OptionError(f"control must be a mapping (a JSON object) or None, got {type(control).__name__}")
         current = self._peek_current()
         fmt = current.format if current is not None else "jsonl"
         encoding = current.encoding if current is not None else "o200k_base"
         empty = Conversation([], format=fmt, encoding=encoding)
         return self.save(
-            Snapshot(empty, control=dict(control or {}), fingerprint=fingerprint, turn=turn, reason="clear")
+            Snapshot(
+                empty,
+                control=dict(control if control is not None else {}),
+                fingerprint=fingerprint,
+                turn=turn,
+                reason="clear",
+            )
         )
 
     def _peek_current(self) -> Conversation | None:
@@ -517,6 +532,10 @@ class SnapshotStore:
             control=dict(snapshot.control),
         )
 
+    def history_size(self) -> int:
+        """How many snapshots ``history`` holds now (slots 1 to this)."""
+        return len(self._history_files())
+
     def history(self) -> list[SnapshotInfo]:
         """Every snapshot, current first (an unreadable history file is skipped)."""
         out = []
@@ -525,7 +544,7 @@ class SnapshotStore:
         except SnapshotError as exc:
             if exc.kind != "not_found":
                 raise
-        for slot in range(1, len(self._history_files()) + 1):
+        for slot in range(1, self.history_size() + 1):
             with contextlib.suppress(SnapshotError):
                 out.append(self.info(slot))
         return out

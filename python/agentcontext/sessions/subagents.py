@@ -149,6 +149,11 @@ class SubagentPolicy:
             _check_return_budget(self.return_tokens, marker_tokens("o200k_base"), "the truncation marker")
         _checks.count("max_steps", self.max_steps, minimum=1)
         _checks.count("max_parallel", self.max_parallel, minimum=1)
+        # A string is truthy: fork="false" would fork every child.
+        _checks.flag("fork", self.fork)
+        _checks.flag("keep_workspace", self.keep_workspace)
+        if self.log_dir is not None:
+            _checks.path_argument("log_dir", self.log_dir)
         if self.workspace not in ("shared", "directory", "worktree"):
             raise OptionError(f'workspace must be "shared", "directory" or "worktree", got {self.workspace!r}')
         f = self.tool_filter
