@@ -90,14 +90,15 @@ def cut_round(
 
 
 def _units(message: dict[str, Any]) -> list[tuple[str | tuple[int, str], str]]:
-    """The texts of a message (in the library's format) that may be cut: its text content
-    (``"content"``), and the string values of its tool calls' JSON-object arguments (``(call,
-    key)``: a call written whole keeps its arguments valid JSON, its long strings cut)."""
+    """The texts of a message (in the library's format, or an OpenAI Chat message: a call's
+    arguments under its ``function``) that may be cut: its text content (``"content"``), and the
+    string values of its tool calls' JSON-object arguments (``(call, key)``: a call written whole
+    keeps its arguments valid JSON, its long strings cut)."""
     out: list[tuple[str | tuple[int, str], str]] = []
     if isinstance(message.get("content"), str):
         out.append(("content", message["content"]))
     for c, call in enumerate(message.get("tool_calls") or ()):
-        arguments = call.get("arguments") if isinstance(call, dict) else None
+        arguments = _arguments_of(call).get("arguments") if isinstance(call, dict) else None
         try:
             parsed = json.loads(arguments) if isinstance(arguments, str) else None
         except ValueError:
@@ -115,10 +116,20 @@ def _put(message: dict[str, Any], where: str | tuple[int, str], text: str) -> No
         return
     c, key = where
     calls = [dict(x) for x in message["tool_calls"]]
-    arguments = json.loads(calls[c]["arguments"])
+    if isinstance(calls[c].get("function"), dict):
+        calls[c]["function"] = dict(calls[c]["function"])
+    holder = _arguments_of(calls[c])
+    arguments = json.loads(holder["arguments"])
     arguments[key] = text
-    calls[c]["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    holder["arguments"] = json.dumps(arguments, ensure_ascii=False)
     message["tool_calls"] = calls
+
+
+def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:
+    """The dict holding a tool call's ``arguments``: the call itself (the library's format), or
+    its ``function`` (OpenAI Chat)."""
+    function = call.get("function")
+    return function if "arguments" not in call and isinstance(function, dict) else call
 
 
 def _cut_into(
@@ -198,9 +209,14 @@ def cut_texts(
                 call_id = neutral[k][j].get("tool_call_id") if where == "content" else None
                 reused = isinstance(call_id, str) and call_id in run.reused_ids()
                 alias = call_id if isinstance(call_id, str) and not reused else None
+                if where != "content" and store is not None:
+                    # A call's argument: the name a run gives it, if any (an adapter's: the call's
+                    # arguments in the framework's history, ``<call id>#arguments``).
+                    alias = getattr(run, "argument_alias", lambda m, w: None)(neutral[k][j], where)
                 stored = store.put(text, alias=alias) if store is not None else None
-                # (A store that keeps nothing, an adapter's, names no id for a reused call id.)
-                recall[n] = None if store is None or (reused and not stored) else alias or stored
+                # (A store that keeps nothing, an adapter's, names no id for a reused call id, nor
+                # for an argument it has no name for.)
+                recall[n] = None if store is None or (reused and not stored) else alias or stored or None
             try:
                 done = truncate(
                     text, shares[n], unit="tokens", strategy="head_tail", head_share=0.5,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from agentcontext.budgets.recall import ARGUMENTS
 from agentcontext.types import Encoding
 
 if TYPE_CHECKING:
@@ -29,6 +30,16 @@ class _Run:
 
     def reused_ids(self) -> frozenset[str]:
         return self.reused
+
+    def argument_alias(self, message: dict[str, Any], where: tuple[int, str]) -> str | None:
+        """The recall id of a cut argument of ``message``'s call ``where[0]``: where the framework's
+        own history holds the call's arguments, ``<call id>#arguments`` (None when calls reuse
+        the id, or with no store: the marker then says the original is not stored)."""
+        call = (message.get("tool_calls") or [])[where[0]]
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if self.store is None or not isinstance(call_id, str) or not call_id or call_id in self.reused:
+            return None
+        return f"{call_id}{ARGUMENTS}"
 
 
 class _CallIds:
@@ -52,6 +63,7 @@ def cut_newest(
     calls: Callable[[dict[str, Any]], bool],
     cuttable: Callable[[int], bool],
     written: Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]],
+    arguments: Callable[[int], bool] = lambda k: False,
 ) -> list[dict[str, Any]] | None:
     """``items`` (read as ``conv``, whose messages are ``msgs`` in ``format``: ``items`` themselves
     for Chat, one message a run of items for Responses) with the long texts of the newest round
@@ -59,18 +71,29 @@ def cut_newest(
     messages, the latest request and that round fit ``limit`` tokens (counted with ``encoding``);
     None when there is nothing to cut or even the cut round does not fit. The round starts at
     the last message that ``calls`` tools; the texts cut are the contents of its messages
-    ``cuttable`` (by position); the message at ``k`` cut as ``new`` is written back as
+    ``cuttable`` (by position) and the long string values of the JSON-object arguments of the
+    tool calls of its messages ``arguments`` (a call the model made with a whole file in it:
+    its arguments stay valid JSON); the message at ``k`` cut as ``new`` is written back as
     ``written(k, new)``: the position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored)."""
     from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+    from agentcontext.compaction.fill import MIN_CUT_TEXT, _units, cut_texts
 
     found = conv._latest_request(conv.preamble)
     start = found[0] if found is not None else conv.preamble
     last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
-    units = [(n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)]
+    units: list[tuple[int, int, Any, str]] = [
+        (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
+    ]
+    units += [
+        (n, 0, where, text)
+        for n, k in enumerate(keep)
+        if k >= last and arguments(k)
+        for where, text in _units(msgs[k])
+        if where != "content"
+    ]
     sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
     units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
     sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
@@ -100,7 +123,7 @@ def cut_newest(
         return None
     out = list(items)
     for k, (new,) in zip(keep, built[-1], strict=True):
-        if new.get("content") != msgs[k].get("content"):
+        if new.get("content") != msgs[k].get("content") or new.get("tool_calls") != msgs[k].get("tool_calls"):
             at, item = written(k, new)
             out[at] = item
     return out

@@ -586,6 +586,7 @@ def cut_oversized(
         by_call_id=recall == "call_id",
         calls=lambda m: bool(m.get("tool_calls")),
         cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
+        arguments=lambda k: msgs[k].get("role") == "assistant",
         written=written,
     )
 
