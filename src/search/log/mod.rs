@@ -447,6 +447,32 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_records_joined_without_a_line_break_takes_no_message_index() {
+        // The log (Python's SessionLog) cannot read such a line and numbers the messages after it
+        // without it; the search counted it as a message where it could not match (not parsed),
+        // so every later message was numbered one more than the log's.
+        let record = |i: usize, text: &str| {
+            format!("{{\"type\":\"message\",\"index\":{i},\"data\":[{{\"role\":\"user\",\"content\":\"{text}\"}}]}}")
+        };
+        for between in ["", " ", "\t", " \r "] {
+            let text = format!(
+                "{{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}}\n{}\n{}{between}{}\n{}\n",
+                record(0, "zero"),
+                record(1, "one"),
+                record(2, "two"),
+                record(1, "needle"),
+            );
+            let path = temp("joined", &text);
+            for q in [Query::words("needle").unwrap(), Query::regex("needle").unwrap()] {
+                let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+                assert_eq!((r.messages, r.skipped), (2, 1), "{between:?}");
+                assert_eq!((r.hits[0].message, r.hits[0].line), (1, Some(4)), "{between:?}");
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
     fn messages_of_any_format_are_searched_by_position() {
         let messages: Vec<Value> = serde_json::from_str(
             r#"[{"role":"user","content":"why does the build fail"},
