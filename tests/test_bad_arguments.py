@@ -326,6 +326,7 @@ CASES: dict[str, tuple[str, Call]] = {
         "optional_positive",
         lambda v, _: ac.LLMSummarizer(chat_provider(), max_output_tokens=v),
     ),
+    "LLMSummarizer:max_events": ("optional", lambda v, _: ac.LLMSummarizer(chat_provider(), max_events=v)),
     "Provider:context_window": ("optional_positive", lambda v, _: chat_provider_window(v)),
     "AnthropicProvider:context_window": (
         "optional_positive",

@@ -1046,10 +1046,13 @@ def search_log(
     """Search every message of a session log (``agentcontext.SessionLog``), cleared, cut and
     summarized ones included: ``messages`` (message records in the log), ``matched``, ``skipped``
     (lines that could not be read as a record: not JSON, a number out of range, a torn last line;
-    not counted in ``messages``) and ``hits``, best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (the call
-    id, for a tool result), ``score``, ``matches`` and ``snippets``. The log is read as a stream,
-    only if it is at most ``max_bytes`` bytes; a file that does not start with a session log's
-    header raises ``FileReadError`` of kind ``"not_a_session_log"``."""
+    not counted in ``messages``) and ``hits``, best first, each with ``message`` (its log index), ``line``, ``role``, ``recall_id`` (for a tool result,
+    the recall id its placeholder names: the call id, or ``<id>#k`` for the k-th call of an id the
+    log reuses, None when two calls would have that name), ``score``, ``matches`` and
+    ``snippets``. The log is read as a stream, only if it is at most ``max_bytes`` bytes (read
+    twice when a hit is a tool result: its name depends on the calls before and after it); a file
+    that does not start with a session log's header raises ``FileReadError`` of kind
+    ``"not_a_session_log"``."""
 
 def search_messages(
     conversation: Conversation,

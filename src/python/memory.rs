@@ -194,7 +194,11 @@ pub fn search_messages<'py>(
     };
     let q = Query::parse(query, regex)?;
     let conv = conversation.get();
-    let found = py.detach(|| log::search_messages(&conv.native(), &q, options));
+    let found = py.detach(|| {
+        let mut found = log::search_messages(&conv.native(), &q, options);
+        conv.with(|c| log::name_message_hits(c.messages(), &mut found.hits));
+        found
+    });
     found_dict(py, &found)
 }
 

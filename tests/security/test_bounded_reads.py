@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -249,11 +250,16 @@ def test_recall_pages_a_1_gib_stored_result_in_bounded_memory(tmp_path: Path) ->
     from agentcontext.budgets.store import ResultStore
 
     store = ResultStore(tmp_path / "store")
-    rid = store.put("head\nsecond line\n")
-    path = store.path_for(rid)
-    with path.open("a") as f:
-        f.write("third")
-    os.truncate(path, 1 << 30)  # the rest: NUL characters, sparse
+    made = tmp_path / "store" / "made.tmp"
+    made.write_text("head\nsecond line\nthird")
+    os.truncate(made, 1 << 30)  # the rest: NUL characters, sparse
+    # Stored under its own hash (a read checks it), hashed a chunk at a time.
+    digest = hashlib.sha256()
+    with made.open("rb") as f:
+        while chunk := f.read(1 << 24):
+            digest.update(chunk)
+    rid = "r-" + digest.hexdigest()[:20]
+    made.rename(store.path_for(rid))
     code = (
         "import resource, sys\n"
         "from agentcontext.budgets.recall import Recall\n"

@@ -146,7 +146,8 @@ class Recall:
 
         Raises:
             OptionError: ``recall_id`` is not a string.
-            RecallError: nothing is stored under it (the message says where it was looked for).
+            RecallError: nothing is stored under it (the message says where it was looked for), or the
+                store's file of it was changed on disk.
         """
         recall_id = _check_id(recall_id, "id")
         store = self.store

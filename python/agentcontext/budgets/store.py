@@ -27,7 +27,9 @@ class ResultStore:
     place, so concurrent writers (threads or processes) of the same result leave one intact file
     and a reader never sees a partial one. A text can also be stored under an alias (a tool call
     id), which :meth:`alias` resolves to its recall id. Only regular files are read back: a
-    symlink or anything else planted under a stored name is refused.
+    symlink or anything else planted under a stored name is refused. A result is read back only
+    as the text its recall id was derived from: a file changed on disk (edited, truncated) no
+    longer has that hash, and reading it raises :class:`RecallError` instead of returning it.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -91,24 +93,41 @@ class ResultStore:
             raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
         return fd
 
-    def _read(self, path: Path, recall_id: str) -> str | None:
-        """The text of a regular file at ``path`` (None when there is none); anything else is refused."""
+    def _read(self, path: Path, recall_id: str, *, verify: bool = False) -> str | None:
+        """The text of a regular file at ``path`` (None when there is none); anything else is
+        refused. With ``verify``, a text whose hash is not ``recall_id``'s is refused too."""
         fd = self._open(path, recall_id)
         if fd is None:
             return None
-        return "".join(self._decode(os.fdopen(fd, "rb"), path, recall_id))
+        return "".join(self._decode(os.fdopen(fd, "rb"), path, recall_id, verify=verify))
 
     @staticmethod
-    def _decode(f: BinaryIO, path: Path, recall_id: str, chunk: int = 1 << 20) -> Iterator[str]:
+    def _decode(
+        f: BinaryIO, path: Path, recall_id: str, chunk: int = 1 << 20, *, verify: bool = False
+    ) -> Iterator[str]:
         """The text of the open file ``f`` (closed when done), decoded a chunk at a time. The file
         object is made by the caller, before this generator starts: a generator never iterated
         never runs its body, and a descriptor it was to wrap would never be closed; a file
-        object is closed when it is collected."""
+        object is closed when it is collected.
+
+        With ``verify``, the bytes are hashed as they are read, and once they are all read (before
+        the iteration ends) bytes whose id (:meth:`id_for`) is not ``recall_id`` raise
+        :class:`RecallError`: a consumer that reads every piece, as :meth:`get` and the pager do,
+        never takes a changed file for the stored result."""
         decoder = codecs.getincrementaldecoder("utf-8")()
+        digest = hashlib.sha256() if verify else None
         with f:
             try:
                 while data := f.read(chunk):
+                    if digest is not None:
+                        digest.update(data)
                     yield decoder.decode(data)
+                if digest is not None and "r-" + digest.hexdigest()[:20] != recall_id:
+                    raise RecallError(
+                        f"{path}: the stored result does not match its recall id {recall_id} (changed or truncated "
+                        "outside the store?)",
+                        recall_id,
+                    )
                 yield decoder.decode(b"", final=True)
             except UnicodeDecodeError:
                 raise RecallError(
@@ -117,12 +136,14 @@ class ResultStore:
 
     def pieces(self, recall_id: str) -> Iterator[str]:
         """The text stored under ``recall_id``, in pieces read as they are consumed (memory holds
-        one piece, whatever the size of the result)."""
+        one piece, whatever the size of the result). A file changed on disk raises
+        :class:`RecallError` once its last piece is read, before the iteration ends: use the
+        pieces only after they were all read (as :meth:`recall`'s pager does)."""
         path = self.path_for(recall_id)
         fd = self._open(path, recall_id)
         if fd is None:
             raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
-        return self._decode(os.fdopen(fd, "rb"), path, recall_id)
+        return self._decode(os.fdopen(fd, "rb"), path, recall_id, verify=True)
 
     def _holds(self, path: Path) -> bool:
         try:
@@ -130,9 +151,29 @@ class ResultStore:
         except OSError:
             return False
 
+    @staticmethod
+    def _holds_data(path: Path, data: bytes, chunk: int = 1 << 20) -> bool:
+        """Whether ``path`` is a regular file that holds exactly ``data`` (compared a chunk at a
+        time, after its size)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+                return False
+            view, at = memoryview(data), 0
+            while piece := f.read(chunk):
+                if view[at : at + len(piece)] != piece:
+                    return False
+                at += len(piece)
+            return at == len(data)
+
     def put(self, text: str, *, alias: str | None = None) -> str:
         """Store ``text`` and return its recall id; with ``alias`` (a tool call id), the alias
-        resolves to that id from now on (:meth:`alias`). Both must be text: a lone surrogate in
+        resolves to that id from now on (:meth:`alias`). A file of the store that no longer holds
+        ``text`` (changed on disk) is written again. Both must be text: a lone surrogate in
         either is an :class:`OptionError`, raised before anything is written; a file system that
         cannot take it (the folder gone, a full disk) is a :class:`RecallError` naming the file."""
         if not isinstance(text, str):
@@ -144,7 +185,7 @@ class ResultStore:
         if alias is not None:
             _checks.text("alias", _check_id(alias, "alias"))
             record = f"{alias}\n{recall_id}"
-        if not self._holds(path):
+        if not self._holds_data(path, data):
             self._write(path, data, recall_id)
         if alias is not None and record is not None:
             ref = self._alias_path(alias)
@@ -162,9 +203,14 @@ class ResultStore:
         return recall_id if stored_name == name and RECALL_ID.fullmatch(recall_id) else None
 
     def get(self, recall_id: str) -> str:
-        """The full text stored under ``recall_id``."""
+        """The full text stored under ``recall_id``.
+
+        Raises:
+            RecallError: nothing is stored under it, or the file was changed on disk (its text no
+                longer has the hash the id was derived from).
+        """
         path = self.path_for(recall_id)
-        text = self._read(path, recall_id)
+        text = self._read(path, recall_id, verify=True)
         if text is None:
             raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
         return text

@@ -156,6 +156,11 @@ class LLMSummarizer:
     ``fallback`` summarizer (default: the offline one) writes the summary instead, and
     :attr:`events` records why. With ``fallback=None`` a failure raises
     :class:`~agentcontext.errors.SummaryError`.
+
+    :attr:`events` holds the latest ``max_events`` calls' events (default 1,000; None keeps every
+    one, 0 none): the oldest are dropped as new calls come, so a summarizer that lives as long as
+    its process holds a bounded list. A compaction's own calls are collected where it runs
+    (:mod:`~agentcontext.observe.summary_events`), whatever this list keeps.
     """
 
     #: The model's own window bounds what one request may hold: larger histories are staged.
@@ -174,6 +179,7 @@ class LLMSummarizer:
         max_output_tokens: int | None = None,
         use_fallback: bool = True,
         cache_prefix: bool = True,
+        max_events: int | None = 1_000,
     ) -> None:
         if not callable(getattr(provider, "complete", None)):
             raise ArgumentTypeError(
@@ -196,10 +202,13 @@ class LLMSummarizer:
         _checks.flag("use_fallback", use_fallback)
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
         self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
-        #: One dict per summarize call: attempts, missing identifiers, outcome (``llm``,
-        #: ``llm-retry``, ``fallback``), usage, ``cache_prefix`` (whether the last request was sent as
-        #: the conversation's cached prefix, its messages and tokens, or why not) and
-        #: ``tool_call_retries`` (replies that called a tool, asked again with tools disabled).
+        #: The most :attr:`events` holds (None: no limit).
+        self.max_events = _checks.optional_count("max_events", max_events)
+        #: One dict per summarize call, the latest ``max_events`` of them, oldest first: attempts,
+        #: missing identifiers, outcome (``llm``, ``llm-retry``, ``fallback``), usage,
+        #: ``cache_prefix`` (whether the last request was sent as the conversation's cached
+        #: prefix, its messages and tokens, or why not) and ``tool_call_retries`` (replies that
+        #: called a tool, asked again with tools disabled).
         self.events: list[dict[str, Any]] = []
 
     @property
@@ -212,6 +221,12 @@ class LLMSummarizer:
 
         event: dict[str, Any] = {"attempts": 0, "missing": [], "outcome": None, "usage": []}
         self.events.append(event)
+        keep = self.max_events
+        if keep == 0:
+            self.events.clear()
+        elif keep is not None and len(self.events) > keep:
+            # One slice from the end: threads sharing the summarizer never drop more than the excess.
+            del self.events[:-keep]
         record(event)
         check = self._check(request)
         required = required_identifiers(request) if self.retry_missing else []

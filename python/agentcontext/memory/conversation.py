@@ -38,7 +38,10 @@ def conversation_search(
     ``messages``, ``matched``, ``skipped`` (lines of the log that could not be read as a record —
     not JSON, a number out of range, a torn last line —: not searched, not in ``messages``, no
     message index; 0 for a transcript) and ``hits`` (best first: ``message``, ``line``, ``role``,
-    ``recall_id``, ``score``, ``matches``, ``snippets``).
+    ``recall_id``, ``score``, ``matches``, ``snippets``). A hit on a tool result of a session log
+    gives the recall id its placeholder names (``<id>#k`` for the k-th call of an id the log
+    reuses, as :class:`~agentcontext.budgets.Recall` resolves it; None when two calls would have
+    that name); a hit on a transcript's, the name the conversation's placeholders give it.
 
     The log is read as a stream (memory does not grow with its size) and only if it is at most
     ``max_bytes`` bytes (default 1 GiB). A file that is not a session log (it does not start with

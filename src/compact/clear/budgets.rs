@@ -43,7 +43,7 @@ pub fn plan_result_budgets(
         };
         if !is_over(text, limit)
             || text.contains("\n[... ")
-                && (text.contains(" omitted; full text: recall(id=")
+                && (text.contains(super::plan::CUT_OMITTED_RECALL)
                     || text.contains(" omitted; the full text is not stored"))
         {
             continue;
@@ -195,5 +195,43 @@ mod tests {
             let (again, _) = plan_result_budgets(&after, &pairing, limit, Strategy::HeadTail { head_share: 0.5 }, true);
             assert!(again.is_empty());
         }
+    }
+
+    #[test]
+    fn a_result_is_taken_for_cut_by_the_markers_own_words_only() {
+        // The test of "already cut" is the marker's recall words as `crate::budget::marker`
+        // writes them, after the amount omitted (with or without tokens).
+        let size = crate::budget::Size {
+            bytes: 99,
+            chars: 99,
+            lines: 3,
+        };
+        let retrieval = crate::budget::Retrieval {
+            recall_id: Some("c0".to_owned()),
+            ..Default::default()
+        };
+        for tokens in [None, Some(7)] {
+            let mark = crate::budget::marker(size, tokens, &retrieval);
+            assert!(mark.contains(super::super::plan::CUT_OMITTED_RECALL), "{mark}");
+        }
+        assert!(super::super::plan::CUT_OMITTED_RECALL.ends_with(super::super::plan::CUT_RECALL));
+        // A result that quotes the recall words without a marker's "omitted" before them (a log
+        // of an earlier session, say) is still cut when over its budget: the plain
+        // `CUT_RECALL` would take it for cut already and leave it whole.
+        let quoted = format!(
+            "{}\n[... see below\nhint; full text: recall(id=\"x\") here\n",
+            "line\n".repeat(60)
+        );
+        assert!(quoted.contains(super::super::plan::CUT_RECALL));
+        let messages = history(&[("read", quoted)], "");
+        let pairing = Pairing::of(&messages);
+        let (changed, report) = plan_result_budgets(
+            &messages,
+            &pairing,
+            |_| 100,
+            Strategy::HeadTail { head_share: 0.5 },
+            true,
+        );
+        assert_eq!((changed.len(), report.len()), (1, 1));
     }
 }

@@ -281,31 +281,26 @@ pub fn plan_clear_counted<'m>(
 pub fn shown_in<'a>(messages: &'a [Message], pairing: &'a Pairing<'_>) -> impl Fn(usize) -> Vec<String> + 'a {
     move |ci| {
         let c = &pairing.calls[ci];
-        let mut out = Vec::new();
-        if let Some((mi, bi)) = c.result
-            && let Body::ToolResult {
-                content: ResultContent::Text(text),
-                ..
-            } = &messages[mi].blocks[bi].body
-            && shows_recall_id(text)
-            && let Some(id) = shown_recall_id(text)
-        {
-            out.push(id.to_owned());
+        let result = c.result.and_then(|(mi, bi)| shown_by(&messages[mi].blocks[bi].body));
+        let arguments = shown_by(&messages[c.at.0].blocks[c.at.1].body);
+        result.into_iter().chain(arguments).map(str::to_owned).collect()
+    }
+}
+
+/// The recall id a tool block shows already: a result's placeholder or cut marker's, or cleared
+/// arguments' (see [`shown_recall_id`]); None for any other block.
+pub fn shown_by(body: &Body) -> Option<&str> {
+    match body {
+        Body::ToolResult {
+            content: ResultContent::Text(text),
+            ..
+        } if shows_recall_id(text) => shown_recall_id(text),
+        Body::ToolUse { input, .. } if is_cleared_input(input) => match input {
+            crate::model::ToolInput::Json(v) => v.get("cleared").and_then(|v| v.as_str()),
+            crate::model::ToolInput::Raw(s) | crate::model::ToolInput::Freeform(s) => Some(s.as_str()),
         }
-        if let Body::ToolUse { input, .. } = &messages[c.at.0].blocks[c.at.1].body
-            && is_cleared_input(input)
-        {
-            let text = match input {
-                crate::model::ToolInput::Json(v) => v.get("cleared").and_then(|v| v.as_str()).map(Cow::Borrowed),
-                crate::model::ToolInput::Raw(s) | crate::model::ToolInput::Freeform(s) => {
-                    Some(Cow::Borrowed(s.as_str()))
-                }
-            };
-            if let Some(id) = text.as_deref().and_then(shown_recall_id) {
-                out.push(id.to_owned());
-            }
-        }
-        out
+        .and_then(shown_recall_id),
+        _ => None,
     }
 }
 

@@ -81,9 +81,20 @@ impl Placeholder {
 /// One result to clear: the report entry, where the block is and its placeholder.
 pub type Planned<'m> = (Cleared<'m>, (usize, usize), Placeholder);
 
+/// The literal of [`CUT_RECALL`], for the constants built from it (`concat!` takes literals).
+macro_rules! cut_recall {
+    () => {
+        "; full text: recall(id=\""
+    };
+}
+
 /// What a cut marker holds right before its recall id (`; full text: recall(id="X")`, as
 /// `crate::budget` writes it).
-pub const CUT_RECALL: &str = "; full text: recall(id=\"";
+pub const CUT_RECALL: &str = cut_recall!();
+
+/// [`CUT_RECALL`] as a cut marker holds it: right after the amount omitted (`[... 3 lines, 99
+/// chars omitted; full text: recall(id="X") ...]`, as `crate::budget::marker` writes it).
+pub const CUT_OMITTED_RECALL: &str = concat!(" omitted", cut_recall!());
 
 /// Whether a tool result's text is one this library wrote that shows a recall id: a cleared
 /// result's placeholder, or a result cut with a marker.

@@ -15,6 +15,7 @@
 
 mod length;
 mod lines;
+mod names;
 mod scan;
 mod text;
 
@@ -28,6 +29,7 @@ use serde_json::Value;
 use super::{Counted, Query, Scored, best, bm25, bm25_of, snippets};
 use crate::error::{Error, Result};
 use crate::files::{human, open_no_follow};
+pub use names::name_message_hits;
 use scan::{Scanned, count, scan};
 use text::message_text;
 pub use text::record_text;
@@ -58,7 +60,9 @@ pub struct LogHit {
     pub line: Option<usize>,
     /// The message's role (or item type, for Responses items without a role).
     pub role: String,
-    /// For a tool result, the call id it answers: the recall id its cleared placeholder names.
+    /// For a tool result, the recall id its cleared placeholder names: the id of the call it
+    /// answers, or `<id>#k` for the k-th call with an id the log reuses (None when two calls
+    /// would have that name: nothing recalls it), as `RecallIds` names calls.
     pub recall_id: Option<String>,
     pub score: f64,
     pub matches: usize,
@@ -222,27 +226,39 @@ pub fn search_log(path: &Path, query: &Query, options: SearchOptions, max_bytes:
     let ranked = bm25_of(&matched, &stats, messages);
     let total = ranked.len();
     let mut file = file;
-    let hits = best(ranked, options.limit)
+    let chosen = best(ranked, options.limit);
+    let places: Vec<u64> = chosen.iter().map(|(i, _)| found[*i].offset).collect();
+    let mut hits = chosen
         .into_iter()
-        .map(|(i, scored)| {
-            // Only the hits are read again, and parsed into a tree for their role and recall id.
-            let at = &found[i];
-            let raw = read_line(&mut file, at.offset, at.len).map_err(io)?;
-            let raw = raw.strip_suffix('\r').unwrap_or(&raw);
-            let text = record_text(raw).unwrap_or_default();
-            let data = serde_json::from_str::<Value>(raw)
-                .ok()
-                .and_then(|mut v| v.get_mut("data").map(Value::take))
-                .unwrap_or(Value::Null);
-            Ok(hit(query, options, at.message, Some(at.line), &data, &text, scored))
-        })
+        .map(|(i, scored)| read_hit(&mut file, &found[i], query, options, scored).map_err(io))
         .collect::<Result<Vec<_>>>()?;
+    // A result's recall id: its call's name (`<id>#k` for a reused id), from a second pass.
+    names::name_hits(&mut file, &first, size, &mut hits, &places).map_err(io)?;
     Ok(LogSearch {
         hits,
         messages,
         matched: total,
         skipped,
     })
+}
+
+/// The hit of the message found at `at`: only the hits are read again, and parsed into a tree
+/// for their role and recall id.
+fn read_hit(
+    file: &mut File,
+    at: &scan::Found,
+    query: &Query,
+    options: SearchOptions,
+    scored: Scored,
+) -> std::io::Result<LogHit> {
+    let raw = read_line(file, at.offset, at.len)?;
+    let raw = raw.strip_suffix('\r').unwrap_or(&raw);
+    let text = record_text(raw).unwrap_or_default();
+    let data = serde_json::from_str::<Value>(raw)
+        .ok()
+        .and_then(|mut v| v.get_mut("data").map(Value::take))
+        .unwrap_or(Value::Null);
+    Ok(hit(query, options, at.message, Some(at.line), &data, &text, scored))
 }
 
 fn read_line(file: &mut File, offset: u64, len: usize) -> std::io::Result<String> {
@@ -443,6 +459,83 @@ mod tests {
         let mut at: Vec<(usize, Option<usize>)> = r.hits.iter().map(|h| (h.message, h.line)).collect();
         at.sort_unstable();
         assert_eq!(at, vec![(0, Some(2)), (1, Some(5))]);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_line_of_records_joined_without_a_line_break_takes_no_message_index() {
+        // The log (Python's SessionLog) cannot read such a line and numbers the messages after it
+        // without it; the search counted it as a message where it could not match (not parsed),
+        // so every later message was numbered one more than the log's.
+        let record = |i: usize, text: &str| {
+            format!("{{\"type\":\"message\",\"index\":{i},\"data\":[{{\"role\":\"user\",\"content\":\"{text}\"}}]}}")
+        };
+        for between in ["", " ", "\t", " \r "] {
+            let text = format!(
+                "{{\"type\":\"session\",\"version\":1,\"format\":\"openai\"}}\n{}\n{}{between}{}\n{}\n",
+                record(0, "zero"),
+                record(1, "one"),
+                record(2, "two"),
+                record(1, "needle"),
+            );
+            let path = temp("joined", &text);
+            for q in [Query::words("needle").unwrap(), Query::regex("needle").unwrap()] {
+                let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+                assert_eq!((r.messages, r.skipped), (2, 1), "{between:?}");
+                assert_eq!((r.hits[0].message, r.hits[0].line), (1, Some(4)), "{between:?}");
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_hit_on_a_result_of_a_reused_call_id_gives_the_name_its_placeholder_shows() {
+        // Servers that number calls `call_0` afresh every turn: every hit said `call_0`, which
+        // recalls the first call's result.
+        let header = r#"{"type":"session","version":1,"format":"openai"}"#;
+        let call = |i: usize, id: &str| {
+            format!(
+                r#"{{"type":"message","index":{i},"data":[{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"bash","arguments":"{{}}"}}}}]}}]}}"#
+            )
+        };
+        let result = |i: usize, id: &str, text: &str| {
+            format!(
+                r#"{{"type":"message","index":{i},"data":[{{"role":"tool","tool_call_id":"{id}","content":"{text}"}}]}}"#
+            )
+        };
+        let mut lines = vec![header.to_owned()];
+        for (k, (id, word)) in [
+            ("call_0", "alpha"),
+            ("call_0", "bravo"),
+            ("other", "delta"),
+            ("call_0", "charlie"),
+            ("x", "echo"),
+            ("x", "foxtrot"),
+            ("x#2", "golf"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            lines.push(call(2 * k, id));
+            lines.push(result(2 * k + 1, id, &format!("{word} output")));
+        }
+        let path = temp("reused", &(lines.join("\n") + "\n"));
+        for (word, expected) in [
+            ("alpha", Some("call_0")),
+            ("bravo", Some("call_0#2")),
+            ("delta", Some("other")),
+            ("charlie", Some("call_0#3")),
+            ("echo", Some("x")),
+            // The second `x` and the call whose id is `x#2` would both be named `x#2`: neither is.
+            ("foxtrot", None),
+            ("golf", None),
+        ] {
+            for q in [Query::words(word).unwrap(), Query::regex(word).unwrap()] {
+                let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+                assert_eq!(r.hits.len(), 1, "{word}");
+                assert_eq!(r.hits[0].recall_id.as_deref(), expected, "{word}");
+            }
+        }
         std::fs::remove_file(&path).unwrap();
     }
 

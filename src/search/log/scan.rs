@@ -97,15 +97,43 @@ fn classify_every(query: &Query, raw: &[u8], message: bool, marks: Option<Marks>
 
 /// A message the raw text says cannot match: not parsed (that is the prefilter's gain: a syntax
 /// check of every such line made a rare word's search 2.2x slower); only a line that does not end
-/// its object (torn, cut) is taken for unreadable there. A record that is well formed to the eye
-/// but cannot be parsed is counted as a message there, and as unreadable where it is parsed for
-/// its text.
+/// its object (torn, cut) or holds records joined without a line break ([`joins_objects`]) is
+/// taken for unreadable there, as the log reads them. A record that is well formed to the eye
+/// but cannot be parsed otherwise is counted as a message there, and as unreadable where it is
+/// parsed for its text.
 fn cannot_match(raw: &[u8]) -> Line {
-    if ends_an_object(raw) {
+    if ends_an_object(raw) && !joins_objects(raw) {
         Line::Skipped
     } else {
         Line::Unreadable
     }
+}
+
+/// Whether `raw` holds an object that opens with a key right after a `}` (whitespace aside): `}`,
+/// `{`, `"` and a byte other than `,`, `:`, `]`, `}` or whitespace, as records another tool wrote
+/// one after the other without a line break are. No single JSON value holds that: outside a
+/// string a `}` is followed by `,`, `}`, `]` or the end; inside one (raw whitespace there is a
+/// space) that `"` closes the string, which one of those bytes or whitespace must follow. The log
+/// reads such a line as one it cannot read, not as a message, so the search numbers the messages
+/// after it as the log does. One `memchr` pass over the line for `}`.
+fn joins_objects(raw: &[u8]) -> bool {
+    let after_spaces = |mut i: usize| {
+        while raw.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    memchr::memchr_iter(b'}', raw).any(|close| {
+        let open = after_spaces(close + 1);
+        if raw.get(open) != Some(&b'{') {
+            return false;
+        }
+        let quote = after_spaces(open + 1);
+        raw.get(quote) == Some(&b'"')
+            && raw
+                .get(quote + 1)
+                .is_some_and(|b| !matches!(b, b',' | b':' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+    })
 }
 
 /// Whether the line, read lossily as UTF-8 and trimmed of trailing whitespace, ends with `}`
@@ -625,6 +653,35 @@ mod tests {
         assert!(counted > 5000, "{counted}");
         assert!(Query::words("a/b").unwrap().raw_units().is_none());
         assert!(Query::regex("needle").unwrap().raw_units().is_none());
+    }
+
+    #[test]
+    fn a_line_said_to_join_objects_is_never_one_json_value() {
+        // Generated lines of JSON-ish pieces (braces and quotes inside and outside strings): each
+        // one `joins_objects` flags fails to parse, and records joined one after the other are
+        // flagged.
+        let pieces = [
+            "{", "}", "\"", "\\\"", " ", "\t", ",", ":", "]", "[", "a", "\"k\":", "}{", "} {\"", "{\"", "\"x\"", "1",
+        ];
+        let mut rng = xorshift(0x5eed_0045_0000_0004);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
+        let (mut flagged, mut valid) = (0, 0);
+        for _ in 0..200_000 {
+            let line: String = (0..next(14)).map(|_| pieces[next(pieces.len())]).collect();
+            let line = format!("{{\"type\":\"message\",\"data\":\"{line}");
+            let parses = serde_json::from_str::<Value>(&line).is_ok();
+            valid += usize::from(parses);
+            if joins_objects(line.as_bytes()) {
+                flagged += 1;
+                assert!(!parses, "{line}");
+            }
+        }
+        assert!(flagged > 1000 && valid > 100, "{flagged} {valid}");
+        let one = r#"{"type":"message","index":1,"data":[{"role":"user","content":"a }{ b } {\"c\": \"}{\"}"}]}"#;
+        assert!(serde_json::from_str::<Value>(one).is_ok() && !joins_objects(one.as_bytes()));
+        for between in ["", " ", "\r\n\t "] {
+            assert!(joins_objects(format!("{one}{between}{one}").as_bytes()), "{between:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,57 @@
+"""conversation_search over a session log whose calls reuse an id (``call_0`` every turn): a hit
+on a tool result gave the raw call id as its recall id, which recalls the first call's result.
+It gives the name the placeholder shows (``call_0#k``), which recalls the hit's own result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import agentcontext as ac
+from agentcontext import Recall, SessionLog
+from agentcontext.memory.conversation import conversation_search
+
+WORDS = ["alpha", "bravo", "charlie"]
+
+
+def _conversation(fmt: str) -> ac.Conversation:
+    msgs: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for word in WORDS:
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_0", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})  # fmt: skip
+        msgs.append({"role": "tool", "tool_call_id": "call_0", "content": f"{word} " + "x " * 400})
+    msgs.append({"role": "assistant", "content": "done"})
+    conv = ac.Conversation(msgs)
+    return conv if fmt == "openai" else ac.Conversation(conv.to_format(fmt), format=fmt)
+
+
+def test_a_hit_on_a_reused_call_id_recalls_its_own_result(tmp_path: Path) -> None:
+    for fmt in ("openai", "anthropic", "responses"):
+        conv = _conversation(fmt)
+        path = tmp_path / f"{fmt}.jsonl"
+        SessionLog(path, format=fmt).append(conv)
+        cleared, _ = conv.clear_tool_results(recent_messages=1, recent_tools=0)
+        shown = [m["content"] for m in cleared.to_jsonl() if m.get("role") == "tool"]
+        recall = Recall(log=SessionLog(path))
+        for k, word in enumerate(WORDS):
+            hits = conversation_search(path, word)["hits"]
+            assert len(hits) == 1, (fmt, word)
+            rid = hits[0]["recall_id"]
+            assert rid == ("call_0" if k == 0 else f"call_0#{k + 1}"), (fmt, word, rid)
+            assert shown[k].endswith(f"recall id {rid}]"), (fmt, shown[k])
+            assert recall.original(rid).startswith(word + " "), (fmt, word)
+
+
+def test_a_transcript_hit_on_a_reused_call_id_gives_its_placeholders_name(tmp_path: Path) -> None:
+    conv = _conversation("openai")
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(conv.to_openai()))
+    cleared, _ = conv.clear_tool_results(recent_messages=1, recent_tools=0)
+    shown = [m["content"] for m in cleared.to_jsonl() if m.get("role") == "tool"]
+    originals = Recall(originals=conv.to_openai())
+    for k, word in enumerate(WORDS):
+        hits = conversation_search(path, word)["hits"]
+        assert len(hits) == 1 and hits[0]["line"] is None
+        rid = hits[0]["recall_id"]
+        assert shown[k].endswith(f"recall id {rid}]"), (rid, shown[k])
+        assert originals.original(rid).startswith(word + " ")
