@@ -166,6 +166,25 @@ def _cut_into(
     return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
 
 
+def _recall_id(run: LadderState, message: dict[str, Any], where: str | tuple[int, str], text: str) -> str | None:
+    """The recall id of ``text``, cut from ``message`` at ``where`` (see :func:`_units`), with the
+    original put in the run's store: a tool result's call id, as the budgets stage's markers
+    name it (the store's id when calls reuse the id: the call id would name more than one
+    result); a call's argument under the name the run gives it, if any (an adapter's: the call's
+    arguments in the framework's history, ``<call id>#arguments``), else the store's id. None
+    without a store, or when a store that keeps nothing (an adapter's) gives no id."""
+    store = run.store
+    if store is None:
+        return None
+    call_id = message.get("tool_call_id") if where == "content" else None
+    reused = isinstance(call_id, str) and call_id in run.reused_ids()
+    alias = call_id if isinstance(call_id, str) and not reused else None
+    if where != "content":
+        alias = getattr(run, "argument_alias", lambda m, w: None)(message, where)
+    stored = store.put(text, alias=alias)
+    return None if reused and not stored else alias or stored or None
+
+
 def cut_texts(
     run: LadderState,
     neutral: list[list[dict[str, Any]]],
@@ -192,7 +211,7 @@ def cut_texts(
     share is planned as if they were at most :data:`YIELD_TOKENS`: cut harder, the room they
     free goes to the others. ``spend``: a cut text takes the room the cuts left unused, once
     (False where ``build`` counts in another format than the caller's own count)."""
-    store, enc = run.store, run.policy.encoding
+    enc = run.policy.encoding
     shares = _plan(sizes, room, yielding)
     recall: dict[int, str | None] = {}
     spent: tuple[list[list[dict[str, Any]]], set[int]] | None = None
@@ -204,19 +223,7 @@ def cut_texts(
             if not may_cut:
                 return None
             if n not in recall:
-                # A tool result is recalled by its call id, as the budgets stage's markers are; by
-                # the store's id when calls reuse the id (the call id would name more than one result).
-                call_id = neutral[k][j].get("tool_call_id") if where == "content" else None
-                reused = isinstance(call_id, str) and call_id in run.reused_ids()
-                alias = call_id if isinstance(call_id, str) and not reused else None
-                if where != "content" and store is not None:
-                    # A call's argument: the name a run gives it, if any (an adapter's: the call's
-                    # arguments in the framework's history, ``<call id>#arguments``).
-                    alias = getattr(run, "argument_alias", lambda m, w: None)(neutral[k][j], where)
-                stored = store.put(text, alias=alias) if store is not None else None
-                # (A store that keeps nothing, an adapter's, names no id for a reused call id, nor
-                # for an argument it has no name for.)
-                recall[n] = None if store is None or (reused and not stored) else alias or stored or None
+                recall[n] = _recall_id(run, neutral[k][j], where, text)
             try:
                 done = truncate(
                     text, shares[n], unit="tokens", strategy="head_tail", head_share=0.5,

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias, TypeVar, cast
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError, OptionError, UnknownModelError
 from agentcontext.integrations._converted import MARK, Converted, _from_scratch, marks, source
-from agentcontext.integrations._cut import cut_newest
+from agentcontext.integrations._cut import cut_oversized
 from agentcontext.observe.compaction import fits_observed, observed_fit
 from agentcontext.types import Encoding
 
@@ -543,75 +543,6 @@ def _fit_or_cut(
         if cut is None:
             raise
         return budget.fit_dicts(cut, format, beside=beside, recall_ids=recall_ids)
-
-
-def cut_oversized(
-    dicts: list[dict[str, Any]], budget: Budget, *, beside: int = 0, recall: RecallIds = "call_id"
-) -> list[dict[str, Any]] | None:
-    """``dicts`` (OpenAI Chat) with the long tool results of the newest round cut head + marker +
-    tail (the ladder's cut, :func:`agentcontext.compaction.fill.cut_texts`) so that the system
-    messages, the latest request and that round fit ``budget`` beside ``beside`` tokens; None
-    when there is nothing to cut or even the cut round does not fit."""
-    from agentcontext._core import Conversation
-
-    # A tool result of text parts (as MCP tools and many LangChain tools return) is read as its
-    # texts joined: cut, it is sent as one text, followed by its other parts (images) as they
-    # are. Those parts of the newest round's results are not in what is cut: their tokens are
-    # kept apart from the room.
-    msgs = [_joined(d, text_only=False) for d in dicts]
-    try:
-        conv = Conversation(msgs, format="openai", encoding=budget.encoding)
-    except Exception:  # noqa: BLE001 - not Chat dicts: nothing this cut knows how to shorten
-        return None
-    if len(conv) != len(msgs):
-        return None
-    last = max((k for k, m in enumerate(msgs) if m.get("tool_calls")), default=0)
-    rest = {k: _rest(d) for k, d in enumerate(dicts) if k > last and msgs[k] is not d and _rest(d)}
-    if rest:
-        beside += Conversation([dicts[k] for k in rest], format="openai", encoding=budget.encoding).tokens
-        beside -= Conversation([msgs[k] for k in rest], format="openai", encoding=budget.encoding).tokens
-
-    def written(k: int, new: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if k not in rest or not isinstance(new.get("content"), str):
-            return k, new
-        return k, {**new, "content": [{"type": "text", "text": new["content"]}, *rest[k]]}
-
-    return cut_newest(
-        conv,
-        msgs,
-        dicts,
-        budget.encoding,
-        budget.limit - beside,
-        format="openai",
-        by_call_id=recall == "call_id",
-        calls=lambda m: bool(m.get("tool_calls")),
-        cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
-        arguments=lambda k: msgs[k].get("role") == "assistant",
-        written=written,
-    )
-
-
-def _is_text(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
-
-
-def _rest(message: dict[str, Any]) -> list[Any]:
-    """The parts of ``message``'s content list that are not text (a tool result's images)."""
-    content = message.get("content")
-    return [p for p in content if not _is_text(p)] if type(content) is list else []
-
-
-def _joined(message: dict[str, Any], *, text_only: bool = True) -> dict[str, Any]:
-    """``message``, a tool result whose content is a list of text parts only given its texts
-    joined by newlines (other messages as they are). Not ``text_only``: a list holding text
-    parts and others (images) too, which are left out (see :func:`_rest`)."""
-    content = message.get("content")
-    if message.get("role") != "tool" or type(content) is not list or not content:
-        return message
-    texts = [p["text"] for p in content if _is_text(p)]
-    if not texts or (text_only and len(texts) != len(content)):
-        return message
-    return {**message, "content": "\n".join(texts)}
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:

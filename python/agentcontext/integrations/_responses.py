@@ -28,8 +28,8 @@ from agentcontext.integrations._converted import (
     members_in_core,
     same_objects,
 )
-from agentcontext.integrations._cut import cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, _joined, _rest, as_dict, fit
+from agentcontext.integrations._cut import _joined, _rest, cut_newest
+from agentcontext.integrations._fit import Budget, RecallIds, as_dict, fit
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096
@@ -358,7 +358,7 @@ def cut_items(
     items: list[dict[str, Any]], budget: Budget, *, beside: int = 0, recall: RecallIds = "call_id"
 ) -> list[dict[str, Any]] | None:
     """Responses ``items`` with the long function outputs of the newest round cut head + marker +
-    tail, as :func:`~agentcontext.integrations._fit.cut_oversized` cuts Chat tool results, for the
+    tail, as :func:`~agentcontext.integrations._cut.cut_oversized` cuts Chat tool results, for the
     lists the Chat path cannot take (reasoning, built-in tool calls, multi-part messages): each
     cut output is a copy of its ``function_call_output`` with only ``output`` replaced, every
     other item the caller's own. None when there is nothing to cut or even the cut round does not

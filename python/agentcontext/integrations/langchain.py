@@ -39,7 +39,6 @@ over the working set, not the whole history.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -75,6 +74,8 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         "agentcontext.integrations.langchain needs LangChain v1: pip install 'agentcontext[langchain]'"
     ) from exc
 
+from agentcontext.integrations._langchain_parts import format_text, own_blocks, schema_text
+from agentcontext.integrations._langchain_parts import parts as openai_parts
 from agentcontext.integrations._langchain_state import (
     STATE_KEY,
     AgentContextState,
@@ -143,7 +144,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         kind = _kind(message)
     if kind is _OTHER:
         raise _not_a_message(message, index)
-    content: Any = _parts(message.content)
+    content: Any = openai_parts(message.content)
     if kind is HumanMessage:
         return {"role": "user", "content": content}
     if kind is ToolMessage:
@@ -184,46 +185,8 @@ def _ai_content(ai: AIMessage) -> Any:
     content: Any = ai.content
     if ai.tool_calls and isinstance(content, list):
         content = [block for block in content if not _tool_use(block)]
-    content = _parts(content)
+    content = openai_parts(content)
     return content if content else None
-
-
-def _parts(content: Any) -> Any:
-    """``content``, a LangChain message's, as the OpenAI parts the library counts: a list's bare
-    strings (which LangChain allows beside the blocks) as text parts and LangChain's own image
-    blocks (``{"type": "image", "base64": ...}``, or ``"source_type"`` with ``"data"`` or
-    ``"url"``) as ``image_url`` parts, which cost an image (their base64 data is no text to the
-    model); anything else as it is."""
-    if type(content) is not list or not any(map(_to_part, content)):
-        return content
-    return [_part(block) for block in content]
-
-
-def _to_part(block: Any) -> bool:
-    """Whether :func:`_part` writes ``block`` anew."""
-    return type(block) is str or (type(block) is dict and block.get("type") == "image" and "source" not in block)
-
-
-def _part(block: Any) -> Any:
-    if type(block) is str:
-        return {"type": "text", "text": block}
-    if _to_part(block):
-        url = _image_url(block)
-        if url is not None:
-            return {"type": "image_url", "image_url": {"url": url}}
-    return block
-
-
-def _image_url(block: dict[str, Any]) -> str | None:
-    """The URL (a ``data:`` URL for inline data) of a LangChain image block; None for an image
-    given by file id."""
-    data = block.get("base64")
-    if data is None and block.get("source_type") == "base64":
-        data = block.get("data")
-    if isinstance(data, str):
-        return f"data:{block.get('mime_type') or 'image/png'};base64,{data}"
-    url = block.get("url")
-    return url if isinstance(url, str) and block.get("source_type", "url") == "url" else None
 
 
 def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]]) -> BaseMessage:
@@ -239,8 +202,8 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     args = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
     if ai is not None and args:
         update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
-    if changed.get("content") != (_parts(message.content) if ai is None else _ai_content(ai)):
-        update["content"] = _own_blocks(message.content, changed["content"])
+    if changed.get("content") != (openai_parts(message.content) if ai is None else _ai_content(ai)):
+        update["content"] = own_blocks(message.content, changed["content"])
     elif args and isinstance(message.content, list):
         update["content"] = [block for block in message.content if not _tool_use(block)]
     if "content" in update and isinstance(message, AIMessage) and isinstance(message.content, list):
@@ -254,18 +217,6 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
                 *calls,
             ]
     return message.model_copy(update=update) if update else message
-
-
-def _own_blocks(own: Any, new: Any) -> Any:
-    """``new``, a content list the fit left (a result's text cut, its images kept), with each
-    part that is what :func:`_parts` made of one of the message's own blocks (a LangChain image
-    block read as an ``image_url`` part) given back as that block; ``new`` itself otherwise."""
-    if type(new) is not list or type(own) is not list:
-        return new
-    made = [(_part(block), block) for block in own if _to_part(block) and type(block) is dict]
-    if not made:
-        return new
-    return [next((block for part, block in made if part == p), p) for p in new]
 
 
 def _with_input(block: Any, args: dict[str, dict[str, Any]] | None) -> Any:
@@ -367,7 +318,7 @@ def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[
     """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
     JSON; ``memo`` keeps each tool's count, by :func:`_tool_key` for a LangChain tool, else by
     identity): the adapters' one counter, :func:`agentcontext.integrations._beside.tool_tokens`."""
-    return _beside.tool_tokens(tools, encoding, _schema_text, memo=memo, key=_tool_key)
+    return _beside.tool_tokens(tools, encoding, schema_text, memo=memo, key=_tool_key)
 
 
 #: The classes known to be LangChain tools (``isinstance`` through ``ABCMeta``: asked once per class).
@@ -387,31 +338,6 @@ def _tool_key(tool: Any) -> tuple[Any, ...] | None:
             _TOOL_CLASSES.add(cls)
     schema = tool.args_schema
     return (cls, tool.name, tool.description, schema if schema is None or isinstance(schema, type) else id(schema))
-
-
-def _format_text(form: Any) -> str:
-    """The text the schema of a ``response_format`` is counted as: a ``ProviderStrategy``'s model
-    arguments (the provider's response format), else each schema as the tool a ``ToolStrategy``
-    binds (an ``AutoStrategy`` is counted as that: its schema goes one way or the other)."""
-    from langchain.agents.structured_output import OutputToolBinding, _SchemaSpec
-
-    to_model = getattr(form, "to_model_kwargs", None)
-    if callable(to_model):
-        return json.dumps(to_model(), ensure_ascii=False, default=str)
-    specs = getattr(form, "schema_specs", None)
-    if specs is None:
-        specs = [_SchemaSpec(form.schema)] if hasattr(form, "schema") else []
-    return "\n".join(_schema_text(OutputToolBinding.from_schema_spec(spec).tool) for spec in specs)
-
-
-def _schema_text(tool: Any) -> str:
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
-    try:
-        schema: Any = convert_to_openai_tool(tool)
-    except Exception:  # noqa: BLE001 - a provider's own tool spec: counted as it is written
-        schema = tool if isinstance(tool, dict) else str(tool)
-    return json.dumps(schema, ensure_ascii=False, default=str)
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
@@ -482,7 +408,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         tokens = tool_tokens(request.tools or [], self.budget.encoding, self._tools)
         form = getattr(request, "response_format", None)  # (a request made by hand may lack it)
         if form is not None:
-            tokens += _beside.tool_tokens([form], self.budget.encoding, _format_text, memo=self._tools)
+            tokens += _beside.tool_tokens([form], self.budget.encoding, format_text, memo=self._tools)
         return tokens
 
     def _compile(self, request: ModelRequest, view: View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
