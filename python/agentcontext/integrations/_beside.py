@@ -5,6 +5,7 @@ texts of :func:`tool_text`), and the instructions of those that fit only the lis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Hashable, Iterable
@@ -79,3 +80,22 @@ def beside_tokens(instructions: str | None, tools: Iterable[str], encoding: Enco
     definitions ``tools`` (from :func:`tool_text`)."""
     total = _count(instructions, encoding, True) if instructions else 0
     return total + tool_tokens(tools, encoding, str)
+
+
+def text_of_type(memo: dict[Any, str | None], output_type: Any, make: Callable[[Any], str | None]) -> str | None:
+    """The text ``make(output_type)`` counts a structured output's schema as (None: nothing sent
+    apart), kept in ``memo`` per type (at most 256, then forgotten; made on every call for a type
+    that is not hashable); None for plain text output (``None`` or ``str``) without asking."""
+    if output_type is None or output_type is str:
+        return None
+    held: str | bool | None = False
+    with contextlib.suppress(TypeError):  # (not hashable: made each call)
+        held = memo.get(output_type, False)
+    if not isinstance(held, bool):
+        return held
+    text = make(output_type)
+    with contextlib.suppress(TypeError):
+        if len(memo) >= 256:
+            memo.clear()
+        memo[output_type] = text
+    return text

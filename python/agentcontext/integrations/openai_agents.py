@@ -27,7 +27,6 @@ compacted history. Tested with openai-agents 0.24 (``pip install 'agentcontext[o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import json
 import threading
@@ -47,7 +46,7 @@ from agentcontext.integrations._agents_items import (
     latest,
     paired,
 )
-from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import (
     Budget,
@@ -169,25 +168,17 @@ _OUTPUT_SCHEMAS: dict[Any, str | None] = {}
 def _output_schema_text(output_type: Any) -> str | None:
     """The JSON schema of an agent's structured output, which the model receives beside the tools
     (its ``text.format``), as text; None for plain text output (``None`` or ``str``)."""
-    if output_type is None or output_type is str:
-        return None
-    held: str | bool | None = False
-    with contextlib.suppress(TypeError):  # (not hashable: made each call)
-        held = _OUTPUT_SCHEMAS.get(output_type, False)
-    if not isinstance(held, bool):
-        return held
+    return text_of_type(_OUTPUT_SCHEMAS, output_type, _schema_text_of)
+
+
+def _schema_text_of(output_type: Any) -> str | None:
     from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
 
     try:
         schema = output_type if isinstance(output_type, AgentOutputSchemaBase) else AgentOutputSchema(output_type)
-        text = None if schema.is_plain_text() else json.dumps(schema.json_schema(), ensure_ascii=False, default=str)
+        return None if schema.is_plain_text() else json.dumps(schema.json_schema(), ensure_ascii=False, default=str)
     except Exception:  # noqa: BLE001 - a type the SDK cannot make a schema of fails the run there, not here
         return None
-    with contextlib.suppress(TypeError):
-        if len(_OUTPUT_SCHEMAS) >= 256:
-            _OUTPUT_SCHEMAS.clear()
-        _OUTPUT_SCHEMAS[output_type] = text
-    return text
 
 
 def fit_items(

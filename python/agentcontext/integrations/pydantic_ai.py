@@ -26,7 +26,6 @@ pydantic-ai-slim 2.68 (``pip install 'agentcontext[pydantic-ai]'``).
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import itertools
 import json
@@ -36,7 +35,7 @@ from typing import Any
 
 from agentcontext._core import _Prints
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
-from agentcontext.integrations._beside import beside_tokens, tool_text
+from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
 from agentcontext.integrations._fit import (
     Budget,
@@ -321,13 +320,10 @@ def _output_text(output_type: Any) -> str | None:
     format) or a ``PromptedOutput`` (the schema in the instructions Pydantic AI adds, with its
     default template); None for any other output (text, or the output tools counted with the
     tools)."""
-    if output_type is None or output_type is str:
-        return None
-    held: str | bool | None = False
-    with contextlib.suppress(TypeError):  # (not hashable: made each call)
-        held = _OUTPUT_TEXTS.get(output_type, False)
-    if not isinstance(held, bool):
-        return held
+    return text_of_type(_OUTPUT_TEXTS, output_type, _output_text_of)
+
+
+def _output_text_of(output_type: Any) -> str | None:
     text = None
     try:
         from pydantic_ai import _output
@@ -340,10 +336,6 @@ def _output_text(output_type: Any) -> str | None:
             text = json.dumps(schema.object_def.json_schema, ensure_ascii=False)
     except Exception:  # noqa: BLE001 - Pydantic AI's own schema making (a private module): counted as nothing
         text = None
-    with contextlib.suppress(TypeError):
-        if len(_OUTPUT_TEXTS) >= 256:
-            _OUTPUT_TEXTS.clear()
-        _OUTPUT_TEXTS[output_type] = text
     return text
 
 
