@@ -127,3 +127,29 @@ def test_a_call_without_long_strings_is_still_refused() -> None:
     messages[2]["tool_calls"][0]["function"]["arguments"] = json.dumps({"values": list(range(20000))})
     with pytest.raises(ac.errors.BudgetError):
         litellm.fit_messages(messages, ac.Budget(4000))
+
+
+@pytest.mark.parametrize("reasoning", [False, True], ids=["chat-turns", "items"])
+def test_agents_sdk_cuts_the_newest_calls_arguments(reasoning: bool) -> None:
+    """``fit_items``, on the Chat path and (a reasoning item in the list) on the items' own."""
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    from agentcontext.integrations.openai_agents import fit_items
+
+    arguments = json.dumps({"path": "a.py", "content": BIG})
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "Write the file."},
+        *([{"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "A file."}]}] * reasoning),
+        {"type": "function_call", "call_id": "c1", "name": "write_file", "arguments": arguments, "id": "fc_1"},
+        {"type": "function_call_output", "call_id": "c1", "output": "written"},
+    ]
+    before = copy.deepcopy(items)
+    out = fit_items(items, ac.Budget(4000))
+    assert items == before
+    assert [i.get("type") for i in out] == [i.get("type") for i in items]
+    call = out[-2]
+    assert call["id"] == "fc_1" and call["call_id"] == "c1" and call["name"] == "write_file"
+    _check_cut(json.loads(call["arguments"]), 'recall(id="c1#arguments")')
+    assert out[-1] is items[-1] and out[0] is items[0]
+    assert ac.Conversation(out, format="responses").tokens <= 4000

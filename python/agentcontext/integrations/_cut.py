@@ -64,7 +64,7 @@ def cut_newest(
     by_call_id: bool,
     calls: Callable[[dict[str, Any]], bool],
     cuttable: Callable[[int], bool],
-    written: Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]],
+    written: Callable[[int, dict[str, Any]], list[tuple[int, dict[str, Any]]]],
     arguments: Callable[[int], bool] = lambda k: False,
 ) -> list[dict[str, Any]] | None:
     """``items`` (read as ``conv``, whose messages are ``msgs`` in ``format``: ``items`` themselves
@@ -76,7 +76,7 @@ def cut_newest(
     ``cuttable`` (by position) and the long string values of the JSON-object arguments of the
     tool calls of its messages ``arguments`` (a call the model made with a whole file in it:
     its arguments stay valid JSON); the message at ``k`` cut as ``new`` is written back as
-    ``written(k, new)``: the position in ``items`` and the item put there (the caller's own
+    ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored)."""
     from agentcontext._core import Conversation, count_tokens_batch
@@ -126,8 +126,8 @@ def cut_newest(
     out = list(items)
     for k, (new,) in zip(keep, built[-1], strict=True):
         if new.get("content") != msgs[k].get("content") or new.get("tool_calls") != msgs[k].get("tool_calls"):
-            at, item = written(k, new)
-            out[at] = item
+            for at, item in written(k, new):
+                out[at] = item
     return out
 
 
@@ -157,10 +157,10 @@ def cut_oversized(
         beside += Conversation([dicts[k] for k in rest], format="openai", encoding=budget.encoding).tokens
         beside -= Conversation([msgs[k] for k in rest], format="openai", encoding=budget.encoding).tokens
 
-    def written(k: int, new: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         if k not in rest or not isinstance(new.get("content"), str):
-            return k, new
-        return k, {**new, "content": [{"type": "text", "text": new["content"]}, *rest[k]]}
+            return [(k, new)]
+        return [(k, {**new, "content": [{"type": "text", "text": new["content"]}, *rest[k]]})]
 
     return cut_newest(
         conv,

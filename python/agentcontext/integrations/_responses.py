@@ -396,6 +396,19 @@ def cut_items(
             and (item["output"] == msgs[k]["content"] or not isinstance(item["output"], str))
         )
 
+    def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        if new.get("role") != "assistant":
+            return [(starts[k], {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])})]
+        # A call whose arguments were cut: its function_call item, the other items its own.
+        cut = {c.get("id"): c.get("arguments") for c in new.get("tool_calls") or ()}
+        return [
+            (at, {**items[at], "arguments": cut[items[at].get("call_id")]})
+            for at in range(starts[k], starts[k + 1])
+            if items[at].get("type") == "function_call"
+            and items[at].get("call_id") in cut
+            and cut[items[at].get("call_id")] != items[at].get("arguments")
+        ]
+
     return cut_newest(
         conv,
         msgs,
@@ -406,10 +419,8 @@ def cut_items(
         by_call_id=recall == "call_id",
         calls=_calls,
         cuttable=output,
-        written=lambda k, new: (
-            starts[k],
-            {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])},
-        ),
+        arguments=lambda k: msgs[k].get("role") == "assistant",
+        written=written,
     )
 
 
