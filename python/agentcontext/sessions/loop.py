@@ -21,6 +21,7 @@ leaves the window is lost.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -163,7 +164,9 @@ class Session:
             if not isinstance(compiler, Compiler):
                 raise OptionError(f"compiler must be an agentcontext.compiler.Compiler, got {type(compiler).__name__}")
         if compiler is not None and system is not None:
-            compiler.working_set.base = system
+            # The compiler's own copy of its working set takes ``system`` as its base: the
+            # caller's WorkingSet (which other compilers may share) is not changed.
+            compiler.working_set = dataclasses.replace(compiler.working_set, base=system)
         #: The working-set compiler (None: ``system`` and ``tools`` are sent as given).
         self.compiler = compiler
         #: The request compiled for the current model call (None without a compiler).
