@@ -970,7 +970,10 @@ def trim_messages(
     the latest user request (a user message that is not only tool results and not a text a harness
     put there — a task notification, an interruption marker, a reminder; a summary of earlier
     history when no request follows it) and the longest recent
-    protocol-complete suffix that fits beside them. The request is kept verbatim, or cut to head +
+    protocol-complete suffix that fits beside them. A list that is not pair-valid is repaired
+    first as :func:`repair` repairs it (a call without its result gets one saying it was
+    interrupted, a result without its call becomes a user message that says so), except the calls
+    of the last message that are still waiting for their results. The request is kept verbatim, or cut to head +
     marker + tail when it does not fit whole beside the last round after it. Returned in the same
     format, shaped by the arguments alone (never by what ``"auto"`` detects): with
     ``format="anthropic"`` or ``system=`` given, the request fields ``{"system", "messages"}``;

@@ -11,8 +11,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::request::{DUPLICATE_PREFIX, ORPHAN_PREFIX};
 use super::structure::Pairing;
-use super::validate::validate_with;
+use super::validate::{ViolationKind, validate_with};
 use crate::model::{Block, Body, ContentForm, Extra, Format, Message, ResultContent, Role};
 
 /// The content of the result synthesized for a call that has none.
@@ -137,14 +138,77 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
     (out, changes)
 }
 
+/// [`repair`] for a list about to be sent as a request, or `None` when it needs none: the calls
+/// of the last message that is not a tool message (an agent's loop between a call and its result)
+/// may still get their results, so those left without one get no synthesized result as long as
+/// nothing but results follows them; a call id reused with each call answered is left as it is
+/// (providers accept it). Every other violation is repaired as [`repair`] does: a call without a
+/// result gets [`INTERRUPTED`], a result with no call becomes a user message ([`orphan_note`]).
+pub fn repair_request(messages: &[Message]) -> Option<Vec<Message>> {
+    let pairing = Pairing::of(messages);
+    let open = messages.iter().rposition(|m| m.role != Role::Tool);
+    let opaque = opaque_call_ids(messages);
+    let needed = validate_with(messages, &pairing).iter().any(|v| match v.kind {
+        ViolationKind::DuplicateId => false,
+        ViolationKind::MissingResult => Some(v.index) != open,
+        // The output of a call the library keeps opaque (a Responses `computer_call`): paired
+        // by the provider, not by this pairing.
+        ViolationKind::OrphanResult => !v.id.as_deref().is_some_and(|id| opaque.contains(&id)),
+        _ => true,
+    });
+    if !needed {
+        return None;
+    }
+    let (mut out, changes) = repair(messages);
+    // The results synthesized for the open message's calls, when only results follow them.
+    let pending: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::SynthesizedResult && Some(c.index) == open)
+        .filter_map(|c| c.id.as_deref())
+        .collect();
+    if !pending.is_empty() {
+        let tail = out
+            .iter()
+            .rposition(|m| !super::structure::is_result_carrier(m))
+            .map_or(0, |i| i + 1);
+        let synthesized = |b: &Block| {
+            matches!(&b.body, Body::ToolResult { tool_use_id, content: ResultContent::Text(t), .. }
+                if t == INTERRUPTED && pending.contains(&tool_use_id.as_str()))
+        };
+        for m in &mut out[tail..] {
+            if m.blocks.iter().any(synthesized) {
+                m.blocks = m.blocks.iter().filter(|b| !synthesized(b)).cloned().collect();
+            }
+        }
+        let mut at = 0;
+        out.retain(|m| {
+            at += 1;
+            at <= tail || !m.blocks.is_empty()
+        });
+    }
+    Some(out)
+}
+
+/// The `call_id`s of the calls kept as opaque blocks (a Responses `computer_call`, say).
+fn opaque_call_ids(messages: &[Message]) -> Vec<&str> {
+    messages
+        .iter()
+        .flat_map(|m| m.blocks.iter())
+        .filter_map(|b| match &b.body {
+            Body::Opaque { value } => value.get("call_id").and_then(|v| v.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The note that opens the user message an orphan result becomes.
 pub fn orphan_note(id: &str) -> String {
-    format!("[tool result for call {id}, which is not in the conversation]")
+    format!("{ORPHAN_PREFIX}{id}, which is not in the conversation]")
 }
 
 /// The note that opens the user message a second result for a call becomes.
 pub fn duplicate_note(id: &str) -> String {
-    format!("[another tool result for call {id}, which already has one]")
+    format!("{DUPLICATE_PREFIX}{id}, which already has one]")
 }
 
 /// Write the results of message `mi` that answer no call (or a call already answered) as user
@@ -442,5 +506,36 @@ mod tests {
         assert_eq!(out[4]["content"], INTERRUPTED);
         assert_eq!(out[6]["tool_calls"][0]["id"], "1#2");
         assert_eq!(out[7]["tool_call_id"], "1#2");
+    }
+
+    #[test]
+    fn a_request_is_repaired_but_for_the_calls_still_open() {
+        let open = chat(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": null, "tool_calls": [call("1"), call("2")]},
+            {"role": "tool", "tool_call_id": "1", "content": "one"},
+        ]));
+        assert_eq!(repair_request(&open), None);
+        let m = chat(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": null, "tool_calls": [call("1")]},
+            {"role": "user", "content": "b"},
+            {"role": "tool", "tool_call_id": "ghost", "content": "lost"},
+            {"role": "assistant", "content": null, "tool_calls": [call("2"), call("3")]},
+            {"role": "tool", "tool_call_id": "2", "content": "two"},
+        ]));
+        let fixed = formats::openai_chat::write(&repair_request(&m).unwrap());
+        assert_eq!(fixed[2]["content"], INTERRUPTED);
+        assert_eq!(fixed[4]["content"], format!("{}\nlost", orphan_note("ghost")));
+        assert_eq!(fixed.len(), 7); // the open call 3 still waits for its result
+        assert_eq!(fixed[6]["tool_call_id"], "2");
+        // An orphan after the open calls: they no longer end the list and get a result.
+        let m = chat(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": null, "tool_calls": [call("1")]},
+            {"role": "tool", "tool_call_id": "ghost", "content": "lost"},
+        ]));
+        let fixed = repair_request(&m).unwrap();
+        assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
     }
 }

@@ -44,7 +44,15 @@ pub const NOT_REQUEST_PREFIXES: &[&str] = &[
     "Caveat: The messages below were generated",
     LEDGER_PREFIX,
     MARKER_PREFIX,
+    ORPHAN_PREFIX,
+    DUPLICATE_PREFIX,
 ];
+
+/// How the user message a result without its call becomes opens (`super::repair::orphan_note`),
+/// and one for a second result of a call (`super::repair::duplicate_note`): the repair's words,
+/// never the user's request.
+pub const ORPHAN_PREFIX: &str = "[tool result for call ";
+pub const DUPLICATE_PREFIX: &str = "[another tool result for call ";
 
 /// What a message is to the search for the user's latest ask ([`latest_ask`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@ use crate::model::{Body, Message};
 use crate::tokens::Encoding;
 
 use super::clear::ClearOptions;
+use super::repair::repair_request;
 use super::request::latest_ask;
 use super::select::recent_suffix_of;
 use super::structure::{Pairing, Shape, groups_of, preamble_len_of, safe_cuts_of};
@@ -322,7 +323,8 @@ fn single_text(m: &Message) -> Option<&str> {
     }
 }
 
-/// `trim_messages` over a parsed conversation: when it does not fit, clear old tool results
+/// `trim_messages` over a parsed conversation: repaired first when no provider would accept it
+/// ([`repair_request`]); when it does not fit, clear old tool results
 /// (when `clear` gives the protection and options to clear with), then keep what [`plan`] says.
 ///
 /// # Errors
@@ -333,6 +335,16 @@ pub fn trim(
     reserve: usize,
     clear: Option<(Protection, &ClearOptions)>,
 ) -> Result<Vec<Message>, Error> {
+    // A list no provider accepts (a call without its result, a result without its call) is
+    // repaired first: what is sent is always pair-valid.
+    let repaired;
+    let conv = match repair_request(conv.messages()) {
+        Some(messages) => {
+            repaired = Conversation::from_messages(conv.format(), conv.encoding(), messages);
+            &repaired
+        }
+        None => conv,
+    };
     if fits(conv.total_tokens(), reserve, max_tokens) {
         return Ok(conv.messages().to_vec());
     }

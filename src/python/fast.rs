@@ -568,7 +568,7 @@ pub(super) fn pick<'py>(
         name: t.call.map(|(name, _)| sk.id(name)),
     }));
     if !is_valid(sk, &pairing) {
-        // Invalid input is repaired by nobody here: the general path reports it faithfully.
+        // Invalid input is not for the fast path: the general path repairs it first.
         return Ok(Pick::General);
     }
     if !pairing.reused_ids.is_empty() && shows_recall_ids(sk) {

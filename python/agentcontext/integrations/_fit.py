@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import eq, is_not, not_
-from typing import Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, InvalidMessageError, OptionError, UnknownModelError
@@ -301,6 +301,7 @@ def fit(
     beside: int = 0,
     cache: Converted | None = None,
     recall: RecallIds = "call_id",
+    made: Made[T] | None = None,
 ) -> list[T]:
     """Fit ``objects`` into ``budget``, ``beside`` tokens of it taken by what the model receives
     apart from them (a system prompt or tool schemas the framework adds).
@@ -313,7 +314,11 @@ def fit(
     unchanged are returned as they are, and so are objects that stand for no dict. When the
     newest round alone is over the budget its long tool results are cut head + marker + tail
     (:func:`cut_oversized`, ``recall`` naming how the marker says to get the original back)
-    rather than the call failing.
+    rather than the call failing. A list no provider accepts is repaired by the fit
+    (:func:`agentcontext.trim_messages`): a dict that came from no object (the result given to a
+    call whose result is missing) or that changed role (a result whose call is missing, sent as a
+    user message) is made into an object by ``made(dict, names)`` (``names``: each call id's tool
+    name in the fitted list); without ``made`` it is sent as the dict.
 
     Raises:
         OptionError: ``beside`` not a non-negative int, ``recall`` neither ``"call_id"`` nor
@@ -334,7 +339,7 @@ def fit(
         if kept is not None:
             return kept
     out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
-    return _map_back(objects, dicts, owners, out, rebuild, where, cache)
+    return _map_back(objects, dicts, owners, out, rebuild, where, cache, _Maker(made, out))
 
 
 def _trimmed(
@@ -430,22 +435,34 @@ def _map_back(
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     where: dict[int, int],
     cache: Converted | None,
+    maker: _Maker[T],
 ) -> list[T]:
     """Each dict that came back mapped to the object it came from (see :func:`fit`)."""
     # (Every object owns one dict: as many dicts as objects, and none owning nothing.)
     if len(dicts) == len(objects) and [] not in owners:
-        return _map_back_one(objects, dicts, out, rebuild, where, cache)
-    # Per object: its kept dicts, with the new content where changed.
+        return _map_back_one(objects, dicts, out, rebuild, where, cache, maker)
+    # Per object: its kept dicts, with the new content where changed; the dicts the repair made,
+    # after the object of the dict before them (-1: first).
     kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
+    new_after: dict[int, list[T]] = {}
+    last = -1
     for d in out:
-        serial, k = source(d[MARK])
-        i = where[serial]
-        original = dicts[owners[i][k]]
+        mark = d.get(MARK)
+        original = None if mark is None else dicts[owners[where[source(mark)[0]]][source(mark)[1]]]
+        if original is None or _made_anew(d, original):
+            new_after.setdefault(last, []).append(maker.make(d))
+            continue
+        serial, k = source(mark)
+        i = last = where[serial]
         changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
         kept.setdefault(i, []).append((k, changed))
-    if len(out) == len(dicts) and all(changed is None for parts in kept.values() for _, changed in parts):
+    if (
+        not new_after
+        and len(out) == len(dicts)
+        and all(changed is None for parts in kept.values() for _, changed in parts)
+    ):
         return list(objects)
-    result: list[T] = []
+    result: list[T] = list(new_after.get(-1, ()))
     for i, obj in enumerate(objects):
         if not owners[i]:
             # Nothing the model reads (metadata parts): it goes with the list.
@@ -454,13 +471,62 @@ def _map_back(
         parts = kept.get(i)
         if parts is None:
             continue
-        if len(parts) == len(owners[i]) and all(changed is None for _, changed in parts):
-            result.append(obj)
-            continue
-        new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
-        if new is not None:
-            result.append(new)
+        result += _kept_object(obj, parts, owners[i], rebuild, cache)
+        result += new_after.get(i, ())
     return result
+
+
+def _kept_object(
+    obj: T,
+    parts: list[tuple[int, dict[str, Any] | None]],
+    owned: list[int],
+    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
+    cache: Converted | None,
+) -> list[T]:
+    """``obj`` as sent when ``parts`` of its dicts are kept: itself, rebuilt, or nothing."""
+    if len(parts) == len(owned) and all(changed is None for _, changed in parts):
+        return [obj]
+    new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
+    return [] if new is None else [new]
+
+
+def _made_anew(d: dict[str, Any], original: dict[str, Any]) -> bool:
+    """Whether the fit's ``d``, marked as ``original``'s, is another kind of message (a result
+    whose call is missing, sent as a user message): it is made anew, not rebuilt."""
+    return d is not original and (d.get("role") != original.get("role") or d.get("type") != original.get("type"))
+
+
+#: Makes an object of a dict the fit made (see :func:`fit`): the dict, and each call id's tool name.
+Made: TypeAlias = Callable[[dict[str, Any], Mapping[str, str]], T]
+
+
+class _Maker(Generic[T]):
+    """The ``made`` of a :func:`fit`, given the tool names of the fitted list once it needs them."""
+
+    def __init__(self, made: Made[T] | None, out: list[dict[str, Any]]) -> None:
+        self.made = made
+        self.out = out
+        self._names: dict[str, str] | None = None
+
+    def make(self, d: dict[str, Any]) -> T:
+        plain = {k: v for k, v in d.items() if k != MARK}
+        if self.made is None:
+            return cast("T", plain)
+        if self._names is None:
+            self._names = _call_names(self.out)
+        return self.made(plain, self._names)
+
+
+def _call_names(out: list[dict[str, Any]]) -> dict[str, str]:
+    """Each call id's tool name in Chat or Responses dicts."""
+    names: dict[str, str] = {}
+    for d in out:
+        for call in d.get("tool_calls") or ():
+            function = call.get("function") or {}
+            names[str(call.get("id"))] = str(function.get("name", ""))
+        if d.get("type") == "function_call":
+            names[str(d.get("call_id"))] = str(d.get("name", ""))
+    return names
 
 
 def _map_back_one(
@@ -470,6 +536,7 @@ def _map_back_one(
     rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
     where: dict[int, int],
     cache: Converted | None,
+    maker: _Maker[T],
 ) -> list[T]:
     """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
     the dicts come back in order, each the caller's own or a changed copy. With a ``cache``, a
@@ -495,11 +562,18 @@ def _map_back_one(
     changed = itertools.chain(itertools.compress(range(len(same)), map(not_, same)), range(len(same), len(out)))
     for j in changed:
         d = out[j]
-        i = where[source(d[MARK])[0]]
+        mark = d.get(MARK)
+        if mark is None:
+            per[j] = maker.make(d)  # (made by the repair: no object of its own)
+            continue
+        i = where[source(mark)[0]]
         obj = objects[i]
         original = dicts[i]
         if d is original or d == original:
             per[j] = obj
+            continue
+        if _made_anew(d, original):
+            per[j] = maker.make(d)
             continue
         if cache is None:
             per[j] = rebuild(obj, [(0, {key: v for key, v in d.items() if key != MARK})])

@@ -191,6 +191,14 @@ def whole_key(item: Any) -> tuple[Any, ...]:
 _IN_CORE: Any = object()
 
 
+def _made(message: dict[str, Any], names: Mapping[str, str]) -> Turn:
+    """The turn of a Chat dict the fit's repair made (the result given to a call whose result is
+    missing, a result whose call is missing sent as a user message): its Responses items."""
+    from agentcontext._core import Conversation
+
+    return Turn(tuple(Conversation([message], format="openai").to_format("responses")), message)
+
+
 def _chat(turn: Turn, index: int) -> list[dict[str, Any]]:
     return [turn.chat]
 
@@ -343,7 +351,15 @@ class Turns:
         if turns is None:
             return None
         fitted = fit(
-            turns, budget, _chat, _rebuild, format="openai", beside=beside, cache=self._converted, recall=recall
+            turns,
+            budget,
+            _chat,
+            _rebuild,
+            format="openai",
+            beside=beside,
+            cache=self._converted,
+            recall=recall,
+            made=_made,
         )
         return list(itertools.chain.from_iterable(map(_ITEMS, fitted)))  # (each turn's items, at C speed)
 

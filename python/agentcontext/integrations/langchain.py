@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from agentcontext._checks import number
@@ -66,6 +66,7 @@ try:
         HumanMessage,
         SystemMessage,
         ToolMessage,
+        convert_to_messages,
     )
     from langchain_core.tools import BaseTool
     from langgraph.types import Command
@@ -311,7 +312,41 @@ def fit_messages(
     if isinstance(messages, BaseMessage | dict) or not isinstance(messages, Sequence):
         raise ArgumentTypeError(f"messages must be a list of LangChain messages, got {type(messages).__name__}")
     fitted_into = as_budget(budget)
-    return fit(messages, fitted_into, _convert, _rebuild, format="openai", beside=beside, cache=cache, recall=recall)
+    return fit(
+        messages,
+        fitted_into,
+        _convert,
+        _rebuild,
+        format="openai",
+        beside=beside,
+        cache=cache,
+        recall=recall,
+        made=_made,
+    )
+
+
+def _unpaired(messages: Sequence[BaseMessage]) -> bool:
+    """Whether a tool call in ``messages`` lacks its result in the tool messages right after it,
+    or a tool message answers no call before it (the calls of the last message may still be
+    waiting for their results)."""
+    waiting: set[str | None] = set()
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            if m.tool_call_id not in waiting:
+                return True
+            waiting.discard(m.tool_call_id)
+            continue
+        if waiting:
+            return True
+        if isinstance(m, AIMessage) and m.tool_calls:
+            waiting = {c["id"] for c in m.tool_calls}
+    return False
+
+
+def _made(message: dict[str, Any], names: Mapping[str, str]) -> BaseMessage:
+    """The LangChain message of a Chat dict the fit's repair made (a result given to a call whose
+    result is missing, a result whose call is missing sent as a user message)."""
+    return convert_to_messages([message])[0]
 
 
 def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
@@ -413,7 +448,14 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
 
     def _compile(self, request: ModelRequest, view: View, over: bool) -> tuple[ModelRequest, KeptSummary | None]:
         update = None
-        if self.compactor is None or over:
+        # With compaction, a view that is not over the budget is sent as it is (it fits), unless
+        # a call in it lacks its result or a result its call: then the fit repairs it.
+        as_is = None
+        if self.compactor is not None and not over:
+            as_is = view.body if view.body is not None and view.carried is not None else view.sent()
+            if _unpaired(as_is):
+                as_is = None
+        if as_is is None:
             objects = view.objects
             beside = view.beside if view.beside is not None else self._beside(request)
             if over:
@@ -432,14 +474,13 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                     view, fitted, len(view.messages), system + self._carry.tokens(fitted, _convert), system
                 )
         else:
-            # With compaction, a view that is not over the budget is sent as it is (it fits): a
-            # list made for this call, while the carry keeps its own tuple of what comes before
-            # the history's messages (a handler, another middleware, may change the list sent).
+            # Sent as it is: a list made for this call, while the carry keeps its own tuple of
+            # what comes before the history's messages (a handler, another middleware, may change
+            # the list sent).
+            fitted = as_is
             if view.body is not None and view.carried is not None:
-                fitted = view.body
                 base, since = view.carried
             else:
-                fitted = view.sent()
                 base, since = ((), view.start) if view.summary is None else ((view.summary,), view.start)
             self._carry.keep(view, base, since, view.tokens, self._system_tokens(view))
         return request.override(messages=fitted), update  # type: ignore[arg-type,unused-ignore]

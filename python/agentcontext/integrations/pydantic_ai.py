@@ -30,7 +30,7 @@ import dataclasses
 import itertools
 import json
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcontext._core import _Prints
@@ -459,9 +459,31 @@ def fit_messages(
         on_event,
         "pydantic_ai",
         lambda: fit(
-            messages, fitted_into, _dicts, _rebuild, format="openai", beside=beside, cache=cache, recall="none"
+            messages,
+            fitted_into,
+            _dicts,
+            _rebuild,
+            format="openai",
+            beside=beside,
+            cache=cache,
+            recall="none",
+            made=_made,
         ),
     )
+
+
+def _made(message: dict[str, Any], names: Mapping[str, str]) -> ModelMessage:
+    """The request of a Chat dict the fit's repair made: a tool message (the result given to a
+    call whose result is missing) as a tool return, a user message (a result whose call is
+    missing) as a user prompt."""
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    if message.get("role") == "tool":
+        call_id = message.get("tool_call_id", "")
+        return ModelRequest(
+            parts=[ToolReturnPart(tool_name=names.get(call_id, ""), content=text, tool_call_id=call_id)]
+        )
+    return ModelRequest(parts=[UserPromptPart(content=text)])
 
 
 def history_processor(
