@@ -159,3 +159,45 @@ def test_threads_sharing_a_thread_key_each_send_their_own_within_the_budget() ->
                 done.result()
     finally:
         sys.setswitchinterval(interval)
+
+
+def _paired_objects(sent: list[BaseMessage]) -> bool:
+    """Every call answered by the tool messages right after it, every result after its call (the
+    calls of the last message may wait): checked here, not by the library."""
+    waiting: set[str] = set()
+    for m in sent:
+        if isinstance(m, ToolMessage):
+            if m.tool_call_id not in waiting:
+                return False
+            waiting.discard(m.tool_call_id)
+            continue
+        if waiting:
+            return False
+        waiting = {c["id"] for c in m.tool_calls} if isinstance(m, AIMessage) else set()
+    return True
+
+
+def test_new_messages_after_the_carry_are_checked_for_pairs() -> None:
+    """The carried part was sent paired; the history's new messages are read for pairs from the
+    calls it leaves open: a result answering no call is repaired, the result of a call the carried
+    part ends with is not."""
+    agent = compacted()
+    agent.messages = [
+        *agent.messages,
+        AIMessage("Reading more.", id="a50", tool_calls=[{"id": "c50", "name": "read_file", "args": {"path": "g.py"}}]),
+    ]
+    sent = agent.call()
+    assert sent[-1].id == "a50" and _paired_objects(sent)  # (its call waits for its result)
+    agent.messages = [*agent.messages, ToolMessage("g.py: fine", tool_call_id="c50", id="t50")]
+    request = agent.request()
+    view = agent.mw._view(request)
+    assert view.body is not None and view.new == 1
+    assert not agent.mw._over(view)
+    fitted, _ = agent.mw._compile(request, view, False)
+    assert fitted.messages is view.body  # paired: sent as it is, not through the fit
+    sent = list(fitted.messages)
+    assert sent[-1] is agent.messages[-1] and _paired_objects(sent)
+    agent.messages = [*agent.messages, ToolMessage("a stray result", tool_call_id="c99", id="t99")]
+    sent = agent.call()
+    assert _paired_objects(sent)
+    assert "a stray result" in str(sent[-1].content) and not isinstance(sent[-1], ToolMessage)

@@ -173,6 +173,7 @@ class Carry:
             return
         view.body = [*base, *messages[since:]]
         view.carried = (base, since)
+        view.new = len(messages) - count
         view.extended = sources
         if tokens is not None:
             system = view.system_tokens = self.system_tokens(view.system, convert)

@@ -73,6 +73,9 @@ class View:
     carried: tuple[tuple[BaseMessage, ...], int] | None = None
     #: The tokens of :attr:`system`, when counted.
     system_tokens: int | None = None
+    #: How many of the history's messages come after the carried ones (the last call's), when
+    #: the view starts from the carry.
+    new: int = 0
     #: The carried messages' holder (``_ladder._Sources``) when this call's resume told them
     #: unchanged and held the history's new messages too.
     extended: Any = None

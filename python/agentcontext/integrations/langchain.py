@@ -325,12 +325,22 @@ def fit_messages(
     )
 
 
-def _unpaired(messages: Sequence[BaseMessage]) -> bool:
+def _unpaired(messages: Sequence[BaseMessage], start: int = 0) -> bool:
     """Whether a tool call in ``messages`` lacks its result in the tool messages right after it,
     or a tool message answers no call before it (the calls of the last message may still be
-    waiting for their results)."""
+    waiting for their results). The first ``start`` messages are known to be paired (a carried
+    working set, sent as such): only the ones after are read, from the calls still open where
+    those end (the last non-tool message's calls not answered by the tool messages after it)."""
     waiting: set[str | None] = set()
-    for m in messages:
+    if start:
+        k = start - 1
+        while k >= 0 and isinstance(messages[k], ToolMessage):
+            k -= 1
+        last = messages[k] if k >= 0 else None
+        if isinstance(last, AIMessage) and last.tool_calls:
+            answered = {m.tool_call_id for m in messages[k + 1 : start]}  # type: ignore[attr-defined]
+            waiting = {c["id"] for c in last.tool_calls} - answered
+    for m in messages[start:]:
         if isinstance(m, ToolMessage):
             if m.tool_call_id not in waiting:
                 return True
@@ -452,8 +462,13 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
         # a call in it lacks its result or a result its call: then the fit repairs it.
         as_is = None
         if self.compactor is not None and not over:
-            as_is = view.body if view.body is not None and view.carried is not None else view.sent()
-            if _unpaired(as_is):
+            start = 0
+            if view.body is not None and view.carried is not None:
+                # (What the last call sent, paired, then the history's new messages.)
+                as_is, start = view.body, len(view.body) - view.new
+            else:
+                as_is = view.sent()
+            if _unpaired(as_is, start):
                 as_is = None
         if as_is is None:
             objects = view.objects
