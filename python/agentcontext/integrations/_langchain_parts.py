@@ -1,13 +1,17 @@
 """How the LangChain adapter reads what it counts beside plain text: a message's content as
 OpenAI parts (:func:`parts`: bare strings as text parts, LangChain's own image blocks as
 ``image_url`` parts that cost an image), a cut content given back with the message's own blocks
-(:func:`own_blocks`), and the schema texts of a tool (:func:`schema_text`) and of a structured
-output (:func:`format_text`)."""
+(:func:`own_blocks`), and the schema texts of a tool (:func:`schema_text`, counted by
+:func:`tool_tokens`) and of a structured output (:func:`format_text`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
+
+from agentcontext.integrations import _beside
+from agentcontext.types import Encoding
 
 
 def parts(content: Any) -> Any:
@@ -83,3 +87,31 @@ def schema_text(tool: Any) -> str:
     except Exception:  # noqa: BLE001 - a provider's own tool spec: counted as it is written
         schema = tool if isinstance(tool, dict) else str(tool)
     return json.dumps(schema, ensure_ascii=False, default=str)
+
+
+def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
+    """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
+    JSON; ``memo`` keeps each tool's count, by :func:`_tool_key` for a LangChain tool, else by
+    identity): the adapters' one counter, :func:`agentcontext.integrations._beside.tool_tokens`."""
+    return _beside.tool_tokens(tools, encoding, schema_text, memo=memo, key=_tool_key)
+
+
+#: The classes known to be LangChain tools (``isinstance`` through ``ABCMeta``: asked once per class).
+_TOOL_CLASSES: set[type] = set()
+
+
+def _tool_key(tool: Any) -> tuple[Any, ...] | None:
+    """A LangChain tool's class, name, description and arguments schema (a class as it is, a
+    JSON-schema dict by identity: the memo holds the tool, so its dict's identity is not
+    reused): what its OpenAI schema is made of. Two tools of one name and description with other
+    arguments are counted each; the same tool made anew for each call is counted once."""
+    cls = type(tool)
+    if cls not in _TOOL_CLASSES:
+        from langchain_core.tools import BaseTool
+
+        if not isinstance(tool, BaseTool):
+            return None
+        if tool.__class__ is cls:  # (not an object posing as another class)
+            _TOOL_CLASSES.add(cls)
+    schema = tool.args_schema
+    return (cls, tool.name, tool.description, schema if schema is None or isinstance(schema, type) else id(schema))

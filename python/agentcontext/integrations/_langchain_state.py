@@ -1,15 +1,17 @@
 """What a call of the compacting LangChain middleware starts from: the summary kept in the agent
-state (:data:`STATE_KEY`, :class:`KeptSummary`, read back by :func:`locate`) and the view of the
-state's messages after what it covers (:class:`View`)."""
+state (:data:`STATE_KEY`, :class:`KeptSummary`, read back by :func:`locate`), the view of the
+state's messages after what it covers (:class:`View`), and whether what it would send as it is
+has every tool call paired with its result (:func:`unpaired`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict, cast
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from typing_extensions import NotRequired  # langchain-core's dependency (typing's from Python 3.11)
 
 from agentcontext.compaction.summarize import SUMMARY_MARKER
@@ -145,3 +147,31 @@ def without(system: BaseMessage | None, fitted: list[BaseMessage]) -> list[BaseM
     if fitted and fitted[0] is system:
         return fitted[1:]
     return [m for m in fitted if m is not system]
+
+
+def unpaired(messages: Sequence[BaseMessage], start: int = 0) -> bool:
+    """Whether a tool call in ``messages`` lacks its result in the tool messages right after it,
+    or a tool message answers no call before it (the calls of the last message may still be
+    waiting for their results). The first ``start`` messages are known to be paired (a carried
+    working set, sent as such): only the ones after are read, from the calls still open where
+    those end (the last non-tool message's calls not answered by the tool messages after it)."""
+    waiting: set[str | None] = set()
+    if start:
+        k = start - 1
+        while k >= 0 and isinstance(messages[k], ToolMessage):
+            k -= 1
+        last = messages[k] if k >= 0 else None
+        if isinstance(last, AIMessage) and last.tool_calls:
+            answered = {m.tool_call_id for m in messages[k + 1 : start]}  # type: ignore[attr-defined]
+            waiting = {c["id"] for c in last.tool_calls} - answered
+    for m in messages[start:]:
+        if isinstance(m, ToolMessage):
+            if m.tool_call_id not in waiting:
+                return True
+            waiting.discard(m.tool_call_id)
+            continue
+        if waiting:
+            return True
+        if isinstance(m, AIMessage) and m.tool_calls:
+            waiting = {c["id"] for c in m.tool_calls}
+    return False

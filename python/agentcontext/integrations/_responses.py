@@ -29,7 +29,8 @@ from agentcontext.integrations._converted import (
     same_objects,
 )
 from agentcontext.integrations._cut import _joined, _rest, cut_newest
-from agentcontext.integrations._fit import Budget, RecallIds, as_dict, fit
+from agentcontext.integrations._fit import Budget, RecallIds, fit
+from agentcontext.integrations._given import as_dict
 
 #: Held conversions beyond the list in use before the memo is cut back to it.
 _SLACK = 4096

@@ -49,11 +49,11 @@ from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations import _beside
 from agentcontext.integrations._converted import MARK, Converted, CorePrints
-from agentcontext.integrations._fit import Budget, RecallIds, arguments_object, as_budget, fit, off_loop
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, fit, off_loop
+from agentcontext.integrations._given import arguments_object
 from agentcontext.integrations._ladder import Carry, make_compactor
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
-from agentcontext.types import Encoding
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -68,14 +68,13 @@ try:
         ToolMessage,
         convert_to_messages,
     )
-    from langchain_core.tools import BaseTool
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise MissingExtraError(
         "agentcontext.integrations.langchain needs LangChain v1: pip install 'agentcontext[langchain]'"
     ) from exc
 
-from agentcontext.integrations._langchain_parts import format_text, own_blocks, schema_text
+from agentcontext.integrations._langchain_parts import format_text, own_blocks, tool_tokens
 from agentcontext.integrations._langchain_parts import parts as openai_parts
 from agentcontext.integrations._langchain_state import (
     STATE_KEY,
@@ -84,6 +83,7 @@ from agentcontext.integrations._langchain_state import (
     View,
     locate,
     summary_content,
+    unpaired,
     whole,
     without,
 )
@@ -325,64 +325,10 @@ def fit_messages(
     )
 
 
-def _unpaired(messages: Sequence[BaseMessage], start: int = 0) -> bool:
-    """Whether a tool call in ``messages`` lacks its result in the tool messages right after it,
-    or a tool message answers no call before it (the calls of the last message may still be
-    waiting for their results). The first ``start`` messages are known to be paired (a carried
-    working set, sent as such): only the ones after are read, from the calls still open where
-    those end (the last non-tool message's calls not answered by the tool messages after it)."""
-    waiting: set[str | None] = set()
-    if start:
-        k = start - 1
-        while k >= 0 and isinstance(messages[k], ToolMessage):
-            k -= 1
-        last = messages[k] if k >= 0 else None
-        if isinstance(last, AIMessage) and last.tool_calls:
-            answered = {m.tool_call_id for m in messages[k + 1 : start]}  # type: ignore[attr-defined]
-            waiting = {c["id"] for c in last.tool_calls} - answered
-    for m in messages[start:]:
-        if isinstance(m, ToolMessage):
-            if m.tool_call_id not in waiting:
-                return True
-            waiting.discard(m.tool_call_id)
-            continue
-        if waiting:
-            return True
-        if isinstance(m, AIMessage) and m.tool_calls:
-            waiting = {c["id"] for c in m.tool_calls}
-    return False
-
-
 def _made(message: dict[str, Any], names: Mapping[str, str]) -> BaseMessage:
     """The LangChain message of a Chat dict the fit's repair made (a result given to a call whose
     result is missing, a result whose call is missing sent as a user message)."""
     return convert_to_messages([message])[0]
-
-
-def tool_tokens(tools: Sequence[Any], encoding: Encoding, memo: dict[Any, tuple[Any, int]] | None = None) -> int:
-    """The tokens of the tool schemas the model receives (each tool's OpenAI function schema as
-    JSON; ``memo`` keeps each tool's count, by :func:`_tool_key` for a LangChain tool, else by
-    identity): the adapters' one counter, :func:`agentcontext.integrations._beside.tool_tokens`."""
-    return _beside.tool_tokens(tools, encoding, schema_text, memo=memo, key=_tool_key)
-
-
-#: The classes known to be LangChain tools (``isinstance`` through ``ABCMeta``: asked once per class).
-_TOOL_CLASSES: set[type] = set()
-
-
-def _tool_key(tool: Any) -> tuple[Any, ...] | None:
-    """A LangChain tool's class, name, description and arguments schema (a class as it is, a
-    JSON-schema dict by identity: the memo holds the tool, so its dict's identity is not
-    reused): what its OpenAI schema is made of. Two tools of one name and description with other
-    arguments are counted each; the same tool made anew for each call is counted once."""
-    cls = type(tool)
-    if cls not in _TOOL_CLASSES:
-        if not isinstance(tool, BaseTool):
-            return None
-        if tool.__class__ is cls:  # (not an object posing as another class)
-            _TOOL_CLASSES.add(cls)
-    schema = tool.args_schema
-    return (cls, tool.name, tool.description, schema if schema is None or isinstance(schema, type) else id(schema))
 
 
 class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
@@ -468,7 +414,7 @@ class AgentContextMiddleware(AgentMiddleware[AgentContextState, Any, Any]):
                 as_is, start = view.body, len(view.body) - view.new
             else:
                 as_is = view.sent()
-            if _unpaired(as_is, start):
+            if unpaired(as_is, start):
                 as_is = None
         if as_is is None:
             objects = view.objects

@@ -44,7 +44,8 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         "agentcontext.integrations.langgraph needs LangGraph: pip install 'agentcontext[langgraph]'"
     ) from exc
 
-from agentcontext.integrations.langchain import _convert, converted, fit_messages, tool_tokens
+from agentcontext.integrations._langchain_parts import tool_tokens
+from agentcontext.integrations.langchain import _convert, converted, fit_messages
 
 __all__ = ["compact_hook", "fit_hook"]
 

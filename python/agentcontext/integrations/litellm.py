@@ -33,7 +33,8 @@ from agentcontext.errors import ArgumentTypeError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._direct import Kept, fit_each
-from agentcontext.integrations._fit import Budget, as_budget, as_dict, as_list, fit_or_cut, off_loop
+from agentcontext.integrations._fit import Budget, as_budget, fit_or_cut, off_loop
+from agentcontext.integrations._given import as_dict, as_list
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 

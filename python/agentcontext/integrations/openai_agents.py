@@ -48,17 +48,8 @@ from agentcontext.integrations._agents_items import (
 )
 from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
 from agentcontext.integrations._converted import Converted
-from agentcontext.integrations._fit import (
-    Budget,
-    RecallIds,
-    as_budget,
-    as_dict,
-    as_list,
-    factory_budget,
-    fit,
-    off_loop,
-    tool_texts,
-)
+from agentcontext.integrations._fit import Budget, RecallIds, as_budget, factory_budget, fit, off_loop
+from agentcontext.integrations._given import as_dict, as_list, tool_texts
 from agentcontext.integrations._ladder import make_compactor
 from agentcontext.integrations._responses import Turns, cut_items, whole_key
 from agentcontext.observe.compaction import reporting_fits

@@ -37,15 +37,8 @@ from agentcontext._core import _Prints
 from agentcontext.errors import ArgumentTypeError, InvalidMessageError, MissingExtraError
 from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
 from agentcontext.integrations._converted import Converted, InCore, held_fields, in_core_default, members_in_core
-from agentcontext.integrations._fit import (
-    Budget,
-    arguments_object,
-    as_budget,
-    as_list,
-    factory_budget,
-    fit,
-    tool_texts,
-)
+from agentcontext.integrations._fit import Budget, as_budget, factory_budget, fit
+from agentcontext.integrations._given import arguments_object, as_list, tool_texts
 from agentcontext.observe.compaction import reporting_fits
 from agentcontext.observe.emit import EventCallback, check_callback
 from agentcontext.observe.events import Event  # noqa: F401 - resolves EventCallback in the signatures Pydantic AI reads
