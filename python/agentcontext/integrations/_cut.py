@@ -7,6 +7,7 @@ tail (the ladder's cut,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -85,6 +86,8 @@ def cut_newest(
     found = conv._latest_request(conv.preamble)
     start = found[0] if found is not None else conv.preamble
     last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
+    # Written back cut, every call of such a message has its arguments as read here.
+    msgs = [_unescaped(m) if k >= last and arguments(k) else m for k, m in enumerate(msgs)]
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
     units: list[tuple[int, int, Any, str]] = [
         (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
@@ -175,6 +178,42 @@ def cut_oversized(
         arguments=lambda k: msgs[k].get("role") == "assistant",
         written=written,
     )
+
+
+def _unescaped(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with the JSON-object arguments of its calls that escape non-ASCII characters
+    (``\\u00e9``, as ``json.dumps`` writes them by default) written with those characters as they
+    are: a cut value is written back so, and the room is counted on the text sent (an escaped
+    character takes several tokens, the character itself one). ``message`` itself when none does."""
+    from agentcontext.compaction.fill import _arguments_of
+
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    out = list(calls)
+    for c, call in enumerate(calls):
+        holder = _arguments_of(call) if isinstance(call, dict) else {}
+        text = holder.get("arguments")
+        if not isinstance(text, str) or "\\u" not in text:
+            continue
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            continue
+        plain = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else text
+        if plain == text:
+            continue
+        try:
+            plain.encode()
+        except UnicodeEncodeError:
+            continue  # a lone surrogate escaped: not a text the core reads
+        new = {**call}
+        if holder is not call:
+            new["function"] = {**holder, "arguments": plain}
+        else:
+            new["arguments"] = plain
+        out[c] = new
+    return message if out == calls else {**message, "tool_calls": out}
 
 
 def _is_text(part: Any) -> bool:

@@ -1,0 +1,79 @@
+"""Defects found attacking this session's adapter behaviours (h45-attack1), each with the input
+that showed it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+
+TEXT = "é中文 ligne du fichier écrit\n" * 1500
+
+
+def _escaped_chat(small: str) -> list[dict[str, Any]]:
+    """A newest call writing a file of non-ASCII text, its arguments written by ``json.dumps``
+    with its default ``ensure_ascii`` (``\\u4e2d``: several tokens a character), beside a
+    small call whose arguments escape too."""
+    big = json.dumps({"path": "a.py", "content": TEXT})
+    return [
+        {"role": "system", "content": "You write files."},
+        {"role": "user", "content": "Write the file."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": big}},
+                {"id": "c2", "type": "function", "function": {"name": "read", "arguments": small}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "written"},
+        {"role": "tool", "tool_call_id": "c2", "content": "read"},
+    ]
+
+
+@pytest.mark.parametrize("encoding", ["approximate", "o200k_base"])
+def test_litellm_cuts_arguments_that_escape_non_ascii(encoding: str) -> None:
+    """The room was counted on the unescaped values while the escaped arguments took several
+    times their tokens: ``BudgetError`` though the cut call fits."""
+    pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+    from agentcontext.integrations import litellm
+
+    small = json.dumps({"path": "é.py"})
+    messages = _escaped_chat(small)
+    before = copy.deepcopy(messages)
+    out = litellm.fit_messages(messages, ac.Budget(4000, encoding=encoding))
+    assert messages == before
+    assert ac.Conversation(out, encoding=encoding).tokens <= 4000
+    arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
+    assert arguments["path"] == "a.py"
+    assert arguments["content"].startswith("é中文 ligne") and 'recall(id="c1#arguments")' in arguments["content"]
+    # The call not cut is sent with the same arguments (its characters unescaped).
+    assert json.loads(out[2]["tool_calls"][1]["function"]["arguments"]) == json.loads(small)
+    assert out[3:] == messages[3:]
+
+
+@pytest.mark.parametrize("reasoning", [False, True])
+def test_agents_sdk_cuts_arguments_that_escape_non_ascii(reasoning: bool) -> None:
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    from agentcontext.integrations.openai_agents import fit_items
+
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "Write the file."},
+        *([{"type": "reasoning", "id": "rs_1", "summary": []}] if reasoning else []),
+        {"type": "function_call", "call_id": "c1", "name": "write_file",
+         "arguments": json.dumps({"path": "a.py", "content": TEXT})},
+        {"type": "function_call_output", "call_id": "c1", "output": "written"},
+    ]  # fmt: skip
+    before = copy.deepcopy(items)
+    out = fit_items(items, ac.Budget(4000))
+    assert items == before
+    call = next(i for i in out if i.get("type") == "function_call")
+    arguments = json.loads(call["arguments"])
+    assert arguments["path"] == "a.py" and 'recall(id="c1#arguments")' in arguments["content"]
+    assert len(json.dumps(out, ensure_ascii=False)) < len(TEXT) // 2
