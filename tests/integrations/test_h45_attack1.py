@@ -77,3 +77,53 @@ def test_agents_sdk_cuts_arguments_that_escape_non_ascii(reasoning: bool) -> Non
     arguments = json.loads(call["arguments"])
     assert arguments["path"] == "a.py" and 'recall(id="c1#arguments")' in arguments["content"]
     assert len(json.dumps(out, ensure_ascii=False)) < len(TEXT) // 2
+
+
+OUTPUT = "line of output from the tool\n" * 3000
+
+
+def _orphan_after_request() -> list[dict[str, Any]]:
+    """A long result whose call is not in the list (removed), right after the latest request:
+    sent as a user message under the repair's note, the newest round."""
+    return [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "First request."},
+        {"role": "user", "content": "Latest request: please do X now."},
+        {"role": "tool", "tool_call_id": "zz", "content": OUTPUT},
+    ]
+
+
+@pytest.mark.parametrize("encoding", ["approximate", "o200k_base"])
+def test_litellm_cuts_a_long_result_whose_call_is_missing(encoding: str) -> None:
+    """The result was cut to fit as a tool message, then the repair's note made it a few tokens
+    longer: ``BudgetError`` (4006 tokens needed for 4000)."""
+    pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+    from agentcontext.integrations import litellm
+
+    messages = _orphan_after_request()
+    before = copy.deepcopy(messages)
+    out = litellm.fit_messages(messages, ac.Budget(4000, encoding=encoding))
+    assert messages == before
+    assert ac.Conversation(out, encoding=encoding).tokens <= 4000
+    assert [m["role"] for m in out][-2:] == ["user", "user"]
+    assert out[-2]["content"] == "Latest request: please do X now."
+    assert "zz" in out[-1]["content"] and "omitted" in out[-1]["content"]
+
+
+def test_langchain_cuts_a_long_result_whose_call_is_missing() -> None:
+    pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+
+    from agentcontext.integrations import langchain
+
+    messages = [
+        SystemMessage("sys"),
+        HumanMessage("Latest request: please do X now.", id="h1"),
+        ToolMessage(OUTPUT, tool_call_id="zz", id="t1"),
+    ]
+    out = langchain.fit_messages(messages, ac.Budget(4000))
+    dicts = [langchain.to_openai(m) for m in out]
+    assert ac.Conversation(dicts).tokens <= 4000
+    assert dicts[1]["content"] == "Latest request: please do X now."
+    assert dicts[-1]["role"] == "user" and "omitted" in dicts[-1]["content"]
+    assert messages[2].content == OUTPUT

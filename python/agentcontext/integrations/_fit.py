@@ -616,7 +616,17 @@ def _fit_or_cut(
         cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
         if cut is None:
             raise
+    try:
         return budget.fit_dicts(cut, format, beside=beside, recall_ids=recall_ids)
+    except BudgetError as error:
+        # The cut counts the newest round as the list has it; the fit's repair may send it longer
+        # (a result whose call is missing becomes a user message under a note): cut once more,
+        # the note's tokens set aside.
+        over = error.needed - budget.max_tokens
+        again = cut_oversized(dicts, budget, beside=beside + over, recall=recall) if over > 0 else None
+        if again is None:
+            raise
+        return budget.fit_dicts(again, format, beside=beside, recall_ids=recall_ids)
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:
