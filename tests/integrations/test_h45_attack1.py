@@ -127,3 +127,77 @@ def test_langchain_cuts_a_long_result_whose_call_is_missing() -> None:
     assert dicts[1]["content"] == "Latest request: please do X now."
     assert dicts[-1]["role"] == "user" and "omitted" in dicts[-1]["content"]
     assert messages[2].content == OUTPUT
+
+
+BIG = "line of the file being written\n" * 4000
+
+
+def _nested_arguments() -> dict[str, Any]:
+    return {"edits": [{"path": "a.py", "content": BIG}, {"path": "b.py", "content": "short"}], "mode": "w"}
+
+
+def _check_nested(arguments: dict[str, Any]) -> None:
+    edits = arguments["edits"]
+    assert arguments["mode"] == "w" and edits[1] == {"path": "b.py", "content": "short"}
+    assert edits[0]["path"] == "a.py"
+    content = edits[0]["content"]
+    assert content.startswith("line of the file") and content.endswith("being written\n")
+    assert 'recall(id="c1#arguments")' in content and len(content) < len(BIG) // 4
+
+
+def test_litellm_cuts_a_long_string_nested_in_the_arguments() -> None:
+    """A file inside the arguments' objects and lists (``{"edits": [{"content": ...}]}``) was not
+    cut: ``BudgetError``."""
+    pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+    from agentcontext.integrations import litellm
+
+    call = {"id": "c1", "type": "function", "function": {"name": "edit", "arguments": json.dumps(_nested_arguments())}}
+    messages = [
+        {"role": "system", "content": "You edit files."},
+        {"role": "user", "content": "Edit them."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "edited"},
+    ]
+    before = copy.deepcopy(messages)
+    out = litellm.fit_messages(messages, ac.Budget(4000))
+    assert messages == before
+    assert ac.Conversation(out).tokens <= 4000
+    _check_nested(json.loads(out[2]["tool_calls"][0]["function"]["arguments"]))
+
+
+def test_langchain_cuts_a_long_string_nested_in_the_arguments() -> None:
+    pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from agentcontext.integrations import langchain
+
+    messages = [
+        SystemMessage("You edit files."),
+        HumanMessage("Edit them."),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "edit", "args": _nested_arguments()}], id="a1"),
+        ToolMessage("edited", tool_call_id="c1", id="t1"),
+    ]
+    before = [m.model_copy(deep=True) for m in messages]
+    out = langchain.fit_messages(messages, ac.Budget(4000))
+    assert messages == before
+    assert ac.Conversation([langchain.to_openai(m) for m in out]).tokens <= 4000
+    _check_nested(out[2].tool_calls[0]["args"])
+
+
+@pytest.mark.parametrize("reasoning", [False, True])
+def test_agents_sdk_cuts_a_long_string_nested_in_the_arguments(reasoning: bool) -> None:
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    from agentcontext.integrations.openai_agents import fit_items
+
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "Edit them."},
+        *([{"type": "reasoning", "id": "rs_1", "summary": []}] if reasoning else []),
+        {"type": "function_call", "call_id": "c1", "name": "edit", "arguments": json.dumps(_nested_arguments())},
+        {"type": "function_call_output", "call_id": "c1", "output": "edited"},
+    ]
+    before = copy.deepcopy(items)
+    out = fit_items(items, ac.Budget(4000))
+    assert items == before
+    _check_nested(json.loads(next(i for i in out if i.get("type") == "function_call")["arguments"]))

@@ -34,7 +34,7 @@ class _Run:
     def reused_ids(self) -> frozenset[str]:
         return self.reused
 
-    def argument_alias(self, message: dict[str, Any], where: tuple[int, str]) -> str | None:
+    def argument_alias(self, message: dict[str, Any], where: tuple[int, Any]) -> str | None:
         """The recall id of a cut argument of ``message``'s call ``where[0]``: where the framework's
         own history holds the call's arguments, ``<call id>#arguments`` (None when calls reuse
         the id, or with no store: the marker then says the original is not stored)."""
@@ -96,7 +96,7 @@ def cut_newest(
         (n, 0, where, text)
         for n, k in enumerate(keep)
         if k >= last and arguments(k)
-        for where, text in _units(msgs[k])
+        for where, text in _units(msgs[k], nested=True)
         if where != "content"
     ]
     sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
