@@ -201,3 +201,26 @@ def test_agents_sdk_cuts_a_long_string_nested_in_the_arguments(reasoning: bool) 
     out = fit_items(items, ac.Budget(4000))
     assert items == before
     _check_nested(json.loads(next(i for i in out if i.get("type") == "function_call")["arguments"]))
+
+
+def test_pydantic_ai_sends_a_given_result_before_the_prompt_of_the_same_request() -> None:
+    """A request answering one of two calls and asking anew (a tool return and a user prompt in
+    one ``ModelRequest``): the result given to the other call was sent after the whole request,
+    after the prompt (a tool message after a user message: refused by OpenAI), the prompt no
+    longer last."""
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'agentcontext[pydantic-ai]')")
+    from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+
+    from agentcontext.integrations import pydantic_ai
+
+    messages = [
+        ModelRequest(parts=[UserPromptPart("Read both.")]),
+        ModelResponse(parts=[ToolCallPart("read", {"p": "a"}, "a"), ToolCallPart("read", {"p": "b"}, "b")]),
+        ModelRequest(parts=[ToolReturnPart("read", "A", "a"), UserPromptPart("Latest.")]),
+    ]
+    before = copy.deepcopy(messages)
+    out = pydantic_ai.fit_messages(messages, ac.Budget(4000))
+    assert messages == before
+    parts = [(type(p).__name__, getattr(p, "tool_call_id", None)) for m in out[2:] for p in m.parts]
+    assert parts == [("ToolReturnPart", "a"), ("ToolReturnPart", "b"), ("UserPromptPart", None)]
+    assert out[-1].parts[-1].content == "Latest."

@@ -441,11 +441,13 @@ def _map_back(
     # (Every object owns one dict: as many dicts as objects, and none owning nothing.)
     if len(dicts) == len(objects) and [] not in owners:
         return _map_back_one(objects, dicts, out, rebuild, where, cache, maker)
-    # Per object: its kept dicts, with the new content where changed; the dicts the repair made,
-    # after the object of the dict before them (-1: first).
-    kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
-    new_after: dict[int, list[T]] = {}
-    last = -1
+    # Per object: its kept dicts, with the new content where changed, in runs; the dicts the
+    # repair made, after the run of the dict before them ((-1, 0): first). A made dict between two
+    # dicts of one object (the result given to a call, before a user prompt of the same request)
+    # ends a run: the object is sent as two, the made one between them.
+    kept: dict[int, list[list[tuple[int, dict[str, Any] | None]]]] = {}
+    new_after: dict[tuple[int, int], list[T]] = {}
+    last = (-1, 0)
     for d in out:
         mark = d.get(MARK)
         original = None if mark is None else dicts[owners[where[source(mark)[0]]][source(mark)[1]]]
@@ -453,26 +455,28 @@ def _map_back(
             new_after.setdefault(last, []).append(maker.make(d))
             continue
         serial, k = source(mark)
-        i = last = where[serial]
+        i = where[serial]
+        runs = kept.setdefault(i, [[]])
+        if last[0] == i and last in new_after:
+            runs.append([])
         changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
-        kept.setdefault(i, []).append((k, changed))
+        runs[-1].append((k, changed))
+        last = (i, len(runs) - 1)
     if (
         not new_after
         and len(out) == len(dicts)
-        and all(changed is None for parts in kept.values() for _, changed in parts)
+        and all(changed is None for runs in kept.values() for parts in runs for _, changed in parts)
     ):
         return list(objects)
-    result: list[T] = list(new_after.get(-1, ()))
+    result: list[T] = list(new_after.get((-1, 0), ()))
     for i, obj in enumerate(objects):
         if not owners[i]:
             # Nothing the model reads (metadata parts): it goes with the list.
             result.append(obj)
             continue
-        parts = kept.get(i)
-        if parts is None:
-            continue
-        result += _kept_object(obj, parts, owners[i], rebuild, cache)
-        result += new_after.get(i, ())
+        for r, parts in enumerate(kept.get(i, ())):
+            result += _kept_object(obj, parts, owners[i], rebuild, cache)
+            result += new_after.get((i, r), ())
     return result
 
 
