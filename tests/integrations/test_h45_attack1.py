@@ -224,3 +224,38 @@ def test_pydantic_ai_sends_a_given_result_before_the_prompt_of_the_same_request(
     parts = [(type(p).__name__, getattr(p, "tool_call_id", None)) for m in out[2:] for p in m.parts]
     assert parts == [("ToolReturnPart", "a"), ("ToolReturnPart", "b"), ("UserPromptPart", None)]
     assert out[-1].parts[-1].content == "Latest."
+
+
+@pytest.mark.parametrize("path", ["chat", "items"])
+def test_arguments_over_the_budget_only_escaped_are_sent_unescaped(path: str) -> None:
+    """Arguments over the budget only as ``\\u`` escapes (whole, unescaped, they fit): the cut
+    found nothing to do (the round fit as read) and the fit raised ``BudgetError``."""
+    text = "中文字符" * 700  # about 1,400 tokens as they are, several times that escaped
+    arguments = json.dumps({"path": "a.py", "content": text})
+    assert ac.count_tokens(arguments) > 4000 > ac.count_tokens(json.dumps({"content": text}, ensure_ascii=False))
+    if path == "chat":
+        pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+        from agentcontext.integrations import litellm
+
+        messages = [
+            {"role": "user", "content": "Write the file."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "written"},
+        ]  # fmt: skip
+        out = litellm.fit_messages(messages, ac.Budget(4000))
+        assert ac.Conversation(out).tokens <= 4000
+        sent = out[1]["tool_calls"][0]["function"]["arguments"]
+    else:
+        pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed")
+        from agentcontext.integrations.openai_agents import fit_items
+
+        items: list[dict[str, Any]] = [
+            {"role": "user", "content": "Write the file."},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "call_id": "c1", "name": "write_file", "arguments": arguments},
+            {"type": "function_call_output", "call_id": "c1", "output": "written"},
+        ]
+        out = fit_items(items, ac.Budget(4000))
+        sent = next(i for i in out if i.get("type") == "function_call")["arguments"]
+    assert json.loads(sent) == {"path": "a.py", "content": text}

@@ -87,7 +87,9 @@ def cut_newest(
     start = found[0] if found is not None else conv.preamble
     last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
     # Written back cut, every call of such a message has its arguments as read here.
-    msgs = [_unescaped(m) if k >= last and arguments(k) else m for k, m in enumerate(msgs)]
+    read = [_unescaped(msgs[k]) if k >= last and arguments(k) else msgs[k] for k in range(len(msgs))]
+    unescaped = [k for k in range(len(msgs)) if read[k] is not msgs[k]]
+    msgs = read
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
     units: list[tuple[int, int, Any, str]] = [
         (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
@@ -103,6 +105,13 @@ def cut_newest(
     units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
     sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
     whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
+    if whole.tokens <= limit and unescaped:
+        # Their characters unescaped, the calls fit whole.
+        out = list(items)
+        for k in unescaped:
+            for at, item in written(k, msgs[k]):
+                out[at] = item
+        return out
     if not units or whole.tokens <= limit:
         return None
     room = sum(sizes) - (whole.tokens - limit)
