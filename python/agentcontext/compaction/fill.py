@@ -24,9 +24,13 @@ if TYPE_CHECKING:
     from agentcontext.compaction.state import Summary as _Summary
     from agentcontext.compaction.summaries import SummaryRun as _Run
 
+#: Where a string sits in a call's JSON-object arguments: its key, or (:func:`_units`'s
+#: ``nested``) the keys and indexes down to it.
+Key = str | tuple[str | int, ...]
+
 #: A text of a message that may be cut: ``(k, j, where, text)``, the text at ``where`` (see
 #: :func:`_units`) of item ``j`` of message ``k``.
-Unit = tuple[int, int, str | tuple[int, str], str]
+Unit = tuple[int, int, str | tuple[int, Key], str]
 
 #: Texts under this many tokens are never cut.
 MIN_CUT_TEXT = 64
@@ -89,12 +93,14 @@ def cut_round(
     return filled
 
 
-def _units(message: dict[str, Any]) -> list[tuple[str | tuple[int, str], str]]:
+def _units(message: dict[str, Any], *, nested: bool = False) -> list[tuple[str | tuple[int, Key], str]]:
     """The texts of a message (in the library's format, or an OpenAI Chat message: a call's
     arguments under its ``function``) that may be cut: its text content (``"content"``), and the
     string values of its tool calls' JSON-object arguments (``(call, key)``: a call written whole
-    keeps its arguments valid JSON, its long strings cut)."""
-    out: list[tuple[str | tuple[int, str], str]] = []
+    keeps its arguments valid JSON, its long strings cut). ``nested``: the string values inside
+    the objects and lists of those arguments too (``(call, path)``, the keys and indexes down to
+    the string: a file in ``{"edits": [{"content": ...}]}``)."""
+    out: list[tuple[str | tuple[int, Key], str]] = []
     if isinstance(message.get("content"), str):
         out.append(("content", message["content"]))
     for c, call in enumerate(message.get("tool_calls") or ()):
@@ -105,10 +111,21 @@ def _units(message: dict[str, Any]) -> list[tuple[str | tuple[int, str], str]]:
             parsed = None
         if isinstance(parsed, dict):
             out += [((c, key), value) for key, value in parsed.items() if isinstance(value, str)]
+            if nested:
+                out += [((c, path), value) for path, value in _strings(parsed, ()) if len(path) > 1]
     return out
 
 
-def _put(message: dict[str, Any], where: str | tuple[int, str], text: str) -> None:
+def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    """The string values inside ``value`` (a parsed JSON value), each with its path of keys and
+    indexes from ``value``."""
+    if isinstance(value, str):
+        return [(path, value)]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [found for key, inner in items for found in _strings(inner, (*path, key))]
+
+
+def _put(message: dict[str, Any], where: str | tuple[int, Key], text: str) -> None:
     """``message``'s text at ``where`` (see :func:`_units`) replaced by ``text`` (the message and its
     calls are copies)."""
     if isinstance(where, str):
@@ -120,7 +137,11 @@ def _put(message: dict[str, Any], where: str | tuple[int, str], text: str) -> No
         calls[c]["function"] = dict(calls[c]["function"])
     holder = _arguments_of(calls[c])
     arguments = json.loads(holder["arguments"])
-    arguments[key] = text
+    at: Any = arguments
+    *down, last = key if isinstance(key, tuple) else (key,)
+    for step in down:
+        at = at[step]
+    at[last] = text
     holder["arguments"] = json.dumps(arguments, ensure_ascii=False)
     message["tool_calls"] = calls
 
@@ -166,7 +187,7 @@ def _cut_into(
     return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
 
 
-def _recall_id(run: LadderState, message: dict[str, Any], where: str | tuple[int, str], text: str) -> str | None:
+def _recall_id(run: LadderState, message: dict[str, Any], where: str | tuple[int, Key], text: str) -> str | None:
     """The recall id of ``text``, cut from ``message`` at ``where`` (see :func:`_units`), with the
     original put in the run's store: a tool result's call id, as the budgets stage's markers
     name it (the store's id when calls reuse the id: the call id would name more than one

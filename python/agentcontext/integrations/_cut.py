@@ -7,6 +7,7 @@ tail (the ladder's cut,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -33,7 +34,7 @@ class _Run:
     def reused_ids(self) -> frozenset[str]:
         return self.reused
 
-    def argument_alias(self, message: dict[str, Any], where: tuple[int, str]) -> str | None:
+    def argument_alias(self, message: dict[str, Any], where: tuple[int, Any]) -> str | None:
         """The recall id of a cut argument of ``message``'s call ``where[0]``: where the framework's
         own history holds the call's arguments, ``<call id>#arguments`` (None when calls reuse
         the id, or with no store: the marker then says the original is not stored)."""
@@ -80,26 +81,24 @@ def cut_newest(
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored)."""
     from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, _units, cut_texts
+    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
 
     found = conv._latest_request(conv.preamble)
     start = found[0] if found is not None else conv.preamble
     last = max((k for k in range(start, len(msgs)) if calls(msgs[k])), default=start)
+    # Written back cut, every call of such a message has its arguments as read here.
+    read = [_unescaped(msgs[k]) if k >= last and arguments(k) else msgs[k] for k in range(len(msgs))]
+    unescaped = [k for k in range(len(msgs)) if read[k] is not msgs[k]]
+    msgs = read
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
-    units: list[tuple[int, int, Any, str]] = [
-        (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
-    ]
-    units += [
-        (n, 0, where, text)
-        for n, k in enumerate(keep)
-        if k >= last and arguments(k)
-        for where, text in _units(msgs[k])
-        if where != "content"
-    ]
+    units = _texts(msgs, keep, last, cuttable, arguments)
     sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
     units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
     sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
     whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
+    if whole.tokens <= limit and unescaped:
+        # Their characters unescaped, the calls fit whole.
+        return _written_back(items, [(k, msgs[k]) for k in unescaped], written)
     if not units or whole.tokens <= limit:
         return None
     room = sum(sizes) - (whole.tokens - limit)
@@ -123,11 +122,49 @@ def cut_newest(
     )
     if done is None:
         return None
+    changed = [
+        (k, new)
+        for k, (new,) in zip(keep, built[-1], strict=True)
+        if new.get("content") != msgs[k].get("content") or new.get("tool_calls") != msgs[k].get("tool_calls")
+    ]
+    return _written_back(items, changed, written)
+
+
+def _texts(
+    msgs: list[dict[str, Any]],
+    keep: list[int],
+    last: int,
+    cuttable: Callable[[int], bool],
+    arguments: Callable[[int], bool],
+) -> list[tuple[int, int, Any, str]]:
+    """The texts :func:`cut_newest` may cut, as ``cut_texts`` units (``n``: the place in ``keep``):
+    the contents of the messages ``cuttable``, then the string values of the arguments (nested
+    ones too) of the calls of the newest round's messages ``arguments``."""
+    from agentcontext.compaction.fill import _units
+
+    units: list[tuple[int, int, Any, str]] = [
+        (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
+    ]
+    units += [
+        (n, 0, where, text)
+        for n, k in enumerate(keep)
+        if k >= last and arguments(k)
+        for where, text in _units(msgs[k], nested=True)
+        if where != "content"
+    ]
+    return units
+
+
+def _written_back(
+    items: list[dict[str, Any]],
+    changed: list[tuple[int, dict[str, Any]]],
+    written: Callable[[int, dict[str, Any]], list[tuple[int, dict[str, Any]]]],
+) -> list[dict[str, Any]]:
+    """A copy of ``items`` with each message ``k`` of ``changed`` written back as ``written(k, new)``."""
     out = list(items)
-    for k, (new,) in zip(keep, built[-1], strict=True):
-        if new.get("content") != msgs[k].get("content") or new.get("tool_calls") != msgs[k].get("tool_calls"):
-            for at, item in written(k, new):
-                out[at] = item
+    for k, new in changed:
+        for at, item in written(k, new):
+            out[at] = item
     return out
 
 
@@ -175,6 +212,42 @@ def cut_oversized(
         arguments=lambda k: msgs[k].get("role") == "assistant",
         written=written,
     )
+
+
+def _unescaped(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with the JSON-object arguments of its calls that escape non-ASCII characters
+    (``\\u00e9``, as ``json.dumps`` writes them by default) written with those characters as they
+    are: a cut value is written back so, and the room is counted on the text sent (an escaped
+    character takes several tokens, the character itself one). ``message`` itself when none does."""
+    from agentcontext.compaction.fill import _arguments_of
+
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    out = list(calls)
+    for c, call in enumerate(calls):
+        holder = _arguments_of(call) if isinstance(call, dict) else {}
+        text = holder.get("arguments")
+        if not isinstance(text, str) or "\\u" not in text:
+            continue
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            continue
+        plain = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else text
+        if plain == text:
+            continue
+        try:
+            plain.encode()
+        except UnicodeEncodeError:
+            continue  # a lone surrogate escaped: not a text the core reads
+        new = {**call}
+        if holder is not call:
+            new["function"] = {**holder, "arguments": plain}
+        else:
+            new["arguments"] = plain
+        out[c] = new
+    return message if out == calls else {**message, "tool_calls": out}
 
 
 def _is_text(part: Any) -> bool:

@@ -12,16 +12,15 @@ with the new content only.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import eq, is_not, not_
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError, UnknownModelError
-from agentcontext.integrations._converted import MARK, Converted, _from_scratch, marks, source
+from agentcontext.integrations._converted import Converted, _from_scratch, marks
 from agentcontext.integrations._cut import cut_oversized
+from agentcontext.integrations._mapped import Made, _Maker, _map_back
 from agentcontext.observe.compaction import fits_observed, observed_fit
 from agentcontext.types import Encoding
 
@@ -304,7 +303,7 @@ def _trimmed(
     if not todo:
         return cast("list[T]", out)
     # Changed copies seen for the first time (a result cleared, the request cut): mapped as
-    # :func:`_map_back_one` maps them, and what each became told to the trimmer.
+    # :func:`~agentcontext.integrations._mapped._map_back_one` maps them, and what each became told to the trimmer.
     dropped = False
     for pos, i in todo:
         d = out[pos]
@@ -360,165 +359,6 @@ def _marked(
     return dicts, owners, where
 
 
-def _map_back(
-    objects: Sequence[T],
-    dicts: list[dict[str, Any]],
-    owners: list[list[int]],
-    out: list[dict[str, Any]],
-    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
-    where: dict[int, int],
-    cache: Converted | None,
-    maker: _Maker[T],
-) -> list[T]:
-    """Each dict that came back mapped to the object it came from (see :func:`fit`)."""
-    # (Every object owns one dict: as many dicts as objects, and none owning nothing.)
-    if len(dicts) == len(objects) and [] not in owners:
-        return _map_back_one(objects, dicts, out, rebuild, where, cache, maker)
-    # Per object: its kept dicts, with the new content where changed; the dicts the repair made,
-    # after the object of the dict before them (-1: first).
-    kept: dict[int, list[tuple[int, dict[str, Any] | None]]] = {}
-    new_after: dict[int, list[T]] = {}
-    last = -1
-    for d in out:
-        mark = d.get(MARK)
-        original = None if mark is None else dicts[owners[where[source(mark)[0]]][source(mark)[1]]]
-        if original is None or _made_anew(d, original):
-            new_after.setdefault(last, []).append(maker.make(d))
-            continue
-        serial, k = source(mark)
-        i = last = where[serial]
-        changed = None if d is original or d == original else {key: v for key, v in d.items() if key != MARK}
-        kept.setdefault(i, []).append((k, changed))
-    if (
-        not new_after
-        and len(out) == len(dicts)
-        and all(changed is None for parts in kept.values() for _, changed in parts)
-    ):
-        return list(objects)
-    result: list[T] = list(new_after.get(-1, ()))
-    for i, obj in enumerate(objects):
-        if not owners[i]:
-            # Nothing the model reads (metadata parts): it goes with the list.
-            result.append(obj)
-            continue
-        parts = kept.get(i)
-        if parts is None:
-            continue
-        result += _kept_object(obj, parts, owners[i], rebuild, cache)
-        result += new_after.get(i, ())
-    return result
-
-
-def _kept_object(
-    obj: T,
-    parts: list[tuple[int, dict[str, Any] | None]],
-    owned: list[int],
-    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
-    cache: Converted | None,
-) -> list[T]:
-    """``obj`` as sent when ``parts`` of its dicts are kept: itself, rebuilt, or nothing."""
-    if len(parts) == len(owned) and all(changed is None for _, changed in parts):
-        return [obj]
-    new = rebuild(obj, parts) if cache is None else cache.rebuilt(obj, parts, rebuild)
-    return [] if new is None else [new]
-
-
-def _made_anew(d: dict[str, Any], original: dict[str, Any]) -> bool:
-    """Whether the fit's ``d``, marked as ``original``'s, is another kind of message (a result
-    whose call is missing, sent as a user message): it is made anew, not rebuilt."""
-    return d is not original and (d.get("role") != original.get("role") or d.get("type") != original.get("type"))
-
-
-#: Makes an object of a dict the fit made (see :func:`fit`): the dict, and each call id's tool name.
-Made: TypeAlias = Callable[[dict[str, Any], Mapping[str, str]], T]
-
-
-class _Maker(Generic[T]):
-    """The ``made`` of a :func:`fit`, given the tool names of the fitted list once it needs them."""
-
-    def __init__(self, made: Made[T] | None, out: list[dict[str, Any]]) -> None:
-        self.made = made
-        self.out = out
-        self._names: dict[str, str] | None = None
-
-    def make(self, d: dict[str, Any]) -> T:
-        plain = {k: v for k, v in d.items() if k != MARK}
-        if self.made is None:
-            return cast("T", plain)
-        if self._names is None:
-            self._names = _call_names(self.out)
-        return self.made(plain, self._names)
-
-
-def _call_names(out: list[dict[str, Any]]) -> dict[str, str]:
-    """Each call id's tool name in Chat or Responses dicts."""
-    names: dict[str, str] = {}
-    for d in out:
-        for call in d.get("tool_calls") or ():
-            function = call.get("function") or {}
-            names[str(call.get("id"))] = str(function.get("name", ""))
-        if d.get("type") == "function_call":
-            names[str(d.get("call_id"))] = str(d.get("name", ""))
-    return names
-
-
-def _map_back_one(
-    objects: Sequence[T],
-    dicts: list[dict[str, Any]],
-    out: list[dict[str, Any]],
-    rebuild: Callable[[T, list[tuple[int, dict[str, Any] | None]]], T | None],
-    where: dict[int, int],
-    cache: Converted | None,
-    maker: _Maker[T],
-) -> list[T]:
-    """:func:`_map_back` where every object stands for one dict (``dicts[i]`` is object ``i``'s):
-    the dicts come back in order, each the caller's own or a changed copy. With a ``cache``, a
-    dict equal to the one at its position in the last call's output (its mark naming the same
-    conversion, so the same object) maps to what that one did: only the others are looked at."""
-    same: list[bool] = []
-    per: list[T | None] = []
-    copies: list[tuple[int, Any]] = []
-    # (Read once: another thread's fit may set it anew or clear it meanwhile.)
-    last = cache._last_out if cache is not None else None
-    if cache is not None and last is not None and min(where, default=0) >= 0:
-        last_out, last_per, last_copies = last
-        same = list(map(eq, out, last_out))
-        per = last_per[: len(same)]
-        # A copy is taken again only while its object's fields are those it was made from.
-        for j, obj in last_copies:
-            if j < len(same) and same[j]:
-                if cache.current(obj, per[j]):
-                    copies.append((j, obj))
-                else:
-                    same[j] = False
-    per += [None] * (len(out) - len(per))
-    changed = itertools.chain(itertools.compress(range(len(same)), map(not_, same)), range(len(same), len(out)))
-    for j in changed:
-        d = out[j]
-        mark = d.get(MARK)
-        if mark is None:
-            per[j] = maker.make(d)  # (made by the repair: no object of its own)
-            continue
-        i = where[source(mark)[0]]
-        obj = objects[i]
-        original = dicts[i]
-        if d is original or d == original:
-            per[j] = obj
-            continue
-        if _made_anew(d, original):
-            per[j] = maker.make(d)
-            continue
-        if cache is None:
-            per[j] = rebuild(obj, [(0, {key: v for key, v in d.items() if key != MARK})])
-            continue
-        per[j] = new = cache.rebuilt_one(obj, d, rebuild)
-        if new is not obj:
-            copies.append((j, obj))
-    if cache is not None:
-        cache._last_out = (out, per, copies)
-    return list(itertools.compress(per, map(is_not, per, itertools.repeat(None))))  # type: ignore[arg-type]
-
-
 def fit_or_cut(
     dicts: list[dict[str, Any]],
     budget: Budget,
@@ -549,7 +389,17 @@ def _fit_or_cut(
         cut = cut_oversized(dicts, budget, beside=beside, recall=recall)
         if cut is None:
             raise
+    try:
         return budget.fit_dicts(cut, format, beside=beside, recall_ids=recall_ids)
+    except BudgetError as error:
+        # The cut counts the newest round as the list has it; the fit's repair may send it longer
+        # (a result whose call is missing becomes a user message under a note): cut once more,
+        # the note's tokens set aside.
+        over = error.needed - budget.max_tokens
+        again = cut_oversized(dicts, budget, beside=beside + over, recall=recall) if over > 0 else None
+        if again is None:
+            raise
+        return budget.fit_dicts(again, format, beside=beside, recall_ids=recall_ids)
 
 
 async def off_loop(size: int, work: Callable[[], T]) -> T:
