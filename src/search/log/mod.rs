@@ -489,6 +489,62 @@ mod tests {
     }
 
     #[test]
+    fn a_record_that_is_not_utf8_takes_no_message_index_and_is_not_searched() {
+        // The log (Python's SessionLog) cannot decode such a line and skips it; the search read
+        // it lossily, numbered it as a message (every later message one more than the log's)
+        // and could give a hit on it, a message the log does not have.
+        let record = |i: usize, text: &[u8]| {
+            let mut line =
+                format!(r#"{{"type":"message","index":{i},"data":[{{"role":"user","content":""#).into_bytes();
+            line.extend_from_slice(text);
+            line.extend_from_slice(br#""}]}"#);
+            line
+        };
+        for (bad, eol) in [
+            (&b"needle one \xff"[..], "\n"),
+            (b"other \xc3", "\r\n"),
+            (b"\xc0\xae needle", "\n"),
+        ] {
+            let mut bytes = br#"{"type":"session","version":1,"format":"openai"}"#.to_vec();
+            for line in [record(0, bad), record(1, b"needle two")] {
+                bytes.extend_from_slice(eol.as_bytes());
+                bytes.extend_from_slice(&line);
+            }
+            bytes.extend_from_slice(eol.as_bytes());
+            let path = std::env::temp_dir().join(format!("agentcontext-logsearch-utf8-{}.jsonl", std::process::id()));
+            std::fs::write(&path, &bytes).unwrap();
+            for q in [
+                Query::words("needle").unwrap(),
+                Query::regex("needle").unwrap(),
+                Query::words("two").unwrap(),
+            ] {
+                let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+                assert_eq!((r.messages, r.skipped, r.hits.len()), (1, 1, 1), "{bad:?}");
+                assert_eq!((r.hits[0].message, r.hits[0].line), (0, Some(3)), "{bad:?}");
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+        // A surrogate's three bytes the log decodes (`surrogatepass`): still a message.
+        let mut bytes = br#"{"type":"session","version":1,"format":"openai"}"#.to_vec();
+        for line in [record(0, b"\xed\xa0\x80 one"), record(1, b"needle two")] {
+            bytes.push(b'\n');
+            bytes.extend_from_slice(&line);
+        }
+        bytes.push(b'\n');
+        let path = temp("surrogate", "");
+        std::fs::write(&path, &bytes).unwrap();
+        let r = search_log(
+            &path,
+            &Query::words("needle").unwrap(),
+            SearchOptions::default(),
+            DEFAULT_MAX_BYTES,
+        )
+        .unwrap();
+        assert_eq!((r.messages, r.skipped, r.hits[0].message), (2, 0, 1));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn a_hit_on_a_result_of_a_reused_call_id_gives_the_name_its_placeholder_shows() {
         // Servers that number calls `call_0` afresh every turn: every hit said `call_0`, which
         // recalls the first call's result.
