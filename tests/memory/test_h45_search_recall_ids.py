@@ -88,3 +88,24 @@ def test_a_name_two_calls_claim_leaves_the_first_call_of_the_id_recallable(tmp_p
         assert recall.original("call_0").startswith("alpha ")
         with pytest.raises(RecallError, match="more than one call"):
             recall.original("call_0#2")
+
+
+def test_a_hit_on_the_second_result_of_a_message_recalls_that_result(tmp_path: Path) -> None:
+    # Anthropic's user message answers every call of a turn: a hit on its second result gave
+    # the first result's call id, which recalls the other result's text.
+    conv = ac.Conversation([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "bash", "arguments": "{}"}} for i in ("a1", "c")]},
+        {"role": "tool", "tool_call_id": "a1", "content": "alpha out"},
+        {"role": "tool", "tool_call_id": "c", "content": "bravo out"},
+        {"role": "assistant", "content": "done"},
+    ])  # fmt: skip
+    for fmt in ("openai", "anthropic", "responses"):
+        path = tmp_path / f"{fmt}.jsonl"
+        logged = conv if fmt == "openai" else ac.Conversation(conv.to_format(fmt), format=fmt)
+        SessionLog(path, format=fmt).append(logged)
+        recall = Recall(log=SessionLog(path))
+        for word in ("alpha", "bravo"):
+            (hit,) = conversation_search(path, word)["hits"]
+            assert recall.original(hit["recall_id"]) == f"{word} out", (fmt, word, hit["recall_id"])
