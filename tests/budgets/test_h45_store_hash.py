@@ -62,3 +62,18 @@ def test_an_intact_result_of_many_chunks_reads_back(tmp_path: Path) -> None:
     assert (page.text, page.total_lines) == ("é and ascii\n" * 2, 300_000)
     mtime = os.stat(store.path_for(rid)).st_mtime_ns
     assert store.put(text) == rid and os.stat(store.path_for(rid)).st_mtime_ns == mtime  # not written again
+
+
+def test_put_over_a_directory_planted_under_the_name_is_a_recall_error(tmp_path: Path) -> None:
+    # The check of what the name holds made a file object of a directory: a bare
+    # IsADirectoryError out of put, its descriptor left open.
+    store = ResultStore(tmp_path / "store")
+    rid = store.put(TEXT)
+    path = store.path_for(rid)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(RecallError, match="cannot store the result"):
+        store.put(TEXT)
+    assert path.is_dir() and not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    path.rmdir()
+    assert store.put(TEXT) == rid and store.get(rid) == TEXT

@@ -122,22 +122,22 @@ class Recall:
             conv = self.originals if source == "originals" else log.originals() if log is not None else None
             if conv is not None:
                 messages = conv.to_jsonl()
-                names = recall_names(enumerate(messages))
+                names = _names(enumerate(messages))
                 for i, m in enumerate(messages):
                     call_id = m.get("tool_call_id")
                     if m.get("role") == "tool" and isinstance(call_id, str):
-                        name = names[i, "result", call_id]
+                        name, unique = names[i, "result", call_id]
                         text = result_text(m.get("content"))
-                        earlier = out.get(name or call_id)
-                        if name is None:
-                            out[call_id] = None  # two calls would be named so: it names neither
+                        earlier = out.get(name)
+                        if not unique:
+                            out[name] = None  # two calls would be named so: it names neither
                         elif not _placeholder_of(text, name) and (earlier is None or not _cut_from(text, earlier)):
                             out[name] = text
                     for call in m.get("tool_calls") or ():
                         args, call_id = call.get("arguments"), call.get("id")
                         if isinstance(call_id, str) and isinstance(args, str) and not _cleared_arguments(args):
-                            name = names[i, "arguments", call_id]
-                            arguments[name or call_id] = args if name is not None else None
+                            name, unique = names[i, "arguments", call_id]
+                            arguments[name] = args if unique else None
             cached = self._indexed[source] = (size, out, arguments)
         return cached[2] if part == "arguments" else cached[1]
 
@@ -288,6 +288,13 @@ def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tupl
     whose id is ``a#2``), or one a placeholder or cut marker of another call shows already (a
     longer conversation gave it, and its front has been summarized or dropped since), is None:
     no new placeholder names it. A conversation that grows keeps the name of every call it had."""
+    return {key: name if unique else None for key, (name, unique) in _names(messages).items()}
+
+
+def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int, str, str], tuple[str, bool]]:
+    """:func:`recall_names`, each with the name it would have when it is None there (and False):
+    the entry of that name, not of the call id (the first ``a`` keeps its name when a second
+    ``a`` and a call ``a#2`` both claim ``a#2``)."""
     count: dict[str, int] = {}
     latest: dict[str, int] = {}
     calls: list[tuple[str, list[str], bool]] = []  # name, the ids its texts show, answered
@@ -316,17 +323,17 @@ def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tupl
                     texts = [*texts, found] if found else texts
                 calls[ci] = (name, texts, True)
     if len(count) == len(calls):  # no id reused: every name is its call id
-        return {key: at if isinstance(at, str) else calls[at][0] for key, at in named}
+        return {key: (at if isinstance(at, str) else calls[at][0], True) for key, at in named}
     claims: dict[str, int] = {}
     for name, texts, _ in calls:
         claims[name] = claims.get(name, 0) + 1
         for s in texts:
             if s != name:
                 claims[s] = claims.get(s, 0) + 1
-    out: dict[tuple[int, str, str], str | None] = {}
+    out: dict[tuple[int, str, str], tuple[str, bool]] = {}
     for key, at in named:
         name = at if isinstance(at, str) else calls[at][0]
-        out[key] = None if claims.get(name, 0) > 1 else name
+        out[key] = (name, claims.get(name, 0) <= 1)
     return out
 
 

@@ -159,10 +159,13 @@ class ResultStore:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             return False
+        # Told apart before a file object is made: Python's refuses a directory (a bare
+        # IsADirectoryError out of ``put``, the descriptor left open).
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            os.close(fd)
+            return False
         with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-                return False
             view, at = memoryview(data), 0
             while piece := f.read(chunk):
                 if view[at : at + len(piece)] != piece:

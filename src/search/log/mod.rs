@@ -101,38 +101,51 @@ impl Default for SearchOptions {
     }
 }
 
-/// The role of a message and, for a tool result, the call id it answers.
-fn role_and_recall(data: &Value) -> (String, Option<String>) {
+/// The role of a message and, for a tool result, the call id it answers: of the results a
+/// message holds (Anthropic's user message answers every call of a turn), the first where
+/// `query` matches most, not the first one (whose id recalls another result's text).
+fn role_and_recall(data: &Value, query: &Query) -> (String, Option<String>) {
     let items: Vec<&Value> = match data {
         Value::Array(items) => items.iter().collect(),
         other => vec![other],
     };
     let mut role = None;
-    let mut recall = None;
+    let mut results: Vec<(&str, &Value)> = Vec::new();
     for item in items {
         let Some(map) = item.as_object() else { continue };
         let kind = map.get("type").and_then(Value::as_str);
         if role.is_none() {
             role = map.get("role").and_then(Value::as_str).or(kind).map(str::to_owned);
         }
-        if recall.is_none() {
-            recall = map.get("tool_call_id").and_then(Value::as_str).map(str::to_owned);
-        }
-        if recall.is_none() && kind.is_some_and(|k| k.ends_with("_output")) {
-            recall = map.get("call_id").and_then(Value::as_str).map(str::to_owned);
-        }
-        if recall.is_none()
-            && let Some(Value::Array(blocks)) = map.get("content")
+        if let Some(id) = map.get("tool_call_id").and_then(Value::as_str) {
+            results.push((id, item));
+        } else if let Some(id) = map.get("call_id").and_then(Value::as_str)
+            && kind.is_some_and(|k| k.ends_with("_output"))
         {
-            recall = blocks
-                .iter()
-                .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-                .and_then(|b| b.get("tool_use_id"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            results.push((id, item));
+        } else if let Some(Value::Array(blocks)) = map.get("content") {
+            results.extend(blocks.iter().filter_map(|b| {
+                let id = b.get("tool_use_id").and_then(Value::as_str);
+                (b.get("type").and_then(Value::as_str) == Some("tool_result")).then_some((id?, b))
+            }));
         }
     }
-    (role.unwrap_or_default(), recall)
+    let recall = match results.as_slice() {
+        [] => None,
+        [(id, _)] => Some(*id),
+        _ => {
+            let matches = |v: &Value| query.count(&message_text(v)).iter().sum::<usize>();
+            let mut best = (results[0].0, matches(results[0].1));
+            for &(id, v) in &results[1..] {
+                let m = matches(v);
+                if m > best.1 {
+                    best = (id, m);
+                }
+            }
+            Some(best.0)
+        }
+    };
+    (role.unwrap_or_default(), recall.map(str::to_owned))
 }
 
 /// Why the first line of a file (`None`: the file has no complete first line within
@@ -277,7 +290,7 @@ fn hit(
     text: &str,
     Scored { score, matches }: Scored,
 ) -> LogHit {
-    let (role, recall_id) = role_and_recall(data);
+    let (role, recall_id) = role_and_recall(data, query);
     LogHit {
         message,
         line,
@@ -486,6 +499,83 @@ mod tests {
             }
             std::fs::remove_file(&path).unwrap();
         }
+    }
+
+    #[test]
+    fn a_record_that_is_not_utf8_takes_no_message_index_and_is_not_searched() {
+        // The log (Python's SessionLog) cannot decode such a line and skips it; the search read
+        // it lossily, numbered it as a message (every later message one more than the log's)
+        // and could give a hit on it, a message the log does not have.
+        let record = |i: usize, text: &[u8]| {
+            let mut line =
+                format!(r#"{{"type":"message","index":{i},"data":[{{"role":"user","content":""#).into_bytes();
+            line.extend_from_slice(text);
+            line.extend_from_slice(br#""}]}"#);
+            line
+        };
+        for (bad, eol) in [
+            (&b"needle one \xff"[..], "\n"),
+            (b"other \xc3", "\r\n"),
+            (b"\xc0\xae needle", "\n"),
+        ] {
+            let mut bytes = br#"{"type":"session","version":1,"format":"openai"}"#.to_vec();
+            for line in [record(0, bad), record(1, b"needle two")] {
+                bytes.extend_from_slice(eol.as_bytes());
+                bytes.extend_from_slice(&line);
+            }
+            bytes.extend_from_slice(eol.as_bytes());
+            let path = std::env::temp_dir().join(format!("agentcontext-logsearch-utf8-{}.jsonl", std::process::id()));
+            std::fs::write(&path, &bytes).unwrap();
+            for q in [
+                Query::words("needle").unwrap(),
+                Query::regex("needle").unwrap(),
+                Query::words("two").unwrap(),
+            ] {
+                let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+                assert_eq!((r.messages, r.skipped, r.hits.len()), (1, 1, 1), "{bad:?}");
+                assert_eq!((r.hits[0].message, r.hits[0].line), (0, Some(3)), "{bad:?}");
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+        // A surrogate's three bytes the log decodes (`surrogatepass`): still a message.
+        let mut bytes = br#"{"type":"session","version":1,"format":"openai"}"#.to_vec();
+        for line in [record(0, b"\xed\xa0\x80 one"), record(1, b"needle two")] {
+            bytes.push(b'\n');
+            bytes.extend_from_slice(&line);
+        }
+        bytes.push(b'\n');
+        let path = temp("surrogate", "");
+        std::fs::write(&path, &bytes).unwrap();
+        let r = search_log(
+            &path,
+            &Query::words("needle").unwrap(),
+            SearchOptions::default(),
+            DEFAULT_MAX_BYTES,
+        )
+        .unwrap();
+        assert_eq!((r.messages, r.skipped, r.hits[0].message), (2, 0, 1));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_hit_on_the_second_result_of_a_message_gives_that_results_call_id() {
+        // Anthropic's user message answers every call of a turn: a hit on its second result said
+        // the first's id, which recalls the other result.
+        let text = concat!(
+            r#"{"type":"session","version":1,"format":"anthropic"}"#,
+            "\n",
+            r#"{"type":"message","index":0,"data":[{"role":"assistant","content":[{"type":"tool_use","id":"a1","name":"bash","input":{}},{"type":"tool_use","id":"c","name":"bash","input":{}}]}]}"#,
+            "\n",
+            r#"{"type":"message","index":1,"data":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a1","content":"alpha out"},{"type":"tool_result","tool_use_id":"c","content":"bravo out"}]}]}"#,
+            "\n",
+        );
+        let path = temp("two-results", text);
+        for (word, id) in [("alpha", "a1"), ("bravo", "c"), ("out", "a1")] {
+            let q = Query::words(word).unwrap();
+            let r = search_log(&path, &q, SearchOptions::default(), DEFAULT_MAX_BYTES).unwrap();
+            assert_eq!(r.hits[0].recall_id.as_deref(), Some(id), "{word}");
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

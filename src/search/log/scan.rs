@@ -29,6 +29,11 @@ enum Line {
 /// line).
 fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers) -> Line {
     let raw = line.strip_suffix(b"\r").unwrap_or(line);
+    // The log reads a line that is not UTF-8 as one it cannot read (it is not JSON), so it is no
+    // message here either: neither searched nor numbered.
+    if !decodes_as_the_log_does(raw) {
+        return Line::Unreadable;
+    }
     let message = raw.starts_with(br#"{"type":"message""#);
     if query.counts_every_record() {
         return classify_every(query, raw, message, marks, buf);
@@ -57,6 +62,30 @@ fn classify(query: &Query, line: &[u8], marks: Option<Marks>, buf: &mut Buffers)
     match std::str::from_utf8(raw) {
         Ok(text) => classify_text(query, text, verdict, buf),
         Err(_) => classify_text(query, &String::from_utf8_lossy(raw), verdict, buf),
+    }
+}
+
+/// Whether the log (Python's `json.loads` of the line's bytes, which decodes them as UTF-8 with
+/// `surrogatepass`) can decode `raw`: UTF-8, where the three-byte form of a surrogate
+/// (`ED A0..BF 80..BF`) is taken too. An ASCII line is checked a word at a time.
+fn decodes_as_the_log_does(raw: &[u8]) -> bool {
+    let mut rest = raw;
+    loop {
+        if rest.is_ascii() {
+            return true;
+        }
+        match std::str::from_utf8(rest) {
+            Ok(_) => return true,
+            Err(e) => {
+                let at = e.valid_up_to();
+                match rest.get(at..at + 3) {
+                    Some(&[0xED, b1, b2]) if (0xA0..=0xBF).contains(&b1) && (0x80..=0xBF).contains(&b2) => {
+                        rest = &rest[at + 3..];
+                    }
+                    _ => return false,
+                }
+            }
+        }
     }
 }
 
@@ -394,8 +423,12 @@ mod tests {
 
     /// What a line counts as with nothing prefiltered: every record parsed for its text.
     fn parsed(query: &Query, line: &[u8]) -> Option<(usize, usize)> {
-        let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
-        parsed_text(&text).map(|t| {
+        // A line that is not UTF-8 is not read (the log cannot decode it).
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !decodes_as_the_log_does(line) {
+            return None;
+        }
+        parsed_text(&String::from_utf8_lossy(line)).map(|t| {
             let c = count(query, &t);
             (c.matches, c.len)
         })
