@@ -109,40 +109,29 @@ class CorePrints:
         return self._held.same(objects)
 
     def keep(self, objects: list[Any], keys: list[tuple[Any, ...]], start: int) -> None:
-        attrs = self._attrs
-        if attrs is not None:
-            for cls in {type(o) for o in objects[start:]} - self._names.keys():
-                self._names[cls] = attrs(cls)
+        self._name(objects, start)
         self._held.keep(objects, start, self._names)
 
     def extend(self, objects: list[Any]) -> bool:
         """As :meth:`same`, and when they are the same, the objects after the kept ones kept too
         (their classes and attributes, as :meth:`keep` keeps them)."""
-        attrs = self._attrs
-        if attrs is not None:
-            names = self._names
-            for k in range(len(self._held), len(objects)):
-                cls = type(objects[k])
-                if cls not in names:
-                    names[cls] = attrs(cls)
+        self._name(objects, len(self._held))
         return self._held.extend(objects, self._names)
 
     def keep_some(self, objects: list[Any], start: int, checked: Callable[[int, Any], bool]) -> None:
         """As :meth:`keep`, the objects from ``start`` on for which ``checked(place, obj)`` is false
         kept by identity alone (their class and attributes not read by :meth:`same`)."""
-        attrs = self._attrs
+        self._name(objects, start)
         names = self._names
-        own: list[tuple[str, ...] | None] = []
-        for k in range(start, len(objects)):
-            obj = objects[k]
-            if not checked(k, obj):
-                own.append(None)
-                continue
-            cls = type(obj)
-            if cls not in names:
-                names[cls] = attrs(cls) if attrs is not None else ()
-            own.append(names[cls])
+        own = [names.get(type(obj), ()) if checked(k, obj) else None for k, obj in enumerate(objects[start:], start)]
         self._held.keep(objects, start, own)
+
+    def _name(self, objects: list[Any], start: int) -> None:
+        """The attributes kept for the class of each of ``objects[start:]`` not seen before."""
+        attrs = self._attrs
+        if attrs is not None:
+            for cls in {type(o) for o in objects[start:]} - self._names.keys():
+                self._names[cls] = attrs(cls)
 
 
 class Converted:

@@ -1,7 +1,6 @@
 """The cut the adapters fall back on when the newest round alone is over the budget: its long
-tool results (and on the Chat path the long strings of its calls' arguments) cut head + marker +
-tail (the ladder's cut,
-:func:`agentcontext.compaction.fill.cut_texts`), for a list of OpenAI Chat dicts
+tool results and the long strings of its calls' arguments cut head + marker + tail (the ladder's
+cut, :func:`agentcontext.compaction.fill.cut_texts`), for a list of OpenAI Chat dicts
 (:func:`cut_oversized`) or of Responses items
 (:func:`agentcontext.integrations._responses.cut_items`) alike."""
 
