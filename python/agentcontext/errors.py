@@ -4,11 +4,18 @@ Every exception the library raises on purpose derives from :class:`AgentContextE
 about bad input also derive from :class:`ValueError` (or :class:`OSError` for unreadable files)
 and carry where the problem is: the message index, the file and line.
 
+:func:`failure_text` is how the library writes a failure it reports (to the model, in a stage
+event, in the session log): the exception's text with the credentials it knows masked.
+
 This module must not import the compiled core: the core raises these classes.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import threading
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -324,3 +331,90 @@ __all__ += [
     "SnapshotError",
     "UnknownFormatError",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Failure texts: credentials kept out of what the library writes about a failure.
+#
+# An exception's text is written where the library reports a failure: into the prompt (a tool
+# that raised, a subagent that failed: the model is told), into stage events and the session log
+# (a summarizer whose model call failed), into :class:`ContextOverflowError`.
+# A provider or a proxy may echo the credential it was sent in its error ("Incorrect API key
+# provided: sk-..."), an HTTP client the URL it called (with a password in it): :func:`failure_text`
+# writes an exception as ``"<type>: <text>"`` with every credential it knows replaced by
+# :data:`MASK`:
+#
+# - the values of the environment variables whose names say they hold one (``*_API_KEY``,
+#   ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ...), read when the text is written;
+# - the keys of the SDK clients the library's providers use (:func:`remember_credentials`);
+# - strings shaped like the well-known key formats (OpenAI and Anthropic ``sk-...``, AWS access
+#   key ids, GitHub and Slack tokens, Google API keys, ``Bearer`` tokens) and the password of a
+#   URL (``https://user:password@host``).
+#
+# A value shorter than :data:`MIN_LENGTH` characters is not taken for a credential (it would mask
+# common words). Only the texts of failures are masked: what a tool returns is the caller's.
+
+#: What a credential is replaced with.
+MASK = "[redacted]"
+
+#: The shortest value taken for a credential.
+MIN_LENGTH = 8
+
+#: Environment variable names that say they hold a credential.
+_CREDENTIAL_NAME = re.compile(
+    r"(?i)(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET(?:_?ACCESS)?_?KEY|SECRET|TOKEN|AUTH_?TOKEN|PASSWORD|PASSWD|"
+    r"CREDENTIALS?|PRIVATE_?KEY)(?:$|_)"
+)
+
+#: Strings shaped like well-known credentials, and a URL's password (its group 1 kept).
+_SHAPES = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{16,}"  # OpenAI, Anthropic (sk-ant-...), OpenRouter, many proxies
+    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key id
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
+    r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
+    r"|\bxox[abposr]-[A-Za-z0-9\-]{10,}"  # Slack tokens
+    r"|\bAIza[0-9A-Za-z_\-]{35}"  # Google API keys
+)
+#: A bearer token and a URL's password, after what names them (group 1, kept).
+_NAMED = re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/\-]{16,}=*|(://[^/\s:@]{0,256}:)[^/\s@]{1,256}(?=@)")
+
+_lock = threading.Lock()
+#: The credentials the providers' clients were given (see :func:`remember_credentials`).
+_remembered: set[str] = set()
+
+
+def remember_credentials(*values: object) -> None:
+    """Keep ``values`` (a provider client's keys; anything not a str of at least
+    :data:`MIN_LENGTH` characters is passed over) to mask from every failure text from now on."""
+    kept = {v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_LENGTH}
+    if kept:
+        with _lock:
+            _remembered.update(kept)
+
+
+def _known(extra: Iterable[str]) -> list[str]:
+    """Every credential known now, longest first (a key that holds another is masked whole)."""
+    values = {v for name, v in os.environ.items() if _CREDENTIAL_NAME.search(name)}
+    with _lock:
+        values |= _remembered
+    values.update(extra)
+    return sorted((v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_LENGTH), key=len, reverse=True)
+
+
+def mask_credentials(text: str, extra: Iterable[str] = ()) -> str:
+    """``text`` with every credential known (see the module) and ``extra`` replaced by :data:`MASK`."""
+    for value in _known(extra):
+        if value in text:
+            text = text.replace(value, MASK)
+    text = _SHAPES.sub(MASK, text)
+    return _NAMED.sub(lambda m: (m.group(1) or m.group(2)) + MASK, text)
+
+
+def failure_text(exc: BaseException, extra: Iterable[str] = ()) -> str:
+    """``"<type>: <text>"`` of ``exc``, :func:`mask_credentials` (an exception whose ``str`` itself fails is
+    named by its type alone)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the failure it reports
+        text = "(its text could not be read)"
+    return mask_credentials(f"{type(exc).__name__}: {text}", extra)

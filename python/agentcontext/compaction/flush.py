@@ -10,7 +10,7 @@ from typing import Any
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.budgets import result_text
 from agentcontext.compaction.state import _CLEARED, LadderState
-from agentcontext.errors import AgentContextError
+from agentcontext.errors import AgentContextError, failure_text
 from agentcontext.observe.calls import observe_flush
 
 __all__ = ["FlushingRun"]
@@ -67,7 +67,7 @@ class FlushingRun(LadderState):
                 instruction=instruction,
             )
         except Exception as exc:  # noqa: BLE001 - a failed flush is reported and the ladder goes on
-            self.event("flush", tokens, tokens, failed=f"{type(exc).__name__}: {exc}", **detail)
+            self.event("flush", tokens, tokens, failed=failure_text(exc), **detail)
             return
         done: dict[str, Any] = dict(report.to_dict())
         done.pop("stage")

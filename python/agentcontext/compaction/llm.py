@@ -20,7 +20,7 @@ from agentcontext.compaction.summarize import (
     previous_summary_of,
     strip_scratchpad,
 )
-from agentcontext.errors import ArgumentTypeError
+from agentcontext.errors import ArgumentTypeError, failure_text
 from agentcontext.observe.summary_events import record
 
 __all__ = ["DATA_NOTE", "PREFIX_SLACK", "LLMSummarizer", "identifiers_in", "required_identifiers"]
@@ -257,10 +257,10 @@ class LLMSummarizer:
         except Exception as exc:  # a failed call is reported and falls back
             if request.context.get("overflow") == "raise" and isinstance(exc, ContextOverflowError):
                 # The compactor retries a too-long request itself (Claude Code's round dropping).
-                event["failure"] = f"{type(exc).__name__}: {exc}"
+                event["failure"] = failure_text(exc)
                 event["outcome"] = "overflow"
                 raise
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = failure_text(exc)
         event["failure"] = reason
         if self.fallback is None:
             event["outcome"] = "failed"

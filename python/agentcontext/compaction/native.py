@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentcontext import _checks
 from agentcontext._core import Conversation
 from agentcontext.compaction.results import CompactionResult, StageEvent
-from agentcontext.errors import AgentContextError, ArgumentTypeError
+from agentcontext.errors import AgentContextError, ArgumentTypeError, failure_text, mask_credentials
 
 if TYPE_CHECKING:
     from agentcontext.compaction.ladder import LadderRun
@@ -105,7 +105,7 @@ class NativeCompaction:
         try:
             opaque = self.provider.compact_natively(run.original, system=run.system)
         except Exception as exc:  # noqa: BLE001 - any failure of the provider falls back to the ladder
-            return self._failed(run, ladder, f"{type(exc).__name__}: {exc}")
+            return self._failed(run, ladder, failure_text(exc))
         conv = _after_preamble(run.original, opaque)
         if conv.tokens > run.limit:
             return self._failed(
@@ -147,7 +147,7 @@ class NativeCompaction:
             try:
                 readable = ladder(fresh(True))
             except AgentContextError as exc:  # a manual twin with nothing to summarize
-                detail["readable_failed"] = str(exc)
+                detail["readable_failed"] = mask_credentials(str(exc))
         if readable is not None:
             detail["readable_tokens"] = readable.tokens_after
         pre = run.preamble

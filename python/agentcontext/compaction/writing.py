@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction.summarize import LINE_TOKENS, Summarizer, SummaryRequest
 from agentcontext.compaction.summary_text import HANDOFF_PROMPT, join_summaries, strip_scratchpad
-from agentcontext.errors import SummaryError
+from agentcontext.errors import SummaryError, failure_text
 
 if TYPE_CHECKING:
     from agentcontext.compaction.policy import CompactionPolicy
@@ -70,7 +70,7 @@ def run_summarizer(
     except _NotText as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - any summarizer failure is a reported fallback, not a crash
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, failure_text(exc)
     if raw is not None and not isinstance(raw, str):
         return None, f"the summary written was a {type(raw).__name__}, not text (a str)"
     summary = strip_scratchpad(raw or "")

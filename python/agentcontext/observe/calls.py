@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcontext.errors import failure_text
 from agentcontext.observe.emit import EventCallback, Observer
 from agentcontext.observe.events import FlushDone, ModelCall, SummarizerCall, ToolCallDone
 from agentcontext.observe.summary_events import collecting, events_since
@@ -200,7 +201,7 @@ def watch_model_call(
         try:
             yield watch
         except Exception as exc:
-            observer.emit(watch.event(error=f"{type(exc).__name__}: {exc}"))
+            observer.emit(watch.event(error=failure_text(exc)))
             raise
 
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentcontext.errors import failure_text
 from agentcontext.observe.emit import EventCallback, Observer, attribute_value, fail, recording_tracer
 from agentcontext.observe.events import CacheImpact, CompactionFinished, CompactionKind, CompactionStarted
 
@@ -193,14 +194,14 @@ def watch_compaction(
             yield watch
         except Exception as exc:
             if span is not None:
-                fail(span, f"{type(exc).__name__}: {exc}")
+                fail(span, failure_text(exc))
             observer.emit(
                 CompactionFinished(
                     kind=kind, tokens_before=before, tokens_after=before, target=target, fits=False, stages=(),
                     messages_before=messages, messages_after=messages, messages_kept=messages, messages_changed=0,
                     messages_summarized=0, messages_dropped=0, results_cut=0, results_cleared=0, recall_ids=(),
                     cache=None, seconds=time.perf_counter() - watch.started, policy=policy.name,
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=failure_text(exc),
                 )
             )  # fmt: skip
             raise

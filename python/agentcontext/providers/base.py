@@ -23,6 +23,7 @@ from agentcontext.errors import (
     MissingExtraError,
     OptionError,
     ProviderResponseError,
+    remember_credentials,
 )
 from agentcontext.providers.overflow import classify_overflow
 from agentcontext.types import Format, JsonDict
@@ -246,6 +247,9 @@ class Provider(ABC):
             _check_credentials(type(self).__name__, module, options)
             client = getattr(sdk, factory)(**options)
         self.client = client
+        # Its keys are masked from every failure text the library writes (a server may echo them).
+        keywords = _CREDENTIALS[module][0]
+        remember_credentials(*(getattr(client, k, None) for k in keywords), *(options.get(k) for k in keywords))
 
     def close(self) -> None:
         """Close the SDK client if this provider built it (a client passed in is the caller's)."""

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentcontext.errors import ContextOverflowError
+from agentcontext.errors import ContextOverflowError, mask_credentials
 from agentcontext.types import JsonDict
 
 __all__ = ["classify_overflow"]
@@ -107,7 +107,8 @@ def classify_overflow(error: BaseException | Mapping[str, Any], *, provider: str
         tokens = tokens if tokens is not None else _int_or_none(inner.get("n_prompt_tokens"))
         limit = limit if limit is not None else _int_or_none(inner.get("n_ctx"))
     name = provider or type(error).__module__.split(".")[0]
-    text = message or "the prompt is longer than the model's context window"
+    # (A server may echo the request's credentials in its error: masked.)
+    text = mask_credentials(message) or "the prompt is longer than the model's context window"
     return ContextOverflowError(
         f"{name}: {text}" if name else text, provider=name, tokens=tokens, limit=limit, status_code=status
     )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcontext import _checks
@@ -156,6 +156,7 @@ class Session:
     ) -> None:
         _checks.count("max_output_tokens", max_output_tokens, minimum=1)
         _check_arguments(provider, system, tools, functions)
+        _check_parts(conversation, log, params, calibration, store)
         #: Called with each event of the loop (see :mod:`agentcontext.observe`); None: none.
         self.on_event = check_callback(on_event)
         if compiler is not None:
@@ -531,3 +532,34 @@ def _check_arguments(provider: Any, system: Any, tools: Any, functions: Any) -> 
                 raise ArgumentTypeError(
                     f"functions[{name!r}] of Session must be callable, got {type(function).__name__}"
                 )
+
+
+def _check_parts(conversation: Any, log: Any, params: Any, calibration: Any, store: Any) -> None:
+    """The Session's ``conversation``, ``log``, ``params``, ``calibration`` and ``store`` of the
+    right kinds, else an error naming the argument (before, a wrong one failed as an
+    AttributeError or a TypeError, or at the first turn that used it)."""
+    if not (conversation is None or isinstance(conversation, Conversation)) and (
+        isinstance(conversation, str | bytes | Mapping) or not isinstance(conversation, Iterable)
+    ):
+        raise ArgumentTypeError(
+            f"conversation of Session must be a Conversation, a list of messages or None, "
+            f"got {type(conversation).__name__}"
+        )
+    if log is not None and not isinstance(log, SessionLog):
+        raise ArgumentTypeError(
+            f"log of Session must be a SessionLog or None, got {type(log).__name__} "
+            "(open one: agentcontext.sessions.SessionLog(path, format=...))"
+        )
+    if params is not None and not isinstance(params, Mapping):
+        raise ArgumentTypeError(
+            f"params of Session must be a mapping of request fields or None, got {type(params).__name__}"
+        )
+    if calibration is not None and not isinstance(calibration, Calibration):
+        raise ArgumentTypeError(
+            f"calibration of Session must be an agentcontext.Calibration or None, got {type(calibration).__name__}"
+        )
+    if store is not None and not isinstance(store, ResultStore):
+        raise ArgumentTypeError(
+            f"store of Session must be an agentcontext.budgets.ResultStore or None, got {type(store).__name__} "
+            "(make one: ResultStore(directory))"
+        )

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens, truncate
-from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError
+from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError, failure_text
 from agentcontext.observe.calls import observe_tool
 from agentcontext.sessions.workspaces import BRANCH_NOTE_TOKENS, WorkspaceMode, _Space, branch_note, child_workspace
 
@@ -328,7 +328,7 @@ class Subagents:
                     if token is not None:
                         _WORKSPACE.reset(token)
         except Exception as exc:  # noqa: BLE001 - the child's, or its workspace's: the parent's model is told
-            error = f"{type(exc).__name__}: {exc}"
+            error = failure_text(exc)
             text = self._cut(f"Error: the subagent failed: {error}")
             return SubagentResult(call.id, description, self.depth + 1, text, 0, error=error)
 
@@ -348,7 +348,7 @@ class Subagents:
         try:
             final = child.run(prompt, max_steps=self.policy.max_steps).text
         except Exception as exc:  # noqa: BLE001 - the parent's model gets the error as the result
-            error = f"{type(exc).__name__}: {exc}"
+            error = failure_text(exc)
             final = f"Error: the subagent failed: {error}"
         shared = None
         if prefix is not None and child.first_sent_head is not None:

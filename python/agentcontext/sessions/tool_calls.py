@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentcontext.budgets import ToolResultPolicy
-from agentcontext.errors import InvalidMessageError
+from agentcontext.errors import InvalidMessageError, failure_text
 from agentcontext.observe.calls import observe_tool
 from agentcontext.providers import ToolCall
 from agentcontext.sessions.permissions import PendingCall, PermissionRequest
@@ -164,7 +164,7 @@ def _run_one(session: Session, call: ToolCall) -> tuple[str, bool]:
     try:
         output = run_tool(session, call.name, call.arguments, call.parsed)
     except Exception as exc:  # noqa: BLE001 - the model gets the error as the result
-        return f"Error: {type(exc).__name__}: {exc}", True
+        return f"Error: {failure_text(exc)}", True
     return (output if isinstance(output, str) else json.dumps(output)), False
 
 
