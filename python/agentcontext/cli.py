@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from agentcontext import Conversation, __version__, _checks
 from agentcontext.errors import AgentContextError
@@ -75,13 +75,22 @@ def _add_input(command: argparse.ArgumentParser) -> None:
 COMMANDS = ("inspect", "compact", "eval", "memory", "search", "sessions", "prompt")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose errors (a missing argument, a bad choice, a value of the wrong type) are one
+    line on stderr, with exit status 2, like the commands' own errors; its subcommands' parsers
+    are of this class too (``add_subparsers`` makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_checks.shown_line(message)}; see '{self.prog} --help'\n")
+
+
 def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: every subcommand, or only ``command`` (one of :data:`COMMANDS`)."""
 
     def wanted(*names: str) -> bool:
         return command is None or command in names
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agentcontext",
         description="Inspect and compile the context an LLM agent sends on every call.",
         epilog=EXIT_STATUS,
