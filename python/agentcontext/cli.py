@@ -186,6 +186,7 @@ def _add_compact(sub: Any) -> None:
 def _add_eval(sub: Any) -> None:
     from agentcontext.compaction import PRESETS
     from agentcontext.compaction.pricing import EVAL_PRICES, PRICES
+    from agentcontext.measure.metrics import BASELINE
 
     ev = sub.add_parser(
         "eval",
@@ -200,7 +201,8 @@ def _add_eval(sub: Any) -> None:
     ev.add_argument(
         "--strategy",
         default="openharness,pi,claude-code,codex",
-        help=f"comma-separated presets (default: openharness,pi,claude-code,codex; known: {', '.join(PRESETS)})",
+        help=f"comma-separated presets (default: openharness,pi,claude-code,codex; known: {', '.join(PRESETS)}), "
+        f"and {BASELINE}: the bar to clear (every user message verbatim plus the largest recent suffix that fits)",
     )
     ev.add_argument("--budget", required=True, help="tokens (e.g. 8000) or a share of each transcript (e.g. 25%%)")
     ev.add_argument("--json", metavar="OUT", help="write every run and the summary as JSON here")

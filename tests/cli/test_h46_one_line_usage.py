@@ -39,3 +39,16 @@ def test_a_bad_argument_is_one_line_and_exit_status_2(command: list[str]) -> Non
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1, done.stderr
     assert re.fullmatch(r"agentcontext( \w+)*: error: .+; see 'agentcontext( \w+)* --help'\n", done.stderr)
+
+
+def test_eval_help_names_every_strategy_eval_accepts() -> None:
+    """``eval`` accepts baseline-suffix-users (the docs' table has it) but its --help left it out."""
+    from agentcontext.cli import _build_parser
+    from agentcontext.compaction import PRESETS
+    from agentcontext.measure.metrics import BASELINE
+
+    sub = next(a for a in _build_parser("eval")._actions if a.dest == "command")
+    strategy = next(a for a in sub.choices["eval"]._actions if a.dest == "strategy")  # type: ignore[attr-defined]
+    assert strategy.help is not None
+    for name in [*PRESETS, BASELINE]:
+        assert name in strategy.help
