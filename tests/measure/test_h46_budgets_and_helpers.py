@@ -80,3 +80,18 @@ def test_the_kinds_in_the_helpers_docstring_examples_exist(module: Any) -> None:
     result = ac.Compactor("openharness").compact(small(), budget="50%")
     for kinds in examples:
         assert_retains(result, kinds=ast.literal_eval(kinds), min_share=0.0)
+
+
+# -- Calibration.load / save: a bare FileNotFoundError, save's naming a temporary file -------------
+
+
+def test_calibration_files_that_cannot_be_read_or_written_are_typed_errors_naming_the_file(tmp_path: Any) -> None:
+    missing = tmp_path / "no-such-dir" / "calibration.json"
+    with pytest.raises(errors.TranscriptReadError, match=r"calibration\.json: cannot read the calibration: ") as read:
+        ac.Calibration.load(missing)
+    assert isinstance(read.value, OSError) and read.value.path == str(missing)
+    with pytest.raises(errors.TranscriptReadError, match=r"calibration\.json: cannot write the calibration: ") as wrote:
+        ac.Calibration().save(missing)
+    assert wrote.value.path == str(missing) and ".tmp" not in str(wrote.value)
+    ac.Calibration().save(tmp_path / "c.json")
+    assert ac.Calibration.load(tmp_path / "c.json").to_dict() == ac.Calibration().to_dict()
