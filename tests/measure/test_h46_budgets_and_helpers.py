@@ -95,3 +95,18 @@ def test_calibration_files_that_cannot_be_read_or_written_are_typed_errors_namin
     assert wrote.value.path == str(missing) and ".tmp" not in str(wrote.value)
     ac.Calibration().save(tmp_path / "c.json")
     assert ac.Calibration.load(tmp_path / "c.json").to_dict() == ac.Calibration().to_dict()
+
+
+# -- replay_policy: "25%" was a bare TypeError, 0 a policy with a 1-token window -------------------
+
+
+def test_replay_policy_takes_tokens_and_says_how_to_pass_a_share() -> None:
+    from agentcontext.measure.metrics import replay_policy
+
+    policy = ac.PRESETS["openharness"].compaction
+    with pytest.raises(errors.ArgumentTypeError, match=r"replay_policy must be tokens .* parse_budget\(budget"):
+        replay_policy(policy, "25%")  # type: ignore[arg-type]
+    for bad in (0, -5):
+        with pytest.raises(errors.OptionError, match="budget must be a positive integer"):
+            replay_policy(policy, bad)
+    assert replay_policy(policy, 6_000).context_window > 6_000
