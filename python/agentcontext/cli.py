@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from agentcontext import Conversation, __version__, _checks
 from agentcontext.errors import AgentContextError
@@ -75,13 +75,22 @@ def _add_input(command: argparse.ArgumentParser) -> None:
 COMMANDS = ("inspect", "compact", "eval", "memory", "search", "sessions", "prompt")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose errors (a missing argument, a bad choice, a value of the wrong type) are one
+    line on stderr, with exit status 2, like the commands' own errors; its subcommands' parsers
+    are of this class too (``add_subparsers`` makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_checks.shown_line(message)}; see '{self.prog} --help'\n")
+
+
 def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: every subcommand, or only ``command`` (one of :data:`COMMANDS`)."""
 
     def wanted(*names: str) -> bool:
         return command is None or command in names
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agentcontext",
         description="Inspect and compile the context an LLM agent sends on every call.",
         epilog=EXIT_STATUS,
@@ -177,6 +186,7 @@ def _add_compact(sub: Any) -> None:
 def _add_eval(sub: Any) -> None:
     from agentcontext.compaction import PRESETS
     from agentcontext.compaction.pricing import EVAL_PRICES, PRICES
+    from agentcontext.measure.metrics import BASELINE
 
     ev = sub.add_parser(
         "eval",
@@ -191,7 +201,8 @@ def _add_eval(sub: Any) -> None:
     ev.add_argument(
         "--strategy",
         default="openharness,pi,claude-code,codex",
-        help=f"comma-separated presets (default: openharness,pi,claude-code,codex; known: {', '.join(PRESETS)})",
+        help=f"comma-separated presets (default: openharness,pi,claude-code,codex; known: {', '.join(PRESETS)}), "
+        f"and {BASELINE}: the bar to clear (every user message verbatim plus the largest recent suffix that fits)",
     )
     ev.add_argument("--budget", required=True, help="tokens (e.g. 8000) or a share of each transcript (e.g. 25%%)")
     ev.add_argument("--json", metavar="OUT", help="write every run and the summary as JSON here")

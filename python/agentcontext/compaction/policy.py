@@ -32,11 +32,22 @@ ENV_PREFIX = "AGENTCONTEXT_COMPACT__"
 
 def parse_budget(budget: str | int, total: int) -> int:
     """A token budget given as tokens (``8000``, ``"8,000"``) or as a share of ``total`` tokens
-    (``"25%"``): the one parser of the CLI's ``--budget`` and of :meth:`Compactor.compact`.
+    (``"25%"``): the one parser of the CLI's ``--budget`` and of :meth:`Compactor.compact`. A float
+    is taken only when it is a whole number (``8000.0``): ``0.5`` is not read as a share.
 
     Raises:
         OptionError: not a positive number of tokens or a percentage in (0, 100].
     """
+    given: object = budget  # typed str | int; a caller may still pass a float (0.5, tokens * 0.25)
+    if isinstance(given, float):
+        if not given.is_integer():
+            raise OptionError(
+                f"budget {given!r} is not a whole number of tokens; give a share of the transcript as a "
+                f"string such as '{given * 100:g}%'"
+                if 0 < given < 1
+                else f"budget must be a whole number of tokens or a percentage such as '25%', got {given!r}"
+            )
+        budget = int(given)
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > _checks.MAX_COUNT:
         raise OptionError(f"budget is too large: {budget} (the largest accepted is {_checks.MAX_COUNT})")
     try:
@@ -52,7 +63,9 @@ def parse_budget(budget: str | int, total: int) -> int:
             raise ValueError(budget)
         return int(budget)
     except (ValueError, TypeError):
-        raise OptionError(f"budget must be a positive number of tokens or a percentage, got {budget!r}") from None
+        raise OptionError(
+            f"budget must be a positive number of tokens or a percentage in (0, 100], got {budget!r}"
+        ) from None
 
 
 class HasPolicy(Protocol):

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentcontext import _checks
 from agentcontext._core import Conversation
-from agentcontext.errors import OptionError
+from agentcontext.errors import OptionError, TranscriptReadError
 from agentcontext.types import CalibrationDict, Encoding
 
 __all__ = ["CLASSES", "Calibration", "class_tokens"]
@@ -66,6 +66,13 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
                 f = m[r][col] / m[col][col]
                 m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
     return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def _file_error(err: OSError, path: Path, verb: str) -> TranscriptReadError:
+    """``err`` as a typed error naming the calibration file (not a temporary file beside it)."""
+    shown = os.fspath(path)
+    why = err.strerror or str(err)
+    return TranscriptReadError(err.errno or 0, f"{shown}: cannot {verb} the calibration: {why}", shown)
 
 
 class Calibration:
@@ -182,15 +189,24 @@ class Calibration:
         return out
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the calibration as JSON, atomically (a crash never leaves a torn file)."""
+        """Write the calibration as JSON, atomically (a crash never leaves a torn file).
+
+        Raises:
+            TranscriptReadError: the file cannot be written (an ``OSError`` naming ``path``).
+        """
         target = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        except OSError as err:
+            raise _file_error(err, target, "write") from err
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(self.to_dict(), f)
             os.replace(tmp, target)
-        except BaseException:
+        except BaseException as err:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(err, OSError):
+                raise _file_error(err, target, "write") from err
             raise
 
     @classmethod
@@ -199,13 +215,16 @@ class Calibration:
 
         Raises:
             OptionError: the file is not a saved calibration.
-            OSError: the file cannot be read.
+            TranscriptReadError: the file cannot be read (an ``OSError`` naming ``path``).
         """
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-            except json.JSONDecodeError as exc:
-                raise OptionError(f"{path}: not a saved calibration: {exc}") from exc
+        try:
+            with open(path, encoding="utf-8") as f:
+                try:
+                    data = json.load(f)
+                except json.JSONDecodeError as exc:
+                    raise OptionError(f"{path}: not a saved calibration: {exc}") from exc
+        except OSError as err:
+            raise _file_error(err, Path(path), "read") from err
         if not isinstance(data, dict):
             raise OptionError(f"{path}: not a saved calibration")
         return cls.from_dict(data)

@@ -18,11 +18,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, cast
 
+from agentcontext import _checks
 from agentcontext._core import Conversation, count_tokens
 from agentcontext.compaction import CompactionPolicy, CompactionResult, Compactor, parse_budget, resolve_policy
 from agentcontext.compaction.pricing import Cost, Prices, price_tables, resolve_prices
 from agentcontext.compaction.schedule import CacheSchedule
 from agentcontext.compiler.prefix import Replay, _common_prefix_tokens, _MessageExports, shared_prefix_tokens
+from agentcontext.errors import ArgumentTypeError
 from agentcontext.measure.timing import call_idle, timed_tokens
 from agentcontext.probes import (
     KINDS,
@@ -252,7 +254,14 @@ def replay_policy(policy: CompactionPolicy, budget: int) -> CompactionPolicy:
     """``policy`` shrunk to a window whose available tokens (after reserved output and margin)
     are ``budget``, every absolute size scaled with it (reserved output, margin, recent tokens
     kept, summary cap), so a preset keeps its shape at any budget: trigger and target stay the
-    same shares, and the target stays below the trigger."""
+    same shares, and the target stays below the trigger. ``budget`` is tokens; a share of a
+    conversation (``"25%"``) is :func:`~agentcontext.compaction.parse_budget` ``(budget, conv.tokens)``."""
+    if isinstance(budget, str):
+        raise ArgumentTypeError(
+            f"budget of replay_policy must be tokens (an int), got {budget!r}; for a share of a conversation "
+            "pass parse_budget(budget, conversation.tokens)"
+        )
+    budget = _checks.count("budget", budget, minimum=1)
     share = 1 - (policy.reserved_output + policy.safety_margin) / policy.context_window
     window = max(1, round(budget / share)) if share > 0 else budget
     factor = policy.context_window / window

@@ -20,7 +20,7 @@ transcript and strategy::
         result = ac_compact(ac_transcript, ac_strategy, budget="50%")
         assert_valid(result)
         assert_fits(result)
-        assert_retains(result, kinds=["path", "error"], min_share=0.8)
+        assert_retains(result, kinds=["path", "exception"], min_share=0.8)
 
 Fixtures: ``ac_transcript`` (the :class:`~agentcontext.Conversation`, a fresh copy per test),
 ``ac_strategy`` (the strategy name; ``"openharness"`` without ``strategies``), ``ac_load``

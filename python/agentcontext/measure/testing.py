@@ -9,7 +9,7 @@ indices, and returns nothing when the check passes::
     assert_valid(result)  # no orphan or missing tool results, ...
     assert_fits(result)  # within the result's own budget (or assert_fits(result, "25%"))
     assert_retains(result, ["src/app.py", "KeyError"])  # exact texts still in the working set
-    assert_retains(result, kinds=["path", "error"], min_share=0.9)  # probes of result.original
+    assert_retains(result, kinds=["path", "exception"], min_share=0.9)  # probes of result.original
 
 Under pytest (the ``agentcontext`` plugin loads automatically) the tracebacks stop at the line of
 the test that called the helper.
@@ -104,6 +104,15 @@ def assert_valid(x: Checked | Iterable[Mapping[str, Any]] | Mapping[str, Any], *
     raise AssertionError("\n".join([header, *_listed(items, n)]))
 
 
+def _min_share(min_share: object) -> float:
+    """``min_share`` checked: a number from 0 to 1 (a share, not a percentage)."""
+    if isinstance(min_share, bool) or not isinstance(min_share, (int, float)):
+        raise ArgumentTypeError(f"min_share must be a number from 0 to 1, got {type(min_share).__name__}")
+    if not 0.0 <= min_share <= 1.0:
+        raise OptionError(f"min_share must be between 0 and 1, got {min_share}")
+    return float(min_share)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'s' * (n != 1)}"
 
@@ -157,6 +166,11 @@ def _probe_facts(
     if kinds is not None:
         if isinstance(kinds, str):
             kinds = [kinds]
+        kinds = list(kinds)
+        if not kinds:
+            raise OptionError(
+                "kinds is empty: it selects no fact, so the check could not fail (kinds=None: every kind)"
+            )
         unknown = [k for k in kinds if k not in PROBE_KINDS and k not in KIND_GROUPS]
         if unknown:
             expected = ", ".join([*PROBE_KINDS, *KIND_GROUPS])
@@ -170,8 +184,12 @@ def _probe_facts(
         found: list[str | Probe] = list(probes(original))
     elif isinstance(facts, (str, Probe)):
         found = [facts]
-    else:
+    elif isinstance(facts, Iterable):
         found = list(facts)
+    else:
+        raise ArgumentTypeError(
+            f"facts must be a string, a metrics.Probe or an iterable of them, got {type(facts).__name__}"
+        )
     for f in found:
         if not isinstance(f, (str, Probe)):
             raise ArgumentTypeError(f"a fact is a string or a metrics.Probe, got {type(f).__name__}")
@@ -201,8 +219,7 @@ def assert_retains(
     ``"exception"``, ...; ``"path"`` for both path kinds, ``"user"`` for the user's messages).
     The message lists the lost facts (kind, text, the message they came from)."""
     __tracebackhide__ = True
-    if not 0.0 <= min_share <= 1.0:
-        raise OptionError(f"min_share must be between 0 and 1, got {min_share}")
+    min_share = _min_share(min_share)
     if isinstance(x, CompactionResult):
         conv = x.conversation
         if original is None:
@@ -256,6 +273,9 @@ def assert_cache_stable(
     of the previous request (:func:`~agentcontext.measure.metrics.replay`, offline summarizer). The message
     lists the calls that broke the cache."""
     __tracebackhide__ = True
+    min_share = _min_share(min_share)
+    if not isinstance(conv, Conversation):
+        raise ArgumentTypeError(f"expected a Conversation, got {type(conv).__name__}")
     policy = resolve_policy(strategy)
     limit = parse_budget(budget, conv.tokens)
     rep = replay(conv, Compactor(replay_policy(policy, limit), environ={}))
