@@ -261,7 +261,14 @@ class Session:
 
             ws = self.compiler.working_set
             current = list(ws.registry) if ws.registry is not None else []
-            if not any(t.name == AGENT_TOOL for t in current):
+            have = next((t for t in current if t.name == AGENT_TOOL), None)
+            if have is not None and (have.description, have.execution_domain) != (AGENT_DESCRIPTION, "delegated"):
+                # Another tool of that name would get the calls subagents=True asked for.
+                raise OptionError(
+                    f"tool {AGENT_TOOL!r} ({have.source}) has the name of the subagents' tool; give the tool "
+                    "another name"
+                )
+            if have is None:
                 spec = ToolSpec(AGENT_TOOL, AGENT_DESCRIPTION, AGENT_SCHEMA, execution_domain="delegated")
                 ws.registry = Registry([*current, spec])
                 self.compiler._registry = None  # the effective registry is built again on next use
