@@ -340,8 +340,13 @@ class Session:
 
     def send(self, content: str | Message | None = None) -> Completion:
         """Append ``content`` (if any) as a user message, compile, call the model once, append its
-        reply, and return it. Tools are not run (see :meth:`run`)."""
+        reply, and return it. Tools are not run (see :meth:`run`).
+
+        A user message after a reply whose calls were not run (the step limit, a permission request
+        not answered, a resumed snapshot) follows a result for each of them saying so (a request
+        with a call and no result is refused by the providers); the permission request is dropped."""
         if content is not None:
+            tool_calls.close_unanswered(self, content)
             self.add_user(content)
         return fit.call(self)
 
