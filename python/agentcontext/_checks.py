@@ -183,6 +183,18 @@ def shown_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+#: The control characters (Unicode category Cc) but a line break and a tab.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown_text(text: str) -> str:
+    """``text`` (lines, a report) as a terminal shows it: a control character other than a line
+    break or a tab (an escape that would clear the screen, set the window title or move the
+    cursor, a carriage return that would print over a line, from a file's name or content) is
+    written as its escape (``\\x1b``, ``\\r``)."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def human_size(size: int) -> str:
     """A size as messages write it, as :func:`agentcontext.read_page` does (and the core's ``files::human``): ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
     if size >= 1 << 30:
