@@ -183,6 +183,18 @@ def shown_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+#: The control characters (Unicode category Cc) but a line break and a tab.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown_text(text: str) -> str:
+    """``text`` (lines, a report) as a terminal shows it: a control character other than a line
+    break or a tab (an escape that would clear the screen, set the window title or move the
+    cursor, a carriage return that would print over a line, from a file's name or content) is
+    written as its escape (``\\x1b``, ``\\r``)."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def human_size(size: int) -> str:
     """A size as messages write it, as :func:`agentcontext.read_page` does (and the core's ``files::human``): ``512 KB``, ``3.2 MB``, ``5.0 GB``."""
     if size >= 1 << 30:
@@ -249,37 +261,37 @@ def _byte_size(text: str) -> int:
 # -- the files a command writes ------------------------------------------------------------
 
 
-def check_output(path: str) -> None:
-    """Refuse an ``-o`` path that cannot be written before any work is done: a directory, a folder
-    that does not exist, a file without write permission."""
+def check_output(path: str, flag: str = "-o") -> None:
+    """Refuse an ``-o`` path (or the path of the option ``flag``) that cannot be written before any
+    work is done: a directory, a folder that does not exist, a file without write permission."""
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise OptionError(f"cannot write -o {path}: it is a directory")
+        raise OptionError(f"cannot write {flag} {path}: it is a directory")
     if not os.path.isdir(parent):
-        raise OptionError(f"cannot write -o {path}: no such directory {parent}")
+        raise OptionError(f"cannot write {flag} {path}: no such directory {parent}")
     target = path if os.path.exists(path) else parent
     if not os.access(target, os.W_OK):
-        raise OptionError(f"cannot write -o {path}: permission denied")
+        raise OptionError(f"cannot write {flag} {path}: permission denied")
 
 
-def write_output(path: str, text: str) -> None:
-    """Write ``text`` to the ``-o`` path. A regular file (or a new one) is replaced whole: the text
-    goes to a temporary file beside it, synced, then renamed over it, so a write that fails (a
-    full disk, a killed process) leaves the file as it was, even when it is the input. A FIFO is
-    written only if a process reads it (never waited for); a device (``/dev/null``, a terminal) is
-    written as it is."""
+def write_output(path: str, text: str, flag: str = "-o") -> None:
+    """Write ``text`` to the ``-o`` path (or the path of the option ``flag``). A regular file (or
+    a new one) is replaced whole: the text goes to a temporary file beside it, synced, then renamed
+    over it, so a write that fails (a full disk, a killed process) leaves the file as it was, even
+    when it is the input. A FIFO is written only if a process reads it (never waited for); a device
+    (``/dev/null``, a terminal) is written as it is."""
     data = text.encode("utf-8")
     try:
         info: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         info = None
     except OSError as err:
-        raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+        raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
         try:
-            _write_special(path, info, data)
+            _write_special(path, info, data, flag)
         except OSError as err:
-            raise OptionError(f"cannot write -o {path}: {err.strerror or err}") from None
+            raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}") from None
         return
     target = os.path.realpath(path)  # a symlink is written through, as open() did
     try:
@@ -311,22 +323,22 @@ def write_output(path: str, text: str) -> None:
             raise
     except OSError as err:
         kept = "; it is as it was" if info is not None else ""
-        raise OptionError(f"cannot write -o {path}: {err.strerror or err}{kept}") from None
+        raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}{kept}") from None
 
 
-def _write_special(path: str, info: os.stat_result, data: bytes) -> None:
+def _write_special(path: str, info: os.stat_result, data: bytes, flag: str) -> None:
     """Write ``data`` to ``path``, a file that is not regular: a FIFO only when a process has it
     open for reading (opening it to write would otherwise wait for one forever)."""
     flags = os.O_WRONLY
     if stat.S_ISFIFO(info.st_mode):
         flags |= os.O_NONBLOCK
     elif not stat.S_ISCHR(info.st_mode):
-        raise OptionError(f"cannot write -o {path}: it is not a regular file, a FIFO or a device")
+        raise OptionError(f"cannot write {flag} {path}: it is not a regular file, a FIFO or a device")
     try:
         fd = os.open(path, flags)
     except OSError as err:
         if err.errno == errno.ENXIO:
-            raise OptionError(f"cannot write -o {path}: a FIFO that no process is reading") from None
+            raise OptionError(f"cannot write {flag} {path}: a FIFO that no process is reading") from None
         raise
     with os.fdopen(fd, "wb") as f:
         if flags & os.O_NONBLOCK:
@@ -338,7 +350,7 @@ def check_report_output(flag: str, path: str, start: bytes) -> None:
     """Refuse a report path that holds something else than a report `eval` wrote (a file that
     starts otherwise): ``eval --json a.jsonl b.jsonl`` takes ``a.jsonl`` for the report's path
     (``--json`` is a flag in the other commands), and replaced that transcript with the report."""
-    check_output(path)
+    check_output(path, flag)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:

@@ -318,6 +318,7 @@ def source_view(args: argparse.Namespace) -> Any:
 
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
+    rows = [[_checks.shown_line(c) for c in row] for row in rows]  # a name from the file, escaped: one line, aligned
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
@@ -412,7 +413,7 @@ def compact_command(args: argparse.Namespace) -> int:
                     f"compacted in {conv.format} format it was {result.tokens_after:,}"
                 )
     progress.close()
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compact(report))
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else _checks.shown_text(format_compact(report)))
     if not fits:
         reason = _checks.shown_line(str(report["reason"]))
         print(f"agentcontext: the budget of {budget:,} tokens cannot be met: {reason}", file=sys.stderr)
@@ -476,10 +477,11 @@ def eval_command(args: argparse.Namespace) -> int:
         evaluation.write_json(rows, args.json, prices=prices, budget=args.budget, paths=list(args.paths))
     if args.csv:
         evaluation.write_csv(rows, args.csv, prices=prices)
-    print(evaluation.markdown_table(rows, prices) if args.markdown else evaluation.format_table(rows, prices))
+    table = evaluation.markdown_table(rows, prices) if args.markdown else evaluation.format_table(rows, prices)
+    print(_checks.shown_text(table))
     if args.per_transcript:
         print("\nretention per transcript")
-        print(evaluation.per_transcript_table(rows, markdown=args.markdown))
+        print(_checks.shown_text(evaluation.per_transcript_table(rows, markdown=args.markdown)))
     # One line per transcript and reason (a file that cannot be read fails every strategy alike).
     failed: dict[tuple[str, str], list[str]] = {}
     for r in rows:
@@ -537,10 +539,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "inspect" and args.by_source:
             view = source_view(args)
-            print(json.dumps(view.to_dict(), indent=2) if args.json else view.format())
+            print(json.dumps(view.to_dict(), indent=2) if args.json else _checks.shown_text(view.format()))
         elif args.command == "inspect":
             report = inspect_report(args.file, args.format, args.session, args.max_bytes)
-            print(json.dumps(report, indent=2) if args.json else format_inspect(report))
+            print(json.dumps(report, indent=2) if args.json else _checks.shown_text(format_inspect(report)))
         elif args.command == "compact":
             return compact_command(args)
         elif args.command == "eval":

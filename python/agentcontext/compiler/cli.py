@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             }
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
-    print(compiled.system, end="")
+    print(_checks.shown_text(compiled.system), end="")  # a project file's escapes, shown (--json: exact)
     print("\n---")
     if compiled.tools:
         print(

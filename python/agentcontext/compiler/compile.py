@@ -311,6 +311,7 @@ class Compiler:
         self._turns = 0
         self._scanned: tuple[Conversation | None, int] = (None, 0)
         self._catalogs: dict[tuple[int, str, str, str, bool], _Catalog] = {}
+        self.working_set.effective()  # a tool name two sources claim is refused here, not at the first request
         if self.mode == "plan":
             self._notice.append(plan_notice(self.registry, self.hiding, root=self.working_set.root))
 

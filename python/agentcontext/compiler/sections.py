@@ -128,7 +128,10 @@ class WorkingSet:
 
     def effective(self) -> Registry:
         """The effective registry: the tools (filtered by ``bundle``), the memory tools when there
-        is memory, and ``LoadSkill`` when there are skills; ``root_only`` tools only for a root."""
+        is memory, and ``LoadSkill`` when there are skills; ``root_only`` tools only for a root.
+
+        A registry tool of another source with the name of one of those (an MCP server's
+        ``memory_write``) is an :class:`OptionError`: it would take the added tool's place."""
         out = Registry([t for t in (self.registry.bundle(self.bundle) if self.registry else [])])
         if self.memory is not None:
             from agentcontext.memory.tools import MemoryTools
@@ -136,15 +139,26 @@ class WorkingSet:
             extra = Registry()
             extra.add_memory(MemoryTools(self.memory))
             for t in extra:
+                _unclaimed(out, t.name, "memory", "a memory tool")
                 if t.name not in out and (self.bundle is None or _in_bundle(t, self.bundle)):
                     out.add(t)
-        if self.skills is not None and len(self.skills) and LOAD_SKILL not in out:
-            out.add(self.skills.tool())
+        if self.skills is not None and len(self.skills):
+            _unclaimed(out, LOAD_SKILL, "skill", "the skills' tool")
+            if LOAD_SKILL not in out:
+                out.add(self.skills.tool())
         if not self.root:
             for t in list(out):
                 if t.root_only:
                     out.remove(t.name)
         return out
+
+
+def _unclaimed(registry: Registry, name: str, source: str, what: str) -> None:
+    """Raise :class:`OptionError` when ``registry`` holds a tool ``name`` of another source than
+    ``source`` (the one the working set adds under that name)."""
+    have = registry.get(name)
+    if have is not None and have.source != source:
+        raise OptionError(f"tool {name!r} ({have.source}) has the name of {what}; give the tool another name")
 
 
 def _in_bundle(tool: ToolSpec, bundle: Collection[str]) -> bool:

@@ -486,7 +486,8 @@ def write_json(
 ) -> None:
     """``meta``, the summary (``strategies``, :func:`~agentcontext.measure.metrics.summarize_evaluations`)
     and every run, each with its ``cost`` under each price table of ``prices`` (as for
-    :func:`format_table`)."""
+    :func:`format_table`). Written as ``compact -o`` writes (:func:`agentcontext._checks.write_output`):
+    a file replaced whole, a FIFO only when a process reads it."""
     tables = price_tables(prices)
     data = {
         **meta,
@@ -494,7 +495,7 @@ def write_json(
         "strategies": summarize_evaluations(rows, tables),
         "runs": [r.to_dict(tables) for r in rows],
     }
-    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _checks.write_output(os.fspath(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n", "--json")
 
 
 #: The CSV cost columns' prefixes and the timing each prices (:meth:`Evaluation.cost`).
@@ -521,7 +522,7 @@ def write_csv(rows: Sequence[Evaluation], path: str | os.PathLike[str], *, price
                 cost = r.cost(t, timing)
                 row[f"{key}_{n}"] = "" if cost is None else cost.dollars
         writer.writerow(row)
-    Path(path).write_text(buffer.getvalue(), encoding="utf-8")
+    _checks.write_output(os.fspath(path), buffer.getvalue(), "--csv")
 
 
 def progress_stream(enabled: bool | None) -> TextIO | None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol, cast
 
+from agentcontext import _checks
 from agentcontext._core import search_log, search_messages
 from agentcontext.errors import AgentContextError, ArgumentTypeError, FileReadError, OptionError, UnknownFormatError
 from agentcontext.types import SearchResult
@@ -22,8 +24,15 @@ from agentcontext.types import SearchResult
 __all__ = ["ConversationSearch", "conversation_search"]
 
 
+class _LogFile(Protocol):
+    """What is taken of an :class:`agentcontext.SessionLog` (not imported: the sessions package
+    imports this one): its file."""
+
+    path: Path
+
+
 def conversation_search(
-    log: str | os.PathLike[str],
+    log: str | os.PathLike[str] | _LogFile,
     query: str,
     *,
     regex: bool = False,
@@ -33,8 +42,8 @@ def conversation_search(
     max_bytes: int = 1 << 30,
     session: str | int | None = None,
 ) -> SearchResult:
-    """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`
-    file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
+    """Search the originals of the session log at ``log`` (a :class:`agentcontext.SessionLog`, or
+    its file) by words (case-insensitive; ``"a phrase"`` in quotes) or a regular expression. Returns
     ``messages``, ``matched``, ``skipped`` (lines of the log that could not be read as a record —
     not JSON, a number out of range, a torn last line —: not searched, not in ``messages``, no
     message index; 0 for a transcript) and ``hits`` (best first: ``message``, ``line``, ``role``,
@@ -58,8 +67,17 @@ def conversation_search(
         TranscriptError, TranscriptReadError: the transcript cannot be parsed or read.
         OptionError: a bad query or argument, or ``session`` given for a session log (it holds one).
     """
+    log = _log_path(log)
     if session is not None and (isinstance(session, bool) or not isinstance(session, str | int)):
         raise ArgumentTypeError(f"session must be a session's name (str) or index (int), got {type(session).__name__}")
+    if isinstance(log, str | os.PathLike) and os.path.islink(log):
+        # Opened without following a symlink: say so, not the system's "too many levels of symbolic links".
+        raise FileReadError(
+            f"{os.fspath(log)} is a symlink; a session log is searched only at its own path (not through a "
+            f"symlink): search {os.path.realpath(log)}",
+            os.fspath(log),
+            "io",
+        )
     try:
         result = search_log(
             log,
@@ -92,6 +110,15 @@ def conversation_search(
     return search_messages(conv, query, regex=regex, limit=limit, snippet_chars=snippet_chars, snippets=snippets)
 
 
+def _log_path(log: Any) -> str | os.PathLike[str]:
+    """The path of ``log``: a :class:`~agentcontext.SessionLog`'s, or ``log`` itself (checked by
+    whoever reads it)."""
+    path = getattr(log, "path", None)
+    if not isinstance(log, str | os.PathLike) and isinstance(path, Path):
+        return path
+    return cast("str | os.PathLike[str]", log)
+
+
 def format_hits(result: SearchResult) -> str:
     """The hits as the text a model reads."""
     hits = result["hits"]
@@ -115,10 +142,15 @@ class ConversationSearch:
 
     name = "conversation_search"
 
-    def __init__(self, log: str | os.PathLike[str], *, snippet_chars: int = 240, max_limit: int = 50) -> None:
-        self.log = os.fspath(log)
-        self.snippet_chars = snippet_chars
-        self.max_limit = max_limit
+    def __init__(
+        self, log: str | os.PathLike[str] | _LogFile, *, snippet_chars: int = 240, max_limit: int = 50
+    ) -> None:
+        log = _log_path(log)
+        if not isinstance(log, str | os.PathLike):
+            raise ArgumentTypeError(f"log must be a SessionLog, a str or os.PathLike, got {type(log).__name__}")
+        self.log = os.fspath(_checks.file_name("log", log))
+        self.snippet_chars = _checks.count("snippet_chars", snippet_chars, minimum=1)
+        self.max_limit = _checks.count("max_limit", max_limit, minimum=1)
 
     def definition(self, style: Literal["openai", "anthropic"] = "openai") -> dict[str, Any]:
         description = (

@@ -79,6 +79,7 @@ from agentcontext._core import Conversation
 from agentcontext.errors import OptionError, TranscriptError, TranscriptReadError
 from agentcontext.sessions.log_file import (
     _FORMATS,
+    _check_encoding,
     _cut_tail,
     _kind,
     _lock,
@@ -131,6 +132,7 @@ class SessionLog:
         self.max_bytes = _checks.count("max_bytes", max_bytes, minimum=1)
         if format not in _FORMATS:
             raise OptionError(f"format must be one of {', '.join(_FORMATS)}; got {format!r}")
+        _check_encoding(encoding)
         if not isinstance(path, (str, os.PathLike)):
             raise OptionError(f"path must be a str or os.PathLike; got {type(path).__name__}")
         self.path = Path(_checks.file_name("path", path))

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, get_args
 
 from agentcontext import _json
-from agentcontext.errors import TranscriptError
-from agentcontext.types import Format
+from agentcontext.errors import ArgumentTypeError, OptionError, TranscriptError
+from agentcontext.types import Encoding, Format
 
 if TYPE_CHECKING:
     from agentcontext.sessions.log import SessionLog
 
 _FORMATS: tuple[str, ...] = get_args(Format)
+_ENCODINGS: tuple[str, ...] = get_args(Encoding)
 
 if sys.platform == "win32":
     import msvcrt
@@ -61,6 +62,15 @@ else:
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _check_encoding(encoding: object) -> None:
+    """Refuse an encoding a conversation would refuse: taken, it failed only when the log's
+    messages were read back (``originals``, ``working_set``, a resume), long after the mistake."""
+    if not isinstance(encoding, str):
+        raise ArgumentTypeError(f"encoding must be a str, got {type(encoding).__name__}")
+    if encoding not in _ENCODINGS:
+        raise OptionError(f"encoding must be one of {', '.join(_ENCODINGS)}; got {encoding!r}")
 
 
 def _kind(mode: int) -> str:

@@ -261,7 +261,14 @@ class Session:
 
             ws = self.compiler.working_set
             current = list(ws.registry) if ws.registry is not None else []
-            if not any(t.name == AGENT_TOOL for t in current):
+            have = next((t for t in current if t.name == AGENT_TOOL), None)
+            if have is not None and (have.description, have.execution_domain) != (AGENT_DESCRIPTION, "delegated"):
+                # Another tool of that name would get the calls subagents=True asked for.
+                raise OptionError(
+                    f"tool {AGENT_TOOL!r} ({have.source}) has the name of the subagents' tool; give the tool "
+                    "another name"
+                )
+            if have is None:
                 spec = ToolSpec(AGENT_TOOL, AGENT_DESCRIPTION, AGENT_SCHEMA, execution_domain="delegated")
                 ws.registry = Registry([*current, spec])
                 self.compiler._registry = None  # the effective registry is built again on next use
@@ -333,8 +340,13 @@ class Session:
 
     def send(self, content: str | Message | None = None) -> Completion:
         """Append ``content`` (if any) as a user message, compile, call the model once, append its
-        reply, and return it. Tools are not run (see :meth:`run`)."""
+        reply, and return it. Tools are not run (see :meth:`run`).
+
+        A user message after a reply whose calls were not run (the step limit, a permission request
+        not answered, a resumed snapshot) follows a result for each of them saying so (a request
+        with a call and no result is refused by the providers); the permission request is dropped."""
         if content is not None:
+            tool_calls.close_unanswered(self, content)
             self.add_user(content)
         return fit.call(self)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,15 @@ from agentcontext.sessions.subagents import AGENT_TOOL, FILTERED
 if TYPE_CHECKING:
     from agentcontext.sessions.loop import Session
 
-__all__ = ["answer_calls", "budget_results", "read_only", "run_calls", "run_tool", "unanswered_calls"]
+__all__ = [
+    "answer_calls",
+    "budget_results",
+    "close_unanswered",
+    "read_only",
+    "run_calls",
+    "run_tool",
+    "unanswered_calls",
+]
 
 #: The tool result of a call that was decided not to run, by decision.
 _REFUSALS: dict[str, str] = {
@@ -86,6 +94,27 @@ def unanswered_calls(session: Session) -> list[ToolCall]:
         for call in message.get("tool_calls") or []:
             out.append(ToolCall(str(call.get("id")), str(call.get("name")), str(call.get("arguments") or "")))
     return out
+
+
+#: The result of a call the user moved on from: a new user message came before it ran.
+NOT_RUN = "Error: the user sent a new message instead of letting this call run. The call was not run."
+
+
+def close_unanswered(session: Session, content: Any) -> None:
+    """Before ``content``, a user's new message (text or a user message dict without tool
+    results), give each call of the last reply that was not run a :data:`NOT_RUN` result, and
+    drop the pending permission request about them."""
+    if isinstance(content, Mapping):
+        body = content.get("content")
+        blocks = body if isinstance(body, list) else []
+        if content.get("role") != "user" or any(
+            isinstance(b, Mapping) and b.get("type") == "tool_result" for b in blocks
+        ):
+            return  # a message of the caller's own making (tool results): taken as it is
+    calls = unanswered_calls(session)
+    if calls:
+        session.pending_permission = None
+        session._extend(session.provider.tool_results([(c.id, NOT_RUN) for c in calls]))
 
 
 def answer_calls(session: Session, calls: Sequence[ToolCall]) -> bool:
