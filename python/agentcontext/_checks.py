@@ -18,7 +18,7 @@ import stat
 import tempfile
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentcontext.errors import ArgumentTypeError, OptionError
@@ -96,13 +96,16 @@ MAX_ARGUMENT_DEPTH = 128
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
-def json_arguments(text: str, what: str = "tool arguments") -> Any:
+def json_arguments(
+    text: str, what: str = "tool arguments", object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> Any:
     """``text`` (a tool call's JSON arguments) parsed by :func:`json.loads`.
 
     Text that is not JSON raises :class:`json.JSONDecodeError` (a ``ValueError``) as ``json.loads``
     does. Nesting deeper than :data:`MAX_ARGUMENT_DEPTH` is an :class:`OptionError` naming
     ``what``, decided from the text alone, before parsing: never a ``RecursionError``, and the same
-    answer at any stack depth of the caller (a permission check and the tool that runs agree)."""
+    answer at any stack depth of the caller (a permission check and the tool that runs agree).
+    ``object_pairs_hook`` is :func:`json.loads`'s."""
     if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH:
         depth = 0
         for match in _JSON_TOKEN.finditer(text):
@@ -115,7 +118,7 @@ def json_arguments(text: str, what: str = "tool arguments") -> Any:
                     )
             elif token in ("]", "}") and depth > 0:
                 depth -= 1
-    return json.loads(text)
+    return json.loads(text, object_pairs_hook=object_pairs_hook)
 
 
 def lone_surrogate(value: str) -> str | None:

@@ -1275,14 +1275,16 @@ def test_permissions_refuse_arguments_that_are_not_the_json_text_with_a_typed_er
 def test_duplicate_keys_the_rule_sees_the_value_the_tool_runs() -> None:
     # json.loads keeps the last of duplicate keys; the rule's canonical rendering and the tool's
     # parsed arguments come from that same parse, so a rule cannot be shown one command while the
-    # tool runs another.
+    # tool runs another. A deny rule also sees the value a repeated key shadows (a tool parsing
+    # the text itself may keep the first): a call that names a denied command anywhere is denied.
     permissions = Permissions(
         [Rule("bash", "deny", arguments=r"rm\s+-rf"), Rule("bash", "allow", arguments=r'^\{"command":"ls"\}$')]
     )
     ran = []
     call = ToolCall("c1", "bash", '{"command":"ls","command":"rm -rf /"}')
     assert permissions.decide(call.name, call.arguments) == "deny"
-    other = ToolCall("c2", "bash", '{"command":"rm -rf /","command":"ls"}')
+    assert permissions.decide("bash", '{"command":"rm -rf /","command":"ls"}') == "deny"
+    other = ToolCall("c2", "bash", '{"command":"pwd","command":"ls"}')
     assert permissions.decide(other.name, other.arguments) == "allow"
     ran.append(other.parsed())
     assert ran == [{"command": "ls"}]

@@ -20,7 +20,9 @@ parsed as the tool that runs them parses them:
   level, no spaces (``{"a":1,"b":["x","y"]}``), non-ASCII characters as themselves and only the
   escapes JSON requires (``\"``, ``\\`` and control characters: a tab is ``\t``);
 - each **string** in it, decoded, at any depth (object keys and values, array items): here a tab
-  is a tab, so ``rm\s+-rf`` finds ``"rm\t-rf"``.
+  is a tab, so ``rm\s+-rf`` finds ``"rm\t-rf"``; with them, the keys and values of the pairs a
+  repeated key shadows (the rendering keeps the last, as ``json.loads`` and the tools read it; a
+  tool that parses the text itself may keep the first).
 
 A ``"deny"`` or ``"ask"`` rule matches when its pattern is found (``re.search``) in the canonical
 rendering or in any one of the strings. An ``"allow"`` rule matches only when its pattern is found
@@ -129,15 +131,25 @@ class Arguments:
                 f"tool call arguments must be the JSON text the model sent (str), got {type(text).__name__}"
             )
         self.text = text
+        # The pairs an object's repeated key shadows (json.loads keeps the last): a deny rule sees
+        # their strings too, for a tool that reads the arguments with another parser (first wins).
+        shadowed: list[tuple[str, Any]] = []
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            value = dict(items)
+            if len(value) != len(items):
+                shadowed.extend(items)
+            return value
+
         try:
-            value = _checks.json_arguments(text)
+            value = _checks.json_arguments(text, object_pairs_hook=pairs)
         except ValueError:  # not JSON, or nested too deeply to be run by any tool (OptionError)
             self.canonical = text
             unescaped = _unescape(text)
             self.strings: tuple[str, ...] = (text,) if unescaped == text else (text, unescaped)
             return
         self.canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        self.strings = tuple(_strings(value))
+        self.strings = tuple(_strings([value, *(x for pair in shadowed for x in pair)]))
 
 
 _ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
