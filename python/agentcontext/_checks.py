@@ -310,23 +310,43 @@ def write_output(path: str, text: str, flag: str = "-o") -> None:
             with open(target, "wb") as f:
                 f.write(data)
             return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+
+        def mode() -> None:
             # The mode the file had (or a new file's: 0o666 less the umask), not mkstemp's 0o600.
             mask = os.umask(0)
             os.umask(mask)
             os.chmod(tmp, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~mask)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+
+        replace_durably(fd, tmp, target, data, before=mode)
     except OSError as err:
         kept = "; it is as it was" if info is not None else ""
         raise OptionError(f"cannot write {flag} {path}: {err.strerror or err}{kept}") from None
+
+
+def replace_durably(
+    fd: int,
+    tmp: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    data: bytes,
+    *,
+    before: Callable[[], None] | None = None,
+) -> None:
+    """Write ``data`` to the new file open at ``fd`` (named ``tmp``), flushed to the disk, then,
+    after ``before()``, move it to ``target`` (replacing whatever holds that name: a symlink
+    itself, not its target). On any failure ``tmp`` is removed where it can be and the error is
+    raised as it came (the caller names it): ``target`` is as it was."""
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if before is not None:
+            before()
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _write_special(path: str, info: os.stat_result, data: bytes, flag: str) -> None:

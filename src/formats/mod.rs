@@ -313,6 +313,24 @@ pub(crate) fn take_tool_call_id(map: &mut Map<String, Value>, index: usize) -> R
     }
 }
 
+/// Messages read one by one, each by `read` with its index (for errors).
+pub(crate) fn read_each(values: Vec<Value>, read: impl Fn(Value, usize) -> Result<Message>) -> Result<Vec<Message>> {
+    values.into_iter().enumerate().map(|(i, v)| read(v, i)).collect()
+}
+
+/// The `content` of a message with no content block to write, as it was read (`form`) when it
+/// is written in its own format (`same`): none, `null` or `[]`; otherwise `""`, or `null` where
+/// `null_otherwise` (a Chat message that carries calls). `None`: no `content` key.
+pub(crate) fn empty_content(form: ContentForm, same: bool, null_otherwise: bool) -> Option<Value> {
+    match (form, same) {
+        (ContentForm::Absent, true) => None,
+        (ContentForm::Null, _) => Some(Value::Null),
+        (ContentForm::Parts, true) => Some(Value::Array(Vec::new())),
+        _ if null_otherwise => Some(Value::Null),
+        _ => Some(Value::String(String::new())),
+    }
+}
+
 /// Messages written one by one into one list (a message may become several values).
 pub(crate) fn write_each(
     messages: &[crate::model::Message],

@@ -21,18 +21,14 @@ use std::sync::Arc;
 
 use super::anthropic::{read_content, read_result_content, write_block_opts};
 use super::{
-    call_item_fields, carry_extra, into_object, item_fields, leftover, single_text, take_chat_role, take_opt_bool,
-    take_str, take_tool_call_id, tool_result_content, type_name,
+    call_item_fields, carry_extra, empty_content, into_object, item_fields, leftover, single_text, take_chat_role,
+    take_opt_bool, take_str, take_tool_call_id, tool_result_content, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, Message, ResultContent, Role, ToolInput};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| read_message(v, i))
-        .collect()
+    super::read_each(values, read_message)
 }
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
@@ -126,11 +122,7 @@ fn read_flat_call(call: Value, index: usize) -> Result<Block> {
 // ---------------------------------------------------------------------------------------------
 
 pub fn write(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        write_into(m, &mut out);
-    }
-    out
+    super::write_each(messages, write_into)
 }
 
 /// One message in the native form. A message that holds tool results next to other content (an
@@ -183,17 +175,8 @@ fn write_into(m: &Message, out: &mut Vec<Value>) {
     if let Some(text) = single_text(&content, m.form, same) {
         msg.insert("content".into(), Value::String(text.to_owned()));
     } else if content.is_empty() {
-        match (m.form, same) {
-            (ContentForm::Absent, true) => {}
-            (ContentForm::Null, _) => {
-                msg.insert("content".into(), Value::Null);
-            }
-            (ContentForm::Parts, true) => {
-                msg.insert("content".into(), Value::Array(Vec::new()));
-            }
-            _ => {
-                msg.insert("content".into(), Value::String(String::new()));
-            }
+        if let Some(empty) = empty_content(m.form, same, false) {
+            msg.insert("content".into(), empty);
         }
     } else {
         let blocks = content.iter().filter_map(|b| write_native_block(b, same)).collect();

@@ -4,18 +4,14 @@
 use serde_json::{Map, Value};
 
 use super::{
-    call_item_fields, carry_extra, content_blocks, into_object, item_fields, leftover, merge_extra, obj, single_text,
-    take_chat_role, take_str, take_tool_call_id, tool_result_content, type_name,
+    call_item_fields, carry_extra, content_blocks, empty_content, into_object, item_fields, leftover, merge_extra, obj,
+    single_text, take_chat_role, take_str, take_tool_call_id, tool_result_content, type_name,
 };
 use crate::error::{Error, Result};
 use crate::model::{Block, Body, ContentForm, Format, ImageSource, Message, ResultContent, Role, ToolInput};
 
 pub fn read(values: Vec<Value>) -> Result<Vec<Message>> {
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| read_message(v, i))
-        .collect()
+    super::read_each(values, read_message)
 }
 
 pub fn read_message(v: Value, index: usize) -> Result<Message> {
@@ -221,20 +217,8 @@ fn write_message(m: &Message, out: &mut Vec<Value>) {
     if let Some(text) = single_text(&content, m.form, same) {
         msg.insert("content".into(), Value::String(text.to_owned()));
     } else if content.is_empty() {
-        match (m.form, same) {
-            (ContentForm::Absent, true) => {}
-            (ContentForm::Null, _) => {
-                msg.insert("content".into(), Value::Null);
-            }
-            (ContentForm::Parts, true) => {
-                msg.insert("content".into(), Value::Array(Vec::new()));
-            }
-            _ if !calls.is_empty() => {
-                msg.insert("content".into(), Value::Null);
-            }
-            _ => {
-                msg.insert("content".into(), Value::String(String::new()));
-            }
+        if let Some(empty) = empty_content(m.form, same, !calls.is_empty()) {
+            msg.insert("content".into(), empty);
         }
     } else {
         msg.insert(

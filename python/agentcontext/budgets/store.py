@@ -64,17 +64,10 @@ class ResultStore:
         except OSError as exc:
             raise RecallError(f"{path}: cannot store the result: {exc.strerror or exc}", recall_id) from None
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
             # Replaces whatever holds the name, a planted symlink included (the link, not its target).
-            os.replace(tmp, path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise RecallError(f"{path}: cannot store the result: {exc.strerror or exc}", recall_id) from None
-            raise
+            _checks.replace_durably(fd, tmp, path, data)
+        except OSError as exc:
+            raise RecallError(f"{path}: cannot store the result: {exc.strerror or exc}", recall_id) from None
 
     def _open(self, path: Path, recall_id: str) -> int | None:
         """A descriptor of the regular file at ``path`` (None when there is none); anything else is refused."""

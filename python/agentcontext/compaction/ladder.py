@@ -11,7 +11,7 @@ from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
 from agentcontext.compaction.pricing import clear_rung
 from agentcontext.compaction.resort import ResortRun
 from agentcontext.compaction.results import CompactionResult
-from agentcontext.errors import CompactionError, FileReadError
+from agentcontext.errors import FileReadError
 
 __all__ = ["LadderRun"]
 
@@ -191,10 +191,7 @@ class LadderRun(ResortRun):
         if grown > cap and ((more := self._raw_fit(grown, recent)) < n or fit >= n):
             cap, start = grown, more if more < n else recent
         if start <= self.preamble:
-            why = "nothing older than the recent messages to summarize"
-            if self.manual:
-                raise CompactionError(why)
-            self.event("summarize", self.work.tokens, self.work.tokens, failed=why)
+            self.nothing_to_summarize()
             return None
         extras = [*self._reattach(self.preamble, start), *self._anchors()]
         if self.fill:

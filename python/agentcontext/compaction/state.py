@@ -14,6 +14,7 @@ from agentcontext.budgets import result_text
 from agentcontext.budgets.recall import ARGUMENTS, _cleared_arguments, recall_names
 from agentcontext.compaction.results import StageEvent
 from agentcontext.compaction.writing import run_summarizer
+from agentcontext.errors import CompactionError
 from agentcontext.observe.calls import observe_summary
 
 if TYPE_CHECKING:
@@ -160,6 +161,14 @@ class LadderState:
 
     def event(self, stage: str, before: int, after: int, **detail: Any) -> None:
         self.events.append(StageEvent(stage, before, after, detail))  # type: ignore[arg-type]
+
+    def nothing_to_summarize(self) -> None:
+        """The summarize rung found nothing older than the recent messages: a manual run raises
+        :class:`CompactionError`; otherwise the rung is recorded as failed and the ladder goes on."""
+        why = "nothing older than the recent messages to summarize"
+        if self.manual:
+            raise CompactionError(why)
+        self.event("summarize", self.work.tokens, self.work.tokens, failed=why)
 
     def replace_work(self, conv: Conversation, changed: set[int]) -> None:
         """``conv`` (the same messages as ``work``, those at ``changed`` rewritten) is the working

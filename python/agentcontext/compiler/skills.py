@@ -169,7 +169,7 @@ def _listed(lines: list[str]) -> list[str]:
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     line = line if len(line) <= 200 else line[:197] + "..."
-    return line if line.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+    return _checks.shown_line(line)
 
 
 def _files(directory: Path) -> list[str]:

@@ -269,19 +269,11 @@ class MemoryStore:
         except OSError as exc:
             raise MemoryRecordError(f"record {name}: cannot write: {exc.strerror or exc}", name, "io") from None
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise MemoryRecordError(
-                    f"record {name}: cannot write: {exc.strerror or exc}; the record was left as it was", name, "io"
-                ) from None
-            raise
+            _checks.replace_durably(fd, tmp, target, data)
+        except OSError as exc:
+            raise MemoryRecordError(
+                f"record {name}: cannot write: {exc.strerror or exc}; the record was left as it was", name, "io"
+            ) from None
         with contextlib.suppress(OSError):
             dir_fd = os.open(self.directory, os.O_RDONLY)
             try:

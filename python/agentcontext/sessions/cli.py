@@ -60,11 +60,6 @@ def add_commands(sub: Any) -> None:
     show.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _one_line(text: str) -> str:
-    """``text`` with its control characters (a newline in a file's field) shown escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def _control_line(info: SnapshotInfo) -> str:
     control = info.control
     parts = []
@@ -73,7 +68,7 @@ def _control_line(info: SnapshotInfo) -> str:
         if isinstance(value, dict):
             value = value.get("condition") or value.get("text") or json.dumps(value, ensure_ascii=False)
         if value:
-            text = _one_line(str(value))
+            text = _checks.shown_line(str(value))
             parts.append(f"{key} {text[:60] + '…' if len(text) > 60 else text}")
     compaction = control.get("compaction")
     if isinstance(compaction, dict) and isinstance(compaction.get("count"), int) and compaction["count"] > 0:
@@ -86,7 +81,7 @@ def _control_line(info: SnapshotInfo) -> str:
 def _line(info: SnapshotInfo, name: str) -> str:
     what = "empty (cleared)" if info.messages == 0 else f"{info.messages:,} messages, {info.tokens:,} tokens"
     control = _control_line(info)
-    return f"{name}: turn {info.turn}, {what}, {info.format}, {info.reason} at {_one_line(info.created)}" + (
+    return f"{name}: turn {info.turn}, {what}, {info.format}, {info.reason} at {_checks.shown_line(info.created)}" + (
         f"; {control}" if control else ""
     )
 
@@ -157,11 +152,11 @@ def _list(directory: Path, as_json: bool) -> int:
     if not rows:
         print(f"{directory}: no saved sessions" + (f" within {MAX_DEPTH} levels" if deeper else ""))
     for path, info, error in rows:
-        name = _one_line(_name(path, directory))
-        print(_line(info, name) if info is not None else f"{name}: unreadable: {_one_line(str(error))}")
+        name = _checks.shown_line(_name(path, directory))
+        print(_line(info, name) if info is not None else f"{name}: unreadable: {_checks.shown_line(str(error))}")
     if deeper:
         # Said, not left out silently: a store further down is not listed.
-        first = _one_line(_name(deeper[0], directory))
+        first = _checks.shown_line(_name(deeper[0], directory))
         print(
             f"not searched: the subdirectories of {len(deeper):,} director{'y' if len(deeper) == 1 else 'ies'} "
             f"{MAX_DEPTH} levels down (list one to see its sessions, e.g. {first})"
@@ -199,5 +194,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for slot, info, error in rows:
         name = "current" if slot == 0 else f"{slot} back"
-        print(_line(info, name) if info is not None else f"{name}: unreadable: {_one_line(str(error))}")
+        print(_line(info, name) if info is not None else f"{name}: unreadable: {_checks.shown_line(str(error))}")
     return 0

@@ -289,17 +289,7 @@ class SnapshotStore:
             tmp = self.directory / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
-                try:
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(data)
-                        f.flush()
-                        os.fsync(f.fileno())
-                    self._rotate()
-                    os.replace(tmp, current)
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp)
-                    raise
+                _checks.replace_durably(fd, tmp, current, data, before=self._rotate)
             except OSError as exc:
                 # A full disk, a read-only or vanished directory: named, and current is as it was.
                 raise SnapshotError(

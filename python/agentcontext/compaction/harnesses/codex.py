@@ -18,7 +18,7 @@ from agentcontext.compaction.harness import Harness
 from agentcontext.compaction.policy import SUMMARY_HEADER_TOKENS, summary_cap
 from agentcontext.compaction.results import CompactionResult, drop_marker
 from agentcontext.compaction.summarize import SUMMARY_MARKER, summary_message
-from agentcontext.errors import BudgetError, CompactionError
+from agentcontext.errors import BudgetError
 
 if TYPE_CHECKING:
     from agentcontext.compaction.ladder import LadderRun
@@ -81,10 +81,7 @@ def rebuild(run: LadderRun, recent_user_tokens: int) -> CompactionResult | None:
     p, o = run.policy, run.original
     stop = len(o)
     if stop <= run.preamble:
-        why = "nothing older than the recent messages to summarize"
-        if run.manual:
-            raise CompactionError(why)
-        run.event("summarize", run.work.tokens, run.work.tokens, failed=why)
+        run.nothing_to_summarize()
         return None
     cap = summary_cap(p, run.target) if run.one_shot else p.summary_max_tokens
     if run.one_shot:
