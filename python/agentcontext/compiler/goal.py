@@ -168,8 +168,10 @@ EXIT_PATTERN = r"(?i)\b(?:exit(?:ed)?(?:[ _](?:code|status))?|returncode|return 
 
 @dataclass(frozen=True)
 class CommandExited:
-    """Met when the last tool call whose arguments contain ``command`` (of tool ``tool``, any tool
-    when None) has a result whose exit status (read with ``pattern``) is ``code``."""
+    """Met when the last tool call whose arguments contain ``command`` as a whole (a space, a shell
+    separator or a quote, or the string's end, on each side: ``make check`` is not run by ``make
+    checkout``), of tool ``tool`` (any tool when None), has a result whose exit status (read with
+    ``pattern``) is ``code``."""
 
     command: str
     code: int = 0
@@ -200,10 +202,14 @@ class CommandExited:
             )
 
     def check(self, conversation: Conversation, workspace: Path) -> tuple[bool, str]:
+        # The command as a whole: `make check` runs in `cd x && make check -j4`, not in
+        # `make checkout` or `xmake check` (a shell separator, a quote or a space on each side).
+        edge = r"\s;&|()'\"`"
+        whole = re.compile(rf"(?<![^{edge}]){re.escape(self.command)}(?![^{edge}])")
         runs = [
             e
             for e in tool_events(conversation)
-            if (self.tool is None or e.name == self.tool) and any(self.command in s for s in _strings(e.arguments))
+            if (self.tool is None or e.name == self.tool) and any(whole.search(s) for s in _strings(e.arguments))
         ]
         if not runs:
             return False, f"no run of `{self.command}` in the conversation"
