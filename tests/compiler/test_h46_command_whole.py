@@ -29,7 +29,14 @@ def test_another_command_holding_it_is_not_a_run(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["make check", "make check -j4", "cd repo && make check", "bash -c 'make check'", "(make check)", "make check;echo"],
+    [
+        "make check",
+        "make check -j4",
+        "cd repo && make check",
+        "bash -c 'make check'",
+        "(make check)",
+        "make check;echo",
+    ],
 )
 def test_the_command_in_a_shell_line_is_a_run(command: str) -> None:
     assert EvidenceJudge(CommandExited("make check")).judge("checks pass", ran(command)).met
