@@ -147,7 +147,9 @@ def restore(session: Session, snapshot: Snapshot) -> list[str]:
     if isinstance(saved_goal, dict):
         goal = compiler.working_set.goal if compiler is not None else None
         if goal is None:
-            notes.append(f"the goal {saved_goal.get('condition')!r} was not restored: this session has no goal")
+            condition = saved_goal.get("condition")
+            named = f"the goal {condition!r}" if isinstance(condition, str) and condition else "the saved goal"
+            notes.append(f"{named} was not restored: this session has no goal")
         elif goal.condition != saved_goal.get("condition"):
             notes.append("the goal changed since the snapshot; the new one starts afresh")
         else:
