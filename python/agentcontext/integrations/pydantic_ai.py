@@ -226,7 +226,8 @@ def _rebuild_response(message: ModelResponse, changed: dict[str, Any] | None) ->
     new: dict[int, Any] = {}
     for part, call in zip(calls, now, strict=True):
         text = call.get("function", {}).get("arguments")
-        if call.get("id") == part.tool_call_id and isinstance(text, str) and text != part.args_as_json_str():
+        # (By place, not by id: the fit renames a reused call id, ``call_0#2``.)
+        if isinstance(text, str) and text != part.args_as_json_str():
             new[id(part)] = _with_args(part, text)
     if not new:
         return message
