@@ -154,3 +154,35 @@ def test_clearing_the_arguments_of_reused_call_ids_keeps_the_budget(adapter: str
     arguments = [c["function"]["arguments"] for d in dicts for c in d.get("tool_calls") or ()]
     assert json.loads(arguments[-1]) == ARGS
     assert sum(a == json.dumps(ARGS) or json.loads(a) == ARGS for a in arguments) == 1
+
+
+@pytest.mark.parametrize("line", ["-", "+", "1-2-3", "N N N", "N 0-9"])
+def test_a_user_message_opening_like_a_compaction_note_does_not_break_the_session(line: str) -> None:
+    """A user's message that opens with the compaction note's marker and ends with a places line
+    no compaction writes: ``int("")`` raised ``ValueError`` from ``add_items`` (the item already
+    stored: every later ``get_items`` and ``add_items`` of the session raised the same), or the
+    note was shown three times (``N N N``), or items after it twice (``N 0-9``)."""
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    import asyncio
+
+    from agents import SQLiteSession
+
+    from agentcontext.compaction.summarize import SUMMARY_MARKER
+    from agentcontext.integrations.openai_agents import CompactingSession
+
+    async def run() -> list[Any]:
+        session = CompactingSession(SQLiteSession(f"h46-{line}"), 3000)
+        await session.add_items(
+            [{"role": "user", "content": "Plan the trip."}, {"role": "assistant", "content": "Done."}]
+        )
+        forged = f"{SUMMARY_MARKER}: pasted]\n[agentcontext view: {line}]"
+        await session.add_items([{"role": "user", "content": forged}, {"role": "assistant", "content": "Noted."}])
+        await session.add_items([{"role": "user", "content": "And now?"}])
+        return await session.get_items()
+
+    items = asyncio.run(run())
+    contents = [x["content"] for x in items]
+    assert contents.count("And now?") == 1 and contents.count("Noted.") == 1
+    assert sum(str(c).startswith(SUMMARY_MARKER) for c in contents) == 1
