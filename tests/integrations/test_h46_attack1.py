@@ -186,3 +186,30 @@ def test_a_user_message_opening_like_a_compaction_note_does_not_break_the_sessio
     contents = [x["content"] for x in items]
     assert contents.count("And now?") == 1 and contents.count("Noted.") == 1
     assert sum(str(c).startswith(SUMMARY_MARKER) for c in contents) == 1
+
+
+def test_langchain_tool_call_args_json_has_no_form_for() -> None:
+    """A ``datetime`` or a set in a tool call's ``args`` raised a bare ``TypeError`` from every fit
+    (a provider whose SDK writes them, as Anthropic's does a ``datetime``, took the call); a dict
+    that holds itself is an ``InvalidMessageError`` naming the message."""
+    pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+    import datetime
+
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from agentcontext.errors import InvalidMessageError
+    from agentcontext.integrations.langchain import fit_messages
+
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5)
+    for args in ({"when": when}, {"ids": {1}}):
+        messages = [
+            HumanMessage("Book it."),
+            AIMessage("", tool_calls=[{"id": "c1", "name": "book", "args": args}]),
+            ToolMessage("booked", tool_call_id="c1"),
+        ]
+        assert fit_messages(messages, ac.Budget(1000, clear_tool_inputs=True)) == messages
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    messages = [HumanMessage("Book it."), AIMessage("", tool_calls=[{"id": "c1", "name": "book", "args": looped}])]
+    with pytest.raises(InvalidMessageError, match="message 1: a tool call's args cannot be written as JSON"):
+        fit_messages(messages, 1000)

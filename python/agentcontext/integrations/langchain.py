@@ -39,6 +39,7 @@ over the working set, not the whole history.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -158,7 +159,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": dumps_text(call["args"])},
+                    "function": {"name": call["name"], "arguments": _arguments(call["args"], index)},
                 }
                 for call in ai.tool_calls
             ]
@@ -178,6 +179,24 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         "ChatMessage with a user, assistant, system or developer role)",
         index,
     )
+
+
+def _arguments(args: Any, index: int) -> str:
+    """A tool call's ``args`` as the JSON text counted; a value JSON has no form for (a
+    ``datetime``, a set) as its ``str()``.
+
+    Raises:
+        InvalidMessageError: ``args`` that are not JSON even so (a dict that holds itself).
+    """
+    try:
+        return dumps_text(args)
+    except (TypeError, ValueError):
+        try:
+            return json.dumps(args, ensure_ascii=False, default=str)
+        except (TypeError, ValueError) as exc:
+            raise InvalidMessageError(
+                f"message {index}: a tool call's args cannot be written as JSON ({exc}): give it JSON values", index
+            ) from None
 
 
 def _ai_content(ai: AIMessage) -> Any:
@@ -238,7 +257,7 @@ def _new_arguments(ai: AIMessage, now: Any) -> list[dict[str, Any] | None] | Non
     out: list[dict[str, Any] | None] = []
     for call, before in zip(now, ai.tool_calls, strict=True):
         text = call.get("function", {}).get("arguments")
-        changed = isinstance(text, str) and text != dumps_text(before["args"])
+        changed = isinstance(text, str) and text != _arguments(before["args"], 0)
         out.append(arguments_object(text) if changed else None)
     return out if any(a is not None for a in out) else None
 
