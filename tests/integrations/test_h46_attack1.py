@@ -213,3 +213,20 @@ def test_langchain_tool_call_args_json_has_no_form_for() -> None:
     messages = [HumanMessage("Book it."), AIMessage("", tool_calls=[{"id": "c1", "name": "book", "args": looped}])]
     with pytest.raises(InvalidMessageError, match="message 1: a tool call's args cannot be written as JSON"):
         fit_messages(messages, 1000)
+
+
+def test_pydantic_ai_tool_call_args_json_has_no_form_for() -> None:
+    """An object in a tool call's args raised pydantic's ``PydanticSerializationError`` from the
+    history processor, not a typed error naming the message."""
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'agentcontext[pydantic-ai]')")
+    from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
+
+    from agentcontext.errors import InvalidMessageError
+    from agentcontext.integrations.pydantic_ai import fit_messages
+
+    messages = [
+        ModelRequest(parts=[UserPromptPart("Book it.")]),
+        ModelResponse(parts=[ToolCallPart("book", {"when": object()}, tool_call_id="c1")]),
+    ]
+    with pytest.raises(InvalidMessageError, match="message 1: a tool call's args cannot be written as JSON"):
+        fit_messages(messages, 1000)
