@@ -80,6 +80,24 @@ def is_note(item: Any) -> bool:
 #: The note's last line: where the items of the view are (log places ``a-b``, ``N`` the note,
 #: ``+n`` the next ``n`` items appended after it).
 PLACES = re.compile(r"\n\[agentcontext view: ([0-9N+\- ]+)\]\Z")
+_PLACE = re.compile(r"N|\+[0-9]+|([0-9]+)(?:-([0-9]+))?")
+
+
+def view_places(content: str, at: int) -> tuple[list[str], int] | None:
+    """The places the last line of a note at log place ``at`` names, and where the line starts;
+    None when it has none, or names them as no compaction writes them (the note once, places
+    before it): a user's message that opens with the marker may hold anything."""
+    found = PLACES.search(content)
+    if found is None:
+        return None
+    tokens = found.group(1).split()
+    for token in tokens:
+        place = _PLACE.fullmatch(token)
+        if place is None:
+            return None
+        if place.group(1) is not None and not int(place.group(1)) <= int(place.group(2) or place.group(1)) < at:
+            return None
+    return (tokens, found.start()) if tokens.count("N") == 1 else None
 
 
 def latest(items: list[Any], limit: int) -> list[Any]:

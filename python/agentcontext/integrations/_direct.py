@@ -18,6 +18,7 @@ from agentcontext import _checks
 from agentcontext.errors import BudgetError
 from agentcontext.integrations._converted import MARK, source
 from agentcontext.integrations._fit import Budget, RecallIds, fit_or_cut
+from agentcontext.integrations._mapped import renamed_calls
 from agentcontext.observe.compaction import fits_observed
 from agentcontext.types import Encoding
 
@@ -166,15 +167,29 @@ def fit_each(
     marks = list(map(dict.get, out, itertools.repeat(MARK)))
     result: list[Any] = list(out)
     dropped = False
+    renamed: dict[str, str] = {}
     for j in itertools.compress(range(len(out)), map(is_not, marks, itertools.repeat(None))):
         d = out[j]
         obj, original = owner[source(marks[j])[0]]
         if d is original or d == original:
             result[j] = obj
         else:
+            renamed_calls(d, original, renamed)
             result[j] = new = rebuild(obj, d)
             dropped = dropped or new is None
+    if renamed:
+        _own_ids(out, marks, result, renamed)
     return [x for x in result if x is not None] if dropped else result
+
+
+def _own_ids(out: list[dict[str, Any]], marks: list[Any], result: list[Any], renamed: dict[str, str]) -> None:
+    """The results in ``out`` not from an object (plain dicts, results the repair made) that
+    answer a call of an object whose reused id the fit renamed: in ``result``, copies with the
+    object's own id (the object is sent with its own ids)."""
+    for j, d in enumerate(out):
+        own = renamed.get(str(d.get("tool_call_id"))) if marks[j] is None else None
+        if own is not None:
+            result[j] = {**d, "tool_call_id": own}
 
 
 def _trimmed(

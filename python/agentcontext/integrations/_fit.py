@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from agentcontext import _checks
 from agentcontext.errors import ArgumentTypeError, BudgetError, OptionError, UnknownModelError
-from agentcontext.integrations._converted import Converted, _from_scratch, marks
+from agentcontext.integrations._converted import Converted, _from_scratch, marks, source
 from agentcontext.integrations._cut import cut_oversized
 from agentcontext.integrations._mapped import Made, _Maker, _map_back
 from agentcontext.observe.compaction import fits_observed, observed_fit
@@ -271,7 +271,8 @@ def fit(
         if kept is not None:
             return kept
     out = fit_or_cut(dicts, budget, format, beside=beside, recall=recall)
-    return _map_back(objects, dicts, owners, out, rebuild, where, cache, _Maker(made, out))
+    maker = _Maker(made, out, lambda mark: dicts[owners[where[source(mark)[0]]][source(mark)[1]]])
+    return _map_back(objects, dicts, owners, out, rebuild, where, cache, maker)
 
 
 def _trimmed(

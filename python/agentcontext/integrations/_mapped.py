@@ -92,20 +92,67 @@ Made: TypeAlias = Callable[[dict[str, Any], Mapping[str, str]], T]
 
 
 class _Maker(Generic[T]):
-    """The ``made`` of a :func:`fit`, given the tool names of the fitted list once it needs them."""
+    """The ``made`` of a :func:`fit`, given the tool names of the fitted list once it needs them.
 
-    def __init__(self, made: Made[T] | None, out: list[dict[str, Any]]) -> None:
+    The fit's repair renames a reused call id (``call_0`` again: ``call_0#2``) in the dicts it
+    gives back, while the objects kept are sent with their own ids: a result it made for such a
+    call gets the call's own id back (``original(mark)``: the dict a mark names), so that it
+    answers the call the model receives."""
+
+    def __init__(
+        self,
+        made: Made[T] | None,
+        out: list[dict[str, Any]],
+        original: Callable[[Any], dict[str, Any]] | None = None,
+    ) -> None:
         self.made = made
         self.out = out
+        self.original = original
         self._names: dict[str, str] | None = None
+        self._renamed: dict[str, str] | None = None
 
     def make(self, d: dict[str, Any]) -> T:
         plain = {k: v for k, v in d.items() if k != MARK}
+        key = "tool_call_id" if "tool_call_id" in plain else "call_id" if "call_id" in plain else None
+        was = own = None
+        if key is not None and self.original is not None:
+            if self._renamed is None:
+                self._renamed = _renamed_ids(self.out, self.original)
+            was = str(plain[key])
+            own = self._renamed.get(was)
+            if own is not None:
+                plain[key] = own
         if self.made is None:
             return cast("T", plain)
         if self._names is None:
             self._names = _call_names(self.out)
-        return self.made(plain, self._names)
+        names = self._names if own is None else {**self._names, own: self._names.get(cast("str", was), "")}
+        return self.made(plain, names)
+
+
+def _renamed_ids(out: list[dict[str, Any]], original: Callable[[Any], dict[str, Any]]) -> dict[str, str]:
+    """Each call id the fit renamed in ``out`` (a reused id), mapped to the id the caller's call
+    has (``original(mark)``: the dict the mark names)."""
+    renamed: dict[str, str] = {}
+    for d in out:
+        mark = d.get(MARK)
+        if mark is not None:
+            renamed_calls(d, original(mark), renamed)
+    return renamed
+
+
+def renamed_calls(now: dict[str, Any], was: dict[str, Any], renamed: dict[str, str]) -> None:
+    """Adds to ``renamed`` each call id of the fitted dict ``now`` that differs from the id of the
+    same call in ``was``, the dict it came from (a reused id the repair renamed: the calls of
+    both are in the same order), mapped to the caller's id."""
+    if now is was:
+        return
+    if now.get("tool_calls"):
+        for call, before in zip(now["tool_calls"], was.get("tool_calls") or (), strict=False):
+            if isinstance(call, Mapping) and isinstance(before, Mapping) and call.get("id") != before.get("id"):
+                renamed[str(call.get("id"))] = str(before.get("id"))
+    elif now.get("type") == "function_call" and now.get("call_id") != was.get("call_id"):
+        renamed[str(now.get("call_id"))] = str(was.get("call_id"))
 
 
 def _call_names(out: list[dict[str, Any]]) -> dict[str, str]:

@@ -120,7 +120,8 @@ def _with_arguments(turn: Turn, changed: dict[str, Any]) -> Turn:
     items = list(turn.items)
     for k, (before, after) in enumerate(zip(was, now, strict=True)):
         text = after.get("function", {}).get("arguments")
-        if after.get("id") == before["id"] and isinstance(text, str) and text != before["function"]["arguments"]:
+        # (By place, not by id: the fit renames a reused call id, ``call_0#2``.)
+        if isinstance(text, str) and text != before["function"]["arguments"]:
             items[at + k] = {**as_dict(items[at + k], at + k, _NOT_AN_ITEM), "arguments": text}
     if all(map(operator.is_, items, turn.items)):
         return turn

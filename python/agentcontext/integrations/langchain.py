@@ -39,6 +39,7 @@ over the working set, not the whole history.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -158,7 +159,7 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": dumps_text(call["args"])},
+                    "function": {"name": call["name"], "arguments": _arguments(call["args"], index)},
                 }
                 for call in ai.tool_calls
             ]
@@ -178,6 +179,24 @@ def to_openai(message: BaseMessage, index: int = 0) -> dict[str, Any]:
         "ChatMessage with a user, assistant, system or developer role)",
         index,
     )
+
+
+def _arguments(args: Any, index: int) -> str:
+    """A tool call's ``args`` as the JSON text counted; a value JSON has no form for (a
+    ``datetime``, a set) as its ``str()``.
+
+    Raises:
+        InvalidMessageError: ``args`` that are not JSON even so (a dict that holds itself).
+    """
+    try:
+        return dumps_text(args)
+    except (TypeError, ValueError):
+        try:
+            return json.dumps(args, ensure_ascii=False, default=str)
+        except (TypeError, ValueError) as exc:
+            raise InvalidMessageError(
+                f"message {index}: a tool call's args cannot be written as JSON ({exc}): give it JSON values", index
+            ) from None
 
 
 def _ai_content(ai: AIMessage) -> Any:
@@ -200,9 +219,11 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
         return message
     ai = message if isinstance(message, AIMessage) else None
     update: dict[str, Any] = {}
-    args = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
-    if ai is not None and args:
-        update["tool_calls"] = [{**c, "args": args[c["id"]]} if c["id"] in args else c for c in ai.tool_calls]
+    now = _new_arguments(ai, changed.get("tool_calls")) if ai is not None else None
+    args = None
+    if ai is not None and now:
+        update["tool_calls"] = [c if a is None else {**c, "args": a} for c, a in zip(ai.tool_calls, now, strict=True)]
+        args = {c["id"]: a for c, a in zip(ai.tool_calls, now, strict=True) if a is not None}
     if changed.get("content") != (openai_parts(message.content) if ai is None else _ai_content(ai)):
         update["content"] = own_blocks(message.content, changed["content"])
     elif args and isinstance(message.content, list):
@@ -220,25 +241,25 @@ def _rebuild(message: BaseMessage, parts: list[tuple[int, dict[str, Any] | None]
     return message.model_copy(update=update) if update else message
 
 
-def _with_input(block: Any, args: dict[str, dict[str, Any]] | None) -> Any:
+def _with_input(block: Any, args: dict[Any, dict[str, Any]] | None) -> Any:
     """A ``tool_use`` block, its input those of ``args`` for its id when there."""
     new = args.get(block.get("id")) if args else None
     return block if new is None else {**block, "input": new}
 
 
-def _new_arguments(ai: AIMessage, now: Any) -> dict[str, dict[str, Any]] | None:
-    """Per tool call id, the arguments of the calls ``now`` (the fitted dict's) whose arguments
-    differ from those of ``ai``'s call (as :func:`to_openai` writes them), parsed (a text that is
-    not a JSON object: under ``"cleared"``); None when none differ."""
-    if not ai.tool_calls or not now:
+def _new_arguments(ai: AIMessage, now: Any) -> list[dict[str, Any] | None] | None:
+    """Per tool call of ``ai``, in order, the arguments of the same call in ``now`` (the fitted
+    dict's) where they differ from those of ``ai``'s call (as :func:`to_openai` writes them),
+    parsed (a text that is not a JSON object: under ``"cleared"``), else None; None when none
+    differ. By place, not by id: the fit renames a reused call id (``call_0#2``)."""
+    if not ai.tool_calls or not isinstance(now, list) or len(now) != len(ai.tool_calls):
         return None
-    before = {c["id"]: c["args"] for c in ai.tool_calls}
-    out: dict[str, dict[str, Any]] = {}
-    for call in now:
+    out: list[dict[str, Any] | None] = []
+    for call, before in zip(now, ai.tool_calls, strict=True):
         text = call.get("function", {}).get("arguments")
-        if call.get("id") in before and isinstance(text, str) and text != dumps_text(before[call["id"]]):
-            out[call["id"]] = arguments_object(text)
-    return out or None
+        changed = isinstance(text, str) and text != _arguments(before["args"], 0)
+        out.append(arguments_object(text) if changed else None)
+    return out if any(a is not None for a in out) else None
 
 
 #: Per message class, the fields :func:`to_openai` reads beside the content (``isinstance`` on

@@ -39,12 +39,12 @@ from agentcontext.compaction import Compactor
 from agentcontext.compaction.summarize import SUMMARY_MARKER, Summarizer
 from agentcontext.errors import ArgumentTypeError, BudgetError, CompactionError, MissingExtraError, OptionError
 from agentcontext.integrations._agents_items import (
-    PLACES,
     content_of,
     is_note,
     is_system,
     latest,
     paired,
+    view_places,
 )
 from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
 from agentcontext.integrations._converted import Converted
@@ -552,7 +552,7 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
         if not is_note(log[k]):
             continue
         content = content_of(log[k])
-        found = PLACES.search(content)
+        found = view_places(content, k)
         if found is None:
             # A note without its places (written before they were): the items from it on.
             start = k
@@ -562,9 +562,9 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
         view: list[Any] = []
         places: list[int | None] = []
         at = k + 1
-        for token in found.group(1).split():
+        for token in found[0]:
             if token == "N":
-                view.append(_rebuild(log[k], [(0, {"content": content[: found.start()]})]))
+                view.append(_rebuild(log[k], [(0, {"content": content[: found[1]]})]))
                 places.append(None)
             elif token.startswith("+"):
                 n = int(token[1:])

@@ -64,6 +64,7 @@ try:
         ToolReturnPart,
         UserPromptPart,
     )
+    from pydantic_core import PydanticSerializationError
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise MissingExtraError(
         "agentcontext.integrations.pydantic_ai needs Pydantic AI: pip install 'agentcontext[pydantic-ai]'"
@@ -186,7 +187,12 @@ def _dicts(message: ModelMessage, index: int) -> list[dict[str, Any]]:
             f"message {index}: its parts must be a list of parts, got {type(message.parts).__name__}", index
         )
     if isinstance(message, ModelResponse):
-        return [_response(message)]
+        try:
+            return [_response(message)]
+        except PydanticSerializationError as exc:  # (a call's args holding an object JSON has no form for)
+            raise InvalidMessageError(
+                f"message {index}: a tool call's args cannot be written as JSON ({exc}): give it JSON values", index
+            ) from None
     if not isinstance(message, ModelRequest):
         hint = (
             "for OpenAI Chat dicts use agentcontext.trim_messages or agentcontext.integrations.litellm.fit_messages"
@@ -226,7 +232,8 @@ def _rebuild_response(message: ModelResponse, changed: dict[str, Any] | None) ->
     new: dict[int, Any] = {}
     for part, call in zip(calls, now, strict=True):
         text = call.get("function", {}).get("arguments")
-        if call.get("id") == part.tool_call_id and isinstance(text, str) and text != part.args_as_json_str():
+        # (By place, not by id: the fit renames a reused call id, ``call_0#2``.)
+        if isinstance(text, str) and text != part.args_as_json_str():
             new[id(part)] = _with_args(part, text)
     if not new:
         return message
