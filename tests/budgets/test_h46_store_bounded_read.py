@@ -87,7 +87,7 @@ def test_a_store_without_size_records_still_reads_and_checks(tmp_path: Path, mon
     record = tmp_path / "store" / f"{rid}.len"
     record.unlink()  # as an earlier version left it
     assert store.get(rid) == TEXT
-    assert store.recall(store.alias("call_1") or "", lines=1000) .startswith("line 0")
+    assert store.recall(store.alias("call_1") or "", lines=1000).startswith("line 0")
     _plant_huge(store.path_for(rid))
     counting = _Counting(monkeypatch)
     with pytest.raises(RecallError, match="does not match"):
