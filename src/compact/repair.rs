@@ -54,9 +54,24 @@ pub struct Change {
     pub id: Option<String>,
 }
 
+/// How [`repair_with`] repairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepairOptions {
+    /// Leave the calls of the last message that is not a tool message (an agent's loop between a
+    /// call and its result) without a synthesized result when nothing but results follows them in
+    /// the repaired list: their results may still come. (A result after them that becomes a user
+    /// message ends their wait: they get [`INTERRUPTED`].)
+    pub leave_open: bool,
+}
+
 /// Repair `messages`; returns the repaired messages and what was changed (empty when the input
 /// was valid, in which case the output equals the input).
 pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
+    repair_with(messages, RepairOptions::default())
+}
+
+/// [`repair`] as `options` say.
+pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message>, Vec<Change>) {
     let pairing = Pairing::of(messages);
     if validate_with(messages, &pairing).is_empty() {
         return (messages.to_vec(), Vec::new());
@@ -74,6 +89,11 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         .collect();
     // Results that answer no call (orphans) or a call already answered: user messages.
     let unpaired = unpaired_results(&pairing);
+    let open = if options.leave_open {
+        still_open(messages, &unpaired)
+    } else {
+        None
+    };
 
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
     for (mi, m) in messages.iter().enumerate() {
@@ -90,13 +110,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         }
         let mut kept = m.clone();
         // Rename reused call ids first, while block indices still match the pairing.
-        for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
-            if let Body::ToolUse { id, .. } = &mut b.body {
-                if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
-                    id.clone_from(new);
-                }
-            }
-        }
+        rename_calls(&mut kept, mi, &call_at, &renamed);
         if has_results {
             kept.blocks = kept
                 .blocks
@@ -123,16 +137,14 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
             });
         }
         if has_calls {
-            emit_results(
-                messages,
-                &pairing,
-                mi,
-                &call_at,
-                &result_of,
-                &renamed,
-                &mut out,
-                &mut changes,
-            );
+            let calls = Calls {
+                pairing: &pairing,
+                call_at: &call_at,
+                result_of: &result_of,
+                renamed: &renamed,
+                open: open == Some(mi),
+            };
+            emit_results(messages, mi, &calls, &mut out, &mut changes);
         }
     }
     (out, changes)
@@ -159,34 +171,16 @@ pub fn repair_request(messages: &[Message]) -> Option<Vec<Message>> {
     if !needed {
         return None;
     }
-    let (mut out, changes) = repair(messages);
-    // The results synthesized for the open message's calls, when only results follow them.
-    let pending: Vec<&str> = changes
-        .iter()
-        .filter(|c| c.kind == ChangeKind::SynthesizedResult && Some(c.index) == open)
-        .filter_map(|c| c.id.as_deref())
-        .collect();
-    if !pending.is_empty() {
-        let tail = out
-            .iter()
-            .rposition(|m| !super::structure::is_result_carrier(m))
-            .map_or(0, |i| i + 1);
-        let synthesized = |b: &Block| {
-            matches!(&b.body, Body::ToolResult { tool_use_id, content: ResultContent::Text(t), .. }
-                if t == INTERRUPTED && pending.contains(&tool_use_id.as_str()))
-        };
-        for m in &mut out[tail..] {
-            if m.blocks.iter().any(synthesized) {
-                m.blocks = m.blocks.iter().filter(|b| !synthesized(b)).cloned().collect();
-            }
-        }
-        let mut at = 0;
-        out.retain(|m| {
-            at += 1;
-            at <= tail || !m.blocks.is_empty()
-        });
-    }
-    Some(out)
+    Some(repair_with(messages, RepairOptions { leave_open: true }).0)
+}
+
+/// The last message that is not a tool message, when results alone follow it once repaired:
+/// no result after it answers no call or a call already answered (`unpaired`), which would
+/// become a user message after it.
+fn still_open(messages: &[Message], unpaired: &HashMap<(usize, usize), ChangeKind>) -> Option<usize> {
+    let open = messages.iter().rposition(|m| m.role != Role::Tool)?;
+    let answered = unpaired.keys().all(|&(m, _)| m <= open);
+    answered.then_some(open)
 }
 
 /// The `call_id`s of the calls kept as opaque blocks (a Responses `computer_call`, say).
@@ -339,18 +333,27 @@ fn keep_plain(m: &Message, mi: usize, out: &mut Vec<Message>, changes: &mut Vec<
     out.push(kept);
 }
 
-/// Write the results of the calls in message `mi` right after it, in call order.
-#[allow(clippy::too_many_arguments)]
-fn emit_results(
-    messages: &[Message],
-    pairing: &Pairing,
-    mi: usize,
-    call_at: &HashMap<(usize, usize), usize>,
-    result_of: &HashMap<(usize, usize), usize>,
-    renamed: &HashMap<usize, String>,
-    out: &mut Vec<Message>,
-    changes: &mut Vec<Change>,
-) {
+/// What [`emit_results`] reads of the calls: their pairing, each call's index by place, each
+/// paired result's call, the calls renamed, and whether the message's calls are left open
+/// ([`RepairOptions::leave_open`]).
+struct Calls<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    call_at: &'p HashMap<(usize, usize), usize>,
+    result_of: &'p HashMap<(usize, usize), usize>,
+    renamed: &'p HashMap<usize, String>,
+    open: bool,
+}
+
+/// Write the results of the calls in message `mi` right after it, in call order: a call without
+/// one gets [`INTERRUPTED`], unless the message's calls are left open.
+fn emit_results(messages: &[Message], mi: usize, calls: &Calls, out: &mut Vec<Message>, changes: &mut Vec<Change>) {
+    let Calls {
+        pairing,
+        call_at,
+        result_of,
+        renamed,
+        open,
+    } = *calls;
     let m = &messages[mi];
     let anthropic = m.origin == Format::Anthropic;
     let mut blocks: Vec<(Block, Option<usize>)> = Vec::new();
@@ -377,7 +380,7 @@ fn emit_results(
                 debug_assert_eq!(result_of.get(&at), Some(&ci));
                 blocks.push((block, Some(at.0)));
             }
-        } else {
+        } else if !open {
             {
                 changes.push(Change {
                     kind: ChangeKind::SynthesizedResult,
@@ -393,7 +396,9 @@ fn emit_results(
             }
         }
     }
-    push_results(messages, m, anthropic, blocks, out);
+    if !blocks.is_empty() {
+        push_results(messages, m, anthropic, blocks, out);
+    }
 }
 
 /// Write the result `blocks` of the calls in `m` (each with the message it came from): one user
@@ -449,6 +454,27 @@ fn push_results(
                     extra: Extra::new(),
                 },
             });
+        }
+    }
+}
+
+/// Give the calls of message `kept` (message `mi` of the input) that reuse an id their new ids
+/// (`renamed`, by call index; `call_at`: each call's index by place).
+fn rename_calls(
+    kept: &mut Message,
+    mi: usize,
+    call_at: &HashMap<(usize, usize), usize>,
+    renamed: &HashMap<usize, String>,
+) {
+    if renamed.is_empty() {
+        return;
+    }
+    for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
+        let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) else {
+            continue;
+        };
+        if let Body::ToolUse { id, .. } = &mut b.body {
+            id.clone_from(new);
         }
     }
 }
@@ -539,3 +565,7 @@ mod tests {
         assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
     }
 }
+
+#[cfg(test)]
+#[path = "repair_pairs_tests.rs"]
+mod pairs_tests;
