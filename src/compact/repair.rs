@@ -98,7 +98,11 @@ pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
     for (mi, m) in messages.iter().enumerate() {
         let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
-        let has_calls = m.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
+        let has_calls = m
+            .blocks
+            .iter()
+            .enumerate()
+            .any(|(bi, b)| is_call(b, (mi, bi), &call_at));
         if !has_results && !has_calls {
             keep_plain(m, mi, &mut out, &mut changes);
             continue;
@@ -159,13 +163,9 @@ pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message
 pub fn repair_request(messages: &[Message]) -> Option<Vec<Message>> {
     let pairing = Pairing::of(messages);
     let open = messages.iter().rposition(|m| m.role != Role::Tool);
-    let opaque = opaque_call_ids(messages);
     let needed = validate_with(messages, &pairing).iter().any(|v| match v.kind {
         ViolationKind::DuplicateId => false,
         ViolationKind::MissingResult => Some(v.index) != open,
-        // The output of a call the library keeps opaque (a Responses `computer_call`): paired
-        // by the provider, not by this pairing.
-        ViolationKind::OrphanResult => !v.id.as_deref().is_some_and(|id| opaque.contains(&id)),
         _ => true,
     });
     if !needed {
@@ -181,18 +181,6 @@ fn still_open(messages: &[Message], unpaired: &HashMap<(usize, usize), ChangeKin
     let open = messages.iter().rposition(|m| m.role != Role::Tool)?;
     let answered = unpaired.keys().all(|&(m, _)| m <= open);
     answered.then_some(open)
-}
-
-/// The `call_id`s of the calls kept as opaque blocks (a Responses `computer_call`, say).
-fn opaque_call_ids(messages: &[Message]) -> Vec<&str> {
-    messages
-        .iter()
-        .flat_map(|m| m.blocks.iter())
-        .filter_map(|b| match &b.body {
-            Body::Opaque { value } => value.get("call_id").and_then(|v| v.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The note that opens the user message an orphan result becomes.
@@ -358,7 +346,7 @@ fn emit_results(messages: &[Message], mi: usize, calls: &Calls, out: &mut Vec<Me
     let anthropic = m.origin == Format::Anthropic;
     let mut blocks: Vec<(Block, Option<usize>)> = Vec::new();
     for (bi, b) in m.blocks.iter().enumerate() {
-        if !matches!(b.body, Body::ToolUse { .. }) {
+        if !is_call(b, (mi, bi), call_at) {
             continue;
         }
         let ci = call_at[&(mi, bi)];
@@ -473,9 +461,25 @@ fn rename_calls(
         let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) else {
             continue;
         };
-        if let Body::ToolUse { id, .. } = &mut b.body {
-            id.clone_from(new);
+        match &mut b.body {
+            Body::ToolUse { id, .. } => id.clone_from(new),
+            Body::Opaque { value } => {
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("call_id".into(), new.clone().into());
+                }
+            }
+            _ => {}
         }
+    }
+}
+
+/// Whether block `b` at `at` is a call of the pairing (`call_at`): a `tool_use`, or a built-in
+/// tool's opaque call paired with its output ([`Pairing::of`]).
+fn is_call(b: &Block, at: (usize, usize), call_at: &HashMap<(usize, usize), usize>) -> bool {
+    match b.body {
+        Body::ToolUse { .. } => true,
+        Body::Opaque { .. } => call_at.contains_key(&at),
+        _ => false,
     }
 }
 

@@ -1,5 +1,5 @@
-//! Repair of calls that share an id in one message, and of a request whose last calls are left
-//! open.
+//! Repair of calls that share an id in one message, of the built-in tools' opaque calls and
+//! outputs (Responses), and of a request whose last calls are left open.
 
 use super::*;
 use crate::compact::testing::{call, chat, xorshift};
@@ -38,6 +38,91 @@ fn calls_of_one_id_in_one_message_keep_their_own_results() {
     assert!(validate(&fixed).is_empty());
     // Nothing a provider rejects (a reused id with each call answered): no request repair.
     assert_eq!(repair_request(&m), None);
+}
+
+fn responses(v: Value) -> Vec<Message> {
+    formats::responses::read(serde_json::from_value(v).unwrap()).unwrap()
+}
+
+fn computer_call(id: &str) -> Value {
+    json!({"type": "computer_call", "call_id": id, "id": format!("cu_{id}"),
+           "action": {"type": "screenshot"}, "status": "completed"})
+}
+
+fn computer_output(id: &str) -> Value {
+    json!({"type": "computer_call_output", "call_id": id,
+           "output": {"type": "computer_screenshot", "file_id": "f1"}})
+}
+
+#[test]
+fn a_computer_call_and_its_output_are_a_pair() {
+    let items = json!([
+        {"role": "user", "content": "Look."},
+        computer_call("k1"),
+        computer_output("k1"),
+        {"type": "local_shell_call", "call_id": "s1", "id": "ls1", "status": "completed",
+         "action": {"type": "exec", "command": ["ls"], "env": {}}},
+        {"type": "local_shell_call_output", "call_id": "s1", "output": "a.txt"},
+        {"type": "shell_call", "call_id": "s2", "action": {"commands": ["ls"]}},
+        {"type": "shell_call_output", "call_id": "s2", "output": [{"stdout": "a", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+        {"type": "mcp_call", "id": "m1", "name": "get", "server_label": "s", "arguments": "{}", "output": "ok"},
+        {"role": "user", "content": "What does it show?"},
+    ]);
+    let m = responses(items.clone());
+    assert!(validate(&m).is_empty(), "{:?}", validate(&m));
+    let p = Pairing::of(&m);
+    let names: Vec<&str> = p.calls.iter().map(|c| c.name).collect();
+    assert_eq!(names, vec!["computer_call", "local_shell_call", "shell_call"]);
+    assert!(p.calls.iter().all(|c| c.result.is_some()));
+    // Repaired for something else, the output stays after its call (it was made a user message
+    // saying its call is not in the conversation).
+    let mut broken = items.as_array().unwrap().clone();
+    broken.push(json!({"type": "function_call_output", "call_id": "ghost", "output": "lost"}));
+    let (fixed, changes) = repair(&responses(Value::Array(broken)));
+    let kinds: Vec<&str> = changes.iter().map(|c| c.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["orphan_to_user"]);
+    let out = formats::responses::write(&fixed);
+    assert_eq!(
+        &out[..items.as_array().unwrap().len()],
+        items.as_array().unwrap().as_slice()
+    );
+}
+
+#[test]
+fn a_computer_output_moves_to_its_call_and_reused_ids_are_renamed_in_the_item() {
+    let m = responses(json!([
+        {"role": "user", "content": "Look."},
+        computer_call("k1"),
+        {"role": "user", "content": "wait"},
+        computer_output("k1"),
+        computer_call("k1"),
+        computer_output("k1"),
+    ]));
+    let kinds: Vec<&str> = validate(&m).iter().map(|v| v.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["misplaced_result", "duplicate_id"]);
+    let (fixed, _) = repair(&m);
+    assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
+    let out = formats::responses::write(&fixed);
+    let types: Vec<&str> = out.iter().map(|i| i["type"].as_str().unwrap_or("message")).collect();
+    assert_eq!(
+        types,
+        vec![
+            "message",
+            "computer_call",
+            "computer_call_output",
+            "message",
+            "computer_call",
+            "computer_call_output"
+        ]
+    );
+    assert_eq!(out[4]["call_id"], "k1#2");
+    assert_eq!(out[5]["call_id"], "k1#2");
+    assert_eq!(out[5]["output"]["type"], "computer_screenshot");
+    // A call without its output: nothing the library could write in its place, so none is asked.
+    let alone =
+        responses(json!([{"role": "user", "content": "Look."}, computer_call("k9"), {"role": "user", "content": "?"}]));
+    assert!(validate(&alone).is_empty());
+    assert!(Pairing::of(&alone).calls.is_empty());
 }
 
 /// `repair_request` as it was: [`repair`], then the results it synthesized for the open

@@ -192,10 +192,15 @@ impl Hasher for PassThrough {
 }
 
 impl<'a> Pairing<'a> {
+    /// The pairing of the calls and results of `messages`. The calls are `tool_use` blocks and
+    /// the built-in tool calls a Responses list holds as opaque items ([`opaque_call`]: a
+    /// `computer_call`, say, named by its type) that have an output after them; an opaque call
+    /// without one is left out (the library cannot write its output, so it is not missing one).
     pub fn of(messages: &'a [Message]) -> Pairing<'a> {
         // First every call and result with its id hashed: the messages are independent of each
         // other here, so the memory reads of many overlap; then the pairing itself, in order.
         let mut events: Vec<Event<'a>> = Vec::with_capacity(messages.len() + messages.len() / 2);
+        let mut opaque = false;
         for (mi, m) in messages.iter().enumerate() {
             for (bi, b) in m.blocks.iter().enumerate() {
                 match &b.body {
@@ -209,11 +214,43 @@ impl<'a> Pairing<'a> {
                         name: None,
                         at: (mi, bi),
                     }),
+                    Body::Opaque { value } => {
+                        if let Some((id, kind)) = opaque_call(value) {
+                            opaque = true;
+                            events.push(Event {
+                                id: Prehashed::new(id),
+                                name: Some(kind),
+                                at: (mi, bi),
+                            });
+                        }
+                    }
                     _ => {}
                 }
             }
         }
-        Self::pair(events)
+        let mut p = Self::pair(events);
+        if opaque {
+            p.retain_calls(|c| {
+                c.result.is_some() || matches!(messages[c.at.0].blocks[c.at.1].body, Body::ToolUse { .. })
+            });
+        }
+        p
+    }
+
+    /// Only the calls `keep` keeps (a reused id stays marked so).
+    fn retain_calls(&mut self, keep: impl Fn(&Call<'a>) -> bool) {
+        let mut new_index = Vec::with_capacity(self.calls.len());
+        let mut kept = 0;
+        for c in &self.calls {
+            new_index.push(keep(c).then_some(kept));
+            kept += usize::from(keep(c));
+        }
+        self.reused_ids = self.reused_ids.iter().filter_map(|&ci| new_index[ci]).collect();
+        let mut k = 0;
+        self.calls.retain(|_| {
+            k += 1;
+            new_index[k - 1].is_some()
+        });
     }
 
     /// The pairing of tool calls and results given in conversation order, for callers that
@@ -321,6 +358,17 @@ struct Open {
 
 impl Open {
     const NONE: usize = usize::MAX;
+}
+
+/// The `call_id` and type of a built-in tool's call that a Responses list holds as an opaque
+/// item and answers with an output item of its own (a `computer_call` and its
+/// `computer_call_output`, a `shell_call`, a `local_shell_call`, an `apply_patch_call`): an item
+/// whose type ends in `_call` and that has a string `call_id`. (An `mcp_call` or a
+/// `web_search_call` holds its own output and has no `call_id`.)
+pub fn opaque_call(value: &serde_json::Value) -> Option<(&str, &str)> {
+    let kind = value.get("type")?.as_str()?;
+    let id = value.get("call_id")?.as_str()?;
+    kind.ends_with("_call").then_some((id, kind))
 }
 
 /// What the selection passes read of a conversation: its length, each message's role, and
