@@ -204,3 +204,26 @@ fn leaving_the_last_calls_open_is_what_taking_their_results_back_was() {
         }
     }
 }
+
+#[test]
+fn reused_ids_are_renamed_to_the_first_free_numbers() {
+    // Calls a, a#2 (a call's own id), a, a, then b, a, b: the renames skip the ids taken.
+    let ids = ["a", "a#2", "a", "a", "b", "a", "b"];
+    let calls: Vec<Value> = ids.iter().map(|id| call(id)).collect();
+    let mut v = vec![json!({"role": "user", "content": "go"})];
+    v.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+    v.extend(
+        ids.iter()
+            .map(|id| json!({"role": "tool", "tool_call_id": id, "content": "r"})),
+    );
+    let (fixed, _) = repair(&chat(Value::Array(v)));
+    let out = formats::openai_chat::write(&fixed);
+    let names: Vec<&str> = out[1]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["a", "a#2", "a#3", "a#4", "b", "a#5", "b#2"]);
+    assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
+}
