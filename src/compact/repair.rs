@@ -54,9 +54,24 @@ pub struct Change {
     pub id: Option<String>,
 }
 
+/// How [`repair_with`] repairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepairOptions {
+    /// Leave the calls of the last message that is not a tool message (an agent's loop between a
+    /// call and its result) without a synthesized result when nothing but results follows them in
+    /// the repaired list: their results may still come. (A result after them that becomes a user
+    /// message ends their wait: they get [`INTERRUPTED`].)
+    pub leave_open: bool,
+}
+
 /// Repair `messages`; returns the repaired messages and what was changed (empty when the input
 /// was valid, in which case the output equals the input).
 pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
+    repair_with(messages, RepairOptions::default())
+}
+
+/// [`repair`] as `options` say.
+pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message>, Vec<Change>) {
     let pairing = Pairing::of(messages);
     if validate_with(messages, &pairing).is_empty() {
         return (messages.to_vec(), Vec::new());
@@ -74,11 +89,20 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         .collect();
     // Results that answer no call (orphans) or a call already answered: user messages.
     let unpaired = unpaired_results(&pairing);
+    let open = if options.leave_open {
+        still_open(messages, &unpaired)
+    } else {
+        None
+    };
 
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
     for (mi, m) in messages.iter().enumerate() {
         let has_results = m.blocks.iter().any(|b| matches!(b.body, Body::ToolResult { .. }));
-        let has_calls = m.blocks.iter().any(|b| matches!(b.body, Body::ToolUse { .. }));
+        let has_calls = m
+            .blocks
+            .iter()
+            .enumerate()
+            .any(|(bi, b)| is_call(b, (mi, bi), &call_at));
         if !has_results && !has_calls {
             keep_plain(m, mi, &mut out, &mut changes);
             continue;
@@ -90,13 +114,7 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
         }
         let mut kept = m.clone();
         // Rename reused call ids first, while block indices still match the pairing.
-        for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
-            if let Body::ToolUse { id, .. } = &mut b.body {
-                if let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) {
-                    id.clone_from(new);
-                }
-            }
-        }
+        rename_calls(&mut kept, mi, &call_at, &renamed);
         if has_results {
             kept.blocks = kept
                 .blocks
@@ -123,16 +141,14 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
             });
         }
         if has_calls {
-            emit_results(
-                messages,
-                &pairing,
-                mi,
-                &call_at,
-                &result_of,
-                &renamed,
-                &mut out,
-                &mut changes,
-            );
+            let calls = Calls {
+                pairing: &pairing,
+                call_at: &call_at,
+                result_of: &result_of,
+                renamed: &renamed,
+                open: open == Some(mi),
+            };
+            emit_results(messages, mi, &calls, &mut out, &mut changes);
         }
     }
     (out, changes)
@@ -147,58 +163,24 @@ pub fn repair(messages: &[Message]) -> (Vec<Message>, Vec<Change>) {
 pub fn repair_request(messages: &[Message]) -> Option<Vec<Message>> {
     let pairing = Pairing::of(messages);
     let open = messages.iter().rposition(|m| m.role != Role::Tool);
-    let opaque = opaque_call_ids(messages);
     let needed = validate_with(messages, &pairing).iter().any(|v| match v.kind {
         ViolationKind::DuplicateId => false,
         ViolationKind::MissingResult => Some(v.index) != open,
-        // The output of a call the library keeps opaque (a Responses `computer_call`): paired
-        // by the provider, not by this pairing.
-        ViolationKind::OrphanResult => !v.id.as_deref().is_some_and(|id| opaque.contains(&id)),
         _ => true,
     });
     if !needed {
         return None;
     }
-    let (mut out, changes) = repair(messages);
-    // The results synthesized for the open message's calls, when only results follow them.
-    let pending: Vec<&str> = changes
-        .iter()
-        .filter(|c| c.kind == ChangeKind::SynthesizedResult && Some(c.index) == open)
-        .filter_map(|c| c.id.as_deref())
-        .collect();
-    if !pending.is_empty() {
-        let tail = out
-            .iter()
-            .rposition(|m| !super::structure::is_result_carrier(m))
-            .map_or(0, |i| i + 1);
-        let synthesized = |b: &Block| {
-            matches!(&b.body, Body::ToolResult { tool_use_id, content: ResultContent::Text(t), .. }
-                if t == INTERRUPTED && pending.contains(&tool_use_id.as_str()))
-        };
-        for m in &mut out[tail..] {
-            if m.blocks.iter().any(synthesized) {
-                m.blocks = m.blocks.iter().filter(|b| !synthesized(b)).cloned().collect();
-            }
-        }
-        let mut at = 0;
-        out.retain(|m| {
-            at += 1;
-            at <= tail || !m.blocks.is_empty()
-        });
-    }
-    Some(out)
+    Some(repair_with(messages, RepairOptions { leave_open: true }).0)
 }
 
-/// The `call_id`s of the calls kept as opaque blocks (a Responses `computer_call`, say).
-fn opaque_call_ids(messages: &[Message]) -> Vec<&str> {
-    messages
-        .iter()
-        .flat_map(|m| m.blocks.iter())
-        .filter_map(|b| match &b.body {
-            Body::Opaque { value } => value.get("call_id").and_then(|v| v.as_str()),
-            _ => None,
-        })
-        .collect()
+/// The last message that is not a tool message, when results alone follow it once repaired:
+/// no result after it answers no call or a call already answered (`unpaired`), which would
+/// become a user message after it.
+fn still_open(messages: &[Message], unpaired: &HashMap<(usize, usize), ChangeKind>) -> Option<usize> {
+    let open = messages.iter().rposition(|m| m.role != Role::Tool)?;
+    let answered = unpaired.keys().all(|&(m, _)| m <= open);
+    answered.then_some(open)
 }
 
 /// The note that opens the user message an orphan result becomes.
@@ -285,14 +267,20 @@ fn rename_reused(pairing: &Pairing, changes: &mut Vec<Change>) -> HashMap<usize,
     for c in &pairing.calls {
         *used.entry(c.id.to_owned()).or_default() += 1;
     }
+    // Per id, the number after which the next free one is looked for: every one up to the last
+    // given is used (`used` only grows), so the search starts after it, not at 2 again (a message
+    // of 20,000 calls of one id took minutes).
+    let mut after: HashMap<&str, usize> = HashMap::new();
     for &ci in &pairing.reused_ids {
         let base = &pairing.calls[ci].id;
-        let mut n = 2;
+        let from = after.entry(base).or_insert(1);
+        let mut n = *from + 1;
         let mut candidate = format!("{base}#{n}");
         while used.contains_key(&candidate) {
             n += 1;
             candidate = format!("{base}#{n}");
         }
+        *from = n;
         used.insert(candidate.clone(), 1);
         renamed.insert(ci, candidate);
         changes.push(Change {
@@ -339,23 +327,32 @@ fn keep_plain(m: &Message, mi: usize, out: &mut Vec<Message>, changes: &mut Vec<
     out.push(kept);
 }
 
-/// Write the results of the calls in message `mi` right after it, in call order.
-#[allow(clippy::too_many_arguments)]
-fn emit_results(
-    messages: &[Message],
-    pairing: &Pairing,
-    mi: usize,
-    call_at: &HashMap<(usize, usize), usize>,
-    result_of: &HashMap<(usize, usize), usize>,
-    renamed: &HashMap<usize, String>,
-    out: &mut Vec<Message>,
-    changes: &mut Vec<Change>,
-) {
+/// What [`emit_results`] reads of the calls: their pairing, each call's index by place, each
+/// paired result's call, the calls renamed, and whether the message's calls are left open
+/// ([`RepairOptions::leave_open`]).
+struct Calls<'p, 'a> {
+    pairing: &'p Pairing<'a>,
+    call_at: &'p HashMap<(usize, usize), usize>,
+    result_of: &'p HashMap<(usize, usize), usize>,
+    renamed: &'p HashMap<usize, String>,
+    open: bool,
+}
+
+/// Write the results of the calls in message `mi` right after it, in call order: a call without
+/// one gets [`INTERRUPTED`], unless the message's calls are left open.
+fn emit_results(messages: &[Message], mi: usize, calls: &Calls, out: &mut Vec<Message>, changes: &mut Vec<Change>) {
+    let Calls {
+        pairing,
+        call_at,
+        result_of,
+        renamed,
+        open,
+    } = *calls;
     let m = &messages[mi];
     let anthropic = m.origin == Format::Anthropic;
     let mut blocks: Vec<(Block, Option<usize>)> = Vec::new();
     for (bi, b) in m.blocks.iter().enumerate() {
-        if !matches!(b.body, Body::ToolUse { .. }) {
+        if !is_call(b, (mi, bi), call_at) {
             continue;
         }
         let ci = call_at[&(mi, bi)];
@@ -377,7 +374,7 @@ fn emit_results(
                 debug_assert_eq!(result_of.get(&at), Some(&ci));
                 blocks.push((block, Some(at.0)));
             }
-        } else {
+        } else if !open {
             {
                 changes.push(Change {
                     kind: ChangeKind::SynthesizedResult,
@@ -393,7 +390,9 @@ fn emit_results(
             }
         }
     }
-    push_results(messages, m, anthropic, blocks, out);
+    if !blocks.is_empty() {
+        push_results(messages, m, anthropic, blocks, out);
+    }
 }
 
 /// Write the result `blocks` of the calls in `m` (each with the message it came from): one user
@@ -450,6 +449,43 @@ fn push_results(
                 },
             });
         }
+    }
+}
+
+/// Give the calls of message `kept` (message `mi` of the input) that reuse an id their new ids
+/// (`renamed`, by call index; `call_at`: each call's index by place).
+fn rename_calls(
+    kept: &mut Message,
+    mi: usize,
+    call_at: &HashMap<(usize, usize), usize>,
+    renamed: &HashMap<usize, String>,
+) {
+    if renamed.is_empty() {
+        return;
+    }
+    for (bi, b) in Arc::make_mut(&mut kept.blocks).iter_mut().enumerate() {
+        let Some(new) = call_at.get(&(mi, bi)).and_then(|ci| renamed.get(ci)) else {
+            continue;
+        };
+        match &mut b.body {
+            Body::ToolUse { id, .. } => id.clone_from(new),
+            Body::Opaque { value } => {
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("call_id".into(), new.clone().into());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether block `b` at `at` is a call of the pairing (`call_at`): a `tool_use`, or a built-in
+/// tool's opaque call paired with its output ([`Pairing::of`]).
+fn is_call(b: &Block, at: (usize, usize), call_at: &HashMap<(usize, usize), usize>) -> bool {
+    match b.body {
+        Body::ToolUse { .. } => true,
+        Body::Opaque { .. } => call_at.contains_key(&at),
+        _ => false,
     }
 }
 
@@ -539,3 +575,7 @@ mod tests {
         assert!(validate(&fixed).is_empty(), "{:?}", validate(&fixed));
     }
 }
+
+#[cfg(test)]
+#[path = "repair_pairs_tests.rs"]
+mod pairs_tests;

@@ -2,6 +2,7 @@
 //! positions where it may be cut without separating a tool_use from its tool_result.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
@@ -87,7 +88,9 @@ pub struct Call<'a> {
     pub name: &'a str,
     /// Message and block index of the tool_use.
     pub at: (usize, usize),
-    /// Message and block index of the first result with this id after the call.
+    /// Message and block index of its result: the first result with this id after the call, or,
+    /// when one message makes several calls of the id, the first result not taken by an earlier
+    /// call of that message (they are answered in order).
     pub result: Option<(usize, usize)>,
 }
 
@@ -189,10 +192,15 @@ impl Hasher for PassThrough {
 }
 
 impl<'a> Pairing<'a> {
+    /// The pairing of the calls and results of `messages`. The calls are `tool_use` blocks and
+    /// the built-in tool calls a Responses list holds as opaque items ([`opaque_call`]: a
+    /// `computer_call`, say, named by its type) that have an output after them; an opaque call
+    /// without one is left out (the library cannot write its output, so it is not missing one).
     pub fn of(messages: &'a [Message]) -> Pairing<'a> {
         // First every call and result with its id hashed: the messages are independent of each
         // other here, so the memory reads of many overlap; then the pairing itself, in order.
         let mut events: Vec<Event<'a>> = Vec::with_capacity(messages.len() + messages.len() / 2);
+        let mut opaque = false;
         for (mi, m) in messages.iter().enumerate() {
             for (bi, b) in m.blocks.iter().enumerate() {
                 match &b.body {
@@ -206,11 +214,43 @@ impl<'a> Pairing<'a> {
                         name: None,
                         at: (mi, bi),
                     }),
+                    Body::Opaque { value } => {
+                        if let Some((id, kind)) = opaque_call(value) {
+                            opaque = true;
+                            events.push(Event {
+                                id: Prehashed::new(id),
+                                name: Some(kind),
+                                at: (mi, bi),
+                            });
+                        }
+                    }
                     _ => {}
                 }
             }
         }
-        Self::pair(events)
+        let mut p = Self::pair(events);
+        if opaque {
+            p.retain_calls(|c| {
+                c.result.is_some() || matches!(messages[c.at.0].blocks[c.at.1].body, Body::ToolUse { .. })
+            });
+        }
+        p
+    }
+
+    /// Only the calls `keep` keeps (a reused id stays marked so).
+    fn retain_calls(&mut self, keep: impl Fn(&Call<'a>) -> bool) {
+        let mut new_index = Vec::with_capacity(self.calls.len());
+        let mut kept = 0;
+        for c in &self.calls {
+            new_index.push(keep(c).then_some(kept));
+            kept += usize::from(keep(c));
+        }
+        self.reused_ids = self.reused_ids.iter().filter_map(|&ci| new_index[ci]).collect();
+        let mut k = 0;
+        self.calls.retain(|_| {
+            k += 1;
+            new_index[k - 1].is_some()
+        });
     }
 
     /// The pairing of tool calls and results given in conversation order, for callers that
@@ -236,9 +276,14 @@ impl<'a> Pairing<'a> {
             calls: Vec::with_capacity(uses),
             ..Pairing::default()
         };
-        // id → the call that last used it (which waits for its result while it has none).
-        let mut ids: HashMap<Prehashed<'a>, usize, BuildHasherDefault<PassThrough>> =
+        // id → the calls of the latest message that used it ([`Open`]): a result takes the first
+        // of them still waiting. A call of the id in a later message starts them afresh (the
+        // earlier message's calls still waiting are left without a result).
+        let mut ids: HashMap<Prehashed<'a>, Open, BuildHasherDefault<PassThrough>> =
             HashMap::with_capacity_and_hasher(uses, BuildHasherDefault::default());
+        // For a call, the next call of its id in its message (`NONE`: none); set only when one
+        // message uses an id twice.
+        let mut next_same: Vec<usize> = Vec::new();
         // The latest calls still waiting, with their hashed ids: a result nearly always answers
         // one of them, found here without a table lookup. Only while no id has been reused (then
         // a call found here is the only one with its id, as the table would say).
@@ -246,8 +291,30 @@ impl<'a> Pairing<'a> {
         for e in events {
             if let Some(name) = e.name {
                 let ci = p.calls.len();
-                if ids.insert(e.id, ci).is_some() {
-                    p.reused_ids.push(ci);
+                let fresh = Open { first: ci, last: ci };
+                match ids.entry(e.id) {
+                    Entry::Vacant(v) => {
+                        v.insert(fresh);
+                    }
+                    Entry::Occupied(mut o) => {
+                        p.reused_ids.push(ci);
+                        let open = o.get_mut();
+                        if p.calls[open.last].at.0 == e.at.0 {
+                            // The same message again: this call waits after the others.
+                            if next_same.len() < uses {
+                                next_same.resize(uses, Open::NONE);
+                            }
+                            next_same[open.last] = ci;
+                            open.last = ci;
+                            // (All answered: a result found at hand answers a call without
+                            // moving `first` on.)
+                            if open.first == Open::NONE || p.calls[open.first].result.is_some() {
+                                open.first = ci;
+                            }
+                        } else {
+                            *open = fresh;
+                        }
+                    }
                 }
                 p.calls.push(Call {
                     id: e.id.text,
@@ -268,14 +335,40 @@ impl<'a> Pairing<'a> {
                     continue;
                 }
             }
-            match ids.get(&e.id) {
-                Some(&ci) if p.calls[ci].result.is_none() => p.calls[ci].result = Some(e.at),
+            match ids.get_mut(&e.id) {
+                Some(open) if open.first != Open::NONE && p.calls[open.first].result.is_none() => {
+                    p.calls[open.first].result = Some(e.at);
+                    open.first = next_same.get(open.first).copied().unwrap_or(Open::NONE);
+                }
                 Some(_) => p.duplicate_results.push(e.at),
                 None => p.orphans.push(e.at),
             }
         }
         p
     }
+}
+
+/// The calls of one message with one id, waiting for their results in order, for
+/// [`Pairing::of`]: the first still waiting ([`Open::NONE`]: all answered) and the last.
+#[derive(Clone, Copy)]
+struct Open {
+    first: usize,
+    last: usize,
+}
+
+impl Open {
+    const NONE: usize = usize::MAX;
+}
+
+/// The `call_id` and type of a built-in tool's call that a Responses list holds as an opaque
+/// item and answers with an output item of its own (a `computer_call` and its
+/// `computer_call_output`, a `shell_call`, a `local_shell_call`, an `apply_patch_call`): an item
+/// whose type ends in `_call` and that has a string `call_id`. (An `mcp_call` or a
+/// `web_search_call` holds its own output and has no `call_id`.)
+pub fn opaque_call(value: &serde_json::Value) -> Option<(&str, &str)> {
+    let kind = value.get("type")?.as_str()?;
+    let id = value.get("call_id")?.as_str()?;
+    kind.ends_with("_call").then_some((id, kind))
 }
 
 /// What the selection passes read of a conversation: its length, each message's role, and
@@ -475,9 +568,10 @@ mod tests {
         assert_eq!(cuts, vec![true, true, true, false, false, true, true, true, true]);
     }
 
-    /// The plain two-table definition the one-table pairing must match.
+    /// The plain two-table definition the one-table pairing must match: a result answers the
+    /// first call still waiting of the latest message that used its id.
     fn reference_pairing<'a>(blocks: &[ToolBlock<'a>]) -> Pairing<'a> {
-        let mut open: HashMap<&str, usize> = HashMap::new();
+        let mut open: HashMap<&str, (usize, std::collections::VecDeque<usize>)> = HashMap::new();
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut p = Pairing::default();
         for b in blocks {
@@ -486,14 +580,19 @@ mod tests {
                 if seen.insert(b.id, ci).is_some() {
                     p.reused_ids.push(ci);
                 }
-                open.insert(b.id, ci);
+                match open.get_mut(b.id) {
+                    Some((message, waiting)) if *message == b.at.0 => waiting.push_back(ci),
+                    _ => {
+                        open.insert(b.id, (b.at.0, [ci].into()));
+                    }
+                }
                 p.calls.push(Call {
                     id: b.id,
                     name,
                     at: b.at,
                     result: None,
                 });
-            } else if let Some(ci) = open.remove(b.id) {
+            } else if let Some(ci) = open.get_mut(b.id).and_then(|(_, waiting)| waiting.pop_front()) {
                 p.calls[ci].result = Some(b.at);
             } else if seen.contains_key(b.id) {
                 p.duplicate_results.push(b.at);
@@ -502,6 +601,51 @@ mod tests {
             }
         }
         p
+    }
+
+    #[test]
+    fn calls_of_one_id_in_one_message_take_their_results_in_order() {
+        // Before, the second call took the first result and the first call had none.
+        let m = chat(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": null, "tool_calls": [call("x"), call("y"), call("x")]},
+            {"role": "tool", "tool_call_id": "x", "content": "first"},
+            {"role": "tool", "tool_call_id": "y", "content": "y"},
+            {"role": "tool", "tool_call_id": "x", "content": "second"},
+            {"role": "tool", "tool_call_id": "x", "content": "third"},
+            {"role": "assistant", "content": null, "tool_calls": [call("x")]},
+            {"role": "tool", "tool_call_id": "x", "content": "next turn"},
+        ]));
+        let p = Pairing::of(&m);
+        let results: Vec<_> = p.calls.iter().map(|c| c.result).collect();
+        assert_eq!(results, vec![Some((2, 0)), Some((3, 0)), Some((4, 0)), Some((7, 0))]);
+        assert_eq!(p.duplicate_results, vec![(5, 0)]);
+        assert_eq!(p.reused_ids, vec![2, 3]);
+        assert!(p.orphans.is_empty());
+    }
+
+    #[test]
+    fn pairs_like_the_definition_with_several_calls_per_message() {
+        let ids = ["a", "b", "call_0", ""];
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        for _ in 0..3_000 {
+            let mut blocks = Vec::new();
+            let (mut mi, mut bi) = (0, 0);
+            for _ in 0..(next() % 30) {
+                let state = next();
+                // A new message now and then; calls and results may share one (malformed input).
+                if state % 3 == 0 {
+                    (mi, bi) = (mi + 1, 0);
+                }
+                blocks.push(ToolBlock {
+                    at: (mi, bi),
+                    id: ids[((state >> 8) % ids.len() as u64) as usize],
+                    name: ((state >> 20) % 5 < 2).then_some("f"),
+                });
+                bi += 1;
+            }
+            assert_eq!(Pairing::from_blocks(blocks.iter().copied()), reference_pairing(&blocks));
+        }
     }
 
     #[test]

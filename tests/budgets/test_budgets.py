@@ -186,9 +186,10 @@ def test_two_processes_persisting_the_same_result_leave_one_intact_file(tmp_path
     for p in procs:
         p.join(timeout=120)
         assert p.exitcode == 0
-    files = [f for f in tmp_path.iterdir()]
-    assert [f.name for f in files] == [f"{ResultStore.id_for(text)}.txt"]
-    assert files[0].read_text() == text
+    files = sorted(tmp_path.iterdir())
+    rid = ResultStore.id_for(text)
+    assert [f.name for f in files] == [f"{rid}.len", f"{rid}.txt"]  # the result and its size
+    assert files[1].read_text() == text and files[0].read_text() == str(len(text.encode()))
 
 
 def test_policy_truncates_persists_and_caps_a_message(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -284,7 +285,8 @@ def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tupl
     order; the key is (message index, ``"result"`` or ``"arguments"``, call id). The name is the
     call id, unless the id is reused: the k-th call with it (k >= 2) is ``<id>#k`` (some servers
     number calls ``call_0``, ``call_1``, ... afresh on every turn), and a result is named as the
-    latest call of its id before it. A name two calls would have (a second ``a`` and a call
+    call it answers: the latest call of its id before it, or, when one message makes several
+    calls of the id, the first of them still waiting (they are answered in order). A name two calls would have (a second ``a`` and a call
     whose id is ``a#2``), or one a placeholder or cut marker of another call shows already (a
     longer conversation gave it, and its front has been summarized or dropped since), is None:
     no new placeholder names it. A conversation that grows keeps the name of every call it had."""
@@ -297,6 +299,9 @@ def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int,
     ``a`` and a call ``a#2`` both claim ``a#2``)."""
     count: dict[str, int] = {}
     latest: dict[str, int] = {}
+    # Per id, the message of its latest calls and those of them still waiting: a result answers
+    # the first, as the core pairs them (``Pairing`` in src/compact/structure.rs).
+    waiting: dict[str, tuple[int, deque[int]]] = {}
     calls: list[tuple[str, list[str], bool]] = []  # name, the ids its texts show, answered
     named: list[tuple[tuple[int, str, str], int | str]] = []
     for i, m in messages:
@@ -307,11 +312,17 @@ def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int,
                 args = call.get("arguments")
                 in_args = _shown_recall_id(args) if isinstance(args, str) and _cleared_arguments(args) else None
                 latest[call_id] = len(calls)
+                same = waiting.get(call_id)
+                if same is not None and same[0] == i:
+                    same[1].append(len(calls))
+                else:
+                    waiting[call_id] = (i, deque([len(calls)]))
                 calls.append((call_id if k == 1 else f"{call_id}#{k}", [in_args] if in_args else [], False))
                 named.append(((i, "arguments", call_id), latest[call_id]))
         call_id = m.get("tool_call_id")
         if m.get("role") == "tool" and isinstance(call_id, str):
-            ci = latest.get(call_id)
+            open_calls = waiting[call_id][1] if call_id in waiting else None
+            ci = open_calls.popleft() if open_calls else latest.get(call_id)
             named.append(((i, "result", call_id), call_id if ci is None else ci))
             content = m.get("content")
             if ci is not None and not calls[ci][2]:

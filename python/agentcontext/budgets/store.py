@@ -30,6 +30,11 @@ class ResultStore:
     symlink or anything else planted under a stored name is refused. A result is read back only
     as the text its recall id was derived from: a file changed on disk (edited, truncated) no
     longer has that hash, and reading it raises :class:`RecallError` instead of returning it.
+    Beside each result the store records its size in bytes (``<recall id>.len``): a file of
+    another size is refused before it is read, and no more than that size is read (a huge file
+    planted under a stored name is never read whole). A result stored without that record (by
+    an earlier version) has its hash checked in a first pass that keeps none of it, before its
+    text is read.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -52,6 +57,9 @@ class ResultStore:
                 f"not a recall id: recall_id={_shown(recall_id)} (expected r- and 20 hex digits)", recall_id
             )
         return self.directory / f"{recall_id}.txt"
+
+    def _size_path(self, recall_id: str) -> Path:
+        return self.directory / f"{recall_id}.len"
 
     def _alias_path(self, alias: str) -> Path:
         return self.directory / f"a-{hashlib.sha256(alias.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.ref"
@@ -86,42 +94,95 @@ class ResultStore:
             raise RecallError(f"{path} is not a regular file; the store reads only its own files", recall_id)
         return fd
 
-    def _read(self, path: Path, recall_id: str, *, verify: bool = False) -> str | None:
-        """The text of a regular file at ``path`` (None when there is none); anything else is
-        refused. With ``verify``, a text whose hash is not ``recall_id``'s is refused too."""
+    def _read(self, path: Path, recall_id: str, *, limit: int) -> str | None:
+        """The text of a regular file at ``path`` of at most ``limit`` bytes (None when there is
+        none); anything else is refused."""
         fd = self._open(path, recall_id)
         if fd is None:
             return None
-        return "".join(self._decode(os.fdopen(fd, "rb"), path, recall_id, verify=verify))
+        return "".join(self._decode(os.fdopen(fd, "rb"), path, recall_id, limit=limit))
+
+    def _result(self, recall_id: str) -> tuple[BinaryIO, int | None] | None:
+        """The open file of the result stored under ``recall_id`` and its recorded size (None
+        when there is no file), the file's size checked against the record; with no record, its
+        hash is checked in a first pass that keeps none of it. :meth:`_decode` reads it then."""
+        path = self.path_for(recall_id)
+        fd = self._open(path, recall_id)
+        if fd is None:
+            return None
+        try:
+            size = self._recorded_size(recall_id)
+            if size is not None and os.fstat(fd).st_size != size:
+                raise _mismatch(path, recall_id)
+            again = os.dup(fd) if size is None else None
+        except BaseException:
+            os.close(fd)
+            raise
+        f = os.fdopen(fd, "rb")
+        if again is not None:
+            try:
+                # Hashed before anything is kept: a planted file is refused holding one chunk.
+                for _ in self._decode(f, path, recall_id, limit=None, keep=False):
+                    pass
+            except BaseException:
+                os.close(again)
+                raise
+            f = os.fdopen(again, "rb")
+            f.seek(0)
+        return f, size
+
+    def _recorded_size(self, recall_id: str) -> int | None:
+        """The size in bytes the store recorded for the result ``recall_id`` when it stored it;
+        None when it has no record. A record that is not one (a symlink, a directory, not a
+        number) is refused."""
+        path = self._size_path(recall_id)
+        text = self._read(path, recall_id, limit=_SIZE_DIGITS)
+        if text is None:
+            return None
+        if not (text.isascii() and text.isdigit()):
+            raise RecallError(f"{path}: not a size the store recorded (changed outside the store?)", recall_id)
+        return int(text)
 
     @staticmethod
     def _decode(
-        f: BinaryIO, path: Path, recall_id: str, chunk: int = 1 << 20, *, verify: bool = False
+        f: BinaryIO,
+        path: Path,
+        recall_id: str,
+        chunk: int = 1 << 20,
+        *,
+        limit: int | None,
+        verify: bool = False,
+        keep: bool = True,
     ) -> Iterator[str]:
         """The text of the open file ``f`` (closed when done), decoded a chunk at a time. The file
         object is made by the caller, before this generator starts: a generator never iterated
         never runs its body, and a descriptor it was to wrap would never be closed; a file
-        object is closed when it is collected.
+        object is closed when it is collected. A file longer than ``limit`` bytes (None: no
+        limit) raises :class:`RecallError` after ``limit + 1`` bytes are read. ``keep=False``:
+        nothing is decoded or given (only the checks).
 
         With ``verify``, the bytes are hashed as they are read, and once they are all read (before
         the iteration ends) bytes whose id (:meth:`id_for`) is not ``recall_id`` raise
         :class:`RecallError`: a consumer that reads every piece, as :meth:`get` and the pager do,
         never takes a changed file for the stored result."""
         decoder = codecs.getincrementaldecoder("utf-8")()
-        digest = hashlib.sha256() if verify else None
+        digest = hashlib.sha256() if verify or not keep else None
+        left = limit
         with f:
             try:
-                while data := f.read(chunk):
+                while data := f.read(chunk if left is None else min(chunk, left + 1)):
+                    if left is not None:
+                        left -= len(data)
+                        if left < 0:
+                            raise _TooLong(str(_mismatch(path, recall_id)), recall_id)
                     if digest is not None:
                         digest.update(data)
-                    yield decoder.decode(data)
+                    if keep:
+                        yield decoder.decode(data)
                 if digest is not None and "r-" + digest.hexdigest()[:20] != recall_id:
-                    raise RecallError(
-                        f"{path}: the stored result does not match its recall id {recall_id} (changed or truncated "
-                        "outside the store?)",
-                        recall_id,
-                    )
-                yield decoder.decode(b"", final=True)
+                    raise _mismatch(path, recall_id)
+                if keep:
+                    yield decoder.decode(b"", final=True)
             except UnicodeDecodeError:
                 raise RecallError(
                     f"{path}: the stored result is not UTF-8 (changed outside the store?)", recall_id
@@ -132,11 +193,10 @@ class ResultStore:
         one piece, whatever the size of the result). A file changed on disk raises
         :class:`RecallError` once its last piece is read, before the iteration ends: use the
         pieces only after they were all read (as :meth:`recall`'s pager does)."""
-        path = self.path_for(recall_id)
-        fd = self._open(path, recall_id)
-        if fd is None:
+        found = self._result(recall_id)
+        if found is None:
             raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
-        return self._decode(os.fdopen(fd, "rb"), path, recall_id, verify=True)
+        return self._decode(found[0], self.path_for(recall_id), recall_id, limit=found[1], verify=True)
 
     def _holds(self, path: Path) -> bool:
         try:
@@ -183,16 +243,24 @@ class ResultStore:
             record = f"{alias}\n{recall_id}"
         if not self._holds_data(path, data):
             self._write(path, data, recall_id)
+        # Then its size: read before the size is written, the result is checked as an earlier
+        # version's (its hash first).
+        size = str(len(data)).encode("ascii")
+        if not self._holds_data(self._size_path(recall_id), size):
+            self._write(self._size_path(recall_id), size, recall_id)
         if alias is not None and record is not None:
             ref = self._alias_path(alias)
-            if not self._holds(ref) or self._read(ref, alias) != record:
+            if not self._holds_data(ref, record.encode("utf-8")):
                 self._write(ref, record.encode("utf-8"), alias)
         return recall_id
 
     def alias(self, name: str) -> str | None:
         """The recall id stored under the alias ``name``, or None."""
         _check_id(name, "alias")
-        text = self._read(self._alias_path(name), name)
+        try:
+            text = self._read(self._alias_path(name), name, limit=_ALIAS_BYTES)
+        except _TooLong:
+            return None  # longer than any alias record: not one the store wrote
         if text is None:
             return None
         stored_name, _, recall_id = text.rpartition("\n")
@@ -205,11 +273,10 @@ class ResultStore:
             RecallError: nothing is stored under it, or the file was changed on disk (its text no
                 longer has the hash the id was derived from).
         """
-        path = self.path_for(recall_id)
-        text = self._read(path, recall_id, verify=True)
-        if text is None:
+        found = self._result(recall_id)
+        if found is None:
             raise RecallError(f"no stored result with recall id {recall_id!r}", recall_id)
-        return text
+        return "".join(self._decode(found[0], self.path_for(recall_id), recall_id, limit=found[1], verify=True))
 
     def __contains__(self, recall_id: object) -> bool:
         return (
@@ -231,3 +298,22 @@ class ResultStore:
         """The answer of the ``recall`` tool for a stored result: see :meth:`Recall.recall`."""
         _check_id(recall_id)
         return Recall(self).recall(recall_id, offset, lines, char_offset=char_offset, max_chars=max_chars, path=path)
+
+
+#: The most bytes a size record holds (a decimal count of bytes).
+_SIZE_DIGITS = 20
+
+#: The most bytes an alias record holds: the alias (at most MAX_ID_CHARS characters, each at most
+#: 4 bytes in UTF-8), a newline and a recall id.
+_ALIAS_BYTES = 4 * MAX_ID_CHARS + 1 + 23
+
+
+class _TooLong(RecallError):
+    """A file of the store longer than its record says (or than any record of its kind)."""
+
+
+def _mismatch(path: Path, recall_id: str) -> RecallError:
+    return RecallError(
+        f"{path}: the stored result does not match its recall id {recall_id} (changed or truncated outside the store?)",
+        recall_id,
+    )

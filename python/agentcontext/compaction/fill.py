@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from agentcontext.compaction.summaries import SummaryRun as _Run
 
 #: Where a string sits in a call's JSON-object arguments: its key, or (:func:`_units`'s
-#: ``nested``) the keys and indexes down to it.
-Key = str | tuple[str | int, ...]
+#: ``nested``) the keys and indexes down to it; (``any_json``) for arguments that are not an
+#: object, the indexes and keys down to it from a JSON list, ``()`` for a JSON string that is the
+#: whole arguments, None for arguments that are not JSON (the text itself).
+Key = str | tuple[str | int, ...] | None
 
 #: A text of a message that may be cut: ``(k, j, where, text)``, the text at ``where`` (see
 #: :func:`_units`) of item ``j`` of message ``k``.
@@ -93,13 +95,17 @@ def cut_round(
     return filled
 
 
-def _units(message: dict[str, Any], *, nested: bool = False) -> list[tuple[str | tuple[int, Key], str]]:
+def _units(
+    message: dict[str, Any], *, nested: bool = False, any_json: bool = False
+) -> list[tuple[str | tuple[int, Key], str]]:
     """The texts of a message (in the library's format, or an OpenAI Chat message: a call's
     arguments under its ``function``) that may be cut: its text content (``"content"``), and the
     string values of its tool calls' JSON-object arguments (``(call, key)``: a call written whole
     keeps its arguments valid JSON, its long strings cut). ``nested``: the string values inside
     the objects and lists of those arguments too (``(call, path)``, the keys and indexes down to
-    the string: a file in ``{"edits": [{"content": ...}]}``)."""
+    the string: a file in ``{"edits": [{"content": ...}]}``). ``any_json``: also arguments that
+    are not an object: the strings inside a JSON list (``(call, path)``), a JSON string
+    (``(call, ())``) and a text that is not JSON (``(call, None)``, cut as it is)."""
     out: list[tuple[str | tuple[int, Key], str]] = []
     if isinstance(message.get("content"), str):
         out.append(("content", message["content"]))
@@ -108,12 +114,26 @@ def _units(message: dict[str, Any], *, nested: bool = False) -> list[tuple[str |
         try:
             parsed = json.loads(arguments) if isinstance(arguments, str) else None
         except ValueError:
-            parsed = None
+            if any_json and isinstance(arguments, str) and not _json_beyond_ints(arguments):
+                out.append(((c, None), arguments))
+            continue
         if isinstance(parsed, dict):
             out += [((c, key), value) for key, value in parsed.items() if isinstance(value, str)]
             if nested:
                 out += [((c, path), value) for path, value in _strings(parsed, ()) if len(path) > 1]
+        elif any_json and isinstance(parsed, list | str):
+            out += [((c, path), value) for path, value in _strings(parsed, ())]
     return out
+
+
+def _json_beyond_ints(text: str) -> bool:
+    """Whether ``text`` is JSON that Python's ``json`` refuses only for an integer longer than
+    ``int`` takes from a string (4,300 digits): JSON, which is not cut as a text that is not."""
+    try:
+        json.loads(text, parse_int=str)
+    except ValueError:
+        return False
+    return True
 
 
 def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -136,14 +156,20 @@ def _put(message: dict[str, Any], where: str | tuple[int, Key], text: str) -> No
     if isinstance(calls[c].get("function"), dict):
         calls[c]["function"] = dict(calls[c]["function"])
     holder = _arguments_of(calls[c])
+    message["tool_calls"] = calls
+    if key is None:
+        holder["arguments"] = text  # not JSON: the text itself
+        return
     arguments = json.loads(holder["arguments"])
+    if key == ():
+        holder["arguments"] = json.dumps(text, ensure_ascii=False)  # a JSON string, the whole
+        return
     at: Any = arguments
     *down, last = key if isinstance(key, tuple) else (key,)
     for step in down:
         at = at[step]
     at[last] = text
     holder["arguments"] = json.dumps(arguments, ensure_ascii=False)
-    message["tool_calls"] = calls
 
 
 def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:

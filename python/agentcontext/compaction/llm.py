@@ -202,14 +202,24 @@ class LLMSummarizer:
         _checks.flag("use_fallback", use_fallback)
         self.fallback: Summarizer | None = (fallback or OfflineSummarizer()) if use_fallback else None
         self.max_output_tokens = _checks.optional_count("max_output_tokens", max_output_tokens, minimum=1)
-        #: The most :attr:`events` holds (None: no limit).
-        self.max_events = _checks.optional_count("max_events", max_events)
+        self.max_events = max_events
         #: One dict per summarize call, the latest ``max_events`` of them, oldest first: attempts,
         #: missing identifiers, outcome (``llm``, ``llm-retry``, ``fallback``), usage,
         #: ``cache_prefix`` (whether the last request was sent as the conversation's cached
         #: prefix, its messages and tokens, or why not) and ``tool_call_retries`` (replies that
         #: called a tool, asked again with tools disabled).
         self.events: list[dict[str, Any]] = []
+
+    @property
+    def max_events(self) -> int | None:
+        """The most :attr:`events` holds (None: no limit); checked when set, as by the constructor
+        (:class:`~agentcontext.errors.ArgumentTypeError` for a value that is not a whole number,
+        :class:`~agentcontext.errors.OptionError` for a negative one)."""
+        return self._max_events
+
+    @max_events.setter
+    def max_events(self, value: int | None) -> None:
+        self._max_events = _checks.optional_count("max_events", value)
 
     @property
     def context_window(self) -> int:

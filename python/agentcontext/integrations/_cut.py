@@ -73,9 +73,9 @@ def cut_newest(
     messages, the latest request and that round fit ``limit`` tokens (counted with ``encoding``);
     None when there is nothing to cut or even the cut round does not fit. The round starts at
     the last message that ``calls`` tools; the texts cut are the contents of its messages
-    ``cuttable`` (by position) and the long string values of the JSON-object arguments of the
-    tool calls of its messages ``arguments`` (a call the model made with a whole file in it:
-    its arguments stay valid JSON); the message at ``k`` cut as ``new`` is written back as
+    ``cuttable`` (by position) and the long string values of the arguments of the tool calls
+    of its messages ``arguments`` (a call the model made with a whole file in it: arguments that
+    are JSON stay valid JSON; a text that is not JSON is cut as it is); the message at ``k`` cut as ``new`` is written back as
     ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored)."""
@@ -148,7 +148,7 @@ def _texts(
         (n, 0, where, text)
         for n, k in enumerate(keep)
         if k >= last and arguments(k)
-        for where, text in _units(msgs[k], nested=True)
+        for where, text in _units(msgs[k], nested=True, any_json=True)
         if where != "content"
     ]
     return units
@@ -214,7 +214,7 @@ def cut_oversized(
 
 
 def _unescaped(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` with the JSON-object arguments of its calls that escape non-ASCII characters
+    """``message`` with the JSON arguments (an object, a list, a string) of its calls that escape non-ASCII characters
     (``\\u00e9``, as ``json.dumps`` writes them by default) written with those characters as they
     are: a cut value is written back so, and the room is counted on the text sent (an escaped
     character takes several tokens, the character itself one). ``message`` itself when none does."""
@@ -233,7 +233,7 @@ def _unescaped(message: dict[str, Any]) -> dict[str, Any]:
             parsed = json.loads(text)
         except ValueError:
             continue
-        plain = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else text
+        plain = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict | list | str) else text
         if plain == text:
             continue
         try:
