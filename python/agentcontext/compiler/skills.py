@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcontext import _checks
-from agentcontext._containment import one_line, outside_reason, read_text, real_root
+from agentcontext._containment import one_line, opened_inside, outside_reason, read_text, real_root
 from agentcontext.compiler.registry import ToolSpec
 from agentcontext.errors import ArgumentTypeError, OptionError
 
@@ -118,8 +118,7 @@ class Skills:
         parts = [f"# Skill: {skill.name}", "", body]
         if skill.allowed_tools:
             parts += ["", f"Tools this skill uses: {', '.join(skill.allowed_tools)}"]
-        inside = skill.root is None or outside_reason(skill.directory, skill.root, "") is None
-        files = _files(skill.directory) if inside else []  # a directory swapped for a symlink out: not listed
+        files = _files(skill.directory, skill.root)
         if files:
             parts += ["", f"Files in this skill ({one_line(str(skill.directory))}):", *(f"- {f}" for f in files)]
         return "\n".join(parts) + "\n"
@@ -172,20 +171,80 @@ def _one_line(text: str) -> str:
     return _checks.shown_line(line)
 
 
-def _files(directory: Path) -> list[str]:
+#: A LoadSkill listing reads at most this many directory entries, and directories this deep.
+MAX_SCANNED_ENTRIES = 10_000
+MAX_LISTED_DEPTH = 16
+_MORE = "... (more files not listed)"
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _files(directory: Path, root: str | None) -> list[str]:
+    """The files of a skill's ``directory`` (``SKILL.md`` aside), sorted, a directory's own before
+    its subdirectories', at most :data:`MAX_LISTED_FILES`; a symlink to a directory is named, not
+    followed. With ``root`` (a real path), nothing is listed unless the directory opened lies
+    inside it (:func:`~agentcontext._containment.opened_inside`, after the open: a directory
+    swapped for a symlink out after the check is caught), and every subdirectory is opened by its
+    name from its parent's descriptor without following a symlink, so one swapped in while the
+    listing runs is skipped, never followed out. Neither a FIFO nor a device is opened."""
+    real = os.path.realpath(directory) if root is not None else os.fspath(directory)
+    if root is not None and outside_reason(directory, root, "", real) is not None:
+        return []
+    try:
+        fd = os.open(real, _DIRECTORY | (_NOFOLLOW if root is not None else 0))
+    except OSError:
+        return []
     out: list[str] = []
-    for top, dirs, names in os.walk(directory, followlinks=False):
-        dirs.sort()
-        links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
-        for n in sorted([*names, *links]):
-            rel = one_line(os.path.relpath(os.path.join(top, n), directory))
-            if n in links:
-                out.append(f"{rel} (a symlink to a directory, not followed)")
-            elif rel != "SKILL.md":
-                out.append(rel)
-            if len(out) >= MAX_LISTED_FILES:
-                return [*out, "... (more files not listed)"]
+    try:
+        if root is not None and not opened_inside(fd, real, root):
+            return []
+        _list(fd, "", out, [MAX_SCANNED_ENTRIES])
+    finally:
+        os.close(fd)
     return out
+
+
+def _list(fd: int, prefix: str, out: list[str], budget: list[int]) -> bool:
+    """:func:`_files` of the directory open at ``fd`` (named ``prefix`` in the listing) into
+    ``out``; False once the listing is full (``budget``: the entries it may still read)."""
+    dirs, names = [], []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    out.append(_MORE)
+                    return False
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    linked_dir = not is_dir and entry.is_symlink() and entry.is_dir()
+                except OSError:  # a symlink loop, or gone
+                    is_dir = linked_dir = False
+                (dirs if is_dir else names).append((entry.name, linked_dir))
+    except OSError:
+        return True
+    for name, linked_dir in sorted(names):
+        rel = one_line(prefix + name)
+        if linked_dir:
+            out.append(f"{rel} (a symlink to a directory, not followed)")
+        elif rel != "SKILL.md":
+            out.append(rel)
+        if len(out) >= MAX_LISTED_FILES:
+            out.append(_MORE)
+            return False
+    for name, _ in sorted(dirs):
+        if prefix.count(os.sep) >= MAX_LISTED_DEPTH:
+            break
+        try:
+            sub = os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+        except OSError:  # swapped for a symlink (or a file), or gone: not followed
+            continue
+        try:
+            if not _list(sub, prefix + name + os.sep, out, budget):
+                return False
+        finally:
+            os.close(sub)
+    return True
 
 
 def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:
