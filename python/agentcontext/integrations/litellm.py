@@ -15,7 +15,9 @@ the request cut, a copy with the new content and, where ``clear_tool_inputs`` cl
 their arguments as the fit left them (a dict for a dict, ``model_copy`` for a model).
 Without this module the library's functions take those objects too (``trim_messages``,
 ``Conversation``...), returning dicts. Pass the ``tools=`` and ``response_format=`` you give
-``completion`` to count them in. Each message is converted once and reused across calls (recognised by
+``completion`` to count them in. The ``thinking_blocks`` LiteLLM keeps on an assistant message (and
+sends back to a model that reads them) are counted in, those of every message kept (a list
+that holds any is fitted twice: once to find what is kept, once with their tokens). Each message is converted once and reused across calls (recognised by
 identity: a list that grew by one message costs one conversion). ``on_event=`` is called with
 each fit's events (:mod:`agentcontext.observe`: a compaction of kind ``fit``, policy ``litellm``).
 Nothing here imports LiteLLM; tested with litellm 1.110.
@@ -28,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from operator import attrgetter, is_
 from typing import Any, TypeVar, cast
 
-from agentcontext._core import _plain_dicts
-from agentcontext.errors import ArgumentTypeError
+from agentcontext._core import _plain_dicts, count_tokens
+from agentcontext.errors import ArgumentTypeError, BudgetError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._direct import Kept, fit_each
@@ -216,6 +218,61 @@ def _fit(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCall
     return fitted
 
 
+def _blocks(message: Any) -> Any:
+    return message.get("thinking_blocks") if isinstance(message, Mapping) else getattr(message, "thinking_blocks", None)
+
+
+def _thinking(message: Any) -> list[str]:
+    """The texts of ``message``'s ``thinking_blocks`` (LiteLLM's field on an assistant message,
+    which it sends back to a model that reads them: Anthropic's thinking blocks): each block's
+    ``thinking``, or a redacted block's ``data``."""
+    blocks = _blocks(message)
+    out: list[str] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        for key in ("thinking", "data"):
+            text = block.get(key) if isinstance(block, Mapping) else getattr(block, key, None)
+            if isinstance(text, str) and text:
+                out.append(text)
+                break
+    return out
+
+
+def _fit_thinking(messages: Sequence[M], budget: Budget, beside: int, on_event: EventCallback | None) -> list[M]:
+    """:func:`_fit`, the ``thinking_blocks`` of the messages it keeps counted in. When any message
+    holds some: a room ``r`` for thinking is searched for (at most 16 fits) such that the fit with
+    ``r`` tokens beside keeps messages whose thinking takes at most ``r``: first the thinking of
+    what a fit without it keeps (a larger room keeps no more: that is enough, unless the newest
+    messages alone then do not fit), else by halving between too little and too much.
+    ``BudgetError`` when no room works (the newest round and its thinking do not fit)."""
+    if not any(map(_blocks, messages)):
+        return _fit(messages, budget, beside, on_event)
+
+    def need(kept: list[M]) -> int:
+        return sum(count_tokens(t, encoding=budget.encoding) for m in kept for t in _thinking(m))
+
+    low, room = 0, need(_fit(messages, budget, beside, None))
+    high: int | None = None
+    failure: BudgetError | None = None
+    for _ in range(16):
+        try:
+            kept = _fit(messages, budget, beside + room, None)
+        except BudgetError as exc:
+            failure, high = exc, room
+        else:
+            if need(kept) <= room:
+                return _fit(messages, budget, beside + room, on_event)
+            low = room + 1
+        if high is not None and low >= high:
+            break
+        room = (low + high) // 2 if high is not None else max(room * 2, low)
+    if failure is not None:
+        raise failure
+    raise BudgetError(
+        f"the thinking blocks of the messages kept ({room:,} tokens) do not fit the budget of {budget.max_tokens:,}",
+        budget.max_tokens + room,
+    )
+
+
 def fit_messages(
     messages: Sequence[M],
     budget: int | Budget,
@@ -226,7 +283,8 @@ def fit_messages(
 ) -> list[M]:
     """``messages`` fitted into ``budget`` (an int is the input budget, a :class:`~agentcontext.Budget`
     sets the options too), the definitions of ``tools`` and the ``response_format`` (as given to
-    ``completion``) counted in: the caller's own objects where unchanged. ``on_event``: called with the fit's events (a
+    ``completion``) and the ``thinking_blocks`` of the messages kept counted in: the caller's own
+    objects where unchanged. ``on_event``: called with the fit's events (a
     callback that raises is logged and the fit goes on).
 
     Raises:
@@ -241,7 +299,7 @@ def fit_messages(
     messages = as_list(messages, "fit_messages(messages)")
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, [*_tools_text(tools), *_format_text(response_format)], fitted_into.encoding)
-    return _fit(messages, fitted_into, beside, on_event)
+    return _fit_thinking(messages, fitted_into, beside, on_event)
 
 
 async def afit_messages(
@@ -259,4 +317,4 @@ async def afit_messages(
     items = list(as_list(messages, "afit_messages(messages)"))
     fitted_into = as_budget(budget)
     beside = beside_tokens(None, [*_tools_text(tools), *_format_text(response_format)], fitted_into.encoding)
-    return await off_loop(len(items), lambda: _fit(items, fitted_into, beside, on_event))
+    return await off_loop(len(items), lambda: _fit_thinking(items, fitted_into, beside, on_event))

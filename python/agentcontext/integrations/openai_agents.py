@@ -14,8 +14,9 @@ Both work on the SDK's Responses items as they are: an item the library did not 
 caller's own item (every field kept, ids and reasoning included); a cleared function call output
 or a cut request is a copy with only ``output`` or ``content`` replaced, and a function call whose
 arguments were cleared (``Budget(clear_tool_inputs=True)``) one with only ``arguments`` replaced. The instructions,
-the agent's tool and handoff definitions and its structured output's JSON schema are counted in
-and left as they are. Each item is
+the agent's tool and handoff definitions, its MCP servers' tools (as each server last listed
+them, ``cached_tools``: no request is made to count them; a server with no list counts nothing)
+and its structured output's JSON schema are counted in and left as they are. Each item is
 converted once and reused across calls (recognised by identity). :func:`input_filter` changes
 only what the model receives this call. :class:`CompactingSession` keeps the wrapped session as a
 lossless, append-only log and, after each ``add_items`` that brings the items since its last
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -46,7 +46,8 @@ from agentcontext.integrations._agents_items import (
     paired,
     view_places,
 )
-from agentcontext.integrations._beside import beside_tokens, text_of_type, tool_text
+from agentcontext.integrations._agents_tools import agent_tool_texts
+from agentcontext.integrations._beside import beside_tokens
 from agentcontext.integrations._converted import Converted
 from agentcontext.integrations._fit import Budget, RecallIds, as_budget, factory_budget, fit, off_loop
 from agentcontext.integrations._given import as_dict, as_list, tool_texts
@@ -134,44 +135,6 @@ class _Fitter:
 _FIT_ITEMS = _Fitter()
 
 
-def _tool_texts(agent: Any) -> list[str]:
-    """The definitions of ``agent``'s tools and handoffs and its output schema (as their counted text)."""
-    out = []
-    for tool in getattr(agent, "tools", None) or ():
-        schema = getattr(tool, "params_json_schema", None)
-        out.append(
-            tool_text(str(getattr(tool, "name", type(tool).__name__)), getattr(tool, "description", None), schema)
-        )
-    for h in getattr(agent, "handoffs", None) or ():
-        name = getattr(h, "tool_name", None) or f"transfer_to_{getattr(h, 'name', '')}"
-        description = getattr(h, "tool_description", None) or getattr(h, "handoff_description", None)
-        out.append(tool_text(str(name), description, getattr(h, "input_json_schema", None)))
-    schema = _output_schema_text(getattr(agent, "output_type", None))
-    if schema is not None:
-        out.append(schema)
-    return out
-
-
-#: Per output type, the text its JSON schema is counted as (the schema is made once per type).
-_OUTPUT_SCHEMAS: dict[Any, str | None] = {}
-
-
-def _output_schema_text(output_type: Any) -> str | None:
-    """The JSON schema of an agent's structured output, which the model receives beside the tools
-    (its ``text.format``), as text; None for plain text output (``None`` or ``str``)."""
-    return text_of_type(_OUTPUT_SCHEMAS, output_type, _schema_text_of)
-
-
-def _schema_text_of(output_type: Any) -> str | None:
-    from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
-
-    try:
-        schema = output_type if isinstance(output_type, AgentOutputSchemaBase) else AgentOutputSchema(output_type)
-        return None if schema.is_plain_text() else json.dumps(schema.json_schema(), ensure_ascii=False, default=str)
-    except Exception:  # noqa: BLE001 - a type the SDK cannot make a schema of fails the run there, not here
-        return None
-
-
 def fit_items(
     items: Sequence[Any],
     budget: int | Budget,
@@ -206,7 +169,10 @@ def input_filter(
     budget: int | Budget, *, on_event: EventCallback | None = None
 ) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
     """A ``call_model_input_filter`` fitting into ``budget`` (as for :func:`fit_items`, the
-    agent's instructions, tools and handoffs counted in, each fit's events to ``on_event``;
+    agent's instructions, tools, handoffs and output schema counted in, each fit's events to
+    ``on_event``; its MCP servers' tools counted from the list each server fetched for this call,
+    ``MCPServer.cached_tools``, with no request to the server: a server that keeps no list, or a
+    callable ``tool_filter``, is counted as nothing, or as every tool it listed;
     async: large lists are fitted off the event loop). It keeps the items it converted across
     calls.
 
@@ -228,7 +194,7 @@ def input_filter(
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         items = list(model_data.input)
-        tools = _tool_texts(data.agent)
+        tools = agent_tool_texts(data.agent)
         fitted = await off_loop(
             len(items), lambda: fitter.fit(items, fitted_into, model_data.instructions, tools, on_event)
         )
