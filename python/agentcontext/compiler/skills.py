@@ -207,7 +207,8 @@ def _files(directory: Path, root: str | None) -> list[str]:
 def _list(fd: int, prefix: str, out: list[str], budget: list[int]) -> bool:
     """:func:`_files` of the directory open at ``fd`` (named ``prefix`` in the listing) into
     ``out``; False once the listing is full (``budget``: the entries it may still read)."""
-    dirs, names = [], []
+    dirs: list[tuple[str, bool]] = []
+    names: list[tuple[str, bool]] = []
     try:
         with os.scandir(fd) as entries:
             for entry in entries:
