@@ -61,6 +61,7 @@ __all__ = [
     "_Prints",
     "_Trimmer",
     "__version__",
+    "_any_field",
     "_chat_tokens",
     "_equal_shares",
     "_fit_summary",
@@ -618,6 +619,11 @@ def _chat_tokens(dicts: list[JsonDict], /, *, encoding: Encoding = "o200k_base")
 
 def _plain_dicts(objects: list[Any], /) -> bool:
     """Internal. Whether every one of ``objects`` is a plain dict (of the class ``dict`` itself)."""
+
+def _any_field(objects: list[Any], name: str, /) -> bool:
+    """Internal. Whether any of ``objects`` holds a true value under ``name``: a plain dict's item,
+    or another object's own attribute (``__dict__``, then ``__pydantic_extra__``): ``name`` is never
+    looked up as an attribute."""
 
 def _fork_prepare() -> None:
     """Internal (registered with ``os.register_at_fork(before=...)`` when the module loads): wait

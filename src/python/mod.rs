@@ -43,7 +43,7 @@ mod _core {
     #[pymodule_export]
     use super::memory::{PyMemoryIndex, check_memory_record, search_log, search_messages};
     #[pymodule_export]
-    use super::prints::{_plain_dicts, PyFields, PyHeld, PyPrints};
+    use super::prints::{_any_field, _plain_dicts, PyFields, PyHeld, PyPrints};
     #[pymodule_export]
     use super::trimmer::{_chat_tokens, PyTrimmer};
 

@@ -427,6 +427,35 @@ pub fn _plain_dicts(objects: &Bound<'_, PyList>) -> bool {
     objects.iter().all(|o| o.is_exact_instance_of::<PyDict>())
 }
 
+/// Whether any of `objects` holds a true value under `name`: a plain dict's item of that name, or
+/// another object's own attribute (its `__dict__`'s item, then its `__pydantic_extra__`'s): the
+/// field is never looked up as an attribute (a pydantic model's `__getattr__` raises for a name it
+/// lacks, which costs a microsecond an object). A value whose truth cannot be told counts as true.
+#[pyfunction]
+#[pyo3(signature = (objects, name, /))]
+pub fn _any_field(objects: &Bound<'_, PyList>, name: &Bound<'_, PyString>) -> bool {
+    let py = objects.py();
+    objects.iter().any(|o| {
+        if let Ok(d) = o.cast_exact::<PyDict>() {
+            return true_item(d, name);
+        }
+        [pyo3::intern!(py, "__dict__"), pyo3::intern!(py, "__pydantic_extra__")]
+            .into_iter()
+            .any(|attr| {
+                o.getattr(attr)
+                    .is_ok_and(|d| d.cast_exact::<PyDict>().is_ok_and(|d| true_item(d, name)))
+            })
+    })
+}
+
+/// Whether `d` holds a true value under `name` (one whose truth cannot be told counts as true).
+fn true_item(d: &Bound<'_, PyDict>, name: &Bound<'_, PyString>) -> bool {
+    d.get_item(name)
+        .ok()
+        .flatten()
+        .is_some_and(|v| !v.is_none() && v.is_truthy().unwrap_or(true))
+}
+
 /// Attribute `name` of `obj`; of a dict, its item `name` (None when it has none).
 fn read<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
     match obj.cast_exact::<PyDict>() {

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from operator import attrgetter, is_
 from typing import Any, TypeVar, cast
 
-from agentcontext._core import _plain_dicts, count_tokens
+from agentcontext._core import _any_field, _plain_dicts, count_tokens
 from agentcontext.errors import ArgumentTypeError, BudgetError
 from agentcontext.integrations._beside import beside_tokens, tool_text
 from agentcontext.integrations._converted import Converted
@@ -244,13 +244,23 @@ def _fit_thinking(messages: Sequence[M], budget: Budget, beside: int, on_event: 
     what a fit without it keeps (a larger room keeps no more: that is enough, unless the newest
     messages alone then do not fit), else by halving between too little and too much.
     ``BudgetError`` when no room works (the newest round and its thinking do not fit)."""
-    if not any(map(_blocks, messages)):
+    # Thinking counts only in the messages a fit keeps: when those of a fit without it hold none,
+    # that fit is the answer (the search below would return it). A reporting fit is made once:
+    # with ``on_event``, the list is looked through first (a fit reported, then thrown away,
+    # would be two events).
+    # (Looked for in the core: a pydantic message without the field raises from __getattr__.)
+    if on_event is not None and not _any_field(
+        messages if type(messages) is list else list(messages), "thinking_blocks"
+    ):
         return _fit(messages, budget, beside, on_event)
+    first = _fit(messages, budget, beside, None)
+    if on_event is None and not _any_field(first if type(first) is list else list(first), "thinking_blocks"):
+        return first
 
     def need(kept: list[M]) -> int:
         return sum(count_tokens(t, encoding=budget.encoding) for m in kept for t in _thinking(m))
 
-    low, room = 0, need(_fit(messages, budget, beside, None))
+    low, room = 0, need(first)
     high: int | None = None
     failure: BudgetError | None = None
     for _ in range(16):
