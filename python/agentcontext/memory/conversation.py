@@ -11,6 +11,7 @@ library's formats) and its messages are searched the same way.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -191,10 +192,16 @@ class ConversationSearch:
             limit = args.get("limit", 10)
             if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= self.max_limit:
                 raise OptionError(f"limit must be an integer from 1 to {self.max_limit}")
+            regex = args.get("regex", False)
+            if regex is None:
+                regex = False
+            if not isinstance(regex, bool):
+                # (bool("false") is True: a string would search the words as a pattern.)
+                raise OptionError(f"regex must be true or false, got {json.dumps(regex)[:40]}")
             result = conversation_search(
                 self.log,
                 _str(args, "query"),
-                regex=bool(args.get("regex", False)),
+                regex=regex,
                 limit=limit,
                 snippet_chars=self.snippet_chars,
             )
