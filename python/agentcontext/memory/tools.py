@@ -240,9 +240,11 @@ class AnthropicMemoryTool:
         """The record name a path names; None for the directory itself."""
         if not isinstance(path, str):
             raise _PathError("Error: path is required and must be a string")
-        p = path.rstrip("/") if path not in {"/", ""} else path
-        if p == ROOT:
+        # The directory may be named with a trailing slash; a file may not (``/memories/a.md/``
+        # names a directory, not the record a.md).
+        if path.rstrip("/") == ROOT and path.startswith(ROOT):
             return None
+        p = path
         rest = p[len(ROOT) + 1 :] if p.startswith(ROOT + "/") else None
         if rest is None:
             raise _PathError(f"Error: {_one_line(path)} is outside {ROOT}; every memory path starts with {ROOT}/")
