@@ -51,4 +51,5 @@ def test_literal_braces_and_good_fields_still_work() -> None:
     rules.tool_called("bash", "{}")
     rules.turn(2)
     rules.pressure(60, 100)
-    assert [t for _, t in rules.take()] == ['Use {"json": 1} style; {tool} ran', "turn 2", "window at 60%"]
+    # (A brace that is no field of the event stays as written; the fields it has are filled.)
+    assert [t for _, t in rules.take()] == ['Use {"json": 1} style; bash ran', "turn 2", "window at 60%"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -101,10 +102,7 @@ class Reminders:
                 raise OptionError(f"reminders are Reminder objects, got {type(r).__name__}")
 
     def _fire(self, rule: Reminder, **values: object) -> None:
-        try:
-            text = rule.text.format(**values)
-        except (KeyError, IndexError, ValueError, AttributeError, TypeError):
-            text = rule.text
+        text = _filled(rule.text, values)
         self.pending.append((rule, text))
         self.fired.append({"on": rule.on, "text": text, "persist": rule.persist})
 
@@ -166,3 +164,29 @@ def _tool_shown(name: str) -> str:
 def render_reminders(texts: Sequence[str]) -> str:
     """The reminder block of one request."""
     return "<system-reminder>\n" + "\n".join(t.strip() for t in texts) + "\n</system-reminder>"
+
+
+def _filled(text: str, values: Mapping[str, object]) -> str:
+    """``text`` with each field that names one of ``values`` alone (``{tool}``, ``{share:>5}``)
+    filled in as :meth:`str.format` fills it, every other field (``{arguments}``, ``{tool.x}``,
+    ``{turn[0]}``) left as it is written: one unknown field does not keep the others unfilled, and
+    no attribute or item of a value is read. Braces that are not fields: the text as it is."""
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError:
+        return text
+    out: list[str] = []
+    for literal, name, spec, conversion in parts:
+        out.append(literal)
+        if name is None:
+            continue
+        if name in values:
+            value = values[name]
+            shown = repr(value) if conversion == "r" else ascii(value) if conversion == "a" else value
+            try:
+                out.append(format(shown if conversion != "s" else str(value), spec or ""))
+                continue
+            except (ValueError, TypeError):
+                pass
+        out.append("{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+    return "".join(out)
