@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -166,6 +166,14 @@ def render_reminders(texts: Sequence[str]) -> str:
     return "<system-reminder>\n" + "\n".join(t.strip() for t in texts) + "\n</system-reminder>"
 
 
+#: ``str.format``'s conversions (``{x!r}``); another one leaves the field as written.
+_CONVERSIONS: dict[str, Callable[[object], object]] = {"r": repr, "a": ascii, "s": str}
+
+
+def _same(value: object) -> object:
+    return value
+
+
 def _filled(text: str, values: Mapping[str, object]) -> str:
     """``text`` with each field that names one of ``values`` alone (``{tool}``, ``{share:>5}``)
     filled in as :meth:`str.format` fills it, every other field (``{arguments}``, ``{tool.x}``,
@@ -180,11 +188,10 @@ def _filled(text: str, values: Mapping[str, object]) -> str:
         out.append(literal)
         if name is None:
             continue
-        if name in values:
-            value = values[name]
-            shown = repr(value) if conversion == "r" else ascii(value) if conversion == "a" else value
+        convert = _CONVERSIONS.get(conversion) if conversion else _same
+        if name in values and convert is not None:
             try:
-                out.append(format(shown if conversion != "s" else str(value), spec or ""))
+                out.append(format(convert(values[name]), spec or ""))
                 continue
             except (ValueError, TypeError):
                 pass

@@ -254,7 +254,7 @@ def _fit_thinking(messages: Sequence[M], budget: Budget, beside: int, on_event: 
     ):
         return _fit(messages, budget, beside, on_event)
     first = _fit(messages, budget, beside, None)
-    if on_event is None and not _any_field(first if type(first) is list else list(first), "thinking_blocks"):
+    if on_event is None and not _any_field(first, "thinking_blocks"):
         return first
 
     def need(kept: list[M]) -> int:

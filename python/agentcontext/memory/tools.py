@@ -242,10 +242,9 @@ class AnthropicMemoryTool:
             raise _PathError("Error: path is required and must be a string")
         # The directory may be named with a trailing slash; a file may not (``/memories/a.md/``
         # names a directory, not the record a.md).
-        if path.rstrip("/") == ROOT and path.startswith(ROOT):
+        if path.rstrip("/") == ROOT:
             return None
-        p = path
-        rest = p[len(ROOT) + 1 :] if p.startswith(ROOT + "/") else None
+        rest = path[len(ROOT) + 1 :] if path.startswith(ROOT + "/") else None
         if rest is None:
             raise _PathError(f"Error: {_one_line(path)} is outside {ROOT}; every memory path starts with {ROOT}/")
         name = rest[:-3] if rest.endswith(".md") else None

@@ -247,9 +247,9 @@ class Provider(ABC):
             _check_credentials(type(self).__name__, module, options)
             client = getattr(sdk, factory)(**options)
         self.client = client
-        # Its keys are masked from every failure text the library writes (a server may echo them).
-        keywords = _CREDENTIALS[module][0]
-        remember_credentials(*(getattr(client, k, None) for k in keywords), *(options.get(k) for k in keywords))
+        # Its keys are masked from every failure text the library writes (a server may echo them;
+        # a client built here holds the keys of ``options``).
+        remember_credentials(*(getattr(client, k, None) for k in _CREDENTIALS[module][0]))
 
     def close(self) -> None:
         """Close the SDK client if this provider built it (a client passed in is the caller's)."""
