@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcontext._core import Conversation, _equal_shares, _give_way, count_tokens, truncate
+from agentcontext._core import Conversation, _equal_shares, _give_way, count_tokens_batch, truncate
 from agentcontext.errors import BudgetError
 
 if TYPE_CHECKING:
@@ -188,15 +188,15 @@ def _cut_into(
     keep = [q for q in prov[lo:hi] if q is not None]
     neutral = [o.slice(i, i + 1).to_jsonl() for i in keep]
     flat = [(k, j, where, text) for k, ms in enumerate(neutral) for j, m in enumerate(ms) for where, text in _units(m)]
-    every = [count_tokens(text, encoding=enc) for *_, text in flat]
+    every = count_tokens_batch([text for *_, text in flat], encoding=enc)
     # A short text stays whole (a cut one is a head, a marker and a tail), and so does the latest
     # request when it takes at most a quarter of the budget.
     found = o._latest_request(run.pre)
     ask = keep.index(found[0]) if found is not None and found[0] in keep else None
-    whole_texts = [
+    whole_texts = {
         n for n, size in enumerate(every)
         if size < MIN_CUT_TEXT or (flat[n][0] == ask and flat[n][2] == "content" and size <= run.request_room)
-    ]  # fmt: skip
+    }  # fmt: skip
     flat = [x for n, x in enumerate(flat) if n not in whole_texts]
     sizes = [size for n, size in enumerate(every) if n not in whole_texts]
     room = sum(sizes) - (whole.tokens - fill_to)
