@@ -240,6 +240,8 @@ CASES: dict[str, tuple[str, Call]] = {
     "HandoffScan.__new__:start": ("count", lambda v, _: ac._core.HandoffScan(conv(), v)),
     "HandoffScan.handoff:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0).handoff(v)),
     "HandoffScan.ledger_handoff:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0).ledger_handoff(v)),
+    "HandoffScan._facts:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0)._facts(v)),
+    "HandoffScan._facts_ahead:stop": ("optional", lambda v, _: ac._core.HandoffScan(conv(), 0)._facts_ahead(v)),
     "Conversation._summaries:start": ("count", lambda v, _: conv()._summaries(v)),
     "Conversation._summaries:stop": ("optional", lambda v, _: conv()._summaries(0, v)),
     # the Python half

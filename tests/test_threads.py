@@ -96,6 +96,28 @@ CASES = {
         for s in leftover: s.ledger_handoff()
         del leftover
     """,
+    # A handoff made ahead on the pool (HandoffScan._facts_ahead) whose scan is freed, by a
+    # thread that exits, before or while it is made; and one left in flight at exit.
+    "handoffs made ahead, their scans freed first, and at exit": """
+        import threading
+        from agentcontext._core import HandoffScan
+        messages = [{"role": "user", "content": f"fix src/m{i}.py"} for i in range(400)]
+        messages += [{"role": "assistant", "content": f"I'll edit src/m{i}.py"} for i in range(400)]
+        conv = ac.Conversation(messages)
+        def work():
+            for k in range(20):
+                scan = HandoffScan(conv, 0)
+                scan.ledger_handoff(700)
+                scan._facts_ahead(700)
+                if k % 2:
+                    assert scan._facts(700).handoff()["messages"] == 700
+                del scan
+        for _ in range(6):
+            t = threading.Thread(target=work); t.start(); t.join()
+        leftover = [HandoffScan(conv, 0) for _ in range(30)]
+        for s in leftover:
+            s.ledger_handoff(); s._facts_ahead()
+    """,
 }
 
 

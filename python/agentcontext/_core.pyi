@@ -460,6 +460,10 @@ class HandoffScan:
         messages are scanned whole all the same, for a later :meth:`handoff`."""
     def _facts(self, stop: int | None = None, /) -> _HandoffFacts:
         """:meth:`handoff` kept in the core, for the offline summary's fit."""
+    def _facts_ahead(self, stop: int | None = None, /) -> None:
+        """Start making :meth:`_facts` of ``stop`` on the core's thread pool when the span is the
+        one whose ledger fields were merged last (nothing else to read), so that it is made while
+        Python works on; ``_facts(stop)`` then waits for it. Otherwise nothing."""
 
 @final
 class _HandoffFacts:

@@ -54,8 +54,8 @@ pub fn _fit_summary(
         .collect();
     // The handoff's long sections, written here and merged before the lines given (the previous
     // summary's).
-    let written = facts.as_deref().map(|f| compact::summary::handoff_lines(&f.handoff));
-    for (section, new) in written.iter().flatten() {
+    let written = facts.as_deref().map(PyHandoffFacts::lines);
+    for (section, new) in written.iter().flat_map(|lines| lines.iter()) {
         if let Some(given) = lines.get_mut(*section) {
             let old = std::mem::take(given);
             *given = compact::summary::merged(new, &old);

@@ -1,21 +1,58 @@
 //! `agentcontext._core.HandoffScan`: handoffs of several spans of one conversation that start at
 //! the same message, from one scan (the core's [`Scan`]).
 
-use std::sync::Mutex;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::conversation::PyConversation;
 use super::conversation_helpers::handoff_dict;
-use crate::compact::handoff::{Handoff, Scan, extract};
+use crate::compact::handoff::{Handoff, Scan, extract, last_assistant_text};
+use crate::compact::summary::{Lines, handoff_lines};
 use crate::model::Message;
 
 #[pyclass(name = "HandoffScan", module = "agentcontext", frozen)]
 pub struct PyHandoffScan {
     conversation: Py<PyConversation>,
     start: usize,
-    scan: Mutex<Scan>,
+    /// Shared with the handoff made ahead on the thread pool ([`PyHandoffScan::_facts_ahead`]).
+    scan: Arc<Mutex<Scan>>,
+    ahead: Mutex<Option<Ahead>>,
+}
+
+/// A `_facts` made ahead on the thread pool: of which stop, in which process, and where it is
+/// put when made.
+struct Ahead {
+    stop: usize,
+    pid: u32,
+    slot: Arc<Slot>,
+}
+
+/// Where a handoff made ahead is put (None: the scan no longer knew the span; a panic: what it
+/// was), and the signal that it is there.
+#[derive(Default)]
+struct Slot {
+    made: Mutex<Option<std::thread::Result<Option<PyHandoffFacts>>>>,
+    ready: Condvar,
+}
+
+impl Slot {
+    fn put(&self, made: std::thread::Result<Option<PyHandoffFacts>>) {
+        *self.made.lock().unwrap_or_else(PoisonError::into_inner) = Some(made);
+        self.ready.notify_all();
+    }
+
+    fn wait(&self) -> std::thread::Result<Option<PyHandoffFacts>> {
+        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(done) = made.take() {
+                return done;
+            }
+            made = self.ready.wait(made).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 #[pymethods]
@@ -26,7 +63,8 @@ impl PyHandoffScan {
         PyHandoffScan {
             conversation,
             start,
-            scan: Mutex::new(Scan::default()),
+            scan: Arc::default(),
+            ahead: Mutex::new(None),
         }
     }
 
@@ -49,9 +87,78 @@ impl PyHandoffScan {
         py: Python<'_>,
         #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
     ) -> PyHandoffFacts {
-        PyHandoffFacts {
-            handoff: self.merged(py, stop, Scan::handoff),
+        let stop = self.stop(stop);
+        let ahead = self.ahead.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if ahead.as_ref().is_some_and(|a| a.pid != std::process::id()) {
+            // A child forked while the parent's pool was making it: no thread here makes it,
+            // and the scan may be held by one that is not here. Made here from a scan of its own.
+            let conversation = self.conversation.get();
+            let handoff = py.detach(|| {
+                conversation.with(|c| match c.messages().get(self.start..stop) {
+                    Some(span) if !span.is_empty() => Scan::default().handoff(span),
+                    _ => extract(&[]),
+                })
+            });
+            return PyHandoffFacts { handoff, lines: None };
         }
+        if let Some(ahead) = ahead.filter(|a| a.stop == stop) {
+            // A panic there goes on here, as it would have had the handoff been made here.
+            match py.detach(|| ahead.slot.wait()) {
+                Ok(Some(made)) => return made,
+                Ok(None) => {} // the scan no longer knew the span: made here
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        PyHandoffFacts {
+            handoff: self.merged(py, Some(stop), Scan::handoff),
+            lines: None,
+        }
+    }
+
+    /// Start making :meth:`_facts` of `stop` on the core's thread pool, when the scan knows that
+    /// span (its ledger fields were merged last: no message need be read), so that it is made
+    /// while Python works on; `_facts(stop)` then waits for it. Otherwise nothing.
+    #[pyo3(signature = (stop = None, /))]
+    fn _facts_ahead(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = super::args::optional_count::stop)] stop: Option<usize>,
+    ) {
+        let stop = self.stop(stop);
+        let Some(len) = stop.checked_sub(self.start).filter(|&len| len > 0) else {
+            return;
+        };
+        let conversation = self.conversation.get();
+        let last = py.detach(|| {
+            let scan = self.scan.lock().unwrap_or_else(PoisonError::into_inner);
+            if !scan.knows(len) {
+                return None;
+            }
+            // The span's last assistant text, read now: the job reads no message.
+            let at = scan.last_text(len).map(|i| self.start + i);
+            Some(conversation.with(|c| at.map(|i| last_assistant_text(&c.messages()[i]))))
+        });
+        let Some(last) = last else { return };
+        let slot = Arc::new(Slot::default());
+        let (scan, done) = (Arc::clone(&self.scan), Arc::clone(&slot));
+        crate::parallel::spawn(move || {
+            let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let scan = scan.lock().unwrap_or_else(PoisonError::into_inner);
+                scan.known_handoff(len, last).map(|handoff| {
+                    let lines = handoff_lines(&handoff);
+                    PyHandoffFacts {
+                        handoff,
+                        lines: Some(lines),
+                    }
+                })
+            }));
+            done.put(made);
+        });
+        *self.ahead.lock().unwrap_or_else(PoisonError::into_inner) = Some(Ahead {
+            stop,
+            pid: std::process::id(),
+            slot,
+        });
     }
 
     /// :meth:`handoff` with only the fields a task ledger reads (the others empty): the user
@@ -75,6 +182,18 @@ impl PyHandoffScan {
 #[pyclass(name = "_HandoffFacts", module = "agentcontext._core", frozen)]
 pub struct PyHandoffFacts {
     pub(super) handoff: Handoff,
+    /// Its tests' and decisions' lines as the summary writes them, when made with it.
+    pub(super) lines: Option<Lines>,
+}
+
+impl PyHandoffFacts {
+    /// The tests' and decisions' lines as the summary writes them (`summary::handoff_lines`).
+    pub(super) fn lines(&self) -> std::borrow::Cow<'_, Lines> {
+        self.lines.as_ref().map_or_else(
+            || std::borrow::Cow::Owned(handoff_lines(&self.handoff)),
+            std::borrow::Cow::Borrowed,
+        )
+    }
 }
 
 #[pymethods]
@@ -90,8 +209,8 @@ impl PyHandoffFacts {
 impl Drop for PyHandoffFacts {
     /// A long span's handoff holds thousands of small strings: freed on the thread pool.
     fn drop(&mut self) {
-        let h = std::mem::take(&mut self.handoff);
-        crate::parallel::spawn(move || drop(h));
+        let made = (std::mem::take(&mut self.handoff), self.lines.take());
+        crate::parallel::spawn(move || drop(made));
     }
 }
 
@@ -99,12 +218,17 @@ impl Drop for PyHandoffScan {
     /// The scan of a long span holds a few small allocations per message and per call: they are
     /// freed on the thread pool, after the compaction that used them has returned.
     fn drop(&mut self) {
-        let scan = std::mem::take(self.scan.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let scan = std::mem::take(&mut self.scan);
         crate::parallel::spawn(move || drop(scan));
     }
 }
 
 impl PyHandoffScan {
+    /// `stop` (None: the conversation's length) within the conversation.
+    fn stop(&self, stop: Option<usize>) -> usize {
+        self.conversation.get().with(|c| stop.unwrap_or(c.len()).min(c.len()))
+    }
+
     /// `merge` of the scan over the conversation's messages `start:stop`, without the GIL.
     fn merged(&self, py: Python<'_>, stop: Option<usize>, merge: fn(&mut Scan, &[Message]) -> Handoff) -> Handoff {
         let conversation = self.conversation.get();

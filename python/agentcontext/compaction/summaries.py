@@ -115,6 +115,9 @@ class SummaryRun(FlushingRun):
         # Earlier summaries in the older part are updated, not nested.
         previous = next(reversed(work._summaries(self.preamble, stop)), None)
         max_tokens = max(64, min(cap, older_tokens - 1))
+        if stop in self._ledgers and stop not in self._handoffs:
+            # The span's whole handoff (read below) made on the core's threads meanwhile.
+            self._handoff_scan()._facts_ahead(stop)
         # The facts that leave with the span, checked in the summary before it is used (#27).
         check = SpanCheck.of(self.original, self.preamble, stop)
         # The tokens of the lines the offline summary's fit counts: the repair's fit reuses them.

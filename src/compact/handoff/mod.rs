@@ -143,7 +143,30 @@ fn merge(
 /// Merge into `h` what the messages' and calls' texts name: earlier summaries, identifiers,
 /// paths, references, open work, decisions, tests and the last assistant text.
 fn merge_texts(h: &mut Handoff, messages: &[Message], at: &[usize], scanned: &[MessageFacts], facts: &[&CallFacts]) {
-    let mut last_text = None;
+    let last = last_assistant(messages, scanned);
+    merge_texts_with(h, last, at, scanned, facts);
+}
+
+/// The last assistant text of a span (clipped as a handoff holds it), from its messages and their
+/// scanned facts.
+fn last_assistant(messages: &[Message], scanned: &[MessageFacts]) -> Option<String> {
+    let i = scanned.iter().rposition(|f| f.has_text)?;
+    Some(last_assistant_text(&messages[i]))
+}
+
+/// The text of an assistant message as a handoff's `last_assistant` holds it: trimmed, clipped.
+pub fn last_assistant_text(m: &Message) -> String {
+    clip(text_of(m).trim(), 600)
+}
+
+/// [`merge_texts`] with the span's last assistant text given ([`last_assistant`]): no message read.
+fn merge_texts_with(
+    h: &mut Handoff,
+    last_assistant: Option<String>,
+    at: &[usize],
+    scanned: &[MessageFacts],
+    facts: &[&CallFacts],
+) {
     // Paths and references of messages and of calls, by message index, merged below.
     let mut paths: Vec<(usize, &str)> = Vec::new();
     let mut references: Vec<(usize, &str)> = Vec::new();
@@ -156,11 +179,8 @@ fn merge_texts(h: &mut Handoff, messages: &[Message], at: &[usize], scanned: &[M
         references.extend(f.pieces.of(Kind::Reference).map(|r| (i, r)));
         todos.extend(f.pieces.of(Kind::Todo));
         decisions.extend(f.pieces.of(Kind::Decision));
-        if f.has_text {
-            last_text = Some(i);
-        }
     }
-    h.last_assistant = last_text.map(|i| clip(text_of(&messages[i]).trim(), 600));
+    h.last_assistant = last_assistant;
     for (&i, f) in at.iter().zip(facts) {
         identifiers.extend(f.pieces.of(Kind::Identifier));
         paths.extend(f.pieces.of(Kind::Path).map(|p| (i, p)));

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::scan::{CallFacts, MessageFacts, PARALLEL_CALLS, is_read_tool, is_write_tool, scan_call, scan_message};
-use super::{Fields, Handoff, merge, merge_texts};
+use super::{Fields, Handoff, merge, merge_texts, merge_texts_with};
 use crate::compact::structure::{Call, FastMap, Pairing};
 use crate::model::Message;
 
@@ -48,6 +48,34 @@ impl Scan {
     /// whole all the same, for a later [`Scan::handoff`].
     pub fn ledger_handoff(&mut self, messages: &[Message]) -> Handoff {
         self.merged(messages, Fields::Ledger)
+    }
+
+    /// Whether the whole handoff of the span of `len` messages can be made without reading them
+    /// ([`Scan::known_handoff`]): it is the span merged last, with its ledger fields (a compaction
+    /// asks for the ledger of its span before the whole handoff).
+    pub fn knows(&self, len: usize) -> bool {
+        self.last
+            .as_ref()
+            .is_some_and(|span| span.len == len && span.ledger.is_some())
+    }
+
+    /// Where the last message with assistant text is among the first `len` scanned (the one a
+    /// handoff's `last_assistant` is of).
+    pub fn last_text(&self, len: usize) -> Option<usize> {
+        self.messages.get(..len)?.iter().rposition(|f| f.has_text)
+    }
+
+    /// [`Scan::handoff`] of the span of `len` messages when [`Scan::knows`] it, given its last
+    /// assistant text (`last_assistant`, as a handoff holds it: that of the message
+    /// [`Scan::last_text`] names, trimmed and clipped); None otherwise.
+    pub fn known_handoff(&self, len: usize, last_assistant: Option<String>) -> Option<Handoff> {
+        let span = self.last.as_ref().filter(|span| span.len == len)?;
+        let ledger = span.ledger.as_ref()?;
+        let facts: Vec<&CallFacts> = span.calls.iter().map(|&(_, k)| &self.calls[k]).collect();
+        let at: Vec<usize> = span.calls.iter().map(|&(m, _)| m).collect();
+        let mut h = ledger.clone();
+        merge_texts_with(&mut h, last_assistant, &at, &self.messages[..len], &facts);
+        Some(h)
     }
 
     fn merged(&mut self, messages: &[Message], fields: Fields) -> Handoff {

@@ -17,7 +17,7 @@ const _: () = assert!(matches!(SECTIONS[DECISIONS].as_bytes(), b"Decisions"));
 /// The lines the offline summarizer writes from `h`'s tests and decisions, most recent first, as
 /// `(section, lines)`: Python's `f"- {name}: {status}"` and `f"- {d}"` over the reversed lists.
 #[must_use]
-pub fn handoff_lines(h: &Handoff) -> [(usize, Vec<String>); 2] {
+pub fn handoff_lines(h: &Handoff) -> Lines {
     [
         (
             TESTS,
@@ -30,6 +30,9 @@ pub fn handoff_lines(h: &Handoff) -> [(usize, Vec<String>); 2] {
         (DECISIONS, h.decisions.iter().rev().map(|d| format!("- {d}")).collect()),
     ]
 }
+
+/// The tests' and decisions' lines of a handoff, each with its section ([`handoff_lines`]).
+pub type Lines = [(usize, Vec<String>); 2];
 
 /// `new` then `old`, each line once at its first place (Python's
 /// `list(dict.fromkeys([*new, *old]))`, the summarizer's merge with a previous summary).

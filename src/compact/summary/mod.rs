@@ -9,5 +9,5 @@ pub mod text;
 #[cfg(test)]
 mod fit_tests;
 
-pub use facts::{handoff_lines, merged};
+pub use facts::{Lines, handoff_lines, merged};
 pub use fit::{FitInput, Fitted, SECTIONS, fit, render};
