@@ -414,7 +414,19 @@ def cut_items(
             and (item["output"] == msgs[k]["content"] or not isinstance(item["output"], str))
         )
 
+    def request(k: int) -> bool:
+        # The latest request as one message item whose content is its text.
+        item = items[starts[k]]
+        return (
+            starts[k + 1] - starts[k] == 1
+            and msgs[k].get("role") == "user"
+            and isinstance(item.get("content"), str)
+            and item["content"] == msgs[k].get("content")
+        )
+
     def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        if new.get("role") == "user":
+            return [(starts[k], {**items[starts[k]], "content": new["content"]})]
         if new.get("role") != "assistant":
             return [(starts[k], {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])})]
         # A call whose arguments were cut: its function_call item, the other items its own.
@@ -438,6 +450,7 @@ def cut_items(
         calls=_calls,
         cuttable=output,
         arguments=lambda k: msgs[k].get("role") == "assistant",
+        request=request,
         written=written,
     )
 

@@ -1,0 +1,110 @@
+"""Defects found attacking the adapters (h47-attack), each with the input that showed it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+import agentcontext as ac
+
+#: A pasted log or file of 78,000 o200k tokens: over the budget by itself.
+HUGE = "x = 1  # line of code that goes on\n" * 6000
+ASK = "Look at this log and fix what fails: " + HUGE
+BUDGET = 8000
+
+
+def _check(dicts: list[dict[str, Any]], format: str = "openai") -> None:
+    """Within the budget, pair-valid, the request's head there and both long texts cut."""
+    conv = ac.Conversation(dicts, format=format)
+    assert conv.tokens <= BUDGET
+    assert conv.validate() == []
+    sent = json.dumps(dicts)
+    assert "Look at this log and fix what fails" in sent
+    assert sent.count("omitted") == 2
+
+
+def test_litellm_cuts_a_long_request_beside_a_long_newest_result() -> None:
+    """A user who pasted a long text, then a tool result over the budget by itself: the result was
+    not cut (the cut planned the request whole), so the call failed with ``BudgetError``."""
+    pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+    from agentcontext.integrations import litellm
+
+    call = {"id": "c0", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": ASK},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c0", "content": HUGE},
+    ]
+    before = copy.deepcopy(messages)
+    out = litellm.fit_messages(messages, BUDGET)
+    assert messages == before
+    _check(out)
+    assert out[2] is messages[2]
+
+
+def test_langchain_cuts_a_long_request_beside_a_long_newest_result() -> None:
+    pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from agentcontext.integrations import langchain
+
+    messages = [
+        SystemMessage("Be brief."),
+        HumanMessage(ASK, id="h1"),
+        AIMessage("", tool_calls=[{"id": "c0", "name": "read", "args": {}}]),
+        ToolMessage(HUGE, tool_call_id="c0"),
+    ]
+    out = langchain.fit_messages(messages, BUDGET)
+    _check([langchain.to_openai(m) for m in out])
+    assert isinstance(out[1], HumanMessage) and out[1].id == "h1"
+    assert messages[1].content == ASK
+
+
+def test_pydantic_ai_cuts_a_long_request_beside_a_long_newest_result() -> None:
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'agentcontext[pydantic-ai]')")
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    from agentcontext.integrations import pydantic_ai
+    from tests.integration_support import pydantic_chat
+
+    messages = [
+        ModelRequest(parts=[SystemPromptPart("Be brief."), UserPromptPart(ASK)]),
+        ModelResponse(parts=[ToolCallPart("read", {}, tool_call_id="c0")]),
+        ModelRequest(parts=[ToolReturnPart("read", HUGE, tool_call_id="c0")]),
+    ]
+    out = pydantic_ai.fit_messages(messages, BUDGET)
+    _check(pydantic_chat(out))
+    assert out[1] is messages[1]
+
+
+@pytest.mark.parametrize("reasoning", [False, True], ids=["chat-path", "items-path"])
+def test_agents_sdk_cuts_a_long_request_beside_a_long_newest_result(reasoning: bool) -> None:
+    """Both paths: items the Chat form holds, and a list with a reasoning item (cut as items)."""
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    from agentcontext.integrations.openai_agents import fit_items
+
+    items: list[dict[str, Any]] = [
+        *([{"type": "reasoning", "id": "rs_1", "summary": []}] if reasoning else []),
+        {"role": "user", "content": ASK},
+        {"type": "function_call", "call_id": "c0", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c0", "output": HUGE},
+    ]
+    before = copy.deepcopy(items)
+    out = fit_items(items, BUDGET, "Be brief.")
+    assert items == before
+    _check([{"role": "system", "content": "Be brief."}, *out], "responses")
+    user = next(i for i in out if i.get("role") == "user")
+    assert set(user) == {"role", "content"}
