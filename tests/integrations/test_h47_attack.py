@@ -108,3 +108,41 @@ def test_agents_sdk_cuts_a_long_request_beside_a_long_newest_result(reasoning: b
     _check([{"role": "system", "content": "Be brief."}, *out], "responses")
     user = next(i for i in out if i.get("role") == "user")
     assert set(user) == {"role", "content"}
+
+
+def _factories() -> dict[str, Any]:
+    """Each adapter's constructor or factory, given a budget (only those whose framework is installed)."""
+    out: dict[str, Any] = {"Budget": lambda b: ac.Budget(b)}
+    try:
+        from agentcontext.integrations import langchain, langgraph
+
+        out["AgentContextMiddleware"] = langchain.AgentContextMiddleware
+        out["fit_hook"] = langgraph.fit_hook
+        out["compact_hook"] = langgraph.compact_hook
+    except ImportError:
+        pass
+    try:
+        from agents import SQLiteSession
+
+        from agentcontext.integrations import openai_agents
+
+        out["input_filter"] = openai_agents.input_filter
+        out["CompactingSession"] = lambda b: openai_agents.CompactingSession(SQLiteSession("s"), b)
+    except ImportError:
+        pass
+    try:
+        from agentcontext.integrations import pydantic_ai
+
+        out["history_processor"] = pydantic_ai.history_processor
+    except ImportError:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("factory", list(_factories()))
+def test_a_budget_of_0_tokens_is_refused_at_construction(factory: str) -> None:
+    """A budget of 0 was taken, and every model call then failed with ``BudgetError``."""
+    make = _factories()[factory]
+    with pytest.raises(ac.OptionError, match=r"(budget|max_tokens) must be a positive integer, got 0"):
+        make(0)
+    make(1)

@@ -118,7 +118,8 @@ class Budget:
         )
 
     def __post_init__(self) -> None:
-        _checks.count("max_tokens", self.max_tokens)
+        # (No input fits in 0 tokens: refused here, not in the first model call.)
+        _checks.count("max_tokens", self.max_tokens, minimum=1)
         for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
             _checks.count(name, getattr(self, name))
         for name in ("clear", "clear_tool_inputs"):
@@ -187,7 +188,7 @@ def as_budget(budget: int | Budget) -> Budget:
     Raises:
         ArgumentTypeError: ``budget`` is neither an int nor a :class:`Budget` (a model name is told
             to use :meth:`Budget.for_model`).
-        OptionError: a negative int, or one over the 64-bit range.
+        OptionError: an int under 1 (no input fits in 0 tokens), or one over the 64-bit range.
     """
     if isinstance(budget, Budget):
         return budget
@@ -196,14 +197,14 @@ def as_budget(budget: int | Budget) -> Budget:
         return held
     if isinstance(budget, str) and not budget.strip().isdigit():
         raise ArgumentTypeError(
-            f"budget must be a non-negative integer or a Budget, got str {budget!r}: for a model's window "
+            f"budget must be a positive integer or a Budget, got str {budget!r}: for a model's window "
             f"pass agentcontext.Budget.for_model({budget!r})"
         )
     if isinstance(budget, type) and issubclass(budget, Budget):
         raise ArgumentTypeError(
-            "budget must be a non-negative integer or a Budget, got the class Budget: call it, Budget(...)"
+            "budget must be a positive integer or a Budget, got the class Budget: call it, Budget(...)"
         )
-    made = Budget(_checks.count("budget", budget))
+    made = Budget(_checks.count("budget", budget, minimum=1))
     if len(_INT_BUDGETS) >= 64:
         _INT_BUDGETS.clear()
     _INT_BUDGETS[made.max_tokens] = made
