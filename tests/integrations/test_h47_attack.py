@@ -146,3 +146,18 @@ def test_a_budget_of_0_tokens_is_refused_at_construction(factory: str) -> None:
     with pytest.raises(ac.OptionError, match=r"(budget|max_tokens) must be a positive integer, got 0"):
         make(0)
     make(1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"recent_tool": 1}, "unknown option 'recent_tool' \\(did you mean recent_tools\\?\\)"),
+        ({"max_tokens": 5000}, "unknown option 'max_tokens' \\(a share of the window is fraction="),
+        ({"colour": "red"}, "unknown option 'colour': it takes clear, recent_messages"),
+    ],
+)
+def test_for_model_names_an_unknown_option(options: dict[str, Any], message: str) -> None:
+    """A misspelt option was a bare ``TypeError`` from the dataclass (no AgentContextError)."""
+    with pytest.raises(ac.ArgumentTypeError, match=message):
+        ac.Budget.for_model("gpt-4o", **options)
+    assert ac.Budget.for_model("gpt-4o", recent_tools=1).recent_tools == 1

@@ -88,10 +88,13 @@ class Budget:
                 names the closest known models.
             OptionError: ``fraction`` outside (0, 1] or a share of the window under one token,
                 or a field out of range.
+            ArgumentTypeError: an option that is not a field (``recent_tool=``), naming the
+                closest.
         """
         from agentcontext.budgets.windows import model_window  # (lazy: keeps the adapters light)
 
         share = _checks.number("fraction", fraction, high=1.0, low_open=True)
+        _check_options(options)
         try:
             entry = model_window(model, windows=windows)
         except UnknownModelError as exc:
@@ -180,6 +183,23 @@ class Budget:
             "clear_tool_inputs": self.clear_tool_inputs,
             "recall_ids": recall_ids,
         }
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Raise :class:`ArgumentTypeError` for a name in ``options`` that is not a field
+    :meth:`Budget.for_model` passes on (a misspelt one: the closest named)."""
+    import difflib
+
+    known = [f for f in Budget.__dataclass_fields__ if f not in ("max_tokens", "encoding", "model")]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            if name == "max_tokens":
+                hint = " (a share of the window is fraction=; a number of tokens is Budget(max_tokens, ...))"
+            raise ArgumentTypeError(
+                f"Budget.for_model got an unknown option {name!r}{hint}: it takes {', '.join(known)}"
+            )
 
 
 def as_budget(budget: int | Budget) -> Budget:
