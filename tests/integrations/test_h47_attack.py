@@ -161,3 +161,31 @@ def test_for_model_names_an_unknown_option(options: dict[str, Any], message: str
     with pytest.raises(ac.ArgumentTypeError, match=message):
         ac.Budget.for_model("gpt-4o", **options)
     assert ac.Budget.for_model("gpt-4o", recent_tools=1).recent_tools == 1
+
+
+def _foreign(kind: str) -> list[Any]:
+    if kind == "langchain":
+        pytest.importorskip("langchain", reason="LangChain is not installed (pip install 'agentcontext[langchain]')")
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        return [HumanMessage("hi"), AIMessage("hello")]
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'agentcontext[pydantic-ai]')")
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    return [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("hello")])]
+
+
+@pytest.mark.parametrize("kind", ["langchain", "pydantic_ai"])
+@pytest.mark.parametrize("adapter", ["litellm", "openai_agents"])
+def test_another_frameworks_messages_are_refused_naming_its_adapter(adapter: str, kind: str) -> None:
+    """LangChain messages have ``model_dump``: LiteLLM's fit read their dumps and failed with
+    "missing `role`", and the Agents SDK's ``fit_items`` sent them on as unknown items."""
+    messages = _foreign(kind)
+    if adapter == "litellm":
+        pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'agentcontext[litellm]')")
+        from agentcontext.integrations.litellm import fit_messages as fit
+    else:
+        pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed")
+        from agentcontext.integrations.openai_agents import fit_items as fit
+    with pytest.raises(ac.InvalidMessageError, match=f"another framework's message: agentcontext.integrations.{kind}"):
+        fit(messages, 1000)
