@@ -189,3 +189,28 @@ def test_another_frameworks_messages_are_refused_naming_its_adapter(adapter: str
         from agentcontext.integrations.openai_agents import fit_items as fit
     with pytest.raises(ac.InvalidMessageError, match=f"another framework's message: agentcontext.integrations.{kind}"):
         fit(messages, 1000)
+
+
+def test_agents_sdk_items_path_cuts_the_newest_round_as_the_chat_path_does() -> None:
+    """Items the Chat form cannot hold (a reasoning item per round) are cut as items; the newest
+    round was taken to start at the latest request (the library's form of an item's calls was not
+    recognised), so every round of the turn kept a share of the room: five results of 78,000
+    tokens each were all sent, cut to about 1,500 tokens each, the newest one among them."""
+    pytest.importorskip(
+        "agents", reason="the OpenAI Agents SDK is not installed (pip install 'agentcontext[openai-agents]')"
+    )
+    from agentcontext.integrations.openai_agents import fit_items
+
+    for reasoning in (False, True):
+        items: list[dict[str, Any]] = [{"role": "user", "content": "Read the five logs."}]
+        for r in range(5):
+            if reasoning:
+                items.append({"type": "reasoning", "id": f"rs_{r}", "summary": []})
+            items.append({"type": "function_call", "call_id": f"c{r}", "name": "read", "arguments": "{}"})
+            items.append({"type": "function_call_output", "call_id": f"c{r}", "output": HUGE})
+        out = fit_items(items, BUDGET)
+        conv = ac.Conversation(out, format="responses")
+        assert conv.tokens <= BUDGET and conv.validate() == []
+        outputs = [i for i in out if i.get("type") == "function_call_output"]
+        assert [i["call_id"] for i in outputs] == ["c4"], reasoning
+        assert ac.count_tokens(outputs[0]["output"]) > BUDGET * 3 // 4

@@ -367,7 +367,10 @@ class Turns:
 
 
 def _calls(message: dict[str, Any]) -> bool:
-    """Whether a message in the library's format makes tool calls (an assistant's ``tool_use``)."""
+    """Whether a message in the library's format makes tool calls (its ``tool_calls``, or an
+    assistant's ``tool_use`` blocks)."""
+    if message.get("tool_calls"):
+        return True
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
 
