@@ -417,16 +417,6 @@ def cut_items(
             and (item["output"] == msgs[k]["content"] or not isinstance(item["output"], str))
         )
 
-    def request(k: int) -> bool:
-        # The latest request as one message item whose content is its text.
-        item = items[starts[k]]
-        return (
-            starts[k + 1] - starts[k] == 1
-            and msgs[k].get("role") == "user"
-            and isinstance(item.get("content"), str)
-            and item["content"] == msgs[k].get("content")
-        )
-
     def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         if new.get("role") == "user":
             return [(starts[k], {**items[starts[k]], "content": new["content"]})]
@@ -453,8 +443,19 @@ def cut_items(
         calls=_calls,
         cuttable=output,
         arguments=lambda k: msgs[k].get("role") == "assistant",
-        request=request,
+        request=lambda k: _text_request(items[starts[k] : starts[k + 1]], msgs[k]),
         written=written,
+    )
+
+
+def _text_request(run: list[dict[str, Any]], message: dict[str, Any]) -> bool:
+    """Whether ``run``, the items the user message ``message`` stands for, is one message item
+    whose content is the message's text (a request :func:`cut_items` may cut)."""
+    return (
+        len(run) == 1
+        and message.get("role") == "user"
+        and isinstance(run[0].get("content"), str)
+        and run[0]["content"] == message.get("content")
     )
 
 
