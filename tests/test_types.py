@@ -160,10 +160,11 @@ def test_async_adapter_takes_the_same_budget() -> None:
 @pytest.mark.parametrize(
     ("budget", "error", "message"),
     [
-        (-1, ac.OptionError, "budget must be a non-negative integer, got -1"),
-        ("100", ac.ArgumentTypeError, "budget must be a non-negative integer"),
-        (True, ac.ArgumentTypeError, "budget must be a non-negative integer"),
-        (1.5, ac.ArgumentTypeError, "budget must be a non-negative integer"),
+        (0, ac.OptionError, "budget must be a positive integer, got 0"),
+        (-1, ac.OptionError, "budget must be a positive integer, got -1"),
+        ("100", ac.ArgumentTypeError, "budget must be a positive integer"),
+        (True, ac.ArgumentTypeError, "budget must be a positive integer"),
+        (1.5, ac.ArgumentTypeError, "budget must be a positive integer"),
     ],
 )
 def test_a_bad_budget_is_refused_by_name(budget: Any, error: type[Exception], message: str) -> None:

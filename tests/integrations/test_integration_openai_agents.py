@@ -319,5 +319,5 @@ def test_compacting_session_arguments_are_checked(tmp_path: Any) -> None:
         CompactingSession(inner, BUDGET, compact_to=2)
     with pytest.raises(ac.ArgumentTypeError, match="summarizer must"):
         CompactingSession(inner, BUDGET, summarizer="offline")  # type: ignore[arg-type]
-    with pytest.raises(ac.OptionError, match="budget must be a non-negative integer"):
+    with pytest.raises(ac.OptionError, match="budget must be a positive integer"):
         CompactingSession(inner, -1)

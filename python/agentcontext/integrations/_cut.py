@@ -66,6 +66,7 @@ def cut_newest(
     cuttable: Callable[[int], bool],
     written: Callable[[int, dict[str, Any]], list[tuple[int, dict[str, Any]]]],
     arguments: Callable[[int], bool] = lambda k: False,
+    request: Callable[[int], bool] = lambda k: False,
 ) -> list[dict[str, Any]] | None:
     """``items`` (read as ``conv``, whose messages are ``msgs`` in ``format``: ``items`` themselves
     for Chat, one message a run of items for Responses) with the long texts of the newest round
@@ -78,7 +79,10 @@ def cut_newest(
     are JSON stay valid JSON; a text that is not JSON is cut as it is); the message at ``k`` cut as ``new`` is written back as
     ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
-    back by (else it says the original is not stored)."""
+    back by (else it says the original is not stored). The latest request, when ``request`` (by
+    position) says its content may be cut, is one of the texts cut: a user who pasted a long
+    text and a round whose results are long share the room (the core's trim cuts a request alone
+    so); a text under its share stays whole."""
     from agentcontext._core import Conversation, count_tokens_batch
     from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
 
@@ -90,7 +94,9 @@ def cut_newest(
     unescaped = [k for k in range(len(msgs)) if read[k] is not msgs[k]]
     msgs = read
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
-    units = _texts(msgs, keep, last, cuttable, arguments)
+    units = _texts(
+        msgs, keep, last, lambda k: cuttable(k) or (found is not None and k == start and request(k)), arguments
+    )
     sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
     units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
     sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
@@ -209,6 +215,7 @@ def cut_oversized(
         calls=lambda m: bool(m.get("tool_calls")),
         cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
         arguments=lambda k: msgs[k].get("role") == "assistant",
+        request=lambda k: msgs[k].get("role") == "user" and isinstance(msgs[k].get("content"), str),
         written=written,
     )
 

@@ -88,10 +88,13 @@ class Budget:
                 names the closest known models.
             OptionError: ``fraction`` outside (0, 1] or a share of the window under one token,
                 or a field out of range.
+            ArgumentTypeError: an option that is not a field (``recent_tool=``), naming the
+                closest.
         """
         from agentcontext.budgets.windows import model_window  # (lazy: keeps the adapters light)
 
         share = _checks.number("fraction", fraction, high=1.0, low_open=True)
+        _check_options(options)
         try:
             entry = model_window(model, windows=windows)
         except UnknownModelError as exc:
@@ -118,7 +121,8 @@ class Budget:
         )
 
     def __post_init__(self) -> None:
-        _checks.count("max_tokens", self.max_tokens)
+        # (No input fits in 0 tokens: refused here, not in the first model call.)
+        _checks.count("max_tokens", self.max_tokens, minimum=1)
         for name in ("recent_messages", "recent_tools", "clear_at_least", "reserved_output", "safety_margin"):
             _checks.count(name, getattr(self, name))
         for name in ("clear", "clear_tool_inputs"):
@@ -181,13 +185,30 @@ class Budget:
         }
 
 
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Raise :class:`ArgumentTypeError` for a name in ``options`` that is not a field
+    :meth:`Budget.for_model` passes on (a misspelt one: the closest named)."""
+    import difflib
+
+    known = [f for f in Budget.__dataclass_fields__ if f not in ("max_tokens", "encoding", "model")]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            if name == "max_tokens":
+                hint = " (a share of the window is fraction=; a number of tokens is Budget(max_tokens, ...))"
+            raise ArgumentTypeError(
+                f"Budget.for_model got an unknown option {name!r}{hint}: it takes {', '.join(known)}"
+            )
+
+
 def as_budget(budget: int | Budget) -> Budget:
     """``budget`` as a :class:`Budget`: an int is ``Budget(budget)``.
 
     Raises:
         ArgumentTypeError: ``budget`` is neither an int nor a :class:`Budget` (a model name is told
             to use :meth:`Budget.for_model`).
-        OptionError: a negative int, or one over the 64-bit range.
+        OptionError: an int under 1 (no input fits in 0 tokens), or one over the 64-bit range.
     """
     if isinstance(budget, Budget):
         return budget
@@ -196,14 +217,14 @@ def as_budget(budget: int | Budget) -> Budget:
         return held
     if isinstance(budget, str) and not budget.strip().isdigit():
         raise ArgumentTypeError(
-            f"budget must be a non-negative integer or a Budget, got str {budget!r}: for a model's window "
+            f"budget must be a positive integer or a Budget, got str {budget!r}: for a model's window "
             f"pass agentcontext.Budget.for_model({budget!r})"
         )
     if isinstance(budget, type) and issubclass(budget, Budget):
         raise ArgumentTypeError(
-            "budget must be a non-negative integer or a Budget, got the class Budget: call it, Budget(...)"
+            "budget must be a positive integer or a Budget, got the class Budget: call it, Budget(...)"
         )
-    made = Budget(_checks.count("budget", budget))
+    made = Budget(_checks.count("budget", budget, minimum=1))
     if len(_INT_BUDGETS) >= 64:
         _INT_BUDGETS.clear()
     _INT_BUDGETS[made.max_tokens] = made

@@ -44,17 +44,34 @@ def tool_texts(tools: Any, what: str) -> Sequence[str]:
     return tools
 
 
+#: The packages whose message objects have ``model_dump`` but are no Chat message or Responses
+#: item (their dumps have no ``role``, or pass as an unknown item type), and the adapter for them.
+_FRAMEWORKS = (
+    ("langchain_core.", "agentcontext.integrations.langchain"),
+    ("pydantic_ai.", "agentcontext.integrations.pydantic_ai"),
+)
+
+
 def as_dict(obj: Any, index: int, refusal: str) -> dict[str, Any]:
     """The JSON dict of a message or item: a dict as it is, a ``Mapping`` as a dict, a pydantic
     model (an object with ``model_dump``) as ``model_dump(mode="json", exclude_none=True)``.
 
     Raises:
-        InvalidMessageError: anything else, naming its type, then ``refusal`` (what the adapter reads).
+        InvalidMessageError: anything else, or a LangChain or Pydantic AI message (naming the
+            adapter for it), naming its type, then ``refusal`` (what the adapter reads).
     """
     if isinstance(obj, dict):
         return obj
     if isinstance(obj, Mapping):
         return dict(obj)
+    module = type(obj).__module__ + "."
+    for package, adapter in _FRAMEWORKS:
+        if module.startswith(package):
+            raise InvalidMessageError(
+                f"message {index}: {type(obj).__module__}.{type(obj).__qualname__} is another framework's "
+                f"message: {adapter} fits those",
+                index,
+            )
     dump = getattr(obj, "model_dump", None)
     if callable(dump) and not isinstance(obj, type):
         out = dump(mode="json", exclude_none=True)

@@ -367,7 +367,10 @@ class Turns:
 
 
 def _calls(message: dict[str, Any]) -> bool:
-    """Whether a message in the library's format makes tool calls (an assistant's ``tool_use``)."""
+    """Whether a message in the library's format makes tool calls (its ``tool_calls``, or an
+    assistant's ``tool_use`` blocks)."""
+    if message.get("tool_calls"):
+        return True
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
 
@@ -415,6 +418,8 @@ def cut_items(
         )
 
     def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        if new.get("role") == "user":
+            return [(starts[k], {**items[starts[k]], "content": new["content"]})]
         if new.get("role") != "assistant":
             return [(starts[k], {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])})]
         # A call whose arguments were cut: its function_call item, the other items its own.
@@ -438,7 +443,19 @@ def cut_items(
         calls=_calls,
         cuttable=output,
         arguments=lambda k: msgs[k].get("role") == "assistant",
+        request=lambda k: _text_request(items[starts[k] : starts[k + 1]], msgs[k]),
         written=written,
+    )
+
+
+def _text_request(run: list[dict[str, Any]], message: dict[str, Any]) -> bool:
+    """Whether ``run``, the items the user message ``message`` stands for, is one message item
+    whose content is the message's text (a request :func:`cut_items` may cut)."""
+    return (
+        len(run) == 1
+        and message.get("role") == "user"
+        and isinstance(run[0].get("content"), str)
+        and run[0]["content"] == message.get("content")
     )
 
 

@@ -298,4 +298,22 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn a_nul_byte_before_the_offset_is_binary_and_ends_the_skip() {
+        // A sparse file's hole: NUL bytes with no line end, read lazily; the skip stops at the
+        // first buffer of it, not at the end of an endless line.
+        let head = "a\nb\n".as_bytes();
+        let hole = io::BufReader::new(io::repeat(0).take(64 << 20));
+        let err = page_from(head.chain(hole), "s", 1 << 40, Some(10), None, &ReadLimits::default()).unwrap_err();
+        assert_eq!(err, ("binary", binary_message("s", 1 << 40)));
+        let text: String = (1..=300_000).map(|i| format!("line {i}\n")).collect();
+        let p = page_from(text.as_bytes(), "s", 0, Some(299_999), None, &ReadLimits::default()).unwrap();
+        assert_eq!(
+            (p.start_line, p.end_line, p.total_lines),
+            (299_999, 300_000, Some(300_000))
+        );
+        let err = page_from(text.as_bytes(), "s", 0, Some(300_002), None, &ReadLimits::default()).unwrap_err();
+        assert_eq!(err.1, "s has 300000 lines; offset=300002 is past the end.");
+    }
 }

@@ -35,7 +35,7 @@ pub(super) fn page_from<R: BufRead>(
     let start = offset.unwrap_or(1).max(1);
     let want = limit.unwrap_or(limits.max_lines).clamp(1, limits.max_lines);
     // Lines before the page: skipped, whatever their length.
-    let Some(mut seen) = skip_before(&mut scan, name, start)? else {
+    let Some(mut seen) = skip_before(&mut scan, name, size, start)? else {
         return Ok(Page {
             text: format!("[{name} is empty.]"),
             start_line: 0,
@@ -66,22 +66,41 @@ pub(super) fn page_from<R: BufRead>(
     })
 }
 
+/// Bytes [`skip_before`] reads between two checks for a NUL byte.
+const SKIP_CHUNK: u64 = 64 * 1024;
+
 /// Skip the lines before line `start`. Returns the lines seen, or `None` for an empty input.
+/// A NUL byte met on the way refuses the file as binary (its first bytes had none): a sparse
+/// file's hole reads as NUL bytes, and a line-long hole of terabytes is not read to its end.
 fn skip_before<R: BufRead>(
     scan: &mut Scan<R>,
     name: &str,
+    size: u64,
     start: usize,
 ) -> std::result::Result<Option<usize>, Refusal> {
     let io_error = |e: io::Error| ("io", format!("Cannot read {name}: {}.", io_reason(&e)));
     let mut seen = 0usize;
-    let mut unlimited = u64::MAX;
+    let mut in_line = false;
+    let mut nul = false;
     while seen < start - 1 {
-        let (stop, consumed) = scan.line(&mut unlimited, |_| {}).map_err(io_error)?;
-        if stop == Stop::Newline || consumed > 0 {
-            seen += 1;
+        let mut chunk = SKIP_CHUNK;
+        let (stop, consumed) = scan
+            .line(&mut chunk, |piece| nul |= memchr::memchr(0, piece).is_some())
+            .map_err(io_error)?;
+        if nul {
+            return Err(("binary", super::binary_message(name, size)));
         }
-        if stop != Stop::Newline {
-            break;
+        in_line |= consumed > 0;
+        match stop {
+            Stop::Budget => {}
+            Stop::Newline => {
+                seen += 1;
+                in_line = false;
+            }
+            Stop::Eof => {
+                seen += usize::from(in_line);
+                break;
+            }
         }
     }
     if seen < start - 1 || scan.at_eof().map_err(io_error)? {
