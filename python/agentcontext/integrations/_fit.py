@@ -185,6 +185,45 @@ class Budget:
         }
 
 
+def _typed_init(init: Callable[..., None]) -> Callable[..., None]:
+    """The dataclass's ``__init__`` of :class:`Budget` with its wrong calls (a misspelt keyword,
+    ``max_tokens`` missing or given twice, too many positional arguments) refused as
+    :class:`ArgumentTypeError` naming the closest field, not Python's bare ``TypeError``."""
+    import functools
+
+    fields = list(Budget.__dataclass_fields__)
+    known = frozenset(fields)
+
+    @functools.wraps(init)
+    def __init__(self: Budget, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(fields) or not known.issuperset(kwargs) or ("max_tokens" in kwargs) == bool(args):
+            _refuse_call(fields, args, kwargs)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+def _refuse_call(fields: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """Raise :class:`ArgumentTypeError` for a call ``Budget(*args, **kwargs)`` that the
+    dataclass's ``__init__`` refuses."""
+    import difflib
+
+    if len(args) > len(fields):
+        raise ArgumentTypeError(f"Budget takes at most {len(fields)} positional arguments, got {len(args)}")
+    for name in kwargs:
+        if name not in fields:
+            close = difflib.get_close_matches(name, fields, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ArgumentTypeError(f"Budget got an unknown option {name!r}{hint}: it takes {', '.join(fields)}")
+    for name in fields[: len(args)]:
+        if name in kwargs:
+            raise ArgumentTypeError(f"Budget got {name} twice: as a positional argument and as {name}=")
+    raise ArgumentTypeError("Budget needs max_tokens: the input budget in tokens (Budget(8000))")
+
+
+Budget.__init__ = _typed_init(Budget.__init__)  # type: ignore[method-assign]
+
+
 def _check_options(options: Mapping[str, Any]) -> None:
     """Raise :class:`ArgumentTypeError` for a name in ``options`` that is not a field
     :meth:`Budget.for_model` passes on (a misspelt one: the closest named)."""
