@@ -14,7 +14,7 @@ import json
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcontext._core import Conversation, _equal_shares, _give_way, count_tokens_batch, truncate
 from agentcontext.errors import BudgetError
@@ -30,9 +30,14 @@ if TYPE_CHECKING:
 #: whole arguments, None for arguments that are not JSON (the text itself).
 Key = str | tuple[str | int, ...] | None
 
+#: Where a text sits in a message: ``"content"``, a call's argument (``(call, key)``, see
+#: :func:`_units`), or (the adapters' cut of a request of text parts) ``("content", i)``: the
+#: text of part ``i`` of the content list.
+Where = str | tuple[int, Key] | tuple[Literal["content"], int]
+
 #: A text of a message that may be cut: ``(k, j, where, text)``, the text at ``where`` (see
 #: :func:`_units`) of item ``j`` of message ``k``.
-Unit = tuple[int, int, str | tuple[int, Key], str]
+Unit = tuple[int, int, Where, str]
 
 #: Texts under this many tokens are never cut.
 MIN_CUT_TEXT = 64
@@ -145,11 +150,16 @@ def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | 
     return [found for key, inner in items for found in _strings(inner, (*path, key))]
 
 
-def _put(message: dict[str, Any], where: str | tuple[int, Key], text: str) -> None:
-    """``message``'s text at ``where`` (see :func:`_units`) replaced by ``text`` (the message and its
+def _put(message: dict[str, Any], where: Where, text: str) -> None:
+    """``message``'s text at ``where`` (see :data:`Where`) replaced by ``text`` (the message and its
     calls are copies)."""
     if isinstance(where, str):
         message[where] = text
+        return
+    if where[0] == "content":
+        parts = list(message["content"])
+        parts[where[1]] = {**parts[where[1]], "text": text}
+        message["content"] = parts
         return
     c, key = where
     calls = [dict(x) for x in message["tool_calls"]]
@@ -213,7 +223,7 @@ def _cut_into(
     return Filled(conv, [*prov[:lo], *middle, *prov[hi:]], origins, cut)
 
 
-def _recall_id(run: LadderState, message: dict[str, Any], where: str | tuple[int, Key], text: str) -> str | None:
+def _recall_id(run: LadderState, message: dict[str, Any], where: Where, text: str) -> str | None:
     """The recall id of ``text``, cut from ``message`` at ``where`` (see :func:`_units`), with the
     original put in the run's store: a tool result's call id, as the budgets stage's markers
     name it (the store's id when calls reuse the id: the call id would name more than one
@@ -226,7 +236,7 @@ def _recall_id(run: LadderState, message: dict[str, Any], where: str | tuple[int
     call_id = message.get("tool_call_id") if where == "content" else None
     reused = isinstance(call_id, str) and call_id in run.reused_ids()
     alias = call_id if isinstance(call_id, str) and not reused else None
-    if where != "content":
+    if where != "content" and where[0] != "content":
         alias = getattr(run, "argument_alias", lambda m, w: None)(message, where)
     stored = store.put(text, alias=alias)
     return None if reused and not stored else alias or stored or None

@@ -80,8 +80,9 @@ def cut_newest(
     ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored). The latest request, when ``request`` (by
-    position) says its content may be cut, is one of the texts cut: a user who pasted a long
-    text and a round whose results are long share the room (the core's trim cuts a request alone
+    position) says its content may be cut, is one of the texts cut (its text, or the texts of its
+    text parts, its other parts kept): a user who pasted a long text and a round whose results
+    are long share the room (the core's trim cuts a request alone
     so); a text under its share stays whole."""
     from agentcontext._core import Conversation, count_tokens_batch
     from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
@@ -143,12 +144,20 @@ def _texts(
     arguments: Callable[[int], bool],
 ) -> list[tuple[int, int, Any, str]]:
     """The texts :func:`cut_newest` may cut, as ``cut_texts`` units (``n``: the place in ``keep``):
-    the contents of the messages ``cuttable``, then the string values of the arguments (nested
-    ones too) of the calls of the newest round's messages ``arguments``."""
+    the contents of the messages ``cuttable`` (of a content list, each text part's text), then
+    the string values of the arguments (nested ones too) of the calls of the newest round's
+    messages ``arguments``."""
     from agentcontext.compaction.fill import _units
 
     units: list[tuple[int, int, Any, str]] = [
-        (n, 0, "content", msgs[k]["content"]) for n, k in enumerate(keep) if cuttable(k)
+        unit
+        for n, k in enumerate(keep)
+        if cuttable(k)
+        for unit in (
+            [(n, 0, "content", msgs[k]["content"])]
+            if isinstance(msgs[k]["content"], str)
+            else [(n, 0, ("content", i), p["text"]) for i, p in enumerate(msgs[k]["content"]) if _is_text(p)]
+        )
     ]
     units += [
         (n, 0, where, text)
@@ -215,7 +224,7 @@ def cut_oversized(
         calls=lambda m: bool(m.get("tool_calls")),
         cuttable=lambda k: msgs[k].get("role") == "tool" and isinstance(msgs[k].get("content"), str),
         arguments=lambda k: msgs[k].get("role") == "assistant",
-        request=lambda k: msgs[k].get("role") == "user" and isinstance(msgs[k].get("content"), str),
+        request=lambda k: msgs[k].get("role") == "user" and _texts_of(msgs[k].get("content")) is not None,
         written=written,
     )
 
@@ -258,6 +267,16 @@ def _unescaped(message: dict[str, Any]) -> dict[str, Any]:
 
 def _is_text(part: Any) -> bool:
     return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+
+
+def _texts_of(content: Any) -> list[str] | None:
+    """The texts of a message's ``content`` that a cut may shorten: the text itself, or of a
+    content list the texts of its text parts (its other parts, images, stay as they are); None
+    for content with no text to cut."""
+    if isinstance(content, str):
+        return [content]
+    texts = [p["text"] for p in content if _is_text(p)] if type(content) is list else []
+    return texts or None
 
 
 def _rest(message: dict[str, Any]) -> list[Any]:

@@ -28,7 +28,7 @@ from agentcontext.integrations._converted import (
     members_in_core,
     same_objects,
 )
-from agentcontext.integrations._cut import _joined, _rest, cut_newest
+from agentcontext.integrations._cut import _is_text, _joined, _rest, cut_newest
 from agentcontext.integrations._fit import Budget, RecallIds, fit
 from agentcontext.integrations._given import as_dict
 
@@ -419,7 +419,7 @@ def cut_items(
 
     def written(k: int, new: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         if new.get("role") == "user":
-            return [(starts[k], {**items[starts[k]], "content": new["content"]})]
+            return [(starts[k], {**items[starts[k]], "content": _content_as(items[starts[k]], new["content"])})]
         if new.get("role") != "assistant":
             return [(starts[k], {**items[starts[k]], "output": _output_as(items[starts[k]], new["content"])})]
         # A call whose arguments were cut: its function_call item, the other items its own.
@@ -450,13 +450,37 @@ def cut_items(
 
 def _text_request(run: list[dict[str, Any]], message: dict[str, Any]) -> bool:
     """Whether ``run``, the items the user message ``message`` stands for, is one message item
-    whose content is the message's text (a request :func:`cut_items` may cut)."""
+    whose content is the message's text, or a list of parts whose text parts are the message's,
+    part for part (a request :func:`cut_items` may cut)."""
+    if len(run) != 1 or message.get("role") != "user":
+        return False
+    content, read = run[0].get("content"), message.get("content")
+    if isinstance(content, str):
+        return content == read
     return (
-        len(run) == 1
-        and message.get("role") == "user"
-        and isinstance(run[0].get("content"), str)
-        and run[0]["content"] == message.get("content")
+        isinstance(content, list)
+        and isinstance(read, list)
+        and len(content) == len(read)
+        and any(_is_text(p) for p in read)
+        and all(
+            (isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS and p.get("text") == q["text"])
+            if _is_text(q)
+            else not (isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS)
+            for p, q in zip(content, read, strict=True)
+        )
     )
+
+
+def _content_as(item: dict[str, Any], content: Any) -> Any:
+    """The content of a copy of the request ``item`` cut to ``content`` (as :func:`cut_items`
+    reads it): the text, or the item's parts with the texts of its text parts replaced."""
+    was = item.get("content")
+    if not isinstance(was, list) or not isinstance(content, list):
+        return content
+    return [
+        {**p, "text": q["text"]} if _is_text(q) and q["text"] != p.get("text") else p
+        for p, q in zip(was, content, strict=True)
+    ]
 
 
 #: The types of the text parts of a function output.
