@@ -17,8 +17,9 @@ use crate::model::Message;
 pub struct PyHandoffScan {
     conversation: Py<PyConversation>,
     start: usize,
-    /// Shared with the handoff made ahead on the thread pool ([`PyHandoffScan::_facts_ahead`]).
-    scan: Arc<Mutex<Scan>>,
+    /// The scan of the process of that id ([`PyHandoffScan::scan`]), shared with the handoff made
+    /// ahead on the thread pool ([`PyHandoffScan::_facts_ahead`]).
+    scan: Mutex<(u32, Arc<Mutex<Scan>>)>,
     ahead: Mutex<Option<Ahead>>,
 }
 
@@ -63,7 +64,7 @@ impl PyHandoffScan {
         PyHandoffScan {
             conversation,
             start,
-            scan: Arc::default(),
+            scan: Mutex::new((std::process::id(), Arc::default())),
             ahead: Mutex::new(None),
         }
     }
@@ -89,19 +90,9 @@ impl PyHandoffScan {
     ) -> PyHandoffFacts {
         let stop = self.stop(stop);
         let ahead = self.ahead.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if ahead.as_ref().is_some_and(|a| a.pid != std::process::id()) {
-            // A child forked while the parent's pool was making it: no thread here makes it,
-            // and the scan may be held by one that is not here. Made here from a scan of its own.
-            let conversation = self.conversation.get();
-            let handoff = py.detach(|| {
-                conversation.with(|c| match c.messages().get(self.start..stop) {
-                    Some(span) if !span.is_empty() => Scan::default().handoff(span),
-                    _ => extract(&[]),
-                })
-            });
-            return PyHandoffFacts { handoff, lines: None };
-        }
-        if let Some(ahead) = ahead.filter(|a| a.stop == stop) {
+        // One made ahead in the parent of a forked child is not made here: no thread here makes it
+        // (the child's scan is a new one, see `scan`).
+        if let Some(ahead) = ahead.filter(|a| a.stop == stop && a.pid == std::process::id()) {
             // A panic there goes on here, as it would have had the handoff been made here.
             match py.detach(|| ahead.slot.wait()) {
                 Ok(Some(made)) => return made,
@@ -129,8 +120,9 @@ impl PyHandoffScan {
             return;
         };
         let conversation = self.conversation.get();
+        let shared = self.scan();
         let last = py.detach(|| {
-            let scan = self.scan.lock().unwrap_or_else(PoisonError::into_inner);
+            let scan = shared.lock().unwrap_or_else(PoisonError::into_inner);
             if !scan.knows(len) {
                 return None;
             }
@@ -140,7 +132,7 @@ impl PyHandoffScan {
         });
         let Some(last) = last else { return };
         let slot = Arc::new(Slot::default());
-        let (scan, done) = (Arc::clone(&self.scan), Arc::clone(&slot));
+        let (scan, done) = (shared, Arc::clone(&slot));
         crate::parallel::spawn(move || {
             let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 let scan = scan.lock().unwrap_or_else(PoisonError::into_inner);
@@ -224,6 +216,19 @@ impl Drop for PyHandoffScan {
 }
 
 impl PyHandoffScan {
+    /// This process's scan. A child of `fork` starts a new one: the parent's may have been held
+    /// at the fork by a thread of the parent's pool (a handoff made ahead), which the child does
+    /// not have, and would be held for ever there (the child's `handoff` waited for it). A job
+    /// in flight at the fork keeps its own reference to the parent's: never freed in the child.
+    fn scan(&self) -> Arc<Mutex<Scan>> {
+        let pid = std::process::id();
+        let mut held = self.scan.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.0 != pid {
+            *held = (pid, Arc::default());
+        }
+        Arc::clone(&held.1)
+    }
+
     /// `stop` (None: the conversation's length) within the conversation.
     fn stop(&self, stop: Option<usize>) -> usize {
         self.conversation.get().with(|c| stop.unwrap_or(c.len()).min(c.len()))
@@ -232,13 +237,14 @@ impl PyHandoffScan {
     /// `merge` of the scan over the conversation's messages `start:stop`, without the GIL.
     fn merged(&self, py: Python<'_>, stop: Option<usize>, merge: fn(&mut Scan, &[Message]) -> Handoff) -> Handoff {
         let conversation = self.conversation.get();
+        let shared = self.scan();
         py.detach(|| {
             conversation.with(|c| {
                 let stop = stop.unwrap_or(c.len()).min(c.len());
                 if stop <= self.start {
                     return extract(&[]);
                 }
-                let mut scan = self.scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut scan = shared.lock().unwrap_or_else(PoisonError::into_inner);
                 merge(&mut scan, &c.messages()[self.start..stop])
             })
         })

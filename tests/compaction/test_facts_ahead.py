@@ -5,8 +5,13 @@ summary's fit writes the same text from it."""
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
+import os
+import signal
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -126,3 +131,49 @@ def test_a_child_forked_after_a_handoff_was_asked_ahead_makes_its_own() -> None:
     assert p.exitcode == 0
     assert got == EXPECTED[len(CONV)][0]
     assert _made(FORKED, len(CONV)) == EXPECTED[len(CONV)]
+
+
+def _in_child(work: Callable[[], bool], seconds: int = 20) -> int | None:
+    """The exit status of a forked child running ``work`` (0: True), None when it was still
+    running after ``seconds`` (killed then)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        signal.alarm(seconds + 5)
+        try:
+            os._exit(0 if work() else 3)
+        except BaseException:  # noqa: BLE001 - reported as a status
+            os._exit(4)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+def test_a_child_forked_while_a_handoff_is_made_ahead_reads_the_scan() -> None:
+    """A fork while the pool's job held the scan (the job takes a few milliseconds here: forks
+    at a few delays after it was started): the child, which has not that thread, waited for the
+    scan for ever in ``handoff``, ``ledger_handoff``, ``_facts_ahead`` and a second ``_facts``."""
+    conv = ac.Conversation(synthetic_session(20000, seed=3), format="openai")
+    n = len(conv)
+    expected = conv.handoff(1, n)
+    uses: list[Callable[[HandoffScan], ac.Handoff]] = [
+        lambda s: s.handoff(n),
+        lambda s: (s._facts(n), s._facts(n).handoff())[1],
+        lambda s: (s.ledger_handoff(n), s._facts_ahead(n), s._facts(n).handoff())[2],
+    ]
+    statuses = []
+    for delay in (0.0, 0.001, 0.002):
+        for use in uses:
+            scan = HandoffScan(conv, 1)
+            scan.ledger_handoff(n)
+            scan._facts_ahead(n)
+            time.sleep(delay)
+            statuses.append(_in_child(functools.partial(lambda u, s: u(s) == expected, use, scan)))
+            assert scan._facts(n).handoff() == expected
+    assert statuses == [0] * len(statuses)
