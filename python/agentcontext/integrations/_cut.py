@@ -80,10 +80,9 @@ def cut_newest(
     ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored). The latest request, when ``request`` (by
-    position) says its content may be cut, is one of the texts cut (its text, or the texts of its
-    text parts, its other parts kept): a user who pasted a long text and a round whose results
-    are long share the room (the core's trim cuts a request alone
-    so); a text under its share stays whole."""
+    position) says its content may be cut, is one of the texts cut (its text, or its text parts'
+    texts, its other parts kept): a user who pasted a long text and a round whose results are
+    long share the room (the core's trim cuts a request alone so); a text under its share stays whole."""
     from agentcontext._core import Conversation, count_tokens_batch
     from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
 
