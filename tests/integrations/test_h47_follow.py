@@ -129,3 +129,36 @@ def test_agents_sdk_cuts_a_long_request_of_text_parts_beside_a_long_newest_resul
     assert set(user) == {"role", "content"}
     assert [p["type"] for p in user["content"]] == ["input_text", "input_text", "input_image"]
     assert user["content"][1:] == items[-3]["content"][1:]
+
+
+def test_pydantic_ai_cuts_a_long_request_with_an_image_beside_a_long_newest_result() -> None:
+    """A prompt of a text and an image is a request of parts: ``BudgetError`` before."""
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'agentcontext[pydantic-ai]')")
+    from pydantic_ai.messages import (
+        ImageUrl,
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    from agentcontext.integrations import pydantic_ai
+
+    image = ImageUrl("https://example.com/failure.png")
+    messages = [
+        ModelRequest(parts=[SystemPromptPart("Be brief."), UserPromptPart([ASK, image])]),
+        ModelResponse(parts=[ToolCallPart("read", {}, tool_call_id="c0")]),
+        ModelRequest(parts=[ToolReturnPart("read", HUGE, tool_call_id="c0")]),
+    ]
+    out = pydantic_ai.fit_messages(messages, BUDGET)
+    prompt, result = out[0].parts[1], out[2].parts[0]
+    assert isinstance(prompt, UserPromptPart) and isinstance(prompt.content, list)
+    assert isinstance(result, ToolReturnPart) and isinstance(result.content, str)
+    text = prompt.content[0]
+    assert isinstance(text, str) and text.startswith("Look at this log and fix what fails")
+    assert prompt.content[1] == image
+    assert "omitted" in text and "omitted" in result.content
+    assert ac.count_tokens(text) + ac.count_tokens(result.content) <= BUDGET
+    assert out[1] is messages[1]

@@ -140,6 +140,20 @@ def _user_content(content: Any) -> Any:
     ]
 
 
+def _prompt_as(content: Sequence[Any], cut: Any) -> Any:
+    """The user prompt ``content`` (a list with images) whose Chat parts (:func:`_user_content`,
+    one per item) came back as ``cut``: each item whose text part came back changed is its text
+    as cut, the others (images) as they are; ``content`` itself when the parts do not match."""
+    if not isinstance(cut, list) or len(cut) != len(content):
+        return content
+    return [
+        got["text"]
+        if isinstance(got, dict) and got.get("type") == "text" and got.get("text") != _item_text(item)
+        else item
+        for item, got in zip(content, cut, strict=True)
+    ]
+
+
 def _request_part(part: Any) -> dict[str, Any] | None:
     if isinstance(part, SystemPromptPart):
         return {"role": "system", "content": part.content}
@@ -265,8 +279,8 @@ def _rebuild(message: ModelMessage, kept: list[tuple[int, dict[str, Any] | None]
             elif isinstance(part, UserPromptPart) and isinstance(part.content, str):
                 parts.append(dataclasses.replace(part, content=changed["content"]))
             elif isinstance(part, UserPromptPart) and not isinstance(changed["content"], str):
-                # Counted in parts (with its images): the fit does not cut those.
-                parts.append(part)
+                # Counted in parts (with its images): the texts cut, item for item, the images kept.
+                parts.append(dataclasses.replace(part, content=_prompt_as(part.content, changed["content"])))
             elif isinstance(part, UserPromptPart):
                 # Text cut, everything else (images, files) kept.
                 rest = [item for item in part.content if not isinstance(item, str)]
