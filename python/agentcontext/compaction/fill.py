@@ -165,10 +165,10 @@ def _put(message: dict[str, Any], where: str | tuple[int, Key], text: str) -> No
     if key is None:
         holder["arguments"] = text  # not JSON: the text itself
         return
-    arguments = json.loads(holder["arguments"])
     if key == ():
         holder["arguments"] = _arguments_text(text)  # a JSON string, the whole
         return
+    arguments = json.loads(holder["arguments"])
     at: Any = arguments
     *down, last = key if isinstance(key, tuple) else (key,)
     for step in down:

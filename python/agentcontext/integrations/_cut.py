@@ -94,6 +94,10 @@ def cut_newest(
     sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
     units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
     sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
+    whole_units = _whole_arguments(msgs, keep, last, arguments, units)
+    whole_sizes = count_tokens_batch([text for *_, text in whole_units], encoding=encoding)
+    units += [u for u, size in zip(whole_units, whole_sizes, strict=True) if size >= MIN_CUT_TEXT]
+    sizes += [size for size in whole_sizes if size >= MIN_CUT_TEXT]
     whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
     if whole.tokens <= limit and unescaped:
         # Their characters unescaped, the calls fit whole.
@@ -152,6 +156,40 @@ def _texts(
         if where != "content"
     ]
     return units
+
+
+def _whole_arguments(
+    msgs: list[dict[str, Any]],
+    keep: list[int],
+    last: int,
+    arguments: Callable[[int], bool],
+    units: list[tuple[int, int, Any, str]],
+) -> list[tuple[int, int, Any, str]]:
+    """The JSON arguments of the newest round's calls that are not an object (a number, ``null``,
+    ``true``/``false``, a list) and hold no string long enough to cut (none of ``units``, the
+    texts :func:`cut_newest` cuts, is of the call): each cut as one text, written back as a JSON
+    string holding the cut (``(call, ())``): JSON stays JSON, of another type, with the marker
+    naming the original."""
+    from agentcontext.compaction.fill import _arguments_of, _json_beyond_ints
+
+    cut = {(n, where[0]) for n, _, where, _ in units if isinstance(where, tuple)}
+    out: list[tuple[int, int, Any, str]] = []
+    for n, k in enumerate(keep):
+        if k < last or not arguments(k):
+            continue
+        for c, call in enumerate(msgs[k].get("tool_calls") or ()):
+            text = _arguments_of(call).get("arguments") if isinstance(call, dict) else None
+            if not isinstance(text, str) or (n, c) in cut:
+                continue
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                if _json_beyond_ints(text):  # an integer longer than Python reads
+                    out.append((n, 0, (c, ()), text))
+                continue
+            if not isinstance(parsed, dict | str):
+                out.append((n, 0, (c, ()), text))
+    return out
 
 
 def _written_back(
