@@ -79,8 +79,8 @@ def cut_newest(
     ``written(k, new)``: each position in ``items`` and the item put there (the caller's own
     items elsewhere). ``by_call_id``: the marker names the tool call id to get the original
     back by (else it says the original is not stored)."""
-    from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+    from agentcontext._core import Conversation
+    from agentcontext.compaction.fill import cut_texts
 
     found = conv._latest_request(conv.preamble)
     start = found[0] if found is not None else conv.preamble
@@ -91,13 +91,9 @@ def cut_newest(
     msgs = read
     keep = [*range(conv.preamble), *([start] if start < last else []), *range(last, len(msgs))]
     units = _texts(msgs, keep, last, cuttable, arguments)
-    sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
-    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
-    whole_units = _whole_arguments(msgs, keep, last, arguments, units)
-    whole_sizes = count_tokens_batch([text for *_, text in whole_units], encoding=encoding)
-    units += [u for u, size in zip(whole_units, whole_sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes += [size for size in whole_sizes if size >= MIN_CUT_TEXT]
+    units, sizes = _sized(units, encoding)
+    more, more_sizes = _sized(_whole_arguments(msgs, keep, last, arguments, units), encoding)
+    units, sizes = units + more, sizes + more_sizes
     whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
     if whole.tokens <= limit and unescaped:
         # Their characters unescaped, the calls fit whole.
@@ -156,6 +152,20 @@ def _texts(
         if where != "content"
     ]
     return units
+
+
+def _sized(
+    units: list[tuple[int, int, Any, str]], encoding: Encoding
+) -> tuple[list[tuple[int, int, Any, str]], list[int]]:
+    """The ``units`` long enough to cut (:data:`~agentcontext.compaction.fill.MIN_CUT_TEXT` tokens
+    or more), with their tokens."""
+    from agentcontext._core import count_tokens_batch
+    from agentcontext.compaction.fill import MIN_CUT_TEXT
+
+    sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
+    return [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT], [
+        size for size in sizes if size >= MIN_CUT_TEXT
+    ]
 
 
 def _whole_arguments(
