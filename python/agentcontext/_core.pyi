@@ -867,24 +867,50 @@ def repair(
     *,
     format: Literal["openai", "responses", "jsonl", "auto"] = "auto",
     system: None = None,
+    leave_open: bool = False,
 ) -> tuple[list[JsonDict], list[Change]]: ...
 @overload
 def repair(
-    messages: Iterable[Message], /, *, format: Literal["anthropic"], system: str | Iterable[Message] | None = None
+    messages: Iterable[Message],
+    /,
+    *,
+    format: Literal["anthropic"],
+    system: str | Iterable[Message] | None = None,
+    leave_open: bool = False,
 ) -> tuple[AnthropicRequest, list[Change]]: ...
 @overload
 def repair(
-    messages: Iterable[Message], /, *, format: Literal["auto"] = "auto", system: str | Iterable[Message]
+    messages: Iterable[Message],
+    /,
+    *,
+    format: Literal["auto"] = "auto",
+    system: str | Iterable[Message],
+    leave_open: bool = False,
 ) -> tuple[AnthropicRequest, list[Change]]: ...
 @overload
 def repair(
-    messages: Iterable[Message], /, *, format: FormatOrAuto = "auto", system: str | Iterable[Message] | None = None
+    messages: Iterable[Message],
+    /,
+    *,
+    format: FormatOrAuto = "auto",
+    system: str | Iterable[Message] | None = None,
+    leave_open: bool = False,
 ) -> tuple[list[JsonDict] | AnthropicRequest, list[Change]]:
     """:meth:`Conversation.repair` for a whole list: ``(messages, changes)``, the messages in the
     same format, shaped by the arguments alone (never by what ``"auto"`` detects): with
     ``format="anthropic"`` or ``system=`` given, the request fields ``{"system", "messages"}``;
     otherwise a list (an Anthropic list found by ``"auto"`` comes back a list too, a system prompt
-    first with role ``"system"``, as :meth:`Conversation.to_format` writes it)."""
+    first with role ``"system"``, as :meth:`Conversation.to_format` writes it).
+
+    ``leave_open=True``: the calls of the last message that is not a tool result, when nothing but
+    results follows them once repaired (an agent's loop waiting on its tools), are left without a
+    synthesized result: theirs may still come. A result after them that becomes a user message
+    ends the wait (they get the interrupted result). Default ``False``: every call without a
+    result gets one.
+
+    Raises:
+        ArgumentTypeError: ``leave_open`` not True or False.
+    """
 
 def token_cache_info() -> TokenCacheInfo:
     """What the process's token-count memo holds and how it has been used.

@@ -430,6 +430,7 @@ REPAIRS = {
     "renamed_id": "renamed reused call id {id}",
     "reordered_thinking": "moved thinking first",
     "dropped_empty": "dropped an empty message",
+    "dropped_call": "dropped built-in tool call {id}, which has no output item",
 }
 
 

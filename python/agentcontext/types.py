@@ -75,15 +75,8 @@ class Violation(TypedDict):
 class Change(TypedDict):
     """One change made by ``repair``."""
 
-    kind: Literal[
-        "moved_result",
-        "synthesized_result",
-        "orphan_to_user",
-        "duplicate_to_user",
-        "renamed_id",
-        "reordered_thinking",
-        "dropped_empty",
-    ]
+    kind: Literal["moved_result", "synthesized_result", "orphan_to_user", "duplicate_to_user", "renamed_id",
+                  "reordered_thinking", "dropped_empty", "dropped_call"]  # fmt: skip
     index: int
     id: str | None
 

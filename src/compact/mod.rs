@@ -18,7 +18,7 @@ pub mod validate;
 
 pub use clear::{ClearOptions, ClearReport, clear_tool_results, dedup_repeated_calls, plan_clear, plan_clear_counted};
 pub use fill::{RawStart, equal_shares, give_way, raw_start, raw_start_at};
-pub use repair::{Change, ChangeKind, repair};
+pub use repair::{Change, ChangeKind, RepairOptions, repair, repair_with};
 pub use select::{Boundary, Protected, Suffix, protected, recent_suffix, split_by_share};
 pub use structure::{Pairing, groups, rounds};
 pub use surgery::Protection;

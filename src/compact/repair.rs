@@ -28,6 +28,7 @@ pub enum ChangeKind {
     RenamedId,
     ReorderedThinking,
     DroppedEmpty,
+    DroppedCall,
 }
 
 impl ChangeKind {
@@ -40,6 +41,7 @@ impl ChangeKind {
             ChangeKind::RenamedId => "renamed_id",
             ChangeKind::ReorderedThinking => "reordered_thinking",
             ChangeKind::DroppedEmpty => "dropped_empty",
+            ChangeKind::DroppedCall => "dropped_call",
         }
     }
 }
@@ -94,6 +96,7 @@ pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message
     } else {
         None
     };
+    let dropped = dropped_calls(&pairing, open);
 
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 4);
     for (mi, m) in messages.iter().enumerate() {
@@ -104,7 +107,10 @@ pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message
             .enumerate()
             .any(|(bi, b)| is_call(b, (mi, bi), &call_at));
         if !has_results && !has_calls {
-            keep_plain(m, mi, &mut out, &mut changes);
+            match without_dropped(m, mi, &dropped, &mut changes) {
+                Some(kept) => keep_plain(&kept, mi, &mut out, &mut changes),
+                None => keep_plain(m, mi, &mut out, &mut changes),
+            }
             continue;
         }
         // Results leave their carrier; they are written again right after their calls, or, when
@@ -115,6 +121,9 @@ pub fn repair_with(messages: &[Message], options: RepairOptions) -> (Vec<Message
         let mut kept = m.clone();
         // Rename reused call ids first, while block indices still match the pairing.
         rename_calls(&mut kept, mi, &call_at, &renamed);
+        if let Some(without) = without_dropped(&kept, mi, &dropped, &mut changes) {
+            kept = without;
+        }
         if has_results {
             kept.blocks = kept
                 .blocks
@@ -307,6 +316,45 @@ fn unpaired_results(pairing: &Pairing) -> HashMap<(usize, usize), ChangeKind> {
 
 /// Keep message `mi` (`m`), which holds no call and no result: dropped when empty, its thinking
 /// put first.
+/// The built-in tool calls with no output item (a `computer_call`) to drop, by place, with
+/// their ids: the library cannot write their output (a screenshot). All but those of the
+/// message left `open`.
+fn dropped_calls<'a>(pairing: &Pairing<'a>, open: Option<usize>) -> HashMap<(usize, usize), &'a str> {
+    pairing
+        .unanswered_opaque
+        .iter()
+        .filter(|c| open != Some(c.at.0))
+        .map(|c| (c.at, c.id))
+        .collect()
+}
+
+/// Message `mi` without its blocks `dropped` (unanswered built-in tool calls, by place, with
+/// their ids), each a [`ChangeKind::DroppedCall`]; None when it holds none.
+fn without_dropped(
+    m: &Message,
+    mi: usize,
+    dropped: &HashMap<(usize, usize), &str>,
+    changes: &mut Vec<Change>,
+) -> Option<Message> {
+    if dropped.is_empty() || !(0..m.blocks.len()).any(|bi| dropped.contains_key(&(mi, bi))) {
+        return None;
+    }
+    let mut blocks = Vec::with_capacity(m.blocks.len());
+    for (bi, b) in m.blocks.iter().enumerate() {
+        match dropped.get(&(mi, bi)) {
+            Some(id) => changes.push(Change {
+                kind: ChangeKind::DroppedCall,
+                index: mi,
+                id: Some((*id).to_owned()),
+            }),
+            None => blocks.push(b.clone()),
+        }
+    }
+    let mut kept = m.clone();
+    kept.blocks = blocks.into();
+    Some(kept)
+}
+
 fn keep_plain(m: &Message, mi: usize, out: &mut Vec<Message>, changes: &mut Vec<Change>) {
     if is_empty(m) && !m.role.is_instruction() {
         changes.push(Change {

@@ -89,6 +89,32 @@ fn a_computer_call_and_its_output_are_a_pair() {
 }
 
 #[test]
+fn a_computer_call_without_its_output_is_missing_one_and_repair_drops_it() {
+    let items =
+        json!([{"role": "user", "content": "Look."}, computer_call("k1"), {"role": "user", "content": "Next."}]);
+    let m = responses(items.clone());
+    let found = validate(&m);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].kind, found[0].id.as_deref()),
+        (ViolationKind::MissingResult, Some("k1"))
+    );
+    let (fixed, changes) = repair(&m);
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.kind == ChangeKind::DroppedCall && c.id.as_deref() == Some("k1"))
+    );
+    assert!(validate(&fixed).is_empty());
+    let out = formats::responses::write(&fixed);
+    assert_eq!(out.len(), 2);
+    // The call the loop waits on (nothing after it) is left for its output.
+    let open = responses(json!([{"role": "user", "content": "Look."}, computer_call("k1")]));
+    assert_eq!(repair_request(&open), None);
+    assert!(repair_with(&open, RepairOptions { leave_open: true }).1.is_empty());
+}
+
+#[test]
 fn a_computer_output_moves_to_its_call_and_reused_ids_are_renamed_in_the_item() {
     let m = responses(json!([
         {"role": "user", "content": "Look."},
@@ -118,11 +144,12 @@ fn a_computer_output_moves_to_its_call_and_reused_ids_are_renamed_in_the_item() 
     assert_eq!(out[4]["call_id"], "k1#2");
     assert_eq!(out[5]["call_id"], "k1#2");
     assert_eq!(out[5]["output"]["type"], "computer_screenshot");
-    // A call without its output: nothing the library could write in its place, so none is asked.
+    // A call without its output: out of the pairs (nothing the library could write in its
+    // place), listed apart (validate reports it, repair drops it).
     let alone =
         responses(json!([{"role": "user", "content": "Look."}, computer_call("k9"), {"role": "user", "content": "?"}]));
-    assert!(validate(&alone).is_empty());
     assert!(Pairing::of(&alone).calls.is_empty());
+    assert_eq!(Pairing::of(&alone).unanswered_opaque.len(), 1);
 }
 
 /// `repair_request` as it was: [`repair`], then the results it synthesized for the open

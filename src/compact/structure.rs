@@ -104,6 +104,10 @@ pub struct Pairing<'a> {
     pub duplicate_results: Vec<(usize, usize)>,
     /// Calls (indices into `calls`) whose id an earlier call already used.
     pub reused_ids: Vec<usize>,
+    /// The built-in tool calls held as opaque items ([`opaque_call`]) with no output after them
+    /// (`name`: the item's type): not in `calls` (the library cannot write their output), but
+    /// a provider refuses a request holding one ("No tool output found for computer call").
+    pub unanswered_opaque: Vec<Call<'a>>,
 }
 
 /// A tool call or result, for [`Pairing::from_blocks`].
@@ -195,7 +199,8 @@ impl<'a> Pairing<'a> {
     /// The pairing of the calls and results of `messages`. The calls are `tool_use` blocks and
     /// the built-in tool calls a Responses list holds as opaque items ([`opaque_call`]: a
     /// `computer_call`, say, named by its type) that have an output after them; an opaque call
-    /// without one is left out (the library cannot write its output, so it is not missing one).
+    /// without one is left out of `calls` (the library cannot write its output) and listed in
+    /// `unanswered_opaque` (validate reports it, repair drops it).
     pub fn of(messages: &'a [Message]) -> Pairing<'a> {
         // First every call and result with its id hashed: the messages are independent of each
         // other here, so the memory reads of many overlap; then the pairing itself, in order.
@@ -230,9 +235,11 @@ impl<'a> Pairing<'a> {
         }
         let mut p = Self::pair(events);
         if opaque {
-            p.retain_calls(|c| {
-                c.result.is_some() || matches!(messages[c.at.0].blocks[c.at.1].body, Body::ToolUse { .. })
-            });
+            let unanswered = |c: &Call<'a>| {
+                c.result.is_none() && !matches!(messages[c.at.0].blocks[c.at.1].body, Body::ToolUse { .. })
+            };
+            p.unanswered_opaque = p.calls.iter().filter(|c| unanswered(c)).cloned().collect();
+            p.retain_calls(|c| !unanswered(c));
         }
         p
     }

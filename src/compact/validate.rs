@@ -1,7 +1,7 @@
 //! Protocol validation: every way a conversation can make a provider reject the request over
 //! tool pairing, placement, ids, reasoning order or empty messages, with message indices.
 
-use super::structure::{Pairing, Shape, result_carrier_at};
+use super::structure::{Call, Pairing, Shape, result_carrier_at};
 use crate::model::{Body, Format, Message, Role};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,6 +127,16 @@ fn carrier_runs<S: Shape + ?Sized>(messages: &S) -> Vec<usize> {
     runs
 }
 
+/// The violation of a built-in tool call with no output item ([`Pairing::unanswered_opaque`]).
+fn unanswered(c: &Call<'_>) -> Violation {
+    Violation {
+        kind: ViolationKind::MissingResult,
+        index: c.at.0,
+        id: Some(c.id.to_owned()),
+        detail: format!("built-in tool call {} ({}) has no output item", c.id, c.name),
+    }
+}
+
 pub fn validate(messages: &[Message]) -> Vec<Violation> {
     let pairing = Pairing::of(messages);
     validate_with(messages, &pairing)
@@ -162,6 +172,7 @@ pub fn validate_with<S: Checked + ?Sized>(messages: &S, pairing: &Pairing) -> Ve
             detail: "tool call id already used by an earlier call".into(),
         });
     }
+    out.extend(pairing.unanswered_opaque.iter().map(unanswered));
     for c in &pairing.calls {
         match c.result {
             None => out.push(Violation {

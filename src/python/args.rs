@@ -133,7 +133,7 @@ pub(crate) fn switch(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
     }
 }
 
-extractors!(flag -> bool, |obj, name| super::switch(obj, name); clear, clear_tool_inputs, recall_ids);
+extractors!(flag -> bool, |obj, name| super::switch(obj, name); clear, clear_tool_inputs, recall_ids, leave_open);
 
 /// `per_tool`: tool name → a non-negative limit, each value checked as `per_tool['name']`.
 pub(crate) fn per_tool(obj: &Bound<'_, PyAny>) -> PyResult<Option<std::collections::HashMap<String, usize>>> {

@@ -188,17 +188,20 @@ pub fn validate_messages<'py>(
     super::surgery::violations(py, found)
 }
 
-/// Repair a whole list of messages: `(messages, changes)` in the same format, shaped as `export` says.
+/// Repair a whole list of messages: `(messages, changes)` in the same format, shaped as `export` says;
+/// `leave_open`: the calls an agent's loop still waits on get no result (`RepairOptions::leave_open`).
 #[pyfunction]
-#[pyo3(name = "repair", signature = (messages, /, *, format = "auto", system = None))]
+#[pyo3(name = "repair", signature = (messages, /, *, format = "auto", system = None, leave_open = false))]
 pub fn repair_messages<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
     #[pyo3(from_py_with = super::args::string::format)] format: &str,
     system: Option<&Bound<'py, PyAny>>,
+    #[pyo3(from_py_with = super::args::flag::leave_open)] leave_open: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyList>)> {
     let list = parse_list(messages, format, system)?;
-    let (fixed, changes) = py.detach(|| crate::compact::repair(&list.messages));
+    let options = crate::compact::RepairOptions { leave_open };
+    let (fixed, changes) = py.detach(|| crate::compact::repair_with(&list.messages, options));
     Ok((
         export(py, list.format, list.request_fields, &fixed)?,
         super::surgery::changes(py, &changes)?,

@@ -2,9 +2,9 @@
 ``computer_call_output``; ``local_shell_call``, ``shell_call``, ``apply_patch_call`` and theirs,
 when they carry a ``call_id``) were not paired: ``ac.validate`` called the output an orphan,
 ``ac.repair`` made it a user note, and ``trim_messages`` could cut between the call and its
-output. They are now a pair in validate, repair and trim alike; a call without its output is
-left as it is (the library cannot write a screenshot), and an ``mcp_call``, which holds its
-own output, is no pair."""
+output. They are now a pair in validate, repair and trim alike (a call without its output: see
+test_h47_unanswered_builtin_calls.py), and an ``mcp_call``, which holds its own output, is no
+pair."""
 
 from __future__ import annotations
 

@@ -127,18 +127,21 @@ class Recall:
                 for i, m in enumerate(messages):
                     call_id = m.get("tool_call_id")
                     if m.get("role") == "tool" and isinstance(call_id, str):
-                        name, unique = names[i, "result", call_id]
+                        name, unique = names[i, "result", call_id, 1]
                         text = result_text(m.get("content"))
                         earlier = out.get(name)
                         if not unique:
                             out[name] = None  # two calls would be named so: it names neither
                         elif not _placeholder_of(text, name) and (earlier is None or not _cut_from(text, earlier)):
                             out[name] = text
+                    seen: dict[str, int] = {}
                     for call in m.get("tool_calls") or ():
                         args, call_id = call.get("arguments"), call.get("id")
-                        if isinstance(call_id, str) and isinstance(args, str) and not _cleared_arguments(args):
-                            name, unique = names[i, "arguments", call_id]
-                            arguments[name] = args if unique else None
+                        if isinstance(call_id, str):
+                            n = seen[call_id] = seen.get(call_id, 0) + 1
+                            if isinstance(args, str) and not _cleared_arguments(args):
+                                name, unique = names[i, "arguments", call_id, n]
+                                arguments[name] = args if unique else None
             cached = self._indexed[source] = (size, out, arguments)
         return cached[2] if part == "arguments" else cached[1]
 
@@ -278,11 +281,18 @@ def _in_store(store: Store, recall_id: str) -> str | None:
     return store.alias(recall_id)
 
 
-def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int, str, str], str | None]:
+#: A call's result or arguments in :func:`recall_names`: (message index, ``"result"`` or
+#: ``"arguments"``, call id, n), n counting the calls (results) of that id at that index from 1.
+NameKey = tuple[int, str, str, int]
+
+
+def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[NameKey, str | None]:
     """The recall id that placeholders and markers name for each call's result and arguments,
     as the core names them (``RecallIds`` in src/compact/clear/plan.rs): ``messages`` are the
     library's own message dicts (:meth:`Conversation.to_jsonl`) with their message index, in
-    order; the key is (message index, ``"result"`` or ``"arguments"``, call id). The name is the
+    order; the key is (message index, ``"result"`` or ``"arguments"``, call id, n: the place of
+    the call, or result, among those of its id at that index, from 1: a message that makes two
+    calls of one id names each one's arguments apart). The name is the
     call id, unless the id is reused: the k-th call with it (k >= 2) is ``<id>#k`` (some servers
     number calls ``call_0``, ``call_1``, ... afresh on every turn), and a result is named as the
     call it answers: the latest call of its id before it, or, when one message makes several
@@ -293,7 +303,7 @@ def recall_names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tupl
     return {key: name if unique else None for key, (name, unique) in _names(messages).items()}
 
 
-def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int, str, str], tuple[str, bool]]:
+def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[NameKey, tuple[str, bool]]:
     """:func:`recall_names`, each with the name it would have when it is None there (and False):
     the entry of that name, not of the call id (the first ``a`` keeps its name when a second
     ``a`` and a call ``a#2`` both claim ``a#2``)."""
@@ -303,7 +313,13 @@ def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int,
     # the first, as the core pairs them (``Pairing`` in src/compact/structure.rs).
     waiting: dict[str, tuple[int, deque[int]]] = {}
     calls: list[tuple[str, list[str], bool]] = []  # name, the ids its texts show, answered
-    named: list[tuple[tuple[int, str, str], int | str]] = []
+    named: list[tuple[NameKey, int | str]] = []
+    seen: dict[tuple[int, str, str], int] = {}
+
+    def numbered(i: int, part: str, call_id: str) -> NameKey:
+        n = seen[i, part, call_id] = seen.get((i, part, call_id), 0) + 1
+        return (i, part, call_id, n)
+
     for i, m in messages:
         for call in m.get("tool_calls") or ():
             call_id = call.get("id")
@@ -318,12 +334,12 @@ def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int,
                 else:
                     waiting[call_id] = (i, deque([len(calls)]))
                 calls.append((call_id if k == 1 else f"{call_id}#{k}", [in_args] if in_args else [], False))
-                named.append(((i, "arguments", call_id), latest[call_id]))
+                named.append((numbered(i, "arguments", call_id), latest[call_id]))
         call_id = m.get("tool_call_id")
         if m.get("role") == "tool" and isinstance(call_id, str):
             open_calls = waiting[call_id][1] if call_id in waiting else None
             ci = open_calls.popleft() if open_calls else latest.get(call_id)
-            named.append(((i, "result", call_id), call_id if ci is None else ci))
+            named.append((numbered(i, "result", call_id), call_id if ci is None else ci))
             content = m.get("content")
             if ci is not None and not calls[ci][2]:
                 name, texts, _ = calls[ci]
@@ -341,7 +357,7 @@ def _names(messages: Iterable[tuple[int, Mapping[str, Any]]]) -> dict[tuple[int,
         for s in texts:
             if s != name:
                 claims[s] = claims.get(s, 0) + 1
-    out: dict[tuple[int, str, str], tuple[str, bool]] = {}
+    out: dict[NameKey, tuple[str, bool]] = {}
     for key, at in named:
         name = at if isinstance(at, str) else calls[at][0]
         out[key] = (name, claims.get(name, 0) <= 1)

@@ -11,6 +11,7 @@ oversized rung (:mod:`agentcontext.compaction.resort`).
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,12 +123,16 @@ def _units(
             if any_json and isinstance(arguments, str) and not _json_beyond_ints(arguments):
                 out.append(((c, None), arguments))
             continue
+        found: list[tuple[str | tuple[int, Key], str]] = []
         if isinstance(parsed, dict):
-            out += [((c, key), value) for key, value in parsed.items() if isinstance(value, str)]
+            found += [((c, key), value) for key, value in parsed.items() if isinstance(value, str)]
             if nested:
-                out += [((c, path), value) for path, value in _strings(parsed, ()) if len(path) > 1]
+                found += [((c, path), value) for path, value in _strings(parsed, ()) if len(path) > 1]
         elif any_json and isinstance(parsed, list | str):
-            out += [((c, path), value) for path, value in _strings(parsed, ())]
+            found += [((c, path), value) for path, value in _strings(parsed, ())]
+        # A lone surrogate the arguments escape (``\ud800``) is no text to count or cut: U+FFFD in
+        # its place, as the importers put one (the value is written back so only when cut).
+        out += [(where, _LONE_SURROGATE.sub("\ufffd", value)) for where, value in found]
     return out
 
 
@@ -170,16 +175,27 @@ def _put(message: dict[str, Any], where: Where, text: str) -> None:
     if key is None:
         holder["arguments"] = text  # not JSON: the text itself
         return
-    arguments = json.loads(holder["arguments"])
     if key == ():
-        holder["arguments"] = json.dumps(text, ensure_ascii=False)  # a JSON string, the whole
+        holder["arguments"] = _arguments_text(text)  # a JSON string, the whole
         return
+    arguments = json.loads(holder["arguments"])
     at: Any = arguments
     *down, last = key if isinstance(key, tuple) else (key,)
     for step in down:
         at = at[step]
     at[last] = text
-    holder["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    holder["arguments"] = _arguments_text(arguments)
+
+
+#: A surrogate code point: in a ``str``, always a lone one (a pair read from JSON is one character).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _arguments_text(value: Any) -> str:
+    """``value`` written back as a call's JSON arguments: ``json.dumps(value, ensure_ascii=False)``
+    with each lone surrogate kept escaped (``\\ud800``), as the arguments held it (JSON may
+    escape one; UTF-8, and so the core, cannot hold one as a character)."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:

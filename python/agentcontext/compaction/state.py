@@ -142,7 +142,7 @@ class LadderState:
         #: The one scan of the original from ``preamble`` those handoffs come from (made when first asked).
         self._scan: HandoffScan | None = None
         #: (message index, part, call id) → recall id, where calls reuse an id (:meth:`recall_name`).
-        self._names: dict[tuple[int, str, str], str | None] | None = None
+        self._names: dict[tuple[int, str, str, int], str | None] | None = None
         self._reused: set[str] | None = None
         #: The oversized rung runs: the last round and the latest request take all the room (no ledger).
         self._last_rung = False
@@ -192,11 +192,11 @@ class LadderState:
             self._reused = {v["id"] for v in self.original.validate() if v["kind"] == "duplicate_id" and v["id"]}
         return self._reused
 
-    def recall_name(self, index: int, part: str, call_id: str) -> str | None:
+    def recall_name(self, index: int, part: str, call_id: str, n: int = 1) -> str | None:
         """The recall id the core's placeholders and markers name for the result (``part="result"``)
-        or arguments (``"arguments"``) of call ``call_id`` in message ``index`` of the original:
-        the call id unless calls reuse it (:func:`~agentcontext.budgets.recall.recall_names`);
-        None when no placeholder names one."""
+        or arguments (``"arguments"``) of call ``call_id`` in message ``index`` of the original
+        (the ``n``-th of that id there): the call id unless calls reuse it
+        (:func:`~agentcontext.budgets.recall.recall_names`); None when no placeholder names one."""
         if self._names is None:
             original = self.original
             if not self.reused_ids():
@@ -205,7 +205,7 @@ class LadderState:
                 self._names = recall_names(
                     (i, m) for i in range(len(original)) for m in original.slice(i, i + 1).to_jsonl()
                 )
-        return self._names.get((index, part, call_id), call_id)
+        return self._names.get((index, part, call_id, n), call_id)
 
     def keep_results(self, changed: list[Any]) -> None:
         """Store the original of every cut or cleared result (``changed``: the report entries, by
@@ -218,7 +218,7 @@ class LadderState:
             # The ladder's stages change contents, never positions: the index is the original's.
             items = original.slice(i, i + 1).to_jsonl() if i < len(original) else []
             found = [m for m in items if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
-            name = self.recall_name(i, "result", call_id)
+            name = self.recall_name(i, "result", call_id, len(found))
             if found and name is not None:
                 self.store.put(result_text(found[-1].get("content")), alias=name)
 
@@ -232,19 +232,14 @@ class LadderState:
         for i in changed:
             if i >= len(original):
                 continue
-            now = {
-                c.get("id"): c.get("arguments")
-                for m in cleared.slice(i, i + 1).to_jsonl()
-                for c in m.get("tool_calls") or ()
-            }
-            for m in original.slice(i, i + 1).to_jsonl():
-                for call in m.get("tool_calls") or ():
-                    call_id, args = call.get("id"), call.get("arguments")
-                    if not isinstance(call_id, str) or not isinstance(args, str) or _cleared_arguments(args):
-                        continue
-                    name = self.recall_name(i, "arguments", call_id)
-                    if name is not None and now.get(call_id) != args and _cleared_arguments(now.get(call_id) or ""):
-                        self.store.put(args, alias=name + ARGUMENTS)
+            now = dict(_numbered(cleared.slice(i, i + 1).to_jsonl()))
+            for (call_id, n), args in _numbered(original.slice(i, i + 1).to_jsonl()):
+                if not isinstance(call_id, str) or not isinstance(args, str) or _cleared_arguments(args):
+                    continue
+                name = self.recall_name(i, "arguments", call_id, n)
+                after = now.get((call_id, n))
+                if name is not None and after != args and _cleared_arguments(after or ""):
+                    self.store.put(args, alias=name + ARGUMENTS)
 
     def keep_span(self, conv: Conversation, start: int, stop: int, skip: tuple[int, int] | None = None) -> str | None:
         """Store messages ``start:stop`` of ``conv`` (JSON Lines in its format, one message a line),
@@ -255,3 +250,16 @@ class LadderState:
         parts = [conv.slice(start, max(start, lo)), conv.slice(min(max(hi, start), stop), stop)]
         lines = [json.dumps(m, ensure_ascii=False) for part in parts for items in part._export_each() for m in items]
         return self.store.put("\n".join(lines) + "\n")
+
+
+def _numbered(messages: list[dict[str, Any]]) -> list[tuple[tuple[Any, int], Any]]:
+    """The arguments of each call of ``messages``, by (call id, n: the call's place among those
+    of its id there, from 1), as :func:`~agentcontext.budgets.recall.recall_names` tells them."""
+    seen: dict[Any, int] = {}
+    out: list[tuple[tuple[Any, int], Any]] = []
+    for m in messages:
+        for c in m.get("tool_calls") or ():
+            call_id = c.get("id")
+            n = seen[call_id] = seen.get(call_id, 0) + 1
+            out.append(((call_id, n), c.get("arguments")))
+    return out

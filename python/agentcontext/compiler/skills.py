@@ -98,7 +98,7 @@ class Skills:
 
     def load(self, name: str) -> str:
         """What ``LoadSkill(name)`` returns: the body, the tools the skill asks for, and the files
-        of its directory (at most 50, symlinks not followed). Errors are text for the model."""
+        of its directory (at most 50, each symlink named as one, never followed). Errors are text for the model."""
         skill = self.get(name) if isinstance(name, str) else None
         if skill is None:
             known = ", ".join(s.name for s in self.skills[:MAX_CATALOG_LINES]) or "none"
@@ -181,8 +181,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 def _files(directory: Path, root: str | None) -> list[str]:
     """The files of a skill's ``directory`` (``SKILL.md`` aside), sorted, a directory's own before
-    its subdirectories', at most :data:`MAX_LISTED_FILES`; a symlink to a directory is named, not
-    followed. With ``root`` (a real path), nothing is listed unless the directory opened lies
+    its subdirectories', at most :data:`MAX_LISTED_FILES`; a symlink (to a file or a directory, in
+    the skill or out of it) is named as one with the path it holds, ``name -> target (a symlink,
+    not followed)``, and never followed, not even to tell what it points to. With ``root`` (a real path), nothing is listed unless the directory opened lies
     inside it (:func:`~agentcontext._containment.opened_inside`, after the open: a directory
     swapped for a symlink out after the check is caught), and every subdirectory is opened by its
     name from its parent's descriptor without following a symlink, so one swapped in while the
@@ -217,19 +218,17 @@ def _list(fd: int, prefix: str, out: list[str], budget: list[int]) -> bool:
                     out.append(_MORE)
                     return False
                 try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                    linked_dir = not is_dir and entry.is_symlink() and entry.is_dir()
-                except OSError:  # a symlink loop, or gone
-                    is_dir = linked_dir = False
-                (dirs if is_dir else names).append((entry.name, linked_dir))
+                    link = entry.is_symlink()
+                    is_dir = not link and entry.is_dir(follow_symlinks=False)
+                except OSError:  # gone
+                    link = is_dir = False
+                (dirs if is_dir else names).append((entry.name, link))
     except OSError:
         return True
-    for name, linked_dir in sorted(names):
+    for name, link in sorted(names):
         rel = one_line(prefix + name)
-        if linked_dir:
-            out.append(f"{rel} (a symlink to a directory, not followed)")
-        elif rel != "SKILL.md":
-            out.append(rel)
+        if rel != "SKILL.md":
+            out.append(f"{rel} -> {_link_target(name, fd)} (a symlink, not followed)" if link else rel)
         if len(out) >= MAX_LISTED_FILES:
             out.append(_MORE)
             return False
@@ -246,6 +245,17 @@ def _list(fd: int, prefix: str, out: list[str], budget: list[int]) -> bool:
         finally:
             os.close(sub)
     return True
+
+
+def _link_target(name: str, fd: int) -> str:
+    """The path the symlink ``name`` in the directory open at ``fd`` holds (read from the link,
+    not followed), on one line and at most 200 characters; ``?`` when it cannot be read."""
+    try:
+        target = os.readlink(name, dir_fd=fd)
+    except (OSError, NotImplementedError):
+        return "?"
+    target = one_line(target)
+    return target if len(target) <= 200 else target[:197] + "..."
 
 
 def discover_skills(directories: Sequence[str | os.PathLike[str]]) -> Skills:

@@ -70,11 +70,31 @@ def is_system(item: Any) -> bool:
     return role_of(item) in ("system", "developer")
 
 
+#: The key a compaction's note carries in the log (a mark no text typed into a message can make);
+#: the view shows the note without it.
+NOTE_KEY = "agentcontext_note"
+
+
 def is_note(item: Any) -> bool:
     """Whether ``item`` is a note a compaction wrote: a user item that opens with the summary
-    marker (a summary, or the note on what was cut, cleared or dropped)."""
+    marker (a summary, or the note on what was cut, cleared or dropped) and carries
+    :data:`NOTE_KEY`; or, without the key, one written before notes carried it: the whole old
+    form, marker first and a places line last (:func:`view_places`)."""
     content = content_of(item)
-    return role_of(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER)
+    if role_of(item) != "user" or not isinstance(content, str) or not content.startswith(SUMMARY_MARKER):
+        return False
+    return field(item, NOTE_KEY) is True or PLACES.search(content) is not None
+
+
+def marked(item: Any) -> bool:
+    """Whether ``item`` carries the note's mark (:data:`NOTE_KEY`)."""
+    return field(item, NOTE_KEY) is True
+
+
+def with_mark(item: dict[str, Any], mark: bool) -> dict[str, Any]:
+    """``item`` with :data:`NOTE_KEY` set (``mark``) or left out."""
+    rest = {k: v for k, v in item.items() if k != NOTE_KEY}
+    return {**rest, NOTE_KEY: True} if mark else rest
 
 
 #: The note's last line: where the items of the view are (log places ``a-b``, ``N`` the note,

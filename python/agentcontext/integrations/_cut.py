@@ -83,8 +83,8 @@ def cut_newest(
     position) says its content may be cut, is one of the texts cut (its text, or its text parts'
     texts, its other parts kept): a user who pasted a long text and a round whose results are
     long share the room (the core's trim cuts a request alone so); a text under its share stays whole."""
-    from agentcontext._core import Conversation, count_tokens_batch
-    from agentcontext.compaction.fill import MIN_CUT_TEXT, cut_texts
+    from agentcontext._core import Conversation
+    from agentcontext.compaction.fill import cut_texts
 
     found = conv._latest_request(conv.preamble)
     start = found[0] if found is not None else conv.preamble
@@ -97,9 +97,9 @@ def cut_newest(
     units = _texts(
         msgs, keep, last, lambda k: cuttable(k) or (found is not None and k == start and request(k)), arguments
     )
-    sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
-    units = [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT]
-    sizes = [size for size in sizes if size >= MIN_CUT_TEXT]
+    units, sizes = _sized(units, encoding)
+    more, more_sizes = _sized(_whole_arguments(msgs, keep, last, arguments, units), encoding)
+    units, sizes = units + more, sizes + more_sizes
     whole = Conversation([msgs[k] for k in keep], format=format, encoding=encoding)
     if whole.tokens <= limit and unescaped:
         # Their characters unescaped, the calls fit whole.
@@ -166,6 +166,54 @@ def _texts(
         if where != "content"
     ]
     return units
+
+
+def _sized(
+    units: list[tuple[int, int, Any, str]], encoding: Encoding
+) -> tuple[list[tuple[int, int, Any, str]], list[int]]:
+    """The ``units`` long enough to cut (:data:`~agentcontext.compaction.fill.MIN_CUT_TEXT` tokens
+    or more), with their tokens."""
+    from agentcontext._core import count_tokens_batch
+    from agentcontext.compaction.fill import MIN_CUT_TEXT
+
+    sizes = count_tokens_batch([text for *_, text in units], encoding=encoding)
+    return [u for u, size in zip(units, sizes, strict=True) if size >= MIN_CUT_TEXT], [
+        size for size in sizes if size >= MIN_CUT_TEXT
+    ]
+
+
+def _whole_arguments(
+    msgs: list[dict[str, Any]],
+    keep: list[int],
+    last: int,
+    arguments: Callable[[int], bool],
+    units: list[tuple[int, int, Any, str]],
+) -> list[tuple[int, int, Any, str]]:
+    """The JSON arguments of the newest round's calls that are not an object (a number, ``null``,
+    ``true``/``false``, a list) and hold no string long enough to cut (none of ``units``, the
+    texts :func:`cut_newest` cuts, is of the call): each cut as one text, written back as a JSON
+    string holding the cut (``(call, ())``): JSON stays JSON, of another type, with the marker
+    naming the original."""
+    from agentcontext.compaction.fill import _arguments_of, _json_beyond_ints
+
+    cut = {(n, where[0]) for n, _, where, _ in units if isinstance(where, tuple)}
+    out: list[tuple[int, int, Any, str]] = []
+    for n, k in enumerate(keep):
+        if k < last or not arguments(k):
+            continue
+        for c, call in enumerate(msgs[k].get("tool_calls") or ()):
+            text = _arguments_of(call).get("arguments") if isinstance(call, dict) else None
+            if not isinstance(text, str) or (n, c) in cut:
+                continue
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                if _json_beyond_ints(text):  # an integer longer than Python reads
+                    out.append((n, 0, (c, ()), text))
+                continue
+            if not isinstance(parsed, dict | str):
+                out.append((n, 0, (c, ()), text))
+    return out
 
 
 def _written_back(

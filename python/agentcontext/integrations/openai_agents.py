@@ -43,8 +43,11 @@ from agentcontext.integrations._agents_items import (
     is_note,
     is_system,
     latest,
+    marked,
     paired,
+    role_of,
     view_places,
+    with_mark,
 )
 from agentcontext.integrations._agents_tools import agent_tool_texts
 from agentcontext.integrations._beside import beside_tokens
@@ -254,7 +257,9 @@ class CompactingSession:
     default the ``openharness`` ladder with the offline summarizer and this session's options).
     When it summarized or dropped messages, its output is appended to the log in one
     ``add_items`` call: a user item that opens with ``[agentcontext: earlier conversation
-    compacted`` (the summary, or a note on what was dropped), then the items the ladder changed
+    compacted`` (the summary, or a note on what was dropped) and carries the key
+    ``"agentcontext_note": True`` (left out of :meth:`get_items`; a user's message opening with the
+    same words is a message like any other), then the items the ladder changed
     (copies with only ``output``, ``content`` or ``arguments`` replaced where it cut or cleared one). The items
     it kept as they are are not copied again: the note's last line (``[agentcontext view: ...]``,
     not shown in :meth:`get_items`) names their places in the log, so an item kept through many
@@ -432,14 +437,15 @@ class CompactingSession:
             origin = (result.origins or [])[i]
             if source is not None:
                 lo, hi = spans[source]
-                out.extend((places[j], items[j]) for j in range(lo, hi))
+                out.extend((places[j], _as_note(items[j], places[j] is None)) for j in range(lo, hi))
             elif origin is not None and (pairs := paired(items[slice(*spans[origin])], exported)) is not None:
                 lo, _ = spans[origin]
                 for k, new in pairs:
                     item = _rebuild(items[lo + k], [(0, new)])
-                    out.append((places[lo + k] if item is items[lo + k] else None, item))
+                    place = places[lo + k]
+                    out.append((place, item) if item is items[lo + k] else (None, _as_note(item, place is None)))
             else:
-                out.extend((None, x) for x in exported)
+                out.extend((None, _as_note(x, origin is None)) for x in exported)
         with self._count:
             self.compactions += 1
             self.summaries += summarized
@@ -476,20 +482,30 @@ def _check_session(session: Any, budget: Any) -> None:
     )
 
 
+def _as_note(item: Any, written: bool) -> Any:
+    """``item`` marked as a note (:func:`~agentcontext.integrations._agents_items.with_mark`)
+    when the library ``written`` it (the ladder's summary, or the view's note: the only item of
+    the view with no place in the log) and it reads as one; else ``item`` as it is."""
+    content = content_of(item)
+    if written and role_of(item) == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARKER):
+        return with_mark(_item(item, 0), True)
+    return item
+
+
 def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
     """What a compaction appends for its output ``out`` (each item with its log place, None
-    when it is not in the log as it is): its note (the summary, or one made here on what was
-    dropped) ending with where the items are, then the items not in the log."""
+    when it is not in the log as it is): its note (the summary, the earlier note kept, or one
+    made here on what was dropped; each carries the mark a user's message cannot) ending with
+    where the items are, then the items not in the log (unmarked: only the note is one)."""
     first = next((k for k, (_, x) in enumerate(out) if not is_system(x)), len(out))
-    if first == len(out) or not is_note(out[first][1]):
-        note = (
+    if first == len(out) or not marked(out[first][1]):
+        dropped = (
             f"{SUMMARY_MARKER}: old messages were dropped to fit the context window; the session log keeps "
             "the originals.]"
         )
-        out.insert(first, (None, {"role": "user", "content": note}))
+        out.insert(first, (None, with_mark({"role": "user", "content": dropped}, True)))
+    out = [(place, with_mark(x, False) if k != first and marked(x) else x) for k, (place, x) in enumerate(out)]
     note_item = out[first][1]
-    if not isinstance(content_of(note_item), str):
-        return [x for _, x in out]  # a note with parts: every item copied, as before
     tokens: list[str] = []
     appended: list[Any] = []
     for k, (place, x) in enumerate(out):
@@ -507,7 +523,9 @@ def _batch(out: list[tuple[int | None, Any]]) -> list[Any]:
                 tokens[-1] = f"{lo}-{place}"
             else:
                 tokens.append(str(place))
-    note = _rebuild(note_item, [(0, {"content": f"{content_of(note_item)}\n[agentcontext view: {' '.join(tokens)}]"})])
+    note = with_mark(
+        {**note_item, "content": f"{content_of(note_item)}\n[agentcontext view: {' '.join(tokens)}]"}, True
+    )
     return [note, *appended]
 
 
@@ -520,17 +538,13 @@ def _read(log: list[Any]) -> tuple[list[Any], list[int | None], int, int | None]
         content = content_of(log[k])
         found = view_places(content, k)
         if found is None:
-            # A note without its places (written before they were): the items from it on.
-            start = k
-            while start > 0 and is_system(log[start - 1]):
-                start -= 1
-            return log[start:], list(range(start, len(log))), k + 1, None
+            continue  # a user's message that reads as a note without the mark
         view: list[Any] = []
         places: list[int | None] = []
         at = k + 1
         for token in found[0]:
             if token == "N":
-                view.append(_rebuild(log[k], [(0, {"content": content[: found[1]]})]))
+                view.append(with_mark({**_item(log[k], k), "content": content[: found[1]]}, False))
                 places.append(None)
             elif token.startswith("+"):
                 n = int(token[1:])
