@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek as _, SeekFrom};
 
-use memchr::memmem::Finder;
 use serde_json::Value;
 
 use crate::compact::clear::{RecallIds, shown_by, shown_in};
@@ -35,11 +34,16 @@ struct Tool {
 /// hit's id up to its first `#` (every call whose name could be the hit's — the id itself, or
 /// `<id>#k` — and every placeholder that shows it holds that). None: every line is read (an id
 /// JSON may write otherwise: a quote, a backslash, `/`, a control or non-ASCII character).
-struct Needles(Option<Vec<Finder<'static>>>);
+///
+/// The ids are searched for at once, as one alternation of literals (the regex crate's SIMD
+/// multi-literal search): ten hits' ids searched one after the other, each over the whole log,
+/// were a third of a common word's search (ids that share a prefix, `toolu_bdrk_01...`, defeat
+/// memmem's rare-byte prefilter).
+struct Needles(Option<regex::bytes::Regex>);
 
 impl Needles {
     fn of<'a>(ids: impl Iterator<Item = &'a str>) -> Needles {
-        let mut finders = Vec::new();
+        let mut literals = Vec::new();
         for id in ids {
             let base = id.split('#').next().unwrap_or(id);
             if base.is_empty()
@@ -49,20 +53,21 @@ impl Needles {
             {
                 return Needles(None);
             }
-            finders.push(Finder::new(base.as_bytes()).into_owned());
+            literals.push(regex::escape(base));
         }
-        Needles(Some(finders))
+        // Too many ids for the regex crate's size limits: every line is read.
+        Needles(regex::bytes::Regex::new(&literals.join("|")).ok())
     }
 
     /// The places `(start, end)` in `region` (whole lines, each ended by `\n` or the region's
     /// end) of the lines that may hold a needle, in order, each once: with needles, their
-    /// places are found by searching the whole region (memchr's memmem; no needle holds a line
+    /// places are found by searching the whole region (no needle holds a line
     /// break, so each place lies on one line), and only those lines are split out; without, every
     /// line. `out` is cleared first.
     fn lines(&self, region: &[u8], out: &mut Vec<(usize, usize)>) {
         out.clear();
         let end_of = |at: usize| memchr::memchr(b'\n', &region[at..]).map_or(region.len(), |k| at + k);
-        let Some(finders) = &self.0 else {
+        let Some(needles) = &self.0 else {
             let mut start = 0;
             while start < region.len() {
                 let end = end_of(start);
@@ -71,19 +76,12 @@ impl Needles {
             }
             return;
         };
-        for finder in finders {
-            let mut at = 0;
-            while let Some(k) = finder.find(&region[at..]) {
-                let found = at + k;
-                let start = memchr::memrchr(b'\n', &region[..found]).map_or(0, |k| k + 1);
-                let end = end_of(found);
-                out.push((start, end));
-                at = end;
-            }
-        }
-        if finders.len() > 1 {
-            out.sort_unstable();
-            out.dedup();
+        let mut at = 0;
+        while let Some(found) = needles.find_at(region, at) {
+            let start = memchr::memrchr(b'\n', &region[..found.start()]).map_or(0, |k| k + 1);
+            let end = end_of(found.start());
+            out.push((start, end));
+            at = end;
         }
     }
 }
@@ -269,16 +267,19 @@ mod tests {
     use super::*;
     use crate::compact::testing::xorshift;
 
-    /// The lines of `region` that may hold a needle, split one by one (as the pass read them).
-    fn lines_one_by_one(needles: &Needles, region: &[u8]) -> Vec<(usize, usize)> {
+    /// The lines of `region` that hold one of `ids` up to its first `#` (every line for None),
+    /// split one by one.
+    fn lines_one_by_one(ids: Option<&[&str]>, region: &[u8]) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
         let mut start = 0;
         while start < region.len() {
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |k| start + k);
-            let holds = needles
-                .0
-                .as_ref()
-                .is_none_or(|fs| fs.iter().any(|f| f.find(&region[start..end]).is_some()));
+            let line = &region[start..end];
+            let holds = ids.is_none_or(|ids| {
+                ids.iter()
+                    .map(|id| id.split('#').next().unwrap_or(id).as_bytes())
+                    .any(|base| line.windows(base.len()).any(|w| w == base))
+            });
             if holds {
                 out.push((start, end));
             }
@@ -300,13 +301,21 @@ mod tests {
             let region: Vec<u8> = (0..next(20))
                 .flat_map(|_| pieces[next(pieces.len())].to_vec())
                 .collect();
-            let ids: &[&str] = [&["call_1"][..], &["call_12", "ab"], &["b", "call_1", "x"], &["a/b"]][next(4)];
+            let ids: &[&str] = [
+                &["call_1"][..],
+                &["call_12", "ab"],
+                &["b", "call_1", "x"],
+                &["a/b"],
+                &["call_1#2", "a.b"],
+            ][next(5)];
             let needles = Needles::of(ids.iter().copied());
             needles.lines(&region, &mut out);
+            // (`a/b` is an id JSON may write otherwise: every line is read.)
+            let plain = Some(ids).filter(|ids| !ids.contains(&"a/b"));
             assert_eq!(
                 out,
-                lines_one_by_one(&needles, &region),
-                "{:?}",
+                lines_one_by_one(plain, &region),
+                "{ids:?} {:?}",
                 String::from_utf8_lossy(&region)
             );
             found += out.len();
