@@ -16,6 +16,7 @@
 mod length;
 mod lines;
 mod names;
+mod object;
 mod scan;
 mod text;
 

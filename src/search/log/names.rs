@@ -10,9 +10,8 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read as _, Seek as _, SeekFrom};
+use std::io::{Read, Seek as _, SeekFrom};
 
-use memchr::memmem::Finder;
 use serde_json::Value;
 
 use crate::compact::clear::{RecallIds, shown_by, shown_in};
@@ -35,11 +34,16 @@ struct Tool {
 /// hit's id up to its first `#` (every call whose name could be the hit's — the id itself, or
 /// `<id>#k` — and every placeholder that shows it holds that). None: every line is read (an id
 /// JSON may write otherwise: a quote, a backslash, `/`, a control or non-ASCII character).
-struct Needles(Option<Vec<Finder<'static>>>);
+///
+/// The ids are searched for at once, as one alternation of literals (the regex crate's SIMD
+/// multi-literal search): ten hits' ids searched one after the other, each over the whole log,
+/// were a third of a common word's search (ids that share a prefix, `toolu_bdrk_01...`, defeat
+/// memmem's rare-byte prefilter).
+struct Needles(Option<regex::bytes::Regex>);
 
 impl Needles {
     fn of<'a>(ids: impl Iterator<Item = &'a str>) -> Needles {
-        let mut finders = Vec::new();
+        let mut literals = Vec::new();
         for id in ids {
             let base = id.split('#').next().unwrap_or(id);
             if base.is_empty()
@@ -49,15 +53,36 @@ impl Needles {
             {
                 return Needles(None);
             }
-            finders.push(Finder::new(base.as_bytes()).into_owned());
+            literals.push(regex::escape(base));
         }
-        Needles(Some(finders))
+        // Too many ids for the regex crate's size limits: every line is read.
+        Needles(regex::bytes::Regex::new(&literals.join("|")).ok())
     }
 
-    fn may_hold(&self, line: &[u8]) -> bool {
-        self.0
-            .as_ref()
-            .is_none_or(|finders| finders.iter().any(|f| f.find(line).is_some()))
+    /// The places `(start, end)` in `region` (whole lines, each ended by `\n` or the region's
+    /// end) of the lines that may hold a needle, in order, each once: with needles, their
+    /// places are found by searching the whole region (no needle holds a line
+    /// break, so each place lies on one line), and only those lines are split out; without, every
+    /// line. `out` is cleared first.
+    fn lines(&self, region: &[u8], out: &mut Vec<(usize, usize)>) {
+        out.clear();
+        let end_of = |at: usize| memchr::memchr(b'\n', &region[at..]).map_or(region.len(), |k| at + k);
+        let Some(needles) = &self.0 else {
+            let mut start = 0;
+            while start < region.len() {
+                let end = end_of(start);
+                out.push((start, end));
+                start = end + 1;
+            }
+            return;
+        };
+        let mut at = 0;
+        while let Some(found) = needles.find_at(region, at) {
+            let start = memchr::memrchr(b'\n', &region[..found.start()]).map_or(0, |k| k + 1);
+            let end = end_of(found.start());
+            out.push((start, end));
+            at = end;
+        }
     }
 }
 
@@ -99,26 +124,51 @@ fn tools_of(line: &[u8], offset: usize, format: Format, out: &mut Vec<Tool>) {
 /// calls would have that name (nothing recalls it; see [`RecallIds`]); the call id itself for a
 /// result no earlier call answers.
 pub(super) fn hit_names(
-    mut reader: impl BufRead,
+    mut reader: impl Read,
     mut offset: usize,
     format: Format,
     hits: &[(usize, &str)],
 ) -> std::io::Result<Vec<Option<String>>> {
     let needles = Needles::of(hits.iter().map(|(_, id)| *id));
     let mut tools: Vec<Tool> = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
+    // Whole lines are searched a buffer at a time (a line longer than the buffer grows it); the
+    // bytes after the last whole line move to the front. `filled`: the bytes of `buf` read.
+    let (mut buf, mut lines) = (vec![0u8; BATCH_BYTES], Vec::new());
+    let (mut filled, mut ended) = (0, false);
+    while !ended {
+        if filled == buf.len() {
+            buf.resize(2 * buf.len(), 0);
         }
-        let raw = line.strip_suffix(b"\n").unwrap_or(&line);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.starts_with(b"{") && needles.may_hold(raw) {
-            tools_of(raw, offset, format, &mut tools);
+        while filled < buf.len() {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    ended = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        offset += read;
+        let whole = if ended {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', &buf[..filled]) {
+                Some(k) => k + 1,
+                None => continue,
+            }
+        };
+        needles.lines(&buf[..whole], &mut lines);
+        for &(start, end) in &lines {
+            let raw = &buf[start..end];
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if raw.starts_with(b"{") {
+                tools_of(raw, offset + start, format, &mut tools);
+            }
+        }
+        offset += whole;
+        buf.copy_within(whole..filled, 0);
+        filled -= whole;
     }
     let pairing = Pairing::from_blocks(tools.iter().map(|t| ToolBlock {
         at: t.at,
@@ -203,11 +253,113 @@ pub(super) fn name_hits(
     };
     let start = header.len() as u64;
     file.seek(SeekFrom::Start(start))?;
-    let reader = BufReader::with_capacity(BATCH_BYTES, (&*file).take(size.saturating_sub(start)));
+    let reader = (&*file).take(size.saturating_sub(start));
     let asked: Vec<(usize, &str)> = answering.iter().map(|(_, at, id)| (*at, id.as_str())).collect();
     let names = hit_names(reader, header.len(), format, &asked)?;
     for ((h, _, _), name) in answering.iter().zip(names) {
         hits[*h].recall_id = name;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::testing::xorshift;
+
+    /// The lines of `region` that hold one of `ids` up to its first `#` (every line for None),
+    /// split one by one.
+    fn lines_one_by_one(ids: Option<&[&str]>, region: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < region.len() {
+            let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |k| start + k);
+            let line = &region[start..end];
+            let holds = ids.is_none_or(|ids| {
+                ids.iter()
+                    .map(|id| id.split('#').next().unwrap_or(id).as_bytes())
+                    .any(|base| line.windows(base.len()).any(|w| w == base))
+            });
+            if holds {
+                out.push((start, end));
+            }
+            start = end + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn the_lines_found_in_a_whole_region_are_the_lines_that_hold_a_needle() {
+        let pieces: [&[u8]; 9] = [
+            b"call_1", b"call_12", b"ab", b"\n", b"\r\n", b"x", b"call_", b"{", b"b\n",
+        ];
+        let mut rng = xorshift(0x5eed_0047_0000_0003);
+        let mut next = move |n: usize| (rng() % n as u64) as usize;
+        let mut out = Vec::new();
+        let mut found = 0;
+        for _ in 0..5000 {
+            let region: Vec<u8> = (0..next(20))
+                .flat_map(|_| pieces[next(pieces.len())].to_vec())
+                .collect();
+            let ids: &[&str] = [
+                &["call_1"][..],
+                &["call_12", "ab"],
+                &["b", "call_1", "x"],
+                &["a/b"],
+                &["call_1#2", "a.b"],
+            ][next(5)];
+            let needles = Needles::of(ids.iter().copied());
+            needles.lines(&region, &mut out);
+            // (`a/b` is an id JSON may write otherwise: every line is read.)
+            let plain = Some(ids).filter(|ids| !ids.contains(&"a/b"));
+            assert_eq!(
+                out,
+                lines_one_by_one(plain, &region),
+                "{ids:?} {:?}",
+                String::from_utf8_lossy(&region)
+            );
+            found += out.len();
+        }
+        assert!(found > 5000, "{found}");
+    }
+
+    /// A reader that gives a few bytes at a time.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(out.len()).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_buffer_and_a_last_line_without_a_break_are_read() {
+        let call = |id: &str| {
+            format!(
+                r#"{{"type":"message","index":0,"data":[{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"bash","arguments":"{{}}"}}}}]}}]}}"#
+            )
+        };
+        let result = |id: &str| {
+            format!(
+                r#"{{"type":"message","index":1,"data":[{{"role":"tool","tool_call_id":"{id}","content":"out"}}]}}"#
+            )
+        };
+        // A note of 3 MiB that names the id (read whole), two calls with it, the result last.
+        let note = format!("note {} call_7", "x".repeat(3 << 20));
+        let head = format!("{note}\n{}\r\n{}\n", call("call_7"), call("call_7"));
+        let log = format!("{head}{}", result("call_7"));
+        for step in [log.len(), 1 << 20, 4099] {
+            let names = hit_names(
+                Trickle(log.as_bytes(), step),
+                10,
+                Format::OpenAiChat,
+                &[(10 + head.len(), "call_7")],
+            )
+            .unwrap();
+            assert_eq!(names, [Some("call_7#2".to_owned())], "{step}");
+        }
+    }
 }
