@@ -47,6 +47,7 @@ __all__ = [
     "MEMORY_MAX_RECORD_BYTES",
     "MESSAGE_OVERHEAD",
     "TOOL_BLOCK_OVERHEAD",
+    "_SUMMARY_LATEST_CUT",
     "_SUMMARY_SECTIONS",
     "_SUMMARY_SHARES",
     "_SUMMARY_SIZES",
@@ -104,6 +105,8 @@ MAX_IMAGE_TOKENS: int
 MEMORY_MAX_RECORD_BYTES: int
 #: Internal. The offline summary's sections, in the order its fit (``_fit_summary``) writes them.
 _SUMMARY_SECTIONS: tuple[str, ...]
+#: Internal. The latest request's heading when the offline summary carries it cut to head + tail.
+_SUMMARY_LATEST_CUT: str
 #: Internal. The shares of the cap the offline summary's fit gives its parts (``LATEST_SHARE``,
 #: ``USERS_SHARE``, ``CARRIED_SHARE``, ``FILES_SHARE``); Python's names read them from here.
 _SUMMARY_SHARES: dict[str, float]
@@ -656,11 +659,13 @@ def _fit_summary(
     held: str | None,
     constraints: list[bool],
     facts: _HandoffFacts | None = None,
+    latest_cut: bool = False,
 ) -> tuple[str, int | None]:
     """Internal. The offline summary's fit within ``cap`` tokens (``summarize._fit``): ``sections``
     holds the lines of each of its sections in their order, ``constraints`` which user message
     lines constrain the work; ``facts``: a handoff whose tests and decisions (``- name: status``,
-    ``- text``, most recent first) come before the lines given of those sections, each line once.
+    ``- text``, most recent first) come before the lines given of those sections, each line once;
+    ``latest_cut``: ``latest`` is cut already (headed ``_SUMMARY_LATEST_CUT`` even when kept whole).
     The summary and its tokens, or the text still over the cap with its first sections only and
     None (the caller cuts it)."""
 

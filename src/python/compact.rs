@@ -31,9 +31,11 @@ pub fn _give_way(mut shares: Vec<usize>, sizes: Vec<usize>, over: usize) -> Opti
 /// is still over `cap` with its first sections only, the text and None (the caller cuts it).
 /// `sections`: the lines of each section in `SECTIONS` order; `constraints`: which user message
 /// lines constrain the work; `facts`: the handoff whose tests and decisions come before the
-/// lines given of those sections (`summary::facts`).
+/// lines given of those sections (`summary::facts`); `latest_cut`: `latest` is cut already.
 #[pyfunction]
-#[pyo3(signature = (latest, sections, cap, /, *, encoding, request_room, recall_id, held, constraints, facts = None))]
+#[pyo3(signature = (
+    latest, sections, cap, /, *, encoding, request_room, recall_id, held, constraints, facts = None, latest_cut = false
+))]
 #[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)] // pyo3 extracts arguments as owned values
 pub fn _fit_summary(
     py: Python<'_>,
@@ -46,6 +48,7 @@ pub fn _fit_summary(
     held: Option<PyBackedStr>,
     constraints: Vec<bool>,
     facts: Option<PyRef<'_, PyHandoffFacts>>,
+    latest_cut: bool,
 ) -> PyResult<(String, Option<usize>)> {
     let enc = Encoding::parse(encoding)?;
     let mut lines: Vec<Vec<&str>> = sections
@@ -63,6 +66,7 @@ pub fn _fit_summary(
     }
     let input = FitInput {
         latest: latest.as_deref(),
+        latest_cut,
         sections: lines,
         constraints,
         request_room,

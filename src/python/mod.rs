@@ -59,6 +59,7 @@ mod _core {
             "_SUMMARY_SECTIONS",
             pyo3::types::PyTuple::new(m.py(), crate::compact::summary::SECTIONS)?,
         )?;
+        m.add("_SUMMARY_LATEST_CUT", crate::compact::summary::LATEST_CUT)?;
         {
             use crate::compact::summary::fit as f;
             let py = m.py();

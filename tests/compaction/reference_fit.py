@@ -248,8 +248,10 @@ def _words(text: str) -> set[str]:
     return {*words, *[word.rstrip(".:;!?") for word in words if word.endswith((".", ":", ";", "!", "?"))]}
 
 
-def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None, files: int = 0) -> str:
-    """The latest request as the summary carries it: whole when it takes at most
+def _latest_kept(
+    latest: str, cap: int, enc: Encoding, request_room: int, recall_id: str | None, files: int = 0
+) -> tuple[str, bool]:
+    """The latest request as the summary carries it, and whether it is cut: whole when it takes at most
     ``request_room`` tokens and fits the cap (leaving :data:`_REQUEST_SLACK`), else head + marker
     + tail within its share of the cap (a third, at least :data:`LATEST_MIN_TOKENS`; a cap that
     small is the request's but for the ``files`` tokens the files touched take: their names say
@@ -257,14 +259,15 @@ def _latest_kept(latest: str, cap: int, enc: Encoding, request_room: int, recall
     is not stored, in a room of at least twice :data:`LATEST_MIN_TOKENS`)."""
     tokens = count_tokens(latest, encoding=enc)
     if tokens <= request_room and tokens + _REQUEST_SLACK <= cap:
-        return latest
+        return latest, False
     room = max(int(cap * LATEST_SHARE), min(LATEST_MIN_TOKENS, cap - files))
     latest = "\n".join(line for line in latest.splitlines() if line.strip())  # cut: blank lines say nothing
     # In a smaller room the head and tail say more than "not stored" (the header says it too).
-    return truncate(
+    cut = truncate(
         latest, room, unit="tokens", strategy="head_tail", encoding=enc,
         recall_id=recall_id, not_stored=recall_id is None and room >= 2 * LATEST_MIN_TOKENS,
-    ).text  # fmt: skip
+    )  # fmt: skip
+    return cut.text, cut.truncated
 
 
 def _fit(
@@ -278,6 +281,7 @@ def _fit(
     held: str | None = None,
     counts: dict[str, int] | None = None,
     facts: _HandoffFacts | None = None,
+    latest_cut: bool = False,
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares);
     ``held``: what the working set holds beside the summary (the task ledger), whose paths and
@@ -302,8 +306,11 @@ def _fit(
     if latest:
         # Verbatim, its blank lines included (one entry: the section is the request).
         files = fit.take_files(_files_room(cap), dry=True)
-        chosen[LATEST] = [_latest_kept(latest, cap, enc, request_room, recall_id, files).strip()]
-    used = fit.count(_render(chosen))
+        kept, cut = _latest_kept(latest, cap, enc, request_room, recall_id, files)
+        chosen[LATEST] = [kept.strip()]
+        # Cut here, or by the summary it comes from: not verbatim.
+        latest_cut = latest_cut or cut
+    used = fit.count(_render(chosen, latest_cut))
     for kept_line in chosen[LATEST]:
         fit.say(kept_line)
     # Every user message (and what earlier harnesses summarized) before the rest: the latest
@@ -322,13 +329,13 @@ def _fit(
     fit.take_in_turns(rest, used, cap)
     # The older constraints were taken before later lines of their section: newest first again.
     chosen[USERS] = [t for _, t in sorted(zip(fit.keys[USERS], chosen[USERS], strict=True))]
-    text = _render(chosen)
+    text = _render(chosen, latest_cut)
     over = fit.count(text) > cap
     # Per-line counts miss a few merges at line starts: the last lines taken give way first.
     for name in reversed(_SECTIONS[2:]):
         while over and chosen[name]:
             chosen[name].pop()
-            text = _render(chosen)
+            text = _render(chosen, latest_cut)
             over = fit.count(text) > cap
     if over:
         # Per-line counts miss a few merges at line starts: cut the text itself, with a marker.

@@ -66,6 +66,7 @@ def _both(latest: str | None, sections: dict[str, list[str]], cap: int, **kw: An
     request_room=st.integers(0, 400),
     recall_id=st.one_of(st.none(), st.just("r-1")),
     held=st.one_of(st.none(), _text(20)),
+    latest_cut=st.booleans(),
 )
 def test_the_core_fit_writes_what_the_python_fit_wrote(
     latest: str | None,
@@ -74,8 +75,11 @@ def test_the_core_fit_writes_what_the_python_fit_wrote(
     request_room: int,
     recall_id: str | None,
     held: str | None,
+    latest_cut: bool,
 ) -> None:
-    new, old = _both(latest, sections, cap, request_room=request_room, recall_id=recall_id, held=held)
+    new, old = _both(
+        latest, sections, cap, request_room=request_room, recall_id=recall_id, held=held, latest_cut=latest_cut
+    )
     assert new == old
 
 

@@ -185,7 +185,7 @@ def test_shrinking_a_summary_keeps_the_head_and_tail_of_the_latest_request() -> 
     for room in (64, 150, 400):
         small = shrink_summary(summary, room)
         assert count_tokens(small) <= room
-        assert small.startswith("## Latest request (verbatim)\nSTART of the task: port ledger.ex.")
+        assert small.startswith("## Latest request (cut: head and tail)\nSTART of the task: port ledger.ex.")
         assert "END: run mix test." in small, (room, small)
     assert shrink_summary(summary, 10_000) == summary
     plain = "an LLM's prose summary. " * 200

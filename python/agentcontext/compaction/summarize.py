@@ -25,10 +25,12 @@ from agentcontext.compaction.summary_text import (
     CHECKED,
     HANDOFF_PROMPT,
     LATEST,
+    LATEST_CUT,
     SUMMARY_MARKER,
     USERS,
     _merge,
     _parse_sections,
+    latest_cut,
     previous_summary_of,
     split_latest,
     strip_scratchpad,
@@ -195,24 +197,28 @@ class OfflineSummarizer:
             h = (request.original or request.source).handoff(request.start, request.stop)
         previous = _parse_sections(previous_summary_of(request.previous_summary)) if request.previous_summary else {}
         carried: list[str] = []
-        # The latest request of the newest summary of this library, verbatim.
-        earlier = split_latest(previous_summary_of(request.previous_summary or ""))[0]
+        # The latest request of the newest summary of this library (as carried), and whether cut.
+        earlier_text = previous_summary_of(request.previous_summary or "")
+        earlier, earlier_cut = split_latest(earlier_text)[0], latest_cut(earlier_text)
         for text in h["previous_summaries"]:
             if text.startswith(SUMMARY_MARKER):
                 for name, lines in _parse_sections(previous_summary_of(text)).items():
                     previous[name] = _merge(previous.get(name, []), lines)
-                earlier = split_latest(previous_summary_of(text))[0] or earlier
+                found = split_latest(previous_summary_of(text))[0]
+                if found:
+                    earlier, earlier_cut = found, latest_cut(previous_summary_of(text))
             else:
                 carried.append(text)
         previous.pop(LATEST, None)
         requests = [f"- {text}" for _, text in h["user_requests"][1:]]
         latest = h["user_requests"][0][1] if h["user_requests"] else None
+        cut = False
         if latest and earlier:
             # The previous summary's latest request is now an earlier one.
             requests.append(f"- {' '.join(earlier.split())}")
         elif latest is None and earlier:
             # No request since: the previous summary's latest request is still the latest.
-            latest = earlier
+            latest, cut = earlier, earlier_cut
         state = []
         modified, read = _trail(h)
         ok = sum(1 for c in h["commands"] if c["ok"])
@@ -252,6 +258,7 @@ class OfflineSummarizer:
             latest, sections, request.max_tokens, request.encoding,
             request_room=request.request_room, recall_id=request.request_recall_id,
             held=request.context.get("held"), counts=request.context.get(LINE_TOKENS), facts=facts,
+            latest_cut=cut,
         )  # fmt: skip
 
 
@@ -285,7 +292,7 @@ def shrink_summary(
         tokens = count_tokens(summary, encoding=encoding)
     if tokens <= max_tokens:
         return summary
-    if not summary.startswith("## ") or not any(summary.startswith(f"## {n}\n") for n in _SECTIONS):
+    if not summary.startswith("## ") or not any(summary.startswith(f"## {n}\n") for n in (*_SECTIONS, LATEST_CUT)):
         return truncate(
             summary, max_tokens, unit="tokens", strategy="head_tail", head_share=0.7, encoding=encoding
         ).text
@@ -293,7 +300,10 @@ def shrink_summary(
     sections = {name: lines for name, lines in _parse_sections(rest).items() if name in _SECTIONS}
     for name in _SECTIONS[1:]:
         sections.setdefault(name, [])
-    return _fit(latest, sections, max_tokens, encoding, request_room=request_room, counts=counts)
+    return _fit(
+        latest, sections, max_tokens, encoding, request_room=request_room, counts=counts,
+        latest_cut=latest_cut(summary),
+    )  # fmt: skip
 
 
 #: Characters a token holds at most in prose and paths: sections of more characters than this
@@ -346,11 +356,13 @@ def _fit(
     held: str | None = None,
     counts: dict[str, int] | None = None,
     facts: _HandoffFacts | None = None,
+    latest_cut: bool = False,
 ) -> str:
     """The summary within ``cap`` tokens (see :class:`OfflineSummarizer` for the shares), fitted
     by the core (``_core._fit_summary``): the latest request first (whole when it takes at most
     ``request_room`` tokens and fits, else head + marker + tail naming ``recall_id`` within its
-    share), the user messages within their share, then their older constraints and corrections
+    share; headed :data:`~agentcontext.compaction.summary_text.LATEST_CUT` when cut, or when
+    ``latest_cut`` says it was cut already), the user messages within their share, then their older constraints and corrections
     (whole, newest first) and the openings (:data:`USER_OPENING_CHARS`) of the others while the
     cap has room, carried summaries, the current state, the files touched within their share
     (:data:`FILES_SHARE`), the next step, then the other sections one line from each in turn;
@@ -377,7 +389,7 @@ def _fit(
         text, tokens = _fit_summary(
             latest, [sections.get(name, []) for name in _SECTIONS], min(cap, _NO_CAP), encoding=enc,
             request_room=min(request_room, _NO_CAP), recall_id=recall_id, held=held,
-            constraints=_constraints(users), facts=facts,
+            constraints=_constraints(users), facts=facts, latest_cut=latest_cut,
         )  # fmt: skip
     except UnicodeEncodeError as exc:
         raise OptionError(f"a text of the summary is not valid Unicode ({exc.reason})") from exc

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentcontext._core import _SUMMARY_SECTIONS, count_tokens
+from agentcontext._core import _SUMMARY_LATEST_CUT, _SUMMARY_SECTIONS, count_tokens
 
 if TYPE_CHECKING:
     from agentcontext.types import Encoding
@@ -143,6 +143,8 @@ def head_tail(text: str, chars: int) -> str:
 #: ``SECTIONS`` in ``src/compact/summary/fit.rs``, is the one list).
 _SECTIONS: tuple[str, ...] = _SUMMARY_SECTIONS
 LATEST = _SECTIONS[0]  # "Latest request (verbatim)"
+#: The latest request's heading when the summary carries it cut to head + marker + tail.
+LATEST_CUT: str = _SUMMARY_LATEST_CUT  # "Latest request (cut: head and tail)"
 USERS = _SECTIONS[1]  # "User requests and constraints (latest first)"
 CARRIED = _SECTIONS[3]  # "Earlier summaries (carried forward)"
 #: The section the check before commit appends facts a summary missed to
@@ -152,12 +154,13 @@ CHECKED = _SECTIONS[-1]  # "Also in the replaced history (checked)"
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
     """Lines per section of a summary written by :class:`OfflineSummarizer`. Only its own section
-    names open a section: a "## " line of the user's markdown (in the latest request) is content."""
+    names open a section: a "## " line of the user's markdown (in the latest request) is content.
+    A latest request headed :data:`LATEST_CUT` is read as :data:`LATEST`'s lines."""
     out: dict[str, list[str]] = {}
     current: str | None = None
     for line in summary.splitlines():
-        if line.startswith("## ") and line[3:].strip() in _SECTIONS:
-            current = line[3:].strip()
+        if line.startswith("## ") and (line[3:].strip() in _SECTIONS or line[3:].strip() == LATEST_CUT):
+            current = LATEST if line[3:].strip() == LATEST_CUT else line[3:].strip()
             out.setdefault(current, [])
         elif current is not None and line.strip():
             out[current].append(line)
@@ -170,17 +173,31 @@ def _merge(new: list[str], old: list[str]) -> list[str]:
 
 
 def split_latest(summary: str) -> tuple[str | None, str]:
-    """The latest request of a summary written by :class:`OfflineSummarizer` (verbatim: everything
-    up to the next section it writes, a "## " line of the user's own markdown included) and the
-    rest of the summary; ``(None, summary)`` when it opens with no such section."""
-    if not summary.startswith(f"## {LATEST}\n"):
+    """The latest request of a summary written by :class:`OfflineSummarizer` (as it carries it,
+    verbatim or cut: everything up to the next section it writes, a "## " line of the user's own
+    markdown included) and the rest of the summary; ``(None, summary)`` when it opens with no such
+    section. :func:`latest_cut` tells whether the request is cut."""
+    heading = LATEST_CUT if latest_cut(summary) else LATEST
+    if not summary.startswith(f"## {heading}\n"):
         return None, summary
-    rest = summary[len(LATEST) + 4 :]
+    rest = summary[len(heading) + 4 :]
     ends = [e for n in _SECTIONS[1:] if (e := rest.find(f"\n\n## {n}\n")) >= 0]
     end = min(ends, default=len(rest))
     return rest[:end].strip() or None, rest[end:]
 
 
-def _render(sections: dict[str, list[str]]) -> str:
-    parts = [f"## {name}\n" + "\n".join(sections[name]) for name in _SECTIONS if sections.get(name)]
+def latest_cut(summary: str) -> bool:
+    """Whether a summary written by :class:`OfflineSummarizer` carries its latest request cut to
+    head + marker + tail (headed :data:`LATEST_CUT`)."""
+    return summary.startswith(f"## {LATEST_CUT}\n")
+
+
+def _render(sections: dict[str, list[str]], latest_cut: bool = False) -> str:
+    """The sections as the offline summary writes them; the latest request's headed
+    :data:`LATEST_CUT` when it is ``latest_cut``."""
+    parts = [
+        f"## {LATEST_CUT if name == LATEST and latest_cut else name}\n" + "\n".join(sections[name])
+        for name in _SECTIONS
+        if sections.get(name)
+    ]
     return "\n\n".join(parts) if parts else "## Current state\n- Nothing to summarize."

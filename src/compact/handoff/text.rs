@@ -125,35 +125,141 @@ pub(super) fn last_lines(text: &str, n: usize) -> Vec<&str> {
 }
 
 /// The outcome line of a tool result: a test summary or exit status line if there is one,
-/// else the last non-empty line.
+/// else the last non-empty line; and whether it reports no failure ([`reports_failure`]).
 pub(super) fn outcome_of(lines: &[&str]) -> (String, bool) {
     let summary = lines.iter().rev().find(|l| names_an_outcome(l));
     let line = summary.or(lines.last()).copied().unwrap_or("(no output)");
-    let has = |needle: &str| has_folded(line, needle);
-    let failed = has("failed") && !has(" 0 failed")
-        || has("error")
-        || has("exit code: 1")
-        || has("exit code 1")
-        || has("<returncode>1")
-        || has("traceback");
-    (clip(line, 200), !failed)
+    (clip(line, 200), !reports_failure(line))
 }
 
-/// Whether `lower` (ASCII lower case) occurs in `hay` in any ASCII case: what
-/// `hay.to_ascii_lowercase().contains(lower)` says, with no copy made.
-pub(super) fn has_folded(hay: &str, lower: &str) -> bool {
-    let (h, n) = (hay.as_bytes(), lower.as_bytes());
-    let Some(&first) = n.first() else {
-        return true;
+/// What one occurrence of "error", "failed" or "traceback" in a line says of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Said {
+    /// Nothing: part of a name (`test_error_path`, `src/errors.rs`, `log.error(`), or a key of
+    /// an empty value (`"error": null`, `errors: []`, `failed=0`).
+    Nothing,
+    /// None happened: a count of none (`0 failed`, `no errors`).
+    NoFailure,
+    /// A failure (`FAILED`, `error: x`, `"error": "denied"`, `2 errors`, `KeyError: 'k'`).
+    Failure,
+}
+
+/// What the `word` (ASCII lower case) at `at` in `b` says ([`Said`]); `error` also stands as
+/// `errors` and `errored`, and closes an exception type (`ValueError: x`, a line ending in
+/// `AssertionError`).
+fn said_at(b: &[u8], at: usize, word: &[u8]) -> Said {
+    let name_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut end = at + word.len();
+    if word == b"error" {
+        if at > 0 && name_byte(b[at - 1]) {
+            // Inside a name: a failure only as an exception type that opens its line, alone or
+            // with its message (`KeyError: 'k'`, pytest's `E   AssertionError`); not in code
+            // (`except KeyError:`, `raise KeyError(k)`).
+            let start = b[..at]
+                .iter()
+                .rposition(|&c| !(name_byte(c) || c == b'.'))
+                .map_or(0, |k| k + 1);
+            let lead = b[..start].trim_ascii();
+            let exception =
+                b[at] == b'E' && matches!(b.get(end), None | Some(b':')) && (lead.is_empty() || lead == b"E");
+            return if exception { Said::Failure } else { Said::Nothing };
+        }
+        for suffix in [&b"s"[..], b"ed"] {
+            if b.len() >= end + suffix.len() && b[end..end + suffix.len()].eq_ignore_ascii_case(suffix) {
+                end += suffix.len();
+                break;
+            }
+        }
+    }
+    let joins = |c: u8| matches!(c, b'/' | b'.' | b'-');
+    if at > 0 && (name_byte(b[at - 1]) || joins(b[at - 1])) {
+        return Said::Nothing;
+    }
+    if b.get(end)
+        .is_some_and(|&c| name_byte(c) || (joins(c) && b.get(end + 1).is_some_and(|&d| name_byte(d))))
+    {
+        return Said::Nothing;
+    }
+    // A count before it: `0 failed`, `no errors`, `3 errors`.
+    let before = b[..at].trim_ascii_end();
+    let count = &before[before
+        .iter()
+        .rposition(|c| !c.is_ascii_alphanumeric())
+        .map_or(0, |k| k + 1)..];
+    if count.eq_ignore_ascii_case(b"no")
+        || count.eq_ignore_ascii_case(b"without")
+        || (!count.is_empty() && count.iter().all(|&c| c == b'0'))
+    {
+        return Said::NoFailure;
+    }
+    // A key (`"error": ...`, `errors=...`): what its value holds.
+    let rest = b[end..]
+        .strip_prefix(b"\"")
+        .or_else(|| b[end..].strip_prefix(b"'"))
+        .unwrap_or(&b[end..]);
+    let rest = rest.trim_ascii_start();
+    let Some(value) = rest.strip_prefix(b":").or_else(|| rest.strip_prefix(b"=")) else {
+        return Said::Failure;
     };
-    h.len() >= n.len()
-        && memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=h.len() - n.len()])
-            .any(|p| h[p..p + n.len()].eq_ignore_ascii_case(n))
+    let value = value.trim_ascii_start();
+    let empty = [
+        &b"null"[..],
+        b"none",
+        b"nil",
+        b"false",
+        b"[]",
+        b"{}",
+        b"\"\"",
+        b"''",
+        b"0",
+    ]
+    .iter()
+    .any(|e| {
+        value.len() >= e.len()
+            && value[..e.len()].eq_ignore_ascii_case(e)
+            && !value.get(e.len()).is_some_and(|&c| name_byte(c) || c == b'.')
+    });
+    if empty { Said::Nothing } else { Said::Failure }
+}
+
+/// The positions of `word` (ASCII lower case) in `b`, in any ASCII case.
+fn positions<'b>(b: &'b [u8], word: &'b [u8]) -> impl Iterator<Item = usize> + 'b {
+    let first = word[0];
+    let last = b.len().checked_sub(word.len());
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), last.map_or(&b[..0], |l| &b[..=l]))
+        .filter(move |&p| b[p..p + word.len()].eq_ignore_ascii_case(word))
+}
+
+/// Whether an outcome line reports a failure: "failed", "error" or "traceback" said of the run
+/// ([`Said::Failure`]: not a count of none, a key of an empty value or part of a name), or a
+/// nonzero exit code (`exit code 2`, `Exit status: 1`, `<returncode>1`, `returncode=-9`).
+fn reports_failure(line: &str) -> bool {
+    let b = line.as_bytes();
+    let said = |word: &'static [u8]| positions(b, word).any(|p| said_at(b, p, word) == Said::Failure);
+    let nonzero_after = |word: &'static [u8]| {
+        positions(b, word).any(|p| {
+            let rest = &b[p + word.len()..];
+            let from = rest
+                .iter()
+                .position(|c| !matches!(c, b' ' | b'\t' | b':' | b'=' | b'"' | b'\'' | b'>'))
+                .unwrap_or(rest.len());
+            let number = rest[from..].strip_prefix(b"-").unwrap_or(&rest[from..]);
+            let digits = number.iter().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && number[..digits].iter().any(|&c| c != b'0')
+        })
+    };
+    said(b"failed")
+        || said(b"error")
+        || said(b"traceback")
+        || nonzero_after(b"exit code")
+        || nonzero_after(b"exit status")
+        || nonzero_after(b"returncode")
 }
 
 /// Whether `line` contains, in any ASCII case, " passed", " failed", "test result:", "exit code",
-/// "exit status", "returncode" or "error": each has an `e`, so only the positions of `e` and `E`
-/// are looked at, each against the words whose first `e` it can be.
+/// "exit status", "returncode", or "error" not inside a name nor as a key of an empty value
+/// ([`Said::Nothing`]): each has an `e`, so only the positions of `e` and `E` are looked at, each
+/// against the words whose first `e` it can be.
 pub(super) fn names_an_outcome(line: &str) -> bool {
     let b = line.as_bytes();
     // `word` at `i` positions before `p` (ASCII case folded).
@@ -166,7 +272,7 @@ pub(super) fn names_an_outcome(line: &str) -> bool {
             || at(p, 1, b"test result:")
             || at(p, 0, b"exit code")
             || at(p, 0, b"exit status")
-            || at(p, 0, b"error")
+            || (at(p, 0, b"error") && said_at(b, p, b"error") != Said::Nothing)
             || at(p, 1, b"returncode")
     })
 }
@@ -764,7 +870,7 @@ mod tests {
             "éerror",
             "eexit code",
             "xreturncodE",
-            "Eerror",
+            "E error",
             "ee",
         ] {
             let lower = line.to_ascii_lowercase();
@@ -773,6 +879,88 @@ mod tests {
                 needles.iter().any(|n| lower.contains(n)),
                 "{line:?}"
             );
+        }
+    }
+
+    #[test]
+    fn an_outcome_fails_only_when_it_reports_a_failure() {
+        let cases: [(&[&str], &str, bool); 25] = [
+            (
+                &[r#"{"error": null, "result": "ok"}"#],
+                r#"{"error": null, "result": "ok"}"#,
+                true,
+            ),
+            (&[r#"{"errors": []}"#], r#"{"errors": []}"#, true),
+            (
+                &["{", r#""error": null,"#, r#""files": ["src/error.rs"]"#, "}"],
+                "}",
+                true,
+            ),
+            (&["error_handler.py", "errors/mod.rs", "README.md"], "README.md", true),
+            (
+                &["tests/test_x.py::test_error_path PASSED"],
+                "tests/test_x.py::test_error_path PASSED",
+                true,
+            ),
+            (&["Found 0 errors in 3 files."], "Found 0 errors in 3 files.", true),
+            (&["ok: error=None failed=0"], "ok: error=None failed=0", true),
+            (
+                &["== 0 failed, 41 passed in 2.31s =="],
+                "== 0 failed, 41 passed in 2.31s ==",
+                true,
+            ),
+            (&["Exit code: 0"], "Exit code: 0", true),
+            (&["<returncode>0</returncode>"], "<returncode>0</returncode>", true),
+            (&["class ParseError(Exception):", "pass"], "pass", true),
+            (&["except TypeError:"], "except TypeError:", true),
+            (
+                &[":raises IndexError: when out of range"],
+                ":raises IndexError: when out of range",
+                true,
+            ),
+            (
+                &[r#"{"error": "permission denied"}"#],
+                r#"{"error": "permission denied"}"#,
+                false,
+            ),
+            (&[r#"{"errors": ["x"]}"#], r#"{"errors": ["x"]}"#, false),
+            (
+                &["error[E0425]: cannot find value `x`", "help: x"],
+                "error[E0425]: cannot find value `x`",
+                false,
+            ),
+            (
+                &["Traceback (most recent call last):", "File \"a.py\"", "KeyError: 'k'"],
+                "KeyError: 'k'",
+                false,
+            ),
+            (&["E   AssertionError"], "E   AssertionError", false),
+            (
+                &["requests.exceptions.HTTPError: 404"],
+                "requests.exceptions.HTTPError: 404",
+                false,
+            ),
+            (&["2 errors generated."], "2 errors generated.", false),
+            (
+                &["== 1 failed, 41 passed in 2.31s =="],
+                "== 1 failed, 41 passed in 2.31s ==",
+                false,
+            ),
+            (
+                &["Traceback (most recent call last):"],
+                "Traceback (most recent call last):",
+                false,
+            ),
+            (
+                &["Process exited with exit status 2"],
+                "Process exited with exit status 2",
+                false,
+            ),
+            (&["[exit code 1]"], "[exit code 1]", false),
+            (&["<returncode>1</returncode>"], "<returncode>1</returncode>", false),
+        ];
+        for (lines, line, ok) in cases {
+            assert_eq!(outcome_of(lines), (line.to_owned(), ok), "{lines:?}");
         }
     }
 
@@ -943,43 +1131,6 @@ mod tests {
         ];
         for t in texts {
             assert_eq!(trimmed(t), t.trim(), "{t:?}");
-        }
-    }
-
-    #[test]
-    fn has_folded_is_a_search_of_the_lowered_text() {
-        for hay in [
-            "",
-            "E",
-            "1 FAILED, 2 passed",
-            "0 failed",
-            " 0 Failed",
-            "Exit Code: 1",
-            "EXIT CODE 10",
-            "<ReturnCode>1",
-            "Traceback",
-            "tracebac",
-            "ÉRROR error",
-            "\u{212a}failed",
-            "xx<returncode>",
-        ] {
-            for needle in [
-                "",
-                "failed",
-                " 0 failed",
-                "error",
-                "exit code: 1",
-                "exit code 1",
-                "<returncode>1",
-                "traceback",
-                "e",
-            ] {
-                assert_eq!(
-                    has_folded(hay, needle),
-                    hay.to_ascii_lowercase().contains(needle),
-                    "{hay:?} {needle:?}"
-                );
-            }
         }
     }
 

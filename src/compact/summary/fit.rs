@@ -28,6 +28,9 @@ pub const SECTIONS: [&str; 15] = [
     "Next step",
     "Also in the replaced history (checked)",
 ];
+/// The heading of the latest request when the summary carries it cut to head + marker + tail
+/// (in place of `SECTIONS[0]`, which says verbatim).
+pub const LATEST_CUT: &str = "Latest request (cut: head and tail)";
 const LATEST: usize = 0;
 const USERS: usize = 1;
 const STATE: usize = 2;
@@ -66,6 +69,9 @@ const HEADER_TOKENS: i64 = 6;
 pub struct FitInput<'a> {
     /// The latest request, verbatim (None or empty: none).
     pub latest: Option<&'a str>,
+    /// The latest request given is cut already (a previous summary's, under [`LATEST_CUT`]): its
+    /// heading says so even when it is kept whole.
+    pub latest_cut: bool,
     /// The lines of each of [`SECTIONS`] (the first, the latest request's, is not read).
     pub sections: Vec<Vec<&'a str>>,
     /// Which user message lines constrain or correct the work (Python's `_CONSTRAINT` test,
@@ -102,10 +108,11 @@ pub fn fit(input: &FitInput<'_>, cap: i64, enc: Encoding) -> Result<Fitted> {
     }
     if let Some(latest) = input.latest.filter(|l| !l.is_empty()) {
         let files = f.take_files(files_room(cap), true);
-        let kept = latest_kept(latest, cap, enc, input.request_room, input.recall_id, files)?;
+        let (kept, cut) = latest_kept(latest, cap, enc, input.request_room, input.recall_id, files)?;
         f.chosen[LATEST] = vec![py_strip(&kept).to_owned()];
+        f.latest_cut = cut || input.latest_cut;
     }
-    let mut used = f.count_text(&render(&f.chosen));
+    let mut used = f.count_text(&render(&f.chosen, f.latest_cut));
     for line in f.chosen[LATEST].clone() {
         f.say(&line);
     }
@@ -124,12 +131,12 @@ pub fn fit(input: &FitInput<'_>, cap: i64, enc: Encoding) -> Result<Fitted> {
     let mut users: Vec<(usize, String)> = f.keys[USERS].iter().copied().zip(f.chosen[USERS].drain(..)).collect();
     users.sort_by_key(|(k, _)| *k);
     f.chosen[USERS] = users.into_iter().map(|(_, t)| t).collect();
-    let mut text = render(&f.chosen);
+    let mut text = render(&f.chosen, f.latest_cut);
     let mut tokens = enc.count(&text);
     for name in (2..SECTIONS.len()).rev() {
         while wide(tokens) > cap && !f.chosen[name].is_empty() {
             f.chosen[name].pop();
-            text = render(&f.chosen);
+            text = render(&f.chosen, f.latest_cut);
             tokens = enc.count(&text);
         }
     }
@@ -150,13 +157,18 @@ fn files_room(cap: i64) -> i64 {
     share(cap, FILES_SHARE).max(FILES_MIN_TOKENS.min(cap.div_euclid(3)))
 }
 
-/// The sections as the summary writes them.
-pub fn render(chosen: &[Vec<String>]) -> String {
+/// The sections as the summary writes them; the latest request's under [`LATEST_CUT`] when it is
+/// `latest_cut`.
+pub fn render(chosen: &[Vec<String>], latest_cut: bool) -> String {
     let parts: Vec<String> = SECTIONS
         .iter()
         .zip(chosen)
-        .filter(|(_, lines)| !lines.is_empty())
-        .map(|(name, lines)| format!("## {name}\n{}", lines.join("\n")))
+        .enumerate()
+        .filter(|(_, (_, lines))| !lines.is_empty())
+        .map(|(n, (&name, lines))| {
+            let name = if n == LATEST && latest_cut { LATEST_CUT } else { name };
+            format!("## {name}\n{}", lines.join("\n"))
+        })
         .collect();
     if parts.is_empty() {
         "## Current state\n- Nothing to summarize.".to_owned()
@@ -165,7 +177,8 @@ pub fn render(chosen: &[Vec<String>]) -> String {
     }
 }
 
-/// The latest request as the summary carries it (Python's `_latest_kept`).
+/// The latest request as the summary carries it (Python's `_latest_kept`), and whether it is cut
+/// to head + marker + tail.
 fn latest_kept(
     latest: &str,
     cap: i64,
@@ -173,10 +186,10 @@ fn latest_kept(
     request_room: i64,
     recall_id: Option<&str>,
     files: i64,
-) -> Result<String> {
+) -> Result<(String, bool)> {
     let tokens = wide(enc.count(latest));
     if tokens <= request_room && tokens + REQUEST_SLACK <= cap {
-        return Ok(latest.to_owned());
+        return Ok((latest.to_owned(), false));
     }
     let room = share(cap, LATEST_SHARE).max(LATEST_MIN_TOKENS.min(cap - files));
     let lines: Vec<&str> = py_splitlines(latest)
@@ -202,7 +215,7 @@ fn latest_kept(
         Strategy::HeadTail { head_share: 0.5 },
         &options,
     )?;
-    Ok(cut.text)
+    Ok((cut.text, cut.truncated))
 }
 
 pub(super) struct Fitter<'a, 'i> {
@@ -216,6 +229,8 @@ pub(super) struct Fitter<'a, 'i> {
     said: FastSet<String>,
     held: FastSet<String>,
     stopped: usize,
+    /// The latest request is carried cut (its heading is [`LATEST_CUT`]).
+    latest_cut: bool,
     keys: Vec<Vec<usize>>,
     next: Vec<Option<usize>>,
 }
@@ -233,6 +248,7 @@ impl<'a, 'i> Fitter<'a, 'i> {
             said: FastSet::default(),
             held: FastSet::default(),
             stopped: 0,
+            latest_cut: false,
             keys: vec![Vec::new(); n],
             next: vec![None; n],
         }

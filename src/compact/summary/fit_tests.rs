@@ -46,6 +46,30 @@ fn sections_render_in_order_and_within_the_cap() {
 }
 
 #[test]
+fn a_request_cut_to_head_and_tail_is_not_headed_verbatim() {
+    let long = (0..400)
+        .map(|k| format!("step {k} of the request"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (text, _) = fits(fit(&input(Some(&long), &[]), 200, ENC).unwrap());
+    assert!(
+        text.starts_with("## Latest request (cut: head and tail)\nstep 0 of"),
+        "{text}"
+    );
+    assert!(text.contains("step 399 of the request") && !text.contains("step 200 of"));
+    let (whole, _) = fits(fit(&input(Some("Fix the tests."), &[]), 200, ENC).unwrap());
+    assert_eq!(whole, "## Latest request (verbatim)\nFix the tests.");
+    // A request cut by an earlier summary stays headed cut when this one keeps it whole.
+    let again = FitInput {
+        latest_cut: true,
+        ..input(Some("Fix [...] tests."), &[])
+    };
+    let (text, tokens) = fits(fit(&again, 200, ENC).unwrap());
+    assert_eq!(text, "## Latest request (cut: head and tail)\nFix [...] tests.");
+    assert_eq!(tokens, ENC.count(&text));
+}
+
+#[test]
 fn a_small_cap_drops_later_lines_and_the_result_fits() {
     let paths: Vec<String> = (0..200).map(|k| format!("- src/module_{k}/file_{k}.rs")).collect();
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
@@ -108,7 +132,7 @@ fn a_long_latest_request_is_cut_to_head_and_tail() {
 fn render_joins_sections() {
     let mut chosen = vec![Vec::new(); SECTIONS.len()];
     chosen[13] = vec!["- go".to_owned()];
-    assert_eq!(render(&chosen), "## Next step\n- go");
+    assert_eq!(render(&chosen, false), "## Next step\n- go");
 }
 
 /// Python's search of the said text for a fact between breaks (the fit's `says` before it read

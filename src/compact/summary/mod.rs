@@ -10,4 +10,4 @@ pub mod text;
 mod fit_tests;
 
 pub use facts::{Lines, handoff_lines, merged};
-pub use fit::{FitInput, Fitted, SECTIONS, fit, render};
+pub use fit::{FitInput, Fitted, LATEST_CUT, SECTIONS, fit, render};
