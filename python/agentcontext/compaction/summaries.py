@@ -115,11 +115,7 @@ class SummaryRun(FlushingRun):
         # Earlier summaries in the older part are updated, not nested.
         previous = next(reversed(work._summaries(self.preamble, stop)), None)
         max_tokens = max(64, min(cap, older_tokens - 1))
-        if stop in self._ledgers and stop not in self._handoffs:
-            # The span's whole handoff (read below) made on the core's threads meanwhile.
-            self._handoff_scan()._facts_ahead(stop)
-        # The facts that leave with the span, checked in the summary before it is used (#27).
-        check = SpanCheck.of(self.original, self.preamble, stop)
+        check = self._span_check(stop)
         # The tokens of the lines the offline summary's fit counts: the repair's fit reuses them.
         counts: dict[str, int] = {}
         request = SummaryRequest(
@@ -187,6 +183,14 @@ class SummaryRun(FlushingRun):
         detail["summary_tokens"] = counts.get(text) or count_tokens(text, encoding=p.encoding)
         left = check if len(beside.facts) < len(check.facts) else None
         return Summary(text, stop, stop, detail, unseen=unseen, unseen_at=at, left_to_ledger=left, event=last)
+
+    def _span_check(self, stop: int) -> SpanCheck:
+        """The facts that leave with ``original[preamble:stop]``, checked in its summary before it
+        is used (#27); meanwhile the span's whole handoff (which the summary reads next) is made
+        on the core's threads (``HandoffScan._facts_ahead``)."""
+        if stop in self._ledgers and stop not in self._handoffs:
+            self._handoff_scan()._facts_ahead(stop)
+        return SpanCheck.of(self.original, self.preamble, stop)
 
     def without_ledger(self, summary: Summary) -> Summary:
         """``summary`` for a working set that carries no ledger (the oversized rung): when it was
