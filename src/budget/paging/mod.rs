@@ -315,5 +315,8 @@ mod tests {
         );
         let err = page_from(text.as_bytes(), "s", 0, Some(300_002), None, &ReadLimits::default()).unwrap_err();
         assert_eq!(err.1, "s has 300000 lines; offset=300002 is past the end.");
+        // A short line with a NUL byte is skipped as before (only a long one is a hole).
+        let p = page_from(&b"a\n\x00\nb\n"[..], "s", 6, Some(3), None, &ReadLimits::default()).unwrap();
+        assert_eq!((p.start_line, p.text.as_str()), (3, "     3\tb\n"));
     }
 }

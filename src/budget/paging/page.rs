@@ -70,8 +70,10 @@ pub(super) fn page_from<R: BufRead>(
 const SKIP_CHUNK: u64 = 64 * 1024;
 
 /// Skip the lines before line `start`. Returns the lines seen, or `None` for an empty input.
-/// A NUL byte met on the way refuses the file as binary (its first bytes had none): a sparse
-/// file's hole reads as NUL bytes, and a line-long hole of terabytes is not read to its end.
+/// A line longer than [`SKIP_CHUNK`] with a NUL byte in it refuses the file as binary (its first
+/// bytes had none): a sparse file's hole reads as NUL bytes, and a line-long hole of terabytes is
+/// not read to its end. A short line with a NUL byte is skipped as any other (text files are paged
+/// as they were).
 fn skip_before<R: BufRead>(
     scan: &mut Scan<R>,
     name: &str,
@@ -87,7 +89,7 @@ fn skip_before<R: BufRead>(
         let (stop, consumed) = scan
             .line(&mut chunk, |piece| nul |= memchr::memchr(0, piece).is_some())
             .map_err(io_error)?;
-        if nul {
+        if nul && stop == Stop::Budget {
             return Err(("binary", super::binary_message(name, size)));
         }
         in_line |= consumed > 0;
@@ -96,6 +98,7 @@ fn skip_before<R: BufRead>(
             Stop::Newline => {
                 seen += 1;
                 in_line = false;
+                nul = false;
             }
             Stop::Eof => {
                 seen += usize::from(in_line);
